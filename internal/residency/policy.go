@@ -1,0 +1,116 @@
+package residency
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Jurisdiction is a legal area and the AWS regions that lie inside it. New
+// jurisdictions are added as data, in jurisdictions.
+type Jurisdiction struct {
+	Code    string   // ISO 3166-1 alpha-2
+	Name    string   // human name
+	Regions []string // AWS regions inside the jurisdiction
+}
+
+// jurisdictions is the built-in table. Adding a jurisdiction is adding a row.
+var jurisdictions = []Jurisdiction{
+	{Code: "AE", Name: "United Arab Emirates", Regions: []string{"me-central-1"}},
+}
+
+// Jurisdictions returns the built-in jurisdictions, sorted by code.
+func Jurisdictions() []Jurisdiction {
+	out := slices.Clone(jurisdictions)
+	sort.Slice(out, func(i, j int) bool { return out[i].Code < out[j].Code })
+	return out
+}
+
+// LookupJurisdiction finds a jurisdiction by its code (case-insensitive).
+func LookupJurisdiction(code string) (Jurisdiction, bool) {
+	for _, j := range jurisdictions {
+		if strings.EqualFold(j.Code, code) {
+			return j, true
+		}
+	}
+	return Jurisdiction{}, false
+}
+
+// PolicyConfig is the residency block as the user wrote it.
+type PolicyConfig struct {
+	Jurisdiction               string
+	AllowedRegions             []string // optional narrowing; must lie inside the jurisdiction
+	ExcludedZoneIDs            []string
+	RequireCustomerManagedKeys bool
+	RequiredTags               []string
+	Mode                       Mode // empty means enforce
+}
+
+// Policy is the effective residency policy.
+type Policy struct {
+	Jurisdiction               Jurisdiction
+	AllowedRegions             []string
+	ExcludedZoneIDs            []string
+	RequireCustomerManagedKeys bool
+	RequiredTags               []string
+	Mode                       Mode
+}
+
+// ConfigError is a bad residency setting, with the attribute it concerns.
+type ConfigError struct {
+	Path string // e.g. residency.jurisdiction
+	Msg  string
+}
+
+func (e *ConfigError) Error() string { return e.Path + ": " + e.Msg }
+
+// NewPolicy validates cfg and returns the effective policy.
+func NewPolicy(cfg PolicyConfig) (*Policy, error) {
+	j, ok := LookupJurisdiction(cfg.Jurisdiction)
+	if !ok {
+		codes := make([]string, 0, len(jurisdictions))
+		for _, j := range Jurisdictions() {
+			codes = append(codes, j.Code)
+		}
+		return nil, &ConfigError{Path: "residency.jurisdiction", Msg: fmt.Sprintf("unknown jurisdiction %q; known: %s", cfg.Jurisdiction, strings.Join(codes, ", "))}
+	}
+	mode := cfg.Mode
+	switch mode {
+	case "":
+		mode = ModeEnforce
+	case ModeEnforce, ModeAudit:
+	default:
+		return nil, &ConfigError{Path: "residency.mode", Msg: fmt.Sprintf("unknown mode %q; use \"enforce\" or \"audit\"", cfg.Mode)}
+	}
+	allowed := slices.Clone(j.Regions)
+	if len(cfg.AllowedRegions) > 0 {
+		for i, r := range cfg.AllowedRegions {
+			if !slices.Contains(j.Regions, r) {
+				return nil, &ConfigError{Path: fmt.Sprintf("residency.allowed_regions[%d]", i), Msg: fmt.Sprintf("region %q is outside jurisdiction %s (%s); regions inside it: %s", r, j.Code, j.Name, strings.Join(j.Regions, ", "))}
+			}
+		}
+		allowed = slices.Clone(cfg.AllowedRegions)
+	}
+	sort.Strings(allowed)
+	allowed = slices.Compact(allowed)
+	return &Policy{
+		Jurisdiction:               j,
+		AllowedRegions:             allowed,
+		ExcludedZoneIDs:            slices.Clone(cfg.ExcludedZoneIDs),
+		RequireCustomerManagedKeys: cfg.RequireCustomerManagedKeys,
+		RequiredTags:               slices.Clone(cfg.RequiredTags),
+		Mode:                       mode,
+	}, nil
+}
+
+// RegionAllowed reports whether region is in the policy's allowlist.
+func (p *Policy) RegionAllowed(region string) bool {
+	return slices.Contains(p.AllowedRegions, region)
+}
+
+// ZoneIDAllowed reports whether a zone id is allowed: its region prefix must
+// belong to an allowed region (checked by the caller) and it is not excluded.
+func (p *Policy) ZoneIDAllowed(zoneID string) bool {
+	return !slices.Contains(p.ExcludedZoneIDs, zoneID)
+}

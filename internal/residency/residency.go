@@ -1,0 +1,73 @@
+// Package residency is the data-residency engine: jurisdictions, the effective
+// policy, and the rules, as pure functions over references taken from planned
+// values. AWS is reached only through the narrow Locator interface.
+package residency
+
+import (
+	"context"
+	"fmt"
+)
+
+// Mode says what a violation does to a plan.
+type Mode string
+
+const (
+	// ModeEnforce turns violations into errors: nothing is created.
+	ModeEnforce Mode = "enforce"
+	// ModeAudit turns violations into warnings.
+	ModeAudit Mode = "audit"
+)
+
+// Kind is what a reference points at, and so which rules apply to it.
+type Kind string
+
+const (
+	KindRegion   Kind = "region"    // an AWS region name
+	KindZone     Kind = "zone"      // an availability zone name, e.g. me-central-1a
+	KindZoneID   Kind = "zone_id"   // an availability zone id, e.g. mec1-az1
+	KindKMSKey   Kind = "kms_key"   // a KMS key ARN (or alias ARN)
+	KindS3URI    Kind = "s3_uri"    // s3://bucket/prefix
+	KindECRImage Kind = "ecr_image" // ACCOUNT.dkr.ecr.REGION.amazonaws.com/repo[:tag|@digest]
+	KindARN      Kind = "arn"       // any ARN: its region must be allowed (global ARNs pass)
+)
+
+// Ref is one referenced location taken from a planned resource.
+type Ref struct {
+	Path  string // attribute path as the user wrote it, e.g. offline_store.s3_uri or kms_key_arns[1]
+	Kind  Kind
+	Value string
+}
+
+// Violation is one broken rule. Every violation names the attribute path, the
+// value, the rule and the fix.
+type Violation struct {
+	Path  string
+	Value string
+	Rule  string // stable rule id, e.g. "region-allowed", "kms-key-region"
+	Msg   string // what is wrong, in words
+	Fix   string // how to fix it, in words
+}
+
+func (v Violation) Error() string {
+	return fmt.Sprintf("%s = %q breaks residency rule %s: %s. Fix: %s", v.Path, v.Value, v.Rule, v.Msg, v.Fix)
+}
+
+// KeyInfo is what the engine needs to know about a KMS key.
+type KeyInfo struct {
+	Region          string
+	CustomerManaged bool
+}
+
+// Locator answers the questions the rules need from AWS. It is declared here,
+// by its consumer, and implemented in internal/cloud (and by fakes in tests).
+type Locator interface {
+	// BucketRegion returns the region a bucket lives in (GetBucketLocation).
+	BucketRegion(ctx context.Context, bucket string) (string, error)
+	// BucketReplicationRegions returns the destination regions of the bucket's
+	// replication rules; none when replication is not configured.
+	BucketReplicationRegions(ctx context.Context, bucket string) ([]string, error)
+	// ZoneID resolves a zone name in region to its zone id (DescribeAvailabilityZones).
+	ZoneID(ctx context.Context, region, zoneName string) (string, error)
+	// DescribeKey tells where a key lives and who manages it.
+	DescribeKey(ctx context.Context, keyARN string) (KeyInfo, error)
+}
