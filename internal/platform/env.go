@@ -1,0 +1,113 @@
+// Package platform holds the domain specs both front ends (Terraform and
+// Pulumi) translate to, and the environment they run against: AWS clients,
+// the residency policy and the instance catalog of one provider configuration.
+package platform
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/mlplatform/mlplatform/internal/catalog"
+	"github.com/mlplatform/mlplatform/internal/cloud"
+	"github.com/mlplatform/mlplatform/internal/residency"
+)
+
+// Config is the provider configuration, identical for Terraform and Pulumi.
+type Config struct {
+	Region      string            // empty: AWS_REGION, else the jurisdiction's first region
+	Profile     string            // shared-config profile
+	Endpoints   map[string]string // service key (ec2, s3, kms, sagemaker, ssm, sts) -> URL
+	Residency   residency.PolicyConfig
+	DefaultTags map[string]string
+	UserAgent   string
+}
+
+// Env is one configured provider: clients, policy and a lazily loaded catalog.
+// It is safe for concurrent use.
+type Env struct {
+	Clients     *cloud.Clients
+	Policy      *residency.Policy
+	Locator     residency.Locator
+	DefaultTags map[string]string
+
+	catalogMu sync.Mutex
+	catalog   *catalog.Catalog
+}
+
+// Open validates cfg (residency first, then the region against it) and builds
+// the environment. Configuration errors are *residency.ConfigError with the
+// attribute path they concern.
+func Open(ctx context.Context, cfg Config) (*Env, error) {
+	if cfg.Residency.Jurisdiction == "" {
+		cfg.Residency.Jurisdiction = "AE"
+	}
+	policy, err := residency.NewPolicy(cfg.Residency)
+	if err != nil {
+		return nil, err
+	}
+	region := cfg.Region
+	for _, env := range []string{"AWS_REGION", "AWS_DEFAULT_REGION"} {
+		if region == "" {
+			region = os.Getenv(env)
+		}
+	}
+	if region == "" {
+		region = policy.AllowedRegions[0]
+	}
+	if !policy.RegionAllowed(region) {
+		return nil, &residency.ConfigError{Path: "region", Msg: fmt.Sprintf("region %q is outside jurisdiction %s (%s); allowed regions: %s. Set region to one of them",
+			region, policy.Jurisdiction.Code, policy.Jurisdiction.Name, strings.Join(policy.AllowedRegions, ", "))}
+	}
+	clients, err := cloud.New(ctx, cloud.Config{Region: region, Profile: cfg.Profile, Endpoints: cfg.Endpoints, UserAgent: cfg.UserAgent})
+	if err != nil {
+		return nil, err
+	}
+	return &Env{Clients: clients, Policy: policy, Locator: cloud.NewLocator(clients), DefaultTags: maps.Clone(cfg.DefaultTags)}, nil
+}
+
+// Region is the region the environment provisions in.
+func (e *Env) Region() string { return e.Clients.Region }
+
+// Catalog loads the instance catalog for the region once (live
+// DescribeInstanceTypes and offerings merged with the embedded data) and
+// reuses it for the life of the provider process.
+func (e *Env) Catalog(ctx context.Context) (*catalog.Catalog, error) {
+	e.catalogMu.Lock()
+	defer e.catalogMu.Unlock()
+	if e.catalog != nil {
+		return e.catalog, nil
+	}
+	c, err := catalog.Load(ctx, e.Clients.EC2, e.Clients.Region)
+	if err != nil {
+		return nil, fmt.Errorf("loading instance catalog for %s: %w", e.Clients.Region, err)
+	}
+	e.catalog = c
+	return c, nil
+}
+
+// MergeTags returns the default tags overlaid with a resource's own tags.
+func (e *Env) MergeTags(tags map[string]string) map[string]string {
+	out := maps.Clone(e.DefaultTags)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, tags)
+	return out
+}
+
+// CheckResidency runs the residency engine on refs, and the required-tag rule
+// on the merged tags when tagsPath is not empty.
+func (e *Env) CheckResidency(ctx context.Context, refs []residency.Ref, tags map[string]string, tagsPath string) ([]residency.Violation, error) {
+	vs, err := e.Policy.Check(ctx, e.Locator, refs)
+	if err != nil {
+		return nil, err
+	}
+	if tagsPath != "" {
+		vs = append(vs, e.Policy.CheckTags(tagsPath, e.MergeTags(tags))...)
+	}
+	return vs, nil
+}

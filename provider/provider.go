@@ -1,0 +1,207 @@
+// Package provider is the terraform-plugin-framework adapter of mlplatform:
+// it translates schema to the domain specs in internal/ and errors to
+// diagnostics. Validation, residency, AWS calls and waiting live in internal/.
+package provider
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/mlplatform/mlplatform/internal/platform"
+	"github.com/mlplatform/mlplatform/internal/residency"
+)
+
+var _ provider.Provider = &mlplatformProvider{}
+
+// New returns the provider factory for a version.
+func New(version string) func() provider.Provider {
+	return func() provider.Provider { return &mlplatformProvider{version: version} }
+}
+
+type mlplatformProvider struct {
+	version string
+}
+
+type providerModel struct {
+	Region      types.String    `tfsdk:"region"`
+	Profile     types.String    `tfsdk:"profile"`
+	Endpoints   *endpointsModel `tfsdk:"endpoints"`
+	Residency   *residencyModel `tfsdk:"residency"`
+	DefaultTags types.Map       `tfsdk:"default_tags"`
+}
+
+type endpointsModel struct {
+	EC2       types.String `tfsdk:"ec2"`
+	S3        types.String `tfsdk:"s3"`
+	KMS       types.String `tfsdk:"kms"`
+	SageMaker types.String `tfsdk:"sagemaker"`
+	SSM       types.String `tfsdk:"ssm"`
+	STS       types.String `tfsdk:"sts"`
+}
+
+type residencyModel struct {
+	Jurisdiction               types.String `tfsdk:"jurisdiction"`
+	AllowedRegions             types.List   `tfsdk:"allowed_regions"`
+	ExcludedZoneIDs            types.List   `tfsdk:"excluded_zone_ids"`
+	RequireCustomerManagedKeys types.Bool   `tfsdk:"require_customer_managed_keys"`
+	RequiredTags               types.List   `tfsdk:"required_tags"`
+	Mode                       types.String `tfsdk:"mode"`
+}
+
+func (p *mlplatformProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
+	resp.TypeName = "mlplatform"
+	resp.Version = p.version
+}
+
+func (p *mlplatformProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
+	endpointAttr := func(svc string) schema.StringAttribute {
+		return schema.StringAttribute{
+			Optional:            true,
+			MarkdownDescription: fmt.Sprintf("URL of the %s endpoint. Overrides `AWS_ENDPOINT_URL_%s` and `AWS_ENDPOINT_URL`.", svc, strings.ToUpper(svc)),
+		}
+	}
+	var codes []string
+	for _, j := range residency.Jurisdictions() {
+		codes = append(codes, j.Code)
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "The mlplatform provider declares, provisions and proves an AI/ML platform on AWS under data-residency rules. " +
+			"Residency is enforced at plan time: a plan that would place data, keys, images or compute outside the jurisdiction fails before anything is created.",
+		Attributes: map[string]schema.Attribute{
+			"region": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "AWS region to provision in. Defaults to `AWS_REGION`, else the first region of the jurisdiction (`me-central-1` for `AE`). Must lie inside the jurisdiction.",
+			},
+			"profile": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "Named profile of the shared AWS configuration. The standard credential chain applies otherwise.",
+			},
+			"default_tags": schema.MapAttribute{
+				ElementType:         types.StringType,
+				Optional:            true,
+				MarkdownDescription: "Tags added to every resource the provider creates. Resource tags win on conflict.",
+			},
+		},
+		Blocks: map[string]schema.Block{
+			"endpoints": schema.SingleNestedBlock{
+				MarkdownDescription: "Per-service endpoint overrides: emulators, VPC endpoints.",
+				Attributes: map[string]schema.Attribute{
+					"ec2": endpointAttr("ec2"), "s3": endpointAttr("s3"), "kms": endpointAttr("kms"),
+					"sagemaker": endpointAttr("sagemaker"), "ssm": endpointAttr("ssm"), "sts": endpointAttr("sts"),
+				},
+			},
+			"residency": schema.SingleNestedBlock{
+				MarkdownDescription: "The data-residency policy every resource is checked against at plan time.",
+				Attributes: map[string]schema.Attribute{
+					"jurisdiction": schema.StringAttribute{
+						Optional:            true,
+						MarkdownDescription: fmt.Sprintf("Jurisdiction code (ISO 3166-1 alpha-2). Built in: %s. Defaults to `AE` (United Arab Emirates, `me-central-1`).", strings.Join(codes, ", ")),
+					},
+					"allowed_regions": schema.ListAttribute{
+						ElementType:         types.StringType,
+						Optional:            true,
+						MarkdownDescription: "Narrow the jurisdiction's regions to these. Each must lie inside the jurisdiction.",
+					},
+					"excluded_zone_ids": schema.ListAttribute{
+						ElementType:         types.StringType,
+						Optional:            true,
+						MarkdownDescription: "Availability zone ids never to use, e.g. `[\"mec1-az2\"]`.",
+					},
+					"require_customer_managed_keys": schema.BoolAttribute{
+						Optional:            true,
+						MarkdownDescription: "Require every KMS key to be customer-managed. Default `false`.",
+					},
+					"required_tags": schema.ListAttribute{
+						ElementType:         types.StringType,
+						Optional:            true,
+						MarkdownDescription: "Tag keys every resource must carry (after `default_tags` are merged).",
+					},
+					"mode": schema.StringAttribute{
+						Optional:            true,
+						MarkdownDescription: "`enforce` (default): violations are errors and nothing is created. `audit`: violations are warnings.",
+						Validators:          []validator.String{stringvalidator.OneOf(string(residency.ModeEnforce), string(residency.ModeAudit))},
+					},
+				},
+			},
+		},
+	}
+}
+
+func (p *mlplatformProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
+	var cfg providerModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	meta, err := newMeta(ctx, cfg, p.version)
+	if err != nil {
+		addConfigError(&resp.Diagnostics, err)
+		return
+	}
+	resp.ResourceData = meta
+	resp.DataSourceData = meta
+}
+
+func (p *mlplatformProvider) Resources(_ context.Context) []func() resource.Resource {
+	return []func() resource.Resource{
+		NewResidencyGuardResource,
+	}
+}
+
+func (p *mlplatformProvider) DataSources(_ context.Context) []func() datasource.DataSource {
+	return []func() datasource.DataSource{
+		NewInstanceTypesDataSource,
+		NewResidencyDataSource,
+	}
+}
+
+// newMeta turns the provider block into the core's configuration.
+func newMeta(ctx context.Context, cfg providerModel, version string) (*Meta, error) {
+	pc := platform.Config{Region: cfg.Region.ValueString(), Profile: cfg.Profile.ValueString(), Endpoints: map[string]string{}, UserAgent: "mlplatform-terraform_" + version}
+	if r := cfg.Residency; r != nil {
+		pc.Residency = residency.PolicyConfig{
+			Jurisdiction:               r.Jurisdiction.ValueString(),
+			AllowedRegions:             stringList(ctx, r.AllowedRegions),
+			ExcludedZoneIDs:            stringList(ctx, r.ExcludedZoneIDs),
+			RequireCustomerManagedKeys: r.RequireCustomerManagedKeys.ValueBool(),
+			RequiredTags:               stringList(ctx, r.RequiredTags),
+			Mode:                       residency.Mode(r.Mode.ValueString()),
+		}
+	}
+	if e := cfg.Endpoints; e != nil {
+		for k, v := range map[string]types.String{"ec2": e.EC2, "s3": e.S3, "kms": e.KMS, "sagemaker": e.SageMaker, "ssm": e.SSM, "sts": e.STS} {
+			if s := v.ValueString(); s != "" {
+				pc.Endpoints[k] = s
+			}
+		}
+	}
+	if !cfg.DefaultTags.IsNull() && !cfg.DefaultTags.IsUnknown() {
+		pc.DefaultTags = map[string]string{}
+		cfg.DefaultTags.ElementsAs(ctx, &pc.DefaultTags, false)
+	}
+	return platform.Open(ctx, pc)
+}
+
+func stringList(ctx context.Context, l types.List) []string {
+	if l.IsNull() || l.IsUnknown() {
+		return nil
+	}
+	var out []string
+	l.ElementsAs(ctx, &out, false)
+	return out
+}
+
+// configErrorPath maps a core configuration error to the provider attribute it concerns.
+func configErrorPath(p string) path.Path {
+	return parsePath(p)
+}
