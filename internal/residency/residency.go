@@ -56,6 +56,9 @@ func (v Violation) Error() string {
 type KeyInfo struct {
 	Region          string
 	CustomerManaged bool
+	// ReplicaRegions are the other regions a multi-region key has copies
+	// in (its primary and replicas, less Region); empty for single-region keys.
+	ReplicaRegions []string
 }
 
 // Locator answers the questions the rules need from AWS. It is declared here,
