@@ -1,0 +1,143 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func randMat(r *rand.Rand, n int) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = float32(r.Float64()*2 - 1)
+	}
+	return s
+}
+
+// refGemm is the float64 reference: C = alpha*op(A)*op(B) + beta*C.
+func refGemm(transA, transB bool, m, n, k int, alpha float64, a []float32, lda int, b []float32, ldb int, beta float64, c []float32, ldc int) []float64 {
+	out := make([]float64, m*n)
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			var s float64
+			for p := 0; p < k; p++ {
+				ai, bi := i*lda+p, p*ldb+j
+				if transA {
+					ai = p*lda + i
+				}
+				if transB {
+					bi = j*ldb + p
+				}
+				av, bv := a[ai], b[bi]
+				s += float64(av) * float64(bv)
+			}
+			out[i*n+j] = alpha*s + beta*float64(c[i*ldc+j])
+		}
+	}
+	return out
+}
+
+func gemmKernelsUnderTest() []struct {
+	kern sgemmKernel
+	bf16 bool
+	tol  float64
+} {
+	var ks []struct {
+		kern sgemmKernel
+		bf16 bool
+		tol  float64
+	}
+	for _, k := range sgemmKernels() {
+		ks = append(ks, struct {
+			kern sgemmKernel
+			bf16 bool
+			tol  float64
+		}{k, false, 1e-5})
+	}
+	if k, ok := bf16Kernel(); ok {
+		ks = append(ks, struct {
+			kern sgemmKernel
+			bf16 bool
+			tol  float64
+		}{k, true, 1.6e-2})
+	}
+	return ks
+}
+
+func TestGemmAgainstFloat64(t *testing.T) {
+	sizes := []struct {
+		m, n, k        int
+		transA, transB bool
+		alpha, beta    float32
+	}{
+		{1, 1, 1, false, false, 1, 0},
+		{13, 31, 7, false, false, 1, 0},
+		{15, 33, 257, false, false, 1, 0},
+		{29, 65, 300, false, false, 0.5, 1},
+		{100, 45, 513, true, false, 1, 0.25},
+		{37, 70, 129, false, true, 2, 0},
+		{61, 97, 33, true, true, 1, -1},
+		{200, 7, 20, false, false, 1, 0},
+		{3, 300, 260, false, false, 1, 0},
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, kc := range gemmKernelsUnderTest() {
+		for _, threads := range []int{1, 3} {
+			for _, s := range sizes {
+				name := fmt.Sprintf("%s/t%d/%dx%dx%d/ta=%v,tb=%v", kc.kern.name, threads, s.m, s.n, s.k, s.transA, s.transB)
+				t.Run(name, func(t *testing.T) {
+					lda, ldb, ldc := s.k+3, s.n+1, s.n+5
+					if s.transA {
+						lda = s.m + 2
+					}
+					if s.transB {
+						ldb = s.k + 4
+					}
+					rowsA, rowsB := s.m, s.k
+					if s.transA {
+						rowsA = s.k
+					}
+					if s.transB {
+						rowsB = s.n
+					}
+					a := randMat(r, rowsA*lda)
+					b := randMat(r, rowsB*ldb)
+					c := randMat(r, s.m*ldc)
+					want := refGemm(s.transA, s.transB, s.m, s.n, s.k, float64(s.alpha), a, lda, b, ldb, float64(s.beta), c, ldc)
+					g := newGemm(kc.kern, kc.bf16, threads)
+					g.kc, g.mc, g.nc = 64, 2*kc.kern.mr, 3*kc.kern.nr // force several blocks
+					g.Sgemm(s.transA, s.transB, s.m, s.n, s.k, s.alpha, a, lda, b, ldb, s.beta, c, ldc)
+					// Relative error against the magnitude of the sum of |terms|.
+					bound := kc.tol * math.Sqrt(float64(s.k)+1) * math.Max(1, math.Abs(float64(s.alpha)))
+					for i := 0; i < s.m; i++ {
+						for j := 0; j < s.n; j++ {
+							got := float64(c[i*ldc+j])
+							if d := math.Abs(got - want[i*s.n+j]); d > bound*math.Max(1, math.Sqrt(float64(s.k))/4) {
+								t.Fatalf("C[%d,%d] = %g, want %g (|diff| %g > %g)", i, j, got, want[i*s.n+j], d, bound)
+							}
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+func BenchmarkSgemm(b *testing.B) {
+	for _, kc := range gemmKernelsUnderTest() {
+		for _, n := range []int{512, 1024, 2048} {
+			b.Run(fmt.Sprintf("%s/n=%d", kc.kern.name, n), func(b *testing.B) {
+				r := rand.New(rand.NewPCG(1, 2))
+				x, y, z := randMat(r, n*n), randMat(r, n*n), make([]float32, n*n)
+				g := newGemm(kc.kern, kc.bf16, 0)
+				g.Sgemm(false, false, n, n, n, 1, x, n, y, n, 0, z, n)
+				b.ResetTimer()
+				for range b.N {
+					g.Sgemm(false, false, n, n, n, 1, x, n, y, n, 0, z, n)
+				}
+				b.ReportMetric(2*float64(n)*float64(n)*float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}

@@ -1,0 +1,84 @@
+//go:build amd64 && !purego
+
+package bench
+
+//go:generate go run ./gen -o kernels_amd64.s
+
+import "github.com/klauspost/cpuid/v2"
+
+//go:noescape
+func sgemmKernel14x32(k int, a, b, c *float32, ldc int)
+
+//go:noescape
+func bf16Kernel14x32(k int, a, b, c *float32, ldc int)
+
+//go:noescape
+func sgemmKernel6x16(k int, a, b, c *float32, ldc int)
+
+//go:noescape
+func streamCopy(dst, src *float64, n int)
+
+//go:noescape
+func streamScale(dst, src *float64, n int, s float64)
+
+//go:noescape
+func streamAdd(dst, x, y *float64, n int)
+
+//go:noescape
+func streamTriad(dst, x, y *float64, n int, s float64)
+
+//go:noescape
+func saxpy64(y, x *float32, n int, alpha float32)
+
+func hasAVX512() bool {
+	return cpuid.CPU.Supports(cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512VL, cpuid.AVX512DQ)
+}
+
+func hasAVX2FMA() bool { return cpuid.CPU.Supports(cpuid.AVX2, cpuid.FMA3) }
+
+// sgemmKernels lists the fp32 micro-kernels this host can run, fastest first.
+func sgemmKernels() []sgemmKernel {
+	var ks []sgemmKernel
+	if hasAVX512() {
+		ks = append(ks, sgemmKernel{name: "builtin-avx512", mr: 14, nr: 32, fn: sgemmKernel14x32})
+	}
+	if hasAVX2FMA() {
+		ks = append(ks, sgemmKernel{name: "builtin-avx2", mr: 6, nr: 16, fn: sgemmKernel6x16})
+	}
+	return append(ks, genericSgemmKernel())
+}
+
+// bf16Kernel returns the bf16 micro-kernel, or ok false without avx512_bf16.
+func bf16Kernel() (sgemmKernel, bool) {
+	if !hasAVX512() || !cpuid.CPU.Supports(cpuid.AVX512BF16) {
+		return sgemmKernel{}, false
+	}
+	return sgemmKernel{name: "builtin-avx512-bf16", mr: 14, nr: 32, fn: bf16Kernel14x32}, true
+}
+
+// streamKernels returns the assembly STREAM kernels when AVX-512 is present.
+func streamKernels() (streamImpl, bool) {
+	if !hasAVX512() {
+		return genericStream(), false
+	}
+	return streamImpl{
+		name: "avx512-nt", align: 32,
+		copy: func(d, s []float64) { streamCopy(&d[0], &s[0], len(d)) },
+		scale: func(d, s []float64, q float64) { streamScale(&d[0], &s[0], len(d), q) },
+		add: func(d, x, y []float64) { streamAdd(&d[0], &x[0], &y[0], len(d)) },
+		triad: func(d, x, y []float64, q float64) { streamTriad(&d[0], &x[0], &y[0], len(d), q) },
+	}, true
+}
+
+// saxpy computes y += alpha*x.
+func saxpy(y, x []float32, alpha float32) {
+	n := len(y)
+	head := 0
+	if hasAVX512() && n >= 64 {
+		head = n &^ 63
+		saxpy64(&y[0], &x[0], head, alpha)
+	}
+	for i := head; i < n; i++ {
+		y[i] += alpha * x[i]
+	}
+}
