@@ -97,7 +97,7 @@ func (c *checker) example() string {
 	if len(c.p.AllowedRegions) == 0 {
 		return "REGION"
 	}
-	return c.example()
+	return c.p.AllowedRegions[0]
 }
 
 func (c *checker) examplePrefix() string {
