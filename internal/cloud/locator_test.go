@@ -1,0 +1,339 @@
+package cloud
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
+	kmstypes "github.com/aws/aws-sdk-go-v2/service/kms/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/mlplatform/mlplatform/internal/residency"
+)
+
+// fakeS3 answers GetBucketLocation and GetBucketReplication from maps and
+// records which region was asked.
+type fakeS3 struct {
+	region      string
+	locations   map[string]string // bucket -> LocationConstraint ("" = us-east-1)
+	locErr      map[string]error
+	replication map[string]*s3types.ReplicationConfiguration
+	replErr     map[string]error
+	asked       *[]string
+}
+
+func (f fakeS3) GetBucketLocation(_ context.Context, in *s3.GetBucketLocationInput, _ ...func(*s3.Options)) (*s3.GetBucketLocationOutput, error) {
+	b := aws.ToString(in.Bucket)
+	*f.asked = append(*f.asked, "location:"+b+"@"+f.region)
+	if err := f.locErr[b]; err != nil {
+		return nil, err
+	}
+	c, ok := f.locations[b]
+	if !ok {
+		return nil, &smithy.GenericAPIError{Code: "NoSuchBucket", Message: "The specified bucket does not exist"}
+	}
+	return &s3.GetBucketLocationOutput{LocationConstraint: s3types.BucketLocationConstraint(c)}, nil
+}
+
+func (f fakeS3) GetBucketReplication(_ context.Context, in *s3.GetBucketReplicationInput, _ ...func(*s3.Options)) (*s3.GetBucketReplicationOutput, error) {
+	b := aws.ToString(in.Bucket)
+	*f.asked = append(*f.asked, "replication:"+b+"@"+f.region)
+	if err := f.replErr[b]; err != nil {
+		return nil, err
+	}
+	rc, ok := f.replication[b]
+	if !ok {
+		return nil, &smithy.GenericAPIError{Code: "ReplicationConfigurationNotFoundError", Message: "The replication configuration was not found"}
+	}
+	return &s3.GetBucketReplicationOutput{ReplicationConfiguration: rc}, nil
+}
+
+type fakeKMS struct {
+	region string
+	keys   map[string]*kmstypes.KeyMetadata
+	asked  *[]string
+}
+
+func (f fakeKMS) DescribeKey(_ context.Context, in *kms.DescribeKeyInput, _ ...func(*kms.Options)) (*kms.DescribeKeyOutput, error) {
+	k := aws.ToString(in.KeyId)
+	*f.asked = append(*f.asked, "key:"+k+"@"+f.region)
+	if k == "denied" {
+		return nil, &smithy.GenericAPIError{Code: "AccessDeniedException", Message: "not authorized"}
+	}
+	md, ok := f.keys[k]
+	if !ok {
+		return nil, &smithy.GenericAPIError{Code: "NotFoundException", Message: "key not found"}
+	}
+	return &kms.DescribeKeyOutput{KeyMetadata: md}, nil
+}
+
+type fakeEC2 struct {
+	region string
+	zones  map[string]string // name -> id
+}
+
+func (f fakeEC2) DescribeAvailabilityZones(_ context.Context, in *ec2.DescribeAvailabilityZonesInput, _ ...func(*ec2.Options)) (*ec2.DescribeAvailabilityZonesOutput, error) {
+	if f.region == "denied-1" {
+		return nil, &smithy.GenericAPIError{Code: "UnauthorizedOperation", Message: "no"}
+	}
+	out := &ec2.DescribeAvailabilityZonesOutput{}
+	for name, id := range f.zones {
+		if !strings.HasPrefix(name, f.region) {
+			continue
+		}
+		match := true
+		for _, flt := range in.Filters {
+			if aws.ToString(flt.Name) == "zone-name" && !slices.Contains(flt.Values, name) {
+				match = false
+			}
+		}
+		if match {
+			out.AvailabilityZones = append(out.AvailabilityZones, ec2types.AvailabilityZone{ZoneName: aws.String(name), ZoneId: aws.String(id)})
+		}
+	}
+	return out, nil
+}
+
+func redirectError(region string) error {
+	h := http.Header{}
+	h.Set("X-Amz-Bucket-Region", region)
+	return &awshttp.ResponseError{ResponseError: &smithyhttp.ResponseError{
+		Response: &smithyhttp.Response{Response: &http.Response{StatusCode: http.StatusMovedPermanently, Header: h}},
+		Err:      &smithy.GenericAPIError{Code: "PermanentRedirect", Message: "use the right endpoint"},
+	}}
+}
+
+func newTestLocator(asked *[]string) *Locator {
+	locations := map[string]string{
+		"uae-data": "me-central-1", "uae-dr": "me-central-1", "eu-dr": "eu-central-1",
+		"virginia": "", "ireland": "EU", "uae-repl": "me-central-1", "uae-dangling": "me-central-1",
+		"uae-denied-repl": "me-central-1",
+	}
+	replication := map[string]*s3types.ReplicationConfiguration{
+		"uae-repl": {Rules: []s3types.ReplicationRule{
+			{Status: s3types.ReplicationRuleStatusEnabled, Destination: &s3types.Destination{Bucket: aws.String("arn:aws:s3:::uae-dr")}},
+			{Status: s3types.ReplicationRuleStatusDisabled, Destination: &s3types.Destination{Bucket: aws.String("arn:aws:s3:::eu-dr")}},
+			{Status: s3types.ReplicationRuleStatusEnabled, Destination: &s3types.Destination{Bucket: aws.String("arn:aws:s3:::uae-dr")}},
+		}},
+		"uae-dangling": {Rules: []s3types.ReplicationRule{
+			{Destination: &s3types.Destination{Bucket: aws.String("arn:aws:s3:::gone")}},
+		}},
+	}
+	keys := map[string]*kmstypes.KeyMetadata{
+		"arn:aws:kms:me-central-1:111122223333:key/cmk": {Arn: aws.String("arn:aws:kms:me-central-1:111122223333:key/cmk"), KeyManager: kmstypes.KeyManagerTypeCustomer},
+		"arn:aws:kms:eu-west-1:111122223333:key/eu":     {Arn: aws.String("arn:aws:kms:eu-west-1:111122223333:key/eu"), KeyManager: kmstypes.KeyManagerTypeCustomer},
+		"alias/aws/s3": {Arn: aws.String("arn:aws:kms:me-central-1:111122223333:key/awsmanaged"), KeyManager: kmstypes.KeyManagerTypeAws},
+		"arn:aws:kms:me-central-1:111122223333:key/mrk-1": {
+			Arn: aws.String("arn:aws:kms:me-central-1:111122223333:key/mrk-1"), KeyManager: kmstypes.KeyManagerTypeCustomer,
+			MultiRegionConfiguration: &kmstypes.MultiRegionConfiguration{
+				PrimaryKey:  &kmstypes.MultiRegionKey{Region: aws.String("me-central-1")},
+				ReplicaKeys: []kmstypes.MultiRegionKey{{Region: aws.String("eu-west-1")}, {Region: aws.String("me-central-1")}},
+			},
+		},
+	}
+	zones := map[string]string{"me-central-1a": "mec1-az1", "me-central-1b": "mec1-az2", "eu-west-1a": "euw1-az3"}
+	return &Locator{
+		region: "me-central-1",
+		s3: func(region string) LocatorS3API {
+			return fakeS3{region: region, locations: locations, replication: replication, asked: asked,
+				locErr: map[string]error{
+					"elsewhere": redirectError("eu-west-2"),
+					"locked":    &smithy.GenericAPIError{Code: "AccessDenied", Message: "Access Denied"},
+				},
+				replErr: map[string]error{"uae-denied-repl": &smithy.GenericAPIError{Code: "AccessDenied", Message: "Access Denied"}},
+			}
+		},
+		kms: func(region string) LocatorKMSAPI { return fakeKMS{region: region, keys: keys, asked: asked} },
+		ec2: func(region string) LocatorEC2API { return fakeEC2{region: region, zones: zones} },
+	}
+}
+
+func TestLocatorBucketRegion(t *testing.T) {
+	tests := []struct {
+		bucket, want string
+		wantErr      error
+	}{
+		{bucket: "uae-data", want: "me-central-1"},
+		{bucket: "virginia", want: "us-east-1"},
+		{bucket: "ireland", want: "eu-west-1"},
+		{bucket: "elsewhere", want: "eu-west-2"},
+		{bucket: "missing", wantErr: residency.ErrNotFound},
+		{bucket: "locked", wantErr: residency.ErrAccessDenied},
+	}
+	for _, tt := range tests {
+		t.Run(tt.bucket, func(t *testing.T) {
+			var asked []string
+			got, err := newTestLocator(&asked).BucketRegion(context.Background(), tt.bucket)
+			if tt.wantErr != nil {
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("BucketRegion(%q) error = %v, want %v", tt.bucket, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("BucketRegion(%q) = %q, %v; want %q", tt.bucket, got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestLocatorBucketReplicationRegions(t *testing.T) {
+	tests := []struct {
+		bucket  string
+		want    []string
+		wantErr error
+	}{
+		{bucket: "uae-data"}, // no configuration
+		{bucket: "uae-repl", want: []string{"me-central-1", "eu-central-1"}},
+		{bucket: "uae-dangling", wantErr: residency.ErrNotFound},
+		{bucket: "uae-denied-repl", wantErr: residency.ErrAccessDenied},
+		{bucket: "missing", wantErr: residency.ErrNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.bucket, func(t *testing.T) {
+			var asked []string
+			got, err := newTestLocator(&asked).BucketReplicationRegions(context.Background(), tt.bucket)
+			if tt.wantErr != nil {
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("error = %v, want %v", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || !slices.Equal(got, tt.want) {
+				t.Fatalf("= %v, %v; want %v", got, err, tt.want)
+			}
+		})
+	}
+	// Replication is read in the bucket's own region.
+	var asked []string
+	if _, err := newTestLocator(&asked).BucketReplicationRegions(context.Background(), "uae-repl"); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(asked, "replication:uae-repl@me-central-1") {
+		t.Errorf("calls = %v, want replication asked in me-central-1", asked)
+	}
+}
+
+func TestLocatorZoneID(t *testing.T) {
+	tests := []struct {
+		region, zone, want string
+		wantErr            error
+	}{
+		{region: "me-central-1", zone: "me-central-1a", want: "mec1-az1"},
+		{region: "me-central-1", zone: "me-central-1b", want: "mec1-az2"},
+		{region: "eu-west-1", zone: "eu-west-1a", want: "euw1-az3"},
+		{region: "me-central-1", zone: "me-central-1z", wantErr: residency.ErrNotFound},
+		{region: "denied-1", zone: "denied-1a", wantErr: residency.ErrAccessDenied},
+	}
+	for _, tt := range tests {
+		t.Run(tt.zone, func(t *testing.T) {
+			got, err := newTestLocator(new([]string)).ZoneID(context.Background(), tt.region, tt.zone)
+			if tt.wantErr != nil {
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("error = %v, want %v", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("ZoneID = %q, %v; want %q", got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestLocatorDescribeKey(t *testing.T) {
+	tests := []struct {
+		key       string
+		want      residency.KeyInfo
+		wantAsked string
+		wantErr   error
+	}{
+		{key: "arn:aws:kms:me-central-1:111122223333:key/cmk", want: residency.KeyInfo{Region: "me-central-1", CustomerManaged: true}, wantAsked: "@me-central-1"},
+		{key: "arn:aws:kms:eu-west-1:111122223333:key/eu", want: residency.KeyInfo{Region: "eu-west-1", CustomerManaged: true}, wantAsked: "@eu-west-1"},
+		{key: "alias/aws/s3", want: residency.KeyInfo{Region: "me-central-1"}, wantAsked: "@me-central-1"},
+		{key: "arn:aws:kms:me-central-1:111122223333:key/mrk-1", want: residency.KeyInfo{Region: "me-central-1", CustomerManaged: true, ReplicaRegions: []string{"eu-west-1"}}},
+		{key: "arn:aws:kms:me-central-1:111122223333:key/none", wantErr: residency.ErrNotFound},
+		{key: "denied", wantErr: residency.ErrAccessDenied},
+	}
+	for _, tt := range tests {
+		t.Run(tt.key, func(t *testing.T) {
+			var asked []string
+			got, err := newTestLocator(&asked).DescribeKey(context.Background(), tt.key)
+			if tt.wantErr != nil {
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("error = %v, want %v", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got.Region != tt.want.Region || got.CustomerManaged != tt.want.CustomerManaged || !slices.Equal(got.ReplicaRegions, tt.want.ReplicaRegions) {
+				t.Fatalf("DescribeKey = %+v, %v; want %+v", got, err, tt.want)
+			}
+			if tt.wantAsked != "" && (len(asked) != 1 || !strings.HasSuffix(asked[0], tt.wantAsked)) {
+				t.Errorf("asked %v, want one call %s", asked, tt.wantAsked)
+			}
+		})
+	}
+}
+
+// The Locator and the engine together: a bucket replicating out of the
+// jurisdiction is a violation; an unknown bucket fails closed.
+func TestLocatorWithPolicy(t *testing.T) {
+	p, err := residency.NewPolicy(residency.PolicyConfig{Jurisdiction: "AE", RequireCustomerManagedKeys: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs := []residency.Ref{
+		{Path: "a", Kind: residency.KindS3URI, Value: "s3://uae-data/x"},
+		{Path: "b", Kind: residency.KindS3URI, Value: "s3://uae-repl/x"},
+		{Path: "c", Kind: residency.KindS3URI, Value: "s3://missing/x"},
+		{Path: "d", Kind: residency.KindKMSKey, Value: "alias/aws/s3"},
+	}
+	vs, err := p.Check(context.Background(), newTestLocator(new([]string)), refs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, v := range vs {
+		got = append(got, v.Path+":"+v.Rule)
+	}
+	want := []string{"b:" + residency.RuleS3Replication, "c:" + residency.RuleUnverifiable, "d:" + residency.RuleKMSCustomerManaged}
+	if !slices.Equal(got, want) {
+		t.Fatalf("violations = %v, want %v\n%s", got, want, residency.Summarize(vs))
+	}
+}
+
+func TestNewLocatorBuildsRegionalClients(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "testing")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "testing")
+	t.Setenv("AWS_CONFIG_FILE", t.TempDir()+"/none")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", t.TempDir()+"/none")
+	c, err := New(context.Background(), Config{Region: "me-central-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := NewLocator(c)
+	if l.s3("me-central-1") != LocatorS3API(c.S3) || l.ec2("me-central-1") != LocatorEC2API(c.EC2) {
+		t.Error("home region does not reuse the configured clients")
+	}
+	eu := l.s3("eu-west-1").(*s3.Client)
+	if eu.Options().Region != "eu-west-1" || l.s3("eu-west-1") != LocatorS3API(eu) {
+		t.Error("regional S3 client not built once for eu-west-1")
+	}
+	if e := l.ec2("eu-west-1").(*ec2.Client); e.Options().Region != "eu-west-1" {
+		t.Errorf("regional EC2 client in %s", e.Options().Region)
+	}
+	if k := l.kms("eu-west-1").(*kms.Client); k.Options().Region != "eu-west-1" {
+		t.Errorf("regional KMS client in %s", k.Options().Region)
+	}
+}
