@@ -58,6 +58,7 @@ func Start(ctx context.Context, opts Options) (*Harness, error) {
 	if err != nil {
 		return nil, errors.Join(err, m.Stop())
 	}
+	RegisterSageMakerFeatureGroups(s)
 	return &Harness{URL: s.URL, Moto: m, Shim: s}, nil
 }
 
