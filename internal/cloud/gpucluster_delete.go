@@ -1,0 +1,74 @@
+package cloud
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+)
+
+// TerminateGPUNodesAPI is what TerminateGPUNodes needs.
+type TerminateGPUNodesAPI interface {
+	TerminateInstances(ctx context.Context, in *ec2.TerminateInstancesInput, opts ...func(*ec2.Options)) (*ec2.TerminateInstancesOutput, error)
+}
+
+// TerminateGPUNodes terminates instances, 1000 a call. Instances already gone
+// are not an error.
+func TerminateGPUNodes(ctx context.Context, api TerminateGPUNodesAPI, ids []string) error {
+	for chunk := range slices.Chunk(ids, 1000) {
+		_, err := api.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: chunk})
+		if err != nil && apiErrorCode(err) != "InvalidInstanceID.NotFound" {
+			return fmt.Errorf("terminating nodes: %w", err)
+		}
+	}
+	return nil
+}
+
+// DeleteGPUClusterAPI is what DeleteGPUCluster needs.
+type DeleteGPUClusterAPI interface {
+	FindGPUClusterAPI
+	TerminateGPUNodesAPI
+	DeletePlacementGroup(ctx context.Context, in *ec2.DeletePlacementGroupInput, opts ...func(*ec2.Options)) (*ec2.DeletePlacementGroupOutput, error)
+	DeleteLaunchTemplate(ctx context.Context, in *ec2.DeleteLaunchTemplateInput, opts ...func(*ec2.Options)) (*ec2.DeleteLaunchTemplateOutput, error)
+}
+
+// DeleteGPUCluster removes cluster name: it terminates every node and waits
+// until they are gone, then deletes the placement group when the cluster
+// owns it, then the launch template. A cluster already gone is not an error.
+func DeleteGPUCluster(ctx context.Context, api DeleteGPUClusterAPI, name string, o NodeWaitOptions) error {
+	c, err := FindGPUCluster(ctx, api, name)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	ids := c.NodeIDs()
+	for _, n := range c.Gone {
+		if n.State == "shutting-down" {
+			ids = append(ids, n.InstanceID)
+		}
+	}
+	if err := TerminateGPUNodes(ctx, api, c.NodeIDs()); err != nil {
+		return err
+	}
+	if err := WaitGPUNodesTerminated(ctx, api, ids, o); err != nil {
+		return err
+	}
+	if c.PlacementGroupOwned && c.PlacementGroupState != "" {
+		_, err := api.DeletePlacementGroup(ctx, &ec2.DeletePlacementGroupInput{GroupName: aws.String(c.PlacementGroupName)})
+		if err != nil && apiErrorCode(err) != "InvalidPlacementGroup.Unknown" {
+			return fmt.Errorf("deleting placement group %s: %w", c.PlacementGroupName, err)
+		}
+	}
+	if c.LaunchTemplateID != "" {
+		_, err := api.DeleteLaunchTemplate(ctx, &ec2.DeleteLaunchTemplateInput{LaunchTemplateId: aws.String(c.LaunchTemplateID)})
+		if err != nil && apiErrorCode(err) != "InvalidLaunchTemplateId.NotFound" {
+			return fmt.Errorf("deleting launch template %s: %w", c.LaunchTemplateID, err)
+		}
+	}
+	return nil
+}

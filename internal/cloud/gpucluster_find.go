@@ -1,0 +1,187 @@
+package cloud
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+)
+
+// FindGPUClusterAPI is what FindGPUCluster needs.
+type FindGPUClusterAPI interface {
+	DescribeLaunchTemplates(ctx context.Context, in *ec2.DescribeLaunchTemplatesInput, opts ...func(*ec2.Options)) (*ec2.DescribeLaunchTemplatesOutput, error)
+	DescribeInstances(ctx context.Context, in *ec2.DescribeInstancesInput, opts ...func(*ec2.Options)) (*ec2.DescribeInstancesOutput, error)
+	DescribePlacementGroups(ctx context.Context, in *ec2.DescribePlacementGroupsInput, opts ...func(*ec2.Options)) (*ec2.DescribePlacementGroupsOutput, error)
+}
+
+// FindGPUCluster reads everything of cluster name: its launch template, its
+// nodes (one DescribeInstances filtered on the cluster tag, paginated at
+// 1000 instances a page) and its placement group. A refresh therefore costs
+// three calls up to 1000 nodes, whatever the node count. It returns
+// ErrNotFound when neither the launch template nor any live node exists.
+func FindGPUCluster(ctx context.Context, api FindGPUClusterAPI, name string) (*GPUCluster, error) {
+	c := &GPUCluster{Name: name}
+	lt, err := findLaunchTemplate(ctx, api, GPUClusterResourceName(name))
+	switch {
+	case err == nil:
+		c.LaunchTemplateID = aws.ToString(lt.LaunchTemplateId)
+		c.LaunchTemplateVersion = aws.ToInt64(lt.LatestVersionNumber)
+		c.LaunchTemplateTags = ec2TagMap(lt.Tags, func(t types.Tag) (string, string) { return aws.ToString(t.Key), aws.ToString(t.Value) })
+		c.LaunchSeq, _ = strconv.ParseInt(c.LaunchTemplateTags[TagLaunchSeq], 10, 64)
+		c.PlacementGroupName = c.LaunchTemplateTags[TagPlacementGroup]
+		c.PlacementGroupOwned = c.LaunchTemplateTags[TagPlacementGroupOwned] == "true"
+	case err != ErrNotFound:
+		return nil, err
+	}
+	if c.Nodes, c.Gone, err = FindGPUNodes(ctx, api, name); err != nil {
+		return nil, err
+	}
+	if c.LaunchTemplateID == "" && len(c.Nodes) == 0 {
+		return nil, ErrNotFound
+	}
+	probeOwned := c.LaunchTemplateID == ""
+	if probeOwned {
+		// Without the template's tags, look for the group the cluster would
+		// own, so that it is not orphaned.
+		c.PlacementGroupName = GPUClusterResourceName(name)
+	}
+	if c.PlacementGroupName != "" {
+		pg, err := FindPlacementGroup(ctx, api, c.PlacementGroupName)
+		switch {
+		case err == nil:
+			c.PlacementGroupState = string(pg.State)
+			if probeOwned {
+				for _, t := range pg.Tags {
+					if aws.ToString(t.Key) == TagCluster && aws.ToString(t.Value) == name {
+						c.PlacementGroupOwned = true
+					}
+				}
+			}
+		case err != ErrNotFound:
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+func findLaunchTemplate(ctx context.Context, api interface {
+	DescribeLaunchTemplates(ctx context.Context, in *ec2.DescribeLaunchTemplatesInput, opts ...func(*ec2.Options)) (*ec2.DescribeLaunchTemplatesOutput, error)
+}, ltName string) (*types.LaunchTemplate, error) {
+	out, err := api.DescribeLaunchTemplates(ctx, &ec2.DescribeLaunchTemplatesInput{LaunchTemplateNames: []string{ltName}})
+	if err != nil {
+		if apiErrorCode(err) == "InvalidLaunchTemplateName.NotFoundException" || apiErrorCode(err) == "InvalidLaunchTemplateId.NotFound" {
+			return nil, ErrNotFound
+		}
+		return nil, fmt.Errorf("describing launch template %s: %w", ltName, err)
+	}
+	if len(out.LaunchTemplates) == 0 {
+		return nil, ErrNotFound
+	}
+	return &out.LaunchTemplates[0], nil
+}
+
+// FindPlacementGroup finds a placement group by name.
+func FindPlacementGroup(ctx context.Context, api interface {
+	DescribePlacementGroups(ctx context.Context, in *ec2.DescribePlacementGroupsInput, opts ...func(*ec2.Options)) (*ec2.DescribePlacementGroupsOutput, error)
+}, name string) (*types.PlacementGroup, error) {
+	out, err := api.DescribePlacementGroups(ctx, &ec2.DescribePlacementGroupsInput{GroupNames: []string{name}})
+	if err != nil {
+		if apiErrorCode(err) == "InvalidPlacementGroup.Unknown" {
+			return nil, ErrNotFound
+		}
+		return nil, fmt.Errorf("describing placement group %s: %w", name, err)
+	}
+	for _, pg := range out.PlacementGroups {
+		if aws.ToString(pg.GroupName) == name && pg.State != types.PlacementGroupStateDeleted {
+			return &pg, nil
+		}
+	}
+	return nil, ErrNotFound
+}
+
+// FindGPUNodes lists the nodes of cluster name, live and gone, with one
+// filtered, paginated DescribeInstances. When two live nodes claim the same
+// index (a launch-first roll in progress), both are returned; the planner
+// decides which one stays.
+func FindGPUNodes(ctx context.Context, api interface {
+	DescribeInstances(ctx context.Context, in *ec2.DescribeInstancesInput, opts ...func(*ec2.Options)) (*ec2.DescribeInstancesOutput, error)
+}, name string) (live, gone []GPUNode, err error) {
+	in := &ec2.DescribeInstancesInput{
+		Filters:    []types.Filter{{Name: aws.String("tag:" + TagCluster), Values: []string{name}}},
+		MaxResults: aws.Int32(1000),
+	}
+	p := ec2.NewDescribeInstancesPaginator(api, in)
+	for p.HasMorePages() {
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, nil, fmt.Errorf("describing nodes of GPU cluster %s: %w", name, err)
+		}
+		for _, r := range out.Reservations {
+			for _, inst := range r.Instances {
+				n := nodeFromInstance(inst)
+				if n.Live() {
+					live = append(live, n)
+				} else {
+					gone = append(gone, n)
+				}
+			}
+		}
+	}
+	sortNodes(live)
+	sortNodes(gone)
+	return live, gone, nil
+}
+
+func sortNodes(ns []GPUNode) {
+	sort.SliceStable(ns, func(i, j int) bool {
+		if ns[i].Index != ns[j].Index {
+			return ns[i].Index < ns[j].Index
+		}
+		if !ns[i].LaunchTime.Equal(ns[j].LaunchTime) {
+			return ns[i].LaunchTime.Before(ns[j].LaunchTime)
+		}
+		return ns[i].InstanceID < ns[j].InstanceID
+	})
+}
+
+// nodeFromInstance reads a node from an instance; its index is the entry of
+// the node-indices tag at the instance's AmiLaunchIndex.
+func nodeFromInstance(inst types.Instance) GPUNode {
+	tags := ec2TagMap(inst.Tags, func(t types.Tag) (string, string) { return aws.ToString(t.Key), aws.ToString(t.Value) })
+	n := GPUNode{
+		Index:        -1,
+		InstanceID:   aws.ToString(inst.InstanceId),
+		InstanceType: string(inst.InstanceType),
+		ImageID:      aws.ToString(inst.ImageId),
+		PrivateIP:    aws.ToString(inst.PrivateIpAddress),
+		SubnetID:     aws.ToString(inst.SubnetId),
+		SpecHash:     tags[TagSpecHash],
+		ZoneID:       tags[TagZoneID],
+		LaunchTime:   aws.ToTime(inst.LaunchTime),
+	}
+	if inst.State != nil {
+		n.State = string(inst.State.Name)
+	}
+	if inst.StateReason != nil {
+		n.StateReason = aws.ToString(inst.StateReason.Message)
+	}
+	if inst.Placement != nil {
+		n.Zone = aws.ToString(inst.Placement.AvailabilityZone)
+		if id := aws.ToString(inst.Placement.AvailabilityZoneId); id != "" {
+			n.ZoneID = id
+		}
+	}
+	if inst.CapacityReservationId != nil {
+		n.CapacityReservationID = aws.ToString(inst.CapacityReservationId)
+	}
+	if idx, err := ParseIndices(tags[TagNodeIndices]); err == nil {
+		if li := int(aws.ToInt32(inst.AmiLaunchIndex)); li >= 0 && li < len(idx) {
+			n.Index = idx[li]
+		}
+	}
+	return n
+}

@@ -1,0 +1,224 @@
+package cloud
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+)
+
+// Capacity types of a GPU cluster.
+const (
+	CapacityOnDemand            = "on_demand"
+	CapacityCapacityReservation = "capacity_reservation"
+	CapacityCapacityBlock       = "capacity_block"
+	CapacitySpot                = "spot"
+)
+
+// CapacityTypes lists the capacity types in documentation order.
+func CapacityTypes() []string {
+	return []string{CapacityOnDemand, CapacityCapacityReservation, CapacityCapacityBlock, CapacitySpot}
+}
+
+// Capacity says what capacity nodes launch into.
+type Capacity struct {
+	Type          string // one of CapacityTypes(); empty means on_demand
+	ReservationID string // cr-...: the capacity reservation or capacity block
+	SpotMaxPrice  string // USD per hour; empty: the on-demand price
+}
+
+// Volume is an EBS volume of every node. Volumes are always encrypted.
+type Volume struct {
+	DeviceName string // empty for the root volume: the image's root device
+	SizeGiB    int32
+	Type       string // gp3 (default), gp2, io1, io2
+	IOPS       int32
+	Throughput int32 // MiB/s, gp3 only
+}
+
+// NodeTemplate is how every node of a cluster is launched: what the launch
+// template holds. Where a node goes (subnet, zone, network interfaces) is
+// given per launch, so that zone fallback needs no new template version.
+type NodeTemplate struct {
+	InstanceType    string
+	ImageID         string
+	RootDeviceName  string // of the image, e.g. /dev/xvda or /dev/sda1
+	InstanceProfile string // name or ARN; empty for none
+	KMSKeyID        string // ARN of the key for every volume; empty: the account's default EBS key
+	RootVolume      Volume
+	DataVolumes     []Volume
+	UserData        string // plain text; encoded here
+	Capacity        Capacity
+	PlacementGroup  string
+	Tags            map[string]string // on instances and volumes
+}
+
+// NodeHash fingerprints what a node is (tags left out): nodes whose hash
+// differs from the desired one are rolled. Tags change in place.
+func (t NodeTemplate) NodeHash() string {
+	c := t
+	c.Tags = nil
+	b, _ := json.Marshal(c)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+// TemplateHash fingerprints the whole template, tags included: a change
+// makes a new launch template version.
+func (t NodeTemplate) TemplateHash() string {
+	keys := slices.Sorted(maps.Keys(t.Tags))
+	var b strings.Builder
+	b.WriteString(t.NodeHash())
+	for _, k := range keys {
+		b.WriteString("\x00" + k + "=" + t.Tags[k])
+	}
+	sum := sha256.Sum256([]byte(b.String()))
+	return hex.EncodeToString(sum[:8])
+}
+
+func ec2TagList(m map[string]string) []types.Tag {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]types.Tag, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, types.Tag{Key: aws.String(k), Value: aws.String(m[k])})
+	}
+	return out
+}
+
+func ebs(v Volume, kmsKeyID string) *types.LaunchTemplateEbsBlockDeviceRequest {
+	e := &types.LaunchTemplateEbsBlockDeviceRequest{
+		DeleteOnTermination: aws.Bool(true),
+		Encrypted:           aws.Bool(true),
+	}
+	if v.SizeGiB > 0 {
+		e.VolumeSize = aws.Int32(v.SizeGiB)
+	}
+	typ := v.Type
+	if typ == "" {
+		typ = "gp3"
+	}
+	e.VolumeType = types.VolumeType(typ)
+	if v.IOPS > 0 {
+		e.Iops = aws.Int32(v.IOPS)
+	}
+	if v.Throughput > 0 {
+		e.Throughput = aws.Int32(v.Throughput)
+	}
+	if kmsKeyID != "" {
+		e.KmsKeyId = aws.String(kmsKeyID)
+	}
+	return e
+}
+
+// DataVolumeDevice is the device name of the i-th data volume when none is
+// given: /dev/sdf, /dev/sdg, ...
+func DataVolumeDevice(i int) string { return "/dev/sd" + string(rune('f'+i)) }
+
+// launchTemplateData renders the template. clusterTags are the system tags
+// every instance and volume carries besides t.Tags.
+func (t NodeTemplate) launchTemplateData(clusterTags map[string]string) *types.RequestLaunchTemplateData {
+	tags := maps.Clone(t.Tags)
+	if tags == nil {
+		tags = map[string]string{}
+	}
+	maps.Copy(tags, clusterTags)
+	d := &types.RequestLaunchTemplateData{
+		InstanceType: types.InstanceType(t.InstanceType),
+		ImageId:      aws.String(t.ImageID),
+		MetadataOptions: &types.LaunchTemplateInstanceMetadataOptionsRequest{
+			HttpTokens:              types.LaunchTemplateHttpTokensStateRequired,
+			HttpEndpoint:            types.LaunchTemplateInstanceMetadataEndpointStateEnabled,
+			HttpPutResponseHopLimit: aws.Int32(2),
+		},
+		TagSpecifications: []types.LaunchTemplateTagSpecificationRequest{
+			{ResourceType: types.ResourceTypeInstance, Tags: ec2TagList(tags)},
+			{ResourceType: types.ResourceTypeVolume, Tags: ec2TagList(tags)},
+		},
+	}
+	root := t.RootDeviceName
+	if root == "" {
+		root = "/dev/xvda"
+	}
+	d.BlockDeviceMappings = append(d.BlockDeviceMappings, types.LaunchTemplateBlockDeviceMappingRequest{DeviceName: aws.String(root), Ebs: ebs(t.RootVolume, t.KMSKeyID)})
+	for i, v := range t.DataVolumes {
+		dev := v.DeviceName
+		if dev == "" {
+			dev = DataVolumeDevice(i)
+		}
+		d.BlockDeviceMappings = append(d.BlockDeviceMappings, types.LaunchTemplateBlockDeviceMappingRequest{DeviceName: aws.String(dev), Ebs: ebs(v, t.KMSKeyID)})
+	}
+	if p := t.InstanceProfile; p != "" {
+		if strings.HasPrefix(p, "arn:") {
+			d.IamInstanceProfile = &types.LaunchTemplateIamInstanceProfileSpecificationRequest{Arn: aws.String(p)}
+		} else {
+			d.IamInstanceProfile = &types.LaunchTemplateIamInstanceProfileSpecificationRequest{Name: aws.String(p)}
+		}
+	}
+	if t.UserData != "" {
+		d.UserData = aws.String(base64.StdEncoding.EncodeToString([]byte(t.UserData)))
+	}
+	if t.PlacementGroup != "" {
+		d.Placement = &types.LaunchTemplatePlacementRequest{GroupName: aws.String(t.PlacementGroup)}
+	}
+	target := func() *types.LaunchTemplateCapacityReservationSpecificationRequest {
+		return &types.LaunchTemplateCapacityReservationSpecificationRequest{
+			CapacityReservationTarget: &types.CapacityReservationTarget{CapacityReservationId: aws.String(t.Capacity.ReservationID)},
+		}
+	}
+	switch t.Capacity.Type {
+	case CapacityCapacityReservation:
+		d.CapacityReservationSpecification = target()
+	case CapacityCapacityBlock:
+		d.CapacityReservationSpecification = target()
+		d.InstanceMarketOptions = &types.LaunchTemplateInstanceMarketOptionsRequest{MarketType: types.MarketTypeCapacityBlock}
+	case CapacitySpot:
+		so := &types.LaunchTemplateSpotMarketOptionsRequest{
+			SpotInstanceType:             types.SpotInstanceTypeOneTime,
+			InstanceInterruptionBehavior: types.InstanceInterruptionBehaviorTerminate,
+		}
+		if t.Capacity.SpotMaxPrice != "" {
+			so.MaxPrice = aws.String(t.Capacity.SpotMaxPrice)
+		}
+		d.InstanceMarketOptions = &types.LaunchTemplateInstanceMarketOptionsRequest{MarketType: types.MarketTypeSpot, SpotOptions: so}
+	}
+	return d
+}
+
+// NetworkInterfaces are the interfaces of one node: with efa > 0, the first
+// EFA at device index 0 on network card 0, then one EFA at device index 1 on
+// each further network card, as AWS documents for p4d, p5 and p5en; with
+// efa == 0, one ordinary interface.
+func NetworkInterfaces(efa int, subnetID string, securityGroupIDs []string) []types.InstanceNetworkInterfaceSpecification {
+	ni := func(device, card int32, typ string) types.InstanceNetworkInterfaceSpecification {
+		s := types.InstanceNetworkInterfaceSpecification{
+			DeviceIndex:         aws.Int32(device),
+			NetworkCardIndex:    aws.Int32(card),
+			SubnetId:            aws.String(subnetID),
+			DeleteOnTermination: aws.Bool(true),
+			Groups:              slices.Clone(securityGroupIDs),
+		}
+		if typ != "" {
+			s.InterfaceType = aws.String(typ)
+		}
+		return s
+	}
+	if efa <= 0 {
+		return []types.InstanceNetworkInterfaceSpecification{ni(0, 0, "")}
+	}
+	out := []types.InstanceNetworkInterfaceSpecification{ni(0, 0, string(types.NetworkInterfaceTypeEfa))}
+	for card := 1; card < efa; card++ {
+		out = append(out, ni(1, int32(card), string(types.NetworkInterfaceTypeEfa)))
+	}
+	return out
+}
