@@ -1,0 +1,131 @@
+package bench
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// perturb names one parameter to shift by delta in lossFloat64.
+type perturb struct {
+	layer int
+	bias  bool
+	index int
+	delta float64
+}
+
+// lossFloat64 recomputes the MLP loss in float64 from the weights, with one
+// parameter shifted by p.delta (in float64, so the shift can be tiny).
+func lossFloat64(m *mlp, x, y []float32, batch int, p perturb) float64 {
+	act := make([]float64, len(x))
+	for i, v := range x {
+		act[i] = float64(v)
+	}
+	for l := 0; l < m.layers(); l++ {
+		in, out := m.dims[l], m.dims[l+1]
+		next := make([]float64, batch*out)
+		for s := 0; s < batch; s++ {
+			for j := 0; j < out; j++ {
+				v := float64(m.b[l][j])
+				if p.layer == l && p.bias && p.index == j {
+					v += p.delta
+				}
+				for i := 0; i < in; i++ {
+					w := float64(m.w[l][i*out+j])
+					if p.layer == l && !p.bias && p.index == i*out+j {
+						w += p.delta
+					}
+					v += act[s*in+i] * w
+				}
+				if l+1 < m.layers() {
+					v = math.Max(v, 0)
+				}
+				next[s*out+j] = v
+			}
+		}
+		act = next
+	}
+	var s float64
+	for i, v := range act {
+		e := v - float64(y[i])
+		s += 0.5 * e * e
+	}
+	return s / float64(batch)
+}
+
+func TestMLPGradientNumerical(t *testing.T) {
+	tests := []struct {
+		name  string
+		dims  []int
+		batch int
+	}{
+		{"3 layers", []int{5, 7, 6, 3}, 4},
+		{"wide", []int{17, 40, 33, 9}, 9},
+		{"one layer", []int{8, 5}, 3},
+	}
+	for _, tt := range tests {
+		for _, kern := range sgemmKernels() {
+			t.Run(tt.name+"/"+kern.name, func(t *testing.T) {
+				m := newMLP(tt.dims, newGemm(kern, false, 2), 3)
+				r := rand.New(rand.NewPCG(5, 6))
+				x := randMat(r, tt.batch*tt.dims[0])
+				y := randMat(r, tt.batch*tt.dims[len(tt.dims)-1])
+				m.forward(x, tt.batch)
+				got := m.loss(y)
+				if want := lossFloat64(m, x, y, tt.batch, perturb{layer: -1}); math.Abs(got-want) > 1e-4*math.Max(1, want) {
+					t.Fatalf("loss = %g, float64 reference %g", got, want)
+				}
+				m.backward()
+				const eps = 1e-6
+				for l := range m.w {
+					for _, params := range []struct {
+						g    []float32
+						bias bool
+					}{{m.gw[l], false}, {m.gb[l], true}} {
+						for i := 0; i < len(params.g); i += 1 + len(params.g)/13 {
+							lp := lossFloat64(m, x, y, tt.batch, perturb{l, params.bias, i, eps})
+							lm := lossFloat64(m, x, y, tt.batch, perturb{l, params.bias, i, -eps})
+							num := (lp - lm) / (2 * eps)
+							ana := float64(params.g[i])
+							if math.Abs(num-ana) > 1e-3*math.Max(1e-2, math.Abs(num)) {
+								t.Errorf("layer %d bias=%v [%d]: analytic %g, numerical %g", l, params.bias, i, ana, num)
+							}
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestMLPTrainingReducesLoss(t *testing.T) {
+	kern := sgemmKernels()[0]
+	m := newMLP([]int{32, 64, 64, 8}, newGemm(kern, false, 2), 1)
+	r := rand.New(rand.NewPCG(1, 1))
+	x := randMat(r, 64*32)
+	y := randMat(r, 64*8)
+	first := m.trainStep(x, y, 64, 0.05)
+	var last float64
+	for range 50 {
+		last = m.trainStep(x, y, 64, 0.05)
+	}
+	if !(last < first) {
+		t.Fatalf("loss went from %g to %g", first, last)
+	}
+}
+
+func TestMLPGemvMatchesGemm(t *testing.T) {
+	kern := sgemmKernels()[0]
+	m := newMLP([]int{100, 300, 130}, newGemm(kern, false, 2), 1)
+	r := rand.New(rand.NewPCG(2, 2))
+	x := randMat(r, 2*100)
+	small := append([]float32(nil), m.forward(x, 2)...) // gemv path
+	// The same two samples padded into a batch of 8 take the GEMM path.
+	xb := append(append([]float32(nil), x...), make([]float32, 6*100)...)
+	big := m.forward(xb, 8)
+	for i, v := range small {
+		if math.Abs(float64(v-big[i])) > 1e-4 {
+			t.Fatalf("output %d: gemv %g, gemm %g", i, v, big[i])
+		}
+	}
+}
