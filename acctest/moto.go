@@ -154,6 +154,9 @@ func (m *Moto) waitReady(ctx context.Context) error {
 	}
 }
 
+// Done is closed when the moto process has exited.
+func (m *Moto) Done() <-chan struct{} { return m.exited }
+
 // Reset wipes all of moto's state (POST /moto-api/reset).
 func (m *Moto) Reset(ctx context.Context) error {
 	return motoReset(ctx, m.URL)

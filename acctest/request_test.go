@@ -1,7 +1,9 @@
 package acctest
 
 import (
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -211,5 +213,55 @@ func TestLogBufferSince(t *testing.T) {
 	_, _ = b.Write([]byte("ijklmnop"))
 	if got := b.Since(off); !strings.HasPrefix(got, "[...") || !strings.HasSuffix(got, "ijklmnop") {
 		t.Errorf("Since after overflow = %q", got)
+	}
+}
+
+func TestShim_handlerOverride(t *testing.T) {
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, "moto")
+	}))
+	defer upstream.Close()
+	s, err := StartShim(upstream.URL, ShimOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+
+	call := func() string {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, s.URL+"/", strings.NewReader("{}"))
+		req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=testing/20260101/me-central-1/sagemaker/aws4_request, SignedHeaders=host, Signature=x")
+		req.Header.Set("X-Amz-Target", "SageMaker.UpdateEndpoint")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	answer := func(s string) HandlerFunc {
+		return func(w http.ResponseWriter, _ *Request) { _, _ = io.WriteString(w, s) }
+	}
+
+	removeA := s.Handle("sagemaker", "UpdateEndpoint", answer("a"))
+	removeB := s.Handle("sagemaker", "UpdateEndpoint", answer("b"))
+	steps := []struct {
+		do   func()
+		want string
+	}{
+		{func() {}, "b"},
+		{removeB, "a"},
+		{removeB, "a"}, // removing twice is harmless
+		{removeA, "moto"},
+	}
+	for i, st := range steps {
+		st.do()
+		if got := call(); got != st.want {
+			t.Errorf("step %d: answered by %q, want %q", i, got, st.want)
+		}
+	}
+	if got := len(s.Calls("sagemaker", "UpdateEndpoint")); got != len(steps) {
+		t.Errorf("logged %d calls, want %d", got, len(steps))
 	}
 }

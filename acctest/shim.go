@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -40,7 +41,7 @@ type Shim struct {
 	observe  func(Call)
 
 	mu       sync.Mutex
-	handlers map[opKey]*handlerEntry
+	handlers map[opKey][]*handlerEntry // the last one serves
 	faults   []*faultEntry
 	calls    []Call
 	onReset  []func()
@@ -134,7 +135,7 @@ func StartShim(upstream string, opts ShimOptions) (*Shim, error) {
 		client:   &http.Client{Timeout: 5 * time.Minute},
 		listener: l,
 		observe:  opts.Observe,
-		handlers: map[opKey]*handlerEntry{},
+		handlers: map[opKey][]*handlerEntry{},
 	}
 	s.proxy = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -165,19 +166,21 @@ func (s *Shim) Close() error {
 
 // Handle makes the shim serve service's action itself instead of forwarding
 // it to moto (service as in the credential scope: "ec2", "sagemaker", "s3").
+// A later registration for the same operation wins until it is removed, so a
+// test can override a double for itself: t.Cleanup(shim.Handle(...)).
 // Handlers stay registered across Reset; keep their state in the shim's
-// reset cycle with OnReset. The returned function removes this registration
-// (t.Cleanup(shim.Handle(...)) for a handler that only one test needs).
+// reset cycle with OnReset. The returned function removes this registration.
 func (s *Shim) Handle(service, action string, h HandlerFunc) (remove func()) {
 	k := opKey{service, action}
 	e := &handlerEntry{h}
 	s.mu.Lock()
-	s.handlers[k] = e
+	s.handlers[k] = append(s.handlers[k], e)
 	s.mu.Unlock()
 	return func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if s.handlers[k] == e {
+		s.handlers[k] = slices.DeleteFunc(s.handlers[k], func(x *handlerEntry) bool { return x == e })
+		if len(s.handlers[k]) == 0 {
 			delete(s.handlers, k)
 		}
 	}
@@ -304,7 +307,10 @@ func (s *Shim) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 
 	s.mu.Lock()
 	fault := s.takeFault(r)
-	h := s.handlers[opKey{r.Service, r.Action}]
+	var h *handlerEntry
+	if hs := s.handlers[opKey{r.Service, r.Action}]; len(hs) > 0 {
+		h = hs[len(hs)-1]
+	}
 	s.mu.Unlock()
 
 	switch {

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestParseFlags(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		want    options
+		wantErr error
+	}{
+		{name: "defaults", want: options{}},
+		{name: "all", args: []string{"--port", "4566", "--ready-file", "/tmp/x", "--quiet", "--moto-log"},
+			want: options{port: 4566, readyFile: "/tmp/x", quiet: true, motoLog: true}},
+		{name: "help", args: []string{"--help"}, wantErr: flag.ErrHelp},
+		{name: "bad port", args: []string{"--port", "70000"}, wantErr: errAny},
+		{name: "extra args", args: []string{"serve"}, wantErr: errAny},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			got, err := parseFlags(tt.args, &stderr)
+			switch {
+			case tt.wantErr == nil && err != nil:
+				t.Fatalf("error: %v", err)
+			case tt.wantErr == errAny && err == nil, tt.wantErr != nil && tt.wantErr != errAny && !errors.Is(err, tt.wantErr):
+				t.Fatalf("error = %v, want %v", err, tt.wantErr)
+			case tt.wantErr == nil && got != tt.want:
+				t.Errorf("options = %+v, want %+v", got, tt.want)
+			}
+			if tt.name == "help" && !strings.Contains(stderr.String(), "--ready-file") && !strings.Contains(stderr.String(), "-ready-file") {
+				t.Errorf("help does not describe the flags:\n%s", stderr.String())
+			}
+		})
+	}
+}
+
+var errAny = errors.New("any error")
+
+// lockedBuffer is a bytes.Buffer safe for the shim's concurrent Observe.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func TestRun(t *testing.T) {
+	if _, err := exec.LookPath("moto_server"); err != nil && os.Getenv("MOTO_SERVER") == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("moto_server not found on PATH")
+		}
+		t.Skip("skipping: moto_server not found on PATH: pip install 'moto[server]'")
+	}
+	ready := filepath.Join(t.TempDir(), "ready")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr lockedBuffer
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"--ready-file", ready}, &stdout, &stderr) }()
+
+	var url string
+	deadline := time.Now().Add(60 * time.Second)
+	for url == "" {
+		select {
+		case err := <-done:
+			t.Fatalf("run returned early: %v\n%s", err, stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no ready file after 60s; stderr:\n%s", stderr.String())
+		}
+		if b, err := os.ReadFile(ready); err == nil {
+			url = strings.TrimSpace(string(b))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	resp, err := http.Get(url + "/shim/log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("GET /shim/log: %s", resp.Status)
+	}
+	for _, want := range []string{
+		"export AWS_ENDPOINT_URL=" + url,
+		"export AWS_REGION=me-central-1",
+		`provider "mlplatform" {`,
+		`ec2       = "` + url + `"`,
+		`jurisdiction = "AE"`,
+	} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout.String())
+		}
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("run: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("run did not stop after cancel")
+	}
+	if _, err := os.Stat(ready); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("ready file left behind: %v", err)
+	}
+	if _, err := http.Get(url + "/shim/health"); err == nil {
+		t.Error("shim still answers after stop")
+	}
+}
