@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -84,8 +85,9 @@ func New(ctx context.Context, cfg Config) (*Clients, error) {
 		S3: s3.NewFromConfig(awsCfg, func(o *s3.Options) {
 			if u := ep("s3"); u != nil {
 				o.BaseEndpoint = u
-				o.UsePathStyle = true
 			}
+			// Emulators and VPC endpoints given by URL serve path-style requests.
+			o.UsePathStyle = o.BaseEndpoint != nil || awsCfg.BaseEndpoint != nil || os.Getenv("AWS_ENDPOINT_URL_S3") != ""
 		}),
 		KMS: kms.NewFromConfig(awsCfg, func(o *kms.Options) {
 			if u := ep("kms"); u != nil {
