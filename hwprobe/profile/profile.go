@@ -106,7 +106,7 @@ type GPU struct {
 
 // EFA is the expected Elastic Fabric Adapter and InfiniBand inventory.
 type EFA struct {
-	Count         int `hcl:"count,optional"`          // EFA devices
+	Count         int `hcl:"count,optional"`            // EFA devices
 	MinActivePort int `hcl:"min_active_ports,optional"` // ports in ACTIVE state across EFA devices
 	InfiniBand    int `hcl:"infiniband_count,optional"` // non-EFA InfiniBand devices
 }
