@@ -61,6 +61,12 @@ type GPUNode struct {
 	LaunchTime   time.Time
 	// CapacityReservationID is the reservation or capacity block the node runs in.
 	CapacityReservationID string
+	// SecurityGroupIDs of the primary network interface.
+	SecurityGroupIDs []string
+	// EFAInterfaces counts the node's interfaces of type efa.
+	EFAInterfaces int
+	// VolumeIDs of the EBS volumes attached.
+	VolumeIDs []string
 }
 
 // Live reports whether the node counts as part of the cluster: everything
@@ -115,6 +121,7 @@ type GPUClusterAPI interface {
 	FindSubnetAPI
 	FindCapacityReservationAPI
 	FindImageAPI
+	FindGPUClusterTemplateAPI
 }
 
 // TagGPUClusterAPI is what TagGPUCluster needs.

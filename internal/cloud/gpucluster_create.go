@@ -64,6 +64,9 @@ type LaunchTemplateRef struct {
 	ID      string
 	Version int64
 	Seq     int64 // launch sequence number, from the template's tag
+	// Changed is true when EnsureLaunchTemplate created the template or a
+	// new version of it.
+	Changed bool
 }
 
 // EnsureLaunchTemplate makes the cluster's launch template (mlplatform-NAME)
@@ -94,7 +97,7 @@ func EnsureLaunchTemplate(ctx context.Context, api EnsureLaunchTemplateAPI, clus
 		if err != nil {
 			return LaunchTemplateRef{}, fmt.Errorf("creating launch template %s: %w", name, err)
 		}
-		return LaunchTemplateRef{ID: aws.ToString(out.LaunchTemplate.LaunchTemplateId), Version: aws.ToInt64(out.LaunchTemplate.LatestVersionNumber)}, nil
+		return LaunchTemplateRef{ID: aws.ToString(out.LaunchTemplate.LaunchTemplateId), Version: aws.ToInt64(out.LaunchTemplate.LatestVersionNumber), Changed: true}, nil
 	}
 	if err != nil {
 		return LaunchTemplateRef{}, err
@@ -116,6 +119,7 @@ func EnsureLaunchTemplate(ctx context.Context, api EnsureLaunchTemplateAPI, clus
 		return LaunchTemplateRef{}, fmt.Errorf("creating version of launch template %s: %w", name, err)
 	}
 	ref.Version = aws.ToInt64(v.LaunchTemplateVersion.VersionNumber)
+	ref.Changed = true
 	if _, err := api.ModifyLaunchTemplate(ctx, &ec2.ModifyLaunchTemplateInput{
 		LaunchTemplateId: aws.String(id), DefaultVersion: aws.String(strconv.FormatInt(ref.Version, 10)),
 	}); err != nil {
@@ -204,8 +208,9 @@ func (e *CapacityError) Unwrap() error { return e.Err }
 // client token is LaunchToken of the template, the sequence number and the
 // indices, so a retry returns the first attempt's instances. Capacity errors
 // are retried with backoff and then returned as *CapacityError. The nodes
-// launched before an error are returned with it.
-func LaunchGPUNodes(ctx context.Context, api LaunchGPUNodesAPI, l Launch, b Backoff) ([]GPUNode, error) {
+// launched before an error are returned with it, and so is the launch
+// sequence number the template now carries.
+func LaunchGPUNodes(ctx context.Context, api LaunchGPUNodesAPI, l Launch, b Backoff) ([]GPUNode, int64, error) {
 	b = b.withDefaults()
 	indices := slices.Clone(l.Indices)
 	slices.Sort(indices)
@@ -215,12 +220,12 @@ func LaunchGPUNodes(ctx context.Context, api LaunchGPUNodesAPI, l Launch, b Back
 	for _, batch := range splitIndexBatches(indices) {
 		nodes, next, err := launchBatch(ctx, api, l, batch, seq, b)
 		launched = append(launched, nodes...)
-		if err != nil {
-			return launched, err
-		}
 		seq = next
+		if err != nil {
+			return launched, seq, err
+		}
 	}
-	return launched, nil
+	return launched, seq, nil
 }
 
 func launchBatch(ctx context.Context, api LaunchGPUNodesAPI, l Launch, batch []int, seq int64, b Backoff) ([]GPUNode, int64, error) {

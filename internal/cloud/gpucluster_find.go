@@ -2,9 +2,11 @@ package cloud
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -178,10 +180,111 @@ func nodeFromInstance(inst types.Instance) GPUNode {
 	if inst.CapacityReservationId != nil {
 		n.CapacityReservationID = aws.ToString(inst.CapacityReservationId)
 	}
+	for _, ni := range inst.NetworkInterfaces {
+		if aws.ToString(ni.InterfaceType) == string(types.NetworkInterfaceTypeEfa) {
+			n.EFAInterfaces++
+		}
+		if ni.Attachment != nil && aws.ToInt32(ni.Attachment.DeviceIndex) == 0 && aws.ToInt32(ni.Attachment.NetworkCardIndex) == 0 {
+			for _, g := range ni.Groups {
+				n.SecurityGroupIDs = append(n.SecurityGroupIDs, aws.ToString(g.GroupId))
+			}
+		}
+	}
+	for _, bd := range inst.BlockDeviceMappings {
+		if bd.Ebs != nil && bd.Ebs.VolumeId != nil {
+			n.VolumeIDs = append(n.VolumeIDs, aws.ToString(bd.Ebs.VolumeId))
+		}
+	}
 	if idx, err := ParseIndices(tags[TagNodeIndices]); err == nil {
 		if li := int(aws.ToInt32(inst.AmiLaunchIndex)); li >= 0 && li < len(idx) {
 			n.Index = idx[li]
 		}
 	}
 	return n
+}
+
+// FindGPUClusterTemplateAPI is what FindGPUClusterTemplate needs.
+type FindGPUClusterTemplateAPI interface {
+	DescribeLaunchTemplateVersions(ctx context.Context, in *ec2.DescribeLaunchTemplateVersionsInput, opts ...func(*ec2.Options)) (*ec2.DescribeLaunchTemplateVersionsOutput, error)
+}
+
+// FindGPUClusterTemplate reads a launch template version back into the node
+// template it was made from (for import). Tags are the instance tags less the
+// system ones.
+func FindGPUClusterTemplate(ctx context.Context, api FindGPUClusterTemplateAPI, launchTemplateID string, version int64) (NodeTemplate, error) {
+	out, err := api.DescribeLaunchTemplateVersions(ctx, &ec2.DescribeLaunchTemplateVersionsInput{
+		LaunchTemplateId: aws.String(launchTemplateID), Versions: []string{strconv.FormatInt(version, 10)},
+	})
+	if err != nil {
+		return NodeTemplate{}, fmt.Errorf("describing launch template %s version %d: %w", launchTemplateID, version, err)
+	}
+	if len(out.LaunchTemplateVersions) == 0 || out.LaunchTemplateVersions[0].LaunchTemplateData == nil {
+		return NodeTemplate{}, ErrNotFound
+	}
+	d := out.LaunchTemplateVersions[0].LaunchTemplateData
+	t := NodeTemplate{InstanceType: string(d.InstanceType), ImageID: aws.ToString(d.ImageId)}
+	if d.IamInstanceProfile != nil {
+		t.InstanceProfile = aws.ToString(d.IamInstanceProfile.Arn)
+		if t.InstanceProfile == "" {
+			t.InstanceProfile = aws.ToString(d.IamInstanceProfile.Name)
+		}
+	}
+	if d.UserData != nil {
+		if b, err := base64.StdEncoding.DecodeString(aws.ToString(d.UserData)); err == nil {
+			t.UserData = string(b)
+		}
+	}
+	if d.Placement != nil {
+		t.PlacementGroup = aws.ToString(d.Placement.GroupName)
+	}
+	for i, bd := range d.BlockDeviceMappings {
+		if bd.Ebs == nil {
+			continue
+		}
+		v := Volume{DeviceName: aws.ToString(bd.DeviceName), SizeGiB: aws.ToInt32(bd.Ebs.VolumeSize), Type: string(bd.Ebs.VolumeType), IOPS: aws.ToInt32(bd.Ebs.Iops), Throughput: aws.ToInt32(bd.Ebs.Throughput)}
+		if k := aws.ToString(bd.Ebs.KmsKeyId); k != "" {
+			t.KMSKeyID = k
+		}
+		if i == 0 {
+			t.RootDeviceName = v.DeviceName
+			v.DeviceName = ""
+			t.RootVolume = v
+			continue
+		}
+		t.DataVolumes = append(t.DataVolumes, v)
+	}
+	if m := d.InstanceMarketOptions; m != nil {
+		switch m.MarketType {
+		case types.MarketTypeSpot:
+			t.Capacity.Type = CapacitySpot
+			if m.SpotOptions != nil {
+				t.Capacity.SpotMaxPrice = aws.ToString(m.SpotOptions.MaxPrice)
+			}
+		case types.MarketTypeCapacityBlock:
+			t.Capacity.Type = CapacityCapacityBlock
+		}
+	}
+	if c := d.CapacityReservationSpecification; c != nil && c.CapacityReservationTarget != nil {
+		t.Capacity.ReservationID = aws.ToString(c.CapacityReservationTarget.CapacityReservationId)
+		if t.Capacity.Type == "" {
+			t.Capacity.Type = CapacityCapacityReservation
+		}
+	}
+	if t.Capacity.Type == "" {
+		t.Capacity.Type = CapacityOnDemand
+	}
+	for _, ts := range d.TagSpecifications {
+		if ts.ResourceType != types.ResourceTypeInstance {
+			continue
+		}
+		t.Tags = map[string]string{}
+		for _, tag := range ts.Tags {
+			k := aws.ToString(tag.Key)
+			if strings.HasPrefix(k, "mlplatform:") || strings.HasPrefix(k, "aws:") {
+				continue
+			}
+			t.Tags[k] = aws.ToString(tag.Value)
+		}
+	}
+	return t, nil
 }

@@ -1,0 +1,591 @@
+package platform
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mlplatform/mlplatform/internal/cloud"
+	"github.com/mlplatform/mlplatform/internal/residency"
+)
+
+// GPUClusterPlan is what planning a GPU cluster resolved and found wrong.
+// Front ends show Problems and Violations, and put the resolved values in
+// the planned state.
+type GPUClusterPlan struct {
+	Zone, ZoneID  string   // the zone the cluster is placed in (first choice)
+	FallbackZones []string // further zone ids to try on capacity errors (zone_fallback)
+	SubnetID      string   // the subnet in ZoneID, when resolved
+	ImageID       string   // the resolved AMI, when Image is known
+	EFAInterfaces int      // per node
+	Type          GPUTypeInfo
+	Template      cloud.NodeTemplate // complete when every value is known
+	Violations    []residency.Violation
+	Problems      []Problem
+
+	allowedOffered []string // allowed zone ids offering the type
+}
+
+// Err is nil when the plan may be applied under policy: no problem that is
+// an error, and no violation unless the policy audits.
+func (p *GPUClusterPlan) Err(policy *residency.Policy) error {
+	var errs []Problem
+	for _, pr := range p.Problems {
+		if !pr.Warning {
+			errs = append(errs, pr)
+		}
+	}
+	if policy.Enforcing() {
+		for _, v := range p.Violations {
+			errs = append(errs, Problem{Path: v.Path, Summary: "residency violation: " + v.Rule, Detail: v.Msg + ". Fix: " + v.Fix})
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return &ProblemsError{Problems: errs}
+}
+
+// GPUClusterOptions tune the long-running verbs. The zero value is ready.
+type GPUClusterOptions struct {
+	// Progress hears what a long operation is doing (front ends log it).
+	Progress func(msg string)
+	// Wait tunes the node waiters; their deadline is ctx's.
+	Wait cloud.NodeWaitOptions
+	// Sleep replaces the capacity backoff's timer (tests).
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+func (o GPUClusterOptions) progress(format string, args ...any) {
+	if o.Progress != nil {
+		o.Progress(fmt.Sprintf(format, args...))
+	}
+}
+
+// gpuTypes returns the catalog as the cluster's checks see it.
+func (e *Env) gpuTypes(ctx context.Context) (GPUTypeCatalog, error) {
+	c, err := e.Catalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return catalogGPUTypes{c}, nil
+}
+
+// PlanGPUCluster runs every plan-time check of a GPU cluster before anything
+// is written: the static checks, residency (zone, KMS key, instance profile,
+// tags), the instance type (offered in the zone, a GPU type, EFA and cluster
+// placement supported), the capacity reservation, the subnet and the image.
+// Values not known yet (spec.Unknown) are checked at apply. An error is
+// returned only when the checks themselves could not run.
+func (e *Env) PlanGPUCluster(ctx context.Context, spec GPUClusterSpec) (*GPUClusterPlan, error) {
+	p := &GPUClusterPlan{Problems: spec.ValidateStatic()}
+	add := func(path, summary, detail string) {
+		p.Problems = append(p.Problems, Problem{Path: path, Summary: summary, Detail: detail})
+	}
+	region := e.Region()
+
+	zones, err := cloud.FindZones(ctx, e.Clients.EC2)
+	if err != nil {
+		return nil, err
+	}
+	zoneName := map[string]string{}
+	zoneByName := map[string]string{}
+	for _, z := range zones {
+		zoneName[z.ID], zoneByName[z.Name] = z.Name, z.ID
+	}
+	allowedZone := func(id string) bool {
+		r, err := residency.ParseZoneID(id)
+		return err == nil && e.Policy.RegionAllowed(r) && e.Policy.ZoneIDAllowed(id)
+	}
+
+	// Residency of what the spec names directly.
+	var refs []residency.Ref
+	if spec.ZoneID != "" && spec.Known("zone_id") {
+		refs = append(refs, residency.Ref{Path: "zone_id", Kind: residency.KindZoneID, Value: spec.ZoneID})
+	}
+	if spec.Zone != "" && spec.Known("zone") {
+		refs = append(refs, residency.Ref{Path: "zone", Kind: residency.KindZone, Value: spec.Zone})
+	}
+	if spec.KMSKeyARN != "" && spec.Known("kms_key_arn") {
+		refs = append(refs, residency.Ref{Path: "kms_key_arn", Kind: residency.KindKMSKey, Value: spec.KMSKeyARN})
+	}
+	if strings.HasPrefix(spec.InstanceProfile, "arn:") && spec.Known("instance_profile") {
+		refs = append(refs, residency.Ref{Path: "instance_profile", Kind: residency.KindARN, Value: spec.InstanceProfile})
+	}
+	tagsPath := ""
+	if spec.Known("tags") {
+		tagsPath = "tags"
+	}
+
+	// Where the cluster goes: zone_id, zone, the subnet's zone, the
+	// reservation's zone, else the first allowed zone offering the type.
+	zoneKnown := spec.Known("zone_id") && spec.Known("zone") && spec.Known("subnet_id") && spec.Known("capacity.reservation_id")
+	if spec.ZoneID != "" {
+		p.ZoneID = spec.ZoneID
+		if _, ok := zoneName[spec.ZoneID]; !ok && spec.Known("zone_id") {
+			if _, perr := residency.ParseZoneID(spec.ZoneID); perr == nil && e.Policy.RegionAllowed(mustRegion(spec.ZoneID)) {
+				add("zone_id", "Unknown zone", fmt.Sprintf("%s is not a zone of %s; zones there: %s.", spec.ZoneID, region, strings.Join(slices.Sorted(maps.Keys(zoneName)), ", ")))
+			}
+		}
+	}
+	if spec.Zone != "" && spec.Known("zone") {
+		id, ok := zoneByName[spec.Zone]
+		switch {
+		case !ok:
+			if r, perr := residency.ParseZoneName(spec.Zone); perr == nil && e.Policy.RegionAllowed(r) {
+				add("zone", "Unknown zone", fmt.Sprintf("%s is not a zone of %s; zones there: %s.", spec.Zone, region, strings.Join(slices.Sorted(maps.Keys(zoneByName)), ", ")))
+			}
+		case p.ZoneID != "" && p.ZoneID != id:
+			add("zone", "zone and zone_id disagree", fmt.Sprintf("zone %s is %s in this account, not %s: set only one of them.", spec.Zone, id, p.ZoneID))
+		default:
+			p.ZoneID = id
+		}
+	}
+	if spec.SubnetID != "" && spec.Known("subnet_id") {
+		sn, err := cloud.FindSubnet(ctx, e.Clients.EC2, spec.SubnetID)
+		switch {
+		case errors.Is(err, cloud.ErrNotFound):
+			add("subnet_id", "Subnet not found", fmt.Sprintf("%s does not exist in %s: set subnet_id to a subnet of this region, or leave it unset for the zone's default subnet.", spec.SubnetID, region))
+		case err != nil:
+			return nil, err
+		case p.ZoneID != "" && sn.ZoneID != p.ZoneID:
+			add("subnet_id", "Subnet in another zone", fmt.Sprintf("%s is in %s, the cluster in %s: choose a subnet in %s, or leave the zone unset to follow the subnet.", sn.ID, sn.ZoneID, p.ZoneID, p.ZoneID))
+		default:
+			p.SubnetID = sn.ID
+			if p.ZoneID == "" {
+				p.ZoneID = sn.ZoneID
+				refs = append(refs, residency.Ref{Path: "subnet_id", Kind: residency.KindZoneID, Value: sn.ZoneID})
+			}
+		}
+	}
+	if id := spec.Capacity.ReservationID; id != "" && spec.Known("capacity.reservation_id") && reservationIDRE.MatchString(id) {
+		r, err := cloud.FindCapacityReservation(ctx, e.Clients.EC2, id)
+		switch {
+		case errors.Is(err, cloud.ErrNotFound):
+			add("capacity.reservation_id", "Capacity reservation not found", fmt.Sprintf("%s does not exist in %s (or belongs to another account): check the id.", id, region))
+		case err != nil:
+			return nil, err
+		default:
+			p.Problems = append(p.Problems, spec.checkReservation(r, p.ZoneID)...)
+			if p.ZoneID == "" && r.ZoneID != "" {
+				p.ZoneID = r.ZoneID
+				refs = append(refs, residency.Ref{Path: "capacity.reservation_id", Kind: residency.KindZoneID, Value: r.ZoneID})
+			}
+		}
+	}
+
+	vs, err := e.CheckResidency(ctx, refs, spec.Tags, tagsPath)
+	if err != nil {
+		return nil, err
+	}
+	p.Violations = vs
+	zoneViolated := false
+	for _, v := range vs {
+		if v.Path != "tags" && v.Path != "kms_key_arn" && v.Path != "instance_profile" {
+			zoneViolated = true
+		}
+	}
+
+	if spec.Known("instance_type") {
+		cat, err := e.gpuTypes(ctx)
+		if err != nil {
+			return nil, err
+		}
+		offered := cat.OfferedZoneIDs(spec.InstanceType)
+		if p.ZoneID == "" && zoneKnown {
+			for _, z := range offered {
+				if allowedZone(z) {
+					p.ZoneID = z
+					break
+				}
+			}
+		}
+		checkZone := p.ZoneID
+		if zoneViolated || !zoneKnown {
+			checkZone = ""
+		}
+		info, efa, ps := spec.checkType(cat, region, checkZone, allowedZone)
+		p.Type, p.EFAInterfaces = info, efa
+		p.Problems = append(p.Problems, ps...)
+		for _, z := range offered {
+			if allowedZone(z) {
+				p.allowedOffered = append(p.allowedOffered, z)
+			}
+		}
+		if spec.ZoneFallback {
+			for _, z := range offered {
+				if z != p.ZoneID && allowedZone(z) {
+					p.FallbackZones = append(p.FallbackZones, z)
+				}
+			}
+		}
+	}
+	p.Zone = zoneName[p.ZoneID]
+
+	if p.SubnetID == "" && p.ZoneID != "" && !zoneViolated && zoneKnown && spec.Known("vpc_id") {
+		sn, err := cloud.FindSubnetInZone(ctx, e.Clients.EC2, p.ZoneID, spec.VPCID)
+		switch {
+		case errors.Is(err, cloud.ErrNotFound) && spec.VPCID != "":
+			add("vpc_id", "No subnet in zone", fmt.Sprintf("%s has no subnet in %s: create one, or set subnet_id.", spec.VPCID, p.ZoneID))
+		case errors.Is(err, cloud.ErrNotFound):
+			add(spec.zonePath(), "No default subnet", fmt.Sprintf("%s has no default subnet: set subnet_id, or vpc_id to pick a subnet of that VPC.", p.ZoneID))
+		case err != nil:
+			return nil, err
+		default:
+			p.SubnetID = sn.ID
+		}
+	}
+
+	if spec.Image != "" && spec.Known("image") {
+		im, err := cloud.ResolveImage(ctx, e.Clients.EC2, e.Clients.SSM, spec.Image)
+		switch {
+		case errors.Is(err, cloud.ErrNotFound):
+			fix := "use an AMI id of this region (ami-...) or an SSM parameter that holds one"
+			add("image", "Image not found", fmt.Sprintf("%s: %v: %s.", spec.Image, err, fix))
+		case err != nil:
+			return nil, err
+		default:
+			p.ImageID = im.ID
+			p.Template.RootDeviceName = im.RootDeviceName
+		}
+	}
+
+	pg := spec.PlacementGroup
+	if pg == "" {
+		pg = cloud.GPUClusterResourceName(spec.Name)
+	}
+	p.Template = cloud.NodeTemplate{
+		InstanceType:    spec.InstanceType,
+		ImageID:         p.ImageID,
+		RootDeviceName:  p.Template.RootDeviceName,
+		InstanceProfile: spec.InstanceProfile,
+		KMSKeyID:        spec.KMSKeyARN,
+		RootVolume:      spec.RootVolume,
+		DataVolumes:     spec.DataVolumes,
+		UserData:        spec.UserData,
+		Capacity:        spec.Capacity,
+		PlacementGroup:  pg,
+		Tags:            e.MergeTags(spec.Tags),
+	}
+	if p.Template.Capacity.Type == "" {
+		p.Template.Capacity.Type = cloud.CapacityOnDemand
+	}
+	return p, nil
+}
+
+func mustRegion(zoneID string) string {
+	r, _ := residency.ParseZoneID(zoneID)
+	return r
+}
+
+// CapacityExhaustedError is a launch that found no capacity in any zone it
+// was allowed to try.
+type CapacityExhaustedError struct {
+	InstanceType string
+	Nodes        int
+	Tried        []*cloud.CapacityError
+	// Untried are allowed zones offering the type that zone_fallback = false
+	// kept out.
+	Untried []string
+}
+
+func (e *CapacityExhaustedError) Error() string {
+	var tried []string
+	for _, t := range e.Tried {
+		tried = append(tried, fmt.Sprintf("%s (%d attempts: %v)", t.ZoneID, t.Attempts, t.Err))
+	}
+	s := fmt.Sprintf("no capacity for %d x %s; tried %s", e.Nodes, e.InstanceType, strings.Join(tried, "; "))
+	if len(e.Untried) > 0 {
+		s += fmt.Sprintf(". Set zone_fallback = true to also try %s (inside the jurisdiction)", strings.Join(e.Untried, ", "))
+	} else {
+		s += ". No other allowed zone offers the type: retry later, use a capacity reservation or capacity block, or choose another type"
+	}
+	return s
+}
+
+// CreateGPUCluster creates the cluster: its placement group (unless an
+// existing one is named), its launch template, and its nodes, then waits
+// until they run. It is idempotent: whatever an interrupted earlier attempt
+// created is found by its tags and completed, never launched twice. On error
+// it returns what exists with the error, so the caller can record it (a
+// partial cluster must stay in state, tainted, never orphaned); the cluster
+// is nil only when nothing was created.
+func (e *Env) CreateGPUCluster(ctx context.Context, spec GPUClusterSpec, o GPUClusterOptions) (*cloud.GPUCluster, error) {
+	return e.convergeGPUCluster(ctx, spec, o)
+}
+
+// UpdateGPUCluster converges an existing cluster on spec: scale in (highest
+// indices first), scale out or repair lost nodes, roll nodes whose launch
+// configuration changed (Rollout), and retag. Like CreateGPUCluster it
+// returns what exists alongside any error.
+func (e *Env) UpdateGPUCluster(ctx context.Context, spec GPUClusterSpec, o GPUClusterOptions) (*cloud.GPUCluster, error) {
+	return e.convergeGPUCluster(ctx, spec, o)
+}
+
+// FindGPUCluster reads cluster name (three EC2 calls up to 1000 nodes).
+// A cluster that does not exist is cloud.ErrNotFound.
+func (e *Env) FindGPUCluster(ctx context.Context, name string) (*cloud.GPUCluster, error) {
+	return cloud.FindGPUCluster(ctx, e.Clients.EC2, name)
+}
+
+// FindGPUClusterTemplate reads back the node template of a cluster's latest
+// launch template version, for import.
+func (e *Env) FindGPUClusterTemplate(ctx context.Context, c *cloud.GPUCluster) (cloud.NodeTemplate, error) {
+	if c.LaunchTemplateID == "" {
+		return cloud.NodeTemplate{}, cloud.ErrNotFound
+	}
+	return cloud.FindGPUClusterTemplate(ctx, e.Clients.EC2, c.LaunchTemplateID, c.LaunchTemplateVersion)
+}
+
+// DeleteGPUCluster terminates every node and waits until they are gone, then
+// deletes the placement group it owns and the launch template.
+func (e *Env) DeleteGPUCluster(ctx context.Context, name string, o GPUClusterOptions) error {
+	o.progress("deleting GPU cluster %s", name)
+	w := o.Wait
+	w.Progress = func(ready, total int, _ []string) { o.progress("GPU cluster %s: %d of %d nodes terminated", name, ready, total) }
+	return cloud.DeleteGPUCluster(ctx, e.Clients.EC2, name, w)
+}
+
+func (e *Env) convergeGPUCluster(ctx context.Context, spec GPUClusterSpec, o GPUClusterOptions) (*cloud.GPUCluster, error) {
+	spec.Unknown = nil
+	// Check again at apply, with every value known: fail closed.
+	plan, err := e.PlanGPUCluster(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := plan.Err(e.Policy); err != nil {
+		return nil, err
+	}
+	api := e.Clients.EC2
+	owned := spec.PlacementGroup == ""
+	tmpl := plan.Template
+	var oldTags map[string]string
+	if c, err := cloud.FindGPUCluster(ctx, api, spec.Name); err == nil {
+		oldTags = c.LaunchTemplateTags
+	} else if !errors.Is(err, cloud.ErrNotFound) {
+		return nil, err
+	}
+	if owned {
+		if err := cloud.EnsurePlacementGroup(ctx, api, tmpl.PlacementGroup, map[string]string{cloud.TagCluster: spec.Name}); err != nil {
+			return e.partial(ctx, spec.Name, err)
+		}
+	}
+	ref, err := cloud.EnsureLaunchTemplate(ctx, api, spec.Name, tmpl, owned)
+	if err != nil {
+		return e.partial(ctx, spec.Name, err)
+	}
+	if err := e.reconcileNodes(ctx, spec, plan, ref, o); err != nil {
+		return e.partial(ctx, spec.Name, err)
+	}
+	c, err := cloud.FindGPUCluster(ctx, api, spec.Name)
+	if err != nil {
+		return nil, err
+	}
+	if ref.Changed && oldTags != nil {
+		if err := retagNodes(ctx, api, c, tmpl.Tags, oldTags); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+// partial returns what exists of the cluster together with err.
+func (e *Env) partial(ctx context.Context, name string, err error) (*cloud.GPUCluster, error) {
+	c, ferr := cloud.FindGPUCluster(ctx, e.Clients.EC2, name)
+	if ferr != nil {
+		return nil, err
+	}
+	return c, err
+}
+
+// retagNodes gives the nodes and their volumes the template's tags, and
+// removes the user tags the template no longer has.
+func retagNodes(ctx context.Context, api cloud.TagGPUClusterAPI, c *cloud.GPUCluster, tags, oldTags map[string]string) error {
+	var ids []string
+	for _, n := range c.Nodes {
+		ids = append(ids, n.InstanceID)
+		ids = append(ids, n.VolumeIDs...)
+	}
+	var remove []string
+	for k := range oldTags {
+		if _, keep := tags[k]; !keep && !strings.HasPrefix(k, "mlplatform:") && !strings.HasPrefix(k, "aws:") {
+			remove = append(remove, k)
+		}
+	}
+	slices.Sort(remove)
+	if len(ids) == 0 {
+		return nil
+	}
+	return cloud.TagGPUCluster(ctx, api, ids, tags, remove)
+}
+
+// reconcileNodes brings the nodes in line with the plan: remove, launch,
+// roll.
+func (e *Env) reconcileNodes(ctx context.Context, spec GPUClusterSpec, plan *GPUClusterPlan, ref cloud.LaunchTemplateRef, o GPUClusterOptions) error {
+	api := e.Clients.EC2
+	live, _, err := cloud.FindGPUNodes(ctx, api, spec.Name)
+	if err != nil {
+		return err
+	}
+	hash := plan.Template.NodeHash()
+	np := PlanNodes(live, spec.NodeCount, hash, spec.InstanceType, spec.Rollout)
+	o.progress("GPU cluster %s: %d nodes to keep, %d to launch, %d to remove, %d batches to roll", spec.Name, len(np.Keep), len(np.Launch), len(np.Remove), len(np.Roll))
+
+	if err := e.terminate(ctx, spec.Name, np.Remove, o); err != nil {
+		return err
+	}
+	// The cluster stays in the zone of the nodes it keeps (one cluster
+	// placement group cannot span zones); a cluster without nodes may fall
+	// back to other zones.
+	target := launchTarget{zoneID: plan.ZoneID, subnetID: plan.SubnetID, fallback: plan.FallbackZones}
+	if existing := append(slices.Clone(np.Keep), flatten(np.Roll)...); len(existing) > 0 {
+		target.fallback = nil
+		if n := existing[0]; n.ZoneID != "" && n.ZoneID != plan.ZoneID {
+			target = launchTarget{zoneID: n.ZoneID, subnetID: n.SubnetID}
+		}
+	}
+	launchCtx := launchContext{spec: spec, plan: plan, ref: ref, hash: hash, o: o}
+	if len(np.Launch) > 0 {
+		ref, err = e.launch(ctx, &launchCtx, &target, np.Launch)
+		if err != nil {
+			return err
+		}
+		launchCtx.ref = ref
+	}
+	for i, step := range RollSteps(np, spec.Rollout) {
+		o.progress("GPU cluster %s: rolling batch %d of %d (nodes %s, %s)", spec.Name, i+1, len(np.Roll), cloud.FormatIndices(step.Launch), strategyName(step.LaunchFirst))
+		if !step.LaunchFirst {
+			if err := e.terminate(ctx, spec.Name, step.Terminate, o); err != nil {
+				return err
+			}
+		}
+		target.fallback = nil
+		if launchCtx.ref, err = e.launch(ctx, &launchCtx, &target, step.Launch); err != nil {
+			return err
+		}
+		if step.LaunchFirst {
+			if err := e.terminate(ctx, spec.Name, step.Terminate, o); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func strategyName(launchFirst bool) string {
+	if launchFirst {
+		return RolloutLaunchFirst
+	}
+	return RolloutTerminateFirst
+}
+
+func flatten(bs [][]cloud.GPUNode) []cloud.GPUNode {
+	var out []cloud.GPUNode
+	for _, b := range bs {
+		out = append(out, b...)
+	}
+	return out
+}
+
+type launchTarget struct {
+	zoneID, subnetID string
+	fallback         []string
+}
+
+type launchContext struct {
+	spec GPUClusterSpec
+	plan *GPUClusterPlan
+	ref  cloud.LaunchTemplateRef
+	hash string
+	o    GPUClusterOptions
+}
+
+func (e *Env) terminate(ctx context.Context, name string, nodes []cloud.GPUNode, o GPUClusterOptions) error {
+	if len(nodes) == 0 {
+		return nil
+	}
+	ids := make([]string, 0, len(nodes))
+	for _, n := range nodes {
+		ids = append(ids, n.InstanceID)
+	}
+	o.progress("GPU cluster %s: terminating %d nodes", name, len(ids))
+	if err := cloud.TerminateGPUNodes(ctx, e.Clients.EC2, ids); err != nil {
+		return err
+	}
+	w := o.Wait
+	w.Progress = func(ready, total int, _ []string) { o.progress("GPU cluster %s: %d of %d nodes terminated", name, ready, total) }
+	return cloud.WaitGPUNodesTerminated(ctx, e.Clients.EC2, ids, w)
+}
+
+// launch launches indices in the target zone, falling back to the target's
+// other zones on capacity errors, and waits until the nodes run. It moves
+// target to the zone that had capacity and returns the template reference
+// with its launch sequence moved on.
+func (e *Env) launch(ctx context.Context, lc *launchContext, target *launchTarget, indices []int) (cloud.LaunchTemplateRef, error) {
+	spec, o := lc.spec, lc.o
+	api := e.Clients.EC2
+	zones := append([]string{target.zoneID}, target.fallback...)
+	exhausted := &CapacityExhaustedError{InstanceType: spec.InstanceType, Nodes: len(indices)}
+	if !spec.ZoneFallback {
+		exhausted.Untried = lc.offeredElsewhere(target.zoneID)
+	}
+	ref := lc.ref
+	for i, zoneID := range zones {
+		subnetID := target.subnetID
+		if i > 0 || subnetID == "" {
+			sn, err := cloud.FindSubnetInZone(ctx, api, zoneID, spec.VPCID)
+			if err != nil {
+				return ref, fmt.Errorf("finding a subnet in %s: %w", zoneID, err)
+			}
+			subnetID = sn.ID
+		}
+		o.progress("GPU cluster %s: launching %d x %s in %s (nodes %s)", spec.Name, len(indices), spec.InstanceType, zoneID, cloud.FormatIndices(indices))
+		b := cloud.Backoff{Attempts: spec.CapacityRetry.Attempts, Initial: spec.CapacityRetry.InitialDelay, Sleep: o.Sleep,
+			OnRetry: func(attempt int, wait time.Duration, err error) {
+				o.progress("GPU cluster %s: no capacity in %s (attempt %d): retrying in %s", spec.Name, zoneID, attempt, wait)
+			}}
+		nodes, seq, err := cloud.LaunchGPUNodes(ctx, api, cloud.Launch{
+			Cluster: spec.Name, Template: ref, Indices: indices, SubnetID: subnetID, ZoneID: zoneID,
+			SecurityGroupIDs: spec.SecurityGroupIDs, EFAInterfaces: lc.plan.EFAInterfaces, SpecHash: lc.hash, Tags: lc.plan.Template.Tags,
+		}, b)
+		ref.Seq = seq
+		var ce *cloud.CapacityError
+		if errors.As(err, &ce) && len(nodes) == 0 {
+			exhausted.Tried = append(exhausted.Tried, ce)
+			continue
+		}
+		if err != nil {
+			return ref, err
+		}
+		*target = launchTarget{zoneID: zoneID, subnetID: subnetID}
+		ids := make([]string, 0, len(nodes))
+		for _, n := range nodes {
+			ids = append(ids, n.InstanceID)
+		}
+		w := o.Wait
+		w.Progress = func(ready, total int, _ []string) {
+			o.progress("GPU cluster %s: %d of %d new nodes running", spec.Name, ready, total)
+		}
+		if _, err := cloud.WaitGPUNodesRunning(ctx, api, ids, w); err != nil {
+			return ref, err
+		}
+		return ref, nil
+	}
+	return ref, exhausted
+}
+
+// offeredElsewhere lists the allowed zones other than zoneID offering the
+// type, for the hint to turn zone_fallback on.
+func (lc *launchContext) offeredElsewhere(zoneID string) []string {
+	var out []string
+	for _, z := range lc.plan.allowedOffered {
+		if z != zoneID {
+			out = append(out, z)
+		}
+	}
+	return out
+}
