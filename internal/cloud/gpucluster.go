@@ -88,7 +88,7 @@ type GPUCluster struct {
 	LaunchSeq             int64
 	PlacementGroupName    string
 	PlacementGroupOwned   bool
-	PlacementGroupState   string // empty when not found
+	PlacementGroupState   string    // empty when not found
 	Nodes                 []GPUNode // live nodes, sorted by index then launch time
 	Gone                  []GPUNode // shutting-down and terminated nodes still listed
 }

@@ -170,4 +170,3 @@ func ResolveImage(ctx context.Context, ec2api FindImageAPI, ssmapi SSMParameterA
 	im := out.Images[0]
 	return Image{ID: id, Name: aws.ToString(im.Name), Architecture: string(im.Architecture), RootDeviceName: aws.ToString(im.RootDeviceName)}, nil
 }
-

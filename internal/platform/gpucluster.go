@@ -116,7 +116,9 @@ var reservationIDRE = regexp.MustCompile(`^cr-[0-9a-f]{8,17}$`)
 // capacity, rollout and volume settings, and their coherence.
 func (s *GPUClusterSpec) ValidateStatic() []Problem {
 	var ps []Problem
-	add := func(path, summary, detail string) { ps = append(ps, Problem{Path: path, Summary: summary, Detail: detail}) }
+	add := func(path, summary, detail string) {
+		ps = append(ps, Problem{Path: path, Summary: summary, Detail: detail})
+	}
 	if s.Known("name") && !clusterNameRE.MatchString(s.Name) {
 		add("name", "Invalid cluster name", fmt.Sprintf("%q: use 1 to 100 letters, digits, '-', '_' or '.', starting with a letter or digit. It names the launch template (mlplatform-NAME) and tags every node.", s.Name))
 	}
@@ -227,7 +229,9 @@ type GPUTypeCatalog interface {
 // and the EFA interface count to use.
 func (s *GPUClusterSpec) checkType(cat GPUTypeCatalog, region, zoneID string, allowedZone func(string) bool) (GPUTypeInfo, int, []Problem) {
 	var ps []Problem
-	add := func(path, summary, detail string) { ps = append(ps, Problem{Path: path, Summary: summary, Detail: detail}) }
+	add := func(path, summary, detail string) {
+		ps = append(ps, Problem{Path: path, Summary: summary, Detail: detail})
+	}
 	listOr := func(xs []string, none string) string {
 		if len(xs) == 0 {
 			return none

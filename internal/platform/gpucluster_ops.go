@@ -346,7 +346,9 @@ func (e *Env) FindGPUClusterTemplate(ctx context.Context, c *cloud.GPUCluster) (
 func (e *Env) DeleteGPUCluster(ctx context.Context, name string, o GPUClusterOptions) error {
 	o.progress("deleting GPU cluster %s", name)
 	w := o.Wait
-	w.Progress = func(ready, total int, _ []string) { o.progress("GPU cluster %s: %d of %d nodes terminated", name, ready, total) }
+	w.Progress = func(ready, total int, _ []string) {
+		o.progress("GPU cluster %s: %d of %d nodes terminated", name, ready, total)
+	}
 	return cloud.DeleteGPUCluster(ctx, e.Clients.EC2, name, w)
 }
 
@@ -517,7 +519,9 @@ func (e *Env) terminate(ctx context.Context, name string, nodes []cloud.GPUNode,
 		return err
 	}
 	w := o.Wait
-	w.Progress = func(ready, total int, _ []string) { o.progress("GPU cluster %s: %d of %d nodes terminated", name, ready, total) }
+	w.Progress = func(ready, total int, _ []string) {
+		o.progress("GPU cluster %s: %d of %d nodes terminated", name, ready, total)
+	}
 	return cloud.WaitGPUNodesTerminated(ctx, e.Clients.EC2, ids, w)
 }
 
