@@ -7,14 +7,6 @@ import (
 	"testing"
 )
 
-func randMat(r *rand.Rand, n int) []float32 {
-	s := make([]float32, n)
-	for i := range s {
-		s[i] = float32(r.Float64()*2 - 1)
-	}
-	return s
-}
-
 // refGemm is the float64 reference: C = alpha*op(A)*op(B) + beta*C.
 func refGemm(transA, transB bool, m, n, k int, alpha float64, a []float32, lda int, b []float32, ldb int, beta float64, c []float32, ldc int) []float64 {
 	out := make([]float64, m*n)

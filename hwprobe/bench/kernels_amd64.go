@@ -63,9 +63,9 @@ func streamKernels() (streamImpl, bool) {
 	}
 	return streamImpl{
 		name: "avx512-nt", align: 32,
-		copy: func(d, s []float64) { streamCopy(&d[0], &s[0], len(d)) },
+		copy:  func(d, s []float64) { streamCopy(&d[0], &s[0], len(d)) },
 		scale: func(d, s []float64, q float64) { streamScale(&d[0], &s[0], len(d), q) },
-		add: func(d, x, y []float64) { streamAdd(&d[0], &x[0], &y[0], len(d)) },
+		add:   func(d, x, y []float64) { streamAdd(&d[0], &x[0], &y[0], len(d)) },
 		triad: func(d, x, y []float64, q float64) { streamTriad(&d[0], &x[0], &y[0], len(d), q) },
 	}, true
 }

@@ -21,7 +21,7 @@ func main() {
 type asm struct{ bytes.Buffer }
 
 func (a *asm) f(format string, args ...any) { fmt.Fprintf(&a.Buffer, "\t"+format+"\n", args...) }
-func (a *asm) label(l string)              { fmt.Fprintf(&a.Buffer, "%s:\n", l) }
+func (a *asm) label(l string)               { fmt.Fprintf(&a.Buffer, "%s:\n", l) }
 
 func generate() []byte {
 	var a asm
@@ -238,9 +238,9 @@ func sgemmAVX2(a *asm) {
 func streamAVX512(a *asm) {
 	type kernel struct {
 		name, sig string
-		args     []string // loaded into SI, DI, R9 in order: dst first
-		scalar   bool
-		body     func(off int)
+		args      []string // loaded into SI, DI, R9 in order: dst first
+		scalar    bool
+		body      func(off int)
 	}
 	kernels := []kernel{
 		{"streamCopy", "dst, src *float64, n int", []string{"dst+0(FP)", "src+8(FP)"}, false, func(off int) {

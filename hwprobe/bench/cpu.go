@@ -1,0 +1,160 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"time"
+)
+
+// bestSgemmKernel is the fastest fp32 micro-kernel this host supports.
+func bestSgemmKernel() sgemmKernel { return sgemmKernels()[0] }
+
+// builtinGemmResult times the built-in GEMM on an n x n x n product (fp32,
+// or bf16 inputs with fp32 accumulation) after one warm-up call, and checks
+// a sample of the product against float64.
+func builtinGemmResult(ctx context.Context, cfg config, bf16 bool, peak cpuPeak) Result {
+	name, kern, tol, peakG := "cpu_sgemm", bestSgemmKernel(), 1e-4, peak.GFLOPS32()
+	if bf16 {
+		k, ok := bf16Kernel()
+		if !ok {
+			return notRun("cpu_bf16_gemm", "cpu", "no bf16 dot-product instructions (avx512_bf16) on this CPU")
+		}
+		// VDPBF16PS does two multiply-adds per fp32 lane: twice the fp32 rate.
+		name, kern, tol, peakG = "cpu_bf16_gemm", k, 2e-2, 2*peak.GFLOPS32()
+	}
+	n := cfg.gemmN
+	g := newGemm(kern, bf16, cfg.threads)
+	r := rand.New(rand.NewPCG(1, 2))
+	x, y, z := randMat(r, n*n), randMat(r, n*n), make([]float32, n*n)
+	g.Sgemm(false, false, n, n, n, 1, x, n, y, n, 0, z, n)
+	if err := checkGemmSample(x, y, z, n, tol); err != nil {
+		return notRun(name, "cpu", fmt.Sprintf("built-in %s kernel gave a wrong product: %v", kern.name, err))
+	}
+	flops := 2 * float64(n) * float64(n) * float64(n)
+	var rates []float64
+	for range cfg.gemmReps {
+		if err := ctx.Err(); err != nil {
+			return notRun(name, "cpu", err.Error())
+		}
+		t0 := time.Now()
+		g.Sgemm(false, false, n, n, n, 1, x, n, y, n, 0, z, n)
+		rates = append(rates, flops/time.Since(t0).Seconds()/1e9)
+	}
+	p := mergeParams(peak.params(), map[string]string{
+		"n": strconv.Itoa(n), "threads": strconv.Itoa(g.threads),
+		"mr": strconv.Itoa(kern.mr), "nr": strconv.Itoa(kern.nr),
+		"mc": strconv.Itoa(g.mc), "kc": strconv.Itoa(g.kc), "nc": strconv.Itoa(g.nc),
+	})
+	if bf16 {
+		p["peak_note"] = "bf16 peak assumed twice the fp32 FMA rate"
+	}
+	return measured(name, kern.name, "GFLOP/s", rates, peakG, p)
+}
+
+// cpuStreamResults sizes the arrays at four times the last-level cache (at
+// least 16M elements) and runs the STREAM kernels.
+func cpuStreamResults(ctx context.Context, cfg config) []Result {
+	names := []string{"cpu_stream_copy", "cpu_stream_scale", "cpu_stream_add", "cpu_stream_triad"}
+	llc, src := lastLevelCache("/sys/devices/system/cpu")
+	elements := max(int(4*llc/8), 16<<20)
+	impl, _ := streamKernels()
+	rs, err := streamResults(ctx, streamConfig{elements: elements, reps: cfg.streamReps, threads: cfg.threads}, impl,
+		map[string]string{"llc_bytes": strconv.FormatInt(llc, 10), "llc_source": src})
+	if err != nil {
+		out := make([]Result, len(names))
+		for i, n := range names {
+			out[i] = notRun(n, "cpu", err.Error())
+		}
+		return out
+	}
+	return rs
+}
+
+// cpuMLPResults trains and runs the MLP on synthetic data: samples/s of a
+// full SGD step, batch-1 latency percentiles and large-batch throughput.
+// sgemmGFLOPS, when measured, gives the step's efficiency against GEMM.
+func cpuMLPResults(ctx context.Context, cfg config, peak cpuPeak, sgemmGFLOPS float64) []Result {
+	names := []string{"cpu_mlp_train", "cpu_mlp_infer_p50", "cpu_mlp_infer_p90", "cpu_mlp_infer_p99", "cpu_mlp_infer_throughput"}
+	fail := func(err error) []Result {
+		out := make([]Result, len(names))
+		for i, n := range names {
+			out[i] = notRun(n, "cpu", err.Error())
+		}
+		return out
+	}
+	kern := bestSgemmKernel()
+	m := newMLP(cfg.mlpDims, newGemm(kern, false, cfg.threads), 1)
+	r := rand.New(rand.NewPCG(3, 4))
+	in, outW := cfg.mlpDims[0], cfg.mlpDims[len(cfg.mlpDims)-1]
+	base := map[string]string{"dims": fmt.Sprint(cfg.mlpDims), "threads": strconv.Itoa(cfg.threads), "activation": "relu", "loss": "mse", "optimizer": "sgd"}
+
+	// Training.
+	B := cfg.trainBatch
+	x, y := randMat(r, B*in), randMat(r, B*outW)
+	m.trainStep(x, y, B, 1e-3) // warm-up
+	var trainRates []float64
+	for range cfg.trainReps {
+		if err := ctx.Err(); err != nil {
+			return fail(err)
+		}
+		t0 := time.Now()
+		m.trainStep(x, y, B, 1e-3)
+		trainRates = append(trainRates, float64(B)/time.Since(t0).Seconds())
+	}
+	flopsTrain := m.trainFlopsPerSample()
+	tp := mergeParams(base, peak.params(), map[string]string{"batch": strconv.Itoa(B), "flops_per_sample": ftoa(flopsTrain)})
+	train := measured("cpu_mlp_train", kern.name, "samples/s", trainRates, peak.GFLOPS32()*1e9/flopsTrain, tp)
+	train.Params["gflops"] = ftoa(train.Value * flopsTrain / 1e9)
+	if sgemmGFLOPS > 0 {
+		train.Params["efficiency_vs_sgemm"] = ftoa(train.Value * flopsTrain / 1e9 / sgemmGFLOPS)
+	}
+
+	// Batch-1 latency (single stream).
+	x1 := randMat(r, in)
+	for range 20 {
+		m.forward(x1, 1)
+	}
+	lat := make([]float64, 0, cfg.latencyReps)
+	for range cfg.latencyReps {
+		if err := ctx.Err(); err != nil {
+			return fail(err)
+		}
+		t0 := time.Now()
+		m.forward(x1, 1)
+		lat = append(lat, time.Since(t0).Seconds()*1e3)
+	}
+	s := summarize(lat)
+	var out []Result
+	out = append(out, train)
+	for _, p := range []struct {
+		name string
+		pct  float64
+	}{{"cpu_mlp_infer_p50", 50}, {"cpu_mlp_infer_p90", 90}, {"cpu_mlp_infer_p99", 99}} {
+		out = append(out, Result{
+			Name: p.name, Device: "cpu", Backend: kern.name + "-gemv", Ran: true,
+			Value: percentile(lat, p.pct), Unit: "ms", HigherIsBetter: false,
+			Reps: len(lat), Spread: s.spread(),
+			Params: mergeParams(base, map[string]string{"batch": "1", "warmup": "20", "peak_note": "no peak for latency"}),
+		})
+	}
+
+	// Offline throughput at a large batch.
+	Bi := cfg.inferBatch
+	xi := randMat(r, Bi*in)
+	m.forward(xi, Bi)
+	var thr []float64
+	for range cfg.throughputReps {
+		if err := ctx.Err(); err != nil {
+			return fail(err)
+		}
+		t0 := time.Now()
+		m.forward(xi, Bi)
+		thr = append(thr, float64(Bi)/time.Since(t0).Seconds())
+	}
+	flopsInf := m.forwardFlopsPerSample()
+	ip := mergeParams(base, peak.params(), map[string]string{"batch": strconv.Itoa(Bi), "flops_per_sample": ftoa(flopsInf)})
+	out = append(out, measured("cpu_mlp_infer_throughput", kern.name, "samples/s", thr, peak.GFLOPS32()*1e9/flopsInf, ip))
+	return out
+}

@@ -1,0 +1,19 @@
+//go:build !((linux || darwin || freebsd) && (amd64 || arm64))
+
+package bench
+
+import "errors"
+
+var errNoDlopen = errors.New("run-time library loading is not supported on this platform")
+
+func dlopenFirst([]string) (uintptr, string, error) { return 0, "", errNoDlopen }
+
+func bindSymbols(uintptr, string, map[string]any) error { return errNoDlopen }
+
+func hasSymbol(uintptr, string) bool { return false }
+
+func dlclose(uintptr) {}
+
+const dynamicLoading = false
+
+func symbolAddr(uintptr, string) uintptr { return 0 }
