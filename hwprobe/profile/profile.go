@@ -39,6 +39,8 @@
 //	}
 package profile
 
+import "strings"
+
 // Version is the profile schema version this package reads and writes.
 const Version = 1
 
@@ -131,10 +133,15 @@ type Report struct {
 	KMSKeyID string `hcl:"kms_key_id,optional"`
 }
 
-// IsOptional reports whether the check id is listed in OptionalChecks.
+// IsOptional reports whether the check id is listed in OptionalChecks,
+// exactly or under a prefix entry ending in ".*" ("host.*" covers
+// "host.region").
 func (p *Profile) IsOptional(id string) bool {
 	for _, o := range p.OptionalChecks {
 		if o == id {
+			return true
+		}
+		if prefix, ok := strings.CutSuffix(o, "*"); ok && strings.HasSuffix(prefix, ".") && strings.HasPrefix(id, prefix) {
 			return true
 		}
 	}

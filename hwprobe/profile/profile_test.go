@@ -168,3 +168,13 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+func TestIsOptional(t *testing.T) {
+	p := &Profile{OptionalChecks: []string{"gpu.xid", "host.*"}}
+	tests := map[string]bool{"gpu.xid": true, "gpu.xids": false, "host.region": true, "host": false, "hostx.region": false, "gpu.count": false}
+	for id, want := range tests {
+		if got := p.IsOptional(id); got != want {
+			t.Errorf("IsOptional(%q) = %v", id, got)
+		}
+	}
+}
