@@ -11,8 +11,8 @@ import (
 	"strings"
 
 	"github.com/mlplatform/mlplatform/hwprobe/bench"
-	"github.com/mlplatform/mlplatform/hwprobe/profile"
 	"github.com/mlplatform/mlplatform/hwprobe/probe"
+	"github.com/mlplatform/mlplatform/hwprobe/profile"
 )
 
 // Status is the outcome of one check.

@@ -122,8 +122,8 @@ func TestValidateGPU(t *testing.T) {
 			wantExit: ExitFail, wantCheck: "gpu.pcie_width", wantSubj: "gpu6", wantStatus: Fail, wantReason: []string{"degraded to x8"},
 		},
 		{
-			name: "wrong model",
-			lib: func() gpu.Library { return gputest.DGXA100() },
+			name:     "wrong model",
+			lib:      func() gpu.Library { return gputest.DGXA100() },
 			wantExit: ExitFail, wantCheck: "gpu.model", wantSubj: "gpu0", wantStatus: Fail, wantReason: []string{"A100"},
 		},
 		{
@@ -136,8 +136,8 @@ func TestValidateGPU(t *testing.T) {
 			wantExit: ExitFail, wantCheck: "gpu.health", wantSubj: "gpu2", wantStatus: Fail, wantReason: []string{"GPU_IS_LOST"},
 		},
 		{
-			name: "nvml library absent",
-			lib: func() gpu.Library { return gputest.NoLibrary() },
+			name:     "nvml library absent",
+			lib:      func() gpu.Library { return gputest.NoLibrary() },
 			wantExit: ExitCannotRun, wantCheck: "gpu.count", wantStatus: NotRun, wantReason: []string{"NVML library not found"},
 		},
 	}
