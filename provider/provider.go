@@ -155,6 +155,7 @@ func (p *mlplatformProvider) Configure(ctx context.Context, req provider.Configu
 func (p *mlplatformProvider) Resources(_ context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		NewResidencyGuardResource,
+		NewGPUClusterResource,
 	}
 }
 

@@ -76,7 +76,7 @@ type LaunchTemplateRef struct {
 func EnsureLaunchTemplate(ctx context.Context, api EnsureLaunchTemplateAPI, cluster string, tmpl NodeTemplate, pgOwned bool) (LaunchTemplateRef, error) {
 	name := GPUClusterResourceName(cluster)
 	hash := tmpl.TemplateHash()
-	data := tmpl.launchTemplateData(map[string]string{TagCluster: cluster, TagSpecHash: tmpl.NodeHash()})
+	data := tmpl.launchTemplateData(map[string]string{TagCluster: cluster})
 	ltTags := maps.Clone(tmpl.Tags)
 	if ltTags == nil {
 		ltTags = map[string]string{}

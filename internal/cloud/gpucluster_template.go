@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -67,6 +68,15 @@ func (t NodeTemplate) NodeHash() string {
 	c.Tags = nil
 	b, _ := json.Marshal(c)
 	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+// NodeHash fingerprints a node: its template's NodeHash and how it is
+// attached to the network (security groups, EFA interface count).
+func NodeHash(t NodeTemplate, securityGroupIDs []string, efa int) string {
+	sgs := slices.Clone(securityGroupIDs)
+	slices.Sort(sgs)
+	sum := sha256.Sum256([]byte(t.NodeHash() + "\x00" + strings.Join(sgs, ",") + "\x00" + strconv.Itoa(efa)))
 	return hex.EncodeToString(sum[:8])
 }
 

@@ -433,7 +433,7 @@ func (e *Env) reconcileNodes(ctx context.Context, spec GPUClusterSpec, plan *GPU
 	if err != nil {
 		return err
 	}
-	hash := plan.Template.NodeHash()
+	hash := cloud.NodeHash(plan.Template, spec.SecurityGroupIDs, plan.EFAInterfaces)
 	np := PlanNodes(live, spec.NodeCount, hash, spec.InstanceType, spec.Rollout)
 	o.progress("GPU cluster %s: %d nodes to keep, %d to launch, %d to remove, %d batches to roll", spec.Name, len(np.Keep), len(np.Launch), len(np.Remove), len(np.Roll))
 

@@ -1,0 +1,770 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/mlplatform/mlplatform/internal/cloud"
+	"github.com/mlplatform/mlplatform/internal/platform"
+)
+
+var (
+	_ resource.ResourceWithConfigure   = &gpuClusterResource{}
+	_ resource.ResourceWithModifyPlan  = &gpuClusterResource{}
+	_ resource.ResourceWithImportState = &gpuClusterResource{}
+)
+
+// NewGPUClusterResource is the mlplatform_gpu_cluster constructor.
+func NewGPUClusterResource() resource.Resource { return &gpuClusterResource{} }
+
+type gpuClusterResource struct {
+	meta *Meta
+}
+
+type gpuClusterModel struct {
+	ID                    types.String   `tfsdk:"id"`
+	Name                  types.String   `tfsdk:"name"`
+	InstanceType          types.String   `tfsdk:"instance_type"`
+	NodeCount             types.Int64    `tfsdk:"node_count"`
+	Zone                  types.String   `tfsdk:"zone"`
+	ZoneID                types.String   `tfsdk:"zone_id"`
+	ZoneFallback          types.Bool     `tfsdk:"zone_fallback"`
+	SubnetID              types.String   `tfsdk:"subnet_id"`
+	VPCID                 types.String   `tfsdk:"vpc_id"`
+	SecurityGroupIDs      types.Set      `tfsdk:"security_group_ids"`
+	InstanceProfile       types.String   `tfsdk:"instance_profile"`
+	Image                 types.String   `tfsdk:"image"`
+	ImageID               types.String   `tfsdk:"image_id"`
+	PlacementGroupName    types.String   `tfsdk:"placement_group_name"`
+	EFAInterfaces         types.Int64    `tfsdk:"efa_interfaces"`
+	Capacity              types.Object   `tfsdk:"capacity"`
+	KMSKeyARN             types.String   `tfsdk:"kms_key_arn"`
+	RootVolume            types.Object   `tfsdk:"root_volume"`
+	DataVolumes           types.List     `tfsdk:"data_volumes"`
+	UserData              types.String   `tfsdk:"user_data"`
+	Tags                  types.Map      `tfsdk:"tags"`
+	TagsAll               types.Map      `tfsdk:"tags_all"`
+	Rollout               types.Object   `tfsdk:"rollout"`
+	CapacityRetry         types.Object   `tfsdk:"capacity_retry"`
+	LaunchTemplateID      types.String   `tfsdk:"launch_template_id"`
+	LaunchTemplateVersion types.Int64    `tfsdk:"launch_template_version"`
+	PlacementZoneID       types.String   `tfsdk:"placement_zone_id"`
+	NodeIDs               types.List     `tfsdk:"node_ids"`
+	PrivateIPs            types.List     `tfsdk:"private_ips"`
+	Nodes                 types.List     `tfsdk:"nodes"`
+	Timeouts              timeouts.Value `tfsdk:"timeouts"`
+}
+
+type gpuCapacityModel struct {
+	Type          types.String `tfsdk:"type"`
+	ReservationID types.String `tfsdk:"reservation_id"`
+	SpotMaxPrice  types.String `tfsdk:"spot_max_price"`
+}
+
+type gpuVolumeModel struct {
+	DeviceName types.String `tfsdk:"device_name"`
+	SizeGiB    types.Int64  `tfsdk:"size_gib"`
+	Type       types.String `tfsdk:"type"`
+	IOPS       types.Int64  `tfsdk:"iops"`
+	Throughput types.Int64  `tfsdk:"throughput"`
+}
+
+type gpuRootVolumeModel struct {
+	SizeGiB    types.Int64  `tfsdk:"size_gib"`
+	Type       types.String `tfsdk:"type"`
+	IOPS       types.Int64  `tfsdk:"iops"`
+	Throughput types.Int64  `tfsdk:"throughput"`
+}
+
+type gpuRolloutModel struct {
+	Strategy  types.String `tfsdk:"strategy"`
+	BatchSize types.Int64  `tfsdk:"batch_size"`
+}
+
+type gpuCapacityRetryModel struct {
+	Attempts     types.Int64  `tfsdk:"attempts"`
+	InitialDelay types.String `tfsdk:"initial_delay"`
+}
+
+var (
+	gpuCapacityType = map[string]attr.Type{"type": types.StringType, "reservation_id": types.StringType, "spot_max_price": types.StringType}
+	gpuRootVolType  = map[string]attr.Type{"size_gib": types.Int64Type, "type": types.StringType, "iops": types.Int64Type, "throughput": types.Int64Type}
+	gpuDataVolType  = types.ObjectType{AttrTypes: map[string]attr.Type{"device_name": types.StringType, "size_gib": types.Int64Type, "type": types.StringType, "iops": types.Int64Type, "throughput": types.Int64Type}}
+	gpuNodeType     = types.ObjectType{AttrTypes: map[string]attr.Type{
+		"index": types.Int64Type, "id": types.StringType, "private_ip": types.StringType, "zone": types.StringType,
+		"zone_id": types.StringType, "state": types.StringType, "instance_type": types.StringType,
+	}}
+)
+
+// gpuObjectAs reads optional nested objects whose unset fields are null.
+var gpuObjectAs = basetypes.ObjectAsOptions{UnhandledNullAsEmpty: true, UnhandledUnknownAsEmpty: true}
+
+const (
+	gpuClusterCreateTimeout = 60 * time.Minute
+	gpuClusterUpdateTimeout = 60 * time.Minute
+	gpuClusterDeleteTimeout = 30 * time.Minute
+)
+
+func (r *gpuClusterResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_gpu_cluster"
+}
+
+func (r *gpuClusterResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	keep := []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
+	replaceIfSet := []planmodifier.String{stringplanmodifier.RequiresReplaceIfConfigured(), stringplanmodifier.UseStateForUnknown()}
+	volAttrs := func() map[string]schema.Attribute {
+		return map[string]schema.Attribute{
+			"size_gib":   schema.Int64Attribute{Optional: true, MarkdownDescription: "Size in GiB. For the root volume, default: the image's size.", Validators: []validator.Int64{int64validator.Between(1, 65536)}},
+			"type":       schema.StringAttribute{Optional: true, MarkdownDescription: "EBS volume type: `gp3` (default), `gp2`, `io1`, `io2`, `st1` or `sc1`."},
+			"iops":       schema.Int64Attribute{Optional: true, MarkdownDescription: "Provisioned IOPS (gp3, io1, io2)."},
+			"throughput": schema.Int64Attribute{Optional: true, MarkdownDescription: "Throughput in MiB/s (gp3 only)."},
+		}
+	}
+	dataVol := volAttrs()
+	dataVol["size_gib"] = schema.Int64Attribute{Required: true, MarkdownDescription: "Size in GiB.", Validators: []validator.Int64{int64validator.Between(1, 65536)}}
+	dataVol["device_name"] = schema.StringAttribute{Optional: true, MarkdownDescription: "Device name, e.g. `/dev/sdf`. Default: `/dev/sdf`, `/dev/sdg`, ... in order."}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "A GPU training cluster on EC2: `node_count` nodes of one GPU instance type in one availability zone, in a cluster placement group, " +
+			"with as many EFA interfaces as the type supports, on on-demand, reserved, capacity-block or spot capacity, with KMS-encrypted volumes. " +
+			"Residency (zone, KMS key, tags), the type's offering in the zone, EFA and placement support and the capacity settings are checked at plan time, before anything is created. " +
+			"Nodes are launched from a launch template the cluster owns (`mlplatform-<name>`) with idempotent RunInstances calls; node count changes scale in place, and changes to what a node is " +
+			"(instance type, image, volumes, user data, ...) roll the nodes according to `rollout`. See the GPU cluster guide.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{Computed: true, MarkdownDescription: "The cluster name.", PlanModifiers: keep},
+			"name": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "Cluster name, unique in the region: 1 to 100 letters, digits, `-`, `_` or `.`. Every node is tagged `mlplatform:cluster = <name>`. Changing it replaces the cluster.",
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+			"instance_type": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "GPU instance type, e.g. `p5en.48xlarge`. It must be offered in the zone. Changing it rolls the nodes.",
+			},
+			"node_count": schema.Int64Attribute{
+				Required:            true,
+				MarkdownDescription: fmt.Sprintf("Number of nodes, 1 to %d. Changing it scales in place: new nodes take the missing indices, scale-in removes the highest indices first.", platform.MaxGPUClusterNodes),
+				Validators:          []validator.Int64{int64validator.Between(1, platform.MaxGPUClusterNodes)},
+			},
+			"zone": schema.StringAttribute{
+				Optional: true, Computed: true,
+				MarkdownDescription: "Availability zone name, e.g. `me-central-1a`. Prefer `zone_id`: names map to different zones in different accounts. Changing it replaces the cluster.",
+				PlanModifiers:       replaceIfSet,
+			},
+			"zone_id": schema.StringAttribute{
+				Optional: true, Computed: true,
+				MarkdownDescription: "Availability zone id, e.g. `mec1-az1`. Default: the zone of `subnet_id` or of the capacity reservation, else the first allowed zone that offers the type. Changing it replaces the cluster.",
+				PlanModifiers:       replaceIfSet,
+			},
+			"zone_fallback": schema.BoolAttribute{
+				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+				MarkdownDescription: "When the zone has no capacity (after `capacity_retry`), launch the cluster in another zone of the jurisdiction that offers the type; never outside it. Only while the cluster has no nodes. Default `false`.",
+			},
+			"subnet_id": schema.StringAttribute{
+				Optional: true, Computed: true,
+				MarkdownDescription: "Subnet of every node's network interfaces. Default: a subnet of `vpc_id` in the zone, else the zone's default subnet. Changing it replaces the cluster.",
+				PlanModifiers:       replaceIfSet,
+			},
+			"vpc_id": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "VPC to pick the subnet from in the zone (the one with the most free addresses); with `zone_fallback`, in each zone tried.",
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+			"security_group_ids": schema.SetAttribute{
+				ElementType: types.StringType, Optional: true,
+				MarkdownDescription: "Security groups of every network interface. EFA needs a group that allows all traffic to and from itself. Changing them rolls the nodes.",
+			},
+			"instance_profile": schema.StringAttribute{Optional: true, MarkdownDescription: "IAM instance profile name or ARN for the nodes."},
+			"image": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "Machine image: an AMI id (`ami-...`) or the name of an SSM parameter that holds one (`/aws/service/...`, or `resolve:ssm:/...`). The parameter is read at plan time; when it points to a new AMI the plan shows `image_id` changing and the apply rolls the nodes.",
+			},
+			"image_id": schema.StringAttribute{Computed: true, MarkdownDescription: "The AMI the nodes run: `image` resolved."},
+			"placement_group_name": schema.StringAttribute{
+				Optional: true, Computed: true,
+				MarkdownDescription: "Name of an existing cluster placement group to launch into. When unset, the cluster creates and owns `mlplatform-<name>` (strategy `cluster`) and deletes it with itself.",
+				PlanModifiers:       replaceIfSet,
+			},
+			"efa_interfaces": schema.Int64Attribute{
+				Optional: true, Computed: true,
+				MarkdownDescription: "EFA interfaces per node. Default: as many as the type supports (e.g. 16 on p5en.48xlarge, 32 on p5.48xlarge), 0 on a type without EFA. The first is the primary interface (device index 0 on network card 0), the others device index 1 on network cards 1, 2, ... Set 0 for none.",
+				PlanModifiers:       []planmodifier.Int64{int64planmodifier.UseStateForUnknown()},
+			},
+			"capacity": schema.SingleNestedAttribute{
+				Optional:            true,
+				MarkdownDescription: "What capacity nodes launch into. Default: on-demand.",
+				Attributes: map[string]schema.Attribute{
+					"type": schema.StringAttribute{
+						Required:            true,
+						MarkdownDescription: "`on_demand`, `capacity_reservation` (a targeted On-Demand Capacity Reservation), `capacity_block` (an EC2 Capacity Block for ML: a fixed count for a fixed time) or `spot`.",
+						Validators:          []validator.String{stringvalidator.OneOf(cloud.CapacityTypes()...)},
+					},
+					"reservation_id": schema.StringAttribute{Optional: true, MarkdownDescription: "Id (`cr-...`) of the capacity reservation or capacity block; required for those types. The reservation's zone becomes the cluster's zone when none is set."},
+					"spot_max_price": schema.StringAttribute{Optional: true, MarkdownDescription: "Maximum spot price in USD per hour. Default: the on-demand price."},
+				},
+			},
+			"kms_key_arn": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "ARN of the KMS key that encrypts every volume. Volumes are always encrypted; without a key, with the account's default EBS key (which fails `require_customer_managed_keys`). The key must lie inside the jurisdiction.",
+			},
+			"root_volume": schema.SingleNestedAttribute{
+				Optional:            true,
+				MarkdownDescription: "Root volume of every node (encrypted).",
+				Attributes:          volAttrs(),
+			},
+			"data_volumes": schema.ListNestedAttribute{
+				Optional:            true,
+				MarkdownDescription: "Further EBS volumes of every node (encrypted, deleted with the node).",
+				NestedObject:        schema.NestedAttributeObject{Attributes: dataVol},
+			},
+			"user_data": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "User data run at boot (plain text, at most 16 KiB): the slot for the hwprobe bootstrap. Changing it rolls the nodes.",
+			},
+			"tags": schema.MapAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "Tags of the nodes, their volumes, the launch template and the placement group. Changing them retags in place."},
+			"tags_all": schema.MapAttribute{
+				ElementType: types.StringType, Computed: true,
+				MarkdownDescription: "`tags` merged over the provider's `default_tags`.",
+			},
+			"rollout": schema.SingleNestedAttribute{
+				Optional:            true,
+				MarkdownDescription: "How nodes are replaced when what a node is changes (instance type, image, volumes, user data, EFA, security groups, capacity).",
+				Attributes: map[string]schema.Attribute{
+					"strategy": schema.StringAttribute{
+						Optional:            true,
+						MarkdownDescription: "`terminate_first` (default): terminate a batch, then launch its replacements; needs no spare capacity, so it works on a reservation or block. `launch_first`: launch the replacements, wait until they run, then terminate the old nodes; keeps `node_count` nodes up but needs capacity for one batch more.",
+						Validators:          []validator.String{stringvalidator.OneOf(platform.RolloutStrategies()...)},
+					},
+					"batch_size": schema.Int64Attribute{Optional: true, MarkdownDescription: "Nodes replaced at a time. Default 1.", Validators: []validator.Int64{int64validator.AtLeast(1)}},
+				},
+			},
+			"capacity_retry": schema.SingleNestedAttribute{
+				Optional:            true,
+				MarkdownDescription: "How a launch retries `InsufficientInstanceCapacity` in a zone before falling back (`zone_fallback`) or failing.",
+				Attributes: map[string]schema.Attribute{
+					"attempts":      schema.Int64Attribute{Optional: true, MarkdownDescription: "Launch attempts per zone. Default 4.", Validators: []validator.Int64{int64validator.Between(1, 20)}},
+					"initial_delay": schema.StringAttribute{Optional: true, MarkdownDescription: "Wait before the second attempt, doubling up to a minute, e.g. `10s` (default)."},
+				},
+			},
+			"launch_template_id":      schema.StringAttribute{Computed: true, MarkdownDescription: "Id of the launch template the cluster owns (`mlplatform-<name>`).", PlanModifiers: keep},
+			"launch_template_version": schema.Int64Attribute{Computed: true, MarkdownDescription: "Latest version of the launch template: a new one for every change of the node template."},
+			"placement_zone_id":       schema.StringAttribute{Computed: true, MarkdownDescription: "Zone id the nodes run in: `zone_id`, or the zone `zone_fallback` chose."},
+			"node_ids":                schema.ListAttribute{ElementType: types.StringType, Computed: true, MarkdownDescription: "Instance ids of the nodes, by node index."},
+			"private_ips":             schema.ListAttribute{ElementType: types.StringType, Computed: true, MarkdownDescription: "Private IPv4 addresses of the nodes, by node index."},
+			"nodes": schema.ListNestedAttribute{
+				Computed:            true,
+				MarkdownDescription: "The nodes, by node index.",
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"index":         schema.Int64Attribute{Computed: true, MarkdownDescription: "Node index, 0 to `node_count` - 1 (e.g. the rank slot for distributed training)."},
+					"id":            schema.StringAttribute{Computed: true, MarkdownDescription: "Instance id."},
+					"private_ip":    schema.StringAttribute{Computed: true, MarkdownDescription: "Private IPv4 address."},
+					"zone":          schema.StringAttribute{Computed: true, MarkdownDescription: "Availability zone name."},
+					"zone_id":       schema.StringAttribute{Computed: true, MarkdownDescription: "Availability zone id."},
+					"state":         schema.StringAttribute{Computed: true, MarkdownDescription: "Instance state, e.g. `running`."},
+					"instance_type": schema.StringAttribute{Computed: true, MarkdownDescription: "Instance type the node runs."},
+				}},
+			},
+		},
+		Blocks: map[string]schema.Block{
+			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
+		},
+	}
+}
+
+func (r *gpuClusterResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.meta = metaFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+// ModifyPlan runs every plan-time check before anything is written, and
+// fills the values planning resolves (zone, subnet, image, EFA count).
+func (r *gpuClusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() || r.meta == nil {
+		return
+	}
+	var plan gpuClusterModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	spec := gpuClusterSpec(ctx, &plan, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	p, err := r.meta.PlanGPUCluster(ctx, spec)
+	if err != nil {
+		resp.Diagnostics.AddError(fmt.Sprintf("planning GPU cluster (%s)", spec.Name), err.Error())
+		return
+	}
+	ReportViolations(r.meta.Policy.Mode, p.Violations, &resp.Diagnostics)
+	reportProblems(p.Problems, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+
+	setIfUnknown := func(v *types.String, s string) {
+		if v.IsUnknown() && s != "" {
+			*v = types.StringValue(s)
+		}
+	}
+	if spec.Known("zone_id") && spec.Known("zone") && spec.Known("subnet_id") {
+		setIfUnknown(&plan.ZoneID, p.ZoneID)
+		setIfUnknown(&plan.Zone, p.Zone)
+		setIfUnknown(&plan.SubnetID, p.SubnetID)
+	}
+	if plan.EFAInterfaces.IsUnknown() && spec.Known("instance_type") {
+		plan.EFAInterfaces = types.Int64Value(int64(p.EFAInterfaces))
+	}
+	if spec.Known("image") && p.ImageID != "" {
+		plan.ImageID = types.StringValue(p.ImageID)
+	}
+	if plan.PlacementGroupName.IsUnknown() && spec.Known("name") {
+		plan.PlacementGroupName = types.StringValue(cloud.GPUClusterResourceName(spec.Name))
+	}
+	if spec.Known("name") {
+		plan.ID = plan.Name
+	}
+	if spec.Known("tags") {
+		all, d := types.MapValueFrom(ctx, types.StringType, r.meta.MergeTags(spec.Tags))
+		resp.Diagnostics.Append(d...)
+		plan.TagsAll = all
+	}
+
+	if !req.State.Raw.IsNull() {
+		var state gpuClusterModel
+		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+		nodesChange, templateChange := gpuClusterChanges(&plan, &state)
+		plan.LaunchTemplateID = state.LaunchTemplateID
+		plan.LaunchTemplateVersion = state.LaunchTemplateVersion
+		plan.PlacementZoneID = state.PlacementZoneID
+		plan.NodeIDs, plan.PrivateIPs, plan.Nodes = state.NodeIDs, state.PrivateIPs, state.Nodes
+		if templateChange || nodesChange {
+			plan.LaunchTemplateVersion = types.Int64Unknown()
+		}
+		if nodesChange {
+			plan.NodeIDs = types.ListUnknown(types.StringType)
+			plan.PrivateIPs = types.ListUnknown(types.StringType)
+			plan.Nodes = types.ListUnknown(gpuNodeType)
+			plan.PlacementZoneID = types.StringUnknown()
+		}
+	}
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+}
+
+func (r *gpuClusterResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan gpuClusterModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, d := plan.Timeouts.Create(ctx, gpuClusterCreateTimeout)
+	resp.Diagnostics.Append(d...)
+	spec := gpuClusterSpec(ctx, &plan, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	c, err := r.meta.CreateGPUCluster(ctx, spec, gpuClusterOptions(ctx))
+	if c != nil {
+		// Even after a failure: what exists goes to state (tainted), so no
+		// GPU node is ever orphaned.
+		setGPUClusterState(ctx, &plan, c, &resp.Diagnostics)
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	}
+	if err != nil {
+		addGPUClusterError(&resp.Diagnostics, fmt.Sprintf("creating GPU cluster (%s)", spec.Name), err)
+	}
+}
+
+func (r *gpuClusterResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state gpuClusterModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() || r.meta == nil {
+		return
+	}
+	name := state.Name.ValueString()
+	if name == "" {
+		name = state.ID.ValueString()
+	}
+	c, err := r.meta.FindGPUCluster(ctx, name)
+	if errors.Is(err, cloud.ErrNotFound) {
+		tflog.Warn(ctx, "GPU cluster not found, removing from state", map[string]any{"name": name})
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if err != nil {
+		resp.Diagnostics.AddError(fmt.Sprintf("reading GPU cluster (%s)", name), err.Error())
+		return
+	}
+	if state.InstanceType.IsNull() {
+		r.readImported(ctx, &state, c, &resp.Diagnostics)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+	}
+	readGPUClusterDrift(&state, c)
+	setGPUClusterState(ctx, &state, c, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+func (r *gpuClusterResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, state gpuClusterModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, d := plan.Timeouts.Update(ctx, gpuClusterUpdateTimeout)
+	resp.Diagnostics.Append(d...)
+	spec := gpuClusterSpec(ctx, &plan, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	c, err := r.meta.UpdateGPUCluster(ctx, spec, gpuClusterOptions(ctx))
+	if err != nil {
+		// Keep the prior configuration in state, with the nodes as they are
+		// now: the next plan shows the change again and the next apply
+		// finishes it.
+		if c != nil {
+			setGPUClusterState(ctx, &state, c, &resp.Diagnostics)
+			resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+		}
+		addGPUClusterError(&resp.Diagnostics, fmt.Sprintf("updating GPU cluster (%s)", spec.Name), err)
+		return
+	}
+	setGPUClusterState(ctx, &plan, c, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *gpuClusterResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state gpuClusterModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, d := state.Timeouts.Delete(ctx, gpuClusterDeleteTimeout)
+	resp.Diagnostics.Append(d...)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	name := state.Name.ValueString()
+	if err := r.meta.DeleteGPUCluster(ctx, name, gpuClusterOptions(ctx)); err != nil {
+		resp.Diagnostics.AddError(fmt.Sprintf("deleting GPU cluster (%s)", name), err.Error())
+	}
+}
+
+// ImportState imports a cluster by name.
+func (r *gpuClusterResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), req.ID)...)
+}
+
+// readImported fills the configuration of an imported cluster from its
+// launch template and nodes.
+func (r *gpuClusterResource) readImported(ctx context.Context, m *gpuClusterModel, c *cloud.GPUCluster, diags *diag.Diagnostics) {
+	t, err := r.meta.FindGPUClusterTemplate(ctx, c)
+	if err != nil {
+		diags.AddError(fmt.Sprintf("importing GPU cluster (%s)", c.Name), fmt.Sprintf("reading its launch template %s: %v", cloud.GPUClusterResourceName(c.Name), err))
+		return
+	}
+	str := func(s string) types.String {
+		if s == "" {
+			return types.StringNull()
+		}
+		return types.StringValue(s)
+	}
+	m.ID, m.Name = types.StringValue(c.Name), types.StringValue(c.Name)
+	m.InstanceType = types.StringValue(t.InstanceType)
+	m.Image = types.StringValue(t.ImageID)
+	m.InstanceProfile = str(t.InstanceProfile)
+	m.KMSKeyARN = str(t.KMSKeyID)
+	m.UserData = str(t.UserData)
+	m.ZoneFallback = types.BoolValue(false)
+	m.VPCID = types.StringNull()
+	m.PlacementGroupName = str(t.PlacementGroup)
+	if len(t.Tags) > 0 {
+		m.Tags, _ = types.MapValueFrom(ctx, types.StringType, t.Tags)
+	} else {
+		m.Tags = types.MapNull(types.StringType)
+	}
+	m.Capacity = types.ObjectNull(gpuCapacityType)
+	if t.Capacity.Type != cloud.CapacityOnDemand {
+		m.Capacity, _ = types.ObjectValueFrom(ctx, gpuCapacityType, gpuCapacityModel{
+			Type: types.StringValue(t.Capacity.Type), ReservationID: str(t.Capacity.ReservationID), SpotMaxPrice: str(t.Capacity.SpotMaxPrice),
+		})
+	}
+	m.RootVolume = types.ObjectNull(gpuRootVolType)
+	if v := t.RootVolume; v.SizeGiB > 0 {
+		m.RootVolume, _ = types.ObjectValueFrom(ctx, gpuRootVolType, gpuRootVolumeModel{SizeGiB: int64Or(v.SizeGiB), Type: str(v.Type), IOPS: int64Or(v.IOPS), Throughput: int64Or(v.Throughput)})
+	}
+	m.DataVolumes = types.ListNull(gpuDataVolType)
+	if len(t.DataVolumes) > 0 {
+		var vs []gpuVolumeModel
+		for _, v := range t.DataVolumes {
+			vs = append(vs, gpuVolumeModel{DeviceName: str(v.DeviceName), SizeGiB: int64Or(v.SizeGiB), Type: str(v.Type), IOPS: int64Or(v.IOPS), Throughput: int64Or(v.Throughput)})
+		}
+		m.DataVolumes, _ = types.ListValueFrom(ctx, gpuDataVolType, vs)
+	}
+	m.Rollout = types.ObjectNull(map[string]attr.Type{"strategy": types.StringType, "batch_size": types.Int64Type})
+	m.CapacityRetry = types.ObjectNull(map[string]attr.Type{"attempts": types.Int64Type, "initial_delay": types.StringType})
+	m.SecurityGroupIDs = types.SetNull(types.StringType)
+	m.ZoneID, m.Zone, m.SubnetID = types.StringNull(), types.StringNull(), types.StringNull()
+	m.EFAInterfaces = types.Int64Null()
+	if len(c.Nodes) > 0 {
+		n := c.Nodes[0]
+		m.ZoneID, m.Zone, m.SubnetID = str(n.ZoneID), str(n.Zone), str(n.SubnetID)
+		m.EFAInterfaces = types.Int64Value(int64(n.EFAInterfaces))
+		if len(n.SecurityGroupIDs) > 0 {
+			m.SecurityGroupIDs, _ = types.SetValueFrom(ctx, types.StringType, n.SecurityGroupIDs)
+		}
+	}
+	m.Timeouts = timeouts.Value{Object: types.ObjectNull(map[string]attr.Type{"create": types.StringType, "update": types.StringType, "delete": types.StringType})}
+}
+
+func int64Or(v int32) types.Int64 {
+	if v == 0 {
+		return types.Int64Null()
+	}
+	return types.Int64Value(int64(v))
+}
+
+// readGPUClusterDrift writes what the nodes are into the attributes the user
+// declares, so that drift shows in the next plan and its apply repairs it: a
+// node lost outside Terraform lowers node_count, a node of another type or
+// image shows as instance_type or image_id changing.
+func readGPUClusterDrift(m *gpuClusterModel, c *cloud.GPUCluster) {
+	m.NodeCount = types.Int64Value(int64(len(c.Nodes)))
+	for _, n := range c.Nodes {
+		if n.InstanceType != "" && n.InstanceType != m.InstanceType.ValueString() {
+			m.InstanceType = types.StringValue(n.InstanceType)
+			break
+		}
+	}
+	for _, n := range c.Nodes {
+		if n.ImageID != "" && n.ImageID != m.ImageID.ValueString() {
+			m.ImageID = types.StringValue(n.ImageID)
+			break
+		}
+	}
+	if m.ImageID.IsNull() || m.ImageID.IsUnknown() {
+		m.ImageID = types.StringNull()
+	}
+}
+
+// setGPUClusterState writes the computed attributes from what exists.
+func setGPUClusterState(ctx context.Context, m *gpuClusterModel, c *cloud.GPUCluster, diags *diag.Diagnostics) {
+	m.ID = types.StringValue(c.Name)
+	m.Name = types.StringValue(c.Name)
+	m.LaunchTemplateID = types.StringValue(c.LaunchTemplateID)
+	m.LaunchTemplateVersion = types.Int64Value(c.LaunchTemplateVersion)
+	if c.PlacementGroupName != "" {
+		m.PlacementGroupName = types.StringValue(c.PlacementGroupName)
+	} else if m.PlacementGroupName.IsUnknown() {
+		m.PlacementGroupName = types.StringNull()
+	}
+	ids, ips := make([]string, 0, len(c.Nodes)), make([]string, 0, len(c.Nodes))
+	nodes := make([]attr.Value, 0, len(c.Nodes))
+	zone := ""
+	for _, n := range c.Nodes {
+		ids = append(ids, n.InstanceID)
+		ips = append(ips, n.PrivateIP)
+		if zone == "" {
+			zone = n.ZoneID
+		}
+		obj, d := types.ObjectValue(gpuNodeType.AttrTypes, map[string]attr.Value{
+			"index": types.Int64Value(int64(n.Index)), "id": types.StringValue(n.InstanceID), "private_ip": types.StringValue(n.PrivateIP),
+			"zone": types.StringValue(n.Zone), "zone_id": types.StringValue(n.ZoneID), "state": types.StringValue(n.State),
+			"instance_type": types.StringValue(n.InstanceType),
+		})
+		diags.Append(d...)
+		nodes = append(nodes, obj)
+	}
+	if zone == "" {
+		zone = m.ZoneID.ValueString()
+	}
+	m.PlacementZoneID = types.StringValue(zone)
+	var d diag.Diagnostics
+	m.NodeIDs, d = types.ListValueFrom(ctx, types.StringType, ids)
+	diags.Append(d...)
+	m.PrivateIPs, d = types.ListValueFrom(ctx, types.StringType, ips)
+	diags.Append(d...)
+	m.Nodes, d = types.ListValue(gpuNodeType, nodes)
+	diags.Append(d...)
+	// Values planning fills but a failed create may leave unknown.
+	for _, v := range []*types.String{&m.Zone, &m.ZoneID, &m.SubnetID, &m.ImageID} {
+		if v.IsUnknown() {
+			*v = types.StringNull()
+		}
+	}
+	if m.EFAInterfaces.IsUnknown() {
+		m.EFAInterfaces = types.Int64Null()
+	}
+	if m.TagsAll.IsUnknown() {
+		m.TagsAll = types.MapNull(types.StringType)
+	}
+}
+
+// gpuClusterChanges says whether the plan changes the nodes (so the node
+// attributes become unknown) or only the launch template (tags).
+func gpuClusterChanges(plan, state *gpuClusterModel) (nodes, template bool) {
+	nodeAttrs := []struct{ a, b attr.Value }{
+		{plan.InstanceType, state.InstanceType}, {plan.NodeCount, state.NodeCount}, {plan.ImageID, state.ImageID},
+		{plan.Image, state.Image}, {plan.EFAInterfaces, state.EFAInterfaces}, {plan.SecurityGroupIDs, state.SecurityGroupIDs},
+		{plan.InstanceProfile, state.InstanceProfile}, {plan.KMSKeyARN, state.KMSKeyARN}, {plan.RootVolume, state.RootVolume},
+		{plan.DataVolumes, state.DataVolumes}, {plan.UserData, state.UserData}, {plan.Capacity, state.Capacity},
+		{plan.SubnetID, state.SubnetID}, {plan.ZoneID, state.ZoneID}, {plan.PlacementGroupName, state.PlacementGroupName},
+	}
+	for _, p := range nodeAttrs {
+		if !p.a.Equal(p.b) {
+			nodes = true
+		}
+	}
+	template = !plan.TagsAll.Equal(state.TagsAll) || !plan.Tags.Equal(state.Tags)
+	return nodes, template
+}
+
+// gpuClusterSpec translates the planned model to the domain spec; unknown
+// values are listed in spec.Unknown.
+func gpuClusterSpec(ctx context.Context, m *gpuClusterModel, diags *diag.Diagnostics) platform.GPUClusterSpec {
+	var s platform.GPUClusterSpec
+	str := func(p string, v types.String) string {
+		if v.IsUnknown() {
+			s.Unknown = append(s.Unknown, p)
+		}
+		return v.ValueString()
+	}
+	s.Name = str("name", m.Name)
+	s.InstanceType = str("instance_type", m.InstanceType)
+	if m.NodeCount.IsUnknown() {
+		s.Unknown = append(s.Unknown, "node_count")
+	}
+	s.NodeCount = int(m.NodeCount.ValueInt64())
+	// zone, zone_id and subnet_id are Optional+Computed: unknown means "not
+	// set, to be resolved", not "set to a value known later".
+	knownOrEmpty := func(v types.String) string {
+		if v.IsUnknown() {
+			return ""
+		}
+		return v.ValueString()
+	}
+	s.Zone, s.ZoneID, s.SubnetID = knownOrEmpty(m.Zone), knownOrEmpty(m.ZoneID), knownOrEmpty(m.SubnetID)
+	if m.ZoneFallback.IsUnknown() {
+		s.Unknown = append(s.Unknown, "zone_fallback")
+	}
+	s.ZoneFallback = m.ZoneFallback.ValueBool()
+	s.VPCID = str("vpc_id", m.VPCID)
+	if m.SecurityGroupIDs.IsUnknown() {
+		s.Unknown = append(s.Unknown, "security_group_ids")
+	} else if !m.SecurityGroupIDs.IsNull() {
+		diags.Append(m.SecurityGroupIDs.ElementsAs(ctx, &s.SecurityGroupIDs, false)...)
+		slices.Sort(s.SecurityGroupIDs)
+	}
+	s.InstanceProfile = str("instance_profile", m.InstanceProfile)
+	s.Image = str("image", m.Image)
+	if m.PlacementGroupName.IsUnknown() {
+		s.PlacementGroup = "" // not set: owned
+	} else if v := m.PlacementGroupName.ValueString(); v != cloud.GPUClusterResourceName(s.Name) {
+		s.PlacementGroup = v
+	}
+	if !m.EFAInterfaces.IsUnknown() && !m.EFAInterfaces.IsNull() {
+		n := int(m.EFAInterfaces.ValueInt64())
+		s.EFAInterfaces = &n
+	}
+	if m.Capacity.IsUnknown() {
+		s.Unknown = append(s.Unknown, "capacity.type", "capacity.reservation_id", "capacity.spot_max_price")
+	} else if !m.Capacity.IsNull() {
+		var c gpuCapacityModel
+		diags.Append(m.Capacity.As(ctx, &c, gpuObjectAs)...)
+		s.Capacity = cloud.Capacity{Type: str("capacity.type", c.Type), ReservationID: str("capacity.reservation_id", c.ReservationID), SpotMaxPrice: str("capacity.spot_max_price", c.SpotMaxPrice)}
+	}
+	s.KMSKeyARN = str("kms_key_arn", m.KMSKeyARN)
+	if !m.RootVolume.IsNull() && !m.RootVolume.IsUnknown() {
+		var v gpuRootVolumeModel
+		diags.Append(m.RootVolume.As(ctx, &v, gpuObjectAs)...)
+		s.RootVolume = cloud.Volume{SizeGiB: int32(v.SizeGiB.ValueInt64()), Type: v.Type.ValueString(), IOPS: int32(v.IOPS.ValueInt64()), Throughput: int32(v.Throughput.ValueInt64())}
+	}
+	if !m.DataVolumes.IsNull() && !m.DataVolumes.IsUnknown() {
+		var vs []gpuVolumeModel
+		diags.Append(m.DataVolumes.ElementsAs(ctx, &vs, false)...)
+		for _, v := range vs {
+			s.DataVolumes = append(s.DataVolumes, cloud.Volume{DeviceName: v.DeviceName.ValueString(), SizeGiB: int32(v.SizeGiB.ValueInt64()), Type: v.Type.ValueString(), IOPS: int32(v.IOPS.ValueInt64()), Throughput: int32(v.Throughput.ValueInt64())})
+		}
+	}
+	s.UserData = str("user_data", m.UserData)
+	if m.Tags.IsUnknown() {
+		s.Unknown = append(s.Unknown, "tags")
+	} else if !m.Tags.IsNull() {
+		s.Tags = map[string]string{}
+		diags.Append(m.Tags.ElementsAs(ctx, &s.Tags, false)...)
+	}
+	if !m.Rollout.IsNull() && !m.Rollout.IsUnknown() {
+		var ro gpuRolloutModel
+		diags.Append(m.Rollout.As(ctx, &ro, gpuObjectAs)...)
+		s.Rollout = platform.Rollout{Strategy: ro.Strategy.ValueString(), BatchSize: int(ro.BatchSize.ValueInt64())}
+	}
+	if !m.CapacityRetry.IsNull() && !m.CapacityRetry.IsUnknown() {
+		var cr gpuCapacityRetryModel
+		diags.Append(m.CapacityRetry.As(ctx, &cr, gpuObjectAs)...)
+		s.CapacityRetry.Attempts = int(cr.Attempts.ValueInt64())
+		if d := cr.InitialDelay.ValueString(); d != "" {
+			dur, err := time.ParseDuration(d)
+			if err != nil || dur < 0 {
+				diags.AddAttributeError(path.Root("capacity_retry").AtName("initial_delay"), "Invalid duration", fmt.Sprintf("%q: write a duration such as 10s or 1m.", d))
+			}
+			s.CapacityRetry.InitialDelay = dur
+		}
+	}
+	return s
+}
+
+// reportProblems adds one diagnostic per plan problem, on its attribute.
+func reportProblems(ps []platform.Problem, diags *diag.Diagnostics) {
+	for _, p := range ps {
+		if p.Warning {
+			diags.AddAttributeWarning(parsePath(p.Path), p.Summary, p.Detail)
+		} else {
+			diags.AddAttributeError(parsePath(p.Path), p.Summary, p.Detail)
+		}
+	}
+}
+
+// addGPUClusterError reports an apply error: plan problems on their
+// attributes, anything else under summary.
+func addGPUClusterError(diags *diag.Diagnostics, summary string, err error) {
+	var pe *platform.ProblemsError
+	if errors.As(err, &pe) {
+		for _, p := range pe.Problems {
+			diags.AddAttributeError(parsePath(p.Path), summary+": "+p.Summary, p.Detail)
+		}
+		return
+	}
+	diags.AddError(summary, err.Error())
+}
+
+// gpuClusterOptions sends the core's progress to the Terraform log.
+func gpuClusterOptions(ctx context.Context) platform.GPUClusterOptions {
+	return platform.GPUClusterOptions{Progress: func(msg string) { tflog.Info(ctx, msg) }}
+}
