@@ -59,6 +59,7 @@ func Start(ctx context.Context, opts Options) (*Harness, error) {
 		return nil, errors.Join(err, m.Stop())
 	}
 	RegisterSageMakerFeatureGroups(s)
+	RegisterEC2GPUCluster(s)
 	return &Harness{URL: s.URL, Moto: m, Shim: s}, nil
 }
 
