@@ -1,0 +1,127 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/mlplatform/mlplatform/hwprobe/profile"
+)
+
+// S3 is the part of the S3 client Publish uses.
+type S3 interface {
+	GetBucketLocation(ctx context.Context, in *s3.GetBucketLocationInput, optFns ...func(*s3.Options)) (*s3.GetBucketLocationOutput, error)
+	PutObject(ctx context.Context, in *s3.PutObjectInput, optFns ...func(*s3.Options)) (*s3.PutObjectOutput, error)
+}
+
+// Target is where a report goes.
+type Target struct {
+	URI      string // s3://bucket/prefix/ (a key ending in .json is used as is)
+	Region   string // the profile's region: bucket and key must be in it
+	KMSKeyID string // key id, alias or ARN; "" uses the bucket's AWS-managed aws/s3 key
+}
+
+// ErrWrongRegion means the bucket or key is outside the profile's region.
+var ErrWrongRegion = errors.New("outside the profile's region")
+
+var kmsARN = regexp.MustCompile(`^arn:aws[a-z-]*:kms:([a-z0-9-]+):\d{12}:(key|alias)/.+$`)
+
+// Publish writes r as JSON to t, encrypted with SSE-KMS, after checking
+// that the bucket and the KMS key are in t.Region. It returns the object
+// URI written.
+func Publish(ctx context.Context, api S3, t Target, r Report) (string, error) {
+	if t.Region == "" {
+		return "", errors.New("publish: no region: the profile must declare host.region")
+	}
+	bucket, key, err := profile.SplitS3URI(t.URI)
+	if err != nil {
+		return "", fmt.Errorf("publish: %w", err)
+	}
+	if m := kmsARN.FindStringSubmatch(t.KMSKeyID); m != nil && m[1] != t.Region {
+		return "", fmt.Errorf("publish: KMS key region %s is %w %s", m[1], ErrWrongRegion, t.Region)
+	} else if m == nil && strings.HasPrefix(t.KMSKeyID, "arn:") {
+		return "", fmt.Errorf("publish: %q is not a KMS key ARN", t.KMSKeyID)
+	}
+	loc, err := api.GetBucketLocation(ctx, &s3.GetBucketLocationInput{Bucket: aws.String(bucket)})
+	if err != nil {
+		return "", fmt.Errorf("publish: locate bucket %s: %w", bucket, err)
+	}
+	if got := bucketRegion(loc.LocationConstraint); got != t.Region {
+		return "", fmt.Errorf("publish: bucket %s is in %s, %w %s", bucket, got, ErrWrongRegion, t.Region)
+	}
+	key = objectKey(key, r)
+	body, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return "", fmt.Errorf("publish: encode report: %w", err)
+	}
+	in := &s3.PutObjectInput{
+		Bucket:               aws.String(bucket),
+		Key:                  aws.String(key),
+		Body:                 bytes.NewReader(body),
+		ContentType:          aws.String("application/json"),
+		ServerSideEncryption: types.ServerSideEncryptionAwsKms,
+	}
+	if t.KMSKeyID != "" {
+		in.SSEKMSKeyId = aws.String(t.KMSKeyID)
+	}
+	if _, err := api.PutObject(ctx, in); err != nil {
+		return "", fmt.Errorf("publish: put s3://%s/%s: %w", bucket, key, err)
+	}
+	return "s3://" + bucket + "/" + key, nil
+}
+
+// bucketRegion maps GetBucketLocation's answer to a region name.
+func bucketRegion(c types.BucketLocationConstraint) string {
+	switch c {
+	case "":
+		return "us-east-1"
+	case "EU":
+		return "eu-west-1"
+	}
+	return string(c)
+}
+
+// objectKey is prefix/<instance or host>/<time>.json, or the key itself
+// when it already names a .json object.
+func objectKey(prefix string, r Report) string {
+	if strings.HasSuffix(prefix, ".json") {
+		return prefix
+	}
+	node := "unknown-node"
+	if r.Inventory != nil {
+		switch {
+		case r.Inventory.Host.InstanceID != "":
+			node = r.Inventory.Host.InstanceID
+		case r.Inventory.Hostname != "":
+			node = r.Inventory.Hostname
+		}
+	}
+	name := node + "/" + r.GeneratedAt.UTC().Format("20060102T150405Z") + ".json"
+	if prefix == "" {
+		return name
+	}
+	return strings.TrimSuffix(prefix, "/") + "/" + name
+}
+
+// NewS3Client returns an S3 client for region from the standard AWS
+// configuration. AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL override the
+// endpoint (pathStyle should then be true, as emulators expect).
+func NewS3Client(ctx context.Context, region string, pathStyle bool) (*s3.Client, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion(region))
+	if err != nil {
+		return nil, fmt.Errorf("aws config: %w", err)
+	}
+	return s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = pathStyle }), nil
+}
