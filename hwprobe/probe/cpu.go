@@ -70,7 +70,7 @@ func collectCPU(fsys fs.FS, id *cpuid.CPUInfo) (CPU, error) {
 		c.Model = info.Model
 	}
 	if id.HypervisorVendorID != cpuid.VendorUnknown {
-		c.Hypervisor = id.HypervisorVendorString
+		c.Hypervisor = strings.TrimSpace(id.HypervisorVendorString)
 	}
 
 	var errs []error

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/mlplatform/mlplatform/hwprobe/report"
+)
+
+func reportCmd(ctx context.Context, a *app, args []string) error {
+	if len(args) > 0 && args[0] == "publish" {
+		return publishCmd(ctx, a, args[1:])
+	}
+	fset := newFlags(a, "report", "publish [flags]", `
+Work with hwprobe reports.
+
+Subcommands:
+  publish   write the JSON report to S3 in the profile's region (SSE-KMS)`,
+		"hwprobe report publish --profile /etc/hwprobe/profile.hcl")
+	if done, err := parse(a, fset, args); done {
+		return err
+	}
+	return cannotRun(errors.New(`report: missing subcommand (try "hwprobe report publish --help")`))
+}
+
+func publishCmd(ctx context.Context, a *app, args []string) error {
+	fset := newFlags(a, "report publish", "--profile FILE.hcl [flags]", `
+Probe and validate the node (or take an existing report with --report) and
+write the JSON report, with the signed instance identity document attached,
+to S3. The bucket and the KMS key must be in the profile's region
+(host.region): any other region is refused. The destination is the
+profile's report block unless --to and --kms-key say otherwise.
+
+The AWS configuration is the standard one (credential chain, AWS_REGION is
+ignored in favour of the profile's region); AWS_ENDPOINT_URL_S3 or
+AWS_ENDPOINT_URL override the S3 endpoint, with path-style addressing.
+
+Exit codes: 0 the report was written (whatever its checks say); 2 it was
+not.`,
+		"hwprobe report publish --profile /etc/hwprobe/profile.hcl --to s3://uae-hwprobe-reports/train-a/")
+	var pf probeFlags
+	pf.register(fset)
+	profilePath := fset.String("profile", "", "profile `file` (HCL): gives the region and the default destination (required)")
+	to := fset.String("to", "", "destination `s3://bucket/prefix/` (default: the profile's report.s3_uri)")
+	kmsKey := fset.String("kms-key", "", "KMS key `id`, alias or ARN in the profile's region (default: the profile's report.kms_key_id, else aws/s3)")
+	from := fset.String("report", "", "publish this report `file` (from validate --report) instead of validating now")
+	if done, err := parse(a, fset, args); done {
+		return err
+	}
+	if *profilePath == "" {
+		return cannotRun(errors.New("report publish: --profile is required"))
+	}
+	p, _, err := loadProfile(*profilePath)
+	if err != nil {
+		return err
+	}
+	t := report.Target{URI: *to, KMSKeyID: *kmsKey, Region: p.Region()}
+	if p.Report != nil {
+		if t.URI == "" {
+			t.URI = p.Report.S3URI
+		}
+		if t.KMSKeyID == "" {
+			t.KMSKeyID = p.Report.KMSKeyID
+		}
+	}
+	if t.URI == "" {
+		return cannotRun(errors.New("report publish: no destination: give --to or a report block in the profile"))
+	}
+	if t.Region == "" {
+		return cannotRun(errors.New("report publish: the profile declares no host.region, so the report's region cannot be checked"))
+	}
+
+	var rep report.Report
+	if *from != "" {
+		b, err := readFile(*from)
+		if err != nil {
+			return cannotRun(err)
+		}
+		if err := json.Unmarshal(b, &rep); err != nil || rep.Schema != report.SchemaVersion {
+			return cannotRun(fmt.Errorf("report publish: %s is not a %s report (%v)", *from, report.SchemaVersion, err))
+		}
+	} else if rep, err = validateNode(ctx, a, pf, *profilePath); err != nil {
+		return err
+	}
+	if inv := rep.Inventory; inv != nil && inv.Host.OnEC2 && inv.Host.Region != t.Region {
+		return cannotRun(fmt.Errorf("report publish: node runs in %s, profile region is %s: refusing to publish across regions", inv.Host.Region, t.Region))
+	}
+	pathStyle := a.getenv("AWS_ENDPOINT_URL_S3") != "" || a.getenv("AWS_ENDPOINT_URL") != ""
+	client, err := a.newS3(ctx, t.Region, pathStyle)
+	if err != nil {
+		return cannotRun(err)
+	}
+	uri, err := report.Publish(ctx, client, t, rep)
+	if err != nil {
+		return cannotRun(err)
+	}
+	fmt.Fprintln(a.stdout, uri)
+	return nil
+}
