@@ -144,10 +144,7 @@ func (g *gpuRun) mlp(lt *cublasLt, d gpuDevice) []Result {
 	if err := rt.check("cudaSetDevice", rt.setDevice(int32(d.index))); err != nil {
 		return fail(err)
 	}
-	dims, batch := []int{4096, 8192, 8192, 4096}, 4096
-	if g.cfg.quick {
-		dims, batch = []int{2048, 4096, 4096, 2048}, 2048
-	}
+	dims, batch := g.cfg.gpuMLPDims, g.cfg.gpuMLPBatch
 	inferBatch := 2 * batch
 	m, err := g.newGPUMLP(lt, dims, inferBatch)
 	if err != nil {

@@ -179,6 +179,8 @@ type config struct {
 	inferBatch, latencyReps        int
 	throughputReps                 int
 	gpuGemmN, gpuReps, gpuCopySize int
+	gpuMLPDims                     []int
+	gpuMLPBatch                    int
 }
 
 func newConfig(o Options) config {
