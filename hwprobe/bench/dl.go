@@ -5,6 +5,7 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/ebitengine/purego"
 )
@@ -23,7 +24,7 @@ func dlopenFirst(names []string) (uintptr, string, error) {
 	if len(errs) == 0 {
 		return 0, "", errors.New("no library names given")
 	}
-	return 0, "", fmt.Errorf("none of %v could be loaded: %w", names, errors.Join(errs...))
+	return 0, "", fmt.Errorf("none of %s could be loaded (%s: %w)", strings.Join(names, ", "), names[0], errs[0])
 }
 
 // bindSymbols resolves each symbol in h and binds it to its Go function
