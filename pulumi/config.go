@@ -1,0 +1,169 @@
+package pulumi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	p "github.com/pulumi/pulumi-go-provider"
+	"github.com/pulumi/pulumi-go-provider/infer"
+
+	"github.com/mlplatform/mlplatform/internal/platform"
+	"github.com/mlplatform/mlplatform/internal/residency"
+)
+
+// Config is the provider configuration: the same settings as the Terraform
+// provider block, translated to platform.Config the same way.
+type Config struct {
+	Region      *string           `pulumi:"region,optional"`
+	Profile     *string           `pulumi:"profile,optional"`
+	Endpoints   *Endpoints        `pulumi:"endpoints,optional"`
+	Residency   *ResidencyConfig  `pulumi:"residency,optional"`
+	DefaultTags map[string]string `pulumi:"defaultTags,optional"`
+
+	// env is the opened environment, set once by Configure.
+	env *platform.Env
+}
+
+// Endpoints are per-service endpoint overrides: emulators, VPC endpoints.
+type Endpoints struct {
+	EC2       *string `pulumi:"ec2,optional"`
+	S3        *string `pulumi:"s3,optional"`
+	KMS       *string `pulumi:"kms,optional"`
+	SageMaker *string `pulumi:"sagemaker,optional"`
+	SSM       *string `pulumi:"ssm,optional"`
+	STS       *string `pulumi:"sts,optional"`
+}
+
+// ResidencyConfig is the data-residency policy every resource is checked
+// against in Check and Diff, before any write.
+type ResidencyConfig struct {
+	Jurisdiction               *string  `pulumi:"jurisdiction,optional"`
+	AllowedRegions             []string `pulumi:"allowedRegions,optional"`
+	ExcludedZoneIDs            []string `pulumi:"excludedZoneIds,optional"`
+	RequireCustomerManagedKeys *bool    `pulumi:"requireCustomerManagedKeys,optional"`
+	RequiredTags               []string `pulumi:"requiredTags,optional"`
+	Mode                       *string  `pulumi:"mode,optional"`
+}
+
+var (
+	_ infer.CustomConfigure      = (*Config)(nil)
+	_ infer.CustomCheck[*Config] = (*Config)(nil)
+	_ infer.Annotated            = (*Config)(nil)
+)
+
+// Annotate describes the configuration in the schema.
+func (c *Config) Annotate(a infer.Annotator) {
+	a.Describe(c, "The mlplatform provider declares and provisions an AI/ML platform on AWS under data-residency rules. "+
+		"Residency is enforced in Check and Diff: a preview that would place data, keys, images or compute outside the jurisdiction fails before anything is created.")
+	a.Describe(&c.Region, "AWS region to provision in. Defaults to `AWS_REGION`, else the first region of the jurisdiction (`me-central-1` for `AE`). Must lie inside the jurisdiction.")
+	a.Describe(&c.Profile, "Named profile of the shared AWS configuration. The standard credential chain applies otherwise.")
+	a.Describe(&c.Endpoints, "Per-service endpoint overrides: emulators, VPC endpoints. `AWS_ENDPOINT_URL` and `AWS_ENDPOINT_URL_<SERVICE>` apply otherwise.")
+	a.Describe(&c.Residency, "The data-residency policy every resource is checked against before any write.")
+	a.Describe(&c.DefaultTags, "Tags added to every resource the provider creates. Resource tags win on conflict.")
+}
+
+// Annotate describes the endpoint overrides.
+func (e *Endpoints) Annotate(a infer.Annotator) {
+	a.Describe(e, "Per-service endpoint overrides.")
+	for _, f := range []struct {
+		field *(*string)
+		svc   string
+	}{{&e.EC2, "EC2"}, {&e.S3, "S3"}, {&e.KMS, "KMS"}, {&e.SageMaker, "SageMaker"}, {&e.SSM, "SSM"}, {&e.STS, "STS"}} {
+		a.Describe(f.field, fmt.Sprintf("URL of the %s endpoint.", f.svc))
+	}
+}
+
+// Annotate describes the residency policy settings.
+func (r *ResidencyConfig) Annotate(a infer.Annotator) {
+	a.Describe(r, "The data-residency policy.")
+	a.Describe(&r.Jurisdiction, "Jurisdiction code (ISO 3166-1 alpha-2). Defaults to `AE` (United Arab Emirates, `me-central-1`).")
+	a.Describe(&r.AllowedRegions, "Narrow the jurisdiction's regions to these. Each must lie inside the jurisdiction.")
+	a.Describe(&r.ExcludedZoneIDs, "Availability zone ids never to use, e.g. `[\"mec1-az2\"]`.")
+	a.Describe(&r.RequireCustomerManagedKeys, "Require every KMS key to be customer-managed. Default `false`.")
+	a.Describe(&r.RequiredTags, "Tag keys every resource must carry (after `defaultTags` are merged).")
+	a.Describe(&r.Mode, "`enforce` (default): violations fail Check, so `pulumi preview` fails and nothing is created. `audit`: violations are warnings.")
+}
+
+// Check validates the configuration with the same core call Configure makes,
+// so a bad residency block fails preview on its property.
+func (*Config) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckResponse[*Config], error) {
+	c, failures, err := infer.DefaultCheck[*Config](ctx, req.NewInputs)
+	if err != nil || len(failures) > 0 || c == nil {
+		return infer.CheckResponse[*Config]{Inputs: c, Failures: failures}, err
+	}
+	if _, err := platform.Open(ctx, c.platformConfig(ctx)); err != nil {
+		var ce *residency.ConfigError
+		if errors.As(err, &ce) {
+			failures = append(failures, p.CheckFailure{Property: propertyPath(ce.Path), Reason: ce.Msg})
+			return infer.CheckResponse[*Config]{Inputs: c, Failures: failures}, nil
+		}
+		return infer.CheckResponse[*Config]{Inputs: c}, fmt.Errorf("configuring the mlplatform provider: %w", err)
+	}
+	return infer.CheckResponse[*Config]{Inputs: c}, nil
+}
+
+// Configure opens the platform environment once per provider process.
+func (c *Config) Configure(ctx context.Context) error {
+	env, err := platform.Open(ctx, c.platformConfig(ctx))
+	if err != nil {
+		var ce *residency.ConfigError
+		if errors.As(err, &ce) {
+			return fmt.Errorf("invalid provider configuration: %s: %s", propertyPath(ce.Path), ce.Msg)
+		}
+		return fmt.Errorf("configuring the mlplatform provider: %w", err)
+	}
+	c.env = env
+	return nil
+}
+
+// platformConfig translates the configuration exactly as the Terraform
+// provider's newMeta does.
+func (c *Config) platformConfig(ctx context.Context) platform.Config {
+	pc := platform.Config{
+		Region:    deref(c.Region),
+		Profile:   deref(c.Profile),
+		Endpoints: map[string]string{},
+		UserAgent: "mlplatform-pulumi_" + p.GetRunInfo(ctx).Version,
+	}
+	if r := c.Residency; r != nil {
+		pc.Residency = residency.PolicyConfig{
+			Jurisdiction:               deref(r.Jurisdiction),
+			AllowedRegions:             r.AllowedRegions,
+			ExcludedZoneIDs:            r.ExcludedZoneIDs,
+			RequireCustomerManagedKeys: r.RequireCustomerManagedKeys != nil && *r.RequireCustomerManagedKeys,
+			RequiredTags:               r.RequiredTags,
+			Mode:                       residency.Mode(deref(r.Mode)),
+		}
+	}
+	if e := c.Endpoints; e != nil {
+		for k, v := range map[string]*string{"ec2": e.EC2, "s3": e.S3, "kms": e.KMS, "sagemaker": e.SageMaker, "ssm": e.SSM, "sts": e.STS} {
+			if s := deref(v); s != "" {
+				pc.Endpoints[k] = s
+			}
+		}
+	}
+	if len(c.DefaultTags) > 0 {
+		pc.DefaultTags = c.DefaultTags
+	}
+	return pc
+}
+
+// envFrom returns the environment of the configured provider.
+func envFrom(ctx context.Context) (*platform.Env, error) {
+	c := infer.GetConfig[Config](ctx)
+	if c.env == nil {
+		return nil, errors.New("the mlplatform provider is not configured")
+	}
+	return c.env, nil
+}
+
+func deref[T any](v *T) T {
+	var zero T
+	if v == nil {
+		return zero
+	}
+	return *v
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,88 @@
+package pulumi
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	p "github.com/pulumi/pulumi-go-provider"
+
+	"github.com/mlplatform/mlplatform/internal/platform"
+	"github.com/mlplatform/mlplatform/internal/residency"
+)
+
+// checkResidency runs the residency engine on refs (paths as the core writes
+// them) and the required-tag rule on tags. In enforce mode each violation is a
+// check failure on its property, so preview fails before any write; in audit
+// mode each is a warning and there are no failures.
+func checkResidency(ctx context.Context, env *platform.Env, refs []residency.Ref, tags map[string]string, tagsPath string) ([]p.CheckFailure, error) {
+	vs, err := env.CheckResidency(ctx, refs, tags, tagsPath)
+	if err != nil {
+		return nil, err
+	}
+	return reportViolations(ctx, env.Policy, vs), nil
+}
+
+// reportViolations turns violations into check failures (enforce) or
+// warnings (audit).
+func reportViolations(ctx context.Context, policy *residency.Policy, vs []residency.Violation) []p.CheckFailure {
+	var failures []p.CheckFailure
+	for _, v := range vs {
+		v.Path = propertyPath(v.Path)
+		msg := "residency violation (" + string(policy.Mode) + " mode): " + v.Error()
+		if !policy.Enforcing() {
+			p.GetLogger(ctx).Warning(msg)
+			continue
+		}
+		failures = append(failures, p.CheckFailure{Property: v.Path, Reason: msg})
+	}
+	return failures
+}
+
+// enforceResidency checks refs again right before a write, when every value is
+// known: an error in enforce mode (fail closed), warnings in audit mode.
+func enforceResidency(ctx context.Context, env *platform.Env, refs []residency.Ref, tags map[string]string, tagsPath string) error {
+	failures, err := checkResidency(ctx, env, refs, tags, tagsPath)
+	if err != nil {
+		return err
+	}
+	return failuresError(failures)
+}
+
+// failuresError joins check failures into one error; nil when there are none.
+func failuresError(failures []p.CheckFailure) error {
+	if len(failures) == 0 {
+		return nil
+	}
+	errs := make([]error, 0, len(failures))
+	for _, f := range failures {
+		errs = append(errs, errors.New(f.Property+": "+f.Reason))
+	}
+	return errors.Join(errs...)
+}
+
+// propertyPath turns a core attribute path (the Terraform spelling, e.g.
+// offline_store.s3_uri or kms_key_arns[1]) into the Pulumi property path
+// (offlineStore.s3Uri, kmsKeyArns[1]). Index and map-key parts are kept.
+func propertyPath(s string) string {
+	var b strings.Builder
+	inBracket, upper := false, false
+	for _, r := range s {
+		switch {
+		case inBracket:
+			b.WriteRune(r)
+			inBracket = r != ']'
+		case r == '[':
+			b.WriteRune(r)
+			inBracket = true
+		case r == '_':
+			upper = true
+		case upper:
+			b.WriteString(strings.ToUpper(string(r)))
+			upper = false
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
