@@ -3,7 +3,6 @@ package acctest
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/xml"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -69,7 +68,6 @@ type shimPlacementGroups struct {
 }
 
 type shimPlacementGroup struct {
-	XMLName        xml.Name     `xml:"item"`
 	GroupName      string       `xml:"groupName"`
 	GroupID        string       `xml:"groupId"`
 	GroupArn       string       `xml:"groupArn"`
@@ -189,7 +187,6 @@ type shimCapacityReservations struct {
 }
 
 type shimCapacityReservation struct {
-	XMLName                xml.Name     `xml:"item"`
 	ID                     string       `xml:"capacityReservationId"`
 	OwnerID                string       `xml:"ownerId"`
 	Arn                    string       `xml:"capacityReservationArn"`

@@ -300,12 +300,13 @@ func (r *gpuClusterResource) ModifyPlan(ctx context.Context, req resource.Modify
 	if req.Plan.Raw.IsNull() || r.meta == nil {
 		return
 	}
-	var plan gpuClusterModel
+	var plan, config gpuClusterModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	spec := gpuClusterSpec(ctx, &plan, &resp.Diagnostics)
+	spec := gpuClusterSpec(ctx, &plan, &config, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -330,7 +331,7 @@ func (r *gpuClusterResource) ModifyPlan(ctx context.Context, req resource.Modify
 		setIfUnknown(&plan.Zone, p.Zone)
 		setIfUnknown(&plan.SubnetID, p.SubnetID)
 	}
-	if plan.EFAInterfaces.IsUnknown() && spec.Known("instance_type") {
+	if (plan.EFAInterfaces.IsUnknown() || config.EFAInterfaces.IsNull()) && spec.Known("instance_type") {
 		plan.EFAInterfaces = types.Int64Value(int64(p.EFAInterfaces))
 	}
 	if spec.Known("image") && p.ImageID != "" {
@@ -373,14 +374,15 @@ func (r *gpuClusterResource) ModifyPlan(ctx context.Context, req resource.Modify
 }
 
 func (r *gpuClusterResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan gpuClusterModel
+	var plan, config gpuClusterModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	timeout, d := plan.Timeouts.Create(ctx, gpuClusterCreateTimeout)
 	resp.Diagnostics.Append(d...)
-	spec := gpuClusterSpec(ctx, &plan, &resp.Diagnostics)
+	spec := gpuClusterSpec(ctx, &plan, &config, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -430,15 +432,16 @@ func (r *gpuClusterResource) Read(ctx context.Context, req resource.ReadRequest,
 }
 
 func (r *gpuClusterResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan, state gpuClusterModel
+	var plan, state, config gpuClusterModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	timeout, d := plan.Timeouts.Update(ctx, gpuClusterUpdateTimeout)
 	resp.Diagnostics.Append(d...)
-	spec := gpuClusterSpec(ctx, &plan, &resp.Diagnostics)
+	spec := gpuClusterSpec(ctx, &plan, &config, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -507,8 +510,16 @@ func (r *gpuClusterResource) readImported(ctx context.Context, m *gpuClusterMode
 	m.PlacementGroupName = str(t.PlacementGroup)
 	if len(t.Tags) > 0 {
 		m.Tags, _ = types.MapValueFrom(ctx, types.StringType, t.Tags)
+		m.TagsAll = m.Tags
 	} else {
 		m.Tags = types.MapNull(types.StringType)
+		m.TagsAll = types.MapValueMust(types.StringType, map[string]attr.Value{})
+	}
+	volType := func(s string) types.String {
+		if s == "gp3" {
+			return types.StringNull() // the default
+		}
+		return str(s)
 	}
 	m.Capacity = types.ObjectNull(gpuCapacityType)
 	if t.Capacity.Type != cloud.CapacityOnDemand {
@@ -518,13 +529,17 @@ func (r *gpuClusterResource) readImported(ctx context.Context, m *gpuClusterMode
 	}
 	m.RootVolume = types.ObjectNull(gpuRootVolType)
 	if v := t.RootVolume; v.SizeGiB > 0 {
-		m.RootVolume, _ = types.ObjectValueFrom(ctx, gpuRootVolType, gpuRootVolumeModel{SizeGiB: int64Or(v.SizeGiB), Type: str(v.Type), IOPS: int64Or(v.IOPS), Throughput: int64Or(v.Throughput)})
+		m.RootVolume, _ = types.ObjectValueFrom(ctx, gpuRootVolType, gpuRootVolumeModel{SizeGiB: int64Or(v.SizeGiB), Type: volType(v.Type), IOPS: int64Or(v.IOPS), Throughput: int64Or(v.Throughput)})
 	}
 	m.DataVolumes = types.ListNull(gpuDataVolType)
 	if len(t.DataVolumes) > 0 {
 		var vs []gpuVolumeModel
-		for _, v := range t.DataVolumes {
-			vs = append(vs, gpuVolumeModel{DeviceName: str(v.DeviceName), SizeGiB: int64Or(v.SizeGiB), Type: str(v.Type), IOPS: int64Or(v.IOPS), Throughput: int64Or(v.Throughput)})
+		for i, v := range t.DataVolumes {
+			dev := str(v.DeviceName)
+			if v.DeviceName == cloud.DataVolumeDevice(i) {
+				dev = types.StringNull() // the default
+			}
+			vs = append(vs, gpuVolumeModel{DeviceName: dev, SizeGiB: int64Or(v.SizeGiB), Type: volType(v.Type), IOPS: int64Or(v.IOPS), Throughput: int64Or(v.Throughput)})
 		}
 		m.DataVolumes, _ = types.ListValueFrom(ctx, gpuDataVolType, vs)
 	}
@@ -647,8 +662,15 @@ func gpuClusterChanges(plan, state *gpuClusterModel) (nodes, template bool) {
 }
 
 // gpuClusterSpec translates the planned model to the domain spec; unknown
-// values are listed in spec.Unknown.
-func gpuClusterSpec(ctx context.Context, m *gpuClusterModel, diags *diag.Diagnostics) platform.GPUClusterSpec {
+// values are listed in spec.Unknown. The attributes that are Optional and
+// Computed (zone, zone_id, subnet_id, efa_interfaces, placement_group_name)
+// are taken from the configuration: when it leaves them unset the core
+// resolves them, and a value resolved earlier must not read as a choice.
+func gpuClusterSpec(ctx context.Context, m, config *gpuClusterModel, diags *diag.Diagnostics) platform.GPUClusterSpec {
+	mm := *m
+	mm.Zone, mm.ZoneID, mm.SubnetID = config.Zone, config.ZoneID, config.SubnetID
+	mm.EFAInterfaces, mm.PlacementGroupName = config.EFAInterfaces, config.PlacementGroupName
+	m = &mm
 	var s platform.GPUClusterSpec
 	str := func(p string, v types.String) string {
 		if v.IsUnknown() {
@@ -662,15 +684,7 @@ func gpuClusterSpec(ctx context.Context, m *gpuClusterModel, diags *diag.Diagnos
 		s.Unknown = append(s.Unknown, "node_count")
 	}
 	s.NodeCount = int(m.NodeCount.ValueInt64())
-	// zone, zone_id and subnet_id are Optional+Computed: unknown means "not
-	// set, to be resolved", not "set to a value known later".
-	knownOrEmpty := func(v types.String) string {
-		if v.IsUnknown() {
-			return ""
-		}
-		return v.ValueString()
-	}
-	s.Zone, s.ZoneID, s.SubnetID = knownOrEmpty(m.Zone), knownOrEmpty(m.ZoneID), knownOrEmpty(m.SubnetID)
+	s.Zone, s.ZoneID, s.SubnetID = str("zone", m.Zone), str("zone_id", m.ZoneID), str("subnet_id", m.SubnetID)
 	if m.ZoneFallback.IsUnknown() {
 		s.Unknown = append(s.Unknown, "zone_fallback")
 	}
@@ -684,11 +698,7 @@ func gpuClusterSpec(ctx context.Context, m *gpuClusterModel, diags *diag.Diagnos
 	}
 	s.InstanceProfile = str("instance_profile", m.InstanceProfile)
 	s.Image = str("image", m.Image)
-	if m.PlacementGroupName.IsUnknown() {
-		s.PlacementGroup = "" // not set: owned
-	} else if v := m.PlacementGroupName.ValueString(); v != cloud.GPUClusterResourceName(s.Name) {
-		s.PlacementGroup = v
-	}
+	s.PlacementGroup = str("placement_group_name", m.PlacementGroupName) // empty: owned
 	if !m.EFAInterfaces.IsUnknown() && !m.EFAInterfaces.IsNull() {
 		n := int(m.EFAInterfaces.ValueInt64())
 		s.EFAInterfaces = &n

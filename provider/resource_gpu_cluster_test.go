@@ -284,8 +284,9 @@ func TestAccGPUCluster_import(t *testing.T) {
 				ImportStateVerify: true,
 				// image is an SSM parameter in the configuration and the AMI it
 				// named on import; capacity_retry and timeouts live only in
-				// configuration; moto does not echo EFA interface types.
-				ImportStateVerifyIgnore: []string{"image", "capacity_retry", "timeouts", "efa_interfaces"},
+				// configuration; moto does not echo EFA interface types, and
+				// gives every interface the VPC's default security group.
+				ImportStateVerifyIgnore: []string{"image", "capacity_retry", "timeouts", "efa_interfaces", "security_group_ids"},
 			},
 		},
 	})
@@ -393,7 +394,7 @@ func TestAccGPUCluster_typeNotOffered(t *testing.T) {
 			},
 			{
 				Config:      gpuClusterConfig("", "nope", "  node_count = 2\n  capacity = { type = \"capacity_block\" }"),
-				ExpectError: regexp.MustCompile(`(?s)capacity.reservation_id.*Missing capacity reservation`),
+				ExpectError: regexp.MustCompile(`(?s)Missing capacity reservation.*reservation_id`),
 			},
 		},
 	})
