@@ -32,9 +32,9 @@ provider "mlplatform" {
 # The effective policy: allowed regions and zones.
 data "mlplatform_residency" "this" {}
 
-# GPU instance types with EFA offered in the region, cheapest first.
+# 8-GPU instance types offered in the region, cheapest first.
 data "mlplatform_instance_types" "gpu" {
-  min_gpu_count = 1
+  min_gpu_count = 8
   offered_only  = true
 }
 
