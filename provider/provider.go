@@ -156,6 +156,7 @@ func (p *mlplatformProvider) Resources(_ context.Context) []func() resource.Reso
 	return []func() resource.Resource{
 		NewResidencyGuardResource,
 		NewGPUClusterResource,
+		NewFeatureStoreResource,
 	}
 }
 

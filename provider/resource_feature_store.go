@@ -1,0 +1,761 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/mlplatform/mlplatform/internal/cloud"
+	"github.com/mlplatform/mlplatform/internal/platform"
+)
+
+var (
+	_ resource.ResourceWithConfigure   = &featureStoreResource{}
+	_ resource.ResourceWithModifyPlan  = &featureStoreResource{}
+	_ resource.ResourceWithImportState = &featureStoreResource{}
+)
+
+// Default timeouts of a feature store.
+const (
+	featureStoreCreateTimeout = 30 * time.Minute
+	featureStoreUpdateTimeout = 30 * time.Minute
+	featureStoreDeleteTimeout = 30 * time.Minute
+)
+
+// NewFeatureStoreResource is the mlplatform_feature_store constructor.
+func NewFeatureStoreResource() resource.Resource { return &featureStoreResource{} }
+
+type featureStoreResource struct {
+	meta *Meta
+}
+
+type featureStoreModel struct {
+	ID                          types.String   `tfsdk:"id"`
+	Name                        types.String   `tfsdk:"name"`
+	Description                 types.String   `tfsdk:"description"`
+	RecordIdentifierFeatureName types.String   `tfsdk:"record_identifier_feature_name"`
+	EventTimeFeatureName        types.String   `tfsdk:"event_time_feature_name"`
+	Features                    types.List     `tfsdk:"features"`
+	OnlineStore                 types.Object   `tfsdk:"online_store"`
+	OfflineStore                types.Object   `tfsdk:"offline_store"`
+	Throughput                  types.Object   `tfsdk:"throughput"`
+	RoleARN                     types.String   `tfsdk:"role_arn"`
+	Tags                        types.Map      `tfsdk:"tags"`
+	TagsAll                     types.Map      `tfsdk:"tags_all"`
+	AllowDestructiveChanges     types.Bool     `tfsdk:"allow_destructive_changes"`
+	ARN                         types.String   `tfsdk:"arn"`
+	Status                      types.String   `tfsdk:"status"`
+	CreationTime                types.String   `tfsdk:"creation_time"`
+	OfflineStoreTableName       types.String   `tfsdk:"offline_store_table_name"`
+	OfflineStoreDatabaseName    types.String   `tfsdk:"offline_store_database_name"`
+	OfflineStoreResolvedS3URI   types.String   `tfsdk:"offline_store_resolved_s3_uri"`
+	Timeouts                    timeouts.Value `tfsdk:"timeouts"`
+}
+
+type featureModel struct {
+	Name            types.String `tfsdk:"name"`
+	Type            types.String `tfsdk:"type"`
+	CollectionType  types.String `tfsdk:"collection_type"`
+	VectorDimension types.Int64  `tfsdk:"vector_dimension"`
+}
+
+type onlineStoreModel struct {
+	Enabled     types.Bool   `tfsdk:"enabled"`
+	StorageType types.String `tfsdk:"storage_type"`
+	KMSKeyARN   types.String `tfsdk:"kms_key_arn"`
+	TTL         types.Object `tfsdk:"ttl"`
+}
+
+type ttlModel struct {
+	Unit  types.String `tfsdk:"unit"`
+	Value types.Int64  `tfsdk:"value"`
+}
+
+type offlineStoreModel struct {
+	S3URI                    types.String `tfsdk:"s3_uri"`
+	KMSKeyARN                types.String `tfsdk:"kms_key_arn"`
+	TableFormat              types.String `tfsdk:"table_format"`
+	DisableGlueTableCreation types.Bool   `tfsdk:"disable_glue_table_creation"`
+}
+
+type throughputModel struct {
+	Mode               types.String `tfsdk:"mode"`
+	ReadCapacityUnits  types.Int64  `tfsdk:"read_capacity_units"`
+	WriteCapacityUnits types.Int64  `tfsdk:"write_capacity_units"`
+}
+
+var (
+	featureAttrTypes = map[string]attr.Type{
+		"name": types.StringType, "type": types.StringType, "collection_type": types.StringType, "vector_dimension": types.Int64Type,
+	}
+	featureObjectType = types.ObjectType{AttrTypes: featureAttrTypes}
+	ttlAttrTypes      = map[string]attr.Type{"unit": types.StringType, "value": types.Int64Type}
+	onlineAttrTypes   = map[string]attr.Type{
+		"enabled": types.BoolType, "storage_type": types.StringType, "kms_key_arn": types.StringType, "ttl": types.ObjectType{AttrTypes: ttlAttrTypes},
+	}
+	offlineAttrTypes = map[string]attr.Type{
+		"s3_uri": types.StringType, "kms_key_arn": types.StringType, "table_format": types.StringType, "disable_glue_table_creation": types.BoolType,
+	}
+	throughputAttrTypes = map[string]attr.Type{
+		"mode": types.StringType, "read_capacity_units": types.Int64Type, "write_capacity_units": types.Int64Type,
+	}
+)
+
+func (r *featureStoreResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_feature_store"
+}
+
+func (r *featureStoreResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	code := func(vs []string) string { return "`" + strings.Join(vs, "`, `") + "`" }
+	computed := func(desc string) schema.StringAttribute {
+		return schema.StringAttribute{Computed: true, MarkdownDescription: desc, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}}
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "A SageMaker feature group whose data stays in the jurisdiction and is never lost by accident. " +
+			"The offline store's bucket and every KMS key are checked against the residency policy at plan time (bucket region, no cross-region replication, key region, customer-managed keys). " +
+			"Adding features is an in-place update (`UpdateFeatureGroup`), never a replacement; so are TTL, throughput and tag changes. " +
+			"Removing or retyping a feature, or changing the offline store (or anything else SageMaker cannot change in place), deletes and recreates the group and loses its data: " +
+			"such a plan is refused unless `allow_destructive_changes = true`, and then the plan says what will be lost.",
+		Attributes: map[string]schema.Attribute{
+			"id": computed("The feature group name."),
+			"name": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "Name of the feature group: 1 to 64 letters, digits, hyphens and underscores, starting and ending with a letter or digit; unique in the account and region. Changing it replaces the group (a destructive change).",
+			},
+			"description": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "Free-form description, at most 128 characters. SageMaker cannot change it after creation: changing it is a destructive change.",
+			},
+			"record_identifier_feature_name": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "Name of the feature whose value identifies a record. It must be one of `features`, of type `Integral` or `String`, and not a collection.",
+			},
+			"event_time_feature_name": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "Name of the feature that holds a record's event time. It must be one of `features`, of type `Fractional` (Unix seconds) or `String` (ISO-8601), and not a collection.",
+			},
+			"features": schema.ListNestedAttribute{
+				Required: true,
+				MarkdownDescription: fmt.Sprintf("The feature definitions, 1 to %d. Order does not matter. Adding a feature is an in-place update; removing or retyping one is a destructive change. "+
+					"Names follow SageMaker's rules (as `name`), are unique ignoring case, and may not be %s.", platform.MaxFeatures, code(platform.ReservedFeatureNames())),
+				Validators: []validator.List{listvalidator.SizeBetween(1, platform.MaxFeatures)},
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"name": schema.StringAttribute{Required: true, MarkdownDescription: "Feature name: 1 to 64 letters, digits, hyphens and underscores, starting and ending with a letter or digit."},
+					"type": schema.StringAttribute{
+						Required:            true,
+						MarkdownDescription: "Value type: " + code(platform.FeatureTypes()) + ".",
+						Validators:          []validator.String{stringvalidator.OneOf(platform.FeatureTypes()...)},
+					},
+					"collection_type": schema.StringAttribute{
+						Optional:            true,
+						MarkdownDescription: "Makes the feature a collection: " + code(platform.CollectionTypes()) + ". Collections need an online store with `storage_type = \"InMemory\"`; a `Vector` holds `Fractional` values. Unset: a scalar.",
+						Validators:          []validator.String{stringvalidator.OneOf(platform.CollectionTypes()...)},
+					},
+					"vector_dimension": schema.Int64Attribute{
+						Optional:            true,
+						MarkdownDescription: "Number of elements of a `Vector` feature, 1 to 8192. Only with `collection_type = \"Vector\"`.",
+						Validators:          []validator.Int64{int64validator.Between(1, 8192)},
+					},
+				}},
+			},
+			"online_store": schema.SingleNestedAttribute{
+				Optional:            true,
+				MarkdownDescription: "The low-latency online store. Turning it on or off, or changing its storage type or key, is a destructive change; changing the TTL is an in-place update.",
+				Attributes: map[string]schema.Attribute{
+					"enabled": schema.BoolAttribute{Required: true, MarkdownDescription: "Whether the group has an online store."},
+					"storage_type": schema.StringAttribute{
+						Optional:            true,
+						MarkdownDescription: "Storage tier: " + code(platform.StorageTypes()) + ". Default `Standard`.",
+						Validators:          []validator.String{stringvalidator.OneOf(platform.StorageTypes()...)},
+					},
+					"kms_key_arn": schema.StringAttribute{
+						Optional:            true,
+						MarkdownDescription: "ARN of the KMS key that encrypts the online store. Checked against the residency policy: in an allowed region, and customer-managed when the policy requires it.",
+					},
+					"ttl": schema.SingleNestedAttribute{
+						Optional:            true,
+						MarkdownDescription: "Time to live: a record expires this long after its event time. Changing it is an in-place update; removing it is a destructive change (SageMaker can change a TTL but not remove it).",
+						Attributes: map[string]schema.Attribute{
+							"unit": schema.StringAttribute{
+								Required:            true,
+								MarkdownDescription: "Unit: " + code(platform.TTLUnits()) + ".",
+								Validators:          []validator.String{stringvalidator.OneOf(platform.TTLUnits()...)},
+							},
+							"value": schema.Int64Attribute{
+								Required:            true,
+								MarkdownDescription: "Number of units, at least 1.",
+								Validators:          []validator.Int64{int64validator.AtLeast(1)},
+							},
+						},
+					},
+				},
+			},
+			"offline_store": schema.SingleNestedAttribute{
+				Optional:            true,
+				MarkdownDescription: "The historical offline store: S3 plus a Glue or Iceberg table. Its bucket must lie in the jurisdiction and must not replicate outside it (checked at plan time). Any change to it is a destructive change.",
+				Attributes: map[string]schema.Attribute{
+					"s3_uri": schema.StringAttribute{
+						Required:            true,
+						MarkdownDescription: "Where offline records are written, `s3://bucket/prefix`. The bucket's region (GetBucketLocation) must be allowed, and it must have no cross-region replication (GetBucketReplication).",
+					},
+					"kms_key_arn": schema.StringAttribute{
+						Optional:            true,
+						MarkdownDescription: "ARN of the KMS key that encrypts the offline store's objects: the team's key. Checked against the residency policy. The role needs `kms:GenerateDataKey` on it.",
+					},
+					"table_format": schema.StringAttribute{
+						Optional:            true,
+						MarkdownDescription: "Table format: " + code(platform.TableFormats()) + ". Default `Glue`.",
+						Validators:          []validator.String{stringvalidator.OneOf(platform.TableFormats()...)},
+					},
+					"disable_glue_table_creation": schema.BoolAttribute{
+						Optional:            true,
+						MarkdownDescription: "Do not create the Glue table (you manage it). Default `false`. Not with `table_format = \"Iceberg\"`.",
+					},
+				},
+			},
+			"throughput": schema.SingleNestedAttribute{
+				Optional:            true,
+				Computed:            true,
+				MarkdownDescription: "Read and write throughput. Unset: as SageMaker has it (on demand for a new group). Changing it is an in-place update.",
+				PlanModifiers:       []planmodifier.Object{objectplanmodifier.UseStateForUnknown()},
+				Attributes: map[string]schema.Attribute{
+					"mode": schema.StringAttribute{
+						Required:            true,
+						MarkdownDescription: "Throughput mode: " + code(platform.ThroughputModes()) + ".",
+						Validators:          []validator.String{stringvalidator.OneOf(platform.ThroughputModes()...)},
+					},
+					"read_capacity_units": schema.Int64Attribute{
+						Optional:            true,
+						MarkdownDescription: "Provisioned read capacity units (needed with an online store). Only with `mode = \"Provisioned\"`.",
+						Validators:          []validator.Int64{int64validator.Between(1, 10_000_000)},
+					},
+					"write_capacity_units": schema.Int64Attribute{
+						Optional:            true,
+						MarkdownDescription: "Provisioned write capacity units. Only with `mode = \"Provisioned\"`.",
+						Validators:          []validator.Int64{int64validator.Between(1, 10_000_000)},
+					},
+				},
+			},
+			"role_arn": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "ARN of the IAM role SageMaker assumes to write the offline store; required with `offline_store`. SageMaker cannot change it after creation: changing it is a destructive change.",
+			},
+			"tags": schema.MapAttribute{
+				ElementType:         types.StringType,
+				Optional:            true,
+				MarkdownDescription: "Tags of the feature group, merged over the provider's `default_tags`. Changing them is an in-place update.",
+			},
+			"tags_all": schema.MapAttribute{
+				ElementType:         types.StringType,
+				Computed:            true,
+				MarkdownDescription: "All tags of the feature group: `tags` merged over the provider's `default_tags`.",
+			},
+			"allow_destructive_changes": schema.BoolAttribute{
+				Optional: true,
+				Computed: true,
+				Default:  booldefault.StaticBool(false),
+				MarkdownDescription: "Allow changes that delete and recreate the feature group (removing or retyping a feature, changing the offline store, and the like). " +
+					"Such a change loses the online store's records and starts a new offline store table. Default `false`: the plan is refused and says why.",
+			},
+			"arn":                           computed("ARN of the feature group."),
+			"status":                        computed("Status of the feature group: `Created` once ready."),
+			"creation_time":                 computed("When the feature group was created (RFC 3339). It stays the same across in-place updates."),
+			"offline_store_table_name":      computed("Name of the offline store's Glue table."),
+			"offline_store_database_name":   computed("Name of the offline store's Glue database."),
+			"offline_store_resolved_s3_uri": computed("The S3 location where SageMaker writes the offline records."),
+			"timeouts": timeouts.Attributes(ctx, timeouts.Opts{
+				Create: true, Update: true, Delete: true,
+				CreateDescription: "How long to wait for the feature group to be created (default 30m).",
+				UpdateDescription: "How long to wait for in-place updates (default 30m).",
+				DeleteDescription: "How long to wait for the feature group to be deleted (default 30m).",
+			}),
+		},
+	}
+}
+
+func (r *featureStoreResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.meta = metaFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+// ModifyPlan validates the feature group, checks its residency, and decides
+// between an in-place update and a replacement: a destructive change is an
+// error unless allow_destructive_changes is true, and then a replacement
+// whose plan says what is lost.
+func (r *featureStoreResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return // destroy
+	}
+	var plan featureStoreModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	spec, unknown := featureStoreSpec(ctx, &plan, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	addFieldErrors(platform.ValidateFeatureStore(spec, platform.ValidateOptions{Unknown: unknown}), &resp.Diagnostics)
+	if resp.Diagnostics.HasError() || r.meta == nil {
+		return
+	}
+
+	tagsPath := platform.FeatureStoreTagsPath
+	if plan.Tags.IsUnknown() {
+		tagsPath = ""
+	}
+	if !checkResidency(ctx, r.meta, platform.FeatureStoreResidencyRefs(spec, unknown), spec.Tags, tagsPath, &resp.Diagnostics) {
+		return
+	}
+	if !plan.Tags.IsUnknown() {
+		all, d := types.MapValueFrom(ctx, types.StringType, r.meta.MergeTags(spec.Tags))
+		resp.Diagnostics.Append(d...)
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("tags_all"), all)...)
+	}
+
+	if req.State.Raw.IsNull() {
+		return // create
+	}
+	var state featureStoreModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	old, _ := featureStoreSpec(ctx, &state, &resp.Diagnostics)
+	change := platform.PlanFeatureStoreChangeUnknown(old, spec, unknown)
+	if !change.IsDestructive() {
+		return
+	}
+	name := spec.Name
+	if plan.AllowDestructiveChanges.ValueBool() {
+		for _, p := range change.DestructivePaths() {
+			resp.RequiresReplace = append(resp.RequiresReplace, parsePath(p))
+		}
+		resp.Diagnostics.AddWarning(fmt.Sprintf("Feature store %s will be replaced: data will be lost", name), change.DestructiveSummary(name))
+		return
+	}
+	for _, c := range change.Destructive {
+		resp.Diagnostics.AddAttributeError(parsePath(c.Path), fmt.Sprintf("Destructive change to feature store (%s)", name),
+			fmt.Sprintf("%s.\n\nSageMaker cannot make this change in place, so the feature group would have to be deleted and created again. "+
+				"That loses every record in the online store, and the data in the offline store table for removed or retyped features will be lost "+
+				"(a new table is started). If that is intended, set allow_destructive_changes = true and plan again; otherwise revert this change "+
+				"(adding features, and changing the TTL, throughput or tags, are in-place updates).", c.Reason))
+	}
+}
+
+func (r *featureStoreResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan featureStoreModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, d := plan.Timeouts.Create(ctx, featureStoreCreateTimeout)
+	resp.Diagnostics.Append(d...)
+	spec, _ := featureStoreSpec(ctx, &plan, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	fs, vs, err := r.meta.CreateFeatureStore(ctx, spec, featureStoreWait(ctx, spec.Name, "creation", timeout))
+	ReportViolations(r.meta.Policy.Mode, vs, &resp.Diagnostics)
+	if fs != nil {
+		// Created, even if it did not become ready: record it so that it is
+		// tainted and replaced, never orphaned.
+		prior := plan
+		resp.Diagnostics.Append(applyFeatureStore(ctx, &plan, fs, &prior, r.meta)...)
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	}
+	if err != nil {
+		addFeatureStoreError(fmt.Sprintf("creating feature store (%s)", spec.Name), err, &resp.Diagnostics)
+	}
+}
+
+func (r *featureStoreResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state featureStoreModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	name := state.Name.ValueString()
+	fs, err := r.meta.FindFeatureStore(ctx, name)
+	if errors.Is(err, cloud.ErrNotFound) || err == nil && fs.Status == "Deleting" {
+		tflog.Warn(ctx, "feature store is gone; removing it from state", map[string]any{"name": name})
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if err != nil {
+		resp.Diagnostics.AddError(fmt.Sprintf("reading feature store (%s)", name), err.Error())
+		return
+	}
+	prior := state
+	resp.Diagnostics.Append(applyFeatureStore(ctx, &state, fs, &prior, r.meta)...)
+	if state.AllowDestructiveChanges.IsNull() {
+		state.AllowDestructiveChanges = types.BoolValue(false) // after import
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+func (r *featureStoreResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, state featureStoreModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, d := plan.Timeouts.Update(ctx, featureStoreUpdateTimeout)
+	resp.Diagnostics.Append(d...)
+	spec, _ := featureStoreSpec(ctx, &plan, &resp.Diagnostics)
+	old, _ := featureStoreSpec(ctx, &state, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	fs, vs, err := r.meta.UpdateFeatureStore(ctx, old, spec, featureStoreWait(ctx, spec.Name, "update", timeout))
+	ReportViolations(r.meta.Policy.Mode, vs, &resp.Diagnostics)
+	if err != nil {
+		addFeatureStoreError(fmt.Sprintf("updating feature store (%s)", spec.Name), err, &resp.Diagnostics)
+		return
+	}
+	prior := plan
+	resp.Diagnostics.Append(applyFeatureStore(ctx, &plan, fs, &prior, r.meta)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *featureStoreResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state featureStoreModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, d := state.Timeouts.Delete(ctx, featureStoreDeleteTimeout)
+	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	name := state.Name.ValueString()
+	if err := r.meta.DeleteFeatureStore(ctx, name, featureStoreWait(ctx, name, "deletion", timeout)); err != nil {
+		resp.Diagnostics.AddError(fmt.Sprintf("deleting feature store (%s)", name), err.Error())
+	}
+}
+
+// ImportState imports a feature group by name.
+func (r *featureStoreResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), req.ID)...)
+}
+
+// featureStoreWait bounds a wait by timeout and logs its progress.
+func featureStoreWait(ctx context.Context, name, what string, timeout time.Duration) platform.FeatureStoreWait {
+	return platform.FeatureStoreWait{
+		Timeout: timeout,
+		Progress: func(state string, elapsed time.Duration) {
+			tflog.Info(ctx, "waiting for feature store "+what, map[string]any{"name": name, "state": state, "elapsed": elapsed.Round(time.Second).String()})
+		},
+	}
+}
+
+// addFeatureStoreError reports an error of the core: validation problems on
+// their attributes, residency violations (already reported) once.
+func addFeatureStoreError(summary string, err error, diags *diag.Diagnostics) {
+	var fe platform.FieldErrors
+	switch {
+	case errors.As(err, &fe):
+		addFieldErrors(fe, diags)
+	case errors.Is(err, platform.ErrFeatureStoreResidency) && diags.HasError():
+	default:
+		diags.AddError(summary, err.Error())
+	}
+}
+
+func addFieldErrors(errs []platform.FieldError, diags *diag.Diagnostics) {
+	for _, e := range errs {
+		diags.AddAttributeError(parsePath(e.Path), "Invalid feature store", e.Msg)
+	}
+}
+
+// featureStoreSpec translates the model to the core's spec and lists the
+// attribute paths whose values are not known yet.
+func featureStoreSpec(ctx context.Context, m *featureStoreModel, diags *diag.Diagnostics) (platform.FeatureStoreSpec, []string) {
+	var unknown []string
+	str := func(p string, v types.String) string {
+		if v.IsUnknown() {
+			unknown = append(unknown, p)
+		}
+		return v.ValueString()
+	}
+	s := platform.FeatureStoreSpec{
+		Name:             str("name", m.Name),
+		Description:      str("description", m.Description),
+		RecordIdentifier: str("record_identifier_feature_name", m.RecordIdentifierFeatureName),
+		EventTime:        str("event_time_feature_name", m.EventTimeFeatureName),
+		RoleARN:          str("role_arn", m.RoleARN),
+	}
+
+	switch {
+	case m.Features.IsUnknown():
+		unknown = append(unknown, "features")
+	case !m.Features.IsNull():
+		for i, e := range m.Features.Elements() {
+			at := fmt.Sprintf("features[%d]", i)
+			obj, ok := e.(types.Object)
+			if !ok || obj.IsUnknown() {
+				unknown = append(unknown, at)
+				s.Features = append(s.Features, platform.Feature{})
+				continue
+			}
+			var f featureModel
+			diags.Append(obj.As(ctx, &f, basetypes.ObjectAsOptions{})...)
+			s.Features = append(s.Features, platform.Feature{
+				Name:            str(at+".name", f.Name),
+				Type:            str(at+".type", f.Type),
+				CollectionType:  str(at+".collection_type", f.CollectionType),
+				VectorDimension: int32(f.VectorDimension.ValueInt64()),
+			})
+			if f.VectorDimension.IsUnknown() {
+				unknown = append(unknown, at+".vector_dimension")
+			}
+		}
+	}
+
+	switch {
+	case m.OnlineStore.IsUnknown():
+		unknown = append(unknown, "online_store")
+	case !m.OnlineStore.IsNull():
+		var o onlineStoreModel
+		diags.Append(m.OnlineStore.As(ctx, &o, basetypes.ObjectAsOptions{})...)
+		if o.Enabled.IsUnknown() {
+			unknown = append(unknown, "online_store.enabled")
+		}
+		s.Online = &platform.OnlineStore{
+			Enabled:     o.Enabled.ValueBool(),
+			StorageType: str("online_store.storage_type", o.StorageType),
+			KMSKeyARN:   str("online_store.kms_key_arn", o.KMSKeyARN),
+		}
+		switch {
+		case o.TTL.IsUnknown():
+			unknown = append(unknown, "online_store.ttl")
+		case !o.TTL.IsNull():
+			var t ttlModel
+			diags.Append(o.TTL.As(ctx, &t, basetypes.ObjectAsOptions{})...)
+			if t.Value.IsUnknown() {
+				unknown = append(unknown, "online_store.ttl.value")
+			}
+			s.Online.TTL = &platform.TTL{Unit: str("online_store.ttl.unit", t.Unit), Value: int32(t.Value.ValueInt64())}
+		}
+	}
+
+	switch {
+	case m.OfflineStore.IsUnknown():
+		unknown = append(unknown, "offline_store")
+	case !m.OfflineStore.IsNull():
+		var o offlineStoreModel
+		diags.Append(m.OfflineStore.As(ctx, &o, basetypes.ObjectAsOptions{})...)
+		if o.DisableGlueTableCreation.IsUnknown() {
+			unknown = append(unknown, "offline_store.disable_glue_table_creation")
+		}
+		s.Offline = &platform.OfflineStore{
+			S3URI:                    str("offline_store.s3_uri", o.S3URI),
+			KMSKeyARN:                str("offline_store.kms_key_arn", o.KMSKeyARN),
+			TableFormat:              str("offline_store.table_format", o.TableFormat),
+			DisableGlueTableCreation: o.DisableGlueTableCreation.ValueBool(),
+		}
+	}
+
+	switch {
+	case m.Throughput.IsUnknown():
+		unknown = append(unknown, "throughput")
+	case !m.Throughput.IsNull():
+		var t throughputModel
+		diags.Append(m.Throughput.As(ctx, &t, basetypes.ObjectAsOptions{})...)
+		if t.ReadCapacityUnits.IsUnknown() || t.WriteCapacityUnits.IsUnknown() {
+			unknown = append(unknown, "throughput")
+		}
+		s.Throughput = &platform.Throughput{
+			Mode:               str("throughput.mode", t.Mode),
+			ReadCapacityUnits:  int32(t.ReadCapacityUnits.ValueInt64()),
+			WriteCapacityUnits: int32(t.WriteCapacityUnits.ValueInt64()),
+		}
+	}
+
+	if m.Tags.IsUnknown() {
+		unknown = append(unknown, platform.FeatureStoreTagsPath)
+	} else if !m.Tags.IsNull() {
+		s.Tags = map[string]string{}
+		for k, v := range m.Tags.Elements() {
+			sv, ok := v.(types.String)
+			if !ok || sv.IsUnknown() {
+				unknown = append(unknown, platform.FeatureStoreTagsPath)
+				continue
+			}
+			s.Tags[k] = sv.ValueString()
+		}
+	}
+	return s, unknown
+}
+
+// applyFeatureStore writes what AWS says into m. Values the user left unset
+// stay null where AWS reports the default, so that a refresh shows no change.
+func applyFeatureStore(ctx context.Context, m *featureStoreModel, fs *platform.FeatureStore, prior *featureStoreModel, meta *Meta) diag.Diagnostics {
+	var diags diag.Diagnostics
+	s := fs.Spec
+	m.ID = types.StringValue(s.Name)
+	m.Name = types.StringValue(s.Name)
+	m.Description = optionalString(prior.Description, s.Description, "")
+	m.RecordIdentifierFeatureName = types.StringValue(s.RecordIdentifier)
+	m.EventTimeFeatureName = types.StringValue(s.EventTime)
+	m.RoleARN = optionalString(prior.RoleARN, s.RoleARN, "")
+	m.ARN = types.StringValue(fs.ARN)
+	m.Status = types.StringValue(fs.Status)
+	m.CreationTime = types.StringNull()
+	if !fs.CreationTime.IsZero() {
+		m.CreationTime = types.StringValue(fs.CreationTime.UTC().Format(time.RFC3339))
+	}
+	m.OfflineStoreTableName = optionalString(types.StringNull(), fs.TableName, "")
+	m.OfflineStoreDatabaseName = optionalString(types.StringNull(), fs.DatabaseName, "")
+	m.OfflineStoreResolvedS3URI = optionalString(types.StringNull(), fs.ResolvedS3URI, "")
+
+	// Features, in the order the user wrote them.
+	var priorSpec platform.FeatureStoreSpec
+	if !prior.Features.IsNull() && !prior.Features.IsUnknown() {
+		var scratch diag.Diagnostics
+		priorSpec, _ = featureStoreSpec(ctx, prior, &scratch)
+	}
+	feats := make([]attr.Value, 0, len(s.Features))
+	for _, f := range platform.SortFeaturesLike(s.Features, priorSpec.Features) {
+		obj, d := types.ObjectValue(featureAttrTypes, map[string]attr.Value{
+			"name":             types.StringValue(f.Name),
+			"type":             types.StringValue(f.Type),
+			"collection_type":  optionalString(types.StringNull(), f.CollectionType, ""),
+			"vector_dimension": optionalInt(f.VectorDimension),
+		})
+		diags.Append(d...)
+		feats = append(feats, obj)
+	}
+	list, d := types.ListValue(featureObjectType, feats)
+	diags.Append(d...)
+	m.Features = list
+
+	// Online store.
+	var priorOnline onlineStoreModel
+	priorOnlineSet := !prior.OnlineStore.IsNull() && !prior.OnlineStore.IsUnknown()
+	if priorOnlineSet {
+		diags.Append(prior.OnlineStore.As(ctx, &priorOnline, basetypes.ObjectAsOptions{})...)
+	}
+	switch on := s.Online; {
+	case on == nil || !on.Enabled && !priorOnlineSet:
+		m.OnlineStore = types.ObjectNull(onlineAttrTypes)
+	default:
+		ttl := types.ObjectNull(ttlAttrTypes)
+		if on.TTL != nil {
+			ttl, d = types.ObjectValue(ttlAttrTypes, map[string]attr.Value{"unit": types.StringValue(on.TTL.Unit), "value": types.Int64Value(int64(on.TTL.Value))})
+			diags.Append(d...)
+		}
+		m.OnlineStore, d = types.ObjectValue(onlineAttrTypes, map[string]attr.Value{
+			"enabled":      types.BoolValue(on.Enabled),
+			"storage_type": optionalString(priorOnline.StorageType, on.StorageType, platform.StorageStandard),
+			"kms_key_arn":  optionalString(priorOnline.KMSKeyARN, on.KMSKeyARN, ""),
+			"ttl":          ttl,
+		})
+		diags.Append(d...)
+	}
+
+	// Offline store.
+	var priorOffline offlineStoreModel
+	if !prior.OfflineStore.IsNull() && !prior.OfflineStore.IsUnknown() {
+		diags.Append(prior.OfflineStore.As(ctx, &priorOffline, basetypes.ObjectAsOptions{})...)
+	}
+	if off := s.Offline; off == nil {
+		m.OfflineStore = types.ObjectNull(offlineAttrTypes)
+	} else {
+		disable := types.BoolValue(off.DisableGlueTableCreation)
+		if !off.DisableGlueTableCreation && priorOffline.DisableGlueTableCreation.IsNull() {
+			disable = types.BoolNull()
+		}
+		m.OfflineStore, d = types.ObjectValue(offlineAttrTypes, map[string]attr.Value{
+			"s3_uri":                      sameS3URI(priorOffline.S3URI, off.S3URI),
+			"kms_key_arn":                 optionalString(priorOffline.KMSKeyARN, off.KMSKeyARN, ""),
+			"table_format":                optionalString(priorOffline.TableFormat, off.TableFormat, platform.TableFormatGlue),
+			"disable_glue_table_creation": disable,
+		})
+		diags.Append(d...)
+	}
+
+	// Throughput: as AWS has it; unchanged when AWS says nothing.
+	if t := s.Throughput; t != nil {
+		m.Throughput, d = types.ObjectValue(throughputAttrTypes, map[string]attr.Value{
+			"mode":                 types.StringValue(t.Mode),
+			"read_capacity_units":  optionalInt(t.ReadCapacityUnits),
+			"write_capacity_units": optionalInt(t.WriteCapacityUnits),
+		})
+		diags.Append(d...)
+	} else if m.Throughput.IsUnknown() {
+		m.Throughput = types.ObjectNull(throughputAttrTypes)
+	}
+
+	// Tags: tags_all is what AWS holds; tags is that less the default tags
+	// the user did not set themselves.
+	var priorTags map[string]string
+	if !prior.Tags.IsNull() && !prior.Tags.IsUnknown() {
+		diags.Append(prior.Tags.ElementsAs(ctx, &priorTags, false)...)
+	}
+	own := map[string]string{}
+	for k, v := range s.Tags {
+		if dv, isDefault := meta.DefaultTags[k]; isDefault && dv == v {
+			if _, mine := priorTags[k]; !mine {
+				continue
+			}
+		}
+		own[k] = v
+	}
+	m.TagsAll, d = types.MapValueFrom(ctx, types.StringType, s.Tags)
+	diags.Append(d...)
+	if len(own) == 0 && prior.Tags.IsNull() {
+		m.Tags = types.MapNull(types.StringType)
+	} else {
+		m.Tags, d = types.MapValueFrom(ctx, types.StringType, own)
+		diags.Append(d...)
+	}
+	return diags
+}
+
+// optionalString is remote as a value, or null when the user left the
+// attribute unset (prior is null) and remote is its default.
+func optionalString(prior types.String, remote, def string) types.String {
+	if remote == def && (prior.IsNull() || prior.IsUnknown()) {
+		return types.StringNull()
+	}
+	return types.StringValue(remote)
+}
+
+func optionalInt(n int32) types.Int64 {
+	if n == 0 {
+		return types.Int64Null()
+	}
+	return types.Int64Value(int64(n))
+}
+
+// sameS3URI keeps the user's spelling of an S3 URI that AWS reports with or
+// without a trailing slash.
+func sameS3URI(prior types.String, remote string) types.String {
+	if p := prior.ValueString(); p != "" && strings.TrimSuffix(p, "/") == strings.TrimSuffix(remote, "/") {
+		return prior
+	}
+	return types.StringValue(remote)
+}
