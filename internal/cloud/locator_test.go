@@ -3,10 +3,14 @@ package cloud
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
+	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
@@ -335,5 +339,116 @@ func TestNewLocatorBuildsRegionalClients(t *testing.T) {
 	}
 	if k := l.kms("eu-west-1").(*kms.Client); k.Options().Region != "eu-west-1" {
 		t.Errorf("regional KMS client in %s", k.Options().Region)
+	}
+}
+
+// TestLocatorMoto asks moto's S3, KMS and EC2 when moto_server is installed.
+func TestLocatorMoto(t *testing.T) {
+	bin, err := exec.LookPath("moto_server")
+	if err != nil {
+		t.Skip("moto_server not on PATH")
+	}
+	endpoint := startMotoForLocator(t, bin)
+	t.Setenv("AWS_ACCESS_KEY_ID", "testing")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "testing")
+	t.Setenv("AWS_CONFIG_FILE", t.TempDir()+"/none")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", t.TempDir()+"/none")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := New(ctx, Config{Region: "me-central-1", Endpoints: map[string]string{"s3": endpoint, "kms": endpoint, "ec2": endpoint}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mkBucket := func(name, region string) {
+		t.Helper()
+		in := &s3.CreateBucketInput{Bucket: aws.String(name)}
+		if region != "us-east-1" {
+			in.CreateBucketConfiguration = &s3types.CreateBucketConfiguration{LocationConstraint: s3types.BucketLocationConstraint(region)}
+		}
+		if _, err := c.ForRegion(region).S3.CreateBucket(ctx, in); err != nil {
+			t.Fatalf("creating bucket %s: %v", name, err)
+		}
+		if _, err := c.ForRegion(region).S3.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String(name),
+			VersioningConfiguration: &s3types.VersioningConfiguration{Status: s3types.BucketVersioningStatusEnabled}}); err != nil {
+			t.Fatalf("versioning bucket %s: %v", name, err)
+		}
+	}
+	mkBucket("uae-data", "me-central-1")
+	mkBucket("uae-repl", "me-central-1")
+	mkBucket("eu-copy", "eu-central-1")
+	mkBucket("virginia", "us-east-1")
+	if _, err := c.S3.PutBucketReplication(ctx, &s3.PutBucketReplicationInput{Bucket: aws.String("uae-repl"),
+		ReplicationConfiguration: &s3types.ReplicationConfiguration{Role: aws.String("arn:aws:iam::123456789012:role/replication"),
+			Rules: []s3types.ReplicationRule{{ID: aws.String("out"), Status: s3types.ReplicationRuleStatusEnabled, Prefix: aws.String(""),
+				Destination: &s3types.Destination{Bucket: aws.String("arn:aws:s3:::eu-copy")}}}}}); err != nil {
+		t.Fatalf("putting replication: %v", err)
+	}
+	key, err := c.KMS.CreateKey(ctx, &kms.CreateKeyInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	l := NewLocator(c)
+	for bucket, want := range map[string]string{"uae-data": "me-central-1", "eu-copy": "eu-central-1", "virginia": "us-east-1"} {
+		if got, err := l.BucketRegion(ctx, bucket); err != nil || got != want {
+			t.Errorf("BucketRegion(%s) = %q, %v; want %q", bucket, got, err, want)
+		}
+	}
+	if _, err := l.BucketRegion(ctx, "no-such-bucket"); !errors.Is(err, residency.ErrNotFound) {
+		t.Errorf("BucketRegion(no-such-bucket) error = %v, want ErrNotFound", err)
+	}
+	if got, err := l.BucketReplicationRegions(ctx, "uae-data"); err != nil || len(got) != 0 {
+		t.Errorf("replication of uae-data = %v, %v; want none", got, err)
+	}
+	if got, err := l.BucketReplicationRegions(ctx, "uae-repl"); err != nil || !slices.Equal(got, []string{"eu-central-1"}) {
+		t.Errorf("replication of uae-repl = %v, %v; want [eu-central-1]", got, err)
+	}
+	if id, err := l.ZoneID(ctx, "me-central-1", "me-central-1a"); err != nil || !strings.HasPrefix(id, "mec1-az") {
+		t.Errorf("ZoneID(me-central-1a) = %q, %v", id, err)
+	}
+	info, err := l.DescribeKey(ctx, aws.ToString(key.KeyMetadata.Arn))
+	if err != nil || info.Region != "me-central-1" || !info.CustomerManaged {
+		t.Errorf("DescribeKey = %+v, %v", info, err)
+	}
+}
+
+func startMotoForLocator(t *testing.T, bin string) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(lis.Addr().(*net.TCPAddr).Port)
+	lis.Close()
+	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", port)
+	var log strings.Builder
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-done
+		if t.Failed() {
+			t.Logf("moto_server log:\n%s", log.String())
+		}
+	})
+	endpoint := "http://127.0.0.1:" + port
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		resp, err := http.Get(endpoint + "/moto-api/")
+		if err == nil {
+			resp.Body.Close()
+			return endpoint
+		}
+		select {
+		case <-done:
+			t.Fatal("moto_server exited early")
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("moto_server did not answer on %s: %v", endpoint, err)
+		}
 	}
 }
