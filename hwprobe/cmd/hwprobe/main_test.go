@@ -123,7 +123,6 @@ func TestCommands(t *testing.T) {
 		{name: "validate bad profile", lib: healthy, args: []string{"validate", "--no-imds", "--profile", bad}, code: 2, stderr: []string{"profile.hcl:3:3", "Unsupported argument", "colour"}},
 		{name: "validate no profile", args: []string{"validate"}, code: 2, stderr: []string{"--profile is required"}},
 		{name: "validate missing file", args: []string{"validate", "--profile", "/nonexistent.hcl"}, code: 2, stderr: []string{"nonexistent.hcl"}},
-		{name: "bench", args: []string{"bench"}, code: 2, stderr: []string{"hwprobe bench: not built yet"}},
 		{name: "report no subcommand", args: []string{"report"}, code: 2, stderr: []string{"missing subcommand"}},
 		{name: "version", args: []string{"version"}, code: 0, stdout: []string{"hwprobe "}},
 	}
