@@ -3,6 +3,7 @@ package provider_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -455,7 +456,7 @@ func TestAccGPUCluster_refreshCalls(t *testing.T) {
 	h := acctest.Setup(t)
 	type row struct {
 		nodes, coreCalls, tfCalls int
-		actions                   string
+		actions, tfActions        string
 	}
 	var rows []row
 	for _, n := range []int{1, 16, 256} {
@@ -496,11 +497,18 @@ func TestAccGPUCluster_refreshCalls(t *testing.T) {
 					// provider makes for it.
 					RefreshState: true,
 					Check: func(*terraform.State) error {
+						counts := map[string]int{}
 						for _, c := range h.Shim.Log() {
-							if c.Service == "ec2" && !c.Fixture {
+							if !c.Fixture {
 								r.tfCalls++
+								counts[c.Service+"."+c.Action]++
 							}
 						}
+						var parts []string
+						for _, k := range slices.Sorted(maps.Keys(counts)) {
+							parts = append(parts, fmt.Sprintf("%s x%d", k, counts[k]))
+						}
+						r.tfActions = strings.Join(parts, ", ")
 						return nil
 					},
 				},
@@ -509,9 +517,13 @@ func TestAccGPUCluster_refreshCalls(t *testing.T) {
 		rows = append(rows, r)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n| nodes | EC2 calls per refresh (core Find) | EC2 calls, terraform refresh | calls |\n|---|---|---|---|\n")
+	fmt.Fprintf(&b, "\n| nodes | AWS calls of one refresh (Read) | calls |\n|---|---|---|\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %d | %d | %d | %s |\n", r.nodes, r.coreCalls, r.tfCalls, r.actions)
+		fmt.Fprintf(&b, "| %d | %d | %s |\n", r.nodes, r.coreCalls, r.actions)
+	}
+	fmt.Fprintf(&b, "\nA RefreshState test step (terraform refresh, then the plan the test framework runs after it, ModifyPlan's checks included):\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "  %d nodes: %d calls: %s\n", r.nodes, r.tfCalls, r.tfActions)
 	}
 	t.Log(b.String())
 	for _, r := range rows {
