@@ -31,39 +31,37 @@ const describeBatch = 100
 // Load builds the catalog for region: the embedded data, refreshed by EC2.
 // It makes a handful of calls whatever the region: the offerings by zone id
 // (paginated, up to 1000 a page), DescribeInstanceTypes for the offered types
-// of the catalog's families (100 a call), and, when api can, one
-// DescribeAvailabilityZones for zone names. Live data wins for vCPUs, memory,
-// architecture, GPUs, EFA and placement; the embedded data supplies peaks,
-// prices and CPU ISA features. Types of the catalog's families that EC2
-// offers but the embedded data lacks are added with what EC2 says, and peaks
-// and ISA features of their family. Cache the result: it is safe to share.
+// of the catalog's types (100 a call), and, when api can, one
+// DescribeAvailabilityZones for zone names. Both listings are filtered to the
+// embedded types by name, so the catalog covers exactly the embedded types.
+// Live data wins for vCPUs, memory, architecture, GPUs, EFA and placement;
+// the embedded data supplies peaks, prices and CPU ISA features. Cache the
+// result: it is safe to share.
 func Load(ctx context.Context, api EC2API, region string) (*Catalog, error) {
 	base, err := Embedded()
 	if err != nil {
 		return nil, err
 	}
-	families := map[string]bool{}
-	for _, t := range base.types {
-		families[t.Family] = true
-	}
-
+	// Offerings are asked for the catalog's own types only, by name: an
+	// unfiltered listing returns every type of the region and costs seconds
+	// on every provider start (and a large response to parse).
 	zones := map[string][]string{} // type -> zone ids
-	pages := ec2.NewDescribeInstanceTypeOfferingsPaginator(api, &ec2.DescribeInstanceTypeOfferingsInput{
-		LocationType: types.LocationTypeAvailabilityZoneId,
-		MaxResults:   aws.Int32(1000),
-	})
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("listing instance type offerings in %s: %w", region, err)
-		}
-		for _, o := range page.InstanceTypeOfferings {
-			name := string(o.InstanceType)
-			if !families[Family(name)] {
-				continue
+	for chunk := range slices.Chunk(base.names, describeBatch) {
+		pages := ec2.NewDescribeInstanceTypeOfferingsPaginator(api, &ec2.DescribeInstanceTypeOfferingsInput{
+			LocationType: types.LocationTypeAvailabilityZoneId,
+			Filters:      []types.Filter{{Name: aws.String("instance-type"), Values: chunk}},
+			MaxResults:   aws.Int32(1000),
+		})
+		for pages.HasMorePages() {
+			page, err := pages.NextPage(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("listing instance type offerings in %s: %w", region, err)
 			}
-			if z := aws.ToString(o.Location); z != "" && !slices.Contains(zones[name], z) {
-				zones[name] = append(zones[name], z)
+			for _, o := range page.InstanceTypeOfferings {
+				name := string(o.InstanceType)
+				if z := aws.ToString(o.Location); z != "" && !slices.Contains(zones[name], z) {
+					zones[name] = append(zones[name], z)
+				}
 			}
 		}
 	}

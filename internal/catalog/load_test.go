@@ -29,6 +29,8 @@ type fakeEC2 struct {
 	failOn    string
 	calls     map[string]int
 	asked     [][]string // instance type names per DescribeInstanceTypes call
+	// offerFilters are the instance-type filter values per offerings call.
+	offerFilters [][]string
 }
 
 func (f *fakeEC2) DescribeInstanceTypeOfferings(_ context.Context, in *ec2.DescribeInstanceTypeOfferingsInput, _ ...func(*ec2.Options)) (*ec2.DescribeInstanceTypeOfferingsOutput, error) {
@@ -39,13 +41,28 @@ func (f *fakeEC2) DescribeInstanceTypeOfferings(_ context.Context, in *ec2.Descr
 	if in.LocationType != types.LocationTypeAvailabilityZoneId {
 		return nil, fmt.Errorf("location type %q, want availability-zone-id", in.LocationType)
 	}
+	// Honour the instance-type filter as EC2 does (exact names).
+	offerings := f.offerings
+	for _, flt := range in.Filters {
+		if aws.ToString(flt.Name) != "instance-type" {
+			return nil, fmt.Errorf("unexpected filter %q", aws.ToString(flt.Name))
+		}
+		f.offerFilters = append(f.offerFilters, flt.Values)
+		var kept []types.InstanceTypeOffering
+		for _, o := range offerings {
+			if slices.Contains(flt.Values, string(o.InstanceType)) {
+				kept = append(kept, o)
+			}
+		}
+		offerings = kept
+	}
 	start := 0
 	if in.NextToken != nil {
 		start, _ = strconv.Atoi(*in.NextToken)
 	}
-	end := min(start+f.pageSize, len(f.offerings))
-	out := &ec2.DescribeInstanceTypeOfferingsOutput{InstanceTypeOfferings: f.offerings[start:end]}
-	if end < len(f.offerings) {
+	end := min(start+f.pageSize, len(offerings))
+	out := &ec2.DescribeInstanceTypeOfferingsOutput{InstanceTypeOfferings: offerings[start:end]}
+	if end < len(offerings) {
 		out.NextToken = aws.String(strconv.Itoa(end))
 	}
 	return out, nil
@@ -116,8 +133,8 @@ func newFakeEC2() *fakeEC2 {
 	offs = append(offs, offer("p5en.48xlarge", "mec1-az1", "mec1-az3")...)
 	offs = append(offs, offer("g5.xlarge", "mec1-az1", "mec1-az2", "mec1-az3")...)
 	offs = append(offs, offer("c7i.large", "mec1-az1", "mec1-az2")...)
-	offs = append(offs, offer("c7i.metal-24xl", "mec1-az1")...)
-	offs = append(offs, offer("t3.micro", "mec1-az1")...) // family outside the catalog: ignored
+	offs = append(offs, offer("c7i.metal-24xl", "mec1-az1")...) // not in the embedded data: not asked for
+	offs = append(offs, offer("t3.micro", "mec1-az1")...)       // family outside the catalog: not asked for
 	return &fakeEC2{
 		pageSize:  3,
 		offerings: offs,
@@ -141,11 +158,11 @@ func TestLoad(t *testing.T) {
 	if c.Region() != "me-central-1" || !c.Live() || c.LoadedAt().IsZero() || !strings.Contains(c.Source(), "refreshed from EC2 in me-central-1") {
 		t.Fatalf("catalog meta: region %q live %v loaded %v source %q", c.Region(), c.Live(), c.LoadedAt(), c.Source())
 	}
-	// A handful of calls: 9 offerings in pages of 3, one DescribeInstanceTypes, one zone listing.
+	// A handful of calls: 7 matching offerings in pages of 3, one DescribeInstanceTypes, one zone listing.
 	if f.calls["offerings"] != 3 || f.calls["types"] != 1 || f.calls["zones"] != 1 {
 		t.Errorf("calls = %v", f.calls)
 	}
-	if want := []string{"c7i.large", "c7i.metal-24xl", "g5.xlarge", "p5en.48xlarge"}; len(f.asked) != 1 || !slices.Equal(f.asked[0], want) {
+	if want := []string{"c7i.large", "g5.xlarge", "p5en.48xlarge"}; len(f.asked) != 1 || !slices.Equal(f.asked[0], want) {
 		t.Errorf("DescribeInstanceTypes asked %v, want %v", f.asked, want)
 	}
 
@@ -173,17 +190,16 @@ func TestLoad(t *testing.T) {
 		t.Error("p5.48xlarge offerings wrong")
 	}
 
-	// A type the embedded data lacks is added with its family's ISA.
-	metal, ok := c.Lookup("c7i.metal-24xl")
-	if !ok || metal.VCPUs != 96 || !metal.HasCPUFeatures("avx512f", "amx_tile") || metal.Price != nil || metal.Source == "" {
-		t.Errorf("c7i.metal-24xl = %+v, %v", metal, ok)
+	// The catalog covers the embedded types: offerings are asked by name.
+	if _, ok := c.Lookup("c7i.metal-24xl"); ok {
+		t.Error("c7i.metal-24xl is not in the embedded data and was not asked for, yet the catalog has it")
 	}
 
 	var offered []string
 	for _, it := range c.Find(Filter{OfferedOnly: true}) {
 		offered = append(offered, it.Name)
 	}
-	if want := []string{"c7i.large", "c7i.metal-24xl", "g5.xlarge", "p5en.48xlarge"}; !slices.Equal(offered, want) {
+	if want := []string{"c7i.large", "g5.xlarge", "p5en.48xlarge"}; !slices.Equal(offered, want) {
 		t.Errorf("offered = %v, want %v", offered, want)
 	}
 	if got := c.Find(Filter{GPUModel: "H100", OfferedOnly: true}); len(got) != 0 {
@@ -202,23 +218,27 @@ func TestLoadWithoutZoneNames(t *testing.T) {
 	}
 }
 
-func TestLoadBatchesDescribeInstanceTypes(t *testing.T) {
+// Offerings are asked for the embedded types by name, never listed whole:
+// an unfiltered listing returns every type of the region.
+func TestLoadAsksOfferingsByName(t *testing.T) {
 	f := newFakeEC2()
 	f.pageSize = 1000
-	for i := range 150 {
-		name := fmt.Sprintf("m7i.size%03d", i)
-		f.offerings = append(f.offerings, offer(name, "mec1-az1")...)
-		f.infos[name] = info(name, 2, 8192, types.ArchitectureTypeX8664, nil, 0, "cluster")
+	if _, err := Load(context.Background(), f, "me-central-1"); err != nil {
+		t.Fatal(err)
 	}
-	c, err := Load(context.Background(), f, "me-central-1")
+	base, err := Embedded()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.calls["offerings"] != 1 || f.calls["types"] != 2 {
-		t.Errorf("calls = %v, want 1 offerings page and 2 type batches", f.calls)
+	var asked []string
+	for _, vals := range f.offerFilters {
+		if len(vals) == 0 || len(vals) > describeBatch {
+			t.Errorf("offerings filter with %d names", len(vals))
+		}
+		asked = append(asked, vals...)
 	}
-	if _, ok := c.Lookup("m7i.size149"); !ok {
-		t.Error("second batch missing")
+	if !slices.Equal(asked, base.Names()) {
+		t.Errorf("offerings asked for %d names, want the %d embedded types", len(asked), len(base.Names()))
 	}
 }
 
