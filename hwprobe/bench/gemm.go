@@ -207,6 +207,12 @@ func packA(dst []float32, A op, mb, kb, mr int, alpha float32) {
 	for ir := 0; ir < mb; ir += mr {
 		panel := dst[ir*kb : ir*kb+mr*kb]
 		h := min(mr, mb-ir)
+		if A.rs == 1 && h == mr && alpha == 1 {
+			for p := 0; p < kb; p++ {
+				copy(panel[p*mr:p*mr+mr], A.data[p*A.cs+ir:])
+			}
+			continue
+		}
 		if A.rs == 1 && h == mr {
 			for p := 0; p < kb; p++ {
 				src := A.data[p*A.cs+ir : p*A.cs+ir+mr]
@@ -224,6 +230,12 @@ func packA(dst []float32, A op, mb, kb, mr int, alpha float32) {
 			row := A.data[(ir+i)*A.rs:]
 			if A.cs == 1 {
 				row = row[:kb]
+				if alpha == 1 {
+					for p, v := range row {
+						panel[p*mr+i] = v
+					}
+					continue
+				}
 				for p, v := range row {
 					panel[p*mr+i] = alpha * v
 				}
