@@ -130,7 +130,14 @@ func describeNodes(ctx context.Context, api WaitGPUNodesAPI, ids []string) (map[
 			resp, err := api.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: remaining})
 			if apiErrorCode(err) == "InvalidInstanceID.NotFound" {
 				// Drop the unknown ids the message names, or ask one by one.
-				remaining = dropUnknownIDs(remaining, err.Error())
+				keep := dropUnknownIDs(remaining, err.Error())
+				if len(keep) == len(remaining) {
+					if err := describeEach(ctx, api, remaining, out); err != nil {
+						return nil, err
+					}
+					break
+				}
+				remaining = keep
 				continue
 			}
 			if err != nil {
@@ -148,8 +155,7 @@ func describeNodes(ctx context.Context, api WaitGPUNodesAPI, ids []string) (map[
 	return out, nil
 }
 
-// dropUnknownIDs removes the ids an InvalidInstanceID.NotFound message names;
-// when it names none of them it drops the first, so the loop ends.
+// dropUnknownIDs removes the ids an InvalidInstanceID.NotFound message names.
 func dropUnknownIDs(ids []string, msg string) []string {
 	var keep []string
 	for _, id := range ids {
@@ -157,10 +163,27 @@ func dropUnknownIDs(ids []string, msg string) []string {
 			keep = append(keep, id)
 		}
 	}
-	if len(keep) == len(ids) {
-		return ids[1:]
-	}
 	return keep
+}
+
+// describeEach describes instances one at a time, leaving out those EC2
+// does not know.
+func describeEach(ctx context.Context, api WaitGPUNodesAPI, ids []string, out map[string]GPUNode) error {
+	for _, id := range ids {
+		resp, err := api.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
+		if apiErrorCode(err) == "InvalidInstanceID.NotFound" {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("describing node %s: %w", id, err)
+		}
+		for _, r := range resp.Reservations {
+			for _, inst := range r.Instances {
+				out[aws.ToString(inst.InstanceId)] = nodeFromInstance(inst)
+			}
+		}
+	}
+	return nil
 }
 
 func summarizeNodeIDs(ids []string) string {
