@@ -58,13 +58,48 @@ func rowMajor(data []float32, ld int, trans bool) op {
 }
 
 // Sgemm computes C = alpha*op(A)*op(B) + beta*C for row-major matrices,
-// where op(A) is m x k and op(B) is k x n.
+// where op(A) is m x k and op(B) is k x n. A bf16 engine rounds A and B to
+// bfloat16 while packing.
 func (g *gemm) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	A, B := rowMajor(a, lda, transA), rowMajor(b, ldb, transB)
+	mr, nr := g.kern.mr, g.kern.nr
+	p := packers{
+		a: func(dst []float32, i, p, mb, kb int) { packA(dst, A.at(i, p), mb, kb, mr, alpha) },
+		b: func(dst []float32, p, j, kb, nb int) { packB(dst, B.at(p, j), kb, nb, nr) },
+	}
+	if g.bf16 {
+		p = packers{
+			a: func(dst []float32, i, p, mb, kb int) { packAbf16(dst, A.at(i, p), mb, kb, mr, alpha) },
+			b: func(dst []float32, p, j, kb, nb int) { packBbf16(dst, B.at(p, j), kb, nb, nr) },
+		}
+	}
+	g.run(m, n, k, p, beta, c, ldc)
+}
+
+// Bgemm computes C = A*B for row-major bfloat16 A (m x k) and B (k x n),
+// given as raw bf16 bits, with fp32 accumulation and an fp32 C. It needs a
+// bf16 engine.
+func (g *gemm) Bgemm(m, n, k int, a []uint16, lda int, b []uint16, ldb int, c []float32, ldc int) {
+	mr, nr := g.kern.mr, g.kern.nr
+	g.run(m, n, k, packers{
+		a: func(dst []float32, i, p, mb, kb int) { packA16(dst, a[i*lda+p:], lda, mb, kb, mr) },
+		b: func(dst []float32, p, j, kb, nb int) { packB16(dst, b[p*ldb+j:], ldb, kb, nb, nr) },
+	}, 0, c, ldc)
+}
+
+// packers pack the block of op(A) at row i, column p (mb x kb) and of op(B)
+// at row p, column j (kb x nb) into the kernel's panel layout.
+type packers struct {
+	a func(dst []float32, i, p, mb, kb int)
+	b func(dst []float32, p, j, kb, nb int)
+}
+
+// run splits C between threads in whole tiles along its larger dimension
+// and runs the blocked algorithm on each part.
+func (g *gemm) run(m, n, k int, pk packers, beta float32, c []float32, ldc int) {
 	if m == 0 || n == 0 {
 		return
 	}
-	A, B := rowMajor(a, lda, transA), rowMajor(b, ldb, transB)
-	// Split the larger dimension in whole tiles across threads.
 	t := g.threads
 	type part struct{ i0, i1, j0, j1 int }
 	parts := make([]part, 0, t)
@@ -83,9 +118,11 @@ func (g *gemm) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float3
 	for len(g.work) < len(parts) {
 		g.work = append(g.work, gemmWork{})
 	}
+	do := func(w int, p part) {
+		g.block(&g.work[w], p.i0, p.j0, p.i1-p.i0, p.j1-p.j0, k, pk, beta, c[p.i0*ldc+p.j0:], ldc)
+	}
 	if len(parts) == 1 {
-		p := parts[0]
-		g.block(&g.work[0], p.i1-p.i0, p.j1-p.j0, k, alpha, A.at(p.i0, 0), B.at(0, p.j0), beta, c[p.i0*ldc+p.j0:], ldc)
+		do(0, parts[0])
 		return
 	}
 	var wg sync.WaitGroup
@@ -93,7 +130,7 @@ func (g *gemm) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float3
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			g.block(&g.work[w], p.i1-p.i0, p.j1-p.j0, k, alpha, A.at(p.i0, 0), B.at(0, p.j0), beta, c[p.i0*ldc+p.j0:], ldc)
+			do(w, p)
 		}()
 	}
 	wg.Wait()
@@ -108,8 +145,9 @@ func grow(buf []float32, n int) []float32 {
 	return buf[:n]
 }
 
-// block runs the serial blocked algorithm on one thread's share of C.
-func (g *gemm) block(w *gemmWork, m, n, k int, alpha float32, A, B op, beta float32, c []float32, ldc int) {
+// block runs the serial blocked algorithm on one thread's share of C: the
+// m x n part whose top-left element is (i0, j0) of the whole product.
+func (g *gemm) block(w *gemmWork, i0, j0, m, n, k int, pk packers, beta float32, c []float32, ldc int) {
 	mr, nr := g.kern.mr, g.kern.nr
 	scaleC(m, n, beta, c, ldc)
 	if k == 0 {
@@ -128,17 +166,11 @@ func (g *gemm) block(w *gemmWork, m, n, k int, alpha float32, A, B op, beta floa
 			kp := kb // packed k steps
 			if g.bf16 {
 				kp = (kb + 1) / 2
-				packBbf16(w.packB, B.at(pc, jc), kb, nb, nr)
-			} else {
-				packB(w.packB, B.at(pc, jc), kb, nb, nr)
 			}
+			pk.b(w.packB, pc, j0+jc, kb, nb)
 			for ic := 0; ic < m; ic += mc {
 				mb := min(mc, m-ic)
-				if g.bf16 {
-					packAbf16(w.packA, A.at(ic, pc), mb, kb, mr, alpha)
-				} else {
-					packA(w.packA, A.at(ic, pc), mb, kb, mr, alpha)
-				}
+				pk.a(w.packA, i0+ic, pc, mb, kb)
 				for jr := 0; jr < nb; jr += nr {
 					bp := &w.packB[jr/nr*nr*kp]
 					for ir := 0; ir < mb; ir += mr {
@@ -301,6 +333,54 @@ func packAbf16(dst []float32, A op, mb, kb, mr int, alpha float32) {
 					hi = alpha * row[(2*p+1)*A.cs]
 				}
 				panel[p*mr+i] = pairBF16(alpha*row[2*p*A.cs], hi)
+			}
+		}
+	}
+}
+
+// packB16 packs a kb x nb block of row-major bf16 B (leading dimension
+// ld) for the bf16 kernel: per k pair, one word per column.
+func packB16(dst []float32, b []uint16, ld, kb, nb, nr int) {
+	kp := (kb + 1) / 2
+	for jr := 0; jr < nb; jr += nr {
+		panel := dst[jr*kp : jr*kp+nr*kp]
+		w := min(nr, nb-jr)
+		for p := 0; p < kp; p++ {
+			d := panel[p*nr : p*nr+nr]
+			lo := b[2*p*ld+jr : 2*p*ld+jr+w]
+			if 2*p+1 < kb {
+				hi := b[(2*p+1)*ld+jr : (2*p+1)*ld+jr+w]
+				for j := range lo {
+					d[j] = math.Float32frombits(uint32(lo[j]) | uint32(hi[j])<<16)
+				}
+			} else {
+				for j := range lo {
+					d[j] = math.Float32frombits(uint32(lo[j]))
+				}
+			}
+			clear(d[w:])
+		}
+	}
+}
+
+// packA16 packs an mb x kb block of row-major bf16 A (leading dimension
+// ld) for the bf16 kernel: per k pair, one word per row.
+func packA16(dst []float32, a []uint16, ld, mb, kb, mr int) {
+	kp := (kb + 1) / 2
+	for ir := 0; ir < mb; ir += mr {
+		panel := dst[ir*kp : ir*kp+mr*kp]
+		h := min(mr, mb-ir)
+		if h < mr {
+			clear(panel)
+		}
+		for i := 0; i < h; i++ {
+			row := a[(ir+i)*ld : (ir+i)*ld+kb]
+			p := 0
+			for ; 2*p+1 < kb; p++ {
+				panel[p*mr+i] = math.Float32frombits(uint32(row[2*p]) | uint32(row[2*p+1])<<16)
+			}
+			if p < kp {
+				panel[p*mr+i] = math.Float32frombits(uint32(row[2*p]))
 			}
 		}
 	}

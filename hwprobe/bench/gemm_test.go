@@ -133,3 +133,35 @@ func BenchmarkSgemm(b *testing.B) {
 		}
 	}
 }
+
+// TestBgemmAgainstFloat64 checks the bf16-input GEMM: products of bf16
+// values are exact in fp32, so only fp32 accumulation error remains.
+func TestBgemmAgainstFloat64(t *testing.T) {
+	kern, ok := bf16Kernel()
+	if !ok {
+		t.Skip("no avx512_bf16 on this CPU")
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, s := range []struct{ m, n, k int }{{1, 1, 1}, {13, 31, 7}, {15, 33, 257}, {29, 65, 300}, {100, 45, 513}, {3, 300, 131}} {
+		for _, threads := range []int{1, 2} {
+			t.Run(fmt.Sprintf("t%d/%dx%dx%d", threads, s.m, s.n, s.k), func(t *testing.T) {
+				lda, ldb, ldc := s.k+3, s.n+1, s.n+5
+				a16 := toBF16Slice(randMat(r, s.m*lda))
+				b16 := toBF16Slice(randMat(r, s.k*ldb))
+				c := randMat(r, s.m*ldc) // overwritten: beta is 0
+				want := refGemm(false, false, s.m, s.n, s.k, 1, fromBF16Slice(a16), lda, fromBF16Slice(b16), ldb, 0, c, ldc)
+				g := newGemm(kern, true, threads)
+				g.kc, g.mc, g.nc = 64, 2*kern.mr, 3*kern.nr
+				g.Bgemm(s.m, s.n, s.k, a16, lda, b16, ldb, c, ldc)
+				bound := 1e-5 * math.Sqrt(float64(s.k)+1)
+				for i := 0; i < s.m; i++ {
+					for j := 0; j < s.n; j++ {
+						if d := math.Abs(float64(c[i*ldc+j]) - want[i*s.n+j]); d > bound*math.Max(1, math.Sqrt(float64(s.k))/4) {
+							t.Fatalf("C[%d,%d] = %g, want %g", i, j, c[i*ldc+j], want[i*s.n+j])
+						}
+					}
+				}
+			})
+		}
+	}
+}

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"math/rand/v2"
-	"runtime"
 	"sync"
 )
 
@@ -188,7 +187,7 @@ func (m *mlp) backward() {
 func (m *mlp) step(lr float32) {
 	for l := range m.w {
 		w, gw := m.w[l], m.gw[l]
-		t := runtime.GOMAXPROCS(0)
+		t := max(1, m.g.threads)
 		var wg sync.WaitGroup
 		for p := 0; p < t; p++ {
 			lo, hi := len(w)*p/t, len(w)*(p+1)/t

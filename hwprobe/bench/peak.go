@@ -90,7 +90,7 @@ func detectCPUPeak(threads int) cpuPeak {
 func readMaxFreqGHz(path string) (float64, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("reading max clock: %w", err)
 	}
 	return parseKHz(string(b))
 }
