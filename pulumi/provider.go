@@ -42,6 +42,7 @@ func Provider() (p.Provider, error) {
 func resources() []infer.InferredResource {
 	return []infer.InferredResource{
 		infer.Resource(ResidencyGuard{}),
+		infer.Resource(GpuCluster{}),
 	}
 }
 

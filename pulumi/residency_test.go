@@ -1,6 +1,11 @@
 package pulumi
 
-import "testing"
+import (
+	"slices"
+	"testing"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/property"
+)
 
 func TestPropertyPath(t *testing.T) {
 	for in, want := range map[string]string{
@@ -14,5 +19,24 @@ func TestPropertyPath(t *testing.T) {
 		if got := propertyPath(in); got != want {
 			t.Errorf("propertyPath(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestUnknownPaths(t *testing.T) {
+	in := property.NewMap(map[string]property.Value{
+		"name":         property.New("x"),
+		"kmsKeyArn":    property.New(property.Computed),
+		"offlineStore": property.New(property.NewMap(map[string]property.Value{"s3Uri": property.New(property.Computed), "tableFormat": property.New("Glue")})),
+		"features":     property.New([]property.Value{property.New(property.NewMap(map[string]property.Value{"name": property.New(property.Computed)}))}),
+		"tags":         property.New(property.Computed),
+	})
+	got := unknownPaths(in)
+	slices.Sort(got)
+	want := []string{"features", "kms_key_arn", "offline_store.s3_uri", "tags"}
+	if !slices.Equal(got, want) {
+		t.Errorf("unknownPaths = %v, want %v", got, want)
+	}
+	if s := snakeCase("recordIdentifierFeatureName"); s != "record_identifier_feature_name" {
+		t.Errorf("snakeCase = %q", s)
 	}
 }

@@ -1,0 +1,483 @@
+package pulumi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	p "github.com/pulumi/pulumi-go-provider"
+	"github.com/pulumi/pulumi-go-provider/infer"
+
+	"github.com/mlplatform/mlplatform/internal/cloud"
+	"github.com/mlplatform/mlplatform/internal/platform"
+)
+
+// GpuCluster is a GPU training cluster: the Pulumi twin of
+// mlplatform_gpu_cluster, over the same core verbs.
+type GpuCluster struct{}
+
+var (
+	_ infer.CustomResource[GpuClusterArgs, GpuClusterState] = GpuCluster{}
+	_ infer.CustomCheck[GpuClusterArgs]                     = GpuCluster{}
+	_ infer.CustomUpdate[GpuClusterArgs, GpuClusterState]   = GpuCluster{}
+	_ infer.CustomRead[GpuClusterArgs, GpuClusterState]     = GpuCluster{}
+	_ infer.CustomDelete[GpuClusterState]                   = GpuCluster{}
+	_ infer.Annotated                                       = (*GpuCluster)(nil)
+)
+
+// GpuClusterArgs are the inputs of a GPU cluster.
+type GpuClusterArgs struct {
+	Name               *string           `pulumi:"name,optional" provider:"replaceOnChanges"`
+	InstanceType       string            `pulumi:"instanceType"`
+	NodeCount          int               `pulumi:"nodeCount"`
+	Zone               *string           `pulumi:"zone,optional" provider:"replaceOnChanges"`
+	ZoneID             *string           `pulumi:"zoneId,optional" provider:"replaceOnChanges"`
+	ZoneFallback       *bool             `pulumi:"zoneFallback,optional"`
+	SubnetID           *string           `pulumi:"subnetId,optional" provider:"replaceOnChanges"`
+	VPCID              *string           `pulumi:"vpcId,optional"`
+	SecurityGroupIDs   []string          `pulumi:"securityGroupIds,optional"`
+	InstanceProfile    *string           `pulumi:"instanceProfile,optional"`
+	Image              string            `pulumi:"image"`
+	PlacementGroupName *string           `pulumi:"placementGroupName,optional"`
+	EFAInterfaces      *int              `pulumi:"efaInterfaces,optional"`
+	Capacity           *GpuCapacity      `pulumi:"capacity,optional"`
+	KMSKeyARN          *string           `pulumi:"kmsKeyArn,optional"`
+	RootVolume         *GpuRootVolume    `pulumi:"rootVolume,optional"`
+	DataVolumes        []GpuDataVolume   `pulumi:"dataVolumes,optional"`
+	UserData           *string           `pulumi:"userData,optional"`
+	Tags               map[string]string `pulumi:"tags,optional"`
+	Rollout            *GpuRollout       `pulumi:"rollout,optional"`
+	CapacityRetry      *GpuCapacityRetry `pulumi:"capacityRetry,optional"`
+}
+
+// GpuCapacity is what capacity nodes launch into.
+type GpuCapacity struct {
+	Type          string  `pulumi:"type"`
+	ReservationID *string `pulumi:"reservationId,optional"`
+	SpotMaxPrice  *string `pulumi:"spotMaxPrice,optional"`
+}
+
+// GpuRootVolume is the root volume of every node.
+type GpuRootVolume struct {
+	SizeGiB    *int    `pulumi:"sizeGib,optional"`
+	Type       *string `pulumi:"type,optional"`
+	IOPS       *int    `pulumi:"iops,optional"`
+	Throughput *int    `pulumi:"throughput,optional"`
+}
+
+// GpuDataVolume is a further EBS volume of every node.
+type GpuDataVolume struct {
+	DeviceName *string `pulumi:"deviceName,optional"`
+	SizeGiB    int     `pulumi:"sizeGib"`
+	Type       *string `pulumi:"type,optional"`
+	IOPS       *int    `pulumi:"iops,optional"`
+	Throughput *int    `pulumi:"throughput,optional"`
+}
+
+// GpuRollout is how stale nodes are replaced.
+type GpuRollout struct {
+	Strategy  *string `pulumi:"strategy,optional"`
+	BatchSize *int    `pulumi:"batchSize,optional"`
+}
+
+// GpuCapacityRetry is how launches retry capacity errors.
+type GpuCapacityRetry struct {
+	Attempts     *int    `pulumi:"attempts,optional"`
+	InitialDelay *string `pulumi:"initialDelay,optional"`
+}
+
+// GpuClusterState is the cluster's state: its inputs, what planning resolved
+// and the nodes that exist.
+type GpuClusterState struct {
+	GpuClusterArgs
+	ImageID               *string           `pulumi:"imageId,optional"`
+	TagsAll               map[string]string `pulumi:"tagsAll,optional"`
+	LaunchTemplateID      *string           `pulumi:"launchTemplateId,optional"`
+	LaunchTemplateVersion *int              `pulumi:"launchTemplateVersion,optional"`
+	PlacementGroup        *string           `pulumi:"placementGroup,optional"`
+	PlacementZoneID       *string           `pulumi:"placementZoneId,optional"`
+	NodeIDs               []string          `pulumi:"nodeIds,optional"`
+	PrivateIPs            []string          `pulumi:"privateIps,optional"`
+	Nodes                 []GpuNode         `pulumi:"nodes,optional"`
+}
+
+// GpuNode is one node of the cluster.
+type GpuNode struct {
+	Index         int    `pulumi:"index"`
+	ID            string `pulumi:"id"`
+	PrivateIP     string `pulumi:"privateIp"`
+	Zone          string `pulumi:"zone"`
+	ZoneID        string `pulumi:"zoneId"`
+	SubnetID      string `pulumi:"subnetId"`
+	State         string `pulumi:"state"`
+	InstanceType  string `pulumi:"instanceType"`
+	EFAInterfaces int    `pulumi:"efaInterfaces"`
+}
+
+// Annotate describes the resource.
+func (g *GpuCluster) Annotate(a infer.Annotator) {
+	a.Describe(g, "A GPU training cluster on EC2: `nodeCount` nodes of one GPU instance type in one availability zone, in a cluster placement group, "+
+		"with as many EFA interfaces as the type supports and KMS-encrypted volumes. Residency (zone, KMS key, instance profile, tags) and the instance type "+
+		"(offered in the zone, EFA, placement) are checked in Check, so `pulumi preview` fails before anything is launched.")
+}
+
+// Annotate describes the inputs.
+func (c *GpuClusterArgs) Annotate(a infer.Annotator) {
+	a.Describe(&c.Name, "Cluster name, unique in the region: 1 to 100 letters, digits, `-`, `_` or `.`. Default: the resource name. Changing it replaces the cluster.")
+	a.Describe(&c.InstanceType, "GPU instance type, e.g. `p5en.48xlarge`. It must be offered in the zone. Changing it rolls the nodes.")
+	a.Describe(&c.NodeCount, fmt.Sprintf("Number of nodes, 1 to %d. Changing it scales in place.", platform.MaxGPUClusterNodes))
+	a.Describe(&c.Zone, "Availability zone name, e.g. `me-central-1a`. Prefer `zoneId`. Changing it replaces the cluster.")
+	a.Describe(&c.ZoneID, "Availability zone id, e.g. `mec1-az1`. Default: the zone of `subnetId` or of the capacity reservation, else the first allowed zone that offers the type.")
+	a.Describe(&c.ZoneFallback, "On capacity errors, launch in another zone of the jurisdiction that offers the type; never outside it. Default `false`.")
+	a.Describe(&c.SubnetID, "Subnet of every node's network interfaces. Default: a subnet of `vpcId` in the zone, else the zone's default subnet.")
+	a.Describe(&c.VPCID, "VPC to pick the subnet from in the zone.")
+	a.Describe(&c.SecurityGroupIDs, "Security groups of every network interface. Changing them rolls the nodes.")
+	a.Describe(&c.InstanceProfile, "IAM instance profile name or ARN for the nodes.")
+	a.Describe(&c.Image, "Machine image: an AMI id (`ami-...`) or the name of an SSM parameter that holds one.")
+	a.Describe(&c.PlacementGroupName, "Name of an existing cluster placement group. Default: the cluster creates and owns `mlplatform-<name>`.")
+	a.Describe(&c.EFAInterfaces, "EFA interfaces per node. Default: as many as the type supports; 0 for none.")
+	a.Describe(&c.Capacity, "What capacity nodes launch into. Default: on-demand.")
+	a.Describe(&c.KMSKeyARN, "ARN of the KMS key that encrypts every volume. It must lie inside the jurisdiction.")
+	a.Describe(&c.RootVolume, "Root volume of every node (encrypted).")
+	a.Describe(&c.DataVolumes, "Further EBS volumes of every node (encrypted, deleted with the node).")
+	a.Describe(&c.UserData, "User data run at boot (plain text, at most 16 KiB). Changing it rolls the nodes.")
+	a.Describe(&c.Tags, "Tags of the nodes, their volumes, the launch template and the placement group.")
+	a.Describe(&c.Rollout, "How nodes are replaced when what a node is changes.")
+	a.Describe(&c.CapacityRetry, "How a launch retries `InsufficientInstanceCapacity` in a zone.")
+}
+
+// Annotate describes the capacity settings.
+func (c *GpuCapacity) Annotate(a infer.Annotator) {
+	a.Describe(&c.Type, "`on_demand`, `capacity_reservation`, `capacity_block` or `spot`.")
+	a.Describe(&c.ReservationID, "Id (`cr-...`) of the capacity reservation or capacity block.")
+	a.Describe(&c.SpotMaxPrice, "Maximum spot price in USD per hour.")
+}
+
+// Annotate describes the outputs.
+func (s *GpuClusterState) Annotate(a infer.Annotator) {
+	a.Describe(&s.ImageID, "The AMI the nodes run: `image` resolved.")
+	a.Describe(&s.TagsAll, "`tags` merged over the provider's `defaultTags`.")
+	a.Describe(&s.LaunchTemplateID, "Id of the launch template the cluster owns.")
+	a.Describe(&s.LaunchTemplateVersion, "Latest version of the launch template.")
+	a.Describe(&s.PlacementGroup, "The cluster placement group the nodes run in: `placementGroupName`, or `mlplatform-<name>` that the cluster owns.")
+	a.Describe(&s.PlacementZoneID, "Zone id the nodes run in.")
+	a.Describe(&s.NodeIDs, "Instance ids of the nodes, by node index.")
+	a.Describe(&s.PrivateIPs, "Private IPv4 addresses of the nodes, by node index.")
+	a.Describe(&s.Nodes, "The nodes, by node index.")
+}
+
+// Check validates the inputs and runs every plan-time check of the core
+// (PlanGPUCluster): problems and residency violations fail preview on their
+// properties.
+func (GpuCluster) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckResponse[GpuClusterArgs], error) {
+	args, failures, err := infer.DefaultCheck[GpuClusterArgs](ctx, req.NewInputs)
+	if err != nil || len(failures) > 0 {
+		return infer.CheckResponse[GpuClusterArgs]{Inputs: args, Failures: failures}, err
+	}
+	if args.Name == nil || *args.Name == "" {
+		args.Name = ptr(req.Name)
+	}
+	env, err := envFrom(ctx)
+	if err != nil {
+		return infer.CheckResponse[GpuClusterArgs]{Inputs: args}, err
+	}
+	spec, failures := args.spec(unknownPaths(req.NewInputs))
+	if len(failures) > 0 {
+		return infer.CheckResponse[GpuClusterArgs]{Inputs: args, Failures: failures}, nil
+	}
+	plan, err := env.PlanGPUCluster(ctx, spec)
+	if err != nil {
+		return infer.CheckResponse[GpuClusterArgs]{Inputs: args}, fmt.Errorf("planning GPU cluster (%s): %w", spec.Name, err)
+	}
+	failures = reportViolations(ctx, env.Policy, plan.Violations)
+	failures = append(failures, problemFailures(ctx, plan.Problems)...)
+	return infer.CheckResponse[GpuClusterArgs]{Inputs: args, Failures: failures}, nil
+}
+
+// Create launches the cluster. After a partial failure what exists is
+// recorded (the resource is marked as failed to initialise), so no GPU node
+// is ever orphaned; a retry converges because the core is idempotent.
+func (GpuCluster) Create(ctx context.Context, req infer.CreateRequest[GpuClusterArgs]) (infer.CreateResponse[GpuClusterState], error) {
+	args := req.Inputs
+	if req.DryRun {
+		return infer.CreateResponse[GpuClusterState]{ID: deref(args.Name), Output: GpuClusterState{GpuClusterArgs: args}}, nil
+	}
+	env, err := envFrom(ctx)
+	if err != nil {
+		return infer.CreateResponse[GpuClusterState]{}, err
+	}
+	spec, failures := args.spec(nil)
+	if err := failuresError(failures); err != nil {
+		return infer.CreateResponse[GpuClusterState]{}, err
+	}
+	c, err := env.CreateGPUCluster(ctx, spec, gpuClusterOptions(ctx))
+	if c == nil {
+		if err != nil {
+			return infer.CreateResponse[GpuClusterState]{}, fmt.Errorf("creating GPU cluster (%s): %w", spec.Name, err)
+		}
+		return infer.CreateResponse[GpuClusterState]{}, fmt.Errorf("creating GPU cluster (%s): the core returned no cluster", spec.Name)
+	}
+	state := gpuClusterState(env, args, c)
+	if err != nil {
+		return infer.CreateResponse[GpuClusterState]{ID: c.Name, Output: state}, infer.ResourceInitFailedError{Reasons: []string{fmt.Sprintf("creating GPU cluster (%s): %v", spec.Name, err)}}
+	}
+	return infer.CreateResponse[GpuClusterState]{ID: c.Name, Output: state}, nil
+}
+
+// Read refreshes the nodes; a cluster gone from AWS is gone from state. An
+// import (no instance type in state) reads the configuration from the
+// cluster's launch template.
+func (GpuCluster) Read(ctx context.Context, req infer.ReadRequest[GpuClusterArgs, GpuClusterState]) (infer.ReadResponse[GpuClusterArgs, GpuClusterState], error) {
+	env, err := envFrom(ctx)
+	if err != nil {
+		return infer.ReadResponse[GpuClusterArgs, GpuClusterState]{}, err
+	}
+	name := deref(req.State.Name)
+	if name == "" {
+		name = req.ID
+	}
+	c, err := env.FindGPUCluster(ctx, name)
+	if errors.Is(err, cloud.ErrNotFound) {
+		return infer.ReadResponse[GpuClusterArgs, GpuClusterState]{}, nil
+	}
+	if err != nil {
+		return infer.ReadResponse[GpuClusterArgs, GpuClusterState]{}, fmt.Errorf("reading GPU cluster (%s): %w", name, err)
+	}
+	args := req.Inputs
+	if args.InstanceType == "" {
+		args = req.State.GpuClusterArgs
+	}
+	if args.InstanceType == "" {
+		if args, err = importedGPUClusterArgs(ctx, env, c); err != nil {
+			return infer.ReadResponse[GpuClusterArgs, GpuClusterState]{}, err
+		}
+	}
+	// What the nodes are goes into the declared inputs, so drift shows in
+	// the next preview and the next up repairs it.
+	args.NodeCount = len(c.Nodes)
+	for _, n := range c.Nodes {
+		if n.InstanceType != "" && n.InstanceType != args.InstanceType {
+			args.InstanceType = n.InstanceType
+			break
+		}
+	}
+	state := gpuClusterState(env, args, c)
+	return infer.ReadResponse[GpuClusterArgs, GpuClusterState]{ID: c.Name, Inputs: args, State: state}, nil
+}
+
+// Update converges the cluster to the new inputs: scaling, rolling stale
+// nodes, retagging. After a failure the prior inputs stay in state with the
+// nodes as they are now, so the next up finishes the change.
+func (GpuCluster) Update(ctx context.Context, req infer.UpdateRequest[GpuClusterArgs, GpuClusterState]) (infer.UpdateResponse[GpuClusterState], error) {
+	args := req.Inputs
+	if req.DryRun {
+		return infer.UpdateResponse[GpuClusterState]{Output: GpuClusterState{GpuClusterArgs: args, LaunchTemplateID: req.State.LaunchTemplateID, PlacementGroup: req.State.PlacementGroup}}, nil
+	}
+	env, err := envFrom(ctx)
+	if err != nil {
+		return infer.UpdateResponse[GpuClusterState]{}, err
+	}
+	spec, failures := args.spec(nil)
+	if err := failuresError(failures); err != nil {
+		return infer.UpdateResponse[GpuClusterState]{}, err
+	}
+	c, err := env.UpdateGPUCluster(ctx, spec, gpuClusterOptions(ctx))
+	if err != nil {
+		if c != nil {
+			return infer.UpdateResponse[GpuClusterState]{Output: gpuClusterState(env, req.State.GpuClusterArgs, c)},
+				infer.ResourceInitFailedError{Reasons: []string{fmt.Sprintf("updating GPU cluster (%s): %v", spec.Name, err)}}
+		}
+		return infer.UpdateResponse[GpuClusterState]{}, fmt.Errorf("updating GPU cluster (%s): %w", spec.Name, err)
+	}
+	return infer.UpdateResponse[GpuClusterState]{Output: gpuClusterState(env, args, c)}, nil
+}
+
+// Delete terminates the nodes and removes what the cluster owns.
+func (GpuCluster) Delete(ctx context.Context, req infer.DeleteRequest[GpuClusterState]) (infer.DeleteResponse, error) {
+	env, err := envFrom(ctx)
+	if err != nil {
+		return infer.DeleteResponse{}, err
+	}
+	name := deref(req.State.Name)
+	if name == "" {
+		name = req.ID
+	}
+	if err := env.DeleteGPUCluster(ctx, name, gpuClusterOptions(ctx)); err != nil {
+		return infer.DeleteResponse{}, fmt.Errorf("deleting GPU cluster (%s): %w", name, err)
+	}
+	return infer.DeleteResponse{}, nil
+}
+
+// spec translates the inputs to the domain spec; unknown lists the core
+// paths not known yet. Malformed values come back as check failures.
+func (c GpuClusterArgs) spec(unknown []string) (platform.GPUClusterSpec, []p.CheckFailure) {
+	var failures []p.CheckFailure
+	s := platform.GPUClusterSpec{
+		Name:             deref(c.Name),
+		InstanceType:     c.InstanceType,
+		NodeCount:        c.NodeCount,
+		Zone:             deref(c.Zone),
+		ZoneID:           deref(c.ZoneID),
+		ZoneFallback:     deref(c.ZoneFallback),
+		SubnetID:         deref(c.SubnetID),
+		VPCID:            deref(c.VPCID),
+		SecurityGroupIDs: slices.Sorted(slices.Values(c.SecurityGroupIDs)),
+		InstanceProfile:  deref(c.InstanceProfile),
+		Image:            c.Image,
+		PlacementGroup:   deref(c.PlacementGroupName),
+		EFAInterfaces:    c.EFAInterfaces,
+		KMSKeyARN:        deref(c.KMSKeyARN),
+		UserData:         deref(c.UserData),
+		Tags:             c.Tags,
+	}
+	if len(s.SecurityGroupIDs) == 0 {
+		s.SecurityGroupIDs = nil
+	}
+	if c.Capacity != nil {
+		s.Capacity = cloud.Capacity{Type: c.Capacity.Type, ReservationID: deref(c.Capacity.ReservationID), SpotMaxPrice: deref(c.Capacity.SpotMaxPrice)}
+	}
+	if v := c.RootVolume; v != nil {
+		s.RootVolume = cloud.Volume{SizeGiB: int32(deref(v.SizeGiB)), Type: deref(v.Type), IOPS: int32(deref(v.IOPS)), Throughput: int32(deref(v.Throughput))}
+	}
+	for _, v := range c.DataVolumes {
+		s.DataVolumes = append(s.DataVolumes, cloud.Volume{DeviceName: deref(v.DeviceName), SizeGiB: int32(v.SizeGiB), Type: deref(v.Type), IOPS: int32(deref(v.IOPS)), Throughput: int32(deref(v.Throughput))})
+	}
+	if r := c.Rollout; r != nil {
+		s.Rollout = platform.Rollout{Strategy: deref(r.Strategy), BatchSize: deref(r.BatchSize)}
+	}
+	if r := c.CapacityRetry; r != nil {
+		s.CapacityRetry.Attempts = deref(r.Attempts)
+		if d := deref(r.InitialDelay); d != "" {
+			dur, err := time.ParseDuration(d)
+			if err != nil || dur < 0 {
+				failures = append(failures, p.CheckFailure{Property: "capacityRetry.initialDelay", Reason: fmt.Sprintf("invalid duration %q: write a duration such as 10s or 1m", d)})
+			}
+			s.CapacityRetry.InitialDelay = dur
+		}
+	}
+	for _, u := range unknown {
+		if u == "capacity" {
+			s.Unknown = append(s.Unknown, "capacity.type", "capacity.reservation_id", "capacity.spot_max_price")
+			continue
+		}
+		s.Unknown = append(s.Unknown, u)
+	}
+	return s, failures
+}
+
+// gpuClusterState is the state of what exists: the inputs as declared, and
+// what the core resolved and launched as outputs.
+func gpuClusterState(env *platform.Env, args GpuClusterArgs, c *cloud.GPUCluster) GpuClusterState {
+	s := GpuClusterState{
+		GpuClusterArgs:        args,
+		TagsAll:               env.MergeTags(args.Tags),
+		LaunchTemplateID:      ptr(c.LaunchTemplateID),
+		LaunchTemplateVersion: ptr(int(c.LaunchTemplateVersion)),
+		PlacementGroup:        ptr(c.PlacementGroupName),
+		NodeIDs:               make([]string, 0, len(c.Nodes)),
+		PrivateIPs:            make([]string, 0, len(c.Nodes)),
+		Nodes:                 make([]GpuNode, 0, len(c.Nodes)),
+	}
+	zone := deref(args.ZoneID)
+	for _, n := range c.Nodes {
+		s.NodeIDs = append(s.NodeIDs, n.InstanceID)
+		s.PrivateIPs = append(s.PrivateIPs, n.PrivateIP)
+		s.Nodes = append(s.Nodes, GpuNode{Index: n.Index, ID: n.InstanceID, PrivateIP: n.PrivateIP, Zone: n.Zone, ZoneID: n.ZoneID, SubnetID: n.SubnetID,
+			State: n.State, InstanceType: n.InstanceType, EFAInterfaces: n.EFAInterfaces})
+		if s.ImageID == nil && n.ImageID != "" {
+			s.ImageID = ptr(n.ImageID)
+		}
+	}
+	if len(c.Nodes) > 0 {
+		zone = c.Nodes[0].ZoneID
+	}
+	s.PlacementZoneID = ptr(zone)
+	return s
+}
+
+// importedGPUClusterArgs reads the configuration of an imported cluster from
+// its launch template and first node.
+func importedGPUClusterArgs(ctx context.Context, env *platform.Env, c *cloud.GPUCluster) (GpuClusterArgs, error) {
+	t, err := env.FindGPUClusterTemplate(ctx, c)
+	if err != nil {
+		return GpuClusterArgs{}, fmt.Errorf("importing GPU cluster (%s): reading its launch template %s: %w", c.Name, cloud.GPUClusterResourceName(c.Name), err)
+	}
+	opt := func(s string) *string {
+		if s == "" {
+			return nil
+		}
+		return &s
+	}
+	optInt := func(v int32) *int {
+		if v == 0 {
+			return nil
+		}
+		return ptr(int(v))
+	}
+	volType := func(s string) *string {
+		if s == "gp3" {
+			return nil // the default
+		}
+		return opt(s)
+	}
+	a := GpuClusterArgs{
+		Name:               ptr(c.Name),
+		InstanceType:       t.InstanceType,
+		NodeCount:          len(c.Nodes),
+		Image:              t.ImageID,
+		InstanceProfile:    opt(t.InstanceProfile),
+		KMSKeyARN:          opt(t.KMSKeyID),
+		UserData:           opt(t.UserData),
+		PlacementGroupName: opt(t.PlacementGroup),
+	}
+	if len(t.Tags) > 0 {
+		a.Tags = t.Tags
+	}
+	if t.Capacity.Type != "" && t.Capacity.Type != cloud.CapacityOnDemand {
+		a.Capacity = &GpuCapacity{Type: t.Capacity.Type, ReservationID: opt(t.Capacity.ReservationID), SpotMaxPrice: opt(t.Capacity.SpotMaxPrice)}
+	}
+	if v := t.RootVolume; v.SizeGiB > 0 {
+		a.RootVolume = &GpuRootVolume{SizeGiB: optInt(v.SizeGiB), Type: volType(v.Type), IOPS: optInt(v.IOPS), Throughput: optInt(v.Throughput)}
+	}
+	for i, v := range t.DataVolumes {
+		dev := opt(v.DeviceName)
+		if v.DeviceName == cloud.DataVolumeDevice(i) {
+			dev = nil // the default
+		}
+		a.DataVolumes = append(a.DataVolumes, GpuDataVolume{DeviceName: dev, SizeGiB: int(v.SizeGiB), Type: volType(v.Type), IOPS: optInt(v.IOPS), Throughput: optInt(v.Throughput)})
+	}
+	if len(c.Nodes) > 0 {
+		n := c.Nodes[0]
+		a.ZoneID, a.Zone, a.SubnetID = opt(n.ZoneID), opt(n.Zone), opt(n.SubnetID)
+		a.EFAInterfaces = ptr(n.EFAInterfaces)
+		if len(n.SecurityGroupIDs) > 0 {
+			a.SecurityGroupIDs = n.SecurityGroupIDs
+		}
+	}
+	return a, nil
+}
+
+// problemFailures turns plan problems into check failures; warnings are
+// logged.
+func problemFailures(ctx context.Context, ps []platform.Problem) []p.CheckFailure {
+	var failures []p.CheckFailure
+	for _, pr := range ps {
+		msg := pr.Summary
+		if pr.Detail != "" {
+			msg += ": " + pr.Detail
+		}
+		if pr.Warning {
+			p.GetLogger(ctx).Warning(propertyPath(pr.Path) + ": " + msg)
+			continue
+		}
+		failures = append(failures, p.CheckFailure{Property: propertyPath(pr.Path), Reason: msg})
+	}
+	return failures
+}
+
+// gpuClusterOptions sends the core's progress to the Pulumi log.
+func gpuClusterOptions(ctx context.Context) platform.GPUClusterOptions {
+	return platform.GPUClusterOptions{Progress: func(msg string) { p.GetLogger(ctx).InfoStatus(msg) }}
+}

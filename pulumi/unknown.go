@@ -1,0 +1,57 @@
+package pulumi
+
+import (
+	"strings"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/property"
+)
+
+// unknownPaths lists the core attribute paths (snake_case, as the specs
+// name them) whose values are not known yet in inputs: values other
+// resources compute, during preview. An object that is unknown as a whole is
+// listed by its own path; a list with any unknown element by the list's path.
+func unknownPaths(inputs property.Map) []string {
+	var out []string
+	var walk func(prefix string, v property.Value) bool
+	walk = func(path string, v property.Value) bool {
+		switch {
+		case v.IsComputed():
+			return true
+		case v.IsMap():
+			for k, e := range v.AsMap().All {
+				p := snakeCase(k)
+				if path != "" {
+					p = path + "." + p
+				}
+				if walk(p, e) {
+					out = append(out, p)
+				}
+			}
+		case v.IsArray():
+			for _, e := range v.AsArray().All {
+				if e.HasComputed() {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	walk("", property.New(inputs))
+	return out
+}
+
+// snakeCase turns a Pulumi property name into the core's attribute name:
+// kmsKeyArn -> kms_key_arn, s3Uri -> s3_uri.
+func snakeCase(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if r >= 'A' && r <= 'Z' {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
