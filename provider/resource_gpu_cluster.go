@@ -240,7 +240,7 @@ func (r *gpuClusterResource) Schema(ctx context.Context, _ resource.SchemaReques
 				Optional:            true,
 				MarkdownDescription: "User data run at boot (plain text, at most 16 KiB): the slot for the hwprobe bootstrap. Changing it rolls the nodes.",
 			},
-			"tags": schema.MapAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "Tags of the nodes, their volumes, the launch template and the placement group. Changing them retags in place."},
+			"tags": schema.MapAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "Tags of the nodes, their volumes and the launch template. Changing them retags in place; nothing is rolled."},
 			"tags_all": schema.MapAttribute{
 				ElementType: types.StringType, Computed: true,
 				MarkdownDescription: "`tags` merged over the provider's `default_tags`.",
