@@ -73,7 +73,7 @@ func lastLevelCache(sysfs string) (int64, string) {
 	if l3 := cpuid.CPU.Cache.L3; l3 > 0 {
 		return int64(l3), "cpuid"
 	}
-	return 32 << 20, "assumed 32 MiB"
+	return 64 << 20, "unknown; assumed 64 MiB"
 }
 
 // sysfsLLC sums the highest-level cache over its distinct instances.
