@@ -263,6 +263,33 @@ func TestAccGPUCluster_update(t *testing.T) {
 						if slices.Equal(ids, before) {
 							return fmt.Errorf("node %v was not rolled", ids)
 						}
+						before = ids
+						return nil
+					},
+				),
+			},
+			{
+				// New tags retag in place: nothing is rolled.
+				Config: strings.Replace(strings.Replace(cfg(1, ""), "p5en.48xlarge", "g6.xlarge", 1), `team = "ml-platform"`, `team = "research"`, 1),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(gpuClusterResource, "tags_all.team", "research"),
+					func(s *terraform.State) error {
+						ids, err := clusterNodeIDs(s)
+						if err != nil {
+							return err
+						}
+						if !slices.Equal(ids, before) {
+							return fmt.Errorf("a tag change replaced node %v with %v", before, ids)
+						}
+						out, err := ec2Client(t, h).DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{InstanceIds: ids})
+						if err != nil {
+							return err
+						}
+						for _, tag := range out.Reservations[0].Instances[0].Tags {
+							if aws.ToString(tag.Key) == "team" && aws.ToString(tag.Value) != "research" {
+								return fmt.Errorf("node tag team = %s, want research", aws.ToString(tag.Value))
+							}
+						}
 						return nil
 					},
 				),
