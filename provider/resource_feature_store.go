@@ -355,10 +355,10 @@ func (r *featureStoreResource) ModifyPlan(ctx context.Context, req resource.Modi
 	}
 	for _, c := range change.Destructive {
 		resp.Diagnostics.AddAttributeError(parsePath(c.Path), fmt.Sprintf("Destructive change to feature store (%s)", name),
-			fmt.Sprintf("%s.\n\nSageMaker cannot make this change in place, so the feature group would have to be deleted and created again. "+
+			fmt.Sprintf("%s: %s.\n\nSageMaker cannot make this change in place, so the feature group would have to be deleted and created again. "+
 				"That loses every record in the online store, and the data in the offline store table for removed or retyped features will be lost "+
 				"(a new table is started). If that is intended, set allow_destructive_changes = true and plan again; otherwise revert this change "+
-				"(adding features, and changing the TTL, throughput or tags, are in-place updates).", c.Reason))
+				"(adding features, and changing the TTL, throughput or tags, are in-place updates).", c.Path, c.Reason))
 	}
 }
 
