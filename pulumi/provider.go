@@ -43,6 +43,7 @@ func resources() []infer.InferredResource {
 	return []infer.InferredResource{
 		infer.Resource(ResidencyGuard{}),
 		infer.Resource(GpuCluster{}),
+		infer.Resource(FeatureStore{}),
 	}
 }
 

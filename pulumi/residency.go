@@ -86,3 +86,6 @@ func propertyPath(s string) string {
 	}
 	return b.String()
 }
+
+// residencyViolation is a violation of the residency policy.
+type residencyViolation = residency.Violation

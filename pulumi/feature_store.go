@@ -1,0 +1,456 @@
+package pulumi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+	"time"
+
+	p "github.com/pulumi/pulumi-go-provider"
+	"github.com/pulumi/pulumi-go-provider/infer"
+
+	"github.com/mlplatform/mlplatform/internal/cloud"
+	"github.com/mlplatform/mlplatform/internal/platform"
+)
+
+// FeatureStore is a SageMaker feature group: the Pulumi twin of
+// mlplatform_feature_store, over the same core verbs.
+type FeatureStore struct{}
+
+var (
+	_ infer.CustomResource[FeatureStoreArgs, FeatureStoreState] = FeatureStore{}
+	_ infer.CustomCheck[FeatureStoreArgs]                       = FeatureStore{}
+	_ infer.CustomDiff[FeatureStoreArgs, FeatureStoreState]     = FeatureStore{}
+	_ infer.CustomUpdate[FeatureStoreArgs, FeatureStoreState]   = FeatureStore{}
+	_ infer.CustomRead[FeatureStoreArgs, FeatureStoreState]     = FeatureStore{}
+	_ infer.CustomDelete[FeatureStoreState]                     = FeatureStore{}
+	_ infer.Annotated                                           = (*FeatureStore)(nil)
+)
+
+// FeatureStoreArgs are the inputs of a feature store.
+type FeatureStoreArgs struct {
+	Name                        *string             `pulumi:"name,optional"`
+	Description                 *string             `pulumi:"description,optional"`
+	RecordIdentifierFeatureName string              `pulumi:"recordIdentifierFeatureName"`
+	EventTimeFeatureName        string              `pulumi:"eventTimeFeatureName"`
+	Features                    []FeatureDefinition `pulumi:"features"`
+	OnlineStore                 *OnlineStoreArgs    `pulumi:"onlineStore,optional"`
+	OfflineStore                *OfflineStoreArgs   `pulumi:"offlineStore,optional"`
+	Throughput                  *ThroughputArgs     `pulumi:"throughput,optional"`
+	RoleARN                     *string             `pulumi:"roleArn,optional"`
+	Tags                        map[string]string   `pulumi:"tags,optional"`
+	AllowDestructiveChanges     *bool               `pulumi:"allowDestructiveChanges,optional"`
+}
+
+// FeatureDefinition is one feature.
+type FeatureDefinition struct {
+	Name            string  `pulumi:"name"`
+	Type            string  `pulumi:"type"`
+	CollectionType  *string `pulumi:"collectionType,optional"`
+	VectorDimension *int    `pulumi:"vectorDimension,optional"`
+}
+
+// OnlineStoreArgs is the low-latency store.
+type OnlineStoreArgs struct {
+	Enabled     *bool    `pulumi:"enabled,optional"`
+	StorageType *string  `pulumi:"storageType,optional"`
+	KMSKeyARN   *string  `pulumi:"kmsKeyArn,optional"`
+	TTL         *TTLArgs `pulumi:"ttl,optional"`
+}
+
+// TTLArgs is the online store's time to live.
+type TTLArgs struct {
+	Unit  string `pulumi:"unit"`
+	Value int    `pulumi:"value"`
+}
+
+// OfflineStoreArgs is the historical store in S3.
+type OfflineStoreArgs struct {
+	S3URI                    string  `pulumi:"s3Uri"`
+	KMSKeyARN                *string `pulumi:"kmsKeyArn,optional"`
+	TableFormat              *string `pulumi:"tableFormat,optional"`
+	DisableGlueTableCreation *bool   `pulumi:"disableGlueTableCreation,optional"`
+}
+
+// ThroughputArgs is the read and write capacity.
+type ThroughputArgs struct {
+	Mode               string `pulumi:"mode"`
+	ReadCapacityUnits  *int   `pulumi:"readCapacityUnits,optional"`
+	WriteCapacityUnits *int   `pulumi:"writeCapacityUnits,optional"`
+}
+
+// FeatureStoreState is the feature store's state: its inputs and what AWS
+// says about it.
+type FeatureStoreState struct {
+	FeatureStoreArgs
+	ARN                       *string           `pulumi:"arn,optional"`
+	Status                    *string           `pulumi:"status,optional"`
+	CreationTime              *string           `pulumi:"creationTime,optional"`
+	TagsAll                   map[string]string `pulumi:"tagsAll,optional"`
+	OfflineStoreTableName     *string           `pulumi:"offlineStoreTableName,optional"`
+	OfflineStoreDatabaseName  *string           `pulumi:"offlineStoreDatabaseName,optional"`
+	OfflineStoreResolvedS3URI *string           `pulumi:"offlineStoreResolvedS3Uri,optional"`
+}
+
+// Annotate describes the resource.
+func (f *FeatureStore) Annotate(a infer.Annotator) {
+	a.Describe(f, "A SageMaker feature group: features, record identifier and event time, an online store and an offline store inside the jurisdiction. "+
+		"Adding features, and changing the TTL, throughput or tags, are in-place updates. Removing or retyping a feature, or any other change SageMaker "+
+		"cannot make in place, fails preview unless `allowDestructiveChanges` is true, and then replaces the group.")
+}
+
+// Annotate describes the inputs.
+func (f *FeatureStoreArgs) Annotate(a infer.Annotator) {
+	a.Describe(&f.Name, "Feature group name. Default: the resource name. Changing it replaces the group.")
+	a.Describe(&f.Description, "Description. Changing it replaces the group.")
+	a.Describe(&f.RecordIdentifierFeatureName, "Name of the feature that identifies a record (Integral or String).")
+	a.Describe(&f.EventTimeFeatureName, "Name of the feature that holds the event time (Fractional or String).")
+	a.Describe(&f.Features, fmt.Sprintf("The features, at most %d. Adding features is an in-place update.", platform.MaxFeatures))
+	a.Describe(&f.OnlineStore, "The online store.")
+	a.Describe(&f.OfflineStore, "The offline store. Its S3 bucket must lie inside the jurisdiction and not replicate outside it.")
+	a.Describe(&f.Throughput, "Read and write capacity. Default: on demand.")
+	a.Describe(&f.RoleARN, "IAM role the offline store writes with.")
+	a.Describe(&f.Tags, "Tags of the feature group.")
+	a.Describe(&f.AllowDestructiveChanges, "Allow changes that delete and recreate the group (losing the online store's records). Default `false`: such a preview fails.")
+}
+
+// Annotate describes a feature.
+func (f *FeatureDefinition) Annotate(a infer.Annotator) {
+	a.Describe(&f.Name, "Feature name.")
+	a.Describe(&f.Type, "Integral, Fractional or String.")
+	a.Describe(&f.CollectionType, "List, Set or Vector; unset for a scalar.")
+	a.Describe(&f.VectorDimension, "Dimension of a Vector feature.")
+}
+
+// Annotate describes the outputs.
+func (s *FeatureStoreState) Annotate(a infer.Annotator) {
+	a.Describe(&s.ARN, "ARN of the feature group.")
+	a.Describe(&s.Status, "Status of the feature group, e.g. `Created`.")
+	a.Describe(&s.CreationTime, "When the group was created (RFC 3339).")
+	a.Describe(&s.TagsAll, "`tags` merged over the provider's `defaultTags`.")
+	a.Describe(&s.OfflineStoreTableName, "Glue table of the offline store.")
+	a.Describe(&s.OfflineStoreDatabaseName, "Glue database of the offline store.")
+	a.Describe(&s.OfflineStoreResolvedS3URI, "Where offline records are written.")
+}
+
+// Check validates the feature group and checks its residency, on the values
+// known now: a failure fails preview on its property.
+func (FeatureStore) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckResponse[FeatureStoreArgs], error) {
+	args, failures, err := infer.DefaultCheck[FeatureStoreArgs](ctx, req.NewInputs)
+	if err != nil || len(failures) > 0 {
+		return infer.CheckResponse[FeatureStoreArgs]{Inputs: args, Failures: failures}, err
+	}
+	if args.Name == nil || *args.Name == "" {
+		args.Name = ptr(req.Name)
+	}
+	env, err := envFrom(ctx)
+	if err != nil {
+		return infer.CheckResponse[FeatureStoreArgs]{Inputs: args}, err
+	}
+	spec := args.spec()
+	unknown := unknownPaths(req.NewInputs)
+	for _, e := range platform.ValidateFeatureStore(spec, platform.ValidateOptions{Unknown: unknown}) {
+		failures = append(failures, p.CheckFailure{Property: propertyPath(e.Path), Reason: e.Msg})
+	}
+	if len(failures) > 0 {
+		return infer.CheckResponse[FeatureStoreArgs]{Inputs: args, Failures: failures}, nil
+	}
+	vs, err := env.CheckFeatureStoreResidency(ctx, spec, unknown)
+	if err != nil {
+		return infer.CheckResponse[FeatureStoreArgs]{Inputs: args}, fmt.Errorf("checking residency of feature store %s: %w", spec.Name, err)
+	}
+	return infer.CheckResponse[FeatureStoreArgs]{Inputs: args, Failures: reportViolations(ctx, env.Policy, vs)}, nil
+}
+
+// Diff decides between an in-place update and a replacement with the core's
+// planner: a destructive change fails preview unless allowDestructiveChanges
+// is true.
+func (FeatureStore) Diff(ctx context.Context, req infer.DiffRequest[FeatureStoreArgs, FeatureStoreState]) (infer.DiffResponse, error) {
+	old, new := req.State.FeatureStoreArgs.spec(), req.Inputs.spec()
+	plan := platform.PlanFeatureStoreChange(old, new)
+	diff := map[string]p.PropertyDiff{}
+	for _, c := range plan.InPlace {
+		diff[topProperty(c.Path)] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
+	}
+	if plan.IsDestructive() {
+		if !deref(req.Inputs.AllowDestructiveChanges) {
+			var b strings.Builder
+			for _, c := range plan.Destructive {
+				fmt.Fprintf(&b, "\n  - %s: %s", propertyPath(c.Path), c.Reason)
+			}
+			return infer.DiffResponse{}, fmt.Errorf("destructive change to feature store (%s): SageMaker cannot make these changes in place, so the feature group "+
+				"would have to be deleted and created again, losing every record in the online store:%s\nIf that is intended, set allowDestructiveChanges = true "+
+				"and preview again; otherwise revert the change (adding features, and changing the TTL, throughput or tags, are in-place updates)", new.Name, b.String())
+		}
+		p.GetLogger(ctx).Warning(plan.DestructiveSummary(new.Name))
+		for _, path := range plan.DestructivePaths() {
+			diff[topProperty(path)] = p.PropertyDiff{Kind: p.UpdateReplace, InputDiff: true}
+		}
+	}
+	if deref(req.State.AllowDestructiveChanges) != deref(req.Inputs.AllowDestructiveChanges) {
+		diff["allowDestructiveChanges"] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
+	}
+	return infer.DiffResponse{HasChanges: len(diff) > 0, DeleteBeforeReplace: plan.IsDestructive(), DetailedDiff: diff}, nil
+}
+
+// Create creates the feature group and waits until it is ready. A group
+// created but not ready is recorded (failed to initialise), never orphaned.
+func (FeatureStore) Create(ctx context.Context, req infer.CreateRequest[FeatureStoreArgs]) (infer.CreateResponse[FeatureStoreState], error) {
+	args := req.Inputs
+	if req.DryRun {
+		return infer.CreateResponse[FeatureStoreState]{ID: deref(args.Name), Output: FeatureStoreState{FeatureStoreArgs: args}}, nil
+	}
+	env, err := envFrom(ctx)
+	if err != nil {
+		return infer.CreateResponse[FeatureStoreState]{}, err
+	}
+	spec := args.spec()
+	fs, vs, err := env.CreateFeatureStore(ctx, spec, featureStoreWait(ctx, spec.Name, "creation"))
+	reportViolations(ctx, env.Policy, auditOnly(env, vs))
+	if fs == nil {
+		return infer.CreateResponse[FeatureStoreState]{}, fmt.Errorf("creating feature store (%s): %w", spec.Name, err)
+	}
+	state := featureStoreState(env, args, fs)
+	if err != nil {
+		return infer.CreateResponse[FeatureStoreState]{ID: spec.Name, Output: state}, infer.ResourceInitFailedError{Reasons: []string{fmt.Sprintf("creating feature store (%s): %v", spec.Name, err)}}
+	}
+	return infer.CreateResponse[FeatureStoreState]{ID: spec.Name, Output: state}, nil
+}
+
+// Read refreshes the group from AWS; a group gone (or being deleted) is gone
+// from state. Values left unset stay unset where AWS reports the default.
+func (FeatureStore) Read(ctx context.Context, req infer.ReadRequest[FeatureStoreArgs, FeatureStoreState]) (infer.ReadResponse[FeatureStoreArgs, FeatureStoreState], error) {
+	env, err := envFrom(ctx)
+	if err != nil {
+		return infer.ReadResponse[FeatureStoreArgs, FeatureStoreState]{}, err
+	}
+	name := deref(req.State.Name)
+	if name == "" {
+		name = req.ID
+	}
+	fs, err := env.FindFeatureStore(ctx, name)
+	if errors.Is(err, cloud.ErrNotFound) || err == nil && fs.Status == "Deleting" {
+		return infer.ReadResponse[FeatureStoreArgs, FeatureStoreState]{}, nil
+	}
+	if err != nil {
+		return infer.ReadResponse[FeatureStoreArgs, FeatureStoreState]{}, fmt.Errorf("reading feature store (%s): %w", name, err)
+	}
+	prior := req.State.FeatureStoreArgs
+	if prior.RecordIdentifierFeatureName == "" {
+		prior = req.Inputs
+	}
+	args := featureStoreArgsFrom(env, fs, prior)
+	return infer.ReadResponse[FeatureStoreArgs, FeatureStoreState]{ID: name, Inputs: args, State: featureStoreState(env, args, fs)}, nil
+}
+
+// Update makes the in-place changes (feature additions, TTL, throughput,
+// tags); a replacement never reaches Update.
+func (FeatureStore) Update(ctx context.Context, req infer.UpdateRequest[FeatureStoreArgs, FeatureStoreState]) (infer.UpdateResponse[FeatureStoreState], error) {
+	args := req.Inputs
+	if req.DryRun {
+		st := req.State
+		st.FeatureStoreArgs = args
+		return infer.UpdateResponse[FeatureStoreState]{Output: st}, nil
+	}
+	env, err := envFrom(ctx)
+	if err != nil {
+		return infer.UpdateResponse[FeatureStoreState]{}, err
+	}
+	old, spec := req.State.FeatureStoreArgs.spec(), args.spec()
+	if platform.PlanFeatureStoreChange(old, spec).NoOp() {
+		st := req.State
+		st.FeatureStoreArgs = args
+		return infer.UpdateResponse[FeatureStoreState]{Output: st}, nil
+	}
+	fs, vs, err := env.UpdateFeatureStore(ctx, old, spec, featureStoreWait(ctx, spec.Name, "update"))
+	reportViolations(ctx, env.Policy, auditOnly(env, vs))
+	if err != nil {
+		return infer.UpdateResponse[FeatureStoreState]{}, fmt.Errorf("updating feature store (%s): %w", spec.Name, err)
+	}
+	return infer.UpdateResponse[FeatureStoreState]{Output: featureStoreState(env, args, fs)}, nil
+}
+
+// Delete deletes the group and waits until it is gone.
+func (FeatureStore) Delete(ctx context.Context, req infer.DeleteRequest[FeatureStoreState]) (infer.DeleteResponse, error) {
+	env, err := envFrom(ctx)
+	if err != nil {
+		return infer.DeleteResponse{}, err
+	}
+	name := deref(req.State.Name)
+	if name == "" {
+		name = req.ID
+	}
+	if err := env.DeleteFeatureStore(ctx, name, featureStoreWait(ctx, name, "deletion")); err != nil {
+		return infer.DeleteResponse{}, fmt.Errorf("deleting feature store (%s): %w", name, err)
+	}
+	return infer.DeleteResponse{}, nil
+}
+
+// spec translates the inputs to the domain spec.
+func (f FeatureStoreArgs) spec() platform.FeatureStoreSpec {
+	s := platform.FeatureStoreSpec{
+		Name:             deref(f.Name),
+		Description:      deref(f.Description),
+		RecordIdentifier: f.RecordIdentifierFeatureName,
+		EventTime:        f.EventTimeFeatureName,
+		RoleARN:          deref(f.RoleARN),
+		Tags:             f.Tags,
+	}
+	for _, ft := range f.Features {
+		s.Features = append(s.Features, platform.Feature{Name: ft.Name, Type: ft.Type, CollectionType: deref(ft.CollectionType), VectorDimension: int32(deref(ft.VectorDimension))})
+	}
+	if o := f.OnlineStore; o != nil {
+		enabled := true
+		if o.Enabled != nil {
+			enabled = *o.Enabled
+		}
+		s.Online = &platform.OnlineStore{Enabled: enabled, StorageType: deref(o.StorageType), KMSKeyARN: deref(o.KMSKeyARN)}
+		if o.TTL != nil {
+			s.Online.TTL = &platform.TTL{Unit: o.TTL.Unit, Value: int32(o.TTL.Value)}
+		}
+	}
+	if o := f.OfflineStore; o != nil {
+		s.Offline = &platform.OfflineStore{S3URI: o.S3URI, KMSKeyARN: deref(o.KMSKeyARN), TableFormat: deref(o.TableFormat), DisableGlueTableCreation: deref(o.DisableGlueTableCreation)}
+	}
+	if t := f.Throughput; t != nil {
+		s.Throughput = &platform.Throughput{Mode: t.Mode, ReadCapacityUnits: int32(deref(t.ReadCapacityUnits)), WriteCapacityUnits: int32(deref(t.WriteCapacityUnits))}
+	}
+	return s
+}
+
+// featureStoreState is the state of what exists.
+func featureStoreState(env *platform.Env, args FeatureStoreArgs, fs *platform.FeatureStore) FeatureStoreState {
+	s := FeatureStoreState{
+		FeatureStoreArgs:          args,
+		ARN:                       ptr(fs.ARN),
+		Status:                    ptr(fs.Status),
+		TagsAll:                   env.MergeTags(args.Tags),
+		OfflineStoreTableName:     optional(fs.TableName),
+		OfflineStoreDatabaseName:  optional(fs.DatabaseName),
+		OfflineStoreResolvedS3URI: optional(fs.ResolvedS3URI),
+	}
+	if !fs.CreationTime.IsZero() {
+		s.CreationTime = ptr(fs.CreationTime.UTC().Format(time.RFC3339))
+	}
+	return s
+}
+
+// featureStoreArgsFrom writes what AWS says into the inputs. Values the user
+// left unset stay unset where AWS reports the default, so that a refresh
+// shows no change; what AWS does not report (the online store, on some
+// emulators) keeps its prior value.
+func featureStoreArgsFrom(env *platform.Env, fs *platform.FeatureStore, prior FeatureStoreArgs) FeatureStoreArgs {
+	s := fs.Spec
+	a := FeatureStoreArgs{
+		Name:                        ptr(s.Name),
+		Description:                 keepUnset(prior.Description, s.Description, ""),
+		RecordIdentifierFeatureName: s.RecordIdentifier,
+		EventTimeFeatureName:        s.EventTime,
+		RoleARN:                     keepUnset(prior.RoleARN, s.RoleARN, ""),
+		OnlineStore:                 prior.OnlineStore,
+		Throughput:                  prior.Throughput,
+		AllowDestructiveChanges:     prior.AllowDestructiveChanges,
+	}
+	for _, f := range platform.SortFeaturesLike(s.Features, prior.spec().Features) {
+		fd := FeatureDefinition{Name: f.Name, Type: f.Type, CollectionType: optional(f.CollectionType)}
+		if f.VectorDimension != 0 {
+			fd.VectorDimension = ptr(int(f.VectorDimension))
+		}
+		a.Features = append(a.Features, fd)
+	}
+	if on := s.Online; on != nil && (on.Enabled || prior.OnlineStore != nil) {
+		var po OnlineStoreArgs
+		if prior.OnlineStore != nil {
+			po = *prior.OnlineStore
+		}
+		o := &OnlineStoreArgs{Enabled: po.Enabled, StorageType: keepUnset(po.StorageType, on.StorageType, platform.StorageStandard), KMSKeyARN: keepUnset(po.KMSKeyARN, on.KMSKeyARN, "")}
+		if o.Enabled == nil || *o.Enabled != on.Enabled {
+			o.Enabled = ptr(on.Enabled)
+		}
+		if on.TTL != nil {
+			o.TTL = &TTLArgs{Unit: on.TTL.Unit, Value: int(on.TTL.Value)}
+		}
+		a.OnlineStore = o
+	}
+	if off := s.Offline; off != nil {
+		var po OfflineStoreArgs
+		if prior.OfflineStore != nil {
+			po = *prior.OfflineStore
+		}
+		uri := off.S3URI
+		if strings.TrimSuffix(po.S3URI, "/") == strings.TrimSuffix(uri, "/") && po.S3URI != "" {
+			uri = po.S3URI
+		}
+		o := &OfflineStoreArgs{S3URI: uri, KMSKeyARN: keepUnset(po.KMSKeyARN, off.KMSKeyARN, ""), TableFormat: keepUnset(po.TableFormat, off.TableFormat, platform.TableFormatGlue)}
+		if off.DisableGlueTableCreation || po.DisableGlueTableCreation != nil {
+			o.DisableGlueTableCreation = ptr(off.DisableGlueTableCreation)
+		}
+		a.OfflineStore = o
+	}
+	if t := s.Throughput; t != nil {
+		a.Throughput = &ThroughputArgs{Mode: t.Mode}
+		if t.ReadCapacityUnits != 0 {
+			a.Throughput.ReadCapacityUnits = ptr(int(t.ReadCapacityUnits))
+		}
+		if t.WriteCapacityUnits != 0 {
+			a.Throughput.WriteCapacityUnits = ptr(int(t.WriteCapacityUnits))
+		}
+	}
+	// Tags: what AWS holds, less the default tags the user did not set.
+	own := map[string]string{}
+	for k, v := range s.Tags {
+		if dv, isDefault := env.DefaultTags[k]; isDefault && dv == v {
+			if _, mine := prior.Tags[k]; !mine {
+				continue
+			}
+		}
+		own[k] = v
+	}
+	if len(own) > 0 || prior.Tags != nil {
+		a.Tags = maps.Clone(own)
+	}
+	return a
+}
+
+// featureStoreWait logs the progress of a wait.
+func featureStoreWait(ctx context.Context, name, what string) platform.FeatureStoreWait {
+	return platform.FeatureStoreWait{Progress: func(state string, elapsed time.Duration) {
+		p.GetLogger(ctx).InfoStatusf("waiting for feature store %s %s: %s (%s)", name, what, state, elapsed.Round(time.Second))
+	}}
+}
+
+// auditOnly returns the violations to show as warnings: in enforce mode
+// violations come back as the error instead.
+func auditOnly(env *platform.Env, vs []residencyViolation) []residencyViolation {
+	if env.Policy.Enforcing() {
+		return nil
+	}
+	return vs
+}
+
+// topProperty is the top-level Pulumi property of a core path.
+func topProperty(path string) string {
+	pp := propertyPath(path)
+	if i := strings.IndexAny(pp, ".["); i >= 0 {
+		return pp[:i]
+	}
+	return pp
+}
+
+// keepUnset is remote, or nil when the user left the value unset (prior is
+// nil) and remote is its default.
+func keepUnset(prior *string, remote, def string) *string {
+	if remote == def && prior == nil {
+		return nil
+	}
+	return &remote
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
