@@ -30,7 +30,7 @@ go build -o "$mirror/terraform-provider-mlplatform_v$version" -ldflags "-X main.
 go build -o "$work/emulator" ./acctest/cmd/emulator
 
 say "starting the AWS emulator"
-"$work/emulator" --ready-file "$work/endpoint" >"$work/emulator.log" 2>&1 &
+"$work/emulator" --quiet --ready-file "$work/endpoint" >"$work/emulator.log" 2>&1 &
 emu_pid=$!
 for _ in $(seq 1 120); do [ -s "$work/endpoint" ] && break; sleep 0.5; done
 [ -s "$work/endpoint" ] || { cat "$work/emulator.log"; echo "demo: the emulator did not start" >&2; exit 1; }
