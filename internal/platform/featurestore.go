@@ -47,17 +47,16 @@ const (
 // Limits of SageMaker Feature Store.
 const (
 	MaxFeatures            = 2500
-	MaxFeatureAdditions    = 100 // per UpdateFeatureGroup call
-	fsMaxNameLen             = 64
-	fsMaxDescriptionLen      = 128
-	fsMaxS3URILen            = 1024
-	fsMaxVectorDimension     = 8192
-	fsMaxCapacityUnits       = 10_000_000
-	fsMaxTagKeyLen           = 128
-	fsMaxTagValueLen         = 256
-	fsMinRoleARNLen          = 20
-	fsMaxRoleARNLen          = 2048
-	fsMaxKMSKeyLen           = 2048
+	fsMaxNameLen           = 64
+	fsMaxDescriptionLen    = 128
+	fsMaxS3URILen          = 1024
+	fsMaxVectorDimension   = 8192
+	fsMaxCapacityUnits     = 10_000_000
+	fsMaxTagKeyLen         = 128
+	fsMaxTagValueLen       = 256
+	fsMinRoleARNLen        = 20
+	fsMaxRoleARNLen        = 2048
+	fsMaxKMSKeyLen         = 2048
 	featureStoreTagsPath   = "tags"
 	featureStoreFeaturesAt = "features"
 )

@@ -98,8 +98,12 @@ func TestValidateFeatureStore(t *testing.T) {
 		{name: "role not iam", mutate: func(s *FeatureStoreSpec) { s.RoleARN = "arn:aws:s3:::bucket-name-here" }, path: "role_arn"},
 		{name: "throughput mode", mutate: func(s *FeatureStoreSpec) { s.Throughput = &Throughput{Mode: "Burst"} }, path: "throughput.mode"},
 		{name: "on demand with units", mutate: func(s *FeatureStoreSpec) { s.Throughput = &Throughput{Mode: ThroughputOnDemand, ReadCapacityUnits: 5} }, path: "throughput.mode"},
-		{name: "provisioned needs write", mutate: func(s *FeatureStoreSpec) { s.Throughput = &Throughput{Mode: ThroughputProvisioned, ReadCapacityUnits: 5} }, path: "throughput.write_capacity_units"},
-		{name: "provisioned needs read with online", mutate: func(s *FeatureStoreSpec) { s.Throughput = &Throughput{Mode: ThroughputProvisioned, WriteCapacityUnits: 5} }, path: "throughput.read_capacity_units"},
+		{name: "provisioned needs write", mutate: func(s *FeatureStoreSpec) {
+			s.Throughput = &Throughput{Mode: ThroughputProvisioned, ReadCapacityUnits: 5}
+		}, path: "throughput.write_capacity_units"},
+		{name: "provisioned needs read with online", mutate: func(s *FeatureStoreSpec) {
+			s.Throughput = &Throughput{Mode: ThroughputProvisioned, WriteCapacityUnits: 5}
+		}, path: "throughput.read_capacity_units"},
 		{name: "provisioned", mutate: func(s *FeatureStoreSpec) {
 			s.Throughput = &Throughput{Mode: ThroughputProvisioned, ReadCapacityUnits: 10, WriteCapacityUnits: 5}
 		}},
@@ -347,4 +351,38 @@ func FuzzValidateFeatures(f *testing.F) {
 			seen[strings.ToLower(f.Name)] = true
 		}
 	})
+}
+
+func TestPlanFeatureStoreChangeUnknown(t *testing.T) {
+	old := validFeatureStore()
+	tests := []struct {
+		name        string
+		mutate      func(*FeatureStoreSpec)
+		unknown     []string
+		destructive []string
+	}{
+		{name: "nothing unknown", mutate: func(*FeatureStoreSpec) {}},
+		{name: "unknown role may be replaced", mutate: func(s *FeatureStoreSpec) { s.RoleARN = "" }, unknown: []string{"role_arn"}, destructive: []string{"role_arn"}},
+		{name: "unknown s3 uri", mutate: func(s *FeatureStoreSpec) { s.Offline.S3URI = "" }, unknown: []string{"offline_store.s3_uri"}, destructive: []string{"offline_store.s3_uri"}},
+		{name: "unknown features", mutate: func(s *FeatureStoreSpec) { s.Features = nil }, unknown: []string{"features"}, destructive: []string{"features"}},
+		{name: "unknown feature name", mutate: func(s *FeatureStoreSpec) { s.Features[2].Name = "" }, unknown: []string{"features[2].name"}, destructive: []string{"features"}},
+		{name: "unknown tags are in place", mutate: func(s *FeatureStoreSpec) { s.Tags = nil }, unknown: []string{"tags"}},
+		{name: "unknown throughput is in place", mutate: func(s *FeatureStoreSpec) { s.Throughput = nil }, unknown: []string{"throughput"}},
+		{name: "known destructive change stays", mutate: func(s *FeatureStoreSpec) { s.Description = "x"; s.Tags = nil }, unknown: []string{"tags"}, destructive: []string{"description"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			new := validFeatureStore()
+			tt.mutate(&new)
+			p := PlanFeatureStoreChangeUnknown(old, new, tt.unknown)
+			if got := p.DestructivePaths(); !slices.Equal(got, tt.destructive) {
+				t.Fatalf("destructive = %v, want %v (%v)", got, tt.destructive, p.Destructive)
+			}
+			for _, c := range p.Destructive {
+				if slices.Contains(tt.unknown, c.Path) && !strings.Contains(c.Reason, "not known until apply") {
+					t.Errorf("reason %q does not say the value is unknown", c.Reason)
+				}
+			}
+		})
+	}
 }
