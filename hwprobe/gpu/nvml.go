@@ -1,7 +1,5 @@
-// Package gpu reads NVIDIA GPU state through NVML. It owns the narrow slice
-// of go-nvml that hwprobe uses (Library and Device), so tests can inject
-// go-nvml's mock servers and real runs load libnvidia-ml at run time: no
-// CUDA or NVIDIA library is needed to build.
+//go:build cgo
+
 package gpu
 
 import (

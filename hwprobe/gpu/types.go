@@ -1,3 +1,11 @@
+// Package gpu reads NVIDIA GPU state through NVML. It owns the narrow slice
+// of go-nvml that hwprobe uses (Library and Device), so tests can inject
+// go-nvml's mock servers and real runs load libnvidia-ml at run time: no
+// CUDA or NVIDIA library is needed to build.
+//
+// go-nvml needs cgo (for dlopen). Built without cgo, the package keeps its
+// types, so reports can be read anywhere, and Collect reports the GPU
+// section as unavailable.
 package gpu
 
 // Section is the GPU part of the inventory.

@@ -1,3 +1,5 @@
+//go:build cgo
+
 // Package gputest builds go-nvml mock servers (DGX A100, H100 and H200)
 // with every query hwprobe makes answered as on a healthy machine, so a
 // test can break one thing at a time by replacing one function.
