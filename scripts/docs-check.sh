@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cp -r docs "$tmp/docs.before"
-go generate ./... >/dev/null
+go generate . >/dev/null
 if ! diff -r "$tmp/docs.before" docs >/dev/null; then
   diff -ru "$tmp/docs.before" docs | head -n 60
   echo "docs/ was stale: run 'make docs' and commit the result" >&2

@@ -18,6 +18,9 @@ fi
 echo "== unit and acceptance tests (TF_ACC=1: moto + Terraform CLI)"
 TF_ACC=1 go test -count=1 -timeout 40m ./...
 
+echo "== examples are formatted and valid"
+bash scripts/examples-check.sh
+
 echo "== docs are up to date"
 bash scripts/docs-check.sh
 
