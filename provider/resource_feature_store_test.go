@@ -3,6 +3,7 @@ package provider_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sagemaker"
 	"github.com/hashicorp/terraform-plugin-testing/compare"
+	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -374,4 +376,85 @@ func checkFeatureStoreGone(h *acctest.Harness, name string) resource.TestCheckFu
 		}
 		return nil
 	}
+}
+
+// The documentation examples apply as written (with the fixture key and
+// bucket in place of the placeholders), so they cannot drift from the schema.
+func TestAccFeatureStore_examples(t *testing.T) {
+	t.Run("resource", func(t *testing.T) {
+		h := acctest.Setup(t)
+		key := featureStoreFixtures(t, h)
+		example := readExample(t, "../examples/resources/mlplatform_feature_store/resource.tf")
+		example = regexp.MustCompile(`arn:aws:kms:me-central-1:123456789012:key/[0-9a-f-]+`).ReplaceAllString(example, key)
+		resource.Test(t, resource.TestCase{
+			PreCheck:                 func() { acctest.PreCheck(t) },
+			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+			CheckDestroy:             checkFeatureStoreGone(h, "customers"),
+			Steps: []resource.TestStep{{
+				Config: acctest.ProviderConfig("require_customer_managed_keys = true") + example,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("mlplatform_feature_store.customers", "status", "Created"),
+					resource.TestCheckResourceAttr("mlplatform_feature_store.customers", "offline_store.table_format", "Iceberg"),
+				),
+			}},
+		})
+	})
+	t.Run("complete", func(t *testing.T) {
+		h := acctest.Setup(t)
+		key := featureStoreFixtures(t, h)
+		example := readExample(t, "../examples/feature-store/main.tf")
+		// The test serves the provider in process: drop the registry source,
+		// and let the endpoint environment of the harness route the calls.
+		example = regexp.MustCompile(`(?s)\nterraform \{.*?\n\}\n`).ReplaceAllString(example, "\n")
+		resource.Test(t, resource.TestCase{
+			PreCheck:                 func() { acctest.PreCheck(t) },
+			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+			CheckDestroy:             checkFeatureStoreGone(h, "customers"),
+			Steps: []resource.TestStep{{
+				Config: example,
+				ConfigVariables: config.Variables{
+					"kms_key_arn":    config.StringVariable(key),
+					"offline_bucket": config.StringVariable(featureStoreBucket),
+					"role_arn":       config.StringVariable(featureStoreRole),
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("mlplatform_feature_store.customers", "features.#", "5"),
+					resource.TestCheckResourceAttr("mlplatform_feature_store.customers", "tags_all.owner", "ml-platform"),
+					resource.TestCheckOutput("feature_group_arn", "arn:aws:sagemaker:me-central-1:123456789012:feature-group/customers"),
+					resource.TestMatchOutput("offline_store_table", regexp.MustCompile(`^sagemaker_featurestore\.customers_\d+$`)),
+				),
+			}},
+		})
+	})
+}
+
+func readExample(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// A group that is created but cannot be seen becoming ready is recorded (and
+// so tainted and later deleted), never orphaned; the diagnostic carries the
+// cause.
+func TestAccFeatureStore_createNotReady(t *testing.T) {
+	h := acctest.Setup(t)
+	key := featureStoreFixtures(t, h)
+	h.Shim.Inject(acctest.Fault{
+		Service: "sagemaker", Action: "DescribeFeatureGroup", Times: 1,
+		Code: "AccessDeniedException", Message: "not authorized to perform sagemaker:DescribeFeatureGroup",
+	})
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		// Destroying the tainted resource deletes the group.
+		CheckDestroy: checkFeatureStoreGone(h, "customers"),
+		Steps: []resource.TestStep{{
+			Config:      featureStoreConfig(key, fsFeatures, "30", ""),
+			ExpectError: regexp.MustCompile(`(?s)creating feature store \(customers\).*was\s+created.*did\s+not\s+become\s+ready.*not\s+authorized\s+to\s+perform\s+sagemaker:DescribeFeatureGroup`),
+		}},
+	})
 }

@@ -89,11 +89,11 @@ func (e *Env) CreateFeatureStore(ctx context.Context, s FeatureStoreSpec, wait F
 	}
 	fg, err := cloud.WaitFeatureStoreCreated(ctx, api, s.Name, wait)
 	if err != nil {
-		partial := &FeatureStore{Spec: s, ARN: arn, Status: "Unknown"}
 		if fg != nil {
-			partial = featureStoreFrom(fg)
+			return featureStoreFrom(fg), vs, err
 		}
-		return partial, vs, err
+		return &FeatureStore{Spec: s, ARN: arn, Status: "Unknown"}, vs,
+			fmt.Errorf("feature group %s was created (%s) but did not become ready; it is recorded so that it is replaced on the next apply: %w", s.Name, arn, err)
 	}
 	return featureStoreFrom(fg), vs, nil
 }
