@@ -27,8 +27,8 @@ func Provider() (p.Provider, error) {
 		WithPublisher("mlplatform").
 		WithLicense("Apache-2.0").
 		WithNamespace("mlplatform").
-		WithGoImportPath(GoImportPath).
 		WithLanguageMap(map[string]any{
+			"go":     map[string]any{"importBasePath": GoImportPath},
 			"nodejs": map[string]any{"packageName": "@mlplatform/mlplatform"},
 			"python": map[string]any{"packageName": "pulumi_mlplatform"},
 		}).
@@ -48,5 +48,7 @@ func resources() []infer.InferredResource {
 }
 
 func components() []infer.InferredComponent {
-	return nil
+	return []infer.InferredComponent{
+		infer.ComponentF(NewPlatform),
+	}
 }
