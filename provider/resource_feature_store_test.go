@@ -327,8 +327,10 @@ func TestAccFeatureStore_disappears(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				_, err = c.SageMaker.DeleteFeatureGroup(ctx, &sagemaker.DeleteFeatureGroupInput{FeatureGroupName: aws.String("customers")})
-				return err
+				if _, err := c.SageMaker.DeleteFeatureGroup(ctx, &sagemaker.DeleteFeatureGroupInput{FeatureGroupName: aws.String("customers")}); err != nil {
+					return fmt.Errorf("deleting the feature group behind Terraform's back: %w", err)
+				}
+				return nil
 			},
 			ExpectNonEmptyPlan: true,
 		}},
@@ -369,7 +371,7 @@ func checkFeatureStoreGone(h *acctest.Harness, name string) resource.TestCheckFu
 		}
 		out, err := c.SageMaker.ListFeatureGroups(ctx, &sagemaker.ListFeatureGroupsInput{NameContains: aws.String(name)})
 		if err != nil {
-			return err
+			return fmt.Errorf("listing feature groups: %w", err)
 		}
 		if len(out.FeatureGroupSummaries) > 0 {
 			return fmt.Errorf("feature group %s still exists (%s)", name, out.FeatureGroupSummaries[0].FeatureGroupStatus)
