@@ -1,4 +1,9 @@
-//go:build (linux || darwin || freebsd) && (amd64 || arm64)
+//go:build (linux || darwin || freebsd) && (amd64 || arm64) && !nodynamic
+
+// Run-time library loading (host BLAS, CUDA, NCCL) goes through purego: no
+// C toolchain or CUDA is needed to build, but the binary then links the
+// system's dynamic loader. Build with -tags nodynamic for a fully static
+// binary whose BLAS and GPU benchmarks report not run.
 
 package bench
 

@@ -1,10 +1,10 @@
-//go:build !((linux || darwin || freebsd) && (amd64 || arm64))
+//go:build !((linux || darwin || freebsd) && (amd64 || arm64)) || nodynamic
 
 package bench
 
 import "errors"
 
-var errNoDlopen = errors.New("run-time library loading is not supported on this platform")
+var errNoDlopen = errors.New("run-time library loading is not built into this binary (nodynamic build or unsupported platform)")
 
 func dlopenFirst([]string) (uintptr, string, error) { return 0, "", errNoDlopen }
 

@@ -68,9 +68,6 @@ func gpuResults(ctx context.Context, cfg config, libs CUDALibraries, sel map[str
 		}
 		return out
 	}
-	if !dynamicLoading {
-		return allNotRun("run-time library loading is not supported on this platform")
-	}
 	rt, err := loadCudart(libs.Cudart)
 	if err != nil {
 		return allNotRun(err.Error())
