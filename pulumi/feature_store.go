@@ -36,9 +36,9 @@ type FeatureStoreArgs struct {
 	RecordIdentifierFeatureName string              `pulumi:"recordIdentifierFeatureName"`
 	EventTimeFeatureName        string              `pulumi:"eventTimeFeatureName"`
 	Features                    []FeatureDefinition `pulumi:"features"`
-	OnlineStore                 *OnlineStoreArgs    `pulumi:"onlineStore,optional"`
-	OfflineStore                *OfflineStoreArgs   `pulumi:"offlineStore,optional"`
-	Throughput                  *ThroughputArgs     `pulumi:"throughput,optional"`
+	OnlineStore                 *OnlineStore        `pulumi:"onlineStore,optional"`
+	OfflineStore                *OfflineStore       `pulumi:"offlineStore,optional"`
+	Throughput                  *Throughput         `pulumi:"throughput,optional"`
 	RoleARN                     *string             `pulumi:"roleArn,optional"`
 	Tags                        map[string]string   `pulumi:"tags,optional"`
 	AllowDestructiveChanges     *bool               `pulumi:"allowDestructiveChanges,optional"`
@@ -52,30 +52,30 @@ type FeatureDefinition struct {
 	VectorDimension *int    `pulumi:"vectorDimension,optional"`
 }
 
-// OnlineStoreArgs is the low-latency store.
-type OnlineStoreArgs struct {
-	Enabled     *bool    `pulumi:"enabled,optional"`
-	StorageType *string  `pulumi:"storageType,optional"`
-	KMSKeyARN   *string  `pulumi:"kmsKeyArn,optional"`
-	TTL         *TTLArgs `pulumi:"ttl,optional"`
+// OnlineStore is the low-latency store.
+type OnlineStore struct {
+	Enabled     *bool           `pulumi:"enabled,optional"`
+	StorageType *string         `pulumi:"storageType,optional"`
+	KMSKeyARN   *string         `pulumi:"kmsKeyArn,optional"`
+	TTL         *OnlineStoreTtl `pulumi:"ttl,optional"`
 }
 
-// TTLArgs is the online store's time to live.
-type TTLArgs struct {
+// OnlineStoreTtl is the online store's time to live.
+type OnlineStoreTtl struct {
 	Unit  string `pulumi:"unit"`
 	Value int    `pulumi:"value"`
 }
 
-// OfflineStoreArgs is the historical store in S3.
-type OfflineStoreArgs struct {
+// OfflineStore is the historical store in S3.
+type OfflineStore struct {
 	S3URI                    string  `pulumi:"s3Uri"`
 	KMSKeyARN                *string `pulumi:"kmsKeyArn,optional"`
 	TableFormat              *string `pulumi:"tableFormat,optional"`
 	DisableGlueTableCreation *bool   `pulumi:"disableGlueTableCreation,optional"`
 }
 
-// ThroughputArgs is the read and write capacity.
-type ThroughputArgs struct {
+// Throughput is the read and write capacity.
+type Throughput struct {
 	Mode               string `pulumi:"mode"`
 	ReadCapacityUnits  *int   `pulumi:"readCapacityUnits,optional"`
 	WriteCapacityUnits *int   `pulumi:"writeCapacityUnits,optional"`
@@ -361,21 +361,21 @@ func featureStoreArgsFrom(env *platform.Env, fs *platform.FeatureStore, prior Fe
 		a.Features = append(a.Features, fd)
 	}
 	if on := s.Online; on != nil && (on.Enabled || prior.OnlineStore != nil) {
-		var po OnlineStoreArgs
+		var po OnlineStore
 		if prior.OnlineStore != nil {
 			po = *prior.OnlineStore
 		}
-		o := &OnlineStoreArgs{Enabled: po.Enabled, StorageType: keepUnset(po.StorageType, on.StorageType, platform.StorageStandard), KMSKeyARN: keepUnset(po.KMSKeyARN, on.KMSKeyARN, "")}
+		o := &OnlineStore{Enabled: po.Enabled, StorageType: keepUnset(po.StorageType, on.StorageType, platform.StorageStandard), KMSKeyARN: keepUnset(po.KMSKeyARN, on.KMSKeyARN, "")}
 		if o.Enabled == nil || *o.Enabled != on.Enabled {
 			o.Enabled = ptr(on.Enabled)
 		}
 		if on.TTL != nil {
-			o.TTL = &TTLArgs{Unit: on.TTL.Unit, Value: int(on.TTL.Value)}
+			o.TTL = &OnlineStoreTtl{Unit: on.TTL.Unit, Value: int(on.TTL.Value)}
 		}
 		a.OnlineStore = o
 	}
 	if off := s.Offline; off != nil {
-		var po OfflineStoreArgs
+		var po OfflineStore
 		if prior.OfflineStore != nil {
 			po = *prior.OfflineStore
 		}
@@ -383,14 +383,14 @@ func featureStoreArgsFrom(env *platform.Env, fs *platform.FeatureStore, prior Fe
 		if strings.TrimSuffix(po.S3URI, "/") == strings.TrimSuffix(uri, "/") && po.S3URI != "" {
 			uri = po.S3URI
 		}
-		o := &OfflineStoreArgs{S3URI: uri, KMSKeyARN: keepUnset(po.KMSKeyARN, off.KMSKeyARN, ""), TableFormat: keepUnset(po.TableFormat, off.TableFormat, platform.TableFormatGlue)}
+		o := &OfflineStore{S3URI: uri, KMSKeyARN: keepUnset(po.KMSKeyARN, off.KMSKeyARN, ""), TableFormat: keepUnset(po.TableFormat, off.TableFormat, platform.TableFormatGlue)}
 		if off.DisableGlueTableCreation || po.DisableGlueTableCreation != nil {
 			o.DisableGlueTableCreation = ptr(off.DisableGlueTableCreation)
 		}
 		a.OfflineStore = o
 	}
 	if t := s.Throughput; t != nil {
-		a.Throughput = &ThroughputArgs{Mode: t.Mode}
+		a.Throughput = &Throughput{Mode: t.Mode}
 		if t.ReadCapacityUnits != 0 {
 			a.Throughput.ReadCapacityUnits = ptr(int(t.ReadCapacityUnits))
 		}

@@ -27,13 +27,13 @@ const (
 // and a feature store (a serving endpoint and a CPU footprint join when those
 // resources exist).
 type PlatformArgs struct {
-	Training *PlatformTrainingArgs `pulumi:"training,optional"`
-	Features PlatformFeaturesArgs  `pulumi:"features"`
-	Tags     map[string]string     `pulumi:"tags,optional"`
+	Training *PlatformTraining `pulumi:"training,optional"`
+	Features PlatformFeatures  `pulumi:"features"`
+	Tags     map[string]string `pulumi:"tags,optional"`
 }
 
-// PlatformTrainingArgs is the training cluster, with UAE defaults.
-type PlatformTrainingArgs struct {
+// PlatformTraining is the training cluster, with UAE defaults.
+type PlatformTraining struct {
 	InstanceType     *string  `pulumi:"instanceType,optional"`
 	NodeCount        *int     `pulumi:"nodeCount,optional"`
 	ZoneID           *string  `pulumi:"zoneId,optional"`
@@ -46,8 +46,8 @@ type PlatformTrainingArgs struct {
 	UserData         *string  `pulumi:"userData,optional"`
 }
 
-// PlatformFeaturesArgs is the feature store.
-type PlatformFeaturesArgs struct {
+// PlatformFeatures is the feature store.
+type PlatformFeatures struct {
 	OfflineStoreS3URI           string              `pulumi:"offlineStoreS3Uri"`
 	RoleARN                     string              `pulumi:"roleArn"`
 	RecordIdentifierFeatureName *string             `pulumi:"recordIdentifierFeatureName,optional"`
@@ -96,7 +96,7 @@ func (a *PlatformArgs) Annotate(an infer.Annotator) {
 }
 
 // Annotate describes the training inputs.
-func (t *PlatformTrainingArgs) Annotate(a infer.Annotator) {
+func (t *PlatformTraining) Annotate(a infer.Annotator) {
 	a.Describe(&t.InstanceType, "GPU instance type. Default `"+DefaultTrainingInstanceType+"`.")
 	a.Describe(&t.NodeCount, "Number of nodes. Default 2.")
 	a.Describe(&t.ZoneID, "Availability zone id. Default `"+DefaultTrainingZoneID+"`.")
@@ -110,7 +110,7 @@ func (t *PlatformTrainingArgs) Annotate(a infer.Annotator) {
 }
 
 // Annotate describes the feature store inputs.
-func (f *PlatformFeaturesArgs) Annotate(a infer.Annotator) {
+func (f *PlatformFeatures) Annotate(a infer.Annotator) {
 	a.Describe(&f.OfflineStoreS3URI, "S3 location of the offline store; the bucket must lie inside the jurisdiction.")
 	a.Describe(&f.RoleARN, "IAM role SageMaker writes the offline store with.")
 	a.Describe(&f.RecordIdentifierFeatureName, "Record identifier feature (String). Default `"+DefaultRecordIdentifier+"`, added to the features when missing.")
@@ -146,7 +146,8 @@ func NewPlatform(ctx *pulumi.Context, name string, args PlatformArgs, opts ...pu
 	comp.ClusterZoneID = cluster.PlacementZoneID
 	comp.FeatureGroupName = store.Name
 	comp.FeatureGroupARN = store.ARN
-	comp.EndpointName = pulumi.StringPtrFromPtr(nil).ToStringPtrOutput()
+	// No serving endpoint yet: a known null.
+	comp.EndpointName = store.Name.ApplyT(func(string) *string { return nil }).(pulumi.StringPtrOutput)
 
 	policy := "residency policy of the provider"
 	if env, err := envFrom(ctx.Context()); err == nil {
@@ -161,7 +162,7 @@ func NewPlatform(ctx *pulumi.Context, name string, args PlatformArgs, opts ...pu
 	if err := ctx.RegisterResourceOutputs(comp, pulumi.Map{
 		"clusterName": comp.ClusterName, "clusterNodeIds": comp.ClusterNodeIDs, "clusterPrivateIps": comp.ClusterPrivateIPs,
 		"clusterZoneId": comp.ClusterZoneID, "featureGroupName": comp.FeatureGroupName, "featureGroupArn": comp.FeatureGroupARN,
-		"validationSummary": comp.ValidationSummary,
+		"validationSummary": comp.ValidationSummary, "endpointName": comp.EndpointName,
 	}); err != nil {
 		return nil, err
 	}
@@ -188,7 +189,7 @@ func platformSummary(policy, cluster string, nodes []any, store, status string) 
 
 // clusterArgs are the training cluster's inputs, UAE defaults filled in.
 func (a PlatformArgs) clusterArgs(name string) GpuClusterArgs {
-	t := PlatformTrainingArgs{}
+	t := PlatformTraining{}
 	if a.Training != nil {
 		t = *a.Training
 	}
@@ -239,15 +240,15 @@ func (a PlatformArgs) featureStoreArgs(name string) FeatureStoreArgs {
 		RecordIdentifierFeatureName: rid,
 		EventTimeFeatureName:        evt,
 		Features:                    feats,
-		OfflineStore:                &OfflineStoreArgs{S3URI: f.OfflineStoreS3URI, KMSKeyARN: f.KMSKeyARN},
+		OfflineStore:                &OfflineStore{S3URI: f.OfflineStoreS3URI, KMSKeyARN: f.KMSKeyARN},
 		RoleARN:                     ptr(f.RoleARN),
 		Tags:                        a.Tags,
 		AllowDestructiveChanges:     f.AllowDestructiveChanges,
 	}
 	if or(f.OnlineStore, true) {
-		s.OnlineStore = &OnlineStoreArgs{Enabled: ptr(true), KMSKeyARN: f.KMSKeyARN}
+		s.OnlineStore = &OnlineStore{Enabled: ptr(true), KMSKeyARN: f.KMSKeyARN}
 		if f.TTLDays != nil {
-			s.OnlineStore.TTL = &TTLArgs{Unit: "Days", Value: *f.TTLDays}
+			s.OnlineStore.TTL = &OnlineStoreTtl{Unit: "Days", Value: *f.TTLDays}
 		}
 	}
 	return s

@@ -67,7 +67,7 @@ export class FeatureStore extends pulumi.CustomResource {
     /**
      * The offline store. Its S3 bucket must lie inside the jurisdiction and not replicate outside it.
      */
-    declare public readonly offlineStore: pulumi.Output<outputs.OfflineStoreArgs | undefined>;
+    declare public readonly offlineStore: pulumi.Output<outputs.OfflineStore | undefined>;
     /**
      * Glue database of the offline store.
      */
@@ -83,7 +83,7 @@ export class FeatureStore extends pulumi.CustomResource {
     /**
      * The online store.
      */
-    declare public readonly onlineStore: pulumi.Output<outputs.OnlineStoreArgs | undefined>;
+    declare public readonly onlineStore: pulumi.Output<outputs.OnlineStore | undefined>;
     /**
      * Name of the feature that identifies a record (Integral or String).
      */
@@ -107,7 +107,7 @@ export class FeatureStore extends pulumi.CustomResource {
     /**
      * Read and write capacity. Default: on demand.
      */
-    declare public readonly throughput: pulumi.Output<outputs.ThroughputArgs | undefined>;
+    declare public readonly throughput: pulumi.Output<outputs.Throughput | undefined>;
 
     /**
      * Create a FeatureStore resource with the given unique name, arguments, and options.
@@ -199,11 +199,11 @@ export interface FeatureStoreArgs {
     /**
      * The offline store. Its S3 bucket must lie inside the jurisdiction and not replicate outside it.
      */
-    offlineStore?: pulumi.Input<inputs.OfflineStoreArgsArgs>;
+    offlineStore?: pulumi.Input<inputs.OfflineStoreArgs>;
     /**
      * The online store.
      */
-    onlineStore?: pulumi.Input<inputs.OnlineStoreArgsArgs>;
+    onlineStore?: pulumi.Input<inputs.OnlineStoreArgs>;
     /**
      * Name of the feature that identifies a record (Integral or String).
      */
@@ -219,5 +219,5 @@ export interface FeatureStoreArgs {
     /**
      * Read and write capacity. Default: on demand.
      */
-    throughput?: pulumi.Input<inputs.ThroughputArgsArgs>;
+    throughput?: pulumi.Input<inputs.ThroughputArgs>;
 }

@@ -104,7 +104,7 @@ export interface PlatformArgs {
     /**
      * The feature store.
      */
-    features: pulumi.Input<inputs.PlatformFeaturesArgsArgs>;
+    features: pulumi.Input<inputs.PlatformFeaturesArgs>;
     /**
      * Tags of every child, over the provider's defaultTags.
      */
@@ -112,5 +112,5 @@ export interface PlatformArgs {
     /**
      * The training cluster. Defaults: p5en.48xlarge, 2 nodes in mec1-az1, Amazon Linux 2023.
      */
-    training?: pulumi.Input<inputs.PlatformTrainingArgsArgs>;
+    training?: pulumi.Input<inputs.PlatformTrainingArgs>;
 }

@@ -31,7 +31,7 @@ type FeatureStore struct {
 	// Feature group name. Default: the resource name. Changing it replaces the group.
 	Name pulumi.StringPtrOutput `pulumi:"name"`
 	// The offline store. Its S3 bucket must lie inside the jurisdiction and not replicate outside it.
-	OfflineStore OfflineStoreArgsPtrOutput `pulumi:"offlineStore"`
+	OfflineStore OfflineStorePtrOutput `pulumi:"offlineStore"`
 	// Glue database of the offline store.
 	OfflineStoreDatabaseName pulumi.StringPtrOutput `pulumi:"offlineStoreDatabaseName"`
 	// Where offline records are written.
@@ -39,7 +39,7 @@ type FeatureStore struct {
 	// Glue table of the offline store.
 	OfflineStoreTableName pulumi.StringPtrOutput `pulumi:"offlineStoreTableName"`
 	// The online store.
-	OnlineStore OnlineStoreArgsPtrOutput `pulumi:"onlineStore"`
+	OnlineStore OnlineStorePtrOutput `pulumi:"onlineStore"`
 	// Name of the feature that identifies a record (Integral or String).
 	RecordIdentifierFeatureName pulumi.StringOutput `pulumi:"recordIdentifierFeatureName"`
 	// IAM role the offline store writes with.
@@ -51,7 +51,7 @@ type FeatureStore struct {
 	// `tags` merged over the provider's `defaultTags`.
 	TagsAll pulumi.StringMapOutput `pulumi:"tagsAll"`
 	// Read and write capacity. Default: on demand.
-	Throughput ThroughputArgsPtrOutput `pulumi:"throughput"`
+	Throughput ThroughputPtrOutput `pulumi:"throughput"`
 }
 
 // NewFeatureStore registers a new resource with the given unique name, arguments, and options.
@@ -114,9 +114,9 @@ type featureStoreArgs struct {
 	// Feature group name. Default: the resource name. Changing it replaces the group.
 	Name *string `pulumi:"name"`
 	// The offline store. Its S3 bucket must lie inside the jurisdiction and not replicate outside it.
-	OfflineStore *OfflineStoreArgs `pulumi:"offlineStore"`
+	OfflineStore *OfflineStore `pulumi:"offlineStore"`
 	// The online store.
-	OnlineStore *OnlineStoreArgs `pulumi:"onlineStore"`
+	OnlineStore *OnlineStore `pulumi:"onlineStore"`
 	// Name of the feature that identifies a record (Integral or String).
 	RecordIdentifierFeatureName string `pulumi:"recordIdentifierFeatureName"`
 	// IAM role the offline store writes with.
@@ -124,7 +124,7 @@ type featureStoreArgs struct {
 	// Tags of the feature group.
 	Tags map[string]string `pulumi:"tags"`
 	// Read and write capacity. Default: on demand.
-	Throughput *ThroughputArgs `pulumi:"throughput"`
+	Throughput *Throughput `pulumi:"throughput"`
 }
 
 // The set of arguments for constructing a FeatureStore resource.
@@ -140,9 +140,9 @@ type FeatureStoreArgs struct {
 	// Feature group name. Default: the resource name. Changing it replaces the group.
 	Name pulumi.StringPtrInput
 	// The offline store. Its S3 bucket must lie inside the jurisdiction and not replicate outside it.
-	OfflineStore OfflineStoreArgsPtrInput
+	OfflineStore OfflineStorePtrInput
 	// The online store.
-	OnlineStore OnlineStoreArgsPtrInput
+	OnlineStore OnlineStorePtrInput
 	// Name of the feature that identifies a record (Integral or String).
 	RecordIdentifierFeatureName pulumi.StringInput
 	// IAM role the offline store writes with.
@@ -150,7 +150,7 @@ type FeatureStoreArgs struct {
 	// Tags of the feature group.
 	Tags pulumi.StringMapInput
 	// Read and write capacity. Default: on demand.
-	Throughput ThroughputArgsPtrInput
+	Throughput ThroughputPtrInput
 }
 
 func (FeatureStoreArgs) ElementType() reflect.Type {
@@ -226,8 +226,8 @@ func (o FeatureStoreOutput) Name() pulumi.StringPtrOutput {
 }
 
 // The offline store. Its S3 bucket must lie inside the jurisdiction and not replicate outside it.
-func (o FeatureStoreOutput) OfflineStore() OfflineStoreArgsPtrOutput {
-	return o.ApplyT(func(v *FeatureStore) OfflineStoreArgsPtrOutput { return v.OfflineStore }).(OfflineStoreArgsPtrOutput)
+func (o FeatureStoreOutput) OfflineStore() OfflineStorePtrOutput {
+	return o.ApplyT(func(v *FeatureStore) OfflineStorePtrOutput { return v.OfflineStore }).(OfflineStorePtrOutput)
 }
 
 // Glue database of the offline store.
@@ -246,8 +246,8 @@ func (o FeatureStoreOutput) OfflineStoreTableName() pulumi.StringPtrOutput {
 }
 
 // The online store.
-func (o FeatureStoreOutput) OnlineStore() OnlineStoreArgsPtrOutput {
-	return o.ApplyT(func(v *FeatureStore) OnlineStoreArgsPtrOutput { return v.OnlineStore }).(OnlineStoreArgsPtrOutput)
+func (o FeatureStoreOutput) OnlineStore() OnlineStorePtrOutput {
+	return o.ApplyT(func(v *FeatureStore) OnlineStorePtrOutput { return v.OnlineStore }).(OnlineStorePtrOutput)
 }
 
 // Name of the feature that identifies a record (Integral or String).
@@ -276,8 +276,8 @@ func (o FeatureStoreOutput) TagsAll() pulumi.StringMapOutput {
 }
 
 // Read and write capacity. Default: on demand.
-func (o FeatureStoreOutput) Throughput() ThroughputArgsPtrOutput {
-	return o.ApplyT(func(v *FeatureStore) ThroughputArgsPtrOutput { return v.Throughput }).(ThroughputArgsPtrOutput)
+func (o FeatureStoreOutput) Throughput() ThroughputPtrOutput {
+	return o.ApplyT(func(v *FeatureStore) ThroughputPtrOutput { return v.Throughput }).(ThroughputPtrOutput)
 }
 
 func init() {

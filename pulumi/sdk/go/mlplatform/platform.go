@@ -55,21 +55,21 @@ func NewPlatform(ctx *pulumi.Context,
 
 type platformArgs struct {
 	// The feature store.
-	Features PlatformFeaturesArgs `pulumi:"features"`
+	Features PlatformFeatures `pulumi:"features"`
 	// Tags of every child, over the provider's defaultTags.
 	Tags map[string]string `pulumi:"tags"`
 	// The training cluster. Defaults: p5en.48xlarge, 2 nodes in mec1-az1, Amazon Linux 2023.
-	Training *PlatformTrainingArgs `pulumi:"training"`
+	Training *PlatformTraining `pulumi:"training"`
 }
 
 // The set of arguments for constructing a Platform resource.
 type PlatformArgs struct {
 	// The feature store.
-	Features PlatformFeaturesArgsInput
+	Features PlatformFeaturesInput
 	// Tags of every child, over the provider's defaultTags.
 	Tags pulumi.StringMapInput
 	// The training cluster. Defaults: p5en.48xlarge, 2 nodes in mec1-az1, Amazon Linux 2023.
-	Training PlatformTrainingArgsPtrInput
+	Training PlatformTrainingPtrInput
 }
 
 func (PlatformArgs) ElementType() reflect.Type {

@@ -1300,150 +1300,150 @@ func (o GuardReportEntryArrayOutput) Index(i pulumi.IntInput) GuardReportEntryOu
 	}).(GuardReportEntryOutput)
 }
 
-type OfflineStoreArgs struct {
+type OfflineStore struct {
 	DisableGlueTableCreation *bool   `pulumi:"disableGlueTableCreation"`
 	KmsKeyArn                *string `pulumi:"kmsKeyArn"`
 	S3Uri                    string  `pulumi:"s3Uri"`
 	TableFormat              *string `pulumi:"tableFormat"`
 }
 
-// OfflineStoreArgsInput is an input type that accepts OfflineStoreArgsArgs and OfflineStoreArgsOutput values.
-// You can construct a concrete instance of `OfflineStoreArgsInput` via:
+// OfflineStoreInput is an input type that accepts OfflineStoreArgs and OfflineStoreOutput values.
+// You can construct a concrete instance of `OfflineStoreInput` via:
 //
-//	OfflineStoreArgsArgs{...}
-type OfflineStoreArgsInput interface {
+//	OfflineStoreArgs{...}
+type OfflineStoreInput interface {
 	pulumi.Input
 
-	ToOfflineStoreArgsOutput() OfflineStoreArgsOutput
-	ToOfflineStoreArgsOutputWithContext(context.Context) OfflineStoreArgsOutput
+	ToOfflineStoreOutput() OfflineStoreOutput
+	ToOfflineStoreOutputWithContext(context.Context) OfflineStoreOutput
 }
 
-type OfflineStoreArgsArgs struct {
+type OfflineStoreArgs struct {
 	DisableGlueTableCreation pulumi.BoolPtrInput   `pulumi:"disableGlueTableCreation"`
 	KmsKeyArn                pulumi.StringPtrInput `pulumi:"kmsKeyArn"`
 	S3Uri                    pulumi.StringInput    `pulumi:"s3Uri"`
 	TableFormat              pulumi.StringPtrInput `pulumi:"tableFormat"`
 }
 
-func (OfflineStoreArgsArgs) ElementType() reflect.Type {
-	return reflect.TypeOf((*OfflineStoreArgs)(nil)).Elem()
+func (OfflineStoreArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*OfflineStore)(nil)).Elem()
 }
 
-func (i OfflineStoreArgsArgs) ToOfflineStoreArgsOutput() OfflineStoreArgsOutput {
-	return i.ToOfflineStoreArgsOutputWithContext(context.Background())
+func (i OfflineStoreArgs) ToOfflineStoreOutput() OfflineStoreOutput {
+	return i.ToOfflineStoreOutputWithContext(context.Background())
 }
 
-func (i OfflineStoreArgsArgs) ToOfflineStoreArgsOutputWithContext(ctx context.Context) OfflineStoreArgsOutput {
-	return pulumi.ToOutputWithContext(ctx, i).(OfflineStoreArgsOutput)
+func (i OfflineStoreArgs) ToOfflineStoreOutputWithContext(ctx context.Context) OfflineStoreOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(OfflineStoreOutput)
 }
 
-func (i OfflineStoreArgsArgs) ToOfflineStoreArgsPtrOutput() OfflineStoreArgsPtrOutput {
-	return i.ToOfflineStoreArgsPtrOutputWithContext(context.Background())
+func (i OfflineStoreArgs) ToOfflineStorePtrOutput() OfflineStorePtrOutput {
+	return i.ToOfflineStorePtrOutputWithContext(context.Background())
 }
 
-func (i OfflineStoreArgsArgs) ToOfflineStoreArgsPtrOutputWithContext(ctx context.Context) OfflineStoreArgsPtrOutput {
-	return pulumi.ToOutputWithContext(ctx, i).(OfflineStoreArgsOutput).ToOfflineStoreArgsPtrOutputWithContext(ctx)
+func (i OfflineStoreArgs) ToOfflineStorePtrOutputWithContext(ctx context.Context) OfflineStorePtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(OfflineStoreOutput).ToOfflineStorePtrOutputWithContext(ctx)
 }
 
-// OfflineStoreArgsPtrInput is an input type that accepts OfflineStoreArgsArgs, OfflineStoreArgsPtr and OfflineStoreArgsPtrOutput values.
-// You can construct a concrete instance of `OfflineStoreArgsPtrInput` via:
+// OfflineStorePtrInput is an input type that accepts OfflineStoreArgs, OfflineStorePtr and OfflineStorePtrOutput values.
+// You can construct a concrete instance of `OfflineStorePtrInput` via:
 //
-//	        OfflineStoreArgsArgs{...}
+//	        OfflineStoreArgs{...}
 //
 //	or:
 //
 //	        nil
-type OfflineStoreArgsPtrInput interface {
+type OfflineStorePtrInput interface {
 	pulumi.Input
 
-	ToOfflineStoreArgsPtrOutput() OfflineStoreArgsPtrOutput
-	ToOfflineStoreArgsPtrOutputWithContext(context.Context) OfflineStoreArgsPtrOutput
+	ToOfflineStorePtrOutput() OfflineStorePtrOutput
+	ToOfflineStorePtrOutputWithContext(context.Context) OfflineStorePtrOutput
 }
 
-type offlineStoreArgsPtrType OfflineStoreArgsArgs
+type offlineStorePtrType OfflineStoreArgs
 
-func OfflineStoreArgsPtr(v *OfflineStoreArgsArgs) OfflineStoreArgsPtrInput {
-	return (*offlineStoreArgsPtrType)(v)
+func OfflineStorePtr(v *OfflineStoreArgs) OfflineStorePtrInput {
+	return (*offlineStorePtrType)(v)
 }
 
-func (*offlineStoreArgsPtrType) ElementType() reflect.Type {
-	return reflect.TypeOf((**OfflineStoreArgs)(nil)).Elem()
+func (*offlineStorePtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**OfflineStore)(nil)).Elem()
 }
 
-func (i *offlineStoreArgsPtrType) ToOfflineStoreArgsPtrOutput() OfflineStoreArgsPtrOutput {
-	return i.ToOfflineStoreArgsPtrOutputWithContext(context.Background())
+func (i *offlineStorePtrType) ToOfflineStorePtrOutput() OfflineStorePtrOutput {
+	return i.ToOfflineStorePtrOutputWithContext(context.Background())
 }
 
-func (i *offlineStoreArgsPtrType) ToOfflineStoreArgsPtrOutputWithContext(ctx context.Context) OfflineStoreArgsPtrOutput {
-	return pulumi.ToOutputWithContext(ctx, i).(OfflineStoreArgsPtrOutput)
+func (i *offlineStorePtrType) ToOfflineStorePtrOutputWithContext(ctx context.Context) OfflineStorePtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(OfflineStorePtrOutput)
 }
 
-type OfflineStoreArgsOutput struct{ *pulumi.OutputState }
+type OfflineStoreOutput struct{ *pulumi.OutputState }
 
-func (OfflineStoreArgsOutput) ElementType() reflect.Type {
-	return reflect.TypeOf((*OfflineStoreArgs)(nil)).Elem()
+func (OfflineStoreOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*OfflineStore)(nil)).Elem()
 }
 
-func (o OfflineStoreArgsOutput) ToOfflineStoreArgsOutput() OfflineStoreArgsOutput {
+func (o OfflineStoreOutput) ToOfflineStoreOutput() OfflineStoreOutput {
 	return o
 }
 
-func (o OfflineStoreArgsOutput) ToOfflineStoreArgsOutputWithContext(ctx context.Context) OfflineStoreArgsOutput {
+func (o OfflineStoreOutput) ToOfflineStoreOutputWithContext(ctx context.Context) OfflineStoreOutput {
 	return o
 }
 
-func (o OfflineStoreArgsOutput) ToOfflineStoreArgsPtrOutput() OfflineStoreArgsPtrOutput {
-	return o.ToOfflineStoreArgsPtrOutputWithContext(context.Background())
+func (o OfflineStoreOutput) ToOfflineStorePtrOutput() OfflineStorePtrOutput {
+	return o.ToOfflineStorePtrOutputWithContext(context.Background())
 }
 
-func (o OfflineStoreArgsOutput) ToOfflineStoreArgsPtrOutputWithContext(ctx context.Context) OfflineStoreArgsPtrOutput {
-	return o.ApplyTWithContext(ctx, func(_ context.Context, v OfflineStoreArgs) *OfflineStoreArgs {
+func (o OfflineStoreOutput) ToOfflineStorePtrOutputWithContext(ctx context.Context) OfflineStorePtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v OfflineStore) *OfflineStore {
 		return &v
-	}).(OfflineStoreArgsPtrOutput)
+	}).(OfflineStorePtrOutput)
 }
 
-func (o OfflineStoreArgsOutput) DisableGlueTableCreation() pulumi.BoolPtrOutput {
-	return o.ApplyT(func(v OfflineStoreArgs) *bool { return v.DisableGlueTableCreation }).(pulumi.BoolPtrOutput)
+func (o OfflineStoreOutput) DisableGlueTableCreation() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v OfflineStore) *bool { return v.DisableGlueTableCreation }).(pulumi.BoolPtrOutput)
 }
 
-func (o OfflineStoreArgsOutput) KmsKeyArn() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v OfflineStoreArgs) *string { return v.KmsKeyArn }).(pulumi.StringPtrOutput)
+func (o OfflineStoreOutput) KmsKeyArn() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v OfflineStore) *string { return v.KmsKeyArn }).(pulumi.StringPtrOutput)
 }
 
-func (o OfflineStoreArgsOutput) S3Uri() pulumi.StringOutput {
-	return o.ApplyT(func(v OfflineStoreArgs) string { return v.S3Uri }).(pulumi.StringOutput)
+func (o OfflineStoreOutput) S3Uri() pulumi.StringOutput {
+	return o.ApplyT(func(v OfflineStore) string { return v.S3Uri }).(pulumi.StringOutput)
 }
 
-func (o OfflineStoreArgsOutput) TableFormat() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v OfflineStoreArgs) *string { return v.TableFormat }).(pulumi.StringPtrOutput)
+func (o OfflineStoreOutput) TableFormat() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v OfflineStore) *string { return v.TableFormat }).(pulumi.StringPtrOutput)
 }
 
-type OfflineStoreArgsPtrOutput struct{ *pulumi.OutputState }
+type OfflineStorePtrOutput struct{ *pulumi.OutputState }
 
-func (OfflineStoreArgsPtrOutput) ElementType() reflect.Type {
-	return reflect.TypeOf((**OfflineStoreArgs)(nil)).Elem()
+func (OfflineStorePtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**OfflineStore)(nil)).Elem()
 }
 
-func (o OfflineStoreArgsPtrOutput) ToOfflineStoreArgsPtrOutput() OfflineStoreArgsPtrOutput {
+func (o OfflineStorePtrOutput) ToOfflineStorePtrOutput() OfflineStorePtrOutput {
 	return o
 }
 
-func (o OfflineStoreArgsPtrOutput) ToOfflineStoreArgsPtrOutputWithContext(ctx context.Context) OfflineStoreArgsPtrOutput {
+func (o OfflineStorePtrOutput) ToOfflineStorePtrOutputWithContext(ctx context.Context) OfflineStorePtrOutput {
 	return o
 }
 
-func (o OfflineStoreArgsPtrOutput) Elem() OfflineStoreArgsOutput {
-	return o.ApplyT(func(v *OfflineStoreArgs) OfflineStoreArgs {
+func (o OfflineStorePtrOutput) Elem() OfflineStoreOutput {
+	return o.ApplyT(func(v *OfflineStore) OfflineStore {
 		if v != nil {
 			return *v
 		}
-		var ret OfflineStoreArgs
+		var ret OfflineStore
 		return ret
-	}).(OfflineStoreArgsOutput)
+	}).(OfflineStoreOutput)
 }
 
-func (o OfflineStoreArgsPtrOutput) DisableGlueTableCreation() pulumi.BoolPtrOutput {
-	return o.ApplyT(func(v *OfflineStoreArgs) *bool {
+func (o OfflineStorePtrOutput) DisableGlueTableCreation() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v *OfflineStore) *bool {
 		if v == nil {
 			return nil
 		}
@@ -1451,8 +1451,8 @@ func (o OfflineStoreArgsPtrOutput) DisableGlueTableCreation() pulumi.BoolPtrOutp
 	}).(pulumi.BoolPtrOutput)
 }
 
-func (o OfflineStoreArgsPtrOutput) KmsKeyArn() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v *OfflineStoreArgs) *string {
+func (o OfflineStorePtrOutput) KmsKeyArn() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *OfflineStore) *string {
 		if v == nil {
 			return nil
 		}
@@ -1460,8 +1460,8 @@ func (o OfflineStoreArgsPtrOutput) KmsKeyArn() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-func (o OfflineStoreArgsPtrOutput) S3Uri() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v *OfflineStoreArgs) *string {
+func (o OfflineStorePtrOutput) S3Uri() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *OfflineStore) *string {
 		if v == nil {
 			return nil
 		}
@@ -1469,8 +1469,8 @@ func (o OfflineStoreArgsPtrOutput) S3Uri() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-func (o OfflineStoreArgsPtrOutput) TableFormat() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v *OfflineStoreArgs) *string {
+func (o OfflineStorePtrOutput) TableFormat() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *OfflineStore) *string {
 		if v == nil {
 			return nil
 		}
@@ -1478,150 +1478,150 @@ func (o OfflineStoreArgsPtrOutput) TableFormat() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-type OnlineStoreArgs struct {
-	Enabled     *bool    `pulumi:"enabled"`
-	KmsKeyArn   *string  `pulumi:"kmsKeyArn"`
-	StorageType *string  `pulumi:"storageType"`
-	Ttl         *TTLArgs `pulumi:"ttl"`
+type OnlineStore struct {
+	Enabled     *bool           `pulumi:"enabled"`
+	KmsKeyArn   *string         `pulumi:"kmsKeyArn"`
+	StorageType *string         `pulumi:"storageType"`
+	Ttl         *OnlineStoreTtl `pulumi:"ttl"`
 }
 
-// OnlineStoreArgsInput is an input type that accepts OnlineStoreArgsArgs and OnlineStoreArgsOutput values.
-// You can construct a concrete instance of `OnlineStoreArgsInput` via:
+// OnlineStoreInput is an input type that accepts OnlineStoreArgs and OnlineStoreOutput values.
+// You can construct a concrete instance of `OnlineStoreInput` via:
 //
-//	OnlineStoreArgsArgs{...}
-type OnlineStoreArgsInput interface {
+//	OnlineStoreArgs{...}
+type OnlineStoreInput interface {
 	pulumi.Input
 
-	ToOnlineStoreArgsOutput() OnlineStoreArgsOutput
-	ToOnlineStoreArgsOutputWithContext(context.Context) OnlineStoreArgsOutput
+	ToOnlineStoreOutput() OnlineStoreOutput
+	ToOnlineStoreOutputWithContext(context.Context) OnlineStoreOutput
 }
 
-type OnlineStoreArgsArgs struct {
-	Enabled     pulumi.BoolPtrInput   `pulumi:"enabled"`
-	KmsKeyArn   pulumi.StringPtrInput `pulumi:"kmsKeyArn"`
-	StorageType pulumi.StringPtrInput `pulumi:"storageType"`
-	Ttl         TTLArgsPtrInput       `pulumi:"ttl"`
+type OnlineStoreArgs struct {
+	Enabled     pulumi.BoolPtrInput    `pulumi:"enabled"`
+	KmsKeyArn   pulumi.StringPtrInput  `pulumi:"kmsKeyArn"`
+	StorageType pulumi.StringPtrInput  `pulumi:"storageType"`
+	Ttl         OnlineStoreTtlPtrInput `pulumi:"ttl"`
 }
 
-func (OnlineStoreArgsArgs) ElementType() reflect.Type {
-	return reflect.TypeOf((*OnlineStoreArgs)(nil)).Elem()
+func (OnlineStoreArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*OnlineStore)(nil)).Elem()
 }
 
-func (i OnlineStoreArgsArgs) ToOnlineStoreArgsOutput() OnlineStoreArgsOutput {
-	return i.ToOnlineStoreArgsOutputWithContext(context.Background())
+func (i OnlineStoreArgs) ToOnlineStoreOutput() OnlineStoreOutput {
+	return i.ToOnlineStoreOutputWithContext(context.Background())
 }
 
-func (i OnlineStoreArgsArgs) ToOnlineStoreArgsOutputWithContext(ctx context.Context) OnlineStoreArgsOutput {
-	return pulumi.ToOutputWithContext(ctx, i).(OnlineStoreArgsOutput)
+func (i OnlineStoreArgs) ToOnlineStoreOutputWithContext(ctx context.Context) OnlineStoreOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(OnlineStoreOutput)
 }
 
-func (i OnlineStoreArgsArgs) ToOnlineStoreArgsPtrOutput() OnlineStoreArgsPtrOutput {
-	return i.ToOnlineStoreArgsPtrOutputWithContext(context.Background())
+func (i OnlineStoreArgs) ToOnlineStorePtrOutput() OnlineStorePtrOutput {
+	return i.ToOnlineStorePtrOutputWithContext(context.Background())
 }
 
-func (i OnlineStoreArgsArgs) ToOnlineStoreArgsPtrOutputWithContext(ctx context.Context) OnlineStoreArgsPtrOutput {
-	return pulumi.ToOutputWithContext(ctx, i).(OnlineStoreArgsOutput).ToOnlineStoreArgsPtrOutputWithContext(ctx)
+func (i OnlineStoreArgs) ToOnlineStorePtrOutputWithContext(ctx context.Context) OnlineStorePtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(OnlineStoreOutput).ToOnlineStorePtrOutputWithContext(ctx)
 }
 
-// OnlineStoreArgsPtrInput is an input type that accepts OnlineStoreArgsArgs, OnlineStoreArgsPtr and OnlineStoreArgsPtrOutput values.
-// You can construct a concrete instance of `OnlineStoreArgsPtrInput` via:
+// OnlineStorePtrInput is an input type that accepts OnlineStoreArgs, OnlineStorePtr and OnlineStorePtrOutput values.
+// You can construct a concrete instance of `OnlineStorePtrInput` via:
 //
-//	        OnlineStoreArgsArgs{...}
+//	        OnlineStoreArgs{...}
 //
 //	or:
 //
 //	        nil
-type OnlineStoreArgsPtrInput interface {
+type OnlineStorePtrInput interface {
 	pulumi.Input
 
-	ToOnlineStoreArgsPtrOutput() OnlineStoreArgsPtrOutput
-	ToOnlineStoreArgsPtrOutputWithContext(context.Context) OnlineStoreArgsPtrOutput
+	ToOnlineStorePtrOutput() OnlineStorePtrOutput
+	ToOnlineStorePtrOutputWithContext(context.Context) OnlineStorePtrOutput
 }
 
-type onlineStoreArgsPtrType OnlineStoreArgsArgs
+type onlineStorePtrType OnlineStoreArgs
 
-func OnlineStoreArgsPtr(v *OnlineStoreArgsArgs) OnlineStoreArgsPtrInput {
-	return (*onlineStoreArgsPtrType)(v)
+func OnlineStorePtr(v *OnlineStoreArgs) OnlineStorePtrInput {
+	return (*onlineStorePtrType)(v)
 }
 
-func (*onlineStoreArgsPtrType) ElementType() reflect.Type {
-	return reflect.TypeOf((**OnlineStoreArgs)(nil)).Elem()
+func (*onlineStorePtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**OnlineStore)(nil)).Elem()
 }
 
-func (i *onlineStoreArgsPtrType) ToOnlineStoreArgsPtrOutput() OnlineStoreArgsPtrOutput {
-	return i.ToOnlineStoreArgsPtrOutputWithContext(context.Background())
+func (i *onlineStorePtrType) ToOnlineStorePtrOutput() OnlineStorePtrOutput {
+	return i.ToOnlineStorePtrOutputWithContext(context.Background())
 }
 
-func (i *onlineStoreArgsPtrType) ToOnlineStoreArgsPtrOutputWithContext(ctx context.Context) OnlineStoreArgsPtrOutput {
-	return pulumi.ToOutputWithContext(ctx, i).(OnlineStoreArgsPtrOutput)
+func (i *onlineStorePtrType) ToOnlineStorePtrOutputWithContext(ctx context.Context) OnlineStorePtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(OnlineStorePtrOutput)
 }
 
-type OnlineStoreArgsOutput struct{ *pulumi.OutputState }
+type OnlineStoreOutput struct{ *pulumi.OutputState }
 
-func (OnlineStoreArgsOutput) ElementType() reflect.Type {
-	return reflect.TypeOf((*OnlineStoreArgs)(nil)).Elem()
+func (OnlineStoreOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*OnlineStore)(nil)).Elem()
 }
 
-func (o OnlineStoreArgsOutput) ToOnlineStoreArgsOutput() OnlineStoreArgsOutput {
+func (o OnlineStoreOutput) ToOnlineStoreOutput() OnlineStoreOutput {
 	return o
 }
 
-func (o OnlineStoreArgsOutput) ToOnlineStoreArgsOutputWithContext(ctx context.Context) OnlineStoreArgsOutput {
+func (o OnlineStoreOutput) ToOnlineStoreOutputWithContext(ctx context.Context) OnlineStoreOutput {
 	return o
 }
 
-func (o OnlineStoreArgsOutput) ToOnlineStoreArgsPtrOutput() OnlineStoreArgsPtrOutput {
-	return o.ToOnlineStoreArgsPtrOutputWithContext(context.Background())
+func (o OnlineStoreOutput) ToOnlineStorePtrOutput() OnlineStorePtrOutput {
+	return o.ToOnlineStorePtrOutputWithContext(context.Background())
 }
 
-func (o OnlineStoreArgsOutput) ToOnlineStoreArgsPtrOutputWithContext(ctx context.Context) OnlineStoreArgsPtrOutput {
-	return o.ApplyTWithContext(ctx, func(_ context.Context, v OnlineStoreArgs) *OnlineStoreArgs {
+func (o OnlineStoreOutput) ToOnlineStorePtrOutputWithContext(ctx context.Context) OnlineStorePtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v OnlineStore) *OnlineStore {
 		return &v
-	}).(OnlineStoreArgsPtrOutput)
+	}).(OnlineStorePtrOutput)
 }
 
-func (o OnlineStoreArgsOutput) Enabled() pulumi.BoolPtrOutput {
-	return o.ApplyT(func(v OnlineStoreArgs) *bool { return v.Enabled }).(pulumi.BoolPtrOutput)
+func (o OnlineStoreOutput) Enabled() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v OnlineStore) *bool { return v.Enabled }).(pulumi.BoolPtrOutput)
 }
 
-func (o OnlineStoreArgsOutput) KmsKeyArn() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v OnlineStoreArgs) *string { return v.KmsKeyArn }).(pulumi.StringPtrOutput)
+func (o OnlineStoreOutput) KmsKeyArn() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v OnlineStore) *string { return v.KmsKeyArn }).(pulumi.StringPtrOutput)
 }
 
-func (o OnlineStoreArgsOutput) StorageType() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v OnlineStoreArgs) *string { return v.StorageType }).(pulumi.StringPtrOutput)
+func (o OnlineStoreOutput) StorageType() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v OnlineStore) *string { return v.StorageType }).(pulumi.StringPtrOutput)
 }
 
-func (o OnlineStoreArgsOutput) Ttl() TTLArgsPtrOutput {
-	return o.ApplyT(func(v OnlineStoreArgs) *TTLArgs { return v.Ttl }).(TTLArgsPtrOutput)
+func (o OnlineStoreOutput) Ttl() OnlineStoreTtlPtrOutput {
+	return o.ApplyT(func(v OnlineStore) *OnlineStoreTtl { return v.Ttl }).(OnlineStoreTtlPtrOutput)
 }
 
-type OnlineStoreArgsPtrOutput struct{ *pulumi.OutputState }
+type OnlineStorePtrOutput struct{ *pulumi.OutputState }
 
-func (OnlineStoreArgsPtrOutput) ElementType() reflect.Type {
-	return reflect.TypeOf((**OnlineStoreArgs)(nil)).Elem()
+func (OnlineStorePtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**OnlineStore)(nil)).Elem()
 }
 
-func (o OnlineStoreArgsPtrOutput) ToOnlineStoreArgsPtrOutput() OnlineStoreArgsPtrOutput {
+func (o OnlineStorePtrOutput) ToOnlineStorePtrOutput() OnlineStorePtrOutput {
 	return o
 }
 
-func (o OnlineStoreArgsPtrOutput) ToOnlineStoreArgsPtrOutputWithContext(ctx context.Context) OnlineStoreArgsPtrOutput {
+func (o OnlineStorePtrOutput) ToOnlineStorePtrOutputWithContext(ctx context.Context) OnlineStorePtrOutput {
 	return o
 }
 
-func (o OnlineStoreArgsPtrOutput) Elem() OnlineStoreArgsOutput {
-	return o.ApplyT(func(v *OnlineStoreArgs) OnlineStoreArgs {
+func (o OnlineStorePtrOutput) Elem() OnlineStoreOutput {
+	return o.ApplyT(func(v *OnlineStore) OnlineStore {
 		if v != nil {
 			return *v
 		}
-		var ret OnlineStoreArgs
+		var ret OnlineStore
 		return ret
-	}).(OnlineStoreArgsOutput)
+	}).(OnlineStoreOutput)
 }
 
-func (o OnlineStoreArgsPtrOutput) Enabled() pulumi.BoolPtrOutput {
-	return o.ApplyT(func(v *OnlineStoreArgs) *bool {
+func (o OnlineStorePtrOutput) Enabled() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v *OnlineStore) *bool {
 		if v == nil {
 			return nil
 		}
@@ -1629,8 +1629,8 @@ func (o OnlineStoreArgsPtrOutput) Enabled() pulumi.BoolPtrOutput {
 	}).(pulumi.BoolPtrOutput)
 }
 
-func (o OnlineStoreArgsPtrOutput) KmsKeyArn() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v *OnlineStoreArgs) *string {
+func (o OnlineStorePtrOutput) KmsKeyArn() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *OnlineStore) *string {
 		if v == nil {
 			return nil
 		}
@@ -1638,8 +1638,8 @@ func (o OnlineStoreArgsPtrOutput) KmsKeyArn() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-func (o OnlineStoreArgsPtrOutput) StorageType() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v *OnlineStoreArgs) *string {
+func (o OnlineStorePtrOutput) StorageType() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *OnlineStore) *string {
 		if v == nil {
 			return nil
 		}
@@ -1647,16 +1647,164 @@ func (o OnlineStoreArgsPtrOutput) StorageType() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-func (o OnlineStoreArgsPtrOutput) Ttl() TTLArgsPtrOutput {
-	return o.ApplyT(func(v *OnlineStoreArgs) *TTLArgs {
+func (o OnlineStorePtrOutput) Ttl() OnlineStoreTtlPtrOutput {
+	return o.ApplyT(func(v *OnlineStore) *OnlineStoreTtl {
 		if v == nil {
 			return nil
 		}
 		return v.Ttl
-	}).(TTLArgsPtrOutput)
+	}).(OnlineStoreTtlPtrOutput)
 }
 
-type PlatformFeaturesArgs struct {
+type OnlineStoreTtl struct {
+	Unit  string `pulumi:"unit"`
+	Value int    `pulumi:"value"`
+}
+
+// OnlineStoreTtlInput is an input type that accepts OnlineStoreTtlArgs and OnlineStoreTtlOutput values.
+// You can construct a concrete instance of `OnlineStoreTtlInput` via:
+//
+//	OnlineStoreTtlArgs{...}
+type OnlineStoreTtlInput interface {
+	pulumi.Input
+
+	ToOnlineStoreTtlOutput() OnlineStoreTtlOutput
+	ToOnlineStoreTtlOutputWithContext(context.Context) OnlineStoreTtlOutput
+}
+
+type OnlineStoreTtlArgs struct {
+	Unit  pulumi.StringInput `pulumi:"unit"`
+	Value pulumi.IntInput    `pulumi:"value"`
+}
+
+func (OnlineStoreTtlArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*OnlineStoreTtl)(nil)).Elem()
+}
+
+func (i OnlineStoreTtlArgs) ToOnlineStoreTtlOutput() OnlineStoreTtlOutput {
+	return i.ToOnlineStoreTtlOutputWithContext(context.Background())
+}
+
+func (i OnlineStoreTtlArgs) ToOnlineStoreTtlOutputWithContext(ctx context.Context) OnlineStoreTtlOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(OnlineStoreTtlOutput)
+}
+
+func (i OnlineStoreTtlArgs) ToOnlineStoreTtlPtrOutput() OnlineStoreTtlPtrOutput {
+	return i.ToOnlineStoreTtlPtrOutputWithContext(context.Background())
+}
+
+func (i OnlineStoreTtlArgs) ToOnlineStoreTtlPtrOutputWithContext(ctx context.Context) OnlineStoreTtlPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(OnlineStoreTtlOutput).ToOnlineStoreTtlPtrOutputWithContext(ctx)
+}
+
+// OnlineStoreTtlPtrInput is an input type that accepts OnlineStoreTtlArgs, OnlineStoreTtlPtr and OnlineStoreTtlPtrOutput values.
+// You can construct a concrete instance of `OnlineStoreTtlPtrInput` via:
+//
+//	        OnlineStoreTtlArgs{...}
+//
+//	or:
+//
+//	        nil
+type OnlineStoreTtlPtrInput interface {
+	pulumi.Input
+
+	ToOnlineStoreTtlPtrOutput() OnlineStoreTtlPtrOutput
+	ToOnlineStoreTtlPtrOutputWithContext(context.Context) OnlineStoreTtlPtrOutput
+}
+
+type onlineStoreTtlPtrType OnlineStoreTtlArgs
+
+func OnlineStoreTtlPtr(v *OnlineStoreTtlArgs) OnlineStoreTtlPtrInput {
+	return (*onlineStoreTtlPtrType)(v)
+}
+
+func (*onlineStoreTtlPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**OnlineStoreTtl)(nil)).Elem()
+}
+
+func (i *onlineStoreTtlPtrType) ToOnlineStoreTtlPtrOutput() OnlineStoreTtlPtrOutput {
+	return i.ToOnlineStoreTtlPtrOutputWithContext(context.Background())
+}
+
+func (i *onlineStoreTtlPtrType) ToOnlineStoreTtlPtrOutputWithContext(ctx context.Context) OnlineStoreTtlPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(OnlineStoreTtlPtrOutput)
+}
+
+type OnlineStoreTtlOutput struct{ *pulumi.OutputState }
+
+func (OnlineStoreTtlOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*OnlineStoreTtl)(nil)).Elem()
+}
+
+func (o OnlineStoreTtlOutput) ToOnlineStoreTtlOutput() OnlineStoreTtlOutput {
+	return o
+}
+
+func (o OnlineStoreTtlOutput) ToOnlineStoreTtlOutputWithContext(ctx context.Context) OnlineStoreTtlOutput {
+	return o
+}
+
+func (o OnlineStoreTtlOutput) ToOnlineStoreTtlPtrOutput() OnlineStoreTtlPtrOutput {
+	return o.ToOnlineStoreTtlPtrOutputWithContext(context.Background())
+}
+
+func (o OnlineStoreTtlOutput) ToOnlineStoreTtlPtrOutputWithContext(ctx context.Context) OnlineStoreTtlPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v OnlineStoreTtl) *OnlineStoreTtl {
+		return &v
+	}).(OnlineStoreTtlPtrOutput)
+}
+
+func (o OnlineStoreTtlOutput) Unit() pulumi.StringOutput {
+	return o.ApplyT(func(v OnlineStoreTtl) string { return v.Unit }).(pulumi.StringOutput)
+}
+
+func (o OnlineStoreTtlOutput) Value() pulumi.IntOutput {
+	return o.ApplyT(func(v OnlineStoreTtl) int { return v.Value }).(pulumi.IntOutput)
+}
+
+type OnlineStoreTtlPtrOutput struct{ *pulumi.OutputState }
+
+func (OnlineStoreTtlPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**OnlineStoreTtl)(nil)).Elem()
+}
+
+func (o OnlineStoreTtlPtrOutput) ToOnlineStoreTtlPtrOutput() OnlineStoreTtlPtrOutput {
+	return o
+}
+
+func (o OnlineStoreTtlPtrOutput) ToOnlineStoreTtlPtrOutputWithContext(ctx context.Context) OnlineStoreTtlPtrOutput {
+	return o
+}
+
+func (o OnlineStoreTtlPtrOutput) Elem() OnlineStoreTtlOutput {
+	return o.ApplyT(func(v *OnlineStoreTtl) OnlineStoreTtl {
+		if v != nil {
+			return *v
+		}
+		var ret OnlineStoreTtl
+		return ret
+	}).(OnlineStoreTtlOutput)
+}
+
+func (o OnlineStoreTtlPtrOutput) Unit() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *OnlineStoreTtl) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.Unit
+	}).(pulumi.StringPtrOutput)
+}
+
+func (o OnlineStoreTtlPtrOutput) Value() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *OnlineStoreTtl) *int {
+		if v == nil {
+			return nil
+		}
+		return &v.Value
+	}).(pulumi.IntPtrOutput)
+}
+
+type PlatformFeatures struct {
 	// Allow changes that replace the feature group. Default false.
 	AllowDestructiveChanges *bool `pulumi:"allowDestructiveChanges"`
 	// Event time feature (Fractional). Default `event_time`, added to the features when missing.
@@ -1677,18 +1825,18 @@ type PlatformFeaturesArgs struct {
 	TtlDays *int `pulumi:"ttlDays"`
 }
 
-// PlatformFeaturesArgsInput is an input type that accepts PlatformFeaturesArgsArgs and PlatformFeaturesArgsOutput values.
-// You can construct a concrete instance of `PlatformFeaturesArgsInput` via:
+// PlatformFeaturesInput is an input type that accepts PlatformFeaturesArgs and PlatformFeaturesOutput values.
+// You can construct a concrete instance of `PlatformFeaturesInput` via:
 //
-//	PlatformFeaturesArgsArgs{...}
-type PlatformFeaturesArgsInput interface {
+//	PlatformFeaturesArgs{...}
+type PlatformFeaturesInput interface {
 	pulumi.Input
 
-	ToPlatformFeaturesArgsOutput() PlatformFeaturesArgsOutput
-	ToPlatformFeaturesArgsOutputWithContext(context.Context) PlatformFeaturesArgsOutput
+	ToPlatformFeaturesOutput() PlatformFeaturesOutput
+	ToPlatformFeaturesOutputWithContext(context.Context) PlatformFeaturesOutput
 }
 
-type PlatformFeaturesArgsArgs struct {
+type PlatformFeaturesArgs struct {
 	// Allow changes that replace the feature group. Default false.
 	AllowDestructiveChanges pulumi.BoolPtrInput `pulumi:"allowDestructiveChanges"`
 	// Event time feature (Fractional). Default `event_time`, added to the features when missing.
@@ -1709,78 +1857,78 @@ type PlatformFeaturesArgsArgs struct {
 	TtlDays pulumi.IntPtrInput `pulumi:"ttlDays"`
 }
 
-func (PlatformFeaturesArgsArgs) ElementType() reflect.Type {
-	return reflect.TypeOf((*PlatformFeaturesArgs)(nil)).Elem()
+func (PlatformFeaturesArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*PlatformFeatures)(nil)).Elem()
 }
 
-func (i PlatformFeaturesArgsArgs) ToPlatformFeaturesArgsOutput() PlatformFeaturesArgsOutput {
-	return i.ToPlatformFeaturesArgsOutputWithContext(context.Background())
+func (i PlatformFeaturesArgs) ToPlatformFeaturesOutput() PlatformFeaturesOutput {
+	return i.ToPlatformFeaturesOutputWithContext(context.Background())
 }
 
-func (i PlatformFeaturesArgsArgs) ToPlatformFeaturesArgsOutputWithContext(ctx context.Context) PlatformFeaturesArgsOutput {
-	return pulumi.ToOutputWithContext(ctx, i).(PlatformFeaturesArgsOutput)
+func (i PlatformFeaturesArgs) ToPlatformFeaturesOutputWithContext(ctx context.Context) PlatformFeaturesOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(PlatformFeaturesOutput)
 }
 
-type PlatformFeaturesArgsOutput struct{ *pulumi.OutputState }
+type PlatformFeaturesOutput struct{ *pulumi.OutputState }
 
-func (PlatformFeaturesArgsOutput) ElementType() reflect.Type {
-	return reflect.TypeOf((*PlatformFeaturesArgs)(nil)).Elem()
+func (PlatformFeaturesOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*PlatformFeatures)(nil)).Elem()
 }
 
-func (o PlatformFeaturesArgsOutput) ToPlatformFeaturesArgsOutput() PlatformFeaturesArgsOutput {
+func (o PlatformFeaturesOutput) ToPlatformFeaturesOutput() PlatformFeaturesOutput {
 	return o
 }
 
-func (o PlatformFeaturesArgsOutput) ToPlatformFeaturesArgsOutputWithContext(ctx context.Context) PlatformFeaturesArgsOutput {
+func (o PlatformFeaturesOutput) ToPlatformFeaturesOutputWithContext(ctx context.Context) PlatformFeaturesOutput {
 	return o
 }
 
 // Allow changes that replace the feature group. Default false.
-func (o PlatformFeaturesArgsOutput) AllowDestructiveChanges() pulumi.BoolPtrOutput {
-	return o.ApplyT(func(v PlatformFeaturesArgs) *bool { return v.AllowDestructiveChanges }).(pulumi.BoolPtrOutput)
+func (o PlatformFeaturesOutput) AllowDestructiveChanges() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v PlatformFeatures) *bool { return v.AllowDestructiveChanges }).(pulumi.BoolPtrOutput)
 }
 
 // Event time feature (Fractional). Default `event_time`, added to the features when missing.
-func (o PlatformFeaturesArgsOutput) EventTimeFeatureName() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v PlatformFeaturesArgs) *string { return v.EventTimeFeatureName }).(pulumi.StringPtrOutput)
+func (o PlatformFeaturesOutput) EventTimeFeatureName() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v PlatformFeatures) *string { return v.EventTimeFeatureName }).(pulumi.StringPtrOutput)
 }
 
 // Further features. Adding one is an in-place update.
-func (o PlatformFeaturesArgsOutput) Features() FeatureDefinitionArrayOutput {
-	return o.ApplyT(func(v PlatformFeaturesArgs) []FeatureDefinition { return v.Features }).(FeatureDefinitionArrayOutput)
+func (o PlatformFeaturesOutput) Features() FeatureDefinitionArrayOutput {
+	return o.ApplyT(func(v PlatformFeatures) []FeatureDefinition { return v.Features }).(FeatureDefinitionArrayOutput)
 }
 
 // KMS key of both stores; it must lie inside the jurisdiction.
-func (o PlatformFeaturesArgsOutput) KmsKeyArn() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v PlatformFeaturesArgs) *string { return v.KmsKeyArn }).(pulumi.StringPtrOutput)
+func (o PlatformFeaturesOutput) KmsKeyArn() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v PlatformFeatures) *string { return v.KmsKeyArn }).(pulumi.StringPtrOutput)
 }
 
 // S3 location of the offline store; the bucket must lie inside the jurisdiction.
-func (o PlatformFeaturesArgsOutput) OfflineStoreS3Uri() pulumi.StringOutput {
-	return o.ApplyT(func(v PlatformFeaturesArgs) string { return v.OfflineStoreS3Uri }).(pulumi.StringOutput)
+func (o PlatformFeaturesOutput) OfflineStoreS3Uri() pulumi.StringOutput {
+	return o.ApplyT(func(v PlatformFeatures) string { return v.OfflineStoreS3Uri }).(pulumi.StringOutput)
 }
 
 // Whether the group has an online store. Default true.
-func (o PlatformFeaturesArgsOutput) OnlineStore() pulumi.BoolPtrOutput {
-	return o.ApplyT(func(v PlatformFeaturesArgs) *bool { return v.OnlineStore }).(pulumi.BoolPtrOutput)
+func (o PlatformFeaturesOutput) OnlineStore() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v PlatformFeatures) *bool { return v.OnlineStore }).(pulumi.BoolPtrOutput)
 }
 
 // Record identifier feature (String). Default `record_id`, added to the features when missing.
-func (o PlatformFeaturesArgsOutput) RecordIdentifierFeatureName() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v PlatformFeaturesArgs) *string { return v.RecordIdentifierFeatureName }).(pulumi.StringPtrOutput)
+func (o PlatformFeaturesOutput) RecordIdentifierFeatureName() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v PlatformFeatures) *string { return v.RecordIdentifierFeatureName }).(pulumi.StringPtrOutput)
 }
 
 // IAM role SageMaker writes the offline store with.
-func (o PlatformFeaturesArgsOutput) RoleArn() pulumi.StringOutput {
-	return o.ApplyT(func(v PlatformFeaturesArgs) string { return v.RoleArn }).(pulumi.StringOutput)
+func (o PlatformFeaturesOutput) RoleArn() pulumi.StringOutput {
+	return o.ApplyT(func(v PlatformFeatures) string { return v.RoleArn }).(pulumi.StringOutput)
 }
 
 // Online store TTL in days. Default: none.
-func (o PlatformFeaturesArgsOutput) TtlDays() pulumi.IntPtrOutput {
-	return o.ApplyT(func(v PlatformFeaturesArgs) *int { return v.TtlDays }).(pulumi.IntPtrOutput)
+func (o PlatformFeaturesOutput) TtlDays() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v PlatformFeatures) *int { return v.TtlDays }).(pulumi.IntPtrOutput)
 }
 
-type PlatformTrainingArgs struct {
+type PlatformTraining struct {
 	// AMI id or SSM parameter name. Default: the latest Amazon Linux 2023.
 	Image *string `pulumi:"image"`
 	// IAM instance profile of the nodes.
@@ -1803,18 +1951,18 @@ type PlatformTrainingArgs struct {
 	ZoneId *string `pulumi:"zoneId"`
 }
 
-// PlatformTrainingArgsInput is an input type that accepts PlatformTrainingArgsArgs and PlatformTrainingArgsOutput values.
-// You can construct a concrete instance of `PlatformTrainingArgsInput` via:
+// PlatformTrainingInput is an input type that accepts PlatformTrainingArgs and PlatformTrainingOutput values.
+// You can construct a concrete instance of `PlatformTrainingInput` via:
 //
-//	PlatformTrainingArgsArgs{...}
-type PlatformTrainingArgsInput interface {
+//	PlatformTrainingArgs{...}
+type PlatformTrainingInput interface {
 	pulumi.Input
 
-	ToPlatformTrainingArgsOutput() PlatformTrainingArgsOutput
-	ToPlatformTrainingArgsOutputWithContext(context.Context) PlatformTrainingArgsOutput
+	ToPlatformTrainingOutput() PlatformTrainingOutput
+	ToPlatformTrainingOutputWithContext(context.Context) PlatformTrainingOutput
 }
 
-type PlatformTrainingArgsArgs struct {
+type PlatformTrainingArgs struct {
 	// AMI id or SSM parameter name. Default: the latest Amazon Linux 2023.
 	Image pulumi.StringPtrInput `pulumi:"image"`
 	// IAM instance profile of the nodes.
@@ -1837,160 +1985,160 @@ type PlatformTrainingArgsArgs struct {
 	ZoneId pulumi.StringPtrInput `pulumi:"zoneId"`
 }
 
-func (PlatformTrainingArgsArgs) ElementType() reflect.Type {
-	return reflect.TypeOf((*PlatformTrainingArgs)(nil)).Elem()
+func (PlatformTrainingArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*PlatformTraining)(nil)).Elem()
 }
 
-func (i PlatformTrainingArgsArgs) ToPlatformTrainingArgsOutput() PlatformTrainingArgsOutput {
-	return i.ToPlatformTrainingArgsOutputWithContext(context.Background())
+func (i PlatformTrainingArgs) ToPlatformTrainingOutput() PlatformTrainingOutput {
+	return i.ToPlatformTrainingOutputWithContext(context.Background())
 }
 
-func (i PlatformTrainingArgsArgs) ToPlatformTrainingArgsOutputWithContext(ctx context.Context) PlatformTrainingArgsOutput {
-	return pulumi.ToOutputWithContext(ctx, i).(PlatformTrainingArgsOutput)
+func (i PlatformTrainingArgs) ToPlatformTrainingOutputWithContext(ctx context.Context) PlatformTrainingOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(PlatformTrainingOutput)
 }
 
-func (i PlatformTrainingArgsArgs) ToPlatformTrainingArgsPtrOutput() PlatformTrainingArgsPtrOutput {
-	return i.ToPlatformTrainingArgsPtrOutputWithContext(context.Background())
+func (i PlatformTrainingArgs) ToPlatformTrainingPtrOutput() PlatformTrainingPtrOutput {
+	return i.ToPlatformTrainingPtrOutputWithContext(context.Background())
 }
 
-func (i PlatformTrainingArgsArgs) ToPlatformTrainingArgsPtrOutputWithContext(ctx context.Context) PlatformTrainingArgsPtrOutput {
-	return pulumi.ToOutputWithContext(ctx, i).(PlatformTrainingArgsOutput).ToPlatformTrainingArgsPtrOutputWithContext(ctx)
+func (i PlatformTrainingArgs) ToPlatformTrainingPtrOutputWithContext(ctx context.Context) PlatformTrainingPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(PlatformTrainingOutput).ToPlatformTrainingPtrOutputWithContext(ctx)
 }
 
-// PlatformTrainingArgsPtrInput is an input type that accepts PlatformTrainingArgsArgs, PlatformTrainingArgsPtr and PlatformTrainingArgsPtrOutput values.
-// You can construct a concrete instance of `PlatformTrainingArgsPtrInput` via:
+// PlatformTrainingPtrInput is an input type that accepts PlatformTrainingArgs, PlatformTrainingPtr and PlatformTrainingPtrOutput values.
+// You can construct a concrete instance of `PlatformTrainingPtrInput` via:
 //
-//	        PlatformTrainingArgsArgs{...}
+//	        PlatformTrainingArgs{...}
 //
 //	or:
 //
 //	        nil
-type PlatformTrainingArgsPtrInput interface {
+type PlatformTrainingPtrInput interface {
 	pulumi.Input
 
-	ToPlatformTrainingArgsPtrOutput() PlatformTrainingArgsPtrOutput
-	ToPlatformTrainingArgsPtrOutputWithContext(context.Context) PlatformTrainingArgsPtrOutput
+	ToPlatformTrainingPtrOutput() PlatformTrainingPtrOutput
+	ToPlatformTrainingPtrOutputWithContext(context.Context) PlatformTrainingPtrOutput
 }
 
-type platformTrainingArgsPtrType PlatformTrainingArgsArgs
+type platformTrainingPtrType PlatformTrainingArgs
 
-func PlatformTrainingArgsPtr(v *PlatformTrainingArgsArgs) PlatformTrainingArgsPtrInput {
-	return (*platformTrainingArgsPtrType)(v)
+func PlatformTrainingPtr(v *PlatformTrainingArgs) PlatformTrainingPtrInput {
+	return (*platformTrainingPtrType)(v)
 }
 
-func (*platformTrainingArgsPtrType) ElementType() reflect.Type {
-	return reflect.TypeOf((**PlatformTrainingArgs)(nil)).Elem()
+func (*platformTrainingPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**PlatformTraining)(nil)).Elem()
 }
 
-func (i *platformTrainingArgsPtrType) ToPlatformTrainingArgsPtrOutput() PlatformTrainingArgsPtrOutput {
-	return i.ToPlatformTrainingArgsPtrOutputWithContext(context.Background())
+func (i *platformTrainingPtrType) ToPlatformTrainingPtrOutput() PlatformTrainingPtrOutput {
+	return i.ToPlatformTrainingPtrOutputWithContext(context.Background())
 }
 
-func (i *platformTrainingArgsPtrType) ToPlatformTrainingArgsPtrOutputWithContext(ctx context.Context) PlatformTrainingArgsPtrOutput {
-	return pulumi.ToOutputWithContext(ctx, i).(PlatformTrainingArgsPtrOutput)
+func (i *platformTrainingPtrType) ToPlatformTrainingPtrOutputWithContext(ctx context.Context) PlatformTrainingPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(PlatformTrainingPtrOutput)
 }
 
-type PlatformTrainingArgsOutput struct{ *pulumi.OutputState }
+type PlatformTrainingOutput struct{ *pulumi.OutputState }
 
-func (PlatformTrainingArgsOutput) ElementType() reflect.Type {
-	return reflect.TypeOf((*PlatformTrainingArgs)(nil)).Elem()
+func (PlatformTrainingOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*PlatformTraining)(nil)).Elem()
 }
 
-func (o PlatformTrainingArgsOutput) ToPlatformTrainingArgsOutput() PlatformTrainingArgsOutput {
+func (o PlatformTrainingOutput) ToPlatformTrainingOutput() PlatformTrainingOutput {
 	return o
 }
 
-func (o PlatformTrainingArgsOutput) ToPlatformTrainingArgsOutputWithContext(ctx context.Context) PlatformTrainingArgsOutput {
+func (o PlatformTrainingOutput) ToPlatformTrainingOutputWithContext(ctx context.Context) PlatformTrainingOutput {
 	return o
 }
 
-func (o PlatformTrainingArgsOutput) ToPlatformTrainingArgsPtrOutput() PlatformTrainingArgsPtrOutput {
-	return o.ToPlatformTrainingArgsPtrOutputWithContext(context.Background())
+func (o PlatformTrainingOutput) ToPlatformTrainingPtrOutput() PlatformTrainingPtrOutput {
+	return o.ToPlatformTrainingPtrOutputWithContext(context.Background())
 }
 
-func (o PlatformTrainingArgsOutput) ToPlatformTrainingArgsPtrOutputWithContext(ctx context.Context) PlatformTrainingArgsPtrOutput {
-	return o.ApplyTWithContext(ctx, func(_ context.Context, v PlatformTrainingArgs) *PlatformTrainingArgs {
+func (o PlatformTrainingOutput) ToPlatformTrainingPtrOutputWithContext(ctx context.Context) PlatformTrainingPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v PlatformTraining) *PlatformTraining {
 		return &v
-	}).(PlatformTrainingArgsPtrOutput)
+	}).(PlatformTrainingPtrOutput)
 }
 
 // AMI id or SSM parameter name. Default: the latest Amazon Linux 2023.
-func (o PlatformTrainingArgsOutput) Image() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v PlatformTrainingArgs) *string { return v.Image }).(pulumi.StringPtrOutput)
+func (o PlatformTrainingOutput) Image() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v PlatformTraining) *string { return v.Image }).(pulumi.StringPtrOutput)
 }
 
 // IAM instance profile of the nodes.
-func (o PlatformTrainingArgsOutput) InstanceProfile() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v PlatformTrainingArgs) *string { return v.InstanceProfile }).(pulumi.StringPtrOutput)
+func (o PlatformTrainingOutput) InstanceProfile() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v PlatformTraining) *string { return v.InstanceProfile }).(pulumi.StringPtrOutput)
 }
 
 // GPU instance type. Default `p5en.48xlarge`.
-func (o PlatformTrainingArgsOutput) InstanceType() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v PlatformTrainingArgs) *string { return v.InstanceType }).(pulumi.StringPtrOutput)
+func (o PlatformTrainingOutput) InstanceType() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v PlatformTraining) *string { return v.InstanceType }).(pulumi.StringPtrOutput)
 }
 
 // KMS key of the volumes; it must lie inside the jurisdiction.
-func (o PlatformTrainingArgsOutput) KmsKeyArn() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v PlatformTrainingArgs) *string { return v.KmsKeyArn }).(pulumi.StringPtrOutput)
+func (o PlatformTrainingOutput) KmsKeyArn() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v PlatformTraining) *string { return v.KmsKeyArn }).(pulumi.StringPtrOutput)
 }
 
 // Number of nodes. Default 2.
-func (o PlatformTrainingArgsOutput) NodeCount() pulumi.IntPtrOutput {
-	return o.ApplyT(func(v PlatformTrainingArgs) *int { return v.NodeCount }).(pulumi.IntPtrOutput)
+func (o PlatformTrainingOutput) NodeCount() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v PlatformTraining) *int { return v.NodeCount }).(pulumi.IntPtrOutput)
 }
 
 // Root volume size in GiB. Default 200.
-func (o PlatformTrainingArgsOutput) RootVolumeGib() pulumi.IntPtrOutput {
-	return o.ApplyT(func(v PlatformTrainingArgs) *int { return v.RootVolumeGib }).(pulumi.IntPtrOutput)
+func (o PlatformTrainingOutput) RootVolumeGib() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v PlatformTraining) *int { return v.RootVolumeGib }).(pulumi.IntPtrOutput)
 }
 
 // Security groups of the nodes.
-func (o PlatformTrainingArgsOutput) SecurityGroupIds() pulumi.StringArrayOutput {
-	return o.ApplyT(func(v PlatformTrainingArgs) []string { return v.SecurityGroupIds }).(pulumi.StringArrayOutput)
+func (o PlatformTrainingOutput) SecurityGroupIds() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v PlatformTraining) []string { return v.SecurityGroupIds }).(pulumi.StringArrayOutput)
 }
 
 // Subnet of the nodes. Default: the zone's default subnet.
-func (o PlatformTrainingArgsOutput) SubnetId() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v PlatformTrainingArgs) *string { return v.SubnetId }).(pulumi.StringPtrOutput)
+func (o PlatformTrainingOutput) SubnetId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v PlatformTraining) *string { return v.SubnetId }).(pulumi.StringPtrOutput)
 }
 
 // User data run at boot.
-func (o PlatformTrainingArgsOutput) UserData() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v PlatformTrainingArgs) *string { return v.UserData }).(pulumi.StringPtrOutput)
+func (o PlatformTrainingOutput) UserData() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v PlatformTraining) *string { return v.UserData }).(pulumi.StringPtrOutput)
 }
 
 // Availability zone id. Default `mec1-az1`.
-func (o PlatformTrainingArgsOutput) ZoneId() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v PlatformTrainingArgs) *string { return v.ZoneId }).(pulumi.StringPtrOutput)
+func (o PlatformTrainingOutput) ZoneId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v PlatformTraining) *string { return v.ZoneId }).(pulumi.StringPtrOutput)
 }
 
-type PlatformTrainingArgsPtrOutput struct{ *pulumi.OutputState }
+type PlatformTrainingPtrOutput struct{ *pulumi.OutputState }
 
-func (PlatformTrainingArgsPtrOutput) ElementType() reflect.Type {
-	return reflect.TypeOf((**PlatformTrainingArgs)(nil)).Elem()
+func (PlatformTrainingPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**PlatformTraining)(nil)).Elem()
 }
 
-func (o PlatformTrainingArgsPtrOutput) ToPlatformTrainingArgsPtrOutput() PlatformTrainingArgsPtrOutput {
+func (o PlatformTrainingPtrOutput) ToPlatformTrainingPtrOutput() PlatformTrainingPtrOutput {
 	return o
 }
 
-func (o PlatformTrainingArgsPtrOutput) ToPlatformTrainingArgsPtrOutputWithContext(ctx context.Context) PlatformTrainingArgsPtrOutput {
+func (o PlatformTrainingPtrOutput) ToPlatformTrainingPtrOutputWithContext(ctx context.Context) PlatformTrainingPtrOutput {
 	return o
 }
 
-func (o PlatformTrainingArgsPtrOutput) Elem() PlatformTrainingArgsOutput {
-	return o.ApplyT(func(v *PlatformTrainingArgs) PlatformTrainingArgs {
+func (o PlatformTrainingPtrOutput) Elem() PlatformTrainingOutput {
+	return o.ApplyT(func(v *PlatformTraining) PlatformTraining {
 		if v != nil {
 			return *v
 		}
-		var ret PlatformTrainingArgs
+		var ret PlatformTraining
 		return ret
-	}).(PlatformTrainingArgsOutput)
+	}).(PlatformTrainingOutput)
 }
 
 // AMI id or SSM parameter name. Default: the latest Amazon Linux 2023.
-func (o PlatformTrainingArgsPtrOutput) Image() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v *PlatformTrainingArgs) *string {
+func (o PlatformTrainingPtrOutput) Image() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *PlatformTraining) *string {
 		if v == nil {
 			return nil
 		}
@@ -1999,8 +2147,8 @@ func (o PlatformTrainingArgsPtrOutput) Image() pulumi.StringPtrOutput {
 }
 
 // IAM instance profile of the nodes.
-func (o PlatformTrainingArgsPtrOutput) InstanceProfile() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v *PlatformTrainingArgs) *string {
+func (o PlatformTrainingPtrOutput) InstanceProfile() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *PlatformTraining) *string {
 		if v == nil {
 			return nil
 		}
@@ -2009,8 +2157,8 @@ func (o PlatformTrainingArgsPtrOutput) InstanceProfile() pulumi.StringPtrOutput 
 }
 
 // GPU instance type. Default `p5en.48xlarge`.
-func (o PlatformTrainingArgsPtrOutput) InstanceType() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v *PlatformTrainingArgs) *string {
+func (o PlatformTrainingPtrOutput) InstanceType() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *PlatformTraining) *string {
 		if v == nil {
 			return nil
 		}
@@ -2019,8 +2167,8 @@ func (o PlatformTrainingArgsPtrOutput) InstanceType() pulumi.StringPtrOutput {
 }
 
 // KMS key of the volumes; it must lie inside the jurisdiction.
-func (o PlatformTrainingArgsPtrOutput) KmsKeyArn() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v *PlatformTrainingArgs) *string {
+func (o PlatformTrainingPtrOutput) KmsKeyArn() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *PlatformTraining) *string {
 		if v == nil {
 			return nil
 		}
@@ -2029,8 +2177,8 @@ func (o PlatformTrainingArgsPtrOutput) KmsKeyArn() pulumi.StringPtrOutput {
 }
 
 // Number of nodes. Default 2.
-func (o PlatformTrainingArgsPtrOutput) NodeCount() pulumi.IntPtrOutput {
-	return o.ApplyT(func(v *PlatformTrainingArgs) *int {
+func (o PlatformTrainingPtrOutput) NodeCount() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *PlatformTraining) *int {
 		if v == nil {
 			return nil
 		}
@@ -2039,8 +2187,8 @@ func (o PlatformTrainingArgsPtrOutput) NodeCount() pulumi.IntPtrOutput {
 }
 
 // Root volume size in GiB. Default 200.
-func (o PlatformTrainingArgsPtrOutput) RootVolumeGib() pulumi.IntPtrOutput {
-	return o.ApplyT(func(v *PlatformTrainingArgs) *int {
+func (o PlatformTrainingPtrOutput) RootVolumeGib() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *PlatformTraining) *int {
 		if v == nil {
 			return nil
 		}
@@ -2049,8 +2197,8 @@ func (o PlatformTrainingArgsPtrOutput) RootVolumeGib() pulumi.IntPtrOutput {
 }
 
 // Security groups of the nodes.
-func (o PlatformTrainingArgsPtrOutput) SecurityGroupIds() pulumi.StringArrayOutput {
-	return o.ApplyT(func(v *PlatformTrainingArgs) []string {
+func (o PlatformTrainingPtrOutput) SecurityGroupIds() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v *PlatformTraining) []string {
 		if v == nil {
 			return nil
 		}
@@ -2059,8 +2207,8 @@ func (o PlatformTrainingArgsPtrOutput) SecurityGroupIds() pulumi.StringArrayOutp
 }
 
 // Subnet of the nodes. Default: the zone's default subnet.
-func (o PlatformTrainingArgsPtrOutput) SubnetId() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v *PlatformTrainingArgs) *string {
+func (o PlatformTrainingPtrOutput) SubnetId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *PlatformTraining) *string {
 		if v == nil {
 			return nil
 		}
@@ -2069,8 +2217,8 @@ func (o PlatformTrainingArgsPtrOutput) SubnetId() pulumi.StringPtrOutput {
 }
 
 // User data run at boot.
-func (o PlatformTrainingArgsPtrOutput) UserData() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v *PlatformTrainingArgs) *string {
+func (o PlatformTrainingPtrOutput) UserData() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *PlatformTraining) *string {
 		if v == nil {
 			return nil
 		}
@@ -2079,8 +2227,8 @@ func (o PlatformTrainingArgsPtrOutput) UserData() pulumi.StringPtrOutput {
 }
 
 // Availability zone id. Default `mec1-az1`.
-func (o PlatformTrainingArgsPtrOutput) ZoneId() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v *PlatformTrainingArgs) *string {
+func (o PlatformTrainingPtrOutput) ZoneId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *PlatformTraining) *string {
 		if v == nil {
 			return nil
 		}
@@ -2323,292 +2471,144 @@ func (o ResidencyConfigPtrOutput) RequiredTags() pulumi.StringArrayOutput {
 	}).(pulumi.StringArrayOutput)
 }
 
-type TTLArgs struct {
-	Unit  string `pulumi:"unit"`
-	Value int    `pulumi:"value"`
-}
-
-// TTLArgsInput is an input type that accepts TTLArgsArgs and TTLArgsOutput values.
-// You can construct a concrete instance of `TTLArgsInput` via:
-//
-//	TTLArgsArgs{...}
-type TTLArgsInput interface {
-	pulumi.Input
-
-	ToTTLArgsOutput() TTLArgsOutput
-	ToTTLArgsOutputWithContext(context.Context) TTLArgsOutput
-}
-
-type TTLArgsArgs struct {
-	Unit  pulumi.StringInput `pulumi:"unit"`
-	Value pulumi.IntInput    `pulumi:"value"`
-}
-
-func (TTLArgsArgs) ElementType() reflect.Type {
-	return reflect.TypeOf((*TTLArgs)(nil)).Elem()
-}
-
-func (i TTLArgsArgs) ToTTLArgsOutput() TTLArgsOutput {
-	return i.ToTTLArgsOutputWithContext(context.Background())
-}
-
-func (i TTLArgsArgs) ToTTLArgsOutputWithContext(ctx context.Context) TTLArgsOutput {
-	return pulumi.ToOutputWithContext(ctx, i).(TTLArgsOutput)
-}
-
-func (i TTLArgsArgs) ToTTLArgsPtrOutput() TTLArgsPtrOutput {
-	return i.ToTTLArgsPtrOutputWithContext(context.Background())
-}
-
-func (i TTLArgsArgs) ToTTLArgsPtrOutputWithContext(ctx context.Context) TTLArgsPtrOutput {
-	return pulumi.ToOutputWithContext(ctx, i).(TTLArgsOutput).ToTTLArgsPtrOutputWithContext(ctx)
-}
-
-// TTLArgsPtrInput is an input type that accepts TTLArgsArgs, TTLArgsPtr and TTLArgsPtrOutput values.
-// You can construct a concrete instance of `TTLArgsPtrInput` via:
-//
-//	        TTLArgsArgs{...}
-//
-//	or:
-//
-//	        nil
-type TTLArgsPtrInput interface {
-	pulumi.Input
-
-	ToTTLArgsPtrOutput() TTLArgsPtrOutput
-	ToTTLArgsPtrOutputWithContext(context.Context) TTLArgsPtrOutput
-}
-
-type ttlargsPtrType TTLArgsArgs
-
-func TTLArgsPtr(v *TTLArgsArgs) TTLArgsPtrInput {
-	return (*ttlargsPtrType)(v)
-}
-
-func (*ttlargsPtrType) ElementType() reflect.Type {
-	return reflect.TypeOf((**TTLArgs)(nil)).Elem()
-}
-
-func (i *ttlargsPtrType) ToTTLArgsPtrOutput() TTLArgsPtrOutput {
-	return i.ToTTLArgsPtrOutputWithContext(context.Background())
-}
-
-func (i *ttlargsPtrType) ToTTLArgsPtrOutputWithContext(ctx context.Context) TTLArgsPtrOutput {
-	return pulumi.ToOutputWithContext(ctx, i).(TTLArgsPtrOutput)
-}
-
-type TTLArgsOutput struct{ *pulumi.OutputState }
-
-func (TTLArgsOutput) ElementType() reflect.Type {
-	return reflect.TypeOf((*TTLArgs)(nil)).Elem()
-}
-
-func (o TTLArgsOutput) ToTTLArgsOutput() TTLArgsOutput {
-	return o
-}
-
-func (o TTLArgsOutput) ToTTLArgsOutputWithContext(ctx context.Context) TTLArgsOutput {
-	return o
-}
-
-func (o TTLArgsOutput) ToTTLArgsPtrOutput() TTLArgsPtrOutput {
-	return o.ToTTLArgsPtrOutputWithContext(context.Background())
-}
-
-func (o TTLArgsOutput) ToTTLArgsPtrOutputWithContext(ctx context.Context) TTLArgsPtrOutput {
-	return o.ApplyTWithContext(ctx, func(_ context.Context, v TTLArgs) *TTLArgs {
-		return &v
-	}).(TTLArgsPtrOutput)
-}
-
-func (o TTLArgsOutput) Unit() pulumi.StringOutput {
-	return o.ApplyT(func(v TTLArgs) string { return v.Unit }).(pulumi.StringOutput)
-}
-
-func (o TTLArgsOutput) Value() pulumi.IntOutput {
-	return o.ApplyT(func(v TTLArgs) int { return v.Value }).(pulumi.IntOutput)
-}
-
-type TTLArgsPtrOutput struct{ *pulumi.OutputState }
-
-func (TTLArgsPtrOutput) ElementType() reflect.Type {
-	return reflect.TypeOf((**TTLArgs)(nil)).Elem()
-}
-
-func (o TTLArgsPtrOutput) ToTTLArgsPtrOutput() TTLArgsPtrOutput {
-	return o
-}
-
-func (o TTLArgsPtrOutput) ToTTLArgsPtrOutputWithContext(ctx context.Context) TTLArgsPtrOutput {
-	return o
-}
-
-func (o TTLArgsPtrOutput) Elem() TTLArgsOutput {
-	return o.ApplyT(func(v *TTLArgs) TTLArgs {
-		if v != nil {
-			return *v
-		}
-		var ret TTLArgs
-		return ret
-	}).(TTLArgsOutput)
-}
-
-func (o TTLArgsPtrOutput) Unit() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v *TTLArgs) *string {
-		if v == nil {
-			return nil
-		}
-		return &v.Unit
-	}).(pulumi.StringPtrOutput)
-}
-
-func (o TTLArgsPtrOutput) Value() pulumi.IntPtrOutput {
-	return o.ApplyT(func(v *TTLArgs) *int {
-		if v == nil {
-			return nil
-		}
-		return &v.Value
-	}).(pulumi.IntPtrOutput)
-}
-
-type ThroughputArgs struct {
+type Throughput struct {
 	Mode               string `pulumi:"mode"`
 	ReadCapacityUnits  *int   `pulumi:"readCapacityUnits"`
 	WriteCapacityUnits *int   `pulumi:"writeCapacityUnits"`
 }
 
-// ThroughputArgsInput is an input type that accepts ThroughputArgsArgs and ThroughputArgsOutput values.
-// You can construct a concrete instance of `ThroughputArgsInput` via:
+// ThroughputInput is an input type that accepts ThroughputArgs and ThroughputOutput values.
+// You can construct a concrete instance of `ThroughputInput` via:
 //
-//	ThroughputArgsArgs{...}
-type ThroughputArgsInput interface {
+//	ThroughputArgs{...}
+type ThroughputInput interface {
 	pulumi.Input
 
-	ToThroughputArgsOutput() ThroughputArgsOutput
-	ToThroughputArgsOutputWithContext(context.Context) ThroughputArgsOutput
+	ToThroughputOutput() ThroughputOutput
+	ToThroughputOutputWithContext(context.Context) ThroughputOutput
 }
 
-type ThroughputArgsArgs struct {
+type ThroughputArgs struct {
 	Mode               pulumi.StringInput `pulumi:"mode"`
 	ReadCapacityUnits  pulumi.IntPtrInput `pulumi:"readCapacityUnits"`
 	WriteCapacityUnits pulumi.IntPtrInput `pulumi:"writeCapacityUnits"`
 }
 
-func (ThroughputArgsArgs) ElementType() reflect.Type {
-	return reflect.TypeOf((*ThroughputArgs)(nil)).Elem()
+func (ThroughputArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*Throughput)(nil)).Elem()
 }
 
-func (i ThroughputArgsArgs) ToThroughputArgsOutput() ThroughputArgsOutput {
-	return i.ToThroughputArgsOutputWithContext(context.Background())
+func (i ThroughputArgs) ToThroughputOutput() ThroughputOutput {
+	return i.ToThroughputOutputWithContext(context.Background())
 }
 
-func (i ThroughputArgsArgs) ToThroughputArgsOutputWithContext(ctx context.Context) ThroughputArgsOutput {
-	return pulumi.ToOutputWithContext(ctx, i).(ThroughputArgsOutput)
+func (i ThroughputArgs) ToThroughputOutputWithContext(ctx context.Context) ThroughputOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ThroughputOutput)
 }
 
-func (i ThroughputArgsArgs) ToThroughputArgsPtrOutput() ThroughputArgsPtrOutput {
-	return i.ToThroughputArgsPtrOutputWithContext(context.Background())
+func (i ThroughputArgs) ToThroughputPtrOutput() ThroughputPtrOutput {
+	return i.ToThroughputPtrOutputWithContext(context.Background())
 }
 
-func (i ThroughputArgsArgs) ToThroughputArgsPtrOutputWithContext(ctx context.Context) ThroughputArgsPtrOutput {
-	return pulumi.ToOutputWithContext(ctx, i).(ThroughputArgsOutput).ToThroughputArgsPtrOutputWithContext(ctx)
+func (i ThroughputArgs) ToThroughputPtrOutputWithContext(ctx context.Context) ThroughputPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ThroughputOutput).ToThroughputPtrOutputWithContext(ctx)
 }
 
-// ThroughputArgsPtrInput is an input type that accepts ThroughputArgsArgs, ThroughputArgsPtr and ThroughputArgsPtrOutput values.
-// You can construct a concrete instance of `ThroughputArgsPtrInput` via:
+// ThroughputPtrInput is an input type that accepts ThroughputArgs, ThroughputPtr and ThroughputPtrOutput values.
+// You can construct a concrete instance of `ThroughputPtrInput` via:
 //
-//	        ThroughputArgsArgs{...}
+//	        ThroughputArgs{...}
 //
 //	or:
 //
 //	        nil
-type ThroughputArgsPtrInput interface {
+type ThroughputPtrInput interface {
 	pulumi.Input
 
-	ToThroughputArgsPtrOutput() ThroughputArgsPtrOutput
-	ToThroughputArgsPtrOutputWithContext(context.Context) ThroughputArgsPtrOutput
+	ToThroughputPtrOutput() ThroughputPtrOutput
+	ToThroughputPtrOutputWithContext(context.Context) ThroughputPtrOutput
 }
 
-type throughputArgsPtrType ThroughputArgsArgs
+type throughputPtrType ThroughputArgs
 
-func ThroughputArgsPtr(v *ThroughputArgsArgs) ThroughputArgsPtrInput {
-	return (*throughputArgsPtrType)(v)
+func ThroughputPtr(v *ThroughputArgs) ThroughputPtrInput {
+	return (*throughputPtrType)(v)
 }
 
-func (*throughputArgsPtrType) ElementType() reflect.Type {
-	return reflect.TypeOf((**ThroughputArgs)(nil)).Elem()
+func (*throughputPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**Throughput)(nil)).Elem()
 }
 
-func (i *throughputArgsPtrType) ToThroughputArgsPtrOutput() ThroughputArgsPtrOutput {
-	return i.ToThroughputArgsPtrOutputWithContext(context.Background())
+func (i *throughputPtrType) ToThroughputPtrOutput() ThroughputPtrOutput {
+	return i.ToThroughputPtrOutputWithContext(context.Background())
 }
 
-func (i *throughputArgsPtrType) ToThroughputArgsPtrOutputWithContext(ctx context.Context) ThroughputArgsPtrOutput {
-	return pulumi.ToOutputWithContext(ctx, i).(ThroughputArgsPtrOutput)
+func (i *throughputPtrType) ToThroughputPtrOutputWithContext(ctx context.Context) ThroughputPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ThroughputPtrOutput)
 }
 
-type ThroughputArgsOutput struct{ *pulumi.OutputState }
+type ThroughputOutput struct{ *pulumi.OutputState }
 
-func (ThroughputArgsOutput) ElementType() reflect.Type {
-	return reflect.TypeOf((*ThroughputArgs)(nil)).Elem()
+func (ThroughputOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*Throughput)(nil)).Elem()
 }
 
-func (o ThroughputArgsOutput) ToThroughputArgsOutput() ThroughputArgsOutput {
+func (o ThroughputOutput) ToThroughputOutput() ThroughputOutput {
 	return o
 }
 
-func (o ThroughputArgsOutput) ToThroughputArgsOutputWithContext(ctx context.Context) ThroughputArgsOutput {
+func (o ThroughputOutput) ToThroughputOutputWithContext(ctx context.Context) ThroughputOutput {
 	return o
 }
 
-func (o ThroughputArgsOutput) ToThroughputArgsPtrOutput() ThroughputArgsPtrOutput {
-	return o.ToThroughputArgsPtrOutputWithContext(context.Background())
+func (o ThroughputOutput) ToThroughputPtrOutput() ThroughputPtrOutput {
+	return o.ToThroughputPtrOutputWithContext(context.Background())
 }
 
-func (o ThroughputArgsOutput) ToThroughputArgsPtrOutputWithContext(ctx context.Context) ThroughputArgsPtrOutput {
-	return o.ApplyTWithContext(ctx, func(_ context.Context, v ThroughputArgs) *ThroughputArgs {
+func (o ThroughputOutput) ToThroughputPtrOutputWithContext(ctx context.Context) ThroughputPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v Throughput) *Throughput {
 		return &v
-	}).(ThroughputArgsPtrOutput)
+	}).(ThroughputPtrOutput)
 }
 
-func (o ThroughputArgsOutput) Mode() pulumi.StringOutput {
-	return o.ApplyT(func(v ThroughputArgs) string { return v.Mode }).(pulumi.StringOutput)
+func (o ThroughputOutput) Mode() pulumi.StringOutput {
+	return o.ApplyT(func(v Throughput) string { return v.Mode }).(pulumi.StringOutput)
 }
 
-func (o ThroughputArgsOutput) ReadCapacityUnits() pulumi.IntPtrOutput {
-	return o.ApplyT(func(v ThroughputArgs) *int { return v.ReadCapacityUnits }).(pulumi.IntPtrOutput)
+func (o ThroughputOutput) ReadCapacityUnits() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v Throughput) *int { return v.ReadCapacityUnits }).(pulumi.IntPtrOutput)
 }
 
-func (o ThroughputArgsOutput) WriteCapacityUnits() pulumi.IntPtrOutput {
-	return o.ApplyT(func(v ThroughputArgs) *int { return v.WriteCapacityUnits }).(pulumi.IntPtrOutput)
+func (o ThroughputOutput) WriteCapacityUnits() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v Throughput) *int { return v.WriteCapacityUnits }).(pulumi.IntPtrOutput)
 }
 
-type ThroughputArgsPtrOutput struct{ *pulumi.OutputState }
+type ThroughputPtrOutput struct{ *pulumi.OutputState }
 
-func (ThroughputArgsPtrOutput) ElementType() reflect.Type {
-	return reflect.TypeOf((**ThroughputArgs)(nil)).Elem()
+func (ThroughputPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**Throughput)(nil)).Elem()
 }
 
-func (o ThroughputArgsPtrOutput) ToThroughputArgsPtrOutput() ThroughputArgsPtrOutput {
+func (o ThroughputPtrOutput) ToThroughputPtrOutput() ThroughputPtrOutput {
 	return o
 }
 
-func (o ThroughputArgsPtrOutput) ToThroughputArgsPtrOutputWithContext(ctx context.Context) ThroughputArgsPtrOutput {
+func (o ThroughputPtrOutput) ToThroughputPtrOutputWithContext(ctx context.Context) ThroughputPtrOutput {
 	return o
 }
 
-func (o ThroughputArgsPtrOutput) Elem() ThroughputArgsOutput {
-	return o.ApplyT(func(v *ThroughputArgs) ThroughputArgs {
+func (o ThroughputPtrOutput) Elem() ThroughputOutput {
+	return o.ApplyT(func(v *Throughput) Throughput {
 		if v != nil {
 			return *v
 		}
-		var ret ThroughputArgs
+		var ret Throughput
 		return ret
-	}).(ThroughputArgsOutput)
+	}).(ThroughputOutput)
 }
 
-func (o ThroughputArgsPtrOutput) Mode() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v *ThroughputArgs) *string {
+func (o ThroughputPtrOutput) Mode() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Throughput) *string {
 		if v == nil {
 			return nil
 		}
@@ -2616,8 +2616,8 @@ func (o ThroughputArgsPtrOutput) Mode() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-func (o ThroughputArgsPtrOutput) ReadCapacityUnits() pulumi.IntPtrOutput {
-	return o.ApplyT(func(v *ThroughputArgs) *int {
+func (o ThroughputPtrOutput) ReadCapacityUnits() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *Throughput) *int {
 		if v == nil {
 			return nil
 		}
@@ -2625,8 +2625,8 @@ func (o ThroughputArgsPtrOutput) ReadCapacityUnits() pulumi.IntPtrOutput {
 	}).(pulumi.IntPtrOutput)
 }
 
-func (o ThroughputArgsPtrOutput) WriteCapacityUnits() pulumi.IntPtrOutput {
-	return o.ApplyT(func(v *ThroughputArgs) *int {
+func (o ThroughputPtrOutput) WriteCapacityUnits() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *Throughput) *int {
 		if v == nil {
 			return nil
 		}
@@ -2649,19 +2649,19 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*GpuRolloutPtrInput)(nil)).Elem(), GpuRolloutArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*GpuRootVolumeInput)(nil)).Elem(), GpuRootVolumeArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*GpuRootVolumePtrInput)(nil)).Elem(), GpuRootVolumeArgs{})
-	pulumi.RegisterInputType(reflect.TypeOf((*OfflineStoreArgsInput)(nil)).Elem(), OfflineStoreArgsArgs{})
-	pulumi.RegisterInputType(reflect.TypeOf((*OfflineStoreArgsPtrInput)(nil)).Elem(), OfflineStoreArgsArgs{})
-	pulumi.RegisterInputType(reflect.TypeOf((*OnlineStoreArgsInput)(nil)).Elem(), OnlineStoreArgsArgs{})
-	pulumi.RegisterInputType(reflect.TypeOf((*OnlineStoreArgsPtrInput)(nil)).Elem(), OnlineStoreArgsArgs{})
-	pulumi.RegisterInputType(reflect.TypeOf((*PlatformFeaturesArgsInput)(nil)).Elem(), PlatformFeaturesArgsArgs{})
-	pulumi.RegisterInputType(reflect.TypeOf((*PlatformTrainingArgsInput)(nil)).Elem(), PlatformTrainingArgsArgs{})
-	pulumi.RegisterInputType(reflect.TypeOf((*PlatformTrainingArgsPtrInput)(nil)).Elem(), PlatformTrainingArgsArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*OfflineStoreInput)(nil)).Elem(), OfflineStoreArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*OfflineStorePtrInput)(nil)).Elem(), OfflineStoreArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*OnlineStoreInput)(nil)).Elem(), OnlineStoreArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*OnlineStorePtrInput)(nil)).Elem(), OnlineStoreArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*OnlineStoreTtlInput)(nil)).Elem(), OnlineStoreTtlArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*OnlineStoreTtlPtrInput)(nil)).Elem(), OnlineStoreTtlArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*PlatformFeaturesInput)(nil)).Elem(), PlatformFeaturesArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*PlatformTrainingInput)(nil)).Elem(), PlatformTrainingArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*PlatformTrainingPtrInput)(nil)).Elem(), PlatformTrainingArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ResidencyConfigInput)(nil)).Elem(), ResidencyConfigArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ResidencyConfigPtrInput)(nil)).Elem(), ResidencyConfigArgs{})
-	pulumi.RegisterInputType(reflect.TypeOf((*TTLArgsInput)(nil)).Elem(), TTLArgsArgs{})
-	pulumi.RegisterInputType(reflect.TypeOf((*TTLArgsPtrInput)(nil)).Elem(), TTLArgsArgs{})
-	pulumi.RegisterInputType(reflect.TypeOf((*ThroughputArgsInput)(nil)).Elem(), ThroughputArgsArgs{})
-	pulumi.RegisterInputType(reflect.TypeOf((*ThroughputArgsPtrInput)(nil)).Elem(), ThroughputArgsArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ThroughputInput)(nil)).Elem(), ThroughputArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ThroughputPtrInput)(nil)).Elem(), ThroughputArgs{})
 	pulumi.RegisterOutputType(EndpointsOutput{})
 	pulumi.RegisterOutputType(EndpointsPtrOutput{})
 	pulumi.RegisterOutputType(FeatureDefinitionOutput{})
@@ -2680,17 +2680,17 @@ func init() {
 	pulumi.RegisterOutputType(GpuRootVolumePtrOutput{})
 	pulumi.RegisterOutputType(GuardReportEntryOutput{})
 	pulumi.RegisterOutputType(GuardReportEntryArrayOutput{})
-	pulumi.RegisterOutputType(OfflineStoreArgsOutput{})
-	pulumi.RegisterOutputType(OfflineStoreArgsPtrOutput{})
-	pulumi.RegisterOutputType(OnlineStoreArgsOutput{})
-	pulumi.RegisterOutputType(OnlineStoreArgsPtrOutput{})
-	pulumi.RegisterOutputType(PlatformFeaturesArgsOutput{})
-	pulumi.RegisterOutputType(PlatformTrainingArgsOutput{})
-	pulumi.RegisterOutputType(PlatformTrainingArgsPtrOutput{})
+	pulumi.RegisterOutputType(OfflineStoreOutput{})
+	pulumi.RegisterOutputType(OfflineStorePtrOutput{})
+	pulumi.RegisterOutputType(OnlineStoreOutput{})
+	pulumi.RegisterOutputType(OnlineStorePtrOutput{})
+	pulumi.RegisterOutputType(OnlineStoreTtlOutput{})
+	pulumi.RegisterOutputType(OnlineStoreTtlPtrOutput{})
+	pulumi.RegisterOutputType(PlatformFeaturesOutput{})
+	pulumi.RegisterOutputType(PlatformTrainingOutput{})
+	pulumi.RegisterOutputType(PlatformTrainingPtrOutput{})
 	pulumi.RegisterOutputType(ResidencyConfigOutput{})
 	pulumi.RegisterOutputType(ResidencyConfigPtrOutput{})
-	pulumi.RegisterOutputType(TTLArgsOutput{})
-	pulumi.RegisterOutputType(TTLArgsPtrOutput{})
-	pulumi.RegisterOutputType(ThroughputArgsOutput{})
-	pulumi.RegisterOutputType(ThroughputArgsPtrOutput{})
+	pulumi.RegisterOutputType(ThroughputOutput{})
+	pulumi.RegisterOutputType(ThroughputPtrOutput{})
 }

@@ -94,21 +94,26 @@ export interface GpuRootVolumeArgs {
     type?: pulumi.Input<string>;
 }
 
-export interface OfflineStoreArgsArgs {
+export interface OfflineStoreArgs {
     disableGlueTableCreation?: pulumi.Input<boolean>;
     kmsKeyArn?: pulumi.Input<string>;
     s3Uri: pulumi.Input<string>;
     tableFormat?: pulumi.Input<string>;
 }
 
-export interface OnlineStoreArgsArgs {
+export interface OnlineStoreArgs {
     enabled?: pulumi.Input<boolean>;
     kmsKeyArn?: pulumi.Input<string>;
     storageType?: pulumi.Input<string>;
-    ttl?: pulumi.Input<inputs.TTLArgsArgs>;
+    ttl?: pulumi.Input<inputs.OnlineStoreTtlArgs>;
 }
 
-export interface PlatformFeaturesArgsArgs {
+export interface OnlineStoreTtlArgs {
+    unit: pulumi.Input<string>;
+    value: pulumi.Input<number>;
+}
+
+export interface PlatformFeaturesArgs {
     /**
      * Allow changes that replace the feature group. Default false.
      */
@@ -147,7 +152,7 @@ export interface PlatformFeaturesArgsArgs {
     ttlDays?: pulumi.Input<number>;
 }
 
-export interface PlatformTrainingArgsArgs {
+export interface PlatformTrainingArgs {
     /**
      * AMI id or SSM parameter name. Default: the latest Amazon Linux 2023.
      */
@@ -220,12 +225,7 @@ export interface ResidencyConfigArgs {
     requiredTags?: pulumi.Input<pulumi.Input<string>[]>;
 }
 
-export interface TTLArgsArgs {
-    unit: pulumi.Input<string>;
-    value: pulumi.Input<number>;
-}
-
-export interface ThroughputArgsArgs {
+export interface ThroughputArgs {
     mode: pulumi.Input<string>;
     readCapacityUnits?: pulumi.Input<number>;
     writeCapacityUnits?: pulumi.Input<number>;

@@ -133,18 +133,23 @@ export interface GuardReportEntry {
     verdict: string;
 }
 
-export interface OfflineStoreArgs {
+export interface OfflineStore {
     disableGlueTableCreation?: boolean;
     kmsKeyArn?: string;
     s3Uri: string;
     tableFormat?: string;
 }
 
-export interface OnlineStoreArgs {
+export interface OnlineStore {
     enabled?: boolean;
     kmsKeyArn?: string;
     storageType?: string;
-    ttl?: outputs.TTLArgs;
+    ttl?: outputs.OnlineStoreTtl;
+}
+
+export interface OnlineStoreTtl {
+    unit: string;
+    value: number;
 }
 
 /**
@@ -177,12 +182,7 @@ export interface ResidencyConfig {
     requiredTags?: string[];
 }
 
-export interface TTLArgs {
-    unit: string;
-    value: number;
-}
-
-export interface ThroughputArgs {
+export interface Throughput {
     mode: string;
     readCapacityUnits?: number;
     writeCapacityUnits?: number;

@@ -29,20 +29,20 @@ __all__ = [
     'GpuRolloutArgsDict',
     'GpuRootVolumeArgs',
     'GpuRootVolumeArgsDict',
-    'OfflineStoreArgsArgs',
-    'OfflineStoreArgsArgsDict',
-    'OnlineStoreArgsArgs',
-    'OnlineStoreArgsArgsDict',
-    'PlatformFeaturesArgsArgs',
-    'PlatformFeaturesArgsArgsDict',
-    'PlatformTrainingArgsArgs',
-    'PlatformTrainingArgsArgsDict',
+    'OfflineStoreArgs',
+    'OfflineStoreArgsDict',
+    'OnlineStoreTtlArgs',
+    'OnlineStoreTtlArgsDict',
+    'OnlineStoreArgs',
+    'OnlineStoreArgsDict',
+    'PlatformFeaturesArgs',
+    'PlatformFeaturesArgsDict',
+    'PlatformTrainingArgs',
+    'PlatformTrainingArgsDict',
     'ResidencyConfigArgs',
     'ResidencyConfigArgsDict',
-    'TTLArgsArgs',
-    'TTLArgsArgsDict',
-    'ThroughputArgsArgs',
-    'ThroughputArgsArgsDict',
+    'ThroughputArgs',
+    'ThroughputArgsDict',
 ]
 
 MYPY = False
@@ -553,16 +553,16 @@ class GpuRootVolumeArgs:
 
 
 if not MYPY:
-    class OfflineStoreArgsArgsDict(TypedDict):
+    class OfflineStoreArgsDict(TypedDict):
         s3_uri: pulumi.Input[_builtins.str]
         disable_glue_table_creation: NotRequired[pulumi.Input[_builtins.bool]]
         kms_key_arn: NotRequired[pulumi.Input[_builtins.str]]
         table_format: NotRequired[pulumi.Input[_builtins.str]]
 elif False:
-    OfflineStoreArgsArgsDict: TypeAlias = Mapping[str, Any]
+    OfflineStoreArgsDict: TypeAlias = Mapping[str, Any]
 
 @pulumi.input_type
-class OfflineStoreArgsArgs:
+class OfflineStoreArgs:
     def __init__(__self__, *,
                  s3_uri: pulumi.Input[_builtins.str],
                  disable_glue_table_creation: Optional[pulumi.Input[_builtins.bool]] = None,
@@ -614,21 +614,55 @@ class OfflineStoreArgsArgs:
 
 
 if not MYPY:
-    class OnlineStoreArgsArgsDict(TypedDict):
+    class OnlineStoreTtlArgsDict(TypedDict):
+        unit: pulumi.Input[_builtins.str]
+        value: pulumi.Input[_builtins.int]
+elif False:
+    OnlineStoreTtlArgsDict: TypeAlias = Mapping[str, Any]
+
+@pulumi.input_type
+class OnlineStoreTtlArgs:
+    def __init__(__self__, *,
+                 unit: pulumi.Input[_builtins.str],
+                 value: pulumi.Input[_builtins.int]):
+        pulumi.set(__self__, "unit", unit)
+        pulumi.set(__self__, "value", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def unit(self) -> pulumi.Input[_builtins.str]:
+        return pulumi.get(self, "unit")
+
+    @unit.setter
+    def unit(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "unit", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> pulumi.Input[_builtins.int]:
+        return pulumi.get(self, "value")
+
+    @value.setter
+    def value(self, value: pulumi.Input[_builtins.int]):
+        pulumi.set(self, "value", value)
+
+
+if not MYPY:
+    class OnlineStoreArgsDict(TypedDict):
         enabled: NotRequired[pulumi.Input[_builtins.bool]]
         kms_key_arn: NotRequired[pulumi.Input[_builtins.str]]
         storage_type: NotRequired[pulumi.Input[_builtins.str]]
-        ttl: NotRequired[pulumi.Input['TTLArgsArgsDict']]
+        ttl: NotRequired[pulumi.Input['OnlineStoreTtlArgsDict']]
 elif False:
-    OnlineStoreArgsArgsDict: TypeAlias = Mapping[str, Any]
+    OnlineStoreArgsDict: TypeAlias = Mapping[str, Any]
 
 @pulumi.input_type
-class OnlineStoreArgsArgs:
+class OnlineStoreArgs:
     def __init__(__self__, *,
                  enabled: Optional[pulumi.Input[_builtins.bool]] = None,
                  kms_key_arn: Optional[pulumi.Input[_builtins.str]] = None,
                  storage_type: Optional[pulumi.Input[_builtins.str]] = None,
-                 ttl: Optional[pulumi.Input['TTLArgsArgs']] = None):
+                 ttl: Optional[pulumi.Input['OnlineStoreTtlArgs']] = None):
         if enabled is not None:
             pulumi.set(__self__, "enabled", enabled)
         if kms_key_arn is not None:
@@ -667,16 +701,16 @@ class OnlineStoreArgsArgs:
 
     @_builtins.property
     @pulumi.getter
-    def ttl(self) -> Optional[pulumi.Input['TTLArgsArgs']]:
+    def ttl(self) -> Optional[pulumi.Input['OnlineStoreTtlArgs']]:
         return pulumi.get(self, "ttl")
 
     @ttl.setter
-    def ttl(self, value: Optional[pulumi.Input['TTLArgsArgs']]):
+    def ttl(self, value: Optional[pulumi.Input['OnlineStoreTtlArgs']]):
         pulumi.set(self, "ttl", value)
 
 
 if not MYPY:
-    class PlatformFeaturesArgsArgsDict(TypedDict):
+    class PlatformFeaturesArgsDict(TypedDict):
         offline_store_s3_uri: pulumi.Input[_builtins.str]
         """
         S3 location of the offline store; the bucket must lie inside the jurisdiction.
@@ -714,10 +748,10 @@ if not MYPY:
         Online store TTL in days. Default: none.
         """
 elif False:
-    PlatformFeaturesArgsArgsDict: TypeAlias = Mapping[str, Any]
+    PlatformFeaturesArgsDict: TypeAlias = Mapping[str, Any]
 
 @pulumi.input_type
-class PlatformFeaturesArgsArgs:
+class PlatformFeaturesArgs:
     def __init__(__self__, *,
                  offline_store_s3_uri: pulumi.Input[_builtins.str],
                  role_arn: pulumi.Input[_builtins.str],
@@ -866,7 +900,7 @@ class PlatformFeaturesArgsArgs:
 
 
 if not MYPY:
-    class PlatformTrainingArgsArgsDict(TypedDict):
+    class PlatformTrainingArgsDict(TypedDict):
         image: NotRequired[pulumi.Input[_builtins.str]]
         """
         AMI id or SSM parameter name. Default: the latest Amazon Linux 2023.
@@ -908,10 +942,10 @@ if not MYPY:
         Availability zone id. Default `mec1-az1`.
         """
 elif False:
-    PlatformTrainingArgsArgsDict: TypeAlias = Mapping[str, Any]
+    PlatformTrainingArgsDict: TypeAlias = Mapping[str, Any]
 
 @pulumi.input_type
-class PlatformTrainingArgsArgs:
+class PlatformTrainingArgs:
     def __init__(__self__, *,
                  image: Optional[pulumi.Input[_builtins.str]] = None,
                  instance_profile: Optional[pulumi.Input[_builtins.str]] = None,
@@ -1214,49 +1248,15 @@ class ResidencyConfigArgs:
 
 
 if not MYPY:
-    class TTLArgsArgsDict(TypedDict):
-        unit: pulumi.Input[_builtins.str]
-        value: pulumi.Input[_builtins.int]
-elif False:
-    TTLArgsArgsDict: TypeAlias = Mapping[str, Any]
-
-@pulumi.input_type
-class TTLArgsArgs:
-    def __init__(__self__, *,
-                 unit: pulumi.Input[_builtins.str],
-                 value: pulumi.Input[_builtins.int]):
-        pulumi.set(__self__, "unit", unit)
-        pulumi.set(__self__, "value", value)
-
-    @_builtins.property
-    @pulumi.getter
-    def unit(self) -> pulumi.Input[_builtins.str]:
-        return pulumi.get(self, "unit")
-
-    @unit.setter
-    def unit(self, value: pulumi.Input[_builtins.str]):
-        pulumi.set(self, "unit", value)
-
-    @_builtins.property
-    @pulumi.getter
-    def value(self) -> pulumi.Input[_builtins.int]:
-        return pulumi.get(self, "value")
-
-    @value.setter
-    def value(self, value: pulumi.Input[_builtins.int]):
-        pulumi.set(self, "value", value)
-
-
-if not MYPY:
-    class ThroughputArgsArgsDict(TypedDict):
+    class ThroughputArgsDict(TypedDict):
         mode: pulumi.Input[_builtins.str]
         read_capacity_units: NotRequired[pulumi.Input[_builtins.int]]
         write_capacity_units: NotRequired[pulumi.Input[_builtins.int]]
 elif False:
-    ThroughputArgsArgsDict: TypeAlias = Mapping[str, Any]
+    ThroughputArgsDict: TypeAlias = Mapping[str, Any]
 
 @pulumi.input_type
-class ThroughputArgsArgs:
+class ThroughputArgs:
     def __init__(__self__, *,
                  mode: pulumi.Input[_builtins.str],
                  read_capacity_units: Optional[pulumi.Input[_builtins.int]] = None,

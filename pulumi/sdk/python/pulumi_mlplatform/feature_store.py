@@ -27,11 +27,11 @@ class FeatureStoreArgs:
                  allow_destructive_changes: Optional[pulumi.Input[_builtins.bool]] = None,
                  description: Optional[pulumi.Input[_builtins.str]] = None,
                  name: Optional[pulumi.Input[_builtins.str]] = None,
-                 offline_store: Optional[pulumi.Input['OfflineStoreArgsArgs']] = None,
-                 online_store: Optional[pulumi.Input['OnlineStoreArgsArgs']] = None,
+                 offline_store: Optional[pulumi.Input['OfflineStoreArgs']] = None,
+                 online_store: Optional[pulumi.Input['OnlineStoreArgs']] = None,
                  role_arn: Optional[pulumi.Input[_builtins.str]] = None,
                  tags: Optional[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
-                 throughput: Optional[pulumi.Input['ThroughputArgsArgs']] = None):
+                 throughput: Optional[pulumi.Input['ThroughputArgs']] = None):
         """
         The set of arguments for constructing a FeatureStore resource.
         :param pulumi.Input[_builtins.str] event_time_feature_name: Name of the feature that holds the event time (Fractional or String).
@@ -40,11 +40,11 @@ class FeatureStoreArgs:
         :param pulumi.Input[_builtins.bool] allow_destructive_changes: Allow changes that delete and recreate the group (losing the online store's records). Default `false`: such a preview fails.
         :param pulumi.Input[_builtins.str] description: Description. Changing it replaces the group.
         :param pulumi.Input[_builtins.str] name: Feature group name. Default: the resource name. Changing it replaces the group.
-        :param pulumi.Input['OfflineStoreArgsArgs'] offline_store: The offline store. Its S3 bucket must lie inside the jurisdiction and not replicate outside it.
-        :param pulumi.Input['OnlineStoreArgsArgs'] online_store: The online store.
+        :param pulumi.Input['OfflineStoreArgs'] offline_store: The offline store. Its S3 bucket must lie inside the jurisdiction and not replicate outside it.
+        :param pulumi.Input['OnlineStoreArgs'] online_store: The online store.
         :param pulumi.Input[_builtins.str] role_arn: IAM role the offline store writes with.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] tags: Tags of the feature group.
-        :param pulumi.Input['ThroughputArgsArgs'] throughput: Read and write capacity. Default: on demand.
+        :param pulumi.Input['ThroughputArgs'] throughput: Read and write capacity. Default: on demand.
         """
         pulumi.set(__self__, "event_time_feature_name", event_time_feature_name)
         pulumi.set(__self__, "features", features)
@@ -140,26 +140,26 @@ class FeatureStoreArgs:
 
     @_builtins.property
     @pulumi.getter(name="offlineStore")
-    def offline_store(self) -> Optional[pulumi.Input['OfflineStoreArgsArgs']]:
+    def offline_store(self) -> Optional[pulumi.Input['OfflineStoreArgs']]:
         """
         The offline store. Its S3 bucket must lie inside the jurisdiction and not replicate outside it.
         """
         return pulumi.get(self, "offline_store")
 
     @offline_store.setter
-    def offline_store(self, value: Optional[pulumi.Input['OfflineStoreArgsArgs']]):
+    def offline_store(self, value: Optional[pulumi.Input['OfflineStoreArgs']]):
         pulumi.set(self, "offline_store", value)
 
     @_builtins.property
     @pulumi.getter(name="onlineStore")
-    def online_store(self) -> Optional[pulumi.Input['OnlineStoreArgsArgs']]:
+    def online_store(self) -> Optional[pulumi.Input['OnlineStoreArgs']]:
         """
         The online store.
         """
         return pulumi.get(self, "online_store")
 
     @online_store.setter
-    def online_store(self, value: Optional[pulumi.Input['OnlineStoreArgsArgs']]):
+    def online_store(self, value: Optional[pulumi.Input['OnlineStoreArgs']]):
         pulumi.set(self, "online_store", value)
 
     @_builtins.property
@@ -188,14 +188,14 @@ class FeatureStoreArgs:
 
     @_builtins.property
     @pulumi.getter
-    def throughput(self) -> Optional[pulumi.Input['ThroughputArgsArgs']]:
+    def throughput(self) -> Optional[pulumi.Input['ThroughputArgs']]:
         """
         Read and write capacity. Default: on demand.
         """
         return pulumi.get(self, "throughput")
 
     @throughput.setter
-    def throughput(self, value: Optional[pulumi.Input['ThroughputArgsArgs']]):
+    def throughput(self, value: Optional[pulumi.Input['ThroughputArgs']]):
         pulumi.set(self, "throughput", value)
 
 
@@ -210,12 +210,12 @@ class FeatureStore(pulumi.CustomResource):
                  event_time_feature_name: Optional[pulumi.Input[_builtins.str]] = None,
                  features: Optional[pulumi.Input[Sequence[pulumi.Input[Union['FeatureDefinitionArgs', 'FeatureDefinitionArgsDict']]]]] = None,
                  name: Optional[pulumi.Input[_builtins.str]] = None,
-                 offline_store: Optional[pulumi.Input[Union['OfflineStoreArgsArgs', 'OfflineStoreArgsArgsDict']]] = None,
-                 online_store: Optional[pulumi.Input[Union['OnlineStoreArgsArgs', 'OnlineStoreArgsArgsDict']]] = None,
+                 offline_store: Optional[pulumi.Input[Union['OfflineStoreArgs', 'OfflineStoreArgsDict']]] = None,
+                 online_store: Optional[pulumi.Input[Union['OnlineStoreArgs', 'OnlineStoreArgsDict']]] = None,
                  record_identifier_feature_name: Optional[pulumi.Input[_builtins.str]] = None,
                  role_arn: Optional[pulumi.Input[_builtins.str]] = None,
                  tags: Optional[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
-                 throughput: Optional[pulumi.Input[Union['ThroughputArgsArgs', 'ThroughputArgsArgsDict']]] = None,
+                 throughput: Optional[pulumi.Input[Union['ThroughputArgs', 'ThroughputArgsDict']]] = None,
                  __props__=None):
         """
         A SageMaker feature group: features, record identifier and event time, an online store and an offline store inside the jurisdiction. Adding features, and changing the TTL, throughput or tags, are in-place updates. Removing or retyping a feature, or any other change SageMaker cannot make in place, fails preview unless `allowDestructiveChanges` is true, and then replaces the group.
@@ -227,12 +227,12 @@ class FeatureStore(pulumi.CustomResource):
         :param pulumi.Input[_builtins.str] event_time_feature_name: Name of the feature that holds the event time (Fractional or String).
         :param pulumi.Input[Sequence[pulumi.Input[Union['FeatureDefinitionArgs', 'FeatureDefinitionArgsDict']]]] features: The features, at most 2500. Adding features is an in-place update.
         :param pulumi.Input[_builtins.str] name: Feature group name. Default: the resource name. Changing it replaces the group.
-        :param pulumi.Input[Union['OfflineStoreArgsArgs', 'OfflineStoreArgsArgsDict']] offline_store: The offline store. Its S3 bucket must lie inside the jurisdiction and not replicate outside it.
-        :param pulumi.Input[Union['OnlineStoreArgsArgs', 'OnlineStoreArgsArgsDict']] online_store: The online store.
+        :param pulumi.Input[Union['OfflineStoreArgs', 'OfflineStoreArgsDict']] offline_store: The offline store. Its S3 bucket must lie inside the jurisdiction and not replicate outside it.
+        :param pulumi.Input[Union['OnlineStoreArgs', 'OnlineStoreArgsDict']] online_store: The online store.
         :param pulumi.Input[_builtins.str] record_identifier_feature_name: Name of the feature that identifies a record (Integral or String).
         :param pulumi.Input[_builtins.str] role_arn: IAM role the offline store writes with.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] tags: Tags of the feature group.
-        :param pulumi.Input[Union['ThroughputArgsArgs', 'ThroughputArgsArgsDict']] throughput: Read and write capacity. Default: on demand.
+        :param pulumi.Input[Union['ThroughputArgs', 'ThroughputArgsDict']] throughput: Read and write capacity. Default: on demand.
         """
         ...
     @overload
@@ -263,12 +263,12 @@ class FeatureStore(pulumi.CustomResource):
                  event_time_feature_name: Optional[pulumi.Input[_builtins.str]] = None,
                  features: Optional[pulumi.Input[Sequence[pulumi.Input[Union['FeatureDefinitionArgs', 'FeatureDefinitionArgsDict']]]]] = None,
                  name: Optional[pulumi.Input[_builtins.str]] = None,
-                 offline_store: Optional[pulumi.Input[Union['OfflineStoreArgsArgs', 'OfflineStoreArgsArgsDict']]] = None,
-                 online_store: Optional[pulumi.Input[Union['OnlineStoreArgsArgs', 'OnlineStoreArgsArgsDict']]] = None,
+                 offline_store: Optional[pulumi.Input[Union['OfflineStoreArgs', 'OfflineStoreArgsDict']]] = None,
+                 online_store: Optional[pulumi.Input[Union['OnlineStoreArgs', 'OnlineStoreArgsDict']]] = None,
                  record_identifier_feature_name: Optional[pulumi.Input[_builtins.str]] = None,
                  role_arn: Optional[pulumi.Input[_builtins.str]] = None,
                  tags: Optional[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
-                 throughput: Optional[pulumi.Input[Union['ThroughputArgsArgs', 'ThroughputArgsArgsDict']]] = None,
+                 throughput: Optional[pulumi.Input[Union['ThroughputArgs', 'ThroughputArgsDict']]] = None,
                  __props__=None):
         opts = pulumi.ResourceOptions.merge(_utilities.get_resource_opts_defaults(), opts)
         if not isinstance(opts, pulumi.ResourceOptions):
@@ -402,7 +402,7 @@ class FeatureStore(pulumi.CustomResource):
 
     @_builtins.property
     @pulumi.getter(name="offlineStore")
-    def offline_store(self) -> pulumi.Output[Optional['outputs.OfflineStoreArgs']]:
+    def offline_store(self) -> pulumi.Output[Optional['outputs.OfflineStore']]:
         """
         The offline store. Its S3 bucket must lie inside the jurisdiction and not replicate outside it.
         """
@@ -434,7 +434,7 @@ class FeatureStore(pulumi.CustomResource):
 
     @_builtins.property
     @pulumi.getter(name="onlineStore")
-    def online_store(self) -> pulumi.Output[Optional['outputs.OnlineStoreArgs']]:
+    def online_store(self) -> pulumi.Output[Optional['outputs.OnlineStore']]:
         """
         The online store.
         """
@@ -482,7 +482,7 @@ class FeatureStore(pulumi.CustomResource):
 
     @_builtins.property
     @pulumi.getter
-    def throughput(self) -> pulumi.Output[Optional['outputs.ThroughputArgs']]:
+    def throughput(self) -> pulumi.Output[Optional['outputs.Throughput']]:
         """
         Read and write capacity. Default: on demand.
         """

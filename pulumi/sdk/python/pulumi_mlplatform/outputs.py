@@ -25,11 +25,11 @@ __all__ = [
     'GpuRollout',
     'GpuRootVolume',
     'GuardReportEntry',
-    'OfflineStoreArgs',
-    'OnlineStoreArgs',
+    'OfflineStore',
+    'OnlineStore',
+    'OnlineStoreTtl',
     'ResidencyConfig',
-    'TTLArgs',
-    'ThroughputArgs',
+    'Throughput',
 ]
 
 @pulumi.output_type
@@ -608,7 +608,7 @@ class GuardReportEntry(dict):
 
 
 @pulumi.output_type
-class OfflineStoreArgs(dict):
+class OfflineStore(dict):
     @staticmethod
     def __key_warning(key: str):
         suggest = None
@@ -622,14 +622,14 @@ class OfflineStoreArgs(dict):
             suggest = "table_format"
 
         if suggest:
-            pulumi.log.warn(f"Key '{key}' not found in OfflineStoreArgs. Access the value via the '{suggest}' property getter instead.")
+            pulumi.log.warn(f"Key '{key}' not found in OfflineStore. Access the value via the '{suggest}' property getter instead.")
 
     def __getitem__(self, key: str) -> Any:
-        OfflineStoreArgs.__key_warning(key)
+        OfflineStore.__key_warning(key)
         return super().__getitem__(key)
 
     def get(self, key: str, default = None) -> Any:
-        OfflineStoreArgs.__key_warning(key)
+        OfflineStore.__key_warning(key)
         return super().get(key, default)
 
     def __init__(__self__, *,
@@ -667,7 +667,7 @@ class OfflineStoreArgs(dict):
 
 
 @pulumi.output_type
-class OnlineStoreArgs(dict):
+class OnlineStore(dict):
     @staticmethod
     def __key_warning(key: str):
         suggest = None
@@ -677,21 +677,21 @@ class OnlineStoreArgs(dict):
             suggest = "storage_type"
 
         if suggest:
-            pulumi.log.warn(f"Key '{key}' not found in OnlineStoreArgs. Access the value via the '{suggest}' property getter instead.")
+            pulumi.log.warn(f"Key '{key}' not found in OnlineStore. Access the value via the '{suggest}' property getter instead.")
 
     def __getitem__(self, key: str) -> Any:
-        OnlineStoreArgs.__key_warning(key)
+        OnlineStore.__key_warning(key)
         return super().__getitem__(key)
 
     def get(self, key: str, default = None) -> Any:
-        OnlineStoreArgs.__key_warning(key)
+        OnlineStore.__key_warning(key)
         return super().get(key, default)
 
     def __init__(__self__, *,
                  enabled: Optional[_builtins.bool] = None,
                  kms_key_arn: Optional[_builtins.str] = None,
                  storage_type: Optional[_builtins.str] = None,
-                 ttl: Optional['outputs.TTLArgs'] = None):
+                 ttl: Optional['outputs.OnlineStoreTtl'] = None):
         if enabled is not None:
             pulumi.set(__self__, "enabled", enabled)
         if kms_key_arn is not None:
@@ -718,8 +718,27 @@ class OnlineStoreArgs(dict):
 
     @_builtins.property
     @pulumi.getter
-    def ttl(self) -> Optional['outputs.TTLArgs']:
+    def ttl(self) -> Optional['outputs.OnlineStoreTtl']:
         return pulumi.get(self, "ttl")
+
+
+@pulumi.output_type
+class OnlineStoreTtl(dict):
+    def __init__(__self__, *,
+                 unit: _builtins.str,
+                 value: _builtins.int):
+        pulumi.set(__self__, "unit", unit)
+        pulumi.set(__self__, "value", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def unit(self) -> _builtins.str:
+        return pulumi.get(self, "unit")
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.int:
+        return pulumi.get(self, "value")
 
 
 @pulumi.output_type
@@ -806,26 +825,7 @@ class ResidencyConfig(dict):
 
 
 @pulumi.output_type
-class TTLArgs(dict):
-    def __init__(__self__, *,
-                 unit: _builtins.str,
-                 value: _builtins.int):
-        pulumi.set(__self__, "unit", unit)
-        pulumi.set(__self__, "value", value)
-
-    @_builtins.property
-    @pulumi.getter
-    def unit(self) -> _builtins.str:
-        return pulumi.get(self, "unit")
-
-    @_builtins.property
-    @pulumi.getter
-    def value(self) -> _builtins.int:
-        return pulumi.get(self, "value")
-
-
-@pulumi.output_type
-class ThroughputArgs(dict):
+class Throughput(dict):
     @staticmethod
     def __key_warning(key: str):
         suggest = None
@@ -835,14 +835,14 @@ class ThroughputArgs(dict):
             suggest = "write_capacity_units"
 
         if suggest:
-            pulumi.log.warn(f"Key '{key}' not found in ThroughputArgs. Access the value via the '{suggest}' property getter instead.")
+            pulumi.log.warn(f"Key '{key}' not found in Throughput. Access the value via the '{suggest}' property getter instead.")
 
     def __getitem__(self, key: str) -> Any:
-        ThroughputArgs.__key_warning(key)
+        Throughput.__key_warning(key)
         return super().__getitem__(key)
 
     def get(self, key: str, default = None) -> Any:
-        ThroughputArgs.__key_warning(key)
+        Throughput.__key_warning(key)
         return super().get(key, default)
 
     def __init__(__self__, *,

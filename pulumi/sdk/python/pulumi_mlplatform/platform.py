@@ -20,14 +20,14 @@ __all__ = ['PlatformArgs', 'Platform']
 @pulumi.input_type
 class PlatformArgs:
     def __init__(__self__, *,
-                 features: pulumi.Input['PlatformFeaturesArgsArgs'],
+                 features: pulumi.Input['PlatformFeaturesArgs'],
                  tags: Optional[pulumi.Input[Mapping[str, _builtins.str]]] = None,
-                 training: Optional[pulumi.Input['PlatformTrainingArgsArgs']] = None):
+                 training: Optional[pulumi.Input['PlatformTrainingArgs']] = None):
         """
         The set of arguments for constructing a Platform resource.
-        :param pulumi.Input['PlatformFeaturesArgsArgs'] features: The feature store.
+        :param pulumi.Input['PlatformFeaturesArgs'] features: The feature store.
         :param pulumi.Input[Mapping[str, _builtins.str]] tags: Tags of every child, over the provider's defaultTags.
-        :param pulumi.Input['PlatformTrainingArgsArgs'] training: The training cluster. Defaults: p5en.48xlarge, 2 nodes in mec1-az1, Amazon Linux 2023.
+        :param pulumi.Input['PlatformTrainingArgs'] training: The training cluster. Defaults: p5en.48xlarge, 2 nodes in mec1-az1, Amazon Linux 2023.
         """
         pulumi.set(__self__, "features", features)
         if tags is not None:
@@ -37,14 +37,14 @@ class PlatformArgs:
 
     @_builtins.property
     @pulumi.getter
-    def features(self) -> pulumi.Input['PlatformFeaturesArgsArgs']:
+    def features(self) -> pulumi.Input['PlatformFeaturesArgs']:
         """
         The feature store.
         """
         return pulumi.get(self, "features")
 
     @features.setter
-    def features(self, value: pulumi.Input['PlatformFeaturesArgsArgs']):
+    def features(self, value: pulumi.Input['PlatformFeaturesArgs']):
         pulumi.set(self, "features", value)
 
     @_builtins.property
@@ -61,14 +61,14 @@ class PlatformArgs:
 
     @_builtins.property
     @pulumi.getter
-    def training(self) -> Optional[pulumi.Input['PlatformTrainingArgsArgs']]:
+    def training(self) -> Optional[pulumi.Input['PlatformTrainingArgs']]:
         """
         The training cluster. Defaults: p5en.48xlarge, 2 nodes in mec1-az1, Amazon Linux 2023.
         """
         return pulumi.get(self, "training")
 
     @training.setter
-    def training(self, value: Optional[pulumi.Input['PlatformTrainingArgsArgs']]):
+    def training(self, value: Optional[pulumi.Input['PlatformTrainingArgs']]):
         pulumi.set(self, "training", value)
 
 
@@ -78,18 +78,18 @@ class Platform(pulumi.ComponentResource):
     def __init__(__self__,
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
-                 features: Optional[pulumi.Input[Union['PlatformFeaturesArgsArgs', 'PlatformFeaturesArgsArgsDict']]] = None,
+                 features: Optional[pulumi.Input[Union['PlatformFeaturesArgs', 'PlatformFeaturesArgsDict']]] = None,
                  tags: Optional[pulumi.Input[Mapping[str, _builtins.str]]] = None,
-                 training: Optional[pulumi.Input[Union['PlatformTrainingArgsArgs', 'PlatformTrainingArgsArgsDict']]] = None,
+                 training: Optional[pulumi.Input[Union['PlatformTrainingArgs', 'PlatformTrainingArgsDict']]] = None,
                  __props__=None):
         """
         One declaration of a residency-checked ML platform, with defaults for the UAE (me-central-1): a GPU training cluster and a SageMaker feature store, parented to the component. Every child runs the provider's residency and validation checks, so a preview that would place anything outside the jurisdiction fails before any write.
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
-        :param pulumi.Input[Union['PlatformFeaturesArgsArgs', 'PlatformFeaturesArgsArgsDict']] features: The feature store.
+        :param pulumi.Input[Union['PlatformFeaturesArgs', 'PlatformFeaturesArgsDict']] features: The feature store.
         :param pulumi.Input[Mapping[str, _builtins.str]] tags: Tags of every child, over the provider's defaultTags.
-        :param pulumi.Input[Union['PlatformTrainingArgsArgs', 'PlatformTrainingArgsArgsDict']] training: The training cluster. Defaults: p5en.48xlarge, 2 nodes in mec1-az1, Amazon Linux 2023.
+        :param pulumi.Input[Union['PlatformTrainingArgs', 'PlatformTrainingArgsDict']] training: The training cluster. Defaults: p5en.48xlarge, 2 nodes in mec1-az1, Amazon Linux 2023.
         """
         ...
     @overload
@@ -115,9 +115,9 @@ class Platform(pulumi.ComponentResource):
     def _internal_init(__self__,
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
-                 features: Optional[pulumi.Input[Union['PlatformFeaturesArgsArgs', 'PlatformFeaturesArgsArgsDict']]] = None,
+                 features: Optional[pulumi.Input[Union['PlatformFeaturesArgs', 'PlatformFeaturesArgsDict']]] = None,
                  tags: Optional[pulumi.Input[Mapping[str, _builtins.str]]] = None,
-                 training: Optional[pulumi.Input[Union['PlatformTrainingArgsArgs', 'PlatformTrainingArgsArgsDict']]] = None,
+                 training: Optional[pulumi.Input[Union['PlatformTrainingArgs', 'PlatformTrainingArgsDict']]] = None,
                  __props__=None):
         opts = pulumi.ResourceOptions.merge(_utilities.get_resource_opts_defaults(), opts)
         if not isinstance(opts, pulumi.ResourceOptions):

@@ -1,0 +1,279 @@
+package pulumi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/sagemaker"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optdestroy"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optpreview"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optrefresh"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optup"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/workspace"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/mlplatform/mlplatform/acctest"
+	"github.com/mlplatform/mlplatform/internal/cloud"
+	"github.com/mlplatform/mlplatform/pulumi/sdk/go/mlplatform"
+)
+
+// pulumiCLI finds the Pulumi CLI: $PULUMI_CLI, else the one
+// scripts/pulumi-cli.sh builds into .cache/pulumi/bin. Without it the test
+// is skipped, or fails when $CI is true.
+func pulumiCLI(t *testing.T) string {
+	t.Helper()
+	candidates := []string{os.Getenv("PULUMI_CLI")}
+	if root, err := filepath.Abs(".."); err == nil {
+		candidates = append(candidates, filepath.Join(root, ".cache", "pulumi", "bin", "pulumi"))
+	}
+	for _, c := range candidates {
+		if c == "" {
+			continue
+		}
+		if fi, err := os.Stat(c); err == nil && !fi.IsDir() {
+			abs, err := filepath.Abs(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return abs
+		}
+	}
+	msg := "the Pulumi CLI is not built: run scripts/pulumi-cli.sh (or set PULUMI_CLI)"
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg)
+	}
+	t.Skip("skipping: " + msg)
+	return ""
+}
+
+// buildPlugin builds pulumi-resource-mlplatform into a directory of its own.
+func buildPlugin(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "pulumi-resource-mlplatform"), "./cmd/pulumi-resource-mlplatform")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building the provider plugin: %v\n%s", err, out)
+	}
+	return dir
+}
+
+// e2eProgram is the Platform as a Pulumi program: an explicit provider at
+// the emulator, and the component with the offline store in bucket.
+func e2eProgram(h *acctest.Harness, bucket *string, extraFeatures *[]string) pulumi.RunFunc {
+	return func(ctx *pulumi.Context) error {
+		eps := h.Endpoints()
+		prov, err := mlplatform.NewProvider(ctx, "uae", &mlplatform.ProviderArgs{
+			Region: pulumi.String(acctest.Region),
+			Endpoints: &mlplatform.EndpointsArgs{
+				Ec2: pulumi.String(eps["ec2"]), S3: pulumi.String(eps["s3"]), Kms: pulumi.String(eps["kms"]),
+				Sagemaker: pulumi.String(eps["sagemaker"]), Ssm: pulumi.String(eps["ssm"]), Sts: pulumi.String(eps["sts"]),
+			},
+			Residency:   &mlplatform.ResidencyConfigArgs{Jurisdiction: pulumi.String("AE"), ExcludedZoneIds: pulumi.StringArray{pulumi.String("mec1-az2")}},
+			DefaultTags: pulumi.StringMap{"owner": pulumi.String("ml-platform")},
+		})
+		if err != nil {
+			return err
+		}
+		features := mlplatform.FeatureDefinitionArray{mlplatform.FeatureDefinitionArgs{Name: pulumi.String("age"), Type: pulumi.String("Integral")}}
+		for _, f := range *extraFeatures {
+			features = append(features, mlplatform.FeatureDefinitionArgs{Name: pulumi.String(f), Type: pulumi.String("Fractional")})
+		}
+		p, err := mlplatform.NewPlatform(ctx, "uae", &mlplatform.PlatformArgs{
+			Training: &mlplatform.PlatformTrainingArgs{NodeCount: pulumi.Int(2)},
+			Features: &mlplatform.PlatformFeaturesArgs{
+				OfflineStoreS3Uri: pulumi.String("s3://" + *bucket + "/features"),
+				RoleArn:           pulumi.String(testRole),
+				Features:          features,
+				TtlDays:           pulumi.Int(30),
+			},
+			Tags: pulumi.StringMap{"team": pulumi.String("ml")},
+		}, pulumi.Providers(prov))
+		if err != nil {
+			return err
+		}
+		ctx.Export("clusterNodeIds", p.ClusterNodeIds)
+		ctx.Export("featureGroupArn", p.FeatureGroupArn)
+		ctx.Export("validationSummary", p.ValidationSummary)
+		return nil
+	}
+}
+
+// TestE2E_platform drives the Platform through the real Pulumi engine:
+// preview refused on residency before any write, up, an in-place update,
+// a clean refresh and destroy, all against the emulator.
+func TestE2E_platform(t *testing.T) {
+	cli := pulumiCLI(t)
+	h := acctest.SetupEmulator(t)
+	createBucket(t, h, acctest.Region, "uae-platform-data")
+	createBucket(t, h, "eu-west-1", "eu-platform-data")
+	pluginDir := buildPlugin(t)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+
+	// The CLI from its own root (ROOT/bin/pulumi), its version not checked.
+	cliRoot := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(cliRoot, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(cli, filepath.Join(cliRoot, "bin", "pulumi")); err != nil {
+		t.Fatal(err)
+	}
+	cmd, err := auto.NewPulumiCommand(&auto.PulumiCommandOptions{Root: cliRoot, SkipVersionCheck: true})
+	if err != nil {
+		t.Fatalf("pulumi CLI: %v", err)
+	}
+	backend, home := t.TempDir(), t.TempDir()
+	env := map[string]string{
+		"PATH":                     pluginDir + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"PULUMI_BACKEND_URL":       "file://" + backend,
+		"PULUMI_CONFIG_PASSPHRASE": "e2e-test",
+		"PULUMI_HOME":              home,
+		"PULUMI_SKIP_UPDATE_CHECK": "true",
+		"PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK": "true",
+		"PULUMI_DIY_BACKEND_NO_LEGACY_WARNING":     "true",
+	}
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+
+	bucket, extra := "eu-platform-data", []string{}
+	stack, err := auto.UpsertStackInlineSource(ctx, "dev", "mlplatform-e2e", e2eProgram(h, &bucket, &extra),
+		auto.Pulumi(cmd), auto.PulumiHome(home), auto.EnvVars(env), auto.SecretsProvider("passphrase"),
+		auto.Project(workspace.Project{Name: "mlplatform-e2e", Runtime: workspace.NewProjectRuntimeInfo("go", nil), Backend: &workspace.ProjectBackend{URL: "file://" + backend}}))
+	if err != nil {
+		t.Fatalf("creating stack: %v", err)
+	}
+
+	// 1. The offline store outside the jurisdiction: preview fails with the
+	// residency message, and nothing was written.
+	h.Shim.ResetLog()
+	var out strings.Builder
+	_, err = stack.Preview(ctx, optpreview.ProgressStreams(&out), optpreview.ErrorProgressStreams(&out))
+	if err == nil {
+		t.Fatalf("preview with the offline store in eu-west-1 succeeded; want a residency failure\n%s", out.String())
+	}
+	if msg := err.Error() + out.String(); !strings.Contains(msg, "s3-bucket-region") || !strings.Contains(msg, "offlineStore.s3Uri") {
+		t.Fatalf("preview failed without the residency message: %v\n%s", err, out.String())
+	}
+	assertNoWrites(t, h)
+
+	// 2. In the jurisdiction, up creates the platform.
+	bucket = "uae-platform-data"
+	up, err := stack.Up(ctx, optup.ProgressStreams(&out))
+	if err != nil {
+		t.Fatalf("up: %v\n%s", err, out.String())
+	}
+	nodes, _ := up.Outputs["clusterNodeIds"].Value.([]any)
+	if len(nodes) != 2 {
+		t.Errorf("clusterNodeIds = %v, want 2 nodes", up.Outputs["clusterNodeIds"].Value)
+	}
+	arn, _ := up.Outputs["featureGroupArn"].Value.(string)
+	if !strings.Contains(arn, "feature-group/uae-features") {
+		t.Errorf("featureGroupArn = %q", arn)
+	}
+	if s, _ := up.Outputs["validationSummary"].Value.(string); !strings.Contains(s, "2 of 2 nodes running in mec1-az1") {
+		t.Errorf("validationSummary = %q", s)
+	}
+	if n := liveNodes(t, h, "uae-training"); n != 2 {
+		t.Errorf("%d live nodes after up, want 2", n)
+	}
+
+	// 3. A second up with an added feature updates the feature group in place.
+	h.Shim.ResetLog()
+	extra = []string{"risk_score"}
+	up, err = stack.Up(ctx, optup.ProgressStreams(&out))
+	if err != nil {
+		t.Fatalf("second up: %v\n%s", err, out.String())
+	}
+	changes := up.Summary.ResourceChanges
+	if changes == nil || (*changes)["update"] != 1 || (*changes)["replace"] != 0 || (*changes)["create"] != 0 || (*changes)["delete"] != 0 {
+		t.Errorf("second up changes = %v, want exactly one in-place update", changes)
+	}
+	if n := len(h.Shim.Calls("sagemaker", "UpdateFeatureGroup")); n != 1 {
+		t.Errorf("%d UpdateFeatureGroup calls, want 1", n)
+	}
+	for _, op := range []string{"DeleteFeatureGroup", "CreateFeatureGroup"} {
+		if n := len(h.Shim.Calls("sagemaker", op)); n != 0 {
+			t.Errorf("%d %s calls in the second up, want 0", n, op)
+		}
+	}
+
+	// 4. Refresh is clean: nothing changed outside Pulumi.
+	ref, err := stack.Refresh(ctx, optrefresh.ProgressStreams(&out))
+	if err != nil {
+		t.Fatalf("refresh: %v\n%s", err, out.String())
+	}
+	if c := ref.Summary.ResourceChanges; c != nil {
+		for k, n := range *c {
+			if k != "same" && n > 0 {
+				t.Errorf("refresh changed %d resources (%s): %v", n, k, *c)
+			}
+		}
+	}
+	pre, err := stack.Preview(ctx, optpreview.ExpectNoChanges(), optpreview.ProgressStreams(&out))
+	if err != nil {
+		t.Errorf("preview after refresh shows changes: %v %v\n%s", err, pre.ChangeSummary, out.String())
+	}
+
+	// 5. Destroy removes everything.
+	if _, err := stack.Destroy(ctx, optdestroy.ProgressStreams(&out)); err != nil {
+		t.Fatalf("destroy: %v\n%s", err, out.String())
+	}
+	if n := liveNodes(t, h, "uae-training"); n != 0 {
+		t.Errorf("%d live nodes after destroy, want 0", n)
+	}
+	assertNothingLeft(t, h)
+	if err := stack.Workspace().RemoveStack(ctx, "dev"); err != nil {
+		t.Logf("removing stack: %v", err)
+	}
+}
+
+// assertNothingLeft checks the emulator holds none of the platform's
+// resources: the feature group, launch templates, placement groups.
+func assertNothingLeft(t *testing.T, h *acctest.Harness) {
+	t.Helper()
+	ctx := context.Background()
+	c, err := h.Clients(ctx, acctest.Region)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.SageMaker.DescribeFeatureGroup(ctx, &sagemaker.DescribeFeatureGroupInput{FeatureGroupName: aws.String("uae-features")})
+	if err == nil {
+		t.Errorf("feature group uae-features still exists after destroy")
+	}
+	lts, err := c.EC2.DescribeLaunchTemplates(ctx, &ec2.DescribeLaunchTemplatesInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lt := range lts.LaunchTemplates {
+		if strings.HasPrefix(aws.ToString(lt.LaunchTemplateName), "mlplatform-") {
+			t.Errorf("launch template %s still exists after destroy", aws.ToString(lt.LaunchTemplateName))
+		}
+	}
+	pgs, err := c.EC2.DescribePlacementGroups(ctx, &ec2.DescribePlacementGroupsInput{Filters: []ec2types.Filter{{Name: aws.String("group-name"), Values: []string{cloud.GPUClusterResourceName("uae-training")}}}})
+	if err != nil {
+		var ae interface{ ErrorCode() string }
+		if !errors.As(err, &ae) {
+			t.Fatal(err)
+		}
+	} else {
+		for _, pg := range pgs.PlacementGroups {
+			if pg.State != ec2types.PlacementGroupStateDeleted {
+				t.Errorf("placement group %s still %s after destroy", aws.ToString(pg.GroupName), pg.State)
+			}
+		}
+	}
+	_ = fmt.Sprintf
+}
