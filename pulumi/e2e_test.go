@@ -28,8 +28,8 @@ import (
 	"github.com/mlplatform/mlplatform/pulumi/sdk/go/mlplatform"
 )
 
-// pulumiCLI finds the Pulumi CLI: $PULUMI_CLI, else the one
-// scripts/pulumi-cli.sh builds into .cache/pulumi/bin. Without it the test
+// pulumiCLI finds the Pulumi CLI: $PULUMI_CLI (scripts/test.sh sets it to
+// what scripts/pulumi-cli.sh built), else .cache/pulumi/bin. Without it the test
 // is skipped, or fails when $CI is true.
 func pulumiCLI(t *testing.T) string {
 	t.Helper()

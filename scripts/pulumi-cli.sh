@@ -3,15 +3,16 @@
 #
 # The CLI is built from github.com/pulumi/pulumi/pkg/v3 (cmd/pulumi) inside a
 # scratch module, so it needs nothing but the Go toolchain and the module
-# proxy. The binary is cached under .cache/pulumi/bin (override with
-# PULUMI_CLI_DIR); when it is already there, this script does nothing.
+# proxy. The binary is cached in the user's cache directory, shared by every
+# clone on the machine (override with PULUMI_CLI_DIR); when it is already
+# there, this script does nothing.
 #
 # Usage: scripts/pulumi-cli.sh        # prints the path of the CLI binary
 set -euo pipefail
 
 version="${PULUMI_CLI_VERSION:-v3.200.0}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-dir="${PULUMI_CLI_DIR:-$root/.cache/pulumi/bin}"
+dir="${PULUMI_CLI_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/mlplatform/pulumi-$version/bin}"
 bin="$dir/pulumi"
 stamp="$dir/.version"
 

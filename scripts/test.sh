@@ -12,7 +12,9 @@ go vet ./...
 
 if [ -f scripts/pulumi-cli.sh ]; then
   echo "== Pulumi CLI (built once, cached)"
-  bash scripts/pulumi-cli.sh
+  PULUMI_CLI=$(bash scripts/pulumi-cli.sh | tail -n 1)
+  export PULUMI_CLI
+  echo "$PULUMI_CLI"
 fi
 
 echo "== unit and acceptance tests (TF_ACC=1: moto + Terraform CLI)"
