@@ -64,20 +64,28 @@ PY
 
 cp -r examples/quickstart "$work/quickstart"
 cd "$work/quickstart"
+# Against the emulator: two p5en.48xlarge nodes, and a role for the feature store.
+cat >terraform.tfvars <<VARS
+gpu_nodes              = 2
+feature_store_role_arn = "arn:aws:iam::123456789012:role/sagemaker-feature-store"
+VARS
 
 say "terraform init"
 terraform init -no-color >/dev/null && echo "initialised with the locally built provider $version"
 
 say "terraform plan"
-terraform plan -no-color -out=tfplan | sed -n '/Terraform will perform/,$p'
+terraform plan -no-color -out=tfplan | grep -E '^  # |^Plan:|will be created|will be read'
+
 
 say "terraform apply"
-terraform apply -no-color -auto-approve tfplan | tail -n 20
+terraform apply -no-color -auto-approve tfplan | sed -n '/Apply complete/,$p'
 
 say "terraform destroy"
 terraform destroy -no-color -auto-approve | tail -n 3
 
 say "a plan that breaks residency: the data bucket lives in eu-west-1"
+writes() { python3 -c 'import json,sys,urllib.request; print(len(json.load(urllib.request.urlopen(sys.argv[1] + "/shim/log?writes=true")) or []))' "$endpoint"; }
+before=$(writes)
 set +e
 terraform plan -no-color -var data_bucket=mlplatform-demo-eu >"$work/rejected.txt" 2>&1
 rc=$?
@@ -87,7 +95,12 @@ if [ "$rc" -eq 0 ]; then
   echo "demo: the plan was expected to fail for residency, but it passed" >&2
   exit 1
 fi
+new_writes=$(( $(writes) - before ))
+if [ "$new_writes" -ne 0 ]; then
+  echo "demo: the rejected plan made $new_writes AWS write calls" >&2
+  exit 1
+fi
 
 say "summary"
 echo "- quickstart planned, applied and destroyed against the emulator"
-echo "- a bucket outside the jurisdiction was rejected at plan time (exit $rc), before any resource was created"
+echo "- a bucket outside the jurisdiction was rejected at plan time (exit $rc); AWS write calls during that plan: $new_writes (the emulator logged $before writes before it)"

@@ -1,5 +1,7 @@
 # Quick start: the effective UAE residency policy, the GPU types offered in
-# me-central-1, and a residency guard over a data bucket.
+# me-central-1, a residency guard over a data bucket, a SageMaker feature
+# store whose offline store lives in that bucket, and (with gpu_nodes > 0) a
+# p5en.48xlarge training cluster.
 #
 # Runs against AWS, or against the local emulator (`make demo` / `make emulator`
 # set AWS_ENDPOINT_URL, which the provider honours).
@@ -15,6 +17,17 @@ variable "data_bucket" {
   description = "Bucket holding the training data. It must live in the jurisdiction."
   type        = string
   default     = "mlplatform-demo-data"
+}
+
+variable "feature_store_role_arn" {
+  description = "IAM role SageMaker Feature Store assumes to write the offline store."
+  type        = string
+}
+
+variable "gpu_nodes" {
+  description = "p5en.48xlarge nodes to launch (8 x H200 each, billed by the hour). 0 launches none."
+  type        = number
+  default     = 0
 }
 
 provider "mlplatform" {
@@ -44,6 +57,40 @@ resource "mlplatform_residency_guard" "data" {
   zone_ids = [data.mlplatform_residency.this.allowed_zone_ids[0]]
 }
 
+# Features for training, offline store in the jurisdiction. Adding a feature
+# later is an in-place update, never a replacement.
+resource "mlplatform_feature_store" "customers" {
+  name                           = "customers"
+  record_identifier_feature_name = "customer_id"
+  event_time_feature_name        = "event_time"
+
+  features = [
+    { name = "customer_id", type = "String" },
+    { name = "event_time", type = "Fractional" },
+    { name = "risk_score", type = "Fractional" },
+  ]
+
+  offline_store = {
+    s3_uri = "s3://${var.data_bucket}/feature-store"
+  }
+
+  role_arn   = var.feature_store_role_arn
+  depends_on = [mlplatform_residency_guard.data]
+}
+
+# A training cluster in the first allowed zone, in a cluster placement group,
+# with every EFA interface the type supports.
+resource "mlplatform_gpu_cluster" "train" {
+  count = var.gpu_nodes > 0 ? 1 : 0
+
+  name          = "quickstart-train"
+  instance_type = "p5en.48xlarge"
+  node_count    = var.gpu_nodes
+  zone_id       = data.mlplatform_residency.this.allowed_zone_ids[0]
+  image         = "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64"
+  root_volume   = { size_gib = 200 }
+}
+
 output "allowed_zone_ids" {
   value = data.mlplatform_residency.this.allowed_zone_ids
 }
@@ -54,4 +101,12 @@ output "gpu_types_offered" {
 
 output "guard_compliant" {
   value = mlplatform_residency_guard.data.compliant
+}
+
+output "feature_group_arn" {
+  value = mlplatform_feature_store.customers.arn
+}
+
+output "gpu_nodes" {
+  value = [for c in mlplatform_gpu_cluster.train : c.node_ids]
 }
