@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/debug"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 
@@ -24,12 +25,22 @@ func main() {
 	}
 }
 
+// defaultMemoryLimit is the soft limit on Go-managed memory when GOMEMLIMIT
+// is not set. Terraform runs a provider process per command (and per
+// provider configuration); its live heap is about 15 MB, and without a limit
+// the collector lets it double before collecting. The limit is soft: past it
+// the collector works harder, the process is never stopped.
+const defaultMemoryLimit = 32 << 20
+
 func run() error {
-	var debug bool
-	flag.BoolVar(&debug, "debug", false, "run the provider with support for debuggers like delve")
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(defaultMemoryLimit)
+	}
+	var debugMode bool
+	flag.BoolVar(&debugMode, "debug", false, "run the provider with support for debuggers like delve")
 	flag.Parse()
 	return providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
 		Address: "registry.terraform.io/mlplatform/mlplatform",
-		Debug:   debug,
+		Debug:   debugMode,
 	})
 }
