@@ -32,7 +32,7 @@ echo "== building the provider and the emulator"
 os_arch="$(go env GOOS)_$(go env GOARCH)"
 mirror="$work/mirror/registry.terraform.io/mlplatform/mlplatform/$version/$os_arch"
 mkdir -p "$mirror"
-go build -o "$work/terraform-provider-mlplatform" -ldflags "-X main.version=$version" .
+go build -trimpath -ldflags "-s -w -X main.version=$version" -o "$work/terraform-provider-mlplatform" . # as `make build` does
 go build -o "$work/emulator" ./acctest/cmd/emulator
 # The mirror holds a wrapper that runs the real provider and records its peak
 # RSS (getrusage of the child) when it exits.
@@ -111,6 +111,7 @@ for r in $(seq 1 "$runs"); do
   echo "$a" >>"$work/a.txt"; echo "$b" >>"$work/b.txt"
 done
 a=$(median <"$work/a.txt"); b=$(median <"$work/b.txt")
+echo "provider processes, peak RSS in KB: $(sort -n "$work/rss.txt" | tr "\n" " ")"
 rss_kb=$(sort -n "$work/rss.txt" | tail -n 1)
 
 echo
