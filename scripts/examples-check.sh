@@ -19,7 +19,11 @@ provider_installation {
 RC
 export TF_CLI_CONFIG_FILE="$tmp/terraformrc" CHECKPOINT_DISABLE=1 TF_IN_AUTOMATION=1
 
-terraform fmt -check -recursive examples/ modules/ 2>/dev/null || { echo "terraform fmt needed in examples/ or modules/" >&2; exit 1; }
+dirs=()
+for d in examples modules; do [ -d "$d" ] && dirs+=("$d"); done
+if ! unformatted=$(terraform fmt -check -recursive "${dirs[@]}" 2>&1); then
+  echo "terraform fmt needed:" >&2; echo "$unformatted" >&2; exit 1
+fi
 failed=0
 n=0
 while IFS= read -r dir; do
@@ -35,6 +39,6 @@ while IFS= read -r dir; do
     echo "FAILED  $dir"; echo "$out" | sed 's/^/        /'
     failed=$((failed + 1))
   fi
-done < <(find examples modules -name '*.tf' -printf '%h\n' 2>/dev/null | sort -u)
+done < <(find "${dirs[@]}" -name '*.tf' -printf '%h\n' | sort -u)
 echo "$((n - failed)) passed, $failed failed"
 [ "$failed" -eq 0 ]
