@@ -2,10 +2,7 @@ package provider
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -16,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/mlplatform/mlplatform/internal/platform"
 	"github.com/mlplatform/mlplatform/internal/residency"
 )
 
@@ -135,7 +133,7 @@ func (r *residencyGuardResource) ModifyPlan(ctx context.Context, req resource.Mo
 		return
 	}
 	if allKnown {
-		plan.ID = types.StringValue(guardID(refs))
+		plan.ID = types.StringValue(platform.GuardID(refs))
 		plan.Compliant = types.BoolValue(len(vs) == 0)
 		plan.Report = report
 		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
@@ -218,39 +216,29 @@ func (r *residencyGuardResource) apply(ctx context.Context, m *residencyGuardMod
 	if diags.HasError() {
 		return
 	}
-	m.ID = types.StringValue(guardID(refs))
+	m.ID = types.StringValue(platform.GuardID(refs))
 	m.Compliant = types.BoolValue(len(vs) == 0)
 	m.Report = report
 }
 
 func (r *residencyGuardResource) check(ctx context.Context, refs []residency.Ref, diags *diag.Diagnostics) (types.List, []residency.Violation, bool) {
-	vs, err := r.meta.Policy.Check(ctx, r.meta.Locator, refs)
+	c, err := r.meta.CheckGuard(ctx, refs)
 	if err != nil {
 		diags.AddError("checking data residency", err.Error())
 		return types.ListNull(guardReportType), nil, false
 	}
-	byPath := map[string]residency.Violation{}
-	for _, v := range vs {
-		if _, seen := byPath[v.Path]; !seen {
-			byPath[v.Path] = v
-		}
-	}
-	rows := make([]attr.Value, 0, len(refs))
-	for _, ref := range refs {
-		verdict, rule, msg := "pass", "", ""
-		if v, bad := byPath[ref.Path]; bad {
-			verdict, rule, msg = "violation", v.Rule, v.Msg+". Fix: "+v.Fix
-		}
+	rows := make([]attr.Value, 0, len(c.Verdicts))
+	for _, v := range c.Verdicts {
 		obj, d := types.ObjectValue(guardReportType.AttrTypes, map[string]attr.Value{
-			"path": types.StringValue(ref.Path), "kind": types.StringValue(string(ref.Kind)), "value": types.StringValue(ref.Value),
-			"verdict": types.StringValue(verdict), "rule": types.StringValue(rule), "message": types.StringValue(msg),
+			"path": types.StringValue(v.Path), "kind": types.StringValue(string(v.Kind)), "value": types.StringValue(v.Value),
+			"verdict": types.StringValue(v.Verdict), "rule": types.StringValue(v.Rule), "message": types.StringValue(v.Message),
 		})
 		diags.Append(d...)
 		rows = append(rows, obj)
 	}
 	list, d := types.ListValue(guardReportType, rows)
 	diags.Append(d...)
-	return list, vs, !diags.HasError()
+	return list, c.Violations, !diags.HasError()
 }
 
 // guardRefs lists the known values as residency references; allKnown says
@@ -280,16 +268,6 @@ func guardRefs(ctx context.Context, m *residencyGuardModel) ([]residency.Ref, bo
 		}
 	}
 	return refs, allKnown
-}
-
-func guardID(refs []residency.Ref) string {
-	keys := make([]string, 0, len(refs))
-	for _, r := range refs {
-		keys = append(keys, string(r.Kind)+"="+r.Value)
-	}
-	sort.Strings(keys)
-	sum := sha256.Sum256([]byte(strings.Join(keys, "\n")))
-	return "guard-" + hex.EncodeToString(sum[:8])
 }
 
 func diagText(d diag.Diagnostics) string {

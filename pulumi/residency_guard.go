@@ -2,11 +2,7 @@ package pulumi
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"sort"
-	"strings"
 
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
@@ -112,7 +108,7 @@ func (ResidencyGuard) Create(ctx context.Context, req infer.CreateRequest[Reside
 	if err != nil {
 		return infer.CreateResponse[ResidencyGuardState]{}, err
 	}
-	return infer.CreateResponse[ResidencyGuardState]{ID: guardID(req.Inputs.refs()), Output: state}, nil
+	return infer.CreateResponse[ResidencyGuardState]{ID: platform.GuardID(req.Inputs.refs()), Output: state}, nil
 }
 
 // Read checks the values again. When they no longer comply in enforce mode,
@@ -166,26 +162,15 @@ func applyGuard(ctx context.Context, args ResidencyGuardArgs, dryRun bool) (Resi
 
 // guardState runs the policy on the guard's values and builds its report.
 func guardState(ctx context.Context, env *platform.Env, args ResidencyGuardArgs) (ResidencyGuardState, []residency.Violation, error) {
-	refs := args.refs()
-	vs, err := env.Policy.Check(ctx, env.Locator, refs)
+	c, err := env.CheckGuard(ctx, args.refs())
 	if err != nil {
-		return ResidencyGuardState{}, nil, fmt.Errorf("checking data residency: %w", err)
+		return ResidencyGuardState{}, nil, err
 	}
-	byPath := map[string]residency.Violation{}
-	for _, v := range vs {
-		if _, seen := byPath[v.Path]; !seen {
-			byPath[v.Path] = v
-		}
+	report := make([]GuardReportEntry, 0, len(c.Verdicts))
+	for _, v := range c.Verdicts {
+		report = append(report, GuardReportEntry{Path: v.Path, Kind: string(v.Kind), Value: v.Value, Verdict: v.Verdict, Rule: v.Rule, Message: v.Message})
 	}
-	report := make([]GuardReportEntry, 0, len(refs))
-	for _, ref := range refs {
-		e := GuardReportEntry{Path: ref.Path, Kind: string(ref.Kind), Value: ref.Value, Verdict: "pass"}
-		if v, bad := byPath[ref.Path]; bad {
-			e.Verdict, e.Rule, e.Message = "violation", v.Rule, v.Msg+". Fix: "+v.Fix
-		}
-		report = append(report, e)
-	}
-	return ResidencyGuardState{ResidencyGuardArgs: args, Compliant: len(vs) == 0, Report: report}, vs, nil
+	return ResidencyGuardState{ResidencyGuardArgs: args, Compliant: c.Compliant, Report: report}, c.Violations, nil
 }
 
 // refs lists the guard's values as residency references, with Pulumi paths.
@@ -211,16 +196,4 @@ func (a ResidencyGuardArgs) refs() []residency.Ref {
 		}
 	}
 	return refs
-}
-
-// guardID is a digest of what the guard checks, the same as the Terraform
-// guard's id.
-func guardID(refs []residency.Ref) string {
-	keys := make([]string, 0, len(refs))
-	for _, r := range refs {
-		keys = append(keys, string(r.Kind)+"="+r.Value)
-	}
-	sort.Strings(keys)
-	sum := sha256.Sum256([]byte(strings.Join(keys, "\n")))
-	return "guard-" + hex.EncodeToString(sum[:8])
 }
