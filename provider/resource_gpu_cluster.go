@@ -488,9 +488,9 @@ func (r *gpuClusterResource) ImportState(ctx context.Context, req resource.Impor
 // readImported fills the configuration of an imported cluster from its
 // launch template and nodes.
 func (r *gpuClusterResource) readImported(ctx context.Context, m *gpuClusterModel, c *cloud.GPUCluster, diags *diag.Diagnostics) {
-	t, err := r.meta.FindGPUClusterTemplate(ctx, c)
+	s, err := r.meta.ImportGPUCluster(ctx, c)
 	if err != nil {
-		diags.AddError(fmt.Sprintf("importing GPU cluster (%s)", c.Name), fmt.Sprintf("reading its launch template %s: %v", cloud.GPUClusterResourceName(c.Name), err))
+		diags.AddError(fmt.Sprintf("importing GPU cluster (%s)", c.Name), err.Error())
 		return
 	}
 	str := func(s string) types.String {
@@ -499,62 +499,50 @@ func (r *gpuClusterResource) readImported(ctx context.Context, m *gpuClusterMode
 		}
 		return types.StringValue(s)
 	}
-	m.ID, m.Name = types.StringValue(c.Name), types.StringValue(c.Name)
-	m.InstanceType = types.StringValue(t.InstanceType)
-	m.Image = types.StringValue(t.ImageID)
-	m.InstanceProfile = str(t.InstanceProfile)
-	m.KMSKeyARN = str(t.KMSKeyID)
-	m.UserData = str(t.UserData)
+	m.ID, m.Name = types.StringValue(s.Name), types.StringValue(s.Name)
+	m.InstanceType = types.StringValue(s.InstanceType)
+	m.Image = types.StringValue(s.Image)
+	m.InstanceProfile = str(s.InstanceProfile)
+	m.KMSKeyARN = str(s.KMSKeyARN)
+	m.UserData = str(s.UserData)
 	m.ZoneFallback = types.BoolValue(false)
 	m.VPCID = types.StringNull()
-	m.PlacementGroupName = str(t.PlacementGroup)
-	if len(t.Tags) > 0 {
-		m.Tags, _ = types.MapValueFrom(ctx, types.StringType, t.Tags)
+	m.PlacementGroupName = str(s.PlacementGroup)
+	if len(s.Tags) > 0 {
+		m.Tags, _ = types.MapValueFrom(ctx, types.StringType, s.Tags)
 		m.TagsAll = m.Tags
 	} else {
 		m.Tags = types.MapNull(types.StringType)
 		m.TagsAll = types.MapValueMust(types.StringType, map[string]attr.Value{})
 	}
-	volType := func(s string) types.String {
-		if s == "gp3" {
-			return types.StringNull() // the default
-		}
-		return str(s)
-	}
 	m.Capacity = types.ObjectNull(gpuCapacityType)
-	if t.Capacity.Type != cloud.CapacityOnDemand {
+	if s.Capacity.Type != "" {
 		m.Capacity, _ = types.ObjectValueFrom(ctx, gpuCapacityType, gpuCapacityModel{
-			Type: types.StringValue(t.Capacity.Type), ReservationID: str(t.Capacity.ReservationID), SpotMaxPrice: str(t.Capacity.SpotMaxPrice),
+			Type: types.StringValue(s.Capacity.Type), ReservationID: str(s.Capacity.ReservationID), SpotMaxPrice: str(s.Capacity.SpotMaxPrice),
 		})
 	}
 	m.RootVolume = types.ObjectNull(gpuRootVolType)
-	if v := t.RootVolume; v.SizeGiB > 0 {
-		m.RootVolume, _ = types.ObjectValueFrom(ctx, gpuRootVolType, gpuRootVolumeModel{SizeGiB: int64Or(v.SizeGiB), Type: volType(v.Type), IOPS: int64Or(v.IOPS), Throughput: int64Or(v.Throughput)})
+	if v := s.RootVolume; v.SizeGiB > 0 {
+		m.RootVolume, _ = types.ObjectValueFrom(ctx, gpuRootVolType, gpuRootVolumeModel{SizeGiB: int64Or(v.SizeGiB), Type: str(v.Type), IOPS: int64Or(v.IOPS), Throughput: int64Or(v.Throughput)})
 	}
 	m.DataVolumes = types.ListNull(gpuDataVolType)
-	if len(t.DataVolumes) > 0 {
+	if len(s.DataVolumes) > 0 {
 		var vs []gpuVolumeModel
-		for i, v := range t.DataVolumes {
-			dev := str(v.DeviceName)
-			if v.DeviceName == cloud.DataVolumeDevice(i) {
-				dev = types.StringNull() // the default
-			}
-			vs = append(vs, gpuVolumeModel{DeviceName: dev, SizeGiB: int64Or(v.SizeGiB), Type: volType(v.Type), IOPS: int64Or(v.IOPS), Throughput: int64Or(v.Throughput)})
+		for _, v := range s.DataVolumes {
+			vs = append(vs, gpuVolumeModel{DeviceName: str(v.DeviceName), SizeGiB: int64Or(v.SizeGiB), Type: str(v.Type), IOPS: int64Or(v.IOPS), Throughput: int64Or(v.Throughput)})
 		}
 		m.DataVolumes, _ = types.ListValueFrom(ctx, gpuDataVolType, vs)
 	}
 	m.Rollout = types.ObjectNull(map[string]attr.Type{"strategy": types.StringType, "batch_size": types.Int64Type})
 	m.CapacityRetry = types.ObjectNull(map[string]attr.Type{"attempts": types.Int64Type, "initial_delay": types.StringType})
-	m.SecurityGroupIDs = types.SetNull(types.StringType)
-	m.ZoneID, m.Zone, m.SubnetID = types.StringNull(), types.StringNull(), types.StringNull()
+	m.ZoneID, m.Zone, m.SubnetID = str(s.ZoneID), str(s.Zone), str(s.SubnetID)
 	m.EFAInterfaces = types.Int64Null()
-	if len(c.Nodes) > 0 {
-		n := c.Nodes[0]
-		m.ZoneID, m.Zone, m.SubnetID = str(n.ZoneID), str(n.Zone), str(n.SubnetID)
-		m.EFAInterfaces = types.Int64Value(int64(n.EFAInterfaces))
-		if len(n.SecurityGroupIDs) > 0 {
-			m.SecurityGroupIDs, _ = types.SetValueFrom(ctx, types.StringType, n.SecurityGroupIDs)
-		}
+	if s.EFAInterfaces != nil {
+		m.EFAInterfaces = types.Int64Value(int64(*s.EFAInterfaces))
+	}
+	m.SecurityGroupIDs = types.SetNull(types.StringType)
+	if len(s.SecurityGroupIDs) > 0 {
+		m.SecurityGroupIDs, _ = types.SetValueFrom(ctx, types.StringType, s.SecurityGroupIDs)
 	}
 	m.Timeouts = timeouts.Value{Object: types.ObjectNull(map[string]attr.Type{"create": types.StringType, "update": types.StringType, "delete": types.StringType})}
 }

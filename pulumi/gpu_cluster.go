@@ -400,9 +400,9 @@ func gpuClusterState(env *platform.Env, args GpuClusterArgs, c *cloud.GPUCluster
 // importedGPUClusterArgs reads the configuration of an imported cluster from
 // its launch template and first node.
 func importedGPUClusterArgs(ctx context.Context, env *platform.Env, c *cloud.GPUCluster) (GpuClusterArgs, error) {
-	t, err := env.FindGPUClusterTemplate(ctx, c)
+	s, err := env.ImportGPUCluster(ctx, c)
 	if err != nil {
-		return GpuClusterArgs{}, fmt.Errorf("importing GPU cluster (%s): reading its launch template %s: %w", c.Name, cloud.GPUClusterResourceName(c.Name), err)
+		return GpuClusterArgs{}, fmt.Errorf("importing GPU cluster (%s): %w", c.Name, err)
 	}
 	opt := func(s string) *string {
 		if s == "" {
@@ -416,45 +416,34 @@ func importedGPUClusterArgs(ctx context.Context, env *platform.Env, c *cloud.GPU
 		}
 		return ptr(int(v))
 	}
-	volType := func(s string) *string {
-		if s == "gp3" {
-			return nil // the default
-		}
-		return opt(s)
-	}
 	a := GpuClusterArgs{
-		Name:               ptr(c.Name),
-		InstanceType:       t.InstanceType,
-		NodeCount:          len(c.Nodes),
-		Image:              t.ImageID,
-		InstanceProfile:    opt(t.InstanceProfile),
-		KMSKeyARN:          opt(t.KMSKeyID),
-		UserData:           opt(t.UserData),
-		PlacementGroupName: opt(t.PlacementGroup),
+		Name:               ptr(s.Name),
+		InstanceType:       s.InstanceType,
+		NodeCount:          s.NodeCount,
+		Image:              s.Image,
+		InstanceProfile:    opt(s.InstanceProfile),
+		KMSKeyARN:          opt(s.KMSKeyARN),
+		UserData:           opt(s.UserData),
+		PlacementGroupName: opt(s.PlacementGroup),
+		ZoneID:             opt(s.ZoneID),
+		Zone:               opt(s.Zone),
+		SubnetID:           opt(s.SubnetID),
+		EFAInterfaces:      s.EFAInterfaces,
 	}
-	if len(t.Tags) > 0 {
-		a.Tags = t.Tags
+	if len(s.Tags) > 0 {
+		a.Tags = s.Tags
 	}
-	if t.Capacity.Type != "" && t.Capacity.Type != cloud.CapacityOnDemand {
-		a.Capacity = &GpuCapacity{Type: t.Capacity.Type, ReservationID: opt(t.Capacity.ReservationID), SpotMaxPrice: opt(t.Capacity.SpotMaxPrice)}
+	if len(s.SecurityGroupIDs) > 0 {
+		a.SecurityGroupIDs = s.SecurityGroupIDs
 	}
-	if v := t.RootVolume; v.SizeGiB > 0 {
-		a.RootVolume = &GpuRootVolume{SizeGiB: optInt(v.SizeGiB), Type: volType(v.Type), IOPS: optInt(v.IOPS), Throughput: optInt(v.Throughput)}
+	if s.Capacity.Type != "" {
+		a.Capacity = &GpuCapacity{Type: s.Capacity.Type, ReservationID: opt(s.Capacity.ReservationID), SpotMaxPrice: opt(s.Capacity.SpotMaxPrice)}
 	}
-	for i, v := range t.DataVolumes {
-		dev := opt(v.DeviceName)
-		if v.DeviceName == cloud.DataVolumeDevice(i) {
-			dev = nil // the default
-		}
-		a.DataVolumes = append(a.DataVolumes, GpuDataVolume{DeviceName: dev, SizeGiB: int(v.SizeGiB), Type: volType(v.Type), IOPS: optInt(v.IOPS), Throughput: optInt(v.Throughput)})
+	if v := s.RootVolume; v.SizeGiB > 0 {
+		a.RootVolume = &GpuRootVolume{SizeGiB: optInt(v.SizeGiB), Type: opt(v.Type), IOPS: optInt(v.IOPS), Throughput: optInt(v.Throughput)}
 	}
-	if len(c.Nodes) > 0 {
-		n := c.Nodes[0]
-		a.ZoneID, a.Zone, a.SubnetID = opt(n.ZoneID), opt(n.Zone), opt(n.SubnetID)
-		a.EFAInterfaces = ptr(n.EFAInterfaces)
-		if len(n.SecurityGroupIDs) > 0 {
-			a.SecurityGroupIDs = n.SecurityGroupIDs
-		}
+	for _, v := range s.DataVolumes {
+		a.DataVolumes = append(a.DataVolumes, GpuDataVolume{DeviceName: opt(v.DeviceName), SizeGiB: int(v.SizeGiB), Type: opt(v.Type), IOPS: optInt(v.IOPS), Throughput: optInt(v.Throughput)})
 	}
 	return a, nil
 }

@@ -103,6 +103,27 @@ func TestGpuCluster_lifecycle(t *testing.T) {
 		t.Fatalf("diff after refresh: %v %+v", err, diff.DetailedDiff)
 	}
 
+	// Import: a Read with nothing but the id reads the declaration back
+	// from the launch template and the nodes.
+	imported, err := s.Read(p.ReadRequest{ID: created.ID, Urn: u})
+	if err != nil {
+		t.Fatalf("import: %v", err)
+	}
+	for k, want := range map[string]string{"instanceType": "p5en.48xlarge", "zoneId": "mec1-az1", "name": "train"} {
+		if v, ok := imported.Inputs.GetOk(k); !ok || !v.IsString() || v.AsString() != want {
+			t.Errorf("imported %s = %v, want %q", k, v, want)
+		}
+	}
+	if v := imported.Inputs.Get("nodeCount"); !v.IsNumber() || v.AsNumber() != 2 {
+		t.Errorf("imported nodeCount = %v, want 2", v)
+	}
+	if v := imported.Inputs.Get("rootVolume"); !v.IsMap() || v.AsMap().Get("sizeGib").AsNumber() != 200 {
+		t.Errorf("imported rootVolume = %v, want sizeGib 200", v)
+	}
+	if v, ok := imported.Inputs.GetOk("capacity"); ok && !v.IsNull() {
+		t.Errorf("imported capacity = %v, want unset (on-demand)", v)
+	}
+
 	// Scale to 3 in place.
 	check3, err := s.Check(p.CheckRequest{Urn: u, State: check.Inputs, Inputs: gpuClusterInputs("train", 3, nil)})
 	if err != nil || len(check3.Failures) > 0 {
