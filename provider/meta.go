@@ -49,7 +49,7 @@ func ReportViolations(mode residency.Mode, vs []residency.Violation, diags *diag
 func addConfigError(diags *diag.Diagnostics, err error) {
 	var ce *residency.ConfigError
 	if errors.As(err, &ce) {
-		diags.AddAttributeError(configErrorPath(ce.Path), "Invalid provider configuration", ce.Error())
+		diags.AddAttributeError(parsePath(ce.Path), "Invalid provider configuration", ce.Error())
 		return
 	}
 	diags.AddError("configuring the mlplatform provider", err.Error())

@@ -10,7 +10,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -201,9 +200,4 @@ func stringList(ctx context.Context, l types.List) []string {
 	var out []string
 	l.ElementsAs(ctx, &out, false)
 	return out
-}
-
-// configErrorPath maps a core configuration error to the provider attribute it concerns.
-func configErrorPath(p string) path.Path {
-	return parsePath(p)
 }

@@ -39,16 +39,6 @@ func reportViolations(ctx context.Context, policy *residency.Policy, vs []reside
 	return failures
 }
 
-// enforceResidency checks refs again right before a write, when every value is
-// known: an error in enforce mode (fail closed), warnings in audit mode.
-func enforceResidency(ctx context.Context, env *platform.Env, refs []residency.Ref, tags map[string]string, tagsPath string) error {
-	failures, err := checkResidency(ctx, env, refs, tags, tagsPath)
-	if err != nil {
-		return err
-	}
-	return failuresError(failures)
-}
-
 // failuresError joins check failures into one error; nil when there are none.
 func failuresError(failures []p.CheckFailure) error {
 	if len(failures) == 0 {

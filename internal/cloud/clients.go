@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -53,7 +54,7 @@ type Clients struct {
 // and AWS_ENDPOINT_URL_<SERVICE>) and applies the per-service overrides of cfg.
 func New(ctx context.Context, cfg Config) (*Clients, error) {
 	for k := range cfg.Endpoints {
-		if !contains(services, k) {
+		if !slices.Contains(services, k) {
 			return nil, fmt.Errorf("unknown endpoint service %q (known: %s)", k, strings.Join(services, ", "))
 		}
 	}
@@ -113,27 +114,22 @@ func New(ctx context.Context, cfg Config) (*Clients, error) {
 }
 
 // ForRegion returns clients for another region with the same credentials and
-// overrides: S3 GetBucketLocation and KMS DescribeKey must be asked where the
-// thing lives.
+// overrides: S3 GetBucketLocation, KMS DescribeKey and EC2 zone lookups must
+// be asked where the thing lives. Every client is rebuilt for the region.
 func (c *Clients) ForRegion(region string) *Clients {
 	if region == c.Region {
 		return c
 	}
 	cfg := c.AWS.Copy()
 	cfg.Region = region
-	out := *c
-	out.Region = region
-	out.AWS = cfg
-	out.S3 = s3.NewFromConfig(cfg, func(o *s3.Options) { *o = c.S3.Options(); o.Region = region })
-	out.KMS = kms.NewFromConfig(cfg, func(o *kms.Options) { *o = c.KMS.Options(); o.Region = region })
-	return &out
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
+	return &Clients{
+		Region:    region,
+		AWS:       cfg,
+		EC2:       ec2.NewFromConfig(cfg, func(o *ec2.Options) { *o = c.EC2.Options(); o.Region = region }),
+		S3:        s3.NewFromConfig(cfg, func(o *s3.Options) { *o = c.S3.Options(); o.Region = region }),
+		KMS:       kms.NewFromConfig(cfg, func(o *kms.Options) { *o = c.KMS.Options(); o.Region = region }),
+		SageMaker: sagemaker.NewFromConfig(cfg, func(o *sagemaker.Options) { *o = c.SageMaker.Options(); o.Region = region }),
+		SSM:       ssm.NewFromConfig(cfg, func(o *ssm.Options) { *o = c.SSM.Options(); o.Region = region }),
+		STS:       sts.NewFromConfig(cfg, func(o *sts.Options) { *o = c.STS.Options(); o.Region = region }),
 	}
-	return false
 }

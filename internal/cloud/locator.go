@@ -53,7 +53,6 @@ var _ residency.Locator = (*Locator)(nil)
 func NewLocator(c *Clients) *Locator {
 	var mu sync.Mutex
 	regional := map[string]*Clients{}
-	ec2s := map[string]*ec2.Client{}
 	forRegion := func(region string) *Clients {
 		mu.Lock()
 		defer mu.Unlock()
@@ -68,20 +67,7 @@ func NewLocator(c *Clients) *Locator {
 		region: c.Region,
 		s3:     func(region string) LocatorS3API { return forRegion(region).S3 },
 		kms:    func(region string) LocatorKMSAPI { return forRegion(region).KMS },
-		ec2: func(region string) LocatorEC2API {
-			if region == c.Region {
-				return c.EC2
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if e, ok := ec2s[region]; ok {
-				return e
-			}
-			// Clients.ForRegion keeps the EC2 client of the home region.
-			e := ec2.NewFromConfig(c.AWS, func(o *ec2.Options) { *o = c.EC2.Options(); o.Region = region })
-			ec2s[region] = e
-			return e
-		},
+		ec2:    func(region string) LocatorEC2API { return forRegion(region).EC2 },
 	}
 }
 

@@ -10,9 +10,6 @@ import (
 // catalog (embedded data refreshed by live offerings).
 type catalogGPUTypes struct{ c *catalog.Catalog }
 
-// NewGPUTypeCatalog adapts an instance catalog to GPUTypeCatalog.
-func NewGPUTypeCatalog(c *catalog.Catalog) GPUTypeCatalog { return catalogGPUTypes{c} }
-
 func (a catalogGPUTypes) TypeInfo(name string) (GPUTypeInfo, bool) {
 	t, ok := a.c.Lookup(name)
 	if !ok {
