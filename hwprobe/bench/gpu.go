@@ -109,25 +109,36 @@ func gpuResults(ctx context.Context, cfg config, libs CUDALibraries, sel map[str
 				out = append(out, notRun(name, d.label(), ltErr.Error()))
 				continue
 			}
-			out = append(out, g.gemm(lt, d, prec))
+			out = append(out, guarded([]string{name}, d.label(), func() []Result { return []Result{g.gemm(lt, d, prec)} })...)
 		}
-		if sel["gpu_hbm_d2d"] || sel["gpu_h2d"] || sel["gpu_d2h"] {
-			out = append(out, g.copies(d)...)
+		if copies := selected(sel, "gpu_hbm_d2d", "gpu_h2d", "gpu_d2h"); len(copies) > 0 {
+			out = append(out, guarded(copies, d.label(), func() []Result { return g.copies(d) })...)
 		}
 	}
 	if sel["gpu_nvlink_p2p"] {
-		out = append(out, g.peerCopies()...)
+		out = append(out, guarded([]string{"gpu_nvlink_p2p"}, "gpu", g.peerCopies)...)
 	}
 	if sel["gpu_nccl_allreduce_busbw"] {
-		out = append(out, g.allReduce(libs.NCCL))
+		out = append(out, guarded([]string{"gpu_nccl_allreduce_busbw"}, "gpu:all", func() []Result { return []Result{g.allReduce(libs.NCCL)} })...)
 	}
 	if anySelected(sel, "gpu_mlp_") {
 		if ltErr != nil {
-			for _, n := range []string{"gpu_mlp_train", "gpu_mlp_infer_p50", "gpu_mlp_infer_p90", "gpu_mlp_infer_p99", "gpu_mlp_infer_throughput"} {
+			for _, n := range gpuMLPNames() {
 				out = append(out, notRun(n, "gpu0", ltErr.Error()))
 			}
 		} else {
-			out = append(out, g.mlp(lt, g.devs[0])...)
+			out = append(out, guarded(gpuMLPNames(), g.devs[0].label(), func() []Result { return g.mlp(lt, g.devs[0]) })...)
+		}
+	}
+	return out
+}
+
+// selected returns those of names that sel selects, in order.
+func selected(sel map[string]bool, names ...string) []string {
+	var out []string
+	for _, n := range names {
+		if sel[n] {
+			out = append(out, n)
 		}
 	}
 	return out

@@ -32,6 +32,9 @@ type gpuMLP struct {
 const gpuMLPWorkspace = 32 << 20
 
 func (g *gpuRun) newGPUMLP(lt *cublasLt, dims []int, maxBatch int) (*gpuMLP, error) {
+	if len(dims) < 2 || maxBatch < 1 {
+		return nil, fmt.Errorf("gpu mlp: need at least two layer widths and a batch, got dims %v batch %d", dims, maxBatch)
+	}
 	m := &gpuMLP{g: g, lt: lt, dims: dims, plans: map[matmulShape]*ltPlan{}}
 	rt := g.rt
 	r := rand.New(rand.NewPCG(11, 12))
@@ -127,9 +130,13 @@ func (m *gpuMLP) trainStep(batch int, lr float32) error {
 	return nil
 }
 
+func gpuMLPNames() []string {
+	return []string{"gpu_mlp_train", "gpu_mlp_infer_p50", "gpu_mlp_infer_p90", "gpu_mlp_infer_p99", "gpu_mlp_infer_throughput"}
+}
+
 // mlp runs the GPU MLP benchmarks on one device.
 func (g *gpuRun) mlp(lt *cublasLt, d gpuDevice) []Result {
-	names := []string{"gpu_mlp_train", "gpu_mlp_infer_p50", "gpu_mlp_infer_p90", "gpu_mlp_infer_p99", "gpu_mlp_infer_throughput"}
+	names := gpuMLPNames()
 	fail := func(err error) []Result {
 		out := make([]Result, len(names))
 		for i, n := range names {

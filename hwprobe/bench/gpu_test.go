@@ -177,3 +177,95 @@ func TestGPUPeakTable(t *testing.T) {
 		}
 	}
 }
+
+// stubLibs builds the three CUDA test doubles.
+func stubLibs(t *testing.T) CUDALibraries {
+	t.Helper()
+	dir := t.TempDir()
+	return CUDALibraries{
+		Cudart:   []string{buildStub(t, dir, "libcudart.so", "-DROLE_CUDART")},
+		CublasLt: []string{buildStub(t, dir, "libcublasLt.so", "-DROLE_LT")},
+		NCCL:     []string{buildStub(t, dir, "libnccl.so", "-DROLE_NCCL")},
+	}
+}
+
+// TestGPUMLPRealDefaults runs the GPU MLP with the configuration Run builds
+// (quick and full), not a test's own: newConfig once left the MLP dims empty
+// and trainStep indexed act[-1].
+func TestGPUMLPRealDefaults(t *testing.T) {
+	if !dynamicLoading || !canCall16 {
+		t.Skip("run-time loading with 16-argument calls is not available on this platform")
+	}
+	libs := stubLibs(t)
+	for _, quick := range []bool{true, false} {
+		cfg := newConfig(Options{Quick: quick, Reps: 1})
+		cfg.latencyReps = 3
+		if len(cfg.gpuMLPDims) < 2 || cfg.gpuMLPBatch < 1 {
+			t.Fatalf("quick=%v: newConfig leaves the GPU MLP unsized: dims %v batch %d", quick, cfg.gpuMLPDims, cfg.gpuMLPBatch)
+		}
+		if !quick {
+			continue // the full sizes allocate gigabytes of stub memory: sized, not run
+		}
+		sel := map[string]bool{}
+		for _, n := range gpuMLPNames() {
+			sel[n] = true
+		}
+		rs := gpuResults(context.Background(), cfg, libs, sel)
+		if len(rs) != len(gpuMLPNames()) {
+			t.Fatalf("quick=%v: %d results, want %d", quick, len(rs), len(gpuMLPNames()))
+		}
+		for _, r := range rs {
+			if !r.Ran || r.Value <= 0 {
+				t.Errorf("quick=%v: %s did not run: %s", quick, r.Name, r.Reason)
+			}
+		}
+	}
+}
+
+// TestRunRecoversPanics: a benchmark that panics is reported as failed to
+// run; Run neither crashes nor drops the other results.
+func TestRunRecoversPanics(t *testing.T) {
+	rs := guarded([]string{"gpu_mlp_train", "gpu_mlp_infer_p50"}, "gpu0", func() []Result {
+		var act []int
+		_ = act[len(act)-1] // the index out of range trainStep once hit
+		return nil
+	})
+	if len(rs) != 2 {
+		t.Fatalf("got %d results, want 2", len(rs))
+	}
+	for _, r := range rs {
+		if r.Ran || r.Device != "gpu0" || !strings.Contains(r.Reason, "failed to run: panic") {
+			t.Errorf("%s: %+v", r.Name, r)
+		}
+	}
+	ok := guarded([]string{"cpu_sgemm"}, "", func() []Result { return []Result{{Name: "cpu_sgemm", Ran: true, Value: 1}} })
+	if len(ok) != 1 || !ok[0].Ran {
+		t.Errorf("guarded changed a good result: %+v", ok)
+	}
+	bad := guarded([]string{"cpu_sgemm"}, "", func() []Result { panic("boom") })
+	if bad[0].Device != "cpu" || bad[0].Ran {
+		t.Errorf("panic result = %+v", bad[0])
+	}
+}
+
+// TestGPUMLPEmptyDimsNotRun: an unsized MLP is an error result, not a panic.
+func TestGPUMLPEmptyDimsNotRun(t *testing.T) {
+	if !dynamicLoading || !canCall16 {
+		t.Skip("run-time loading with 16-argument calls is not available on this platform")
+	}
+	cfg := tinyGPUConfig()
+	cfg.gpuMLPDims, cfg.gpuMLPBatch = nil, 0
+	sel := map[string]bool{"gpu_mlp_train": true}
+	var rs []Result
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				t.Fatalf("gpuResults panicked: %v", p)
+			}
+		}()
+		rs = gpuResults(context.Background(), cfg, stubLibs(t), sel)
+	}()
+	if len(rs) == 0 || rs[0].Ran || rs[0].Reason == "" {
+		t.Fatalf("want a not-run result with a reason, got %+v", rs)
+	}
+}

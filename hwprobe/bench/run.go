@@ -144,7 +144,7 @@ func Run(ctx context.Context, opts Options) ([]Result, error) {
 		}
 		progress(opts.Progress, "%-24s running...\n", g.title)
 		t0 := time.Now()
-		rs := g.run(ctx)
+		rs := guarded(want, "", func() []Result { return g.run(ctx) })
 		ran := 0
 		for _, r := range rs {
 			if slices.Contains(want, r.Name) {
@@ -160,6 +160,26 @@ func Run(ctx context.Context, opts Options) ([]Result, error) {
 		return out, fmt.Errorf("bench: %w", err)
 	}
 	return out, nil
+}
+
+// guarded runs f and turns a panic into a not-run result for each of names,
+// so that one broken benchmark is reported as failed to run and the others
+// (and validate) carry on. device labels the results; "" means "cpu" or
+// "gpu" from the name's prefix.
+func guarded(names []string, device string, f func() []Result) (out []Result) {
+	defer func() {
+		if p := recover(); p != nil {
+			out = make([]Result, len(names))
+			for i, n := range names {
+				d := device
+				if d == "" {
+					d, _, _ = strings.Cut(n, "_")
+				}
+				out[i] = notRun(n, d, fmt.Sprintf("benchmark failed to run: panic: %v", p))
+			}
+		}
+	}()
+	return f()
 }
 
 func progress(w io.Writer, format string, args ...any) {
@@ -194,12 +214,14 @@ func newConfig(o Options) config {
 		c.trainBatch, c.trainReps = 256, 5
 		c.inferBatch, c.latencyReps, c.throughputReps = 256, 200, 5
 		c.gpuGemmN, c.gpuReps, c.gpuCopySize = 8192, 10, 256<<20
+		c.gpuMLPDims, c.gpuMLPBatch = []int{2048, 8192, 8192, 2048}, 512
 	} else {
 		c.gemmN, c.gemmReps, c.streamReps = 4096, 10, 20
 		c.mlpDims = []int{1024, 4096, 4096, 1024}
 		c.trainBatch, c.trainReps = 512, 10
 		c.inferBatch, c.latencyReps, c.throughputReps = 1024, 1000, 10
 		c.gpuGemmN, c.gpuReps, c.gpuCopySize = 16384, 50, 1<<30
+		c.gpuMLPDims, c.gpuMLPBatch = []int{4096, 16384, 16384, 4096}, 2048
 	}
 	if o.GemmN > 0 {
 		c.gemmN = o.GemmN
