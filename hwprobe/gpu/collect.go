@@ -216,10 +216,18 @@ func watchXID(ctx context.Context, lib Library, handles []Device, gpus []GPU, wi
 	for _, g := range gpus {
 		byUUID[g.UUID] = g.Index
 	}
-	deadline := time.Now().Add(window)
+	start := time.Now()
+	deadline := start.Add(window)
 	for {
+		w.WatchedSeconds = time.Since(start).Seconds()
 		left := time.Until(deadline)
-		if left <= 0 || ctx.Err() != nil {
+		if left <= 0 {
+			return w
+		}
+		if err := ctx.Err(); err != nil {
+			// A window cut short saw only part of what it was asked to
+			// watch: that is not a clean window.
+			w.Error = fmt.Sprintf("xid watch ended after %.1fs of %.1fs: %v", w.WatchedSeconds, w.WindowSeconds, err)
 			return w
 		}
 		data, ret := set.Wait(uint32(min(left, 200*time.Millisecond).Milliseconds()))

@@ -5,6 +5,7 @@ package gpu_test
 import (
 	"context"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -190,5 +191,33 @@ func TestCollectXID(t *testing.T) {
 	want := []gpu.XIDEvent{{GPU: 4, UUID: d.UUID, XID: 79}}
 	if sec.XID == nil || !reflect.DeepEqual(sec.XID.Events, want) || sec.XID.Error != "" {
 		t.Errorf("xid = %+v", sec.XID)
+	}
+}
+
+// TestCollectXIDCutShort: a watch whose context ends before its window is
+// over says so (an error and the seconds watched), so validate cannot count
+// it as a clean window.
+func TestCollectXIDCutShort(t *testing.T) {
+	s := gputest.DGXH100()
+	s.EventSetCreateFunc = func() (nvml.EventSet, nvml.Return) {
+		return &mock.EventSet{
+			WaitFunc: func(uint32) (nvml.EventData, nvml.Return) {
+				time.Sleep(5 * time.Millisecond)
+				return nvml.EventData{}, nvml.ERROR_TIMEOUT
+			},
+			FreeFunc: func() nvml.Return { return nvml.SUCCESS },
+		}, nvml.SUCCESS
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	sec, _ := gpu.Collect(ctx, s, gpu.Options{XIDWindow: 10 * time.Second})
+	if sec.XID == nil {
+		t.Fatal("no xid watch recorded")
+	}
+	if sec.XID.Error == "" || !strings.Contains(sec.XID.Error, "ended after") {
+		t.Errorf("cut-short watch has no error: %+v", sec.XID)
+	}
+	if sec.XID.WatchedSeconds >= sec.XID.WindowSeconds {
+		t.Errorf("watched %gs of %gs", sec.XID.WatchedSeconds, sec.XID.WindowSeconds)
 	}
 }

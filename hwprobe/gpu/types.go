@@ -98,9 +98,10 @@ type Clocks struct {
 
 // XIDWatch is what an XID listening window saw.
 type XIDWatch struct {
-	WindowSeconds float64    `json:"window_seconds"`
-	Events        []XIDEvent `json:"events"`
-	Error         string     `json:"error,omitempty"`
+	WindowSeconds  float64    `json:"window_seconds"`  // asked for
+	WatchedSeconds float64    `json:"watched_seconds"` // listened for; less than WindowSeconds means cut short
+	Events         []XIDEvent `json:"events"`
+	Error          string     `json:"error,omitempty"`
 }
 
 // XIDEvent is one critical XID error reported by the driver.

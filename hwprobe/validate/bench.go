@@ -3,6 +3,7 @@ package validate
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/mlplatform/mlplatform/hwprobe/bench"
 	"github.com/mlplatform/mlplatform/hwprobe/profile"
@@ -51,6 +52,12 @@ func (v *validator) benchResult(id string, bm profile.Benchmark, r bench.Result)
 		if c.Reason == "" {
 			c.Reason = "benchmark did not run"
 		}
+		v.add(c)
+		return
+	}
+	if r.Reps < 1 || math.IsNaN(r.Value) || math.IsInf(r.Value, 0) {
+		// Marked as run but with nothing measured: incomplete, not a pass.
+		c.Status, c.Reason = NotRun, fmt.Sprintf("benchmark reported no measurement (%d repetitions, value %v)", r.Reps, r.Value)
 		v.add(c)
 		return
 	}

@@ -208,6 +208,14 @@ func (v *validator) xid(w *gpu.XIDWatch) {
 		v.notRun(id, "", "no critical XID", "XID events were not watched")
 	case w.Error != "":
 		v.notRun(id, "", "no critical XID", w.Error)
+	case w.WindowSeconds <= 0 || w.WatchedSeconds < w.WindowSeconds:
+		// A watch that did not last its window is incomplete: not run,
+		// whatever it saw (a critical XID seen still fails below).
+		if len(w.Events) == 0 {
+			v.notRun(id, "", "no critical XID", fmt.Sprintf("XID events watched for %gs of %gs", w.WatchedSeconds, w.WindowSeconds))
+			return
+		}
+		fallthrough
 	default:
 		var evs []string
 		for _, e := range w.Events {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/xml"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -201,11 +202,62 @@ func TestValidateXID(t *testing.T) {
 	if r := Validate(context.Background(), p, inv, nil); r.Exit != ExitCannotRun {
 		t.Errorf("xid not watched: exit %d", r.Exit)
 	}
-	inv.GPU.XID = &gpu.XIDWatch{WindowSeconds: 1, Events: []gpu.XIDEvent{{GPU: 4, XID: 79}}}
+	inv.GPU.XID = &gpu.XIDWatch{WindowSeconds: 1, WatchedSeconds: 1, Events: []gpu.XIDEvent{{GPU: 4, XID: 79}}}
 	r := Validate(context.Background(), p, inv, nil)
 	c, _ := find(r, "gpu.xid", "")
 	if r.Exit != ExitFail || !strings.Contains(c.Reason, "gpu4 XID 79") {
 		t.Errorf("xid check = %+v", c)
+	}
+}
+
+// TestValidateXIDIncomplete: a watch cut short (its context ended early) is
+// not run, never a pass; one that saw a critical XID before it ended still
+// fails.
+func TestValidateXIDIncomplete(t *testing.T) {
+	p := &profile.Profile{GPU: &profile.GPU{Count: 8, XIDSeconds: 5}}
+	inv := probeWith(t, gputest.DGXH100())
+	tests := []struct {
+		name string
+		w    gpu.XIDWatch
+		want Status
+	}{
+		{"complete and clean", gpu.XIDWatch{WindowSeconds: 5, WatchedSeconds: 5.01, Events: []gpu.XIDEvent{}}, Pass},
+		{"cut short, no events", gpu.XIDWatch{WindowSeconds: 5, WatchedSeconds: 0.4, Events: []gpu.XIDEvent{}}, NotRun},
+		{"old report without watched time", gpu.XIDWatch{WindowSeconds: 5, Events: []gpu.XIDEvent{}}, NotRun},
+		{"cut short with an error", gpu.XIDWatch{WindowSeconds: 5, WatchedSeconds: 0.4, Error: "xid watch ended after 0.4s of 5.0s: context canceled"}, NotRun},
+		{"cut short after an XID", gpu.XIDWatch{WindowSeconds: 5, WatchedSeconds: 0.4, Events: []gpu.XIDEvent{{GPU: 1, XID: 48}}}, Fail},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := tt.w
+			inv.GPU.XID = &w
+			r := Validate(context.Background(), p, inv, nil)
+			c, ok := find(r, "gpu.xid", "")
+			if !ok || c.Status != tt.want {
+				t.Errorf("gpu.xid = %+v, want %s", c, tt.want)
+			}
+		})
+	}
+}
+
+// TestValidateBenchIncomplete: a result marked as run but with no
+// repetitions or no finite value is not run, never a pass.
+func TestValidateBenchIncomplete(t *testing.T) {
+	p := &profile.Profile{Benchmarks: []profile.Benchmark{{Name: "cpu_sgemm"}, {Name: "cpu_stream_triad"}, {Name: "cpu_mlp_train"}}}
+	b := fakeBencher{results: []bench.Result{
+		{Name: "cpu_sgemm", Device: "cpu", Ran: true, Unit: "GFLOP/s"},
+		{Name: "cpu_stream_triad", Device: "cpu", Ran: true, Reps: 3, Value: math.NaN(), Unit: "MB/s"},
+		{Name: "cpu_mlp_train", Device: "cpu", Ran: true, Reps: 3, Value: 10, Unit: "samples/s"},
+	}}
+	r := Validate(context.Background(), p, &probe.Inventory{}, b)
+	want := map[string]Status{"bench.cpu_sgemm cpu": NotRun, "bench.cpu_stream_triad cpu": NotRun, "bench.cpu_mlp_train cpu": Pass}
+	for _, c := range r.Checks {
+		if want[c.Name()] != c.Status {
+			t.Errorf("%s = %s (%s)", c.Name(), c.Status, c.Reason)
+		}
+	}
+	if r.Exit != ExitCannotRun {
+		t.Errorf("exit %d, want %d", r.Exit, ExitCannotRun)
 	}
 }
 
@@ -277,11 +329,11 @@ func TestValidateBenchmarks(t *testing.T) {
 		{"no bencher", nil, map[string]Status{"bench.cpu_sgemm": NotRun, "bench.gpu_infer_latency_p99": NotRun, "bench.nccl_allreduce": NotRun, "bench.gpu_gemm_bf16": NotRun}, ExitCannotRun},
 		{"bencher error", fakeBencher{err: errors.New("cuda missing")}, map[string]Status{"bench.cpu_sgemm": NotRun, "bench.gpu_infer_latency_p99": NotRun, "bench.nccl_allreduce": NotRun, "bench.gpu_gemm_bf16": NotRun}, ExitCannotRun},
 		{"results", fakeBencher{results: []bench.Result{
-			{Name: "cpu_sgemm", Device: "cpu", Ran: true, Value: 180, Unit: "GFLOP/s", Peak: 400, Efficiency: 0.45},
-			{Name: "gpu_infer_latency_p99", Device: "gpu0", Ran: true, Value: 12, Unit: "ms"},
-			{Name: "gpu_infer_latency_p99", Device: "gpu1", Ran: true, Value: 31, Unit: "ms"},
+			{Name: "cpu_sgemm", Device: "cpu", Ran: true, Reps: 3, Value: 180, Unit: "GFLOP/s", Peak: 400, Efficiency: 0.45},
+			{Name: "gpu_infer_latency_p99", Device: "gpu0", Ran: true, Reps: 3, Value: 12, Unit: "ms"},
+			{Name: "gpu_infer_latency_p99", Device: "gpu1", Ran: true, Reps: 3, Value: 31, Unit: "ms"},
 			{Name: "nccl_allreduce", Device: "gpu:all", Ran: false, Reason: "libnccl not found"},
-			{Name: "gpu_gemm_bf16", Device: "gpu0", Ran: true, Value: 700, Unit: "TFLOP/s"},
+			{Name: "gpu_gemm_bf16", Device: "gpu0", Ran: true, Reps: 3, Value: 700, Unit: "TFLOP/s"},
 		}}, map[string]Status{"bench.cpu_sgemm cpu": Fail, "bench.gpu_infer_latency_p99 gpu0": Pass, "bench.gpu_infer_latency_p99 gpu1": Fail,
 			"bench.nccl_allreduce gpu:all": NotRun, "bench.gpu_gemm_bf16 gpu0": Pass}, ExitFail},
 	}
