@@ -241,12 +241,13 @@ func (g *gpuRun) gemm(lt *cublasLt, d gpuDevice, prec string) Result {
 	}
 	n := g.cfg.gpuGemmN
 	r := rand.New(rand.NewPCG(uint64(d.index), 9))
-	a, err := g.upload(randomBits(r, prec, n*n, 1))
+	hostA, hostB := randomBits(r, prec, n*n, 1), randomBits(r, prec, n*n, 1)
+	a, err := g.upload(hostA)
 	if err != nil {
 		return fail(err)
 	}
 	defer rt.free(a)
-	b, err := g.upload(randomBits(r, prec, n*n, 1))
+	b, err := g.upload(hostB)
 	if err != nil {
 		return fail(err)
 	}
@@ -283,6 +284,18 @@ func (g *gpuRun) gemm(lt *cublasLt, d gpuDevice, prec string) Result {
 			return fail(err)
 		}
 	}
+	verify := func(when string) error {
+		if err := rt.check("cudaDeviceSynchronize", rt.deviceSynchronize()); err != nil {
+			return err
+		}
+		if err := g.checkGemmProduct(dst, hostA, hostB, prec, n); err != nil {
+			return fmt.Errorf("%s GEMM gave a wrong product %s: %w", prec, when, err)
+		}
+		return nil
+	}
+	if err := verify("before timing"); err != nil {
+		return fail(err)
+	}
 	flops := 2 * float64(n) * float64(n) * float64(n)
 	var rates []float64
 	for range g.cfg.gpuReps {
@@ -294,6 +307,9 @@ func (g *gpuRun) gemm(lt *cublasLt, d gpuDevice, prec string) Result {
 			return fail(err)
 		}
 		rates = append(rates, flops/s/1e12)
+	}
+	if err := verify("after timing"); err != nil {
+		return fail(err)
 	}
 	peak := map[string]float64{"bf16": d.peak.BF16, "fp16": d.peak.FP16, "fp8": d.peak.FP8}[prec]
 	res := measured(name, "cublasLt", "TFLOP/s", rates, peak, mergeParams(d.params(), map[string]string{
@@ -521,6 +537,9 @@ func (g *gpuRun) allReduce(names []string) Result {
 			return fail(err)
 		}
 		defer rt.free(recv[i])
+		if err := rt.check("cudaMemset", rt.memset(send[i], int32(allReduceFill(i)), bytes)); err != nil {
+			return fail(err)
+		}
 		if err := rt.check("cudaStreamCreate", rt.streamCreate(&streams[i])); err != nil {
 			return fail(err)
 		}
@@ -558,6 +577,9 @@ func (g *gpuRun) allReduce(names []string) Result {
 			algbw := float64(bytes) / time.Since(t0).Seconds() / 1e9
 			rates = append(rates, algbw*2*float64(n-1)/float64(n))
 		}
+	}
+	if err := g.checkAllReduce(recv, bytes); err != nil {
+		return fail(fmt.Errorf("all-reduce gave a wrong sum: %w", err))
 	}
 	d := g.devs[0]
 	res := measured(name, "nccl", "GB/s", rates, d.peak.NVLink, mergeParams(d.params(), map[string]string{

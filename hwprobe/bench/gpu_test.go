@@ -269,3 +269,50 @@ func TestGPUMLPEmptyDimsNotRun(t *testing.T) {
 		t.Fatalf("want a not-run result with a reason, got %+v", rs)
 	}
 }
+
+// TestGPUWrongResultsNotPassed: a GPU library that computes a wrong GEMM
+// product or a wrong all-reduce sum gives not-run results that say so,
+// never figures. The stubs compute correct results unless built with
+// WRONG_PRODUCT or WRONG_SUM.
+func TestGPUWrongResultsNotPassed(t *testing.T) {
+	if !dynamicLoading || !canCall16 {
+		t.Skip("run-time loading with 16-argument calls is not available on this platform")
+	}
+	dir := t.TempDir()
+	libs := CUDALibraries{
+		Cudart:   []string{buildStub(t, dir, "libcudart.so", "-DROLE_CUDART")},
+		CublasLt: []string{buildStub(t, dir, "libcublasLt-wrong.so", "-DROLE_LT", "-DWRONG_PRODUCT")},
+		NCCL:     []string{buildStub(t, dir, "libnccl-wrong.so", "-DROLE_NCCL", "-DWRONG_SUM")},
+	}
+	sel := map[string]bool{"gpu_gemm_bf16": true, "gpu_gemm_fp16": true, "gpu_gemm_fp8": true, "gpu_nccl_allreduce_busbw": true}
+	rs := gpuResults(context.Background(), tinyGPUConfig(), libs, sel)
+	if len(rs) != 7 {
+		t.Fatalf("got %d results, want 7", len(rs))
+	}
+	for _, r := range rs {
+		want := "wrong product"
+		if r.Name == "gpu_nccl_allreduce_busbw" {
+			want = "wrong sum"
+		}
+		if r.Ran || !strings.Contains(r.Reason, want) {
+			t.Errorf("%s on %s: ran=%v reason=%q, want not run with %q", r.Name, r.Device, r.Ran, r.Reason, want)
+		}
+	}
+}
+
+func TestSmallFloatDecoders(t *testing.T) {
+	for _, f := range []float32{0, 1, -1, 0.5, 1.5, -2.75, 65504, 6.1035156e-05} {
+		if got := fromFP16(toFP16(f)); got != f {
+			t.Errorf("fromFP16(toFP16(%g)) = %g", f, got)
+		}
+	}
+	tests := map[byte]float32{0x38: 1, 0xb8: -1, 0x7e: 448, 0x01: 0.001953125, 0x08: 0.015625, 0x00: 0}
+	for b, want := range tests {
+		if got := fromE4M3(b); got != want {
+			t.Errorf("fromE4M3(%#x) = %g, want %g", b, got, want)
+		}
+	}
+	if v := fromE4M3(0x7f); v == v {
+		t.Errorf("fromE4M3(0x7f) = %g, want NaN", v)
+	}
+}

@@ -49,12 +49,61 @@ const char *cudaGetErrorString(int e) { return "stub error"; }
 #endif
 
 #ifdef ROLE_LT
+/* The matmul computes D = alpha*op(A)*op(B) + beta*C on the host for shapes
+ * up to STUB_MAX_MACS multiply-adds (bf16, fp16 and fp8 E4M3 inputs; bf16,
+ * fp16 or fp32 outputs; ReLU epilogue), so hwprobe's check of the product
+ * runs; larger shapes are left uncomputed. -DWRONG_PRODUCT perturbs the
+ * result, to test that hwprobe notices a GPU that computes garbage. */
+#define STUB_MAX_MACS ((uint64_t)1 << 27)
+typedef struct { int type; uint64_t rows, cols; int64_t ld; } layout;
+typedef struct { int ta, tb, epi; } mdesc;
+
+static float ld_elem(const void *p, int type, size_t i) {
+	switch (type) {
+	case 14: { uint32_t u = (uint32_t)((const uint16_t *)p)[i] << 16; float f; memcpy(&f, &u, 4); return f; }
+	case 2: return (float)((const _Float16 *)p)[i];
+	case 28: {
+		uint8_t b = ((const uint8_t *)p)[i];
+		int sign = b >> 7, e = (b >> 3) & 15, m = b & 7;
+		float v = e == 0 ? (float)m / 512.0f : (1.0f + (float)m / 8.0f) * (float)(1 << e) / 128.0f;
+		return sign ? -v : v;
+	}
+	default: return ((const float *)p)[i];
+	}
+}
+
+static void st_elem(void *p, int type, size_t i, float v) {
+	switch (type) {
+	case 14: {
+		uint32_t u; memcpy(&u, &v, 4);
+		u += 0x7fff + ((u >> 16) & 1);
+		((uint16_t *)p)[i] = (uint16_t)(u >> 16);
+		break;
+	}
+	case 2: ((_Float16 *)p)[i] = (_Float16)v; break;
+	default: ((float *)p)[i] = v;
+	}
+}
+
 int cublasLtCreate(void **h) { *h = malloc(8); return 0; }
 int cublasLtDestroy(void *h) { free(h); return 0; }
-int cublasLtMatmulDescCreate(void **d, int compute, int scale) { *d = malloc(64); return compute == 68 && scale == 0 ? 0 : 7; }
+int cublasLtMatmulDescCreate(void **d, int compute, int scale) { *d = calloc(1, sizeof(mdesc)); return compute == 68 && scale == 0 ? 0 : 7; }
 int cublasLtMatmulDescDestroy(void *d) { free(d); return 0; }
-int cublasLtMatmulDescSetAttribute(void *d, int attr, const void *buf, size_t n) { return buf && n == 4 ? 0 : 7; }
-int cublasLtMatrixLayoutCreate(void **l, int type, uint64_t rows, uint64_t cols, int64_t ld) { *l = malloc(8); return ld >= (int64_t)rows ? 0 : 7; }
+int cublasLtMatmulDescSetAttribute(void *d, int attr, const void *buf, size_t n) {
+	if (!buf || n != 4) return 7;
+	mdesc *m = d;
+	int v; memcpy(&v, buf, 4);
+	if (attr == 3) m->ta = v;
+	if (attr == 4) m->tb = v;
+	if (attr == 7) m->epi = v;
+	return 0;
+}
+int cublasLtMatrixLayoutCreate(void **l, int type, uint64_t rows, uint64_t cols, int64_t ld) {
+	layout *x = malloc(sizeof(layout));
+	x->type = type, x->rows = rows, x->cols = cols, x->ld = ld;
+	*l = x;
+	return ld >= (int64_t)rows ? 0 : 7;
+}
 int cublasLtMatrixLayoutDestroy(void *l) { free(l); return 0; }
 int cublasLtMatmulPreferenceCreate(void **p) { *p = malloc(8); return 0; }
 int cublasLtMatmulPreferenceDestroy(void *p) { free(p); return 0; }
@@ -70,24 +119,68 @@ int cublasLtMatmul(void *h, void *op, const float *alpha, const void *A, void *A
 		const float *beta, const void *C, void *Cd, void *D, void *Dd, const void *algo, void *ws, size_t wsSize, void *stream) {
 	if (!h || !op || !alpha || !A || !Ad || !B || !Bd || !beta || !C || !Cd || !D || !Dd || !algo) return 7;
 	if (C != D || Cd != Dd || wsSize != (size_t)32 << 20 || stream != 0) return 7;
+	const mdesc *md = op;
+	const layout *la = Ad, *lb = Bd, *ld = Dd;
+	uint64_t m = md->ta ? la->cols : la->rows, k = md->ta ? la->rows : la->cols, n = ld->cols;
+	if ((md->tb ? lb->cols : lb->rows) != k || (md->tb ? lb->rows : lb->cols) != n || ld->rows != m) return 7;
+	if (m * n * k > STUB_MAX_MACS) return 0;
+	for (uint64_t j = 0; j < n; j++)
+		for (uint64_t i = 0; i < m; i++) {
+			float acc = 0;
+			for (uint64_t p = 0; p < k; p++) {
+				size_t ai = md->ta ? p + i * la->ld : i + p * la->ld;
+				size_t bi = md->tb ? j + p * lb->ld : p + j * lb->ld;
+				acc += ld_elem(A, la->type, ai) * ld_elem(B, lb->type, bi);
+			}
+			size_t di = i + j * ld->ld;
+			float v = *alpha * acc + (*beta != 0 ? *beta * ld_elem(C, ld->type, di) : 0);
+			if (md->epi == 2 && v < 0) v = 0;
+#ifdef WRONG_PRODUCT
+			if (i == m / 2) v += 1.0f;
+#endif
+			st_elem(D, ld->type, di, v);
+		}
 	return 0;
 }
 #endif
 #endif
 
 #ifdef ROLE_NCCL
+/* All-reduce (float sum) over the calls between ncclGroupStart and
+ * ncclGroupEnd, done on the host at ncclGroupEnd. -DWRONG_SUM copies each
+ * rank's own input instead, to test that hwprobe checks the sum. */
+#define MAXRANKS 16
+static struct { const float *s; float *r; size_t count; } pend[MAXRANKS];
+static int npend, ingroup;
+static void reduce(void) {
+	for (size_t e = 0; npend > 0 && e < pend[0].count; e++) {
+		float sum = 0;
+		for (int i = 0; i < npend; i++) sum += pend[i].s[e];
+		for (int i = 0; i < npend; i++) {
+#ifdef WRONG_SUM
+			pend[i].r[e] = pend[i].s[e];
+#else
+			pend[i].r[e] = sum;
+#endif
+		}
+	}
+	npend = 0;
+}
 int ncclCommInitAll(void **comms, int n, const int *devs) {
 	for (int i = 0; i < n; i++) { if (devs[i] != i) return 4; comms[i] = malloc(8); }
 	return 0;
 }
 int ncclCommDestroy(void *c) { free(c); return 0; }
 int ncclAllReduce(const void *s, void *r, size_t count, int dtype, int op, void *comm, void *stream) {
-	if (dtype != 7 || op != 0 || !comm) return 4;
-	memcpy(r, s, count * 4);
+	if (dtype != 7 || op != 0 || !comm || npend >= MAXRANKS) return 4;
+	if (npend > 0 && pend[0].count != count) return 4;
+	pend[npend].s = s, pend[npend].r = r, pend[npend].count = count;
+	npend++;
+	if (!ingroup) reduce();
 	return 0;
 }
-int ncclGroupStart(void) { return 0; }
-int ncclGroupEnd(void) { return 0; }
+int ncclGroupStart(void) { ingroup = 1; return 0; }
+int ncclGroupEnd(void) { ingroup = 0; reduce(); return 0; }
 const char *ncclGetErrorString(int e) { return "stub nccl error"; }
 #endif
 
