@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strconv"
 	"time"
 )
@@ -25,6 +26,9 @@ type hostBLAS struct {
 	lib    string
 	kind   string // openblas, mkl, blis or blas
 	sgemm  func(order, transA, transB, m, n, k int32, alpha float32, a *float32, lda int32, b *float32, ldb int32, beta float32, c *float32, ldc int32)
+	// threads is the size of the library's own thread pool, 0 when the
+	// library does not say.
+	threads int
 }
 
 func loadHostBLAS(names []string) (*hostBLAS, error) {
@@ -40,25 +44,49 @@ func loadHostBLAS(names []string) (*hostBLAS, error) {
 	switch {
 	case hasSymbol(h, "openblas_get_config"):
 		b.kind = "openblas"
+		b.threads = poolSize(h, lib, "openblas_get_num_threads")
 	case hasSymbol(h, "MKL_Get_Version"), hasSymbol(h, "mkl_get_version"):
 		b.kind = "mkl"
+		b.threads = poolSize(h, lib, "MKL_Get_Max_Threads")
 	case hasSymbol(h, "bli_info_get_version_str"):
 		b.kind = "blis"
+		b.threads = poolSize(h, lib, "bli_thread_get_num_threads")
 	default:
 		b.kind = "blas"
 	}
 	return b, nil
 }
 
+// poolSize calls a library's int-returning thread-count function, or
+// returns 0 when it has none.
+func poolSize(h uintptr, lib, symbol string) int {
+	if !hasSymbol(h, symbol) {
+		return 0
+	}
+	var f func() int32
+	if err := bindSymbols(h, lib, map[string]any{symbol: &f}); err != nil {
+		return 0
+	}
+	return int(f())
+}
+
 // blasSgemmResult times the host BLAS on an n x n x n sgemm. Libraries keep
-// their own thread pools; the library's default thread count is used.
-func blasSgemmResult(ctx context.Context, names []string, n, reps int, peak cpuPeak) Result {
+// their own thread pools and the library's default thread count is used, so
+// the result is judged against the peak of that many cores (peakFor), not
+// of hwprobe's thread count; a library that does not say is assumed to use
+// every online CPU.
+func blasSgemmResult(ctx context.Context, names []string, n, reps int, peakFor func(threads int) cpuPeak) Result {
 	const name = "cpu_sgemm_blas"
 	b, err := loadHostBLAS(names)
 	if err != nil {
 		return notRun(name, "cpu", err.Error())
 	}
 	defer dlclose(b.handle)
+	threads, threadsSource := b.threads, "library"
+	if threads <= 0 {
+		threads, threadsSource = runtime.NumCPU(), "assumed: every online CPU"
+	}
+	peak := peakFor(threads)
 	r := rand.New(rand.NewPCG(1, 2))
 	x, y, z := randMat(r, n*n), randMat(r, n*n), make([]float32, n*n)
 	call := func() {
@@ -79,7 +107,8 @@ func blasSgemmResult(ctx context.Context, names []string, n, reps int, peak cpuP
 		rates = append(rates, flops/time.Since(t0).Seconds()/1e9)
 	}
 	return measured(name, b.kind, "GFLOP/s", rates, peak.GFLOPS32(),
-		mergeParams(peak.params(), map[string]string{"n": strconv.Itoa(n), "library": b.lib}))
+		mergeParams(peak.params(), map[string]string{"n": strconv.Itoa(n), "library": b.lib,
+			"library_threads": strconv.Itoa(threads), "library_threads_source": threadsSource}))
 }
 
 // randMat returns n uniform values in [-1, 1).

@@ -36,7 +36,9 @@ func (d gpuDevice) label() string { return "gpu" + strconv.Itoa(d.index) }
 func (d gpuDevice) params() map[string]string {
 	p := map[string]string{"gpu_name": d.name, "compute_capability": fmt.Sprintf("%d.%d", d.major, d.minor)}
 	if !d.peakKnown {
-		p["peak_note"] = "GPU model not in the peak table"
+		p["peak_note"] = "GPU SKU " + d.name + " not in the catalog: no peak"
+	} else {
+		p["peak_source"] = d.peak.Source
 	}
 	return p
 }

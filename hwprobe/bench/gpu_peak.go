@@ -1,6 +1,6 @@
 package bench
 
-import "strings"
+import "github.com/mlplatform/mlplatform/internal/catalog"
 
 // gpuPeak holds datasheet peaks for one GPU model: dense tensor TFLOP/s, and
 // GB/s for memory, host link (per direction) and NVLink (per direction).
@@ -9,31 +9,17 @@ type gpuPeak struct {
 	HBM             float64 // GB/s
 	PCIe            float64 // GB/s per direction
 	NVLink          float64 // GB/s per direction, 0 without NVLink
+	Source          string
 }
 
-// gpuPeakFor looks a CUDA device name up in a small datasheet table (NVIDIA
-// datasheets, SXM parts where both exist). ok is false for unknown models;
-// the catalog package may replace this table.
+// gpuPeakFor looks a CUDA device name up in the catalog, matched exactly by
+// SKU: "NVIDIA L40" never gets the L4 figures, nor "NVIDIA H100 NVL" the
+// SXM ones. ok is false for a name the catalog does not know.
 func gpuPeakFor(name string) (gpuPeak, bool) {
-	n := strings.ToUpper(name)
-	switch {
-	case strings.Contains(n, "H200"):
-		return gpuPeak{BF16: 989, FP16: 989, FP8: 1979, HBM: 4800, PCIe: 64, NVLink: 450}, true
-	case strings.Contains(n, "H100") && strings.Contains(n, "PCIE"):
-		return gpuPeak{BF16: 756, FP16: 756, FP8: 1513, HBM: 2000, PCIe: 64}, true
-	case strings.Contains(n, "H100"):
-		return gpuPeak{BF16: 989, FP16: 989, FP8: 1979, HBM: 3350, PCIe: 64, NVLink: 450}, true
-	case strings.Contains(n, "A100") && strings.Contains(n, "80GB"):
-		return gpuPeak{BF16: 312, FP16: 312, HBM: 2039, PCIe: 32, NVLink: 300}, true
-	case strings.Contains(n, "A100"):
-		return gpuPeak{BF16: 312, FP16: 312, HBM: 1555, PCIe: 32, NVLink: 300}, true
-	case strings.Contains(n, "L40S"):
-		return gpuPeak{BF16: 362, FP16: 362, FP8: 733, HBM: 864, PCIe: 32}, true
-	case strings.Contains(n, "L4"):
-		return gpuPeak{BF16: 121, FP16: 121, FP8: 242, HBM: 300, PCIe: 32}, true
-	case strings.Contains(n, "A10G"):
-		// No official tensor peak for the A10G; only memory is known.
-		return gpuPeak{HBM: 600, PCIe: 32}, true
+	p, ok := catalog.GPUPeakByDeviceName(name)
+	if !ok {
+		return gpuPeak{}, false
 	}
-	return gpuPeak{}, false
+	return gpuPeak{BF16: p.BF16, FP16: p.FP16, FP8: p.FP8, HBM: p.HBMGBps, PCIe: p.PCIeGBps, NVLink: p.NVLinkGBps,
+		Source: "catalog: " + p.DeviceName + ": " + p.Source}, true
 }

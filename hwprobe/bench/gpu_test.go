@@ -167,6 +167,9 @@ func TestGPUPeakTable(t *testing.T) {
 		{"NVIDIA H200", 989, 4800, true},
 		{"NVIDIA A100-SXM4-40GB", 312, 1555, true},
 		{"NVIDIA L4", 121, 300, true},
+		{"NVIDIA L40", 181, 864, true},       // once got the L4 figures (substring match)
+		{"NVIDIA H100 NVL", 835, 3900, true}, // once got the SXM figures
+		{"NVIDIA H100 PCIe", 756, 2000, true},
 		{"NVIDIA A10G", 0, 600, true},
 		{"Stub GPU (test double)", 0, 0, false},
 	}

@@ -48,39 +48,37 @@ func TestFMAShape(t *testing.T) {
 	}
 }
 
-func TestParseKHz(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    float64
-		wantErr bool
-	}{
-		{"3500000\n", 3.5, false},
-		{"2100000", 2.1, false},
-		{"", 0, true},
-		{"-5", 0, true},
-		{"abc", 0, true},
-	}
-	for _, tt := range tests {
-		got, err := parseKHz(tt.in)
-		if (err != nil) != tt.wantErr || got != tt.want {
-			t.Errorf("parseKHz(%q) = %v, %v; want %v, err %v", tt.in, got, err, tt.want, tt.wantErr)
-		}
-	}
-}
-
-func FuzzParseKHz(f *testing.F) {
-	f.Add("3500000")
-	f.Add("x")
-	f.Fuzz(func(t *testing.T, s string) {
-		if v, err := parseKHz(s); err == nil && v <= 0 {
-			t.Fatalf("parseKHz(%q) = %v without error", s, v)
-		}
-	})
-}
-
 func TestEstimateClock(t *testing.T) {
-	if g := estimateClockGHz(); g < 0.2 || g > 10 {
+	if g := estimateClockGHz(4); g < 0.2 || g > 10 {
 		t.Errorf("estimateClockGHz() = %v GHz, implausible", g)
 	}
-	t.Logf("estimated clock %.2f GHz; peak %+v", estimateClockGHz(), detectCPUPeak(0))
+	t.Logf("estimated clock %.2f GHz; peak %+v", estimateClockGHz(4), detectCPUPeak(0))
+}
+
+// TestCPUPeakFromCatalog: a CPU the catalog knows gets its sustained clock
+// (never the turbo), its pipes and its bf16 rate (AMX on Sapphire Rapids);
+// one it does not know gets an estimate that says so, timed with its
+// generation's FMA latency (5 cycles on Zen 1 and 2).
+func TestCPUPeakFromCatalog(t *testing.T) {
+	var gotLatency int
+	est := func(lat int) float64 { gotLatency = lat; return 2.0 }
+	spr := hostCPU{ModelName: "Intel(R) Xeon(R) Platinum 8488C", Vendor: cpuid.Intel, Family: 6, Model: 0x8f, Cores: 48,
+		AVX512: true, AVX2: true, AVX512BF16: true, AMXBF16: true}
+	p := cpuPeakFor(spr, 4, est)
+	if p.ClockSource != "catalog" || p.ClockGHz != 3.2 || p.Cores != 4 || p.GFLOPS32() != 4*3.2*64 || p.GFLOPSBF16() != 4*3.2*1024 {
+		t.Errorf("sapphire rapids peak = %+v (fp32 %g, bf16 %g)", p, p.GFLOPS32(), p.GFLOPSBF16())
+	}
+	if p.params()["peak_estimated"] != "" {
+		t.Errorf("catalog peak marked estimated: %v", p.params())
+	}
+	rome := hostCPU{ModelName: "AMD EPYC 7702 64-Core Processor", Vendor: cpuid.AMD, Family: 0x17, Model: 0x31, Cores: 2, AVX2: true}
+	p = cpuPeakFor(rome, 0, est)
+	if gotLatency != 5 || p.ClockSource != "estimated" || p.params()["peak_estimated"] != "true" || p.GFLOPSBF16() != p.GFLOPS32() {
+		t.Errorf("zen 2 peak = %+v, latency %d", p, gotLatency)
+	}
+	zen5 := hostCPU{ModelName: "AMD EPYC", Vendor: cpuid.AMD, Family: 0x1a, Model: 0x02, Cores: 2, AVX512: true, AVX2: true, AVX512BF16: true}
+	p = cpuPeakFor(zen5, 0, est)
+	if gotLatency != 4 || p.VectorBits != 512 || p.GFLOPSBF16() != 2*p.GFLOPS32() {
+		t.Errorf("zen 5 peak = %+v, latency %d", p, gotLatency)
+	}
 }

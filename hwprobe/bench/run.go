@@ -113,7 +113,7 @@ func Run(ctx context.Context, opts Options) ([]Result, error) {
 			if libs == nil {
 				libs = DefaultBLASLibraries()
 			}
-			return []Result{blasSgemmResult(ctx, libs, cfg.gemmN, cfg.gemmReps, cpuPeakOnce())}
+			return []Result{blasSgemmResult(ctx, libs, cfg.gemmN, cfg.gemmReps, detectCPUPeak)}
 		}},
 		{"CPU bf16 GEMM", []string{"cpu_bf16_gemm"}, func(ctx context.Context) []Result {
 			return []Result{builtinGemmResult(ctx, cfg, true, cpuPeakOnce())}
