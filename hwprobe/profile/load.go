@@ -2,15 +2,14 @@ package profile
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
-)
 
-var zoneIDPattern = regexp.MustCompile(`^[a-z]{2,5}[0-9]+-az[0-9]+$`)
+	"github.com/mlplatform/mlplatform/internal/residency"
+)
 
 // Load parses and checks a profile. filename is used only in diagnostics.
 // On error the diagnostics carry the file, line and column of each problem;
@@ -156,8 +155,8 @@ func check(p *Profile, body *hclsyntax.Body) hcl.Diagnostics {
 	}
 	if h := p.Host; h != nil {
 		for _, z := range h.ZoneIDs {
-			if !zoneIDPattern.MatchString(z) {
-				bad(loc.rng("host", "zone_ids"), "Invalid zone id", fmt.Sprintf("%q is not a zone id such as \"mec1-az1\" (zone ids, not zone names, are stable across accounts).", z))
+			if _, err := residency.ParseZoneID(z); err != nil {
+				bad(loc.rng("host", "zone_ids"), "Invalid zone id", fmt.Sprintf("%q is not a zone id such as \"mec1-az1\" (zone ids, not zone names, are stable across accounts): %v.", z, err))
 			}
 		}
 	}
@@ -229,15 +228,15 @@ func check(p *Profile, body *hclsyntax.Body) hcl.Diagnostics {
 	return diags
 }
 
-// SplitS3URI splits "s3://bucket/prefix" into bucket and key prefix.
+// SplitS3URI splits "s3://bucket/prefix" into bucket and key prefix, with
+// the residency package's parser (S3 bucket naming rules included).
 func SplitS3URI(uri string) (bucket, key string, err error) {
-	rest, ok := strings.CutPrefix(uri, "s3://")
-	if !ok {
+	if !strings.HasPrefix(uri, "s3://") {
 		return "", "", fmt.Errorf("%q is not an s3:// URI", uri)
 	}
-	bucket, key, _ = strings.Cut(rest, "/")
-	if len(bucket) < 3 || len(bucket) > 63 || strings.ContainsAny(bucket, " /\\?#") || bucket != strings.ToLower(bucket) {
-		return "", "", fmt.Errorf("%q has no valid bucket name", uri)
+	loc, err := residency.ParseS3URI(uri)
+	if err != nil {
+		return "", "", err
 	}
-	return bucket, key, nil
+	return loc.Bucket, loc.Key, nil
 }

@@ -51,6 +51,7 @@ func TestLoadErrors(t *testing.T) {
 		{"wrong type", "gpu {\n  count = \"eight\"\n}\n", []string{"bad.hcl:2:12", "number is required"}},
 		{"missing count", "gpu {\n  model = \"H100\"\n}\n", []string{"bad.hcl:1", "count"}},
 		{"bad zone", "host {\n  zone_ids = [\"me-central-1a\"]\n}\n", []string{"bad.hcl:2:14", "Invalid zone id", "me-central-1a"}},
+		{"unknown zone prefix", "host {\n  zone_ids = [\"xyz9-az1\"]\n}\n", []string{"bad.hcl:2:14", "Invalid zone id", "unknown region prefix"}},
 		{"negative", "cpu {\n  min_cores = -4\n}\n", []string{"bad.hcl:2:15", "must not be negative"}},
 		{"efficiency", "benchmark \"x\" {\n  min_efficiency = 60\n}\n", []string{"bad.hcl:2:20", "fraction of the peak"}},
 		{"duplicate benchmark", "benchmark \"x\" {}\nbenchmark \"x\" {}\n", []string{"bad.hcl:2:1", "Duplicate benchmark"}},
@@ -135,6 +136,9 @@ func TestSplitS3URI(t *testing.T) {
 		{"s3://Bucket/x", "", "", false},
 		{"s3:///x", "", "", false},
 		{"http://bucket/x", "", "", false},
+		{"s3://my..bucket/x", "", "", false},  // S3 naming rules, from internal/residency
+		{"s3://192.168.5.4/x", "", "", false}, // an IP address is no bucket name
+		{"s3://bucket-/x", "", "", false},     // must end with a letter or digit
 	}
 	for _, tt := range tests {
 		b, k, err := SplitS3URI(tt.uri)

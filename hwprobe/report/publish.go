@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/mlplatform/mlplatform/hwprobe/profile"
+	"github.com/mlplatform/mlplatform/internal/residency"
 )
 
 // S3 is the part of the S3 client Publish uses.
@@ -34,8 +34,6 @@ type Target struct {
 // ErrWrongRegion means the bucket or key is outside the profile's region.
 var ErrWrongRegion = errors.New("outside the profile's region")
 
-var kmsARN = regexp.MustCompile(`^arn:aws[a-z-]*:kms:([a-z0-9-]+):\d{12}:(key|alias)/.+$`)
-
 // Publish writes r as JSON to t, encrypted with SSE-KMS, after checking
 // that the bucket and the KMS key are in t.Region. It returns the object
 // URI written.
@@ -47,10 +45,15 @@ func Publish(ctx context.Context, api S3, t Target, r Report) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("publish: %w", err)
 	}
-	if m := kmsARN.FindStringSubmatch(t.KMSKeyID); m != nil && m[1] != t.Region {
-		return "", fmt.Errorf("publish: KMS key region %s is %w %s", m[1], ErrWrongRegion, t.Region)
-	} else if m == nil && strings.HasPrefix(t.KMSKeyID, "arn:") {
-		return "", fmt.Errorf("publish: %q is not a KMS key ARN", t.KMSKeyID)
+	if strings.HasPrefix(t.KMSKeyID, "arn:") {
+		a, err := residency.ParseARN(t.KMSKeyID)
+		if err != nil || a.Service != "kms" || a.Region == "" ||
+			!(strings.HasPrefix(a.Resource, "key/") || strings.HasPrefix(a.Resource, "alias/")) {
+			return "", fmt.Errorf("publish: %q is not a KMS key ARN", t.KMSKeyID)
+		}
+		if a.Region != t.Region {
+			return "", fmt.Errorf("publish: KMS key region %s is %w %s", a.Region, ErrWrongRegion, t.Region)
+		}
 	}
 	loc, err := api.GetBucketLocation(ctx, &s3.GetBucketLocationInput{Bucket: aws.String(bucket)})
 	if err != nil {
@@ -80,7 +83,9 @@ func Publish(ctx context.Context, api S3, t Target, r Report) (string, error) {
 	return "s3://" + bucket + "/" + key, nil
 }
 
-// bucketRegion maps GetBucketLocation's answer to a region name.
+// bucketRegion maps GetBucketLocation's answer to a region name. The
+// residency package exports no normaliser for this (internal/cloud has its
+// own, beyond hwprobe's reach), so the two legacy answers are mapped here.
 func bucketRegion(c types.BucketLocationConstraint) string {
 	switch c {
 	case "":

@@ -69,6 +69,8 @@ func TestPublish(t *testing.T) {
 		{name: "bucket in another region", target: Target{URI: "s3://reports/", Region: region}, location: "eu-west-1", wantErr: "is in eu-west-1", wrongReg: true},
 		{name: "us-east-1 bucket", target: Target{URI: "s3://reports/", Region: region}, location: "", wantErr: "is in us-east-1", wrongReg: true},
 		{name: "key in another region", target: Target{URI: "s3://reports/", Region: region, KMSKeyID: "arn:aws:kms:us-east-1:111122223333:key/x"}, location: region, wantErr: "us-east-1", wrongReg: true},
+		{name: "kms arn without a key", target: Target{URI: "s3://reports/", Region: region, KMSKeyID: "arn:aws:kms:me-central-1:111122223333:grant/x"}, location: region, wantErr: "not a KMS key ARN"},
+		{name: "kms arn in another partition", target: Target{URI: "s3://reports/", Region: region, KMSKeyID: "arn:aws-cn:kms:cn-north-1:111122223333:key/x"}, location: region, wantErr: "cn-north-1", wrongReg: true},
 		{name: "not a kms arn", target: Target{URI: "s3://reports/", Region: region, KMSKeyID: "arn:aws:s3:::x"}, location: region, wantErr: "not a KMS key ARN"},
 		{name: "no region", target: Target{URI: "s3://reports/"}, wantErr: "no region"},
 		{name: "bad uri", target: Target{URI: "https://reports/", Region: region}, wantErr: "not an s3:// URI"},
