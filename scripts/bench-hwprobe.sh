@@ -1,35 +1,55 @@
 #!/usr/bin/env bash
-# Side-by-side check of hwprobe's CPU benchmarks against references built on
-# this host, in one go on the same machine (`make bench-hwprobe`):
-#   - hwprobe's built-in sgemm against OpenBLAS cblas_sgemm (a small C driver
-#     linked with Debian's libopenblas-dev), at n = 2048 and 4096;
-#   - hwprobe's STREAM triad against a C triad (gcc -O3 -march=native
-#     -fopenmp) over arrays of the same length.
-# It prints each figure and the ratios hwprobe/reference (best of the
-# repetitions, and medians). Targets: sgemm >= 0.8x, triad >= 0.9x.
-# Each comparison alternates the two sides for --rounds rounds (hwprobe,
-# reference, hwprobe, ...) so that a burst of load from other processes on a
-# shared host does not land on one side only; best is the best of all
-# rounds, median the median of the rounds' medians.
+# `make bench-hwprobe`: hwprobe's CPU benchmarks against the best reference
+# this host has, measured side by side in one run.
 #
-# Nothing is installed silently. Without libopenblas-dev or OpenMP support in
-# gcc the script says how to install them and exits 2; run as root with
-# --install to let it run `apt-get install -y libopenblas-dev gcc` itself.
+# Comparisons (each reference at its best here):
+#   sgemm n=2048, 4096  hwprobe cpu_sgemm against
+#       - OpenBLAS cblas_sgemm with its own kernel selection: the command
+#         that runs it alone unsets OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE
+#         (the environment of the development machines forces the Haswell
+#         AVX2 kernel; unset, OpenBLAS picks its own, e.g. Cooperlake);
+#       - BLIS cblas_sgemm (Debian libblis4-openmp, BLIS_NUM_THREADS=nproc);
+#       - oneDNN dnnl_sgemm (Debian libdnnl2).
+#   bf16 n=2048, 4096   hwprobe cpu_bf16_gemm against OpenBLAS cblas_sbgemm
+#       and oneDNN dnnl_gemm_bf16bf16f32 (Debian's OpenBLAS 0.3.21 is built
+#       without BUILD_BFLOAT16: its sbgemm is reported missing, not skipped
+#       silently).
+#   triad               hwprobe cpu_stream_triad against a C triad with
+#       non-temporal stores (_mm512_stream_pd; gcc -O3 -march=native
+#       -fopenmp) over arrays of the same length.
+# Every reference prints the kernel it chose (openblas_get_corename(),
+# bli_arch_string(), oneDNN's effective ISA) and its version, and every
+# product is checked on a sample against float64 (hwprobe checks its own);
+# a wrong product is reported and never counted as a reference.
 #
-# Usage: scripts/bench-hwprobe.sh [--install] [--reps N] [--rounds R] [--sizes 2048,4096]
+# The host is shared and noisy, so the sides run interleaved: each round
+# runs hwprobe, then every reference, in separate processes; a round's ratio
+# is hwprobe's best over the best reference's best in that round, and the
+# verdict is the MEDIAN of the rounds' ratios against the BEST reference
+# (targets: sgemm >= 1.0x, bf16 >= 1.0x, triad >= 0.95x).
+#
+# Prerequisites: gcc with OpenMP, Go, and the Debian packages
+# libopenblas-dev libblis-dev libblis4-openmp libdnnl-dev. When one is
+# missing the script installs them if it runs as root (apt-get update once,
+# then apt-get install -y), else it names them and exits 2. --no-install
+# only names them.
+#
+# Exit: 0 every comparison meets its target, 1 one is below, 2 cannot run.
+# Usage: scripts/bench-hwprobe.sh [--no-install] [--reps N] [--rounds R] [--sizes 2048,4096]
 set -euo pipefail
 
-install=0
+install=1
 reps=5
 rounds=3
 sizes=2048,4096
 while [ $# -gt 0 ]; do
 	case "$1" in
+	--no-install) install=0 ;;
 	--install) install=1 ;;
 	--reps) reps="$2"; shift ;;
 	--rounds) rounds="$2"; shift ;;
 	--sizes) sizes="$2"; shift ;;
-	-h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench-hwprobe: unknown argument $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -39,77 +59,141 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 src="$root/scripts/bench-hwprobe"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+packages="libopenblas-dev libblis-dev libblis4-openmp libdnnl-dev"
+multiarch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
+libdir=/usr/lib/$multiarch
+openblas_lib=$libdir/openblas-pthread/libopenblas.so.0
+blis_lib=$libdir/blis-openmp/libblis.so.4
+dnnl_lib=$libdir/libdnnl.so.2
 
-have_prereqs() {
-	command -v gcc >/dev/null 2>&1 || return 1
+missing() {
+	local m=""
+	command -v gcc >/dev/null 2>&1 || m="$m gcc"
 	echo 'int main(void){return 0;}' >"$work/t.c"
-	gcc -fopenmp "$work/t.c" -o "$work/t" 2>/dev/null || return 1
-	printf '#include <cblas.h>\nint main(void){float a=1;cblas_sgemm(CblasRowMajor,CblasNoTrans,CblasNoTrans,1,1,1,1,&a,1,&a,1,0,&a,1);return 0;}\n' >"$work/b.c"
-	gcc "$work/b.c" -lopenblas -o "$work/b" 2>/dev/null || return 1
+	gcc -fopenmp "$work/t.c" -o "$work/t" 2>/dev/null || m="$m gcc-openmp"
+	[ -e "$openblas_lib" ] || m="$m libopenblas0-pthread(libopenblas-dev)"
+	[ -e "$blis_lib" ] || m="$m libblis4-openmp"
+	[ -e "$dnnl_lib" ] || m="$m libdnnl2(libdnnl-dev)"
+	echo "$m"
 }
 
-if ! have_prereqs; then
-	if [ "$install" = 1 ] && [ "$(id -u)" = 0 ]; then
-		echo "bench-hwprobe: installing libopenblas-dev and gcc (--install)" >&2
-		apt-get install -y libopenblas-dev gcc >&2
-		have_prereqs || { echo "bench-hwprobe: prerequisites still missing after install" >&2; exit 2; }
-	else
-		cat >&2 <<'MSG'
-bench-hwprobe: needs gcc with OpenMP and OpenBLAS (cblas.h, -lopenblas).
-Install them with:
-    apt-get install -y libopenblas-dev gcc
-or rerun as root with --install to let this script do it.
-MSG
+m=$(missing)
+if [ -n "$m" ]; then
+	if [ "$install" = 1 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+		echo "bench-hwprobe: missing:$m; installing $packages" >&2
+		apt-get update >&2
+		apt-get install -y gcc $packages >&2
+		m=$(missing)
+	fi
+	if [ -n "$m" ]; then
+		echo "bench-hwprobe: missing:$m" >&2
+		echo "install with: apt-get update && apt-get install -y gcc $packages" >&2
 		exit 2
 	fi
 fi
 command -v go >/dev/null 2>&1 || { echo "bench-hwprobe: needs the Go toolchain" >&2; exit 2; }
 
 echo "bench-hwprobe: building the drivers" >&2
-gcc -O2 "$src/sgemm_openblas.c" -lopenblas -o "$work/sgemm_openblas"
+gcc -O2 "$src/gemm_ref.c" -ldl -lm -o "$work/gemm_ref"
 gcc -O3 -march=native -fopenmp "$src/stream_triad.c" -o "$work/stream_triad"
 (cd "$root" && go build -o "$work/gobench" ./scripts/bench-hwprobe/gobench)
+nproc=$(nproc)
 
-field() { # field NAME LINE
-	echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"
+# run_side SIDE CMD...: runs one side, appends "side=SIDE <its line>" to
+# $work/round; a driver that fails is recorded with its reason.
+run_side() {
+	local side=$1 out rc=0
+	shift
+	out=$("$@" 2>"$work/err") || rc=$?
+	case $rc in
+	0) echo "side=$side $out" >>"$work/round" ;;
+	3) echo "side=$side unavailable ${out:-missing=?}" >>"$work/round" ;;
+	*) echo "side=$side failed rc=$rc ${out} $(tr '\n' ' ' <"$work/err" | cut -c1-200)" >>"$work/round" ;;
+	esac
 }
 
-# compare LABEL TARGET BESTFIELD OURS_CMD REF_CMD: runs both commands for
-# $rounds alternating rounds, prints every line and the ratio; returns 1
-# below the target.
+# compare LABEL TARGET FIELD UNIT then lines "SIDE CMD" on stdin
 compare() {
-	local label=$1 target=$2 f=$3 ours=$4 ref=$5 a b ob="" rb="" om="" rm=""
+	local label=$1 target=$2 f=$3 unit=$4 side cmd r
+	local -a sides=() cmds=()
+	while read -r side cmd; do sides+=("$side"); cmds+=("$cmd"); done
+	: >"$work/all"
 	for ((r = 1; r <= rounds; r++)); do
-		a=$(eval "$ours")
-		b=$(eval "$ref")
-		echo "  round $r hwprobe   $a"
-		echo "  round $r reference $b"
-		ob="$ob $(field "$f" "$a")" rb="$rb $(field "$f" "$b")"
-		om="$om $(field median "$a")" rm="$rm $(field median "$b")"
+		: >"$work/round"
+		for i in "${!sides[@]}"; do
+			eval "run_side ${sides[$i]} ${cmds[$i]}"
+		done
+		sed "s/^/round=$r /" "$work/round" >>"$work/all"
 	done
-	awk -v label="$label" -v target="$target" -v ob="$ob" -v rb="$rb" -v om="$om" -v rm="$rm" '
-		function best(s,  a, n, i, m) { n = split(s, a, " "); m = a[1]; for (i = 2; i <= n; i++) if (a[i] + 0 > m + 0) m = a[i]; return m }
-		function med(s,  a, n, i, j, t) { n = split(s, a, " "); for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }; return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
-		BEGIN {
-			r = best(ob) / best(rb); m = med(om) / med(rm)
-			printf "RATIO %s hwprobe/reference best=%.3f (%.4g vs %.4g) median=%.3f (%.4g vs %.4g) %s %sx\n", label, r, best(ob), best(rb), m, med(om), med(rm), (r >= target) ? "meets" : "BELOW", target
-			exit (r >= target) ? 0 : 1
-		}'
+	echo "== $label ($rounds interleaved rounds, $reps reps each; $unit)"
+	awk -v label="$label" -v target="$target" -v f="$f" -v unit="$unit" '
+		function get(line, k,   n, i, a, kv) { n = split(line, a, " "); for (i = 1; i <= n; i++) { split(a[i], kv, "="); if (kv[1] == k) return substr(a[i], length(k) + 2) } return "" }
+		function median(arr, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (arr[j] < arr[i]) { t = arr[i]; arr[i] = arr[j]; arr[j] = t } return (n % 2) ? arr[(n + 1) / 2] : (arr[n / 2] + arr[n / 2 + 1]) / 2 }
+		{
+			r = get($0, "round"); s = get($0, "side")
+			if (!(s in seen)) { seen[s] = 1; order[++ns] = s }
+			v = get($0, f)
+			if (get($0, "check") == "ok" && v != "") { val[s, r] = v + 0; got[s]++; vals[s] = vals[s] " " v; kern[s] = get($0, "kernel"); ver[s] = get($0, "version"); thr[s] = get($0, "threads") }
+			else { bad[s] = $0 }
+		}
+		END {
+			status = 0
+			for (r = 1; r <= '"$rounds"'; r++) {
+				best = 0; bs = ""
+				for (i = 2; i <= ns; i++) { s = order[i]; if ((s, r) in val && val[s, r] > best) { best = val[s, r]; bs = s } }
+				if (("hwprobe", r) in val && best > 0) { nr++; ratio[nr] = val["hwprobe", r] / best; bestwin[bs]++ }
+				for (i = 2; i <= ns; i++) { s = order[i]; if (("hwprobe", r) in val && (s, r) in val) { k = ++nrs[s]; rs[s, k] = val["hwprobe", r] / val[s, r] } }
+			}
+			for (i = 1; i <= ns; i++) {
+				s = order[i]
+				if (!(s in got)) { printf "  %-9s NOT AVAILABLE: %s\n", s, bad[s]; if (s == "hwprobe") status = 2; continue }
+				n = split(substr(vals[s], 2), a, " "); for (j = 1; j <= n; j++) a[j] += 0; m = median(a, n)
+				line = sprintf("  %-9s %9.1f %s (median of %d rounds)  kernel=%s", s, m, unit, n, kern[s])
+				if (ver[s] != "") line = line " version=" ver[s]
+				if (thr[s] != "") line = line " threads=" thr[s]
+				if (s != "hwprobe" && nrs[s] > 0) { for (k = 1; k <= nrs[s]; k++) b[k] = rs[s, k]; line = line sprintf("  hwprobe/this=%.3f", median(b, nrs[s])) }
+				print line
+				if (s in bad) printf "  %-9s also: %s\n", s, bad[s]
+			}
+			if (nr == 0) { printf "RATIO %s: not measured (no hwprobe or no reference result)\n", label; exit 2 }
+			top = ""; for (s in bestwin) if (top == "" || bestwin[s] > bestwin[top]) top = s
+			med = median(ratio, nr); lo = ratio[1]; hi = ratio[nr]
+			printf "RATIO %s hwprobe/BEST=%.3f (median of %d rounds, range %.3f-%.3f; best reference: %s kernel=%s) %s %.2fx\n", label, med, nr, lo, hi, top, kern[top], (med >= target) ? "meets" : "BELOW", target
+			exit (med >= target) ? status : (status ? status : 1)
+		}' "$work/all"
 }
 
-echo "host: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') ($(nproc) CPUs)"
-echo "openblas: $(dpkg-query -W -f '${Version}' libopenblas0-pthread 2>/dev/null || echo unknown), gcc: $(gcc -dumpfullversion)"
+echo "host: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') ($nproc CPUs); load: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "packages: openblas $(dpkg-query -W -f '${Version}' libopenblas0-pthread 2>/dev/null || echo '?'), blis $(dpkg-query -W -f '${Version}' libblis4-openmp 2>/dev/null || echo '?'), onednn $(dpkg-query -W -f '${Version}' libdnnl2 2>/dev/null || echo '?'), gcc $(gcc -dumpfullversion), $(go version | cut -d' ' -f3)"
+echo "environment: OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset} OPENBLAS_L2_SIZE=${OPENBLAS_L2_SIZE:-unset} (unset for the OpenBLAS runs only)"
 status=0
+worst() { [ "$1" -gt "$status" ] && status=$1 || true; }
+ob="env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE"
 IFS=, read -ra ns <<<"$sizes"
 for n in "${ns[@]}"; do
-	# Separate processes, so that no library thread pool outlives its own
-	# measurement.
-	compare "sgemm n=$n (openblas)" 0.8 gflops \
-		"\"$work/gobench\" --sgemm $n --triad=false --reps $reps" \
-		"\"$work/sgemm_openblas\" $reps $n" || status=1
+	rc=0
+	compare "sgemm n=$n" 1.0 gflops GFLOP/s <<EOF2 || rc=$?
+hwprobe "$work/gobench" --sgemm $n --triad=false --reps $reps
+openblas $ob "$work/gemm_ref" "$openblas_lib" openblas sgemm $reps $n
+blis env BLIS_NUM_THREADS=$nproc "$work/gemm_ref" "$blis_lib" blis sgemm $reps $n
+onednn env OMP_NUM_THREADS=$nproc "$work/gemm_ref" "$dnnl_lib" dnnl sgemm $reps $n
+EOF2
+	worst $rc
+done
+for n in "${ns[@]}"; do
+	rc=0
+	compare "bf16 n=$n" 1.0 gflops GFLOP/s <<EOF2 || rc=$?
+hwprobe "$work/gobench" --sgemm '' --bf16 $n --triad=false --reps $reps
+openblas $ob "$work/gemm_ref" "$openblas_lib" openblas bf16 $reps $n
+onednn env OMP_NUM_THREADS=$nproc "$work/gemm_ref" "$dnnl_lib" dnnl bf16 $reps $n
+EOF2
+	worst $rc
 done
 elements=$("$work/gobench" --sgemm "" --triad --reps 1 | tr ' ' '\n' | sed -n 's/^n=//p')
-compare "triad n=$elements (C OpenMP)" 0.9 mbps \
-	"\"$work/gobench\" --sgemm '' --triad --reps $reps" \
-	"\"$work/stream_triad\" $elements $((reps * 2))" || status=1
+rc=0
+compare "triad n=$elements" 0.95 mbps MB/s <<EOF2 || rc=$?
+hwprobe "$work/gobench" --sgemm '' --triad --reps $reps
+c-nt env OMP_NUM_THREADS=$nproc "$work/stream_triad" $elements $((reps * 2))
+EOF2
+worst $rc
 exit $status

@@ -2,8 +2,12 @@
 // in the line format of the C reference drivers, for
 // scripts/bench-hwprobe.sh:
 //
-//	sgemm n=<n> gflops=<best> median=<median> reps=<r> backend=<kernel>
-//	triad n=<elements> mbps=<best> median=<median> reps=<r>
+//	sgemm n=<n> gflops=<best> median=<median> reps=<r> kernel=<kernel> check=ok
+//	bf16 n=<n> gflops=<best> median=<median> reps=<r> kernel=<kernel> check=ok
+//	triad n=<elements> mbps=<best> median=<median> reps=<r> check=ok
+//
+// hwprobe checks every product on a sample before timing; a benchmark that
+// could not run (a wrong product included) makes gobench exit 1.
 package main
 
 import (
@@ -28,31 +32,35 @@ func main() {
 func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("gobench", flag.ContinueOnError)
 	sizes := fs.String("sgemm", "2048,4096", "comma-separated sgemm sizes n (empty: none)")
+	bf16 := fs.String("bf16", "", "comma-separated bf16 GEMM sizes n (empty: none)")
 	triad := fs.Bool("triad", true, "run the STREAM triad")
 	reps := fs.Int("reps", 5, "timed repetitions")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	for _, s := range strings.Split(*sizes, ",") {
-		if s == "" {
-			continue
+	for _, g := range []struct{ label, name, sizes string }{{"sgemm", "cpu_sgemm", *sizes}, {"bf16", "cpu_bf16_gemm", *bf16}} {
+		for _, s := range strings.Split(g.sizes, ",") {
+			if s == "" {
+				continue
+			}
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 1 {
+				return fmt.Errorf("bad size %q", s)
+			}
+			r, err := one(ctx, bench.Options{Only: []string{g.name}, GemmN: n, Reps: *reps})
+			if err != nil {
+				return err
+			}
+			fmt.Printf("%s n=%d gflops=%s median=%.2f reps=%d kernel=%s mc=%s kc=%s nc=%s peak=%.0f check=ok\n",
+				g.label, n, r.Params["best"], r.Value, r.Reps, r.Backend, r.Params["mc"], r.Params["kc"], r.Params["nc"], r.Peak)
 		}
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			return fmt.Errorf("bad size %q", s)
-		}
-		r, err := one(ctx, bench.Options{Only: []string{"cpu_sgemm"}, GemmN: n, Reps: *reps})
-		if err != nil {
-			return err
-		}
-		fmt.Printf("sgemm n=%d gflops=%s median=%.2f reps=%d backend=%s\n", n, r.Params["best"], r.Value, r.Reps, r.Backend)
 	}
 	if *triad {
 		r, err := one(ctx, bench.Options{Only: []string{"cpu_stream_triad"}, Reps: *reps * 2})
 		if err != nil {
 			return err
 		}
-		fmt.Printf("triad n=%s mbps=%s median=%.0f reps=%d\n", r.Params["elements"], r.Params["best"], r.Value, r.Reps)
+		fmt.Printf("triad n=%s mbps=%s median=%.0f reps=%d kernel=%s check=ok\n", r.Params["elements"], r.Params["best"], r.Value, r.Reps, r.Backend)
 	}
 	return nil
 }

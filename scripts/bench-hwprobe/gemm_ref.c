@@ -1,0 +1,148 @@
+/* Reference GEMM driver for scripts/bench-hwprobe.sh. It loads a BLAS at run
+ * time (dlopen), so one binary measures every library, and prints one line:
+ *   <prec> n=<n> gflops=<best> median=<median> reps=<r> ref=<lib> kernel=<k> version=<v> threads=<t> check=ok
+ * prec is sgemm (fp32, C = A*B row-major) or bf16 (bf16 A and B, fp32 C).
+ * Libraries: openblas (cblas_sgemm, cblas_sbgemm; kernel from
+ * openblas_get_corename), blis (cblas_sgemm; kernel from bli_arch_query_id),
+ * dnnl (oneDNN dnnl_sgemm, dnnl_gemm_bf16bf16f32; kernel from its ISA
+ * dispatch, reported as ONEDNN_VERBOSE would). Every product is checked on a
+ * sample against float64; a wrong product exits 1, a missing symbol exits 3.
+ * Usage: gemm_ref LIBPATH openblas|blis|dnnl sgemm|bf16 REPS N
+ * Build: gcc -O2 gemm_ref.c -ldl -o gemm_ref */
+#include <dlfcn.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmp(const void *a, const void *b) {
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static uint16_t to_bf16(float f) {
+	uint32_t u;
+	memcpy(&u, &f, 4);
+	return (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+}
+
+static float from_bf16(uint16_t h) {
+	uint32_t u = (uint32_t)h << 16;
+	float f;
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+typedef void (*cblas_sgemm_t)(int, int, int, int, int, int, float, const float *, int, const float *, int, float, float *, int);
+typedef void (*cblas_sbgemm_t)(int, int, int, int, int, int, float, const uint16_t *, int, const uint16_t *, int, float, float *, int);
+typedef int (*dnnl_sgemm_t)(char, char, int64_t, int64_t, int64_t, float, const float *, int64_t, const float *, int64_t, float, float *, int64_t);
+typedef int (*dnnl_bgemm_t)(char, char, int64_t, int64_t, int64_t, float, const uint16_t *, int64_t, const uint16_t *, int64_t, float, float *, int64_t);
+
+static void *lib;
+static const char *kind, *prec;
+static int n;
+static float *a, *b, *c;
+static uint16_t *a16, *b16;
+static void *fn;
+
+static void *sym(const char *s) {
+	void *p = dlsym(lib, s);
+	if (!p) { printf("%s n=%d ref=%s missing=%s\n", prec, n, kind, s); exit(3); }
+	return p;
+}
+
+static void call(void) {
+	int bf = strcmp(prec, "bf16") == 0;
+	if (strcmp(kind, "dnnl") == 0) {
+		int st = bf ? ((dnnl_bgemm_t)fn)('N', 'N', n, n, n, 1, a16, n, b16, n, 0, c, n)
+		            : ((dnnl_sgemm_t)fn)('N', 'N', n, n, n, 1, a, n, b, n, 0, c, n);
+		if (st != 0) { fprintf(stderr, "gemm_ref: dnnl status %d\n", st); exit(1); }
+	} else if (bf) {
+		((cblas_sbgemm_t)fn)(101, 111, 111, n, n, n, 1, a16, n, b16, n, 0, c, n);
+	} else {
+		((cblas_sgemm_t)fn)(101, 111, 111, n, n, n, 1, a, n, b, n, 0, c, n);
+	}
+}
+
+int main(int argc, char **argv) {
+	if (argc != 6) { fprintf(stderr, "usage: gemm_ref LIBPATH openblas|blis|dnnl sgemm|bf16 REPS N\n"); return 2; }
+	kind = argv[2], prec = argv[3];
+	int reps = atoi(argv[4]);
+	n = atoi(argv[5]);
+	if (reps < 1 || reps > 100 || n < 16) { fprintf(stderr, "gemm_ref: bad reps or n\n"); return 2; }
+	lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+	if (!lib) { printf("%s n=%d ref=%s missing=%s\n", prec, n, kind, argv[1]); return 3; }
+	int bf = strcmp(prec, "bf16") == 0;
+	char kernel[128] = "unknown", version[128] = "unknown";
+	int threads = 0;
+	if (strcmp(kind, "openblas") == 0) {
+		fn = sym(bf ? "cblas_sbgemm" : "cblas_sgemm");
+		snprintf(kernel, sizeof kernel, "%s", ((char *(*)(void))sym("openblas_get_corename"))());
+		snprintf(version, sizeof version, "%s", ((char *(*)(void))sym("openblas_get_config"))());
+		threads = ((int (*)(void))sym("openblas_get_num_threads"))();
+	} else if (strcmp(kind, "blis") == 0) {
+		if (bf) sym("cblas_sbgemm"); /* BLIS has no bf16 GEMM: reported missing */
+		fn = sym("cblas_sgemm");
+		int id = ((int (*)(void))sym("bli_arch_query_id"))();
+		snprintf(kernel, sizeof kernel, "%s", ((const char *(*)(int))sym("bli_arch_string"))(id));
+		snprintf(version, sizeof version, "BLIS-%s", ((const char *(*)(void))sym("bli_info_get_version_str"))());
+		threads = (int)((long (*)(void))sym("bli_thread_get_num_threads"))();
+	} else if (strcmp(kind, "dnnl") == 0) {
+		fn = sym(bf ? "dnnl_gemm_bf16bf16f32" : "dnnl_sgemm");
+		typedef struct { int major, minor, patch; const char *hash; unsigned cpu_runtime, gpu_runtime; } ver_t;
+		const ver_t *v = ((const ver_t *(*)(void))sym("dnnl_version"))();
+		snprintf(version, sizeof version, "oneDNN-%d.%d.%d", v->major, v->minor, v->patch);
+		int isa = ((int (*)(void))sym("dnnl_get_effective_cpu_isa"))();
+		/* dnnl_cpu_isa_t values of oneDNN 2.x */
+		const char *name = isa == 0xe7 ? "avx512_core_bf16" : isa == 0x3e7 ? "avx512_core_amx" : isa == 0x67 ? "avx512_core_vnni"
+			: isa == 0x27 ? "avx512_core" : isa == 0x7 ? "avx2" : "isa";
+		snprintf(kernel, sizeof kernel, "%s(0x%x)", name, isa);
+		char *t = getenv("OMP_NUM_THREADS");
+		threads = t ? atoi(t) : 0;
+	} else {
+		fprintf(stderr, "gemm_ref: unknown library kind %s\n", kind);
+		return 2;
+	}
+	for (char *p = version; *p; p++) if (*p == ' ') *p = '_';
+	for (char *p = kernel; *p; p++) if (*p == ' ') *p = '_';
+	size_t nn = (size_t)n * n;
+	a = malloc(nn * 4), b = malloc(nn * 4), c = malloc(nn * 4);
+	a16 = malloc(nn * 2), b16 = malloc(nn * 2);
+	if (!a || !b || !c || !a16 || !b16) { fprintf(stderr, "out of memory\n"); return 1; }
+	srand(1);
+	for (size_t j = 0; j < nn; j++) {
+		a[j] = (float)rand() / RAND_MAX * 2 - 1, b[j] = (float)rand() / RAND_MAX * 2 - 1, c[j] = 0;
+		a16[j] = to_bf16(a[j]), b16[j] = to_bf16(b[j]);
+		if (bf) a[j] = from_bf16(a16[j]), b[j] = from_bf16(b16[j]); /* the values the product uses */
+	}
+	call(); /* warm-up, and the product checked below */
+	int pts[6][2] = {{0, 0}, {n - 1, n - 1}, {n / 3, n / 2}, {n - 1, 0}, {7, n - 5}, {n / 2, 3}};
+	for (int t = 0; t < 6; t++) {
+		int i = pts[t][0], j = pts[t][1];
+		double s = 0, mag = 0;
+		for (int p = 0; p < n; p++) { double x = (double)a[(size_t)i * n + p] * b[(size_t)p * n + j]; s += x; mag += fabs(x); }
+		if (!(fabs(c[(size_t)i * n + j] - s) <= 1e-4 * mag)) {
+			printf("%s n=%d ref=%s kernel=%s check=WRONG C[%d,%d]=%g want=%g\n", prec, n, kind, kernel, i, j, c[(size_t)i * n + j], s);
+			return 1;
+		}
+	}
+	double g[100], best = 0;
+	for (int r = 0; r < reps; r++) {
+		double t0 = now();
+		call();
+		g[r] = 2.0 * n * (double)n * n / (now() - t0) / 1e9;
+		if (g[r] > best) best = g[r];
+	}
+	qsort(g, reps, sizeof(double), cmp);
+	printf("%s n=%d gflops=%.2f median=%.2f reps=%d ref=%s kernel=%s version=%s threads=%d check=ok\n",
+		prec, n, best, g[reps / 2], reps, kind, kernel, version, threads);
+	return 0;
+}
