@@ -17,6 +17,12 @@
 #   triad               hwprobe cpu_stream_triad against a C triad with
 #       non-temporal stores (_mm512_stream_pd; gcc -O3 -march=native
 #       -fopenmp) over arrays of the same length.
+#   mlp                 hwprobe's MLP inference (quick dims 1024x1024x1024x1024,
+#       fp32) against the same network in ONNX Runtime's CPU execution
+#       provider (npm onnxruntime-node, installed with --ignore-scripts into
+#       ~/.cache/mlplatform/ort: its install script only fetches the CUDA
+#       provider from GitHub; the CPU library ships in the package): batch-1
+#       latency p50 and p99, batch-64 throughput; ratios printed, no target.
 # Every reference prints the kernel it chose (openblas_get_corename(),
 # bli_arch_string(), oneDNN's effective ISA) and its version, and every
 # product is checked on a sample against float64 (hwprobe checks its own);
@@ -49,7 +55,7 @@ while [ $# -gt 0 ]; do
 	--reps) reps="$2"; shift ;;
 	--rounds) rounds="$2"; shift ;;
 	--sizes) sizes="$2"; shift ;;
-	-h | --help) sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,48p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench-hwprobe: unknown argument $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -196,4 +202,38 @@ hwprobe "$work/gobench" --sgemm '' --triad --reps $reps
 c-nt env OMP_NUM_THREADS=$nproc "$work/stream_triad" $elements $((reps * 2))
 EOF2
 worst $rc
+
+# MLP inference against ONNX Runtime (report only).
+ort_dir=${XDG_CACHE_HOME:-$HOME/.cache}/mlplatform/ort
+ort_ok=1
+if [ ! -d "$ort_dir/node_modules/onnxruntime-node" ]; then
+	if command -v npm >/dev/null 2>&1; then
+		mkdir -p "$ort_dir" && cp "$src/ort/package.json" "$ort_dir/" &&
+			(cd "$ort_dir" && npm install --ignore-scripts --no-audit --no-fund >&2) || ort_ok=0
+	else
+		ort_ok=0
+	fi
+fi
+if [ "$ort_ok" = 1 ]; then
+	cp "$src/ort/mlp.mjs" "$ort_dir/"
+	echo "== mlp inference dims=1024,1024,1024,1024 fp32 ($rounds interleaved rounds)"
+	: >"$work/mlp"
+	for ((r = 1; r <= rounds; r++)); do
+		"$work/gobench" --sgemm '' --triad=false --mlp 64 | sed 's/^/side=hwprobe /' >>"$work/mlp" || echo "side=hwprobe failed" >>"$work/mlp"
+		node "$ort_dir/mlp.mjs" 1024,1024,1024,1024 200 64 10 "$nproc" | sed 's/^/side=ort /' >>"$work/mlp" || echo "side=ort failed" >>"$work/mlp"
+	done
+	awk '
+		function get(line, k,   n, i, a, kv) { n = split(line, a, " "); for (i = 1; i <= n; i++) { split(a[i], kv, "="); if (kv[1] == k) return substr(a[i], length(k) + 2) } return "" }
+		function median(arr, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (arr[j] < arr[i]) { t = arr[i]; arr[i] = arr[j]; arr[j] = t } return (n % 2) ? arr[(n + 1) / 2] : (arr[n / 2] + arr[n / 2 + 1]) / 2 }
+		get($0, "check") == "ok" { s = get($0, "side"); k = ++n[s]; p50[s, k] = get($0, "p50_ms") + 0; p99[s, k] = get($0, "p99_ms") + 0; thr[s, k] = get($0, "thr") + 0; kern[s] = get($0, "kernel") " " get($0, "version") }
+		get($0, "check") != "ok" { print "  not measured: " $0 }
+		END {
+			if (!n["hwprobe"] || !n["ort"]) { print "RATIO mlp: not measured"; exit }
+			for (s in n) { for (k = 1; k <= n[s]; k++) { a[k] = p50[s, k]; b[k] = p99[s, k]; c[k] = thr[s, k] } m50[s] = median(a, n[s]); m99[s] = median(b, n[s]); mt[s] = median(c, n[s]) }
+			for (s in n) printf "  %-8s p50 %.3f ms  p99 %.3f ms  batch-64 %.0f samples/s  kernel=%s\n", s, m50[s], m99[s], mt[s], kern[s]
+			printf "RATIO mlp hwprobe/ort: latency p50 %.3f, p99 %.3f (ort time / hwprobe time: above 1 is hwprobe faster), throughput %.3f (report only)\n", m50["ort"] / m50["hwprobe"], m99["ort"] / m99["hwprobe"], mt["hwprobe"] / mt["ort"]
+		}' "$work/mlp"
+else
+	echo "== mlp inference: ONNX Runtime reference not run: npm or onnxruntime-node unavailable (npm install --ignore-scripts onnxruntime-node@1.20.1 in $ort_dir)"
+fi
 exit $status

@@ -26,6 +26,9 @@ type Options struct {
 	GemmN int
 	// Reps overrides the number of timed repetitions; 0 keeps the defaults.
 	Reps int
+	// InferBatch overrides the batch of cpu_mlp_infer_throughput; 0 keeps
+	// the default.
+	InferBatch int
 	// BLASLibraries are tried for cpu_sgemm_blas; nil means
 	// DefaultBLASLibraries(), an empty non-nil slice skips the backend.
 	BLASLibraries []string
@@ -225,6 +228,9 @@ func newConfig(o Options) config {
 	}
 	if o.GemmN > 0 {
 		c.gemmN = o.GemmN
+	}
+	if o.InferBatch > 0 {
+		c.inferBatch = o.InferBatch
 	}
 	if o.Reps > 0 {
 		c.gemmReps, c.streamReps, c.trainReps, c.throughputReps, c.gpuReps = o.Reps, o.Reps, o.Reps, o.Reps, o.Reps

@@ -4,6 +4,7 @@
 //
 //	sgemm n=<n> gflops=<best> median=<median> reps=<r> kernel=<kernel> check=ok
 //	bf16 n=<n> gflops=<best> median=<median> reps=<r> kernel=<kernel> check=ok
+//	mlp dims=<d> p50_ms=<p50> p99_ms=<p99> thr=<samples/s> batch=<b> kernel=<k> threads=<t> check=ok
 //	triad n=<elements> mbps=<best> median=<median> reps=<r> check=ok
 //
 // hwprobe checks every product on a sample before timing; a benchmark that
@@ -34,6 +35,7 @@ func run(ctx context.Context, args []string) error {
 	sizes := fs.String("sgemm", "2048,4096", "comma-separated sgemm sizes n (empty: none)")
 	bf16 := fs.String("bf16", "", "comma-separated bf16 GEMM sizes n (empty: none)")
 	triad := fs.Bool("triad", true, "run the STREAM triad")
+	mlpBatch := fs.Int("mlp", 0, "run the quick MLP inference benchmarks with this throughput batch (0: none)")
 	reps := fs.Int("reps", 5, "timed repetitions")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -54,6 +56,23 @@ func run(ctx context.Context, args []string) error {
 			fmt.Printf("%s n=%d gflops=%s median=%.2f reps=%d kernel=%s mc=%s kc=%s nc=%s peak=%.0f check=ok\n",
 				g.label, n, r.Params["best"], r.Value, r.Reps, r.Backend, r.Params["mc"], r.Params["kc"], r.Params["nc"], r.Peak)
 		}
+	}
+	if *mlpBatch > 0 {
+		rs, err := bench.Run(ctx, bench.Options{Quick: true, Only: []string{"cpu_mlp_infer_p50", "cpu_mlp_infer_p99", "cpu_mlp_infer_throughput"}, InferBatch: *mlpBatch})
+		if err != nil {
+			return err
+		}
+		v := map[string]bench.Result{}
+		for _, r := range rs {
+			if !r.Ran {
+				return errors.New(r.Name + " did not run: " + r.Reason)
+			}
+			v[r.Name] = r
+		}
+		thr := v["cpu_mlp_infer_throughput"]
+		fmt.Printf("mlp dims=%s p50_ms=%.4f p99_ms=%.4f thr=%.1f batch=%d kernel=%s threads=%s check=ok\n",
+			strings.Trim(strings.ReplaceAll(thr.Params["dims"], " ", ","), "[]"), v["cpu_mlp_infer_p50"].Value, v["cpu_mlp_infer_p99"].Value,
+			thr.Value, *mlpBatch, thr.Backend, thr.Params["threads"])
 	}
 	if *triad {
 		r, err := one(ctx, bench.Options{Only: []string{"cpu_stream_triad"}, Reps: *reps * 2})
