@@ -55,7 +55,7 @@ while [ $# -gt 0 ]; do
 	--reps) reps="$2"; shift ;;
 	--rounds) rounds="$2"; shift ;;
 	--sizes) sizes="$2"; shift ;;
-	-h | --help) sed -n '2,48p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,44p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench-hwprobe: unknown argument $1" >&2; exit 2 ;;
 	esac
 	shift
