@@ -28,13 +28,12 @@ func checkResidency(ctx context.Context, env *platform.Env, refs []residency.Ref
 func reportViolations(ctx context.Context, policy *residency.Policy, vs []residency.Violation) []p.CheckFailure {
 	var failures []p.CheckFailure
 	for _, v := range vs {
-		v.Path = propertyPath(v.Path)
-		msg := "residency violation (" + string(policy.Mode) + " mode): " + v.Error()
+		f := violationFailure(policy.Mode, v)
 		if !policy.Enforcing() {
-			p.GetLogger(ctx).Warning(msg)
+			p.GetLogger(ctx).Warning(f.Reason)
 			continue
 		}
-		failures = append(failures, p.CheckFailure{Property: v.Path, Reason: msg})
+		failures = append(failures, f)
 	}
 	return failures
 }
