@@ -18,6 +18,7 @@
 # (override with SDK_CHECK_CACHE); reruns only compile.
 #
 # Usage: scripts/sdk-check.sh [typescript|python|go]...   (default: all)
+#        scripts/sdk-check.sh node-deps   # install the npm packages; print their directory
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -34,7 +35,7 @@ fail() { echo "FAILED  $*"; failed=$((failed + 1)); }
 
 node_deps() {
 	if [[ -f "$cache/.done" ]]; then return; fi
-	echo "installing @pulumi/pulumi@$pulumi_node typescript@$typescript @types/node@$types_node into $cache (once)"
+	echo "installing @pulumi/pulumi@$pulumi_node typescript@$typescript @types/node@$types_node into $cache (once)" >&2
 	rm -rf "$cache" && mkdir -p "$cache"
 	echo '{"private": true}' >"$cache/package.json"
 	(cd "$cache" && npm install --no-audit --no-fund --ignore-scripts --loglevel=error \
@@ -156,6 +157,7 @@ for l in "${langs[@]}"; do
 	typescript) check_typescript ;;
 	python) check_python ;;
 	go) check_go ;;
+	node-deps) node_deps && echo "$cache" ;;
 	*) echo "unknown language $l" >&2; exit 2 ;;
 	esac
 done
