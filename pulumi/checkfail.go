@@ -19,7 +19,7 @@ func violationFailure(mode residency.Mode, v residency.Violation) p.CheckFailure
 	path := propertyPath(v.Path)
 	return p.CheckFailure{
 		Property: path,
-		Reason: fmt.Sprintf("Residency violation: %s\n%s = %q: %s.\nRule: %s (%s mode).\nFix: %s",
+		Reason: fmt.Sprintf("residency violation: %s\n%s = %q: %s.\nRule: %s (%s mode).\nFix: %s",
 			v.Rule, path, v.Value, v.Msg, v.Rule, mode, v.Fix),
 	}
 }

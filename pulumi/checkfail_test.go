@@ -17,13 +17,13 @@ func TestForEngine(t *testing.T) {
 	})
 	got := forEngine(inputs, []p.CheckFailure{
 		{Property: "region", Reason: "outside the jurisdiction"},
-		{Property: "s3Uris[0]", Reason: `Residency violation: s3-bucket-region` + "\n" + `s3Uris[0] = "s3://eu": ...`},
+		{Property: "s3Uris[0]", Reason: `residency violation: s3-bucket-region` + "\n" + `s3Uris[0] = "s3://eu": ...`},
 		{Property: "offlineStore.s3Uri", Reason: "must be an s3:// URI"},
 		{Reason: "no property"},
 	})
 	want := []p.CheckFailure{
 		{Property: "region", Reason: "outside the jurisdiction"},
-		{Reason: `Residency violation: s3-bucket-region` + "\n" + `s3Uris[0] = "s3://eu": ...`},
+		{Reason: `residency violation: s3-bucket-region` + "\n" + `s3Uris[0] = "s3://eu": ...`},
 		{Reason: "offlineStore.s3Uri: must be an s3:// URI"},
 		{Reason: "no property"},
 	}
@@ -36,7 +36,7 @@ func TestViolationFailure(t *testing.T) {
 	f := violationFailure(residency.ModeEnforce, residency.Violation{
 		Path: "offline_store.s3_uri", Value: "s3://eu/x", Rule: "s3-bucket-region", Msg: "bucket is in eu-west-1", Fix: "use a bucket in me-central-1",
 	})
-	want := "Residency violation: s3-bucket-region\n" + `offlineStore.s3Uri = "s3://eu/x": bucket is in eu-west-1.` + "\nRule: s3-bucket-region (enforce mode).\nFix: use a bucket in me-central-1"
+	want := "residency violation: s3-bucket-region\n" + `offlineStore.s3Uri = "s3://eu/x": bucket is in eu-west-1.` + "\nRule: s3-bucket-region (enforce mode).\nFix: use a bucket in me-central-1"
 	if f.Property != "offlineStore.s3Uri" || f.Reason != want {
 		t.Errorf("violationFailure = %q %q\nwant reason %q", f.Property, f.Reason, want)
 	}

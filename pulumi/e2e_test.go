@@ -109,7 +109,7 @@ func newEngine(t *testing.T, cli, pluginDir string) engine {
 // nested property.
 func assertEngineWording(t *testing.T, out string, pathValues ...string) {
 	t.Helper()
-	for _, want := range []string{"Residency violation: s3-bucket-region", "Rule: s3-bucket-region (enforce mode).", "Fix: "} {
+	for _, want := range []string{"residency violation: s3-bucket-region", "Rule: s3-bucket-region (enforce mode).", "Fix: "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("preview output lacks %q", want)
 		}

@@ -45,7 +45,11 @@ func failuresError(failures []p.CheckFailure) error {
 	}
 	errs := make([]error, 0, len(failures))
 	for _, f := range failures {
-		errs = append(errs, errors.New(f.Property+": "+f.Reason))
+		msg := f.Reason
+		if !strings.Contains(msg, f.Property) {
+			msg = f.Property + ": " + msg
+		}
+		errs = append(errs, errors.New(msg))
 	}
 	return errors.Join(errs...)
 }

@@ -146,7 +146,7 @@ func TestSDKRequests_accepted(t *testing.T) {
 			// inputs[P]; for the nested s3Uris[0] that would be {<nil>}, so the
 			// path leads the reason instead, worded as Terraform's diagnostic.
 			f := bad.GetFailures()[0]
-			for _, want := range []string{"Residency violation: s3-bucket-region", `s3Uris[0] = "s3://eu-sdk-data"`, "Rule: s3-bucket-region (enforce mode).", "Fix: "} {
+			for _, want := range []string{"residency violation: s3-bucket-region", `s3Uris[0] = "s3://eu-sdk-data"`, "Rule: s3-bucket-region (enforce mode).", "Fix: "} {
 				if !strings.Contains(f.GetReason(), want) {
 					t.Errorf("failure reason lacks %q:\n%s", want, f.GetReason())
 				}

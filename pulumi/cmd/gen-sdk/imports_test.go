@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -102,4 +104,20 @@ func TestSDKFresh(t *testing.T) {
 func schemaBytes(t *testing.T) ([]byte, error) {
 	t.Helper()
 	return mlpulumi.Schema(context.Background())
+}
+
+// The SDKs ask the engine for the plugin version the build stamps on the
+// plugin (VERSION in the GNUmakefile).
+func TestVersionMatchesMakefile(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "GNUmakefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^VERSION \?= (\S+)$`).FindSubmatch(raw)
+	if m == nil {
+		t.Fatal("GNUmakefile sets no VERSION")
+	}
+	if string(m[1]) != version {
+		t.Errorf("gen-sdk generates SDKs for plugin version %s, the GNUmakefile builds %s", version, m[1])
+	}
 }
