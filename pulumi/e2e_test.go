@@ -29,13 +29,21 @@ import (
 )
 
 // pulumiCLI finds the Pulumi CLI: $PULUMI_CLI (scripts/test.sh sets it to
-// what scripts/pulumi-cli.sh built), else .cache/pulumi/bin. Without it the test
-// is skipped, or fails when $CI is true.
+// what scripts/pulumi-cli.sh built), else where scripts/pulumi-cli.sh caches
+// it ($PULUMI_CLI_DIR, else ~/.cache/mlplatform/pulumi-<version>/bin). Without
+// it the test is skipped, or fails when $CI is true.
 func pulumiCLI(t *testing.T) string {
 	t.Helper()
 	candidates := []string{os.Getenv("PULUMI_CLI")}
-	if root, err := filepath.Abs(".."); err == nil {
-		candidates = append(candidates, filepath.Join(root, ".cache", "pulumi", "bin", "pulumi"))
+	version := os.Getenv("PULUMI_CLI_VERSION")
+	if version == "" {
+		version = "v3.200.0"
+	}
+	if dir := os.Getenv("PULUMI_CLI_DIR"); dir != "" {
+		candidates = append(candidates, filepath.Join(dir, "pulumi"))
+	}
+	if cache, err := os.UserCacheDir(); err == nil {
+		candidates = append(candidates, filepath.Join(cache, "mlplatform", "pulumi-"+version, "bin", "pulumi"))
 	}
 	for _, c := range candidates {
 		if c == "" {
@@ -55,6 +63,67 @@ func pulumiCLI(t *testing.T) string {
 	}
 	t.Skip("skipping: " + msg)
 	return ""
+}
+
+// engine is the real Pulumi CLI with a local file backend and a home of its
+// own, and the plugins in pluginDir first on PATH.
+type engine struct {
+	cmd  auto.PulumiCommand
+	env  map[string]string
+	home string
+}
+
+func newEngine(t *testing.T, cli, pluginDir string) engine {
+	t.Helper()
+	// The CLI from its own root (ROOT/bin/pulumi), its version not checked.
+	cliRoot := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(cliRoot, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(cli, filepath.Join(cliRoot, "bin", "pulumi")); err != nil {
+		t.Fatal(err)
+	}
+	cmd, err := auto.NewPulumiCommand(&auto.PulumiCommandOptions{Root: cliRoot, SkipVersionCheck: true})
+	if err != nil {
+		t.Fatalf("pulumi CLI: %v", err)
+	}
+	backend, home := t.TempDir(), t.TempDir()
+	env := map[string]string{
+		"PATH":                     pluginDir + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"PULUMI_BACKEND_URL":       "file://" + backend,
+		"PULUMI_CONFIG_PASSPHRASE": "e2e-test",
+		"PULUMI_HOME":              home,
+		"PULUMI_SKIP_UPDATE_CHECK": "true",
+		"PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK": "true",
+		"PULUMI_DIY_BACKEND_NO_LEGACY_WARNING":     "true",
+	}
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	return engine{cmd: cmd, env: env, home: home}
+}
+
+// assertEngineWording checks a failed preview's output words a residency
+// violation on one of paths (with its value) as Terraform does (message,
+// rule, fix), and never as the engine's `property P value {<nil>}` for a
+// nested property.
+func assertEngineWording(t *testing.T, out string, pathValues ...string) {
+	t.Helper()
+	for _, want := range []string{"residency violation: s3-bucket-region", "Rule: s3-bucket-region (enforce mode).", "Fix: "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("preview output lacks %q", want)
+		}
+	}
+	found := false
+	for i := 0; i+1 < len(pathValues); i += 2 {
+		found = found || strings.Contains(out, fmt.Sprintf("%s = %q", pathValues[i], pathValues[i+1]))
+	}
+	if !found {
+		t.Errorf("preview output names none of the properties and values %q", pathValues)
+	}
+	if strings.Contains(out, "{<nil>}") {
+		t.Errorf("preview output shows a nil property value")
+	}
 }
 
 // buildPlugin builds pulumi-resource-mlplatform into a directory of its own.
@@ -122,35 +191,12 @@ func TestE2E_platform(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 
-	// The CLI from its own root (ROOT/bin/pulumi), its version not checked.
-	cliRoot := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(cliRoot, "bin"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(cli, filepath.Join(cliRoot, "bin", "pulumi")); err != nil {
-		t.Fatal(err)
-	}
-	cmd, err := auto.NewPulumiCommand(&auto.PulumiCommandOptions{Root: cliRoot, SkipVersionCheck: true})
-	if err != nil {
-		t.Fatalf("pulumi CLI: %v", err)
-	}
-	backend, home := t.TempDir(), t.TempDir()
-	env := map[string]string{
-		"PATH":                     pluginDir + string(os.PathListSeparator) + os.Getenv("PATH"),
-		"PULUMI_BACKEND_URL":       "file://" + backend,
-		"PULUMI_CONFIG_PASSPHRASE": "e2e-test",
-		"PULUMI_HOME":              home,
-		"PULUMI_SKIP_UPDATE_CHECK": "true",
-		"PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK": "true",
-		"PULUMI_DIY_BACKEND_NO_LEGACY_WARNING":     "true",
-	}
-	for k, v := range env {
-		t.Setenv(k, v)
-	}
+	e := newEngine(t, cli, pluginDir)
+	backend := strings.TrimPrefix(e.env["PULUMI_BACKEND_URL"], "file://")
 
 	bucket, extra := "eu-platform-data", []string{}
 	stack, err := auto.UpsertStackInlineSource(ctx, "dev", "mlplatform-e2e", e2eProgram(h, &bucket, &extra),
-		auto.Pulumi(cmd), auto.PulumiHome(home), auto.EnvVars(env), auto.SecretsProvider("passphrase"),
+		auto.Pulumi(e.cmd), auto.PulumiHome(e.home), auto.EnvVars(e.env), auto.SecretsProvider("passphrase"),
 		auto.Project(workspace.Project{Name: "mlplatform-e2e", Runtime: workspace.NewProjectRuntimeInfo("go", nil), Backend: &workspace.ProjectBackend{URL: "file://" + backend}}))
 	if err != nil {
 		t.Fatalf("creating stack: %v", err)
@@ -167,6 +213,8 @@ func TestE2E_platform(t *testing.T) {
 	if msg := err.Error() + out.String(); !strings.Contains(msg, "s3-bucket-region") || !strings.Contains(msg, "offlineStore.s3Uri") {
 		t.Fatalf("preview failed without the residency message: %v\n%s", err, out.String())
 	}
+	t.Logf("preview output:\n%s", out.String())
+	assertEngineWording(t, out.String(), "offlineStore.s3Uri", "s3://eu-platform-data/features")
 	assertNoWrites(t, h)
 
 	// 2. In the jurisdiction, up creates the platform.
@@ -275,5 +323,4 @@ func assertNothingLeft(t *testing.T, h *acctest.Harness) {
 			}
 		}
 	}
-	_ = fmt.Sprintf
 }

@@ -28,13 +28,12 @@ func checkResidency(ctx context.Context, env *platform.Env, refs []residency.Ref
 func reportViolations(ctx context.Context, policy *residency.Policy, vs []residency.Violation) []p.CheckFailure {
 	var failures []p.CheckFailure
 	for _, v := range vs {
-		v.Path = propertyPath(v.Path)
-		msg := "residency violation (" + string(policy.Mode) + " mode): " + v.Error()
+		f := violationFailure(policy.Mode, v)
 		if !policy.Enforcing() {
-			p.GetLogger(ctx).Warning(msg)
+			p.GetLogger(ctx).Warning(f.Reason)
 			continue
 		}
-		failures = append(failures, p.CheckFailure{Property: v.Path, Reason: msg})
+		failures = append(failures, f)
 	}
 	return failures
 }
@@ -46,7 +45,11 @@ func failuresError(failures []p.CheckFailure) error {
 	}
 	errs := make([]error, 0, len(failures))
 	for _, f := range failures {
-		errs = append(errs, errors.New(f.Property+": "+f.Reason))
+		msg := f.Reason
+		if !strings.Contains(msg, f.Property) {
+			msg = f.Property + ": " + msg
+		}
+		errs = append(errs, errors.New(msg))
 	}
 	return errors.Join(errs...)
 }

@@ -53,3 +53,40 @@ func TestSchemaTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestSchemaReservedNames: the SDK fields the provider sets aside in Check
+// (sdkFields) must never be declared properties, or their values would be
+// dropped.
+func TestSchemaReservedNames(t *testing.T) {
+	raw, err := Schema(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spec struct {
+		Config struct {
+			Variables map[string]json.RawMessage `json:"variables"`
+		} `json:"config"`
+		Provider struct {
+			InputProperties map[string]json.RawMessage `json:"inputProperties"`
+		} `json:"provider"`
+		Resources map[string]struct {
+			InputProperties map[string]json.RawMessage `json:"inputProperties"`
+		} `json:"resources"`
+	}
+	if err := json.Unmarshal(raw, &spec); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range sdkFields {
+		if _, ok := spec.Config.Variables[f]; ok {
+			t.Errorf("config declares %s, which the SDKs send for the engine", f)
+		}
+		if _, ok := spec.Provider.InputProperties[f]; ok {
+			t.Errorf("the provider declares %s, which the SDKs send for the engine", f)
+		}
+		for tok, r := range spec.Resources {
+			if _, ok := r.InputProperties[f]; ok {
+				t.Errorf("%s declares %s, which the SDKs send for the engine", tok, f)
+			}
+		}
+	}
+}

@@ -23,6 +23,9 @@ TF_ACC=1 go test -count=1 -timeout 40m ./...
 echo "== examples are formatted and valid"
 bash scripts/examples-check.sh
 
+echo "== Pulumi SDKs and examples build (tsc, py_compile and import, go build)"
+bash scripts/sdk-check.sh
+
 echo "== docs are up to date"
 bash scripts/docs-check.sh
 

@@ -20,7 +20,7 @@ func main() {
 }
 
 func run(ctx context.Context) error {
-	prov, err := mlpulumi.Provider()
+	prov, err := mlpulumi.Plugin()
 	if err != nil {
 		return fmt.Errorf("building the mlplatform provider: %w", err)
 	}

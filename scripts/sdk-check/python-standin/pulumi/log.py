@@ -1,0 +1,2 @@
+def warn(msg, *args, **kwargs):
+    pass

@@ -1,0 +1,1 @@
+from . import resource_pb2  # noqa: F401
