@@ -181,9 +181,13 @@ func (l *Locator) DescribeKey(ctx context.Context, key string) (residency.KeyInf
 	if md == nil {
 		return residency.KeyInfo{}, fmt.Errorf("describing KMS key %q: no key metadata in the answer", key)
 	}
-	info := residency.KeyInfo{Region: region, CustomerManaged: md.KeyManager == kmstypes.KeyManagerTypeCustomer}
-	if a, err := residency.ParseARN(aws.ToString(md.Arn)); err == nil && a.Region != "" {
+	info := residency.KeyInfo{ARN: aws.ToString(md.Arn), Region: region, CustomerManaged: md.KeyManager == kmstypes.KeyManagerTypeCustomer, MultiRegion: aws.ToBool(md.MultiRegion)}
+	if a, err := residency.ParseARN(info.ARN); err == nil && a.Region != "" {
 		info.Region = a.Region
+	}
+	if info.MultiRegion && md.MultiRegionConfiguration == nil {
+		// Its replicas are unknown: the engine must not assume there are none.
+		return residency.KeyInfo{}, fmt.Errorf("describing KMS key %q: a multi-region key without its multi-region configuration in the answer", key)
 	}
 	if mr := md.MultiRegionConfiguration; mr != nil {
 		var others []string
