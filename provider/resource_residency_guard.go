@@ -261,10 +261,9 @@ func guardRefs(ctx context.Context, m *residencyGuardModel) ([]residency.Ref, bo
 				allKnown = false
 				continue
 			}
-			if s.IsNull() {
-				continue
-			}
-			refs = append(refs, residency.Ref{Path: fmt.Sprintf("%s[%d]", in.attr, i), Kind: in.kind, Value: s.ValueString()})
+			// A null, empty or blank element names no location: a
+			// violation (Required), never a silent pass.
+			refs = append(refs, residency.Ref{Path: fmt.Sprintf("%s[%d]", in.attr, i), Kind: in.kind, Value: s.ValueString(), Required: true})
 		}
 	}
 	return refs, allKnown

@@ -200,11 +200,12 @@ func (e *Env) PlanGPUCluster(ctx context.Context, spec GPUClusterSpec) (*GPUClus
 		}
 		offered := cat.OfferedZoneIDs(spec.InstanceType)
 		if p.ZoneID == "" && zoneKnown {
-			for _, z := range offered {
-				if allowedZone(z) {
-					p.ZoneID = z
-					break
-				}
+			var pr *Problem
+			if p.ZoneID, p.SubnetID, pr, err = e.compliantZone(ctx, spec, offered, zoneName, allowedZone); err != nil {
+				return nil, err
+			}
+			if pr != nil {
+				p.Problems = append(p.Problems, *pr)
 			}
 		}
 		checkZone := p.ZoneID
