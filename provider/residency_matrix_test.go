@@ -201,8 +201,8 @@ func TestAccResidencyMatrix(t *testing.T) {
 	var steps []resource.TestStep
 	for i, c := range violating {
 		steps = append(steps, resource.TestStep{
-			PreConfig:   func() { t.Logf("violating case %d/%d: %s", i+1, len(violating), c.name) },
-			Config:      c.config,
+			PreConfig: func() { t.Logf("violating case %d/%d: %s", i+1, len(violating), c.name) },
+			Config:    c.config,
 			// Terraform wraps diagnostics: a space in the pattern matches any run of white space.
 			ExpectError: regexp.MustCompile(`(?s)` + strings.ReplaceAll(c.want, " ", `\s+`)),
 		})

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -48,7 +49,7 @@ func ParseEndpoint(raw string) (Endpoint, error) {
 	labels := strings.Split(rest, ".")
 	for i := len(labels) - 1; i >= 0; i-- {
 		l := labels[i]
-		if l == "" || containsStr(endpointSkipLabels, l) {
+		if l == "" || slices.Contains(endpointSkipLabels, l) {
 			continue
 		}
 		if r, ok := strings.CutPrefix(l, "s3-"); ok && ValidRegion(r) {
@@ -63,15 +64,6 @@ func ParseEndpoint(raw string) (Endpoint, error) {
 		ep.Partition = RegionPartition(ep.Region)
 	}
 	return ep, nil
-}
-
-func containsStr(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // CheckEndpoint checks an endpoint override (path names it for the error,
