@@ -19,8 +19,9 @@ import (
 // The residency acceptance matrix: configurations an attacker or a careless
 // engineer would write, through the real Terraform CLI against moto (via the
 // shim, whose log tells write calls apart). Every violating case must fail
-// at plan with its rule named, and the whole matrix must make zero write
-// calls; every compliant case must plan cleanly.
+// at plan with its rule named (or, when its value is known only at apply,
+// at apply before anything is written), and the whole matrix must make zero
+// write calls; every compliant case must plan cleanly.
 
 // residencyFixtures are the things the matrix refers to, made with fixture
 // clients (left out of the shim's write log).
@@ -165,6 +166,11 @@ func residencyMatrix(f residencyFixtures) (violating, compliant []matrixCase) {
 		gpuCase("type offered only in excluded zones", `excluded_zone_ids = ["mec1-az1", "mec1-az3"]`, "  node_count = 2", `No compliant zone.*mec1-az2: does not offer p5en.48xlarge`),
 		gpuCase("no subnet of the VPC in an allowed zone", "", fmt.Sprintf("  node_count = 2\n  vpc_id = %q", f.vpcNoSubnet), `No compliant zone.*with a subnet of vpc-`),
 
+		// Unknown at plan, empty once known: refused at apply, before any write.
+		gpuCase("GPU cluster key empty once known at apply", cmk, gpuZone+"\n  kms_key_arn = timestamp() == \"\" ? \"x\" : \"\"", `kms-customer-managed`),
+		matrixCase{name: "guard element blank once known at apply", want: `blank-value.*s3_uris\[0\]`,
+			config: acctest.ProviderConfig("") + "resource \"mlplatform_residency_guard\" \"m\" {\n  s3_uris = [timestamp() == \"\" ? \"s3://uae-data/x\" : \" \"]\n}\n"},
+
 		// Endpoints.
 		endpointCase("endpoint naming another region", "https://ec2.eu-west-1.amazonaws.com", `endpoint "https://ec2.eu-west-1.amazonaws.com" names region eu-west-1`),
 		endpointCase("global endpoint", "https://ec2.amazonaws.com", `global endpoint, served from us-east-1`),
@@ -183,6 +189,10 @@ func residencyMatrix(f residencyFixtures) (violating, compliant []matrixCase) {
 		featureStoreCase("feature store with both keys", cmk, fmt.Sprintf("enabled = true\n    kms_key_arn = %q", f.cmk), fmt.Sprintf("kms_key_arn = %q", f.cmk), ""),
 		featureStoreCase("feature store without keys, none required", "", "enabled = true", "", ""),
 		featureStoreCase("feature store with the online store off", cmk, "enabled = false", fmt.Sprintf("kms_key_arn = %q", f.cmk), ""),
+		// Unknown at plan is checked at apply: never blank, never absent.
+		guardCase("guard element unknown at plan", "", `s3_uris = ["s3://uae-data/x", timestamp() == "" ? "" : "s3://uae-data/y"]`, ""),
+		gpuCase("GPU cluster key unknown at plan, customer managed keys required", cmk, gpuZone+fmt.Sprintf("\n  kms_key_arn = timestamp() == \"\" ? \"\" : %q", f.cmk), ""),
+		featureStoreCase("feature store online key unknown at plan", cmk, fmt.Sprintf("enabled = true\n    kms_key_arn = timestamp() == \"\" ? \"\" : %q", f.cmk), fmt.Sprintf("kms_key_arn = %q", f.cmk), ""),
 		endpointCase("endpoint on a custom host", "http://"+strings.TrimPrefix(strings.TrimPrefix(acctestURL(), "http://"), "https://"), ""),
 	}
 	return violating, compliant
@@ -222,5 +232,5 @@ func TestAccResidencyMatrix(t *testing.T) {
 	})
 	// Rejected and compliant plans alike wrote nothing.
 	checkNoWrites(t, h)
-	t.Logf("residency matrix: %d violating cases rejected at plan, %d compliant cases planned, 0 write calls", len(violating), len(compliant))
+	t.Logf("residency matrix: %d violating cases rejected before any write (2 of them at apply, their values unknown at plan), %d compliant cases planned, 0 write calls", len(violating), len(compliant))
 }
