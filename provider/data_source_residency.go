@@ -2,13 +2,17 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/mlplatform/mlplatform/internal/cloud"
+	"github.com/mlplatform/mlplatform/internal/platform"
 )
 
 var _ datasource.DataSourceWithConfigure = &residencyDataSource{}
@@ -21,17 +25,38 @@ type residencyDataSource struct {
 }
 
 type residencyDataModel struct {
-	ID                         types.String `tfsdk:"id"`
-	Jurisdiction               types.String `tfsdk:"jurisdiction"`
-	JurisdictionName           types.String `tfsdk:"jurisdiction_name"`
-	Region                     types.String `tfsdk:"region"`
-	AllowedRegions             []string     `tfsdk:"allowed_regions"`
-	ExcludedZoneIDs            []string     `tfsdk:"excluded_zone_ids"`
-	AllowedZoneIDs             []string     `tfsdk:"allowed_zone_ids"`
-	AllowedZoneNames           []string     `tfsdk:"allowed_zone_names"`
-	RequireCustomerManagedKeys types.Bool   `tfsdk:"require_customer_managed_keys"`
-	RequiredTags               []string     `tfsdk:"required_tags"`
-	Mode                       types.String `tfsdk:"mode"`
+	ID                         types.String   `tfsdk:"id"`
+	Jurisdiction               types.String   `tfsdk:"jurisdiction"`
+	JurisdictionName           types.String   `tfsdk:"jurisdiction_name"`
+	Region                     types.String   `tfsdk:"region"`
+	AllowedRegions             []string       `tfsdk:"allowed_regions"`
+	ExcludedZoneIDs            []string       `tfsdk:"excluded_zone_ids"`
+	AllowedZoneIDs             []string       `tfsdk:"allowed_zone_ids"`
+	AllowedZoneNames           []string       `tfsdk:"allowed_zone_names"`
+	RequireCustomerManagedKeys types.Bool     `tfsdk:"require_customer_managed_keys"`
+	RequiredTags               []string       `tfsdk:"required_tags"`
+	Mode                       types.String   `tfsdk:"mode"`
+	Explain                    []explainInput `tfsdk:"explain"`
+	Explanations               []explanation  `tfsdk:"explanations"`
+}
+
+type explainInput struct {
+	Kind  string `tfsdk:"kind"`
+	Value string `tfsdk:"value"`
+}
+
+type explanation struct {
+	Kind       string        `tfsdk:"kind"`
+	Value      string        `tfsdk:"value"`
+	Compliant  bool          `tfsdk:"compliant"`
+	Resolved   []string      `tfsdk:"resolved"`
+	Rules      []ruleVerdict `tfsdk:"rules"`
+	Violations []string      `tfsdk:"violations"`
+}
+
+type ruleVerdict struct {
+	Rule    string `tfsdk:"rule"`
+	Verdict string `tfsdk:"verdict"`
 }
 
 func (d *residencyDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
@@ -57,6 +82,35 @@ func (d *residencyDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 			"require_customer_managed_keys": schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether KMS keys must be customer-managed."},
 			"required_tags":                 strs("Tag keys every resource must carry."),
 			"mode":                          schema.StringAttribute{Computed: true, MarkdownDescription: "`enforce` or `audit`."},
+			"explain": schema.ListNestedAttribute{
+				Optional: true,
+				MarkdownDescription: "References to explain: each is checked as `mlplatform_residency_guard` checks it, and `explanations` says what it resolved to and which rules it passed. " +
+					"Reading the data source never fails on a violation: it explains.",
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"kind":  schema.StringAttribute{Required: true, MarkdownDescription: "Kind of reference: " + strings.Join(platform.ExplainKinds(), ", ") + "."},
+					"value": schema.StringAttribute{Required: true, MarkdownDescription: "The reference, e.g. a KMS alias ARN or an S3 URL."},
+				}},
+			},
+			"explanations": schema.ListNestedAttribute{
+				Computed:            true,
+				MarkdownDescription: "One explanation per `explain` entry, in order.",
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"kind":      schema.StringAttribute{Computed: true, MarkdownDescription: "Kind of reference."},
+					"value":     schema.StringAttribute{Computed: true, MarkdownDescription: "The reference."},
+					"compliant": schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether it broke no rule."},
+					"resolved": schema.ListAttribute{ElementType: types.StringType, Computed: true,
+						MarkdownDescription: "What the engine learnt, in order: partition, region, the key an alias points to, multi-region replicas, the bucket's region and replication."},
+					"rules": schema.ListNestedAttribute{
+						Computed:            true,
+						MarkdownDescription: "Each rule evaluated and its verdict (`pass` or `violation`). A rule not listed was not evaluated.",
+						NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+							"rule":    schema.StringAttribute{Computed: true, MarkdownDescription: "Rule id, e.g. `kms-key-region`."},
+							"verdict": schema.StringAttribute{Computed: true, MarkdownDescription: "`pass` or `violation`."},
+						}},
+					},
+					"violations": schema.ListAttribute{ElementType: types.StringType, Computed: true, MarkdownDescription: "Each violation: rule, what is wrong and the fix."},
+				}},
+			},
 		},
 	}
 }
@@ -65,9 +119,14 @@ func (d *residencyDataSource) Configure(_ context.Context, req datasource.Config
 	d.meta = metaFrom(req.ProviderData, &resp.Diagnostics)
 }
 
-func (d *residencyDataSource) Read(ctx context.Context, _ datasource.ReadRequest, resp *datasource.ReadResponse) {
+func (d *residencyDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
 	if d.meta == nil {
 		resp.Diagnostics.AddError("reading residency policy", "the provider is not configured")
+		return
+	}
+	var cfg residencyDataModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
+	if resp.Diagnostics.HasError() {
 		return
 	}
 	zones, err := cloud.FindZones(ctx, d.meta.Clients.EC2)
@@ -88,6 +147,23 @@ func (d *residencyDataSource) Read(ctx context.Context, _ datasource.ReadRequest
 		RequireCustomerManagedKeys: types.BoolValue(p.RequireCustomerManagedKeys),
 		RequiredTags:               nonNil(p.RequiredTags),
 		Mode:                       types.StringValue(string(p.Mode)),
+		Explain:                    cfg.Explain,
+		Explanations:               []explanation{},
+	}
+	for i, in := range cfg.Explain {
+		ex, err := d.meta.ExplainResidency(ctx, in.Kind, in.Value)
+		if err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("explain").AtListIndex(i), "explaining residency", err.Error())
+			return
+		}
+		out := explanation{Kind: in.Kind, Value: in.Value, Compliant: ex.Compliant(), Resolved: nonNil(ex.Resolved), Rules: []ruleVerdict{}, Violations: []string{}}
+		for _, r := range ex.Rules {
+			out.Rules = append(out.Rules, ruleVerdict{Rule: r.Rule, Verdict: r.Verdict})
+		}
+		for _, v := range ex.Violations {
+			out.Violations = append(out.Violations, fmt.Sprintf("%s: %s. Fix: %s", v.Rule, v.Msg, v.Fix))
+		}
+		m.Explanations = append(m.Explanations, out)
 	}
 	for _, z := range zones {
 		if z.State != "" && z.State != "available" {

@@ -82,3 +82,40 @@ data "mlplatform_instance_types" "amx" {
 		}},
 	})
 }
+
+// explain tells what a reference resolved to and which rules it passed,
+// without failing on a violation: an alias whose key has a replica in
+// eu-west-1, an in-region bucket URL, and a reference in aws-cn.
+func TestAccResidencyDataSource_explain(t *testing.T) {
+	h := acctest.Setup(t)
+	f := makeResidencyFixtures(t, h)
+	const name = "data.mlplatform_residency.why"
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{{
+			Config: acctest.ProviderConfig("") + `
+data "mlplatform_residency" "why" {
+  explain = [
+    { kind = "kms_key", value = "` + f.aliasMRK + `" },
+    { kind = "s3_uri", value = "https://uae-data.s3.me-central-1.amazonaws.com/features/" },
+    { kind = "s3_uri", value = "arn:aws-cn:s3:::name" },
+  ]
+}`,
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr(name, "explanations.#", "3"),
+				resource.TestCheckResourceAttr(name, "explanations.0.compliant", "false"),
+				resource.TestCheckTypeSetElemAttr(name, "explanations.0.resolved.*", "resolves to key "+f.mrk),
+				resource.TestCheckTypeSetElemAttr(name, "explanations.0.resolved.*", "multi-region key; other regions: eu-west-1"),
+				resource.TestCheckTypeSetElemNestedAttrs(name, "explanations.0.rules.*", map[string]string{"rule": "partition", "verdict": "pass"}),
+				resource.TestCheckTypeSetElemNestedAttrs(name, "explanations.0.rules.*", map[string]string{"rule": "kms-key-region", "verdict": "violation"}),
+				resource.TestCheckResourceAttr(name, "explanations.1.compliant", "true"),
+				resource.TestCheckTypeSetElemAttr(name, "explanations.1.resolved.*", "bucket region me-central-1 (GetBucketLocation)"),
+				resource.TestCheckTypeSetElemNestedAttrs(name, "explanations.1.rules.*", map[string]string{"rule": "s3-replication", "verdict": "pass"}),
+				resource.TestCheckResourceAttr(name, "explanations.2.compliant", "false"),
+				resource.TestCheckTypeSetElemNestedAttrs(name, "explanations.2.rules.*", map[string]string{"rule": "partition", "verdict": "violation"}),
+			),
+		}},
+	})
+	checkNoWrites(t, h)
+}

@@ -85,10 +85,10 @@ func (r *residencyGuardResource) Schema(_ context.Context, _ resource.SchemaRequ
 			},
 			"regions":        list("AWS region names to check, e.g. the `region` of another provider."),
 			"zone_ids":       list("Availability zone ids to check, e.g. `mec1-az1`. Excluded zone ids fail."),
-			"kms_key_arns":   list("KMS key ARNs: the key must be in an allowed region, and customer-managed when the policy requires it."),
+			"kms_key_arns":   list("KMS key or alias ARNs: the key (an alias is resolved to it) and every replica of a multi-region key must be in an allowed region, and customer-managed when the policy requires it."),
 			"s3_uris":        list("S3 locations (`s3://bucket/prefix`, bucket ARNs or https URLs): the bucket must be in an allowed region and must not replicate outside it."),
 			"ecr_image_uris": list("Container image URIs: they must be ECR images in an allowed region."),
-			"arns":           list("Any ARNs: their region must be allowed (global ARNs such as IAM pass)."),
+			"arns":           list("Any ARNs: their partition and region must be allowed (global ARNs such as IAM pass). KMS key and alias ARNs are resolved and checked as keys, bucket ARNs as buckets; access points fail closed."),
 			"compliant": schema.BoolAttribute{
 				Computed:            true,
 				MarkdownDescription: "Whether every value complied when last checked. In `audit` mode this can be false.",
@@ -261,10 +261,9 @@ func guardRefs(ctx context.Context, m *residencyGuardModel) ([]residency.Ref, bo
 				allKnown = false
 				continue
 			}
-			if s.IsNull() {
-				continue
-			}
-			refs = append(refs, residency.Ref{Path: fmt.Sprintf("%s[%d]", in.attr, i), Kind: in.kind, Value: s.ValueString()})
+			// A null, empty or blank element names no location: a
+			// violation (Required), never a silent pass.
+			refs = append(refs, residency.Ref{Path: fmt.Sprintf("%s[%d]", in.attr, i), Kind: in.kind, Value: s.ValueString(), Required: true})
 		}
 	}
 	return refs, allKnown

@@ -3,6 +3,7 @@ package pulumi
 import (
 	"context"
 	"fmt"
+	"github.com/pulumi/pulumi/sdk/v3/go/property"
 
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
@@ -95,7 +96,7 @@ func (ResidencyGuard) Check(ctx context.Context, req infer.CheckRequest) (infer.
 	if err != nil {
 		return infer.CheckResponse[ResidencyGuardArgs]{Inputs: args}, err
 	}
-	failures, err = checkResidency(ctx, env, args.refs(), nil, "")
+	failures, err = checkResidency(ctx, env, args.refsKnown(unknownElements(req.NewInputs)), nil, "")
 	if err != nil {
 		return infer.CheckResponse[ResidencyGuardArgs]{Inputs: args}, fmt.Errorf("checking data residency: %w", err)
 	}
@@ -173,8 +174,33 @@ func guardState(ctx context.Context, env *platform.Env, args ResidencyGuardArgs)
 	return ResidencyGuardState{ResidencyGuardArgs: args, Compliant: c.Compliant, Report: report}, c.Violations, nil
 }
 
-// refs lists the guard's values as residency references, with Pulumi paths.
-func (a ResidencyGuardArgs) refs() []residency.Ref {
+// refs lists the guard's values as residency references, with Pulumi paths;
+// every value is known (create, update, read).
+func (a ResidencyGuardArgs) refs() []residency.Ref { return a.refsKnown(nil) }
+
+// unknownElements lists the guard inputs not known yet (in preview): a whole
+// list by its property name, an element as name[i].
+func unknownElements(inputs property.Map) map[string]bool {
+	out := map[string]bool{}
+	for k, v := range inputs.All {
+		switch {
+		case v.IsComputed():
+			out[k] = true
+		case v.IsArray():
+			for i, e := range v.AsArray().All {
+				if e.HasComputed() {
+					out[fmt.Sprintf("%s[%d]", k, i)] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+// refsKnown lists the guard's known values as residency references. An
+// empty or blank element is a reference to nothing, and a violation: every
+// element of a guard list must name a location.
+func (a ResidencyGuardArgs) refsKnown(unknown map[string]bool) []residency.Ref {
 	var refs []residency.Ref
 	for _, in := range []struct {
 		prop   string
@@ -188,11 +214,15 @@ func (a ResidencyGuardArgs) refs() []residency.Ref {
 		{"ecrImageUris", residency.KindECRImage, a.ECRImageURIs},
 		{"arns", residency.KindARN, a.ARNs},
 	} {
+		if unknown[in.prop] {
+			continue
+		}
 		for i, v := range in.values {
-			if v == "" {
-				continue // unset or not known yet
+			path := fmt.Sprintf("%s[%d]", in.prop, i)
+			if unknown[path] {
+				continue // checked at apply
 			}
-			refs = append(refs, residency.Ref{Path: fmt.Sprintf("%s[%d]", in.prop, i), Kind: in.kind, Value: v})
+			refs = append(refs, residency.Ref{Path: path, Kind: in.kind, Value: v, Required: true})
 		}
 	}
 	return refs

@@ -166,6 +166,10 @@ func (l *Locator) ZoneID(ctx context.Context, region, zoneName string) (string, 
 	return "", fmt.Errorf("zone %q in %s: %w", zoneName, region, residency.ErrNotFound)
 }
 
+// errMultiRegionUnknown is a multi-region key described without its
+// multi-region configuration: its replicas are unknown.
+var errMultiRegionUnknown = errors.New("a multi-region key without its multi-region configuration in the answer")
+
 // DescribeKey describes a KMS key or alias (ARN, or a bare id or alias name
 // in the provider's region) in the region it lives in.
 func (l *Locator) DescribeKey(ctx context.Context, key string) (residency.KeyInfo, error) {
@@ -181,9 +185,13 @@ func (l *Locator) DescribeKey(ctx context.Context, key string) (residency.KeyInf
 	if md == nil {
 		return residency.KeyInfo{}, fmt.Errorf("describing KMS key %q: no key metadata in the answer", key)
 	}
-	info := residency.KeyInfo{Region: region, CustomerManaged: md.KeyManager == kmstypes.KeyManagerTypeCustomer}
-	if a, err := residency.ParseARN(aws.ToString(md.Arn)); err == nil && a.Region != "" {
+	info := residency.KeyInfo{ARN: aws.ToString(md.Arn), Region: region, CustomerManaged: md.KeyManager == kmstypes.KeyManagerTypeCustomer, MultiRegion: aws.ToBool(md.MultiRegion)}
+	if a, err := residency.ParseARN(info.ARN); err == nil && a.Region != "" {
 		info.Region = a.Region
+	}
+	if info.MultiRegion && md.MultiRegionConfiguration == nil {
+		// Its replicas are unknown: the engine must not assume there are none.
+		return residency.KeyInfo{}, fmt.Errorf("describing KMS key %q: %w", key, errMultiRegionUnknown)
 	}
 	if mr := md.MultiRegionConfiguration; mr != nil {
 		var others []string

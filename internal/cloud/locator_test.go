@@ -138,6 +138,14 @@ func newTestLocator(asked *[]string) *Locator {
 		"arn:aws:kms:me-central-1:111122223333:key/cmk": {Arn: aws.String("arn:aws:kms:me-central-1:111122223333:key/cmk"), KeyManager: kmstypes.KeyManagerTypeCustomer},
 		"arn:aws:kms:eu-west-1:111122223333:key/eu":     {Arn: aws.String("arn:aws:kms:eu-west-1:111122223333:key/eu"), KeyManager: kmstypes.KeyManagerTypeCustomer},
 		"alias/aws/s3": {Arn: aws.String("arn:aws:kms:me-central-1:111122223333:key/awsmanaged"), KeyManager: kmstypes.KeyManagerTypeAws},
+		"arn:aws:kms:me-central-1:111122223333:alias/training": {
+			Arn: aws.String("arn:aws:kms:me-central-1:111122223333:key/mrk-1"), KeyManager: kmstypes.KeyManagerTypeCustomer, MultiRegion: aws.Bool(true),
+			MultiRegionConfiguration: &kmstypes.MultiRegionConfiguration{
+				PrimaryKey:  &kmstypes.MultiRegionKey{Region: aws.String("me-central-1")},
+				ReplicaKeys: []kmstypes.MultiRegionKey{{Region: aws.String("eu-west-1")}},
+			},
+		},
+		"mrk-noconfig": {Arn: aws.String("arn:aws:kms:me-central-1:111122223333:key/mrk-noconfig"), KeyManager: kmstypes.KeyManagerTypeCustomer, MultiRegion: aws.Bool(true)},
 		"arn:aws:kms:me-central-1:111122223333:key/mrk-1": {
 			Arn: aws.String("arn:aws:kms:me-central-1:111122223333:key/mrk-1"), KeyManager: kmstypes.KeyManagerTypeCustomer,
 			MultiRegionConfiguration: &kmstypes.MultiRegionConfiguration{
@@ -267,6 +275,10 @@ func TestLocatorDescribeKey(t *testing.T) {
 		{key: "arn:aws:kms:eu-west-1:111122223333:key/eu", want: residency.KeyInfo{Region: "eu-west-1", CustomerManaged: true}, wantAsked: "@eu-west-1"},
 		{key: "alias/aws/s3", want: residency.KeyInfo{Region: "me-central-1"}, wantAsked: "@me-central-1"},
 		{key: "arn:aws:kms:me-central-1:111122223333:key/mrk-1", want: residency.KeyInfo{Region: "me-central-1", CustomerManaged: true, ReplicaRegions: []string{"eu-west-1"}}},
+		// An alias describes the key it points to: its ARN, region and replicas.
+		{key: "arn:aws:kms:me-central-1:111122223333:alias/training", want: residency.KeyInfo{ARN: "arn:aws:kms:me-central-1:111122223333:key/mrk-1", Region: "me-central-1", CustomerManaged: true, MultiRegion: true, ReplicaRegions: []string{"eu-west-1"}}, wantAsked: "@me-central-1"},
+		// A multi-region key without its configuration cannot be placed: an error, never "no replicas".
+		{key: "mrk-noconfig", wantErr: errMultiRegionUnknown},
 		{key: "arn:aws:kms:me-central-1:111122223333:key/none", wantErr: residency.ErrNotFound},
 		{key: "denied", wantErr: residency.ErrAccessDenied},
 	}
@@ -280,7 +292,8 @@ func TestLocatorDescribeKey(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || got.Region != tt.want.Region || got.CustomerManaged != tt.want.CustomerManaged || !slices.Equal(got.ReplicaRegions, tt.want.ReplicaRegions) {
+			if err != nil || got.Region != tt.want.Region || got.CustomerManaged != tt.want.CustomerManaged || !slices.Equal(got.ReplicaRegions, tt.want.ReplicaRegions) ||
+				tt.want.ARN != "" && got.ARN != tt.want.ARN || got.MultiRegion != tt.want.MultiRegion {
 				t.Fatalf("DescribeKey = %+v, %v; want %+v", got, err, tt.want)
 			}
 			if tt.wantAsked != "" && (len(asked) != 1 || !strings.HasSuffix(asked[0], tt.wantAsked)) {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
@@ -62,6 +63,9 @@ func Open(ctx context.Context, cfg Config) (*Env, error) {
 		return nil, &residency.ConfigError{Path: "region", Msg: fmt.Sprintf("region %q is outside jurisdiction %s (%s); allowed regions: %s. Set region to one of them",
 			region, policy.Jurisdiction.Code, policy.Jurisdiction.Name, strings.Join(policy.AllowedRegions, ", "))}
 	}
+	if err := checkEndpoints(policy, cfg.Endpoints); err != nil {
+		return nil, err
+	}
 	clients, err := cloud.New(ctx, cloud.Config{Region: region, Profile: cfg.Profile, Endpoints: cfg.Endpoints, UserAgent: cfg.UserAgent})
 	if err != nil {
 		return nil, err
@@ -110,4 +114,28 @@ func (e *Env) CheckResidency(ctx context.Context, refs []residency.Ref, tags map
 		vs = append(vs, e.Policy.CheckTags(tagsPath, e.MergeTags(tags))...)
 	}
 	return vs, nil
+}
+
+// checkEndpoints checks every endpoint override, from the configuration and
+// from the standard AWS environment (AWS_ENDPOINT_URL and
+// AWS_ENDPOINT_URL_<SERVICE>), against the policy: an AWS host naming a
+// region outside the jurisdiction is a configuration error. Signing stays
+// with the provider's region whatever the endpoint.
+func checkEndpoints(policy *residency.Policy, endpoints map[string]string) error {
+	for _, k := range slices.Sorted(maps.Keys(endpoints)) {
+		if err := policy.CheckEndpoint("endpoints."+k, endpoints[k]); err != nil {
+			return err
+		}
+	}
+	vars := []string{"AWS_ENDPOINT_URL"}
+	for _, s := range cloud.Services() {
+		vars = append(vars, "AWS_ENDPOINT_URL_"+strings.ToUpper(s))
+	}
+	for _, v := range vars {
+		if err := policy.CheckEndpoint(v, os.Getenv(v)); err != nil {
+			// Not an attribute of the configuration: a plain error.
+			return fmt.Errorf("environment variable %w", err)
+		}
+	}
+	return nil
 }

@@ -505,12 +505,18 @@ func FeatureStoreResidencyRefs(s FeatureStoreSpec, unknown []string) []residency
 			refs = append(refs, residency.Ref{Path: path, Kind: kind, Value: value})
 		}
 	}
+	// An unset key means the AWS managed default key: residency.KeyRef.
+	addKey := func(path, value string) {
+		if o.known(path) {
+			refs = append(refs, residency.KeyRef(path, value))
+		}
+	}
 	if s.Offline != nil {
 		add("offline_store.s3_uri", residency.KindS3URI, s.Offline.S3URI)
-		add("offline_store.kms_key_arn", residency.KindKMSKey, s.Offline.KMSKeyARN)
+		addKey("offline_store.kms_key_arn", s.Offline.KMSKeyARN)
 	}
-	if s.Online != nil {
-		add("online_store.kms_key_arn", residency.KindKMSKey, s.Online.KMSKeyARN)
+	if s.Online != nil && s.Online.Enabled {
+		addKey("online_store.kms_key_arn", s.Online.KMSKeyARN)
 	}
 	add("role_arn", residency.KindARN, s.RoleARN)
 	return refs

@@ -238,12 +238,19 @@ func TestFeatureStoreResidencyRefs(t *testing.T) {
 	refs := FeatureStoreResidencyRefs(s, nil)
 	want := []residency.Ref{
 		{Path: "offline_store.s3_uri", Kind: residency.KindS3URI, Value: s.Offline.S3URI},
-		{Path: "offline_store.kms_key_arn", Kind: residency.KindKMSKey, Value: s.Offline.KMSKeyARN},
-		{Path: "online_store.kms_key_arn", Kind: residency.KindKMSKey, Value: s.Online.KMSKeyARN},
+		residency.KeyRef("offline_store.kms_key_arn", s.Offline.KMSKeyARN),
+		residency.KeyRef("online_store.kms_key_arn", s.Online.KMSKeyARN),
 		{Path: "role_arn", Kind: residency.KindARN, Value: s.RoleARN},
 	}
 	if !slices.Equal(refs, want) {
 		t.Fatalf("refs = %v", refs)
+	}
+	// An unset key is still a reference: the AWS managed default key, which
+	// require_customer_managed_keys refuses.
+	noKeys := validFeatureStore()
+	noKeys.Offline.KMSKeyARN, noKeys.Online.KMSKeyARN = "", ""
+	if refs := FeatureStoreResidencyRefs(noKeys, nil); len(refs) != 4 || !refs[1].DefaultKey || refs[1].Value != "" || !refs[2].DefaultKey {
+		t.Fatalf("refs without keys = %v, want both key attributes as default-key references", refs)
 	}
 	refs = FeatureStoreResidencyRefs(s, []string{"offline_store.s3_uri", "role_arn"})
 	if len(refs) != 2 || refs[0].Path != "offline_store.kms_key_arn" {

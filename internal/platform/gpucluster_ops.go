@@ -110,8 +110,11 @@ func (e *Env) PlanGPUCluster(ctx context.Context, spec GPUClusterSpec) (*GPUClus
 	if spec.Zone != "" && spec.Known("zone") {
 		refs = append(refs, residency.Ref{Path: "zone", Kind: residency.KindZone, Value: spec.Zone})
 	}
-	if spec.KMSKeyARN != "" && spec.Known("kms_key_arn") {
-		refs = append(refs, residency.Ref{Path: "kms_key_arn", Kind: residency.KindKMSKey, Value: spec.KMSKeyARN})
+	if spec.Known("kms_key_arn") {
+		refs = append(refs, residency.KeyRef("kms_key_arn", spec.KMSKeyARN))
+	}
+	if spec.Known("image") {
+		refs = append(refs, residency.Ref{Path: "image", Kind: residency.KindImage, Value: spec.Image})
 	}
 	if strings.HasPrefix(spec.InstanceProfile, "arn:") && spec.Known("instance_profile") {
 		refs = append(refs, residency.Ref{Path: "instance_profile", Kind: residency.KindARN, Value: spec.InstanceProfile})
@@ -197,11 +200,12 @@ func (e *Env) PlanGPUCluster(ctx context.Context, spec GPUClusterSpec) (*GPUClus
 		}
 		offered := cat.OfferedZoneIDs(spec.InstanceType)
 		if p.ZoneID == "" && zoneKnown {
-			for _, z := range offered {
-				if allowedZone(z) {
-					p.ZoneID = z
-					break
-				}
+			var pr *Problem
+			if p.ZoneID, p.SubnetID, pr, err = e.compliantZone(ctx, spec, offered, zoneName, allowedZone); err != nil {
+				return nil, err
+			}
+			if pr != nil {
+				p.Problems = append(p.Problems, *pr)
 			}
 		}
 		checkZone := p.ZoneID

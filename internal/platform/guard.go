@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -67,4 +68,31 @@ func GuardID(refs []residency.Ref) string {
 	sort.Strings(keys)
 	sum := sha256.Sum256([]byte(strings.Join(keys, "\n")))
 	return "guard-" + hex.EncodeToString(sum[:8])
+}
+
+// ExplainKinds are the reference kinds ExplainResidency accepts.
+var explainKinds = []residency.Kind{residency.KindRegion, residency.KindZone, residency.KindZoneID, residency.KindKMSKey,
+	residency.KindS3URI, residency.KindECRImage, residency.KindARN, residency.KindImage}
+
+// ExplainKinds lists the kinds of reference ExplainResidency accepts.
+func ExplainKinds() []string {
+	out := make([]string, 0, len(explainKinds))
+	for _, k := range explainKinds {
+		out = append(out, string(k))
+	}
+	return out
+}
+
+// ExplainResidency explains one reference under the environment's policy:
+// what it resolved to and which rules it passed or broke. The reference is
+// checked exactly as a guard checks it (an empty value is a violation).
+func (e *Env) ExplainResidency(ctx context.Context, kind, value string) (residency.Explanation, error) {
+	if !slices.Contains(explainKinds, residency.Kind(kind)) {
+		return residency.Explanation{}, fmt.Errorf("unknown kind %q; use one of %s", kind, strings.Join(ExplainKinds(), ", "))
+	}
+	ex, err := e.Policy.Explain(ctx, e.Locator, residency.Ref{Path: kind, Kind: residency.Kind(kind), Value: value, Required: true})
+	if err != nil {
+		return residency.Explanation{}, fmt.Errorf("explaining %s %q: %w", kind, value, err)
+	}
+	return ex, nil
 }

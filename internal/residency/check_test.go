@@ -160,7 +160,10 @@ func TestCheck(t *testing.T) {
 		{name: "kms aws managed allowed when not required", ref: Ref{Kind: KindKMSKey, Value: awsKey}},
 		{name: "kms aws alias arn", cfg: strict, ref: Ref{Kind: KindKMSKey, Value: "arn:aws:kms:me-central-1:111122223333:alias/aws/s3"}, wantRules: []string{RuleKMSCustomerManaged}},
 		{name: "kms aws alias name", cfg: strict, ref: Ref{Kind: KindKMSKey, Value: "alias/aws/s3"}, wantRules: []string{RuleKMSCustomerManaged}},
-		{name: "kms alias arn region only", ref: Ref{Kind: KindKMSKey, Value: "arn:aws:kms:me-central-1:111122223333:alias/unknown"}},
+		// An alias is always resolved, whatever the policy: the key it points
+		// to may be anywhere (or multi-region).
+		{name: "kms alias arn is resolved even without cmk", ref: Ref{Kind: KindKMSKey, Value: "arn:aws:kms:me-central-1:111122223333:alias/unknown"},
+			wantRules: []string{RuleUnverifiable}, wantFix: "create the key first"},
 		{name: "kms alias arn resolved", cfg: strict, ref: Ref{Kind: KindKMSKey, Value: "arn:aws:kms:me-central-1:111122223333:alias/uae-cmk"}},
 		{name: "kms alias arn unresolvable fails closed", cfg: strict, ref: Ref{Kind: KindKMSKey, Value: "arn:aws:kms:me-central-1:111122223333:alias/unknown"},
 			wantRules: []string{RuleUnverifiable}, wantFix: "create the key first"},

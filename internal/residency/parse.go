@@ -35,6 +35,65 @@ var (
 // me-central-1 or us-gov-west-1. It does not say the region exists.
 func ValidRegion(s string) bool { return regionRE.MatchString(s) }
 
+// The AWS partitions. A partition is a separate AWS: its own accounts,
+// credentials, endpoints and bucket namespace.
+const (
+	PartitionAWS      = "aws"
+	PartitionChina    = "aws-cn"
+	PartitionGovCloud = "aws-us-gov"
+)
+
+// regionPartitions maps a region name prefix to the partition the region
+// belongs to; any other region is in the aws partition.
+var regionPartitions = []struct{ prefix, partition string }{
+	{"cn-", PartitionChina},
+	{"us-gov-", PartitionGovCloud},
+	{"us-isob-", "aws-iso-b"},
+	{"us-isof-", "aws-iso-f"},
+	{"eu-isoe-", "aws-iso-e"},
+	{"us-iso-", "aws-iso"},
+}
+
+// RegionPartition returns the partition a region name belongs to, e.g.
+// aws-cn for cn-north-1 and aws for me-central-1.
+func RegionPartition(region string) string {
+	for _, p := range regionPartitions {
+		if strings.HasPrefix(region, p.prefix) {
+			return p.partition
+		}
+	}
+	return PartitionAWS
+}
+
+// hostPartitions maps the DNS suffix of AWS endpoints to their partition.
+// Longer suffixes come first.
+var hostPartitions = []struct{ suffix, partition string }{
+	{".amazonaws.com.cn", PartitionChina},
+	{".amazonwebservices.com.cn", PartitionChina},
+	{".api.amazonwebservices.com.cn", PartitionChina},
+	{".csp.hci.ic.gov", "aws-iso-f"},
+	{".sc2s.sgov.gov", "aws-iso-b"},
+	{".c2s.ic.gov", "aws-iso"},
+	{".cloud.adc-e.uk", "aws-iso-e"},
+	{".amazonaws.com", PartitionAWS},
+	{".api.aws", PartitionAWS},
+	{".on.aws", PartitionAWS},
+}
+
+// HostPartition returns the partition of an AWS endpoint host and the rest
+// of the host before the partition's DNS suffix. ok is false for hosts that
+// are not AWS endpoints (emulators, proxies, localhost). GovCloud shares
+// the aws suffix: a host naming a us-gov region is in aws-us-gov.
+func HostPartition(host string) (partition, rest string, ok bool) {
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	for _, h := range hostPartitions {
+		if r, found := strings.CutSuffix(host, h.suffix); found {
+			return h.partition, r, true
+		}
+	}
+	return "", "", false
+}
+
 // ParseARN parses an ARN. The account may be empty (S3 buckets), twelve
 // digits, or a word such as "aws" (AWS-owned resources).
 func ParseARN(s string) (ARN, error) {
@@ -65,8 +124,14 @@ func ParseARN(s string) (ARN, error) {
 type S3Location struct {
 	Bucket string
 	Key    string // may be empty
-	// EndpointRegion is the region named in an https URL, if any. It is a
-	// hint only: the bucket's region is what GetBucketLocation says.
+	// Partition is the partition of the ARN or URL host; aws for s3://.
+	Partition string
+	// Access is set for S3 access point and multi-region access point ARNs,
+	// whose bucket is not named in the reference: accesspoint/NAME.
+	Access string
+	// EndpointRegion is the region named in an https URL or access point
+	// ARN, if any. A bucket answers only at an endpoint of its own region, so
+	// it is a fact about the bucket, not a hint.
 	EndpointRegion string
 	// ZoneID is set for S3 Express directory buckets
 	// (NAME--ZONEID--x-s3), which live in one zone.
@@ -83,10 +148,24 @@ func ParseS3URI(s string) (S3Location, error) {
 	case strings.HasPrefix(s, "s3://"):
 		rest := strings.TrimPrefix(s, "s3://")
 		loc.Bucket, loc.Key, _ = strings.Cut(rest, "/")
+		loc.Partition = PartitionAWS
 	case strings.HasPrefix(s, "arn:"):
 		a, err := ParseARN(s)
 		if err != nil {
 			return S3Location{}, err
+		}
+		loc.Partition = a.Partition
+		if a.Service == "s3" && a.Account != "" {
+			if name, ok := strings.CutPrefix(a.Resource, "accesspoint/"); ok {
+				// An access point (regional) or a multi-region access point
+				// (no region): the bucket behind it is not in the ARN.
+				loc.Access, _, _ = strings.Cut(name, "/")
+				loc.EndpointRegion = a.Region
+				if loc.Access == "" {
+					return S3Location{}, fmt.Errorf("s3 uri %q: empty access point name", s)
+				}
+				return loc, nil
+			}
 		}
 		if a.Service != "s3" || a.Region != "" || a.Account != "" {
 			return S3Location{}, fmt.Errorf("s3 uri %q: not a bucket ARN (want arn:aws:s3:::BUCKET)", s)
@@ -116,14 +195,8 @@ func parseS3URL(s string) (S3Location, error) {
 		return S3Location{}, fmt.Errorf("s3 uri %q: unexpected user, port, query or fragment", s)
 	}
 	host := strings.ToLower(u.Hostname())
-	var base string
-	for _, suffix := range []string{".amazonaws.com.cn", ".amazonaws.com"} {
-		if strings.HasSuffix(host, suffix) {
-			base = strings.TrimSuffix(host, suffix)
-			break
-		}
-	}
-	if base == "" {
+	partition, base, ok := HostPartition(host)
+	if !ok || base == "" {
 		return S3Location{}, fmt.Errorf("s3 uri %q: host %q is not an S3 endpoint", s, host)
 	}
 	labels := strings.Split(base, ".")
@@ -139,7 +212,7 @@ func parseS3URL(s string) (S3Location, error) {
 	if idx < 0 {
 		return S3Location{}, fmt.Errorf("s3 uri %q: host %q is not an S3 endpoint", s, host)
 	}
-	var loc S3Location
+	loc := S3Location{Partition: partition}
 	if r, ok := strings.CutPrefix(labels[idx], "s3-"); ok {
 		if r != "external-1" {
 			loc.EndpointRegion = r
@@ -161,6 +234,9 @@ func parseS3URL(s string) (S3Location, error) {
 	}
 	if loc.EndpointRegion != "" && !ValidRegion(loc.EndpointRegion) {
 		return S3Location{}, fmt.Errorf("s3 uri %q: bad region %q in host", s, loc.EndpointRegion)
+	}
+	if loc.EndpointRegion != "" && partition == PartitionAWS {
+		loc.Partition = RegionPartition(loc.EndpointRegion)
 	}
 	path := strings.TrimPrefix(u.Path, "/")
 	if idx > 0 {
@@ -226,6 +302,7 @@ type ECRImage struct {
 	Tag        string // may be empty
 	Digest     string // sha256:HEX, may be empty
 	FIPS       bool
+	Partition  string // of the registry host: aws, aws-cn, aws-us-gov
 }
 
 // ErrNotECR is wrapped by ParseECRImage when the reference is not an Amazon
@@ -233,7 +310,7 @@ type ECRImage struct {
 var ErrNotECR = errors.New("not an Amazon ECR image")
 
 var (
-	ecrHostRE = regexp.MustCompile(`^([0-9]{12})\.dkr(?:\.ecr(-fips)?\.([a-z0-9-]+)\.amazonaws\.com(?:\.cn)?|-ecr(-fips)?\.([a-z0-9-]+)\.on\.aws)$`)
+	ecrHostRE = regexp.MustCompile(`^([0-9]{12})\.dkr(?:\.ecr(-fips)?\.([a-z0-9-]+)\.(amazonaws\.com(?:\.cn)?)|-ecr(-fips)?\.([a-z0-9-]+)\.on\.aws)$`)
 	ecrRepoRE = regexp.MustCompile(`^[a-z0-9]+(?:[._-][a-z0-9]+)*(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*$`)
 	tagRE     = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
 	digestRE  = regexp.MustCompile(`^sha256:[a-f0-9]{64}$`)
@@ -252,9 +329,13 @@ func ParseECRImage(s string) (ECRImage, error) {
 	if m == nil {
 		return ECRImage{}, fmt.Errorf("image %q: %w (registry %q is not ACCOUNT.dkr.ecr.REGION.amazonaws.com)", s, ErrNotECR, host)
 	}
-	img := ECRImage{Account: m[1], Host: host, Region: m[3] + m[5], FIPS: m[2] != "" || m[4] != ""}
+	img := ECRImage{Account: m[1], Host: host, Region: m[3] + m[6], FIPS: m[2] != "" || m[5] != ""}
 	if !ValidRegion(img.Region) {
 		return ECRImage{}, fmt.Errorf("image %q: %w (bad region %q)", s, ErrNotECR, img.Region)
+	}
+	img.Partition = RegionPartition(img.Region)
+	if m[4] == "amazonaws.com.cn" {
+		img.Partition = PartitionChina
 	}
 	if repo, digest, ok := strings.Cut(rest, "@"); ok {
 		if !digestRE.MatchString(digest) {

@@ -10,14 +10,15 @@ import (
 // Jurisdiction is a legal area and the AWS regions that lie inside it. New
 // jurisdictions are added as data, in jurisdictions.
 type Jurisdiction struct {
-	Code    string   // ISO 3166-1 alpha-2
-	Name    string   // human name
-	Regions []string // AWS regions inside the jurisdiction
+	Code      string   // ISO 3166-1 alpha-2
+	Name      string   // human name
+	Partition string   // the AWS partition its regions are in, e.g. aws
+	Regions   []string // AWS regions inside the jurisdiction
 }
 
 // jurisdictions is the built-in table. Adding a jurisdiction is adding a row.
 var jurisdictions = []Jurisdiction{
-	{Code: "AE", Name: "United Arab Emirates", Regions: []string{"me-central-1"}},
+	{Code: "AE", Name: "United Arab Emirates", Partition: PartitionAWS, Regions: []string{"me-central-1"}},
 }
 
 // Jurisdictions returns the built-in jurisdictions, sorted by code.
@@ -92,6 +93,11 @@ func NewPolicy(cfg PolicyConfig) (*Policy, error) {
 		}
 		allowed = slices.Clone(cfg.AllowedRegions)
 	}
+	for i, k := range cfg.RequiredTags {
+		if strings.TrimSpace(k) == "" {
+			return nil, &ConfigError{Path: fmt.Sprintf("residency.required_tags[%d]", i), Msg: "a required tag key is empty or blank; remove it or name the tag"}
+		}
+	}
 	for i, id := range cfg.ExcludedZoneIDs {
 		if !zoneIDRE.MatchString(id) {
 			return nil, &ConfigError{Path: fmt.Sprintf("residency.excluded_zone_ids[%d]", i), Msg: fmt.Sprintf("%q is not a zone id; zone ids look like mec1-az2 (not zone names such as me-central-1b)", id)}
@@ -107,6 +113,21 @@ func NewPolicy(cfg PolicyConfig) (*Policy, error) {
 		RequiredTags:               slices.Clone(cfg.RequiredTags),
 		Mode:                       mode,
 	}, nil
+}
+
+// Partition is the AWS partition of the jurisdiction's regions.
+func (p *Policy) Partition() string {
+	if p.Jurisdiction.Partition == "" {
+		return PartitionAWS
+	}
+	return p.Jurisdiction.Partition
+}
+
+// KeyRef is the reference for a resource's KMS key attribute, where leaving
+// it empty means AWS encrypts with its managed default key: a violation
+// when the policy requires customer managed keys.
+func KeyRef(path, value string) Ref {
+	return Ref{Path: path, Kind: KindKMSKey, Value: value, DefaultKey: true}
 }
 
 // RegionAllowed reports whether region is in the policy's allowlist.

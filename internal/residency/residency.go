@@ -28,7 +28,8 @@ const (
 	KindKMSKey   Kind = "kms_key"   // a KMS key ARN (or alias ARN)
 	KindS3URI    Kind = "s3_uri"    // s3://bucket/prefix
 	KindECRImage Kind = "ecr_image" // ACCOUNT.dkr.ecr.REGION.amazonaws.com/repo[:tag|@digest]
-	KindARN      Kind = "arn"       // any ARN: its region must be allowed (global ARNs pass)
+	KindARN      Kind = "arn"       // any ARN: its partition and region must be allowed; keys and buckets are resolved
+	KindImage    Kind = "image"     // an AMI id, AMI ARN, or SSM parameter (name or ARN, with or without resolve:ssm:) holding one
 )
 
 // Ref is one referenced location taken from a planned resource.
@@ -36,6 +37,14 @@ type Ref struct {
 	Path  string // attribute path as the user wrote it, e.g. offline_store.s3_uri or kms_key_arns[1]
 	Kind  Kind
 	Value string
+	// Required makes an empty value a violation. Without it an empty value
+	// (an unset optional attribute) refers to nothing and is skipped. A
+	// blank value (spaces only) is a violation either way.
+	Required bool
+	// DefaultKey marks a KMS key attribute whose empty value means the AWS
+	// managed default key: empty is then a violation when the policy
+	// requires customer managed keys.
+	DefaultKey bool
 }
 
 // Violation is one broken rule. Every violation names the attribute path, the
@@ -54,8 +63,12 @@ func (v Violation) Error() string {
 
 // KeyInfo is what the engine needs to know about a KMS key.
 type KeyInfo struct {
+	// ARN is the key's own ARN: for an alias, the key it points to.
+	ARN             string
 	Region          string
 	CustomerManaged bool
+	// MultiRegion says the key is a multi-region key (primary or replica).
+	MultiRegion bool
 	// ReplicaRegions are the other regions a multi-region key has copies
 	// in (its primary and replicas, less Region); empty for single-region keys.
 	ReplicaRegions []string
@@ -71,6 +84,7 @@ type Locator interface {
 	BucketReplicationRegions(ctx context.Context, bucket string) ([]string, error)
 	// ZoneID resolves a zone name in region to its zone id (DescribeAvailabilityZones).
 	ZoneID(ctx context.Context, region, zoneName string) (string, error)
-	// DescribeKey tells where a key lives and who manages it.
+	// DescribeKey tells where a key lives and who manages it. Given an alias
+	// (name or ARN) it describes the key the alias points to.
 	DescribeKey(ctx context.Context, keyARN string) (KeyInfo, error)
 }
