@@ -40,6 +40,8 @@ const (
 	featureStoreCreateTimeout = 30 * time.Minute
 	featureStoreUpdateTimeout = 30 * time.Minute
 	featureStoreDeleteTimeout = 30 * time.Minute
+	// How long a refresh waits for the outcome of a deletion under way.
+	featureStoreReadSettle = 2 * time.Minute
 )
 
 // NewFeatureStoreResource is the mlplatform_feature_store constructor.
@@ -65,6 +67,7 @@ type featureStoreModel struct {
 	AllowDestructiveChanges     types.Bool     `tfsdk:"allow_destructive_changes"`
 	ARN                         types.String   `tfsdk:"arn"`
 	Status                      types.String   `tfsdk:"status"`
+	FailureReason               types.String   `tfsdk:"failure_reason"`
 	CreationTime                types.String   `tfsdk:"creation_time"`
 	OfflineStoreTableName       types.String   `tfsdk:"offline_store_table_name"`
 	OfflineStoreDatabaseName    types.String   `tfsdk:"offline_store_database_name"`
@@ -278,7 +281,8 @@ func (r *featureStoreResource) Schema(ctx context.Context, _ resource.SchemaRequ
 					"Such a change loses the online store's records and starts a new offline store table. Default `false`: the plan is refused and says why.",
 			},
 			"arn":                           computed("ARN of the feature group."),
-			"status":                        computed("Status of the feature group: `Created` once ready."),
+			"status":                        computed("Status of the feature group: `Created` once ready. A group recorded `Creating` (an apply interrupted or timed out) is finished in place by the next apply; `CreateFailed` is replaced only with `allow_destructive_changes`, otherwise the plan fails saying what to do; `Deleting` and `DeleteFailed` (a deletion outside Terraform) are reported by the plan and the group stays recorded."),
+			"failure_reason":                computed("SageMaker's reason when the group's creation or deletion failed."),
 			"creation_time":                 computed("When the feature group was created (RFC 3339). It stays the same across in-place updates."),
 			"offline_store_table_name":      computed("Name of the offline store's Glue table."),
 			"offline_store_database_name":   computed("Name of the offline store's Glue database."),
@@ -332,12 +336,41 @@ func (r *featureStoreResource) ModifyPlan(ctx context.Context, req resource.Modi
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("tags_all"), all)...)
 	}
 
+	allow := plan.AllowDestructiveChanges.ValueBool()
+	name := spec.Name
 	if req.State.Raw.IsNull() {
-		return // create
+		// A create: of a new resource, or the replacement of one Terraform
+		// marked tainted. A feature group is never replaced by accident.
+		if plan.Name.IsUnknown() {
+			return // checked at apply: the create refuses a group it did not make
+		}
+		warning, err := r.meta.CheckFeatureStoreAbsent(ctx, name, allow)
+		switch {
+		case errors.Is(err, platform.ErrFeatureStoreExists):
+			resp.Diagnostics.AddAttributeError(path.Root("name"), fmt.Sprintf("Feature store (%s) already exists", name), err.Error())
+		case err != nil:
+			resp.Diagnostics.AddError(fmt.Sprintf("planning feature store (%s)", name), err.Error())
+		case warning != "":
+			resp.Diagnostics.AddWarning(fmt.Sprintf("Feature store (%s) already exists", name), warning)
+		}
+		return
 	}
 	var state featureStoreModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() {
+		return
+	}
+	// A group recorded unhealthy: finish, replace (allowed) or say what to do.
+	repair := platform.FeatureStoreRepair(state.Status.ValueString(), state.FailureReason.ValueString(), allow)
+	switch {
+	case repair.Blocked != "":
+		resp.Diagnostics.AddAttributeError(path.Root("status"), fmt.Sprintf("Feature store (%s) is %s", name, state.Status.ValueString()), repair.Blocked)
+		return
+	case repair.Finish:
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("status"), types.StringUnknown())...)
+	case repair.Replace:
+		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("status"))
+		resp.Diagnostics.AddWarning(fmt.Sprintf("Feature store %s will be replaced", name), repair.Reason)
 		return
 	}
 	old, _ := featureStoreSpec(ctx, &state, &resp.Diagnostics)
@@ -345,8 +378,7 @@ func (r *featureStoreResource) ModifyPlan(ctx context.Context, req resource.Modi
 	if !change.IsDestructive() {
 		return
 	}
-	name := spec.Name
-	if plan.AllowDestructiveChanges.ValueBool() {
+	if allow {
 		for _, p := range change.DestructivePaths() {
 			resp.RequiresReplace = append(resp.RequiresReplace, parsePath(p))
 		}
@@ -383,6 +415,10 @@ func (r *featureStoreResource) Create(ctx context.Context, req resource.CreateRe
 		resp.Diagnostics.Append(applyFeatureStore(ctx, &plan, fs, &prior, r.meta)...)
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	}
+	if err != nil && fs != nil {
+		err = fmt.Errorf("%w\n\nThe feature group is recorded in state, so it is never orphaned. Terraform marks it tainted; a tainted feature group "+
+			"is never replaced without allow_destructive_changes: run `terraform untaint` on this resource and apply again, which finishes it in place", err)
+	}
 	if err != nil {
 		addFeatureStoreError(fmt.Sprintf("creating feature store (%s)", spec.Name), err, &resp.Diagnostics)
 	}
@@ -395,8 +431,8 @@ func (r *featureStoreResource) Read(ctx context.Context, req resource.ReadReques
 		return
 	}
 	name := state.Name.ValueString()
-	fs, err := r.meta.FindFeatureStore(ctx, name)
-	if errors.Is(err, cloud.ErrNotFound) || err == nil && fs.Status == "Deleting" {
+	fs, err := r.meta.ReadFeatureStore(ctx, name, featureStoreReadSettle)
+	if errors.Is(err, cloud.ErrNotFound) {
 		tflog.Warn(ctx, "feature store is gone; removing it from state", map[string]any{"name": name})
 		resp.State.RemoveResource(ctx)
 		return
@@ -526,7 +562,7 @@ func featureStoreSpec(ctx context.Context, m *featureStoreModel, diags *diag.Dia
 				Name:            str(at+".name", f.Name),
 				Type:            str(at+".type", f.Type),
 				CollectionType:  str(at+".collection_type", f.CollectionType),
-				VectorDimension: int32(f.VectorDimension.ValueInt64()),
+				VectorDimension: f.VectorDimension.ValueInt64(),
 			})
 			if f.VectorDimension.IsUnknown() {
 				unknown = append(unknown, at+".vector_dimension")
@@ -557,7 +593,7 @@ func featureStoreSpec(ctx context.Context, m *featureStoreModel, diags *diag.Dia
 			if t.Value.IsUnknown() {
 				unknown = append(unknown, "online_store.ttl.value")
 			}
-			s.Online.TTL = &platform.TTL{Unit: str("online_store.ttl.unit", t.Unit), Value: int32(t.Value.ValueInt64())}
+			s.Online.TTL = &platform.TTL{Unit: str("online_store.ttl.unit", t.Unit), Value: t.Value.ValueInt64()}
 		}
 	}
 
@@ -589,8 +625,8 @@ func featureStoreSpec(ctx context.Context, m *featureStoreModel, diags *diag.Dia
 		}
 		s.Throughput = &platform.Throughput{
 			Mode:               str("throughput.mode", t.Mode),
-			ReadCapacityUnits:  int32(t.ReadCapacityUnits.ValueInt64()),
-			WriteCapacityUnits: int32(t.WriteCapacityUnits.ValueInt64()),
+			ReadCapacityUnits:  t.ReadCapacityUnits.ValueInt64(),
+			WriteCapacityUnits: t.WriteCapacityUnits.ValueInt64(),
 		}
 	}
 
@@ -623,6 +659,7 @@ func applyFeatureStore(ctx context.Context, m *featureStoreModel, fs *platform.F
 	m.RoleARN = optionalString(prior.RoleARN, s.RoleARN, "")
 	m.ARN = types.StringValue(fs.ARN)
 	m.Status = types.StringValue(fs.Status)
+	m.FailureReason = optionalString(types.StringNull(), fs.FailureReason, "")
 	m.CreationTime = types.StringNull()
 	if !fs.CreationTime.IsZero() {
 		m.CreationTime = types.StringValue(fs.CreationTime.UTC().Format(time.RFC3339))
@@ -664,7 +701,7 @@ func applyFeatureStore(ctx context.Context, m *featureStoreModel, fs *platform.F
 	default:
 		ttl := types.ObjectNull(ttlAttrTypes)
 		if on.TTL != nil {
-			ttl, d = types.ObjectValue(ttlAttrTypes, map[string]attr.Value{"unit": types.StringValue(on.TTL.Unit), "value": types.Int64Value(int64(on.TTL.Value))})
+			ttl, d = types.ObjectValue(ttlAttrTypes, map[string]attr.Value{"unit": types.StringValue(on.TTL.Unit), "value": types.Int64Value(on.TTL.Value)})
 			diags.Append(d...)
 		}
 		m.OnlineStore, d = types.ObjectValue(onlineAttrTypes, map[string]attr.Value{
@@ -744,7 +781,7 @@ func optionalString(prior types.String, remote, def string) types.String {
 	return types.StringValue(remote)
 }
 
-func optionalInt(n int32) types.Int64 {
+func optionalInt(n int64) types.Int64 {
 	if n == 0 {
 		return types.Int64Null()
 	}

@@ -262,7 +262,7 @@ func TestUpdateFeatureStoreFailure(t *testing.T) {
 func TestCreateFeatureStoreInUse(t *testing.T) {
 	api := &inUseAPI{}
 	_, err := CreateFeatureStore(context.Background(), api, &sagemaker.CreateFeatureGroupInput{FeatureGroupName: aws.String("fg")})
-	if err == nil || !strings.Contains(err.Error(), "already exists (import it") {
+	if !errors.Is(err, ErrFeatureGroupExists) {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -309,7 +309,7 @@ func FuzzValidateFeatures(f *testing.F) {
 			for len(parts) < 4 {
 				parts = append(parts, "")
 			}
-			var dim int32
+			var dim int64
 			fmt.Sscan(parts[3], &dim)
 			fs = append(fs, Feature{Name: parts[0], Type: parts[1], CollectionType: parts[2], VectorDimension: dim})
 		}
