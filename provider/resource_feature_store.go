@@ -369,6 +369,7 @@ func (r *featureStoreResource) ModifyPlan(ctx context.Context, req resource.Modi
 	case repair.Finish:
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("status"), types.StringUnknown())...)
 	case repair.Replace:
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("status"), types.StringUnknown())...)
 		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("status"))
 		resp.Diagnostics.AddWarning(fmt.Sprintf("Feature store %s will be replaced", name), repair.Reason)
 		return
@@ -466,6 +467,8 @@ func (r *featureStoreResource) Update(ctx context.Context, req resource.UpdateRe
 	fs, vs, err := r.meta.UpdateFeatureStore(ctx, old, spec, featureStoreWait(ctx, spec.Name, "update", timeout))
 	ReportViolations(r.meta.Policy.Mode, vs, &resp.Diagnostics)
 	if err != nil {
+		// Keep what was known: the next refresh reads what the update did.
+		resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 		addFeatureStoreError(fmt.Sprintf("updating feature store (%s)", spec.Name), err, &resp.Diagnostics)
 		return
 	}
@@ -522,7 +525,9 @@ func addFeatureStoreError(summary string, err error, diags *diag.Diagnostics) {
 
 func addFieldErrors(errs []platform.FieldError, diags *diag.Diagnostics) {
 	for _, e := range errs {
-		diags.AddAttributeError(parsePath(e.Path), "Invalid feature store", e.Msg)
+		// The path is in the summary too: Terraform before 1.12 shows an
+		// error inside a nested attribute at the resource's header.
+		diags.AddAttributeError(parsePath(e.Path), "Invalid feature store: "+e.Path, e.Msg)
 	}
 }
 

@@ -445,10 +445,11 @@ func readExample(t *testing.T, path string) string {
 func TestAccFeatureStore_createNotReady(t *testing.T) {
 	h := acctest.Setup(t)
 	key := featureStoreFixtures(t, h)
-	h.Shim.Inject(acctest.Fault{
-		Service: "sagemaker", Action: "DescribeFeatureGroup", Times: 1,
+	// Armed after the create, so that the plan's own lookup is not harmed.
+	t.Cleanup(acctest.InjectSageMaker(h.Shim, acctest.SageMakerFault{
+		Action: "DescribeFeatureGroup", Armed: acctest.AfterCall(h.Shim, "CreateFeatureGroup"), Times: 1,
 		Code: "AccessDeniedException", Message: "not authorized to perform sagemaker:DescribeFeatureGroup",
-	})
+	}))
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
@@ -456,7 +457,7 @@ func TestAccFeatureStore_createNotReady(t *testing.T) {
 		CheckDestroy: checkFeatureStoreGone(h, "customers"),
 		Steps: []resource.TestStep{{
 			Config:      featureStoreConfig(key, fsFeatures, "30", ""),
-			ExpectError: regexp.MustCompile(`(?s)creating feature store \(customers\).*was\s+created.*did\s+not\s+become\s+ready.*not\s+authorized\s+to\s+perform\s+sagemaker:DescribeFeatureGroup`),
+			ExpectError: regexp.MustCompile(`(?s)creating feature store \(customers\).*was\s+created.*was\s+not\s+seen\s+ready.*not\s+authorized\s+to\s+perform\s+sagemaker:DescribeFeatureGroup`),
 		}},
 	})
 }
