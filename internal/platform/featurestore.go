@@ -48,18 +48,18 @@ const (
 
 // Limits of SageMaker Feature Store.
 const (
-	MaxFeatures            = 2500
-	fsMaxNameLen           = 64
-	fsMaxDescriptionLen    = 128
-	fsMaxS3URILen          = 1024
-	fsMaxVectorDimension   = 8192
-	fsMaxCapacityUnits     = 10_000_000
-	fsMaxTagKeyLen         = 128
-	fsMaxTagValueLen       = 256
-	fsMaxTTLValue          = math.MaxInt32
+	MaxFeatures          = 2500
+	fsMaxNameLen         = 64
+	fsMaxDescriptionLen  = 128
+	fsMaxS3URILen        = 1024
+	fsMaxVectorDimension = 8192
+	fsMaxCapacityUnits   = 10_000_000
+	fsMaxTagKeyLen       = 128
+	fsMaxTagValueLen     = 256
+	fsMaxTTLValue        = math.MaxInt32
 	// FeatureStoreTagPrefix is the tag namespace the provider keeps for
 	// itself (the creation token); user tags may not use it.
-	FeatureStoreTagPrefix = "mlplatform:"
+	FeatureStoreTagPrefix  = "mlplatform:"
 	fsMinRoleARNLen        = 20
 	fsMaxRoleARNLen        = 2048
 	fsMaxKMSKeyLen         = 2048
@@ -145,7 +145,7 @@ type OnlineStore struct {
 // their event time.
 type TTL struct {
 	Unit  string // Seconds, Minutes, Hours, Days or Weeks
-	Value int64 // 1 to MaxInt32 (SageMaker's Integer)
+	Value int64  // 1 to MaxInt32 (SageMaker's Integer)
 }
 
 // OfflineStore is the historical store: S3 plus a Glue or Iceberg table.
