@@ -136,6 +136,16 @@ func (e *Env) CreateFeatureStore(ctx context.Context, s FeatureStoreSpec, wait F
 	arn, err := cloud.CreateFeatureStore(ctx, api, createFeatureGroupInput(s, tags))
 	if err != nil {
 		fs, ferr := e.findAfterFailure(ctx, s.Name)
+		if errors.Is(ferr, cloud.ErrNotFound) && !errors.Is(err, cloud.ErrFeatureGroupExists) {
+			// The call may still land (a request in flight when the client
+			// gave up): look again a few times before saying nothing exists.
+			for _, d := range []time.Duration{time.Second, 2 * time.Second} {
+				time.Sleep(d)
+				if fs, ferr = e.findAfterFailure(ctx, s.Name); !errors.Is(ferr, cloud.ErrNotFound) {
+					break
+				}
+			}
+		}
 		ours := ferr == nil && fs.CreationToken == token
 		switch {
 		case errors.Is(err, cloud.ErrFeatureGroupExists) && !ours:
@@ -150,9 +160,9 @@ func (e *Env) CreateFeatureStore(ctx context.Context, s FeatureStoreSpec, wait F
 		case ours:
 			return fs, vs, fmt.Errorf("feature group %s was created (%s), but the create was interrupted before it was ready: %w", s.Name, fs.ARN, err)
 		case errors.Is(ferr, cloud.ErrNotFound):
-			return nil, vs, err
+			return nil, vs, fmt.Errorf("%w; feature group %s was not found afterwards. Should it appear later, it carries the tag %s = %s: import it", err, s.Name, FeatureStoreTokenTag, token)
 		default:
-			return nil, vs, fmt.Errorf("%w; whether feature group %s was created could not be checked (%w): the next apply finds it by its creation token tag or refuses it", err, s.Name, ferr)
+			return nil, vs, fmt.Errorf("%w; whether feature group %s was created could not be checked (%w). Should it exist, it carries the tag %s = %s: import it", err, s.Name, ferr, FeatureStoreTokenTag, token)
 		}
 	}
 	fg, err := cloud.WaitFeatureStoreCreated(ctx, api, s.Name, wait)
