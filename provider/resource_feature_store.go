@@ -9,7 +9,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -23,6 +23,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/mlplatform/mlplatform/internal/cloud"
@@ -33,6 +34,7 @@ var (
 	_ resource.ResourceWithConfigure   = &featureStoreResource{}
 	_ resource.ResourceWithModifyPlan  = &featureStoreResource{}
 	_ resource.ResourceWithImportState = &featureStoreResource{}
+	_ resource.ResourceWithUpgradeState = &featureStoreResource{}
 )
 
 // Default timeouts of a feature store.
@@ -57,7 +59,7 @@ type featureStoreModel struct {
 	Description                 types.String   `tfsdk:"description"`
 	RecordIdentifierFeatureName types.String   `tfsdk:"record_identifier_feature_name"`
 	EventTimeFeatureName        types.String   `tfsdk:"event_time_feature_name"`
-	Features                    types.List     `tfsdk:"features"`
+	Features                    types.Set      `tfsdk:"features"`
 	OnlineStore                 types.Object   `tfsdk:"online_store"`
 	OfflineStore                types.Object   `tfsdk:"offline_store"`
 	Throughput                  types.Object   `tfsdk:"throughput"`
@@ -134,6 +136,8 @@ func (r *featureStoreResource) Schema(ctx context.Context, _ resource.SchemaRequ
 		return schema.StringAttribute{Computed: true, MarkdownDescription: desc, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}}
 	}
 	resp.Schema = schema.Schema{
+		// Version 1: features is a set (it was a list).
+		Version: 1,
 		MarkdownDescription: "A SageMaker feature group whose data stays in the jurisdiction and is never lost by accident. " +
 			"The offline store's bucket and every KMS key are checked against the residency policy at plan time (bucket region, no cross-region replication, key region, customer-managed keys). " +
 			"Adding features is an in-place update (`UpdateFeatureGroup`), never a replacement; so are TTL, throughput and tag changes. " +
@@ -157,11 +161,11 @@ func (r *featureStoreResource) Schema(ctx context.Context, _ resource.SchemaRequ
 				Required:            true,
 				MarkdownDescription: "Name of the feature that holds a record's event time. It must be one of `features`, of type `Fractional` (Unix seconds) or `String` (ISO-8601), and not a collection.",
 			},
-			"features": schema.ListNestedAttribute{
+			"features": schema.SetNestedAttribute{
 				Required: true,
-				MarkdownDescription: fmt.Sprintf("The feature definitions, 1 to %d. Order does not matter. Adding a feature is an in-place update; removing or retyping one is a destructive change. "+
+				MarkdownDescription: fmt.Sprintf("The feature definitions, 1 to %d, a set: their order does not matter, and reordering them plans no change. Adding a feature is an in-place update; removing or retyping one is a destructive change. "+
 					"Names follow SageMaker's rules (as `name`), are unique ignoring case, and may not be %s.", platform.MaxFeatures, code(platform.ReservedFeatureNames())),
-				Validators: []validator.List{listvalidator.SizeBetween(1, platform.MaxFeatures)},
+				Validators: []validator.Set{setvalidator.SizeBetween(1, platform.MaxFeatures)},
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"name": schema.StringAttribute{Required: true, MarkdownDescription: "Feature name: 1 to 64 letters, digits, hyphens and underscores, starting and ending with a letter or digit."},
 					"type": schema.StringAttribute{
@@ -494,6 +498,20 @@ func (r *featureStoreResource) Delete(ctx context.Context, req resource.DeleteRe
 	}
 }
 
+// UpgradeState moves state of schema version 0, where features was a list,
+// to version 1, where it is a set: both are a JSON array in state.
+func (r *featureStoreResource) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
+	return map[int64]resource.StateUpgrader{
+		0: {StateUpgrader: func(_ context.Context, req resource.UpgradeStateRequest, resp *resource.UpgradeStateResponse) {
+			if req.RawState == nil {
+				resp.Diagnostics.AddError("upgrading feature store state", "no prior state to upgrade")
+				return
+			}
+			resp.DynamicValue = &tfprotov6.DynamicValue{JSON: req.RawState.JSON}
+		}},
+	}
+}
+
 // ImportState imports a feature group by name.
 func (r *featureStoreResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
@@ -525,9 +543,15 @@ func addFeatureStoreError(summary string, err error, diags *diag.Diagnostics) {
 
 func addFieldErrors(errs []platform.FieldError, diags *diag.Diagnostics) {
 	for _, e := range errs {
+		at := parsePath(e.Path)
+		if strings.HasPrefix(e.Path, "features[") {
+			// features is a set: an element has no index to point at; the
+			// message names the feature.
+			at = path.Root("features")
+		}
 		// The path is in the summary too: Terraform before 1.12 shows an
 		// error inside a nested attribute at the resource's header.
-		diags.AddAttributeError(parsePath(e.Path), "Invalid feature store: "+e.Path, e.Msg)
+		diags.AddAttributeError(at, "Invalid feature store: "+e.Path, e.Msg)
 	}
 }
 
@@ -690,9 +714,9 @@ func applyFeatureStore(ctx context.Context, m *featureStoreModel, fs *platform.F
 		diags.Append(d...)
 		feats = append(feats, obj)
 	}
-	list, d := types.ListValue(featureObjectType, feats)
+	set, d := types.SetValue(featureObjectType, feats)
 	diags.Append(d...)
-	m.Features = list
+	m.Features = set
 
 	// Online store.
 	var priorOnline onlineStoreModel
