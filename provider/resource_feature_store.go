@@ -31,9 +31,9 @@ import (
 )
 
 var (
-	_ resource.ResourceWithConfigure   = &featureStoreResource{}
-	_ resource.ResourceWithModifyPlan  = &featureStoreResource{}
-	_ resource.ResourceWithImportState = &featureStoreResource{}
+	_ resource.ResourceWithConfigure    = &featureStoreResource{}
+	_ resource.ResourceWithModifyPlan   = &featureStoreResource{}
+	_ resource.ResourceWithImportState  = &featureStoreResource{}
 	_ resource.ResourceWithUpgradeState = &featureStoreResource{}
 )
 
