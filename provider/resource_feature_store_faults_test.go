@@ -337,3 +337,25 @@ func TestAccFeatureStore_descriptionCharacters(t *testing.T) {
 		},
 	})
 }
+
+// An invalid value inside a nested attribute names its attribute: the online
+// store's key is told from the offline store's. Before, both read "Invalid
+// feature store" at the resource's header.
+func TestAccFeatureStore_nestedAttributePaths(t *testing.T) {
+	h := acctest.Setup(t)
+	key := featureStoreFixtures(t, h)
+	cfg := featureStoreConfig(key, fsFeatures, "30", "")
+	online := strings.Replace(cfg, "kms_key_arn = \""+key+"\"\n    ttl", "kms_key_arn = \"not-a-key\"\n    ttl", 1)
+	offline := strings.Replace(cfg, "kms_key_arn = \""+key+"\"\n  }\n  role_arn", "kms_key_arn = \"not-a-key\"\n  }\n  role_arn", 1)
+	if online == cfg || offline == cfg {
+		t.Fatal("the configuration changed shape: the keys were not replaced")
+	}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{
+			{Config: online, PlanOnly: true, ExpectError: regexp.MustCompile(`Invalid feature store: online_store\.kms_key_arn`)},
+			{Config: offline, PlanOnly: true, ExpectError: regexp.MustCompile(`Invalid feature store: offline_store\.kms_key_arn`)},
+		},
+	})
+}

@@ -78,8 +78,8 @@ func (e *Env) CheckFeatureStoreAbsent(ctx context.Context, name string, allowDes
 		return "", fmt.Errorf("checking whether feature group %s exists before creating it: %w", name, err)
 	}
 	if allowDestructive {
-		return fmt.Sprintf("Feature group %q exists (%s, %s). If it is recorded as tainted, it will be DELETED and created again, "+
-			"losing every record in its online store; if it is not recorded here, the create fails unless this resource created it.", name, fs.Status, fs.ARN), nil
+		return fmt.Sprintf("Feature group %q exists (%s, %s). Where this plan replaces it (allow_destructive_changes = true), it is DELETED and created again, "+
+			"losing every record in its online store; where it is not recorded here, the create fails unless this resource created it.", name, fs.Status, fs.ARN), nil
 	}
 	return "", fmt.Errorf("%w: %q (%s, %s). If it is this resource, marked tainted after a failed or interrupted apply, "+
 		"replacing it would delete it and lose its data: untaint it (`terraform untaint ADDRESS`, `pulumi state untaint URN`) and apply again, "+
