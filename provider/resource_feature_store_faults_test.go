@@ -359,3 +359,35 @@ func TestAccFeatureStore_nestedAttributePaths(t *testing.T) {
 		},
 	})
 }
+
+// A group recorded while still Creating (an apply interrupted, then
+// untainted) is finished by the next apply in place: the plan shows an
+// update, the apply waits for Created. Before, the plan was empty and the
+// group stayed recorded as Creating.
+func TestAccFeatureStore_creatingFinishedInPlace(t *testing.T) {
+	h := acctest.Setup(t)
+	key := featureStoreFixtures(t, h)
+	armed := false
+	t.Cleanup(acctest.InjectSageMaker(h.Shim, acctest.SageMakerFault{
+		Action: "DescribeFeatureGroup", Armed: func() bool { return armed }, Times: 2, Statuses: []string{"Creating"},
+	}))
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             resource.ComposeAggregateTestCheckFunc(checkFeatureStoreGone(h, "customers"), expectCalls(h, 1, 1)),
+		Steps: []resource.TestStep{
+			{Config: featureStoreConfig(key, fsFeatures, "30", "")},
+			{
+				PreConfig: func() { armed = true },
+				Config:    featureStoreConfig(key, fsFeatures, "30", ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(featureStoreName, plancheck.ResourceActionUpdate),
+				}},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(featureStoreName, "status", "Created"),
+					expectCalls(h, 1, 0),
+				),
+			},
+		},
+	})
+}
