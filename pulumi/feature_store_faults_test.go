@@ -129,6 +129,23 @@ func TestFeatureStore_unhealthyStatus(t *testing.T) {
 		}
 		remove()
 	}
+	// A group read back still Creating (an update after an interrupted
+	// create) is finished in place.
+	remove := acctest.InjectSageMaker(h.Shim, acctest.SageMakerFault{Action: "DescribeFeatureGroup", Times: 2, Statuses: []string{"Creating"}})
+	read, err := s.Read(p.ReadRequest{ID: created.ID, Urn: u, Properties: created.Properties, Inputs: check.Inputs})
+	if err != nil || read.Properties.Get("status").AsString() != "Creating" {
+		t.Fatalf("read: %v %v", err, read.Properties.Get("status"))
+	}
+	diff, err := s.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: read.Properties, OldInputs: check.Inputs, Inputs: check.Inputs})
+	if err != nil || !diff.HasChanges || diff.DeleteBeforeReplace {
+		t.Fatalf("diff of a group still Creating: %v %+v, want an in-place update", err, diff)
+	}
+	updated, err := s.Update(p.UpdateRequest{ID: created.ID, Urn: u, State: read.Properties, OldInputs: check.Inputs, Inputs: check.Inputs})
+	if err != nil || updated.Properties.Get("status").AsString() != "Created" {
+		t.Fatalf("update finishing the group: %v %v", err, updated.Properties.Get("status"))
+	}
+	remove()
+
 	if err := s.Delete(p.DeleteRequest{ID: created.ID, Urn: u, Properties: created.Properties}); err != nil {
 		t.Fatal(err)
 	}
