@@ -25,6 +25,9 @@ type SageMakerFault struct {
 	Armed func() bool
 	// Times is how many calls are harmed; 0 or less means every armed call.
 	Times int
+	// OnCall, when set, is called as a harmed call arrives, before it is
+	// served: a test cancels its context there to interrupt a call in flight.
+	OnCall func()
 
 	// LoseResponse serves the call (it takes effect) and then answers 500
 	// InternalFailure, as if the response had been lost.
@@ -75,6 +78,9 @@ func InjectSageMaker(s *Shim, f SageMakerFault) (remove func()) {
 		if !ok {
 			next(w, r)
 			return
+		}
+		if f.OnCall != nil {
+			f.OnCall()
 		}
 		if f.Delay > 0 {
 			time.Sleep(f.Delay)

@@ -54,12 +54,25 @@ func faultEnv(t *testing.T) (*acctest.Harness, *platform.Env, platform.FeatureSt
 
 var fastWait = platform.FeatureStoreWait{Poll: 50 * time.Millisecond, MaxPoll: 100 * time.Millisecond}
 
-// cancelSoon is a context cancelled after d, as Ctrl-C would.
-func cancelSoon(t *testing.T, d time.Duration) context.Context {
+// interrupted is a context that the test cancels, as Ctrl-C would, while a
+// call is in flight (SageMakerFault.OnCall).
+func interrupted(t *testing.T) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	time.AfterFunc(d, cancel)
-	return ctx
+	return ctx, cancel
+}
+
+// waitServed waits until the shim has answered n calls of action (the call
+// the client gave up on is answered after it lands).
+func waitServed(t *testing.T, h *acctest.Harness, action string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for len(h.Shim.Calls("sagemaker", action)) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("the shim never answered %s", action)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func assertGone(t *testing.T, h *acctest.Harness, env *platform.Env) {
@@ -84,8 +97,9 @@ func assertGone(t *testing.T, h *acctest.Harness, env *platform.Env) {
 func TestFeatureStoreFaults_createCancelled(t *testing.T) {
 	h, env, spec := faultEnv(t)
 	// The create lands after the client gave up.
-	t.Cleanup(acctest.InjectSageMaker(h.Shim, acctest.SageMakerFault{Action: "CreateFeatureGroup", Times: 1, Delay: 700 * time.Millisecond}))
-	fs, _, err := env.CreateFeatureStore(cancelSoon(t, 200*time.Millisecond), spec, fastWait)
+	ctx, cancel := interrupted(t)
+	t.Cleanup(acctest.InjectSageMaker(h.Shim, acctest.SageMakerFault{Action: "CreateFeatureGroup", Times: 1, OnCall: cancel, Delay: 500 * time.Millisecond}))
+	fs, _, err := env.CreateFeatureStore(ctx, spec, fastWait)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want the cancellation", err)
 	}
@@ -101,11 +115,19 @@ func TestFeatureStoreFaults_createCancelled(t *testing.T) {
 
 func TestFeatureStoreFaults_waitCancelled(t *testing.T) {
 	h, env, spec := faultEnv(t)
-	// The group stays Creating while the client waits.
+	// The group stays Creating while the client waits; Ctrl-C comes on the
+	// third look.
+	ctx, cancel := interrupted(t)
+	looks := 0
 	t.Cleanup(acctest.InjectSageMaker(h.Shim, acctest.SageMakerFault{
 		Action: "DescribeFeatureGroup", Armed: acctest.AfterCall(h.Shim, "CreateFeatureGroup"), Times: 20, Statuses: []string{platform.FeatureStoreCreating},
+		OnCall: func() {
+			if looks++; looks == 3 {
+				cancel()
+			}
+		},
 	}))
-	fs, _, err := env.CreateFeatureStore(cancelSoon(t, 300*time.Millisecond), spec, fastWait)
+	fs, _, err := env.CreateFeatureStore(ctx, spec, fastWait)
 	if err == nil || fs == nil || fs.Status != platform.FeatureStoreCreating {
 		t.Fatalf("interrupted wait: fs %+v, err %v; want the group recorded Creating", fs, err)
 	}
@@ -125,14 +147,15 @@ func TestFeatureStoreFaults_updateCancelled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(acctest.InjectSageMaker(h.Shim, acctest.SageMakerFault{Action: "UpdateFeatureGroup", Times: 1, Delay: 700 * time.Millisecond}))
+	ctx, cancel := interrupted(t)
+	t.Cleanup(acctest.InjectSageMaker(h.Shim, acctest.SageMakerFault{Action: "UpdateFeatureGroup", Times: 1, OnCall: cancel, Delay: 500 * time.Millisecond}))
 	plus := spec
 	plus.Features = append(append([]platform.Feature{}, spec.Features...), platform.Feature{Name: "risk_score", Type: "Fractional"})
 	plus.Online = &platform.OnlineStore{Enabled: true, TTL: &platform.TTL{Unit: "Days", Value: 60}}
-	if _, _, err := env.UpdateFeatureStore(cancelSoon(t, 200*time.Millisecond), fs.Spec, plus, fastWait); !errors.Is(err, context.Canceled) {
+	if _, _, err := env.UpdateFeatureStore(ctx, fs.Spec, plus, fastWait); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want the cancellation", err)
 	}
-	time.Sleep(time.Second) // the addition lands
+	waitServed(t, h, "UpdateFeatureGroup", 1) // the addition lands
 	// The next apply plans from the old state and completes the rest.
 	got, _, err := env.UpdateFeatureStore(context.Background(), fs.Spec, plus, fastWait)
 	if err != nil {
@@ -149,11 +172,12 @@ func TestFeatureStoreFaults_deleteCancelled(t *testing.T) {
 	if _, _, err := env.CreateFeatureStore(context.Background(), spec, fastWait); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(acctest.InjectSageMaker(h.Shim, acctest.SageMakerFault{Action: "DeleteFeatureGroup", Times: 1, Delay: 700 * time.Millisecond}))
-	if err := env.DeleteFeatureStore(cancelSoon(t, 200*time.Millisecond), "customers", fastWait); !errors.Is(err, context.Canceled) {
+	ctx, cancel := interrupted(t)
+	t.Cleanup(acctest.InjectSageMaker(h.Shim, acctest.SageMakerFault{Action: "DeleteFeatureGroup", Times: 1, OnCall: cancel, Delay: 500 * time.Millisecond}))
+	if err := env.DeleteFeatureStore(ctx, "customers", fastWait); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want the cancellation", err)
 	}
-	time.Sleep(time.Second) // the delete lands: the group is Deleting
+	waitServed(t, h, "DeleteFeatureGroup", 1) // the delete lands: the group is Deleting
 	// A refresh now waits for the deletion's outcome rather than dropping it.
 	if _, err := env.ReadFeatureStore(context.Background(), "customers", 10*time.Second); !errors.Is(err, cloud.ErrNotFound) {
 		t.Fatalf("read after the deletion: %v, want not found", err)
