@@ -9,7 +9,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -23,6 +23,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/mlplatform/mlplatform/internal/cloud"
@@ -30,9 +31,10 @@ import (
 )
 
 var (
-	_ resource.ResourceWithConfigure   = &featureStoreResource{}
-	_ resource.ResourceWithModifyPlan  = &featureStoreResource{}
-	_ resource.ResourceWithImportState = &featureStoreResource{}
+	_ resource.ResourceWithConfigure    = &featureStoreResource{}
+	_ resource.ResourceWithModifyPlan   = &featureStoreResource{}
+	_ resource.ResourceWithImportState  = &featureStoreResource{}
+	_ resource.ResourceWithUpgradeState = &featureStoreResource{}
 )
 
 // Default timeouts of a feature store.
@@ -40,6 +42,8 @@ const (
 	featureStoreCreateTimeout = 30 * time.Minute
 	featureStoreUpdateTimeout = 30 * time.Minute
 	featureStoreDeleteTimeout = 30 * time.Minute
+	// How long a refresh waits for the outcome of a deletion under way.
+	featureStoreReadSettle = 2 * time.Minute
 )
 
 // NewFeatureStoreResource is the mlplatform_feature_store constructor.
@@ -55,7 +59,7 @@ type featureStoreModel struct {
 	Description                 types.String   `tfsdk:"description"`
 	RecordIdentifierFeatureName types.String   `tfsdk:"record_identifier_feature_name"`
 	EventTimeFeatureName        types.String   `tfsdk:"event_time_feature_name"`
-	Features                    types.List     `tfsdk:"features"`
+	Features                    types.Set      `tfsdk:"features"`
 	OnlineStore                 types.Object   `tfsdk:"online_store"`
 	OfflineStore                types.Object   `tfsdk:"offline_store"`
 	Throughput                  types.Object   `tfsdk:"throughput"`
@@ -65,6 +69,7 @@ type featureStoreModel struct {
 	AllowDestructiveChanges     types.Bool     `tfsdk:"allow_destructive_changes"`
 	ARN                         types.String   `tfsdk:"arn"`
 	Status                      types.String   `tfsdk:"status"`
+	FailureReason               types.String   `tfsdk:"failure_reason"`
 	CreationTime                types.String   `tfsdk:"creation_time"`
 	OfflineStoreTableName       types.String   `tfsdk:"offline_store_table_name"`
 	OfflineStoreDatabaseName    types.String   `tfsdk:"offline_store_database_name"`
@@ -131,6 +136,8 @@ func (r *featureStoreResource) Schema(ctx context.Context, _ resource.SchemaRequ
 		return schema.StringAttribute{Computed: true, MarkdownDescription: desc, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}}
 	}
 	resp.Schema = schema.Schema{
+		// Version 1: features is a set (it was a list).
+		Version: 1,
 		MarkdownDescription: "A SageMaker feature group whose data stays in the jurisdiction and is never lost by accident. " +
 			"The offline store's bucket and every KMS key are checked against the residency policy at plan time (bucket region, no cross-region replication, key region, customer-managed keys). " +
 			"Adding features is an in-place update (`UpdateFeatureGroup`), never a replacement; so are TTL, throughput and tag changes. " +
@@ -154,11 +161,11 @@ func (r *featureStoreResource) Schema(ctx context.Context, _ resource.SchemaRequ
 				Required:            true,
 				MarkdownDescription: "Name of the feature that holds a record's event time. It must be one of `features`, of type `Fractional` (Unix seconds) or `String` (ISO-8601), and not a collection.",
 			},
-			"features": schema.ListNestedAttribute{
+			"features": schema.SetNestedAttribute{
 				Required: true,
-				MarkdownDescription: fmt.Sprintf("The feature definitions, 1 to %d. Order does not matter. Adding a feature is an in-place update; removing or retyping one is a destructive change. "+
+				MarkdownDescription: fmt.Sprintf("The feature definitions, 1 to %d, a set: their order does not matter, and reordering them plans no change. Adding a feature is an in-place update; removing or retyping one is a destructive change. "+
 					"Names follow SageMaker's rules (as `name`), are unique ignoring case, and may not be %s.", platform.MaxFeatures, code(platform.ReservedFeatureNames())),
-				Validators: []validator.List{listvalidator.SizeBetween(1, platform.MaxFeatures)},
+				Validators: []validator.Set{setvalidator.SizeBetween(1, platform.MaxFeatures)},
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"name": schema.StringAttribute{Required: true, MarkdownDescription: "Feature name: 1 to 64 letters, digits, hyphens and underscores, starting and ending with a letter or digit."},
 					"type": schema.StringAttribute{
@@ -278,7 +285,8 @@ func (r *featureStoreResource) Schema(ctx context.Context, _ resource.SchemaRequ
 					"Such a change loses the online store's records and starts a new offline store table. Default `false`: the plan is refused and says why.",
 			},
 			"arn":                           computed("ARN of the feature group."),
-			"status":                        computed("Status of the feature group: `Created` once ready."),
+			"status":                        computed("Status of the feature group: `Created` once ready. A group recorded `Creating` (an apply interrupted or timed out) is finished in place by the next apply; `CreateFailed` is replaced only with `allow_destructive_changes`, otherwise the plan fails saying what to do; `Deleting` and `DeleteFailed` (a deletion outside Terraform) are reported by the plan and the group stays recorded."),
+			"failure_reason":                computed("SageMaker's reason when the group's creation or deletion failed."),
 			"creation_time":                 computed("When the feature group was created (RFC 3339). It stays the same across in-place updates."),
 			"offline_store_table_name":      computed("Name of the offline store's Glue table."),
 			"offline_store_database_name":   computed("Name of the offline store's Glue database."),
@@ -332,12 +340,42 @@ func (r *featureStoreResource) ModifyPlan(ctx context.Context, req resource.Modi
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("tags_all"), all)...)
 	}
 
+	allow := plan.AllowDestructiveChanges.ValueBool()
+	name := spec.Name
 	if req.State.Raw.IsNull() {
-		return // create
+		// A create: of a new resource, or the replacement of one Terraform
+		// marked tainted. A feature group is never replaced by accident.
+		if plan.Name.IsUnknown() {
+			return // checked at apply: the create refuses a group it did not make
+		}
+		warning, err := r.meta.CheckFeatureStoreAbsent(ctx, name, allow)
+		switch {
+		case errors.Is(err, platform.ErrFeatureStoreExists):
+			resp.Diagnostics.AddAttributeError(path.Root("name"), fmt.Sprintf("Feature store (%s) already exists", name), err.Error())
+		case err != nil:
+			resp.Diagnostics.AddError(fmt.Sprintf("planning feature store (%s)", name), err.Error())
+		case warning != "":
+			resp.Diagnostics.AddWarning(fmt.Sprintf("Feature store (%s) already exists", name), warning)
+		}
+		return
 	}
 	var state featureStoreModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() {
+		return
+	}
+	// A group recorded unhealthy: finish, replace (allowed) or say what to do.
+	repair := platform.FeatureStoreRepair(state.Status.ValueString(), state.FailureReason.ValueString(), allow)
+	switch {
+	case repair.Blocked != "":
+		resp.Diagnostics.AddAttributeError(path.Root("status"), fmt.Sprintf("Feature store (%s) is %s", name, state.Status.ValueString()), repair.Blocked)
+		return
+	case repair.Finish:
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("status"), types.StringUnknown())...)
+	case repair.Replace:
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("status"), types.StringUnknown())...)
+		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("status"))
+		resp.Diagnostics.AddWarning(fmt.Sprintf("Feature store %s will be replaced", name), repair.Reason)
 		return
 	}
 	old, _ := featureStoreSpec(ctx, &state, &resp.Diagnostics)
@@ -345,8 +383,7 @@ func (r *featureStoreResource) ModifyPlan(ctx context.Context, req resource.Modi
 	if !change.IsDestructive() {
 		return
 	}
-	name := spec.Name
-	if plan.AllowDestructiveChanges.ValueBool() {
+	if allow {
 		for _, p := range change.DestructivePaths() {
 			resp.RequiresReplace = append(resp.RequiresReplace, parsePath(p))
 		}
@@ -383,6 +420,10 @@ func (r *featureStoreResource) Create(ctx context.Context, req resource.CreateRe
 		resp.Diagnostics.Append(applyFeatureStore(ctx, &plan, fs, &prior, r.meta)...)
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	}
+	if err != nil && fs != nil {
+		err = fmt.Errorf("%w\n\nThe feature group is recorded in state, so it is never orphaned. Terraform marks it tainted; a tainted feature group "+
+			"is never replaced without allow_destructive_changes: run `terraform untaint` on this resource and apply again, which finishes it in place", err)
+	}
 	if err != nil {
 		addFeatureStoreError(fmt.Sprintf("creating feature store (%s)", spec.Name), err, &resp.Diagnostics)
 	}
@@ -395,8 +436,8 @@ func (r *featureStoreResource) Read(ctx context.Context, req resource.ReadReques
 		return
 	}
 	name := state.Name.ValueString()
-	fs, err := r.meta.FindFeatureStore(ctx, name)
-	if errors.Is(err, cloud.ErrNotFound) || err == nil && fs.Status == "Deleting" {
+	fs, err := r.meta.ReadFeatureStore(ctx, name, featureStoreReadSettle)
+	if errors.Is(err, cloud.ErrNotFound) {
 		tflog.Warn(ctx, "feature store is gone; removing it from state", map[string]any{"name": name})
 		resp.State.RemoveResource(ctx)
 		return
@@ -430,6 +471,8 @@ func (r *featureStoreResource) Update(ctx context.Context, req resource.UpdateRe
 	fs, vs, err := r.meta.UpdateFeatureStore(ctx, old, spec, featureStoreWait(ctx, spec.Name, "update", timeout))
 	ReportViolations(r.meta.Policy.Mode, vs, &resp.Diagnostics)
 	if err != nil {
+		// Keep what was known: the next refresh reads what the update did.
+		resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 		addFeatureStoreError(fmt.Sprintf("updating feature store (%s)", spec.Name), err, &resp.Diagnostics)
 		return
 	}
@@ -452,6 +495,20 @@ func (r *featureStoreResource) Delete(ctx context.Context, req resource.DeleteRe
 	name := state.Name.ValueString()
 	if err := r.meta.DeleteFeatureStore(ctx, name, featureStoreWait(ctx, name, "deletion", timeout)); err != nil {
 		resp.Diagnostics.AddError(fmt.Sprintf("deleting feature store (%s)", name), err.Error())
+	}
+}
+
+// UpgradeState moves state of schema version 0, where features was a list,
+// to version 1, where it is a set: both are a JSON array in state.
+func (r *featureStoreResource) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
+	return map[int64]resource.StateUpgrader{
+		0: {StateUpgrader: func(_ context.Context, req resource.UpgradeStateRequest, resp *resource.UpgradeStateResponse) {
+			if req.RawState == nil {
+				resp.Diagnostics.AddError("upgrading feature store state", "no prior state to upgrade")
+				return
+			}
+			resp.DynamicValue = &tfprotov6.DynamicValue{JSON: req.RawState.JSON}
+		}},
 	}
 }
 
@@ -486,7 +543,15 @@ func addFeatureStoreError(summary string, err error, diags *diag.Diagnostics) {
 
 func addFieldErrors(errs []platform.FieldError, diags *diag.Diagnostics) {
 	for _, e := range errs {
-		diags.AddAttributeError(parsePath(e.Path), "Invalid feature store", e.Msg)
+		at := parsePath(e.Path)
+		if strings.HasPrefix(e.Path, "features[") {
+			// features is a set: an element has no index to point at; the
+			// message names the feature.
+			at = path.Root("features")
+		}
+		// The path is in the summary too: Terraform before 1.12 shows an
+		// error inside a nested attribute at the resource's header.
+		diags.AddAttributeError(at, "Invalid feature store: "+e.Path, e.Msg)
 	}
 }
 
@@ -526,7 +591,7 @@ func featureStoreSpec(ctx context.Context, m *featureStoreModel, diags *diag.Dia
 				Name:            str(at+".name", f.Name),
 				Type:            str(at+".type", f.Type),
 				CollectionType:  str(at+".collection_type", f.CollectionType),
-				VectorDimension: int32(f.VectorDimension.ValueInt64()),
+				VectorDimension: f.VectorDimension.ValueInt64(),
 			})
 			if f.VectorDimension.IsUnknown() {
 				unknown = append(unknown, at+".vector_dimension")
@@ -557,7 +622,7 @@ func featureStoreSpec(ctx context.Context, m *featureStoreModel, diags *diag.Dia
 			if t.Value.IsUnknown() {
 				unknown = append(unknown, "online_store.ttl.value")
 			}
-			s.Online.TTL = &platform.TTL{Unit: str("online_store.ttl.unit", t.Unit), Value: int32(t.Value.ValueInt64())}
+			s.Online.TTL = &platform.TTL{Unit: str("online_store.ttl.unit", t.Unit), Value: t.Value.ValueInt64()}
 		}
 	}
 
@@ -589,8 +654,8 @@ func featureStoreSpec(ctx context.Context, m *featureStoreModel, diags *diag.Dia
 		}
 		s.Throughput = &platform.Throughput{
 			Mode:               str("throughput.mode", t.Mode),
-			ReadCapacityUnits:  int32(t.ReadCapacityUnits.ValueInt64()),
-			WriteCapacityUnits: int32(t.WriteCapacityUnits.ValueInt64()),
+			ReadCapacityUnits:  t.ReadCapacityUnits.ValueInt64(),
+			WriteCapacityUnits: t.WriteCapacityUnits.ValueInt64(),
 		}
 	}
 
@@ -623,6 +688,7 @@ func applyFeatureStore(ctx context.Context, m *featureStoreModel, fs *platform.F
 	m.RoleARN = optionalString(prior.RoleARN, s.RoleARN, "")
 	m.ARN = types.StringValue(fs.ARN)
 	m.Status = types.StringValue(fs.Status)
+	m.FailureReason = optionalString(types.StringNull(), fs.FailureReason, "")
 	m.CreationTime = types.StringNull()
 	if !fs.CreationTime.IsZero() {
 		m.CreationTime = types.StringValue(fs.CreationTime.UTC().Format(time.RFC3339))
@@ -648,9 +714,9 @@ func applyFeatureStore(ctx context.Context, m *featureStoreModel, fs *platform.F
 		diags.Append(d...)
 		feats = append(feats, obj)
 	}
-	list, d := types.ListValue(featureObjectType, feats)
+	set, d := types.SetValue(featureObjectType, feats)
 	diags.Append(d...)
-	m.Features = list
+	m.Features = set
 
 	// Online store.
 	var priorOnline onlineStoreModel
@@ -664,7 +730,7 @@ func applyFeatureStore(ctx context.Context, m *featureStoreModel, fs *platform.F
 	default:
 		ttl := types.ObjectNull(ttlAttrTypes)
 		if on.TTL != nil {
-			ttl, d = types.ObjectValue(ttlAttrTypes, map[string]attr.Value{"unit": types.StringValue(on.TTL.Unit), "value": types.Int64Value(int64(on.TTL.Value))})
+			ttl, d = types.ObjectValue(ttlAttrTypes, map[string]attr.Value{"unit": types.StringValue(on.TTL.Unit), "value": types.Int64Value(on.TTL.Value)})
 			diags.Append(d...)
 		}
 		m.OnlineStore, d = types.ObjectValue(onlineAttrTypes, map[string]attr.Value{
@@ -744,7 +810,7 @@ func optionalString(prior types.String, remote, def string) types.String {
 	return types.StringValue(remote)
 }
 
-func optionalInt(n int32) types.Int64 {
+func optionalInt(n int64) types.Int64 {
 	if n == 0 {
 		return types.Int64Null()
 	}

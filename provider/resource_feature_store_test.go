@@ -108,7 +108,7 @@ func TestAccFeatureStore_basic(t *testing.T) {
 				resource.TestCheckResourceAttr(featureStoreName, "arn", "arn:aws:sagemaker:me-central-1:123456789012:feature-group/customers"),
 				resource.TestCheckResourceAttr(featureStoreName, "status", "Created"),
 				resource.TestCheckResourceAttr(featureStoreName, "features.#", "3"),
-				resource.TestCheckResourceAttr(featureStoreName, "features.2.name", "age"),
+				resource.TestCheckTypeSetElemNestedAttrs(featureStoreName, "features.*", map[string]string{"name": "age", "type": "Integral"}),
 				resource.TestCheckResourceAttr(featureStoreName, "online_store.ttl.value", "30"),
 				resource.TestCheckResourceAttr(featureStoreName, "offline_store.kms_key_arn", key),
 				resource.TestCheckResourceAttr(featureStoreName, "offline_store_database_name", "sagemaker_featurestore"),
@@ -157,7 +157,9 @@ func TestAccFeatureStore_addFeatureInPlace(t *testing.T) {
 				ConfigStateChecks: []statecheck.StateCheck{
 					sameARN.AddStateValue(featureStoreName, tfjsonpath.New("arn")),
 					sameCreation.AddStateValue(featureStoreName, tfjsonpath.New("creation_time")),
-					statecheck.ExpectKnownValue(featureStoreName, tfjsonpath.New("features").AtSliceIndex(3).AtMapKey("name"), knownvalue.StringExact("risk_score")),
+					statecheck.ExpectKnownValue(featureStoreName, tfjsonpath.New("features"), knownvalue.SetPartial([]knownvalue.Check{
+						knownvalue.ObjectPartial(map[string]knownvalue.Check{"name": knownvalue.StringExact("risk_score")}),
+					})),
 					statecheck.ExpectKnownValue(featureStoreName, tfjsonpath.New("online_store").AtMapKey("ttl").AtMapKey("value"), knownvalue.Int64Exact(60)),
 				},
 				Check: func(*terraform.State) error {
@@ -174,13 +176,13 @@ func TestAccFeatureStore_addFeatureInPlace(t *testing.T) {
 				},
 			},
 			{
-				// Reordering the features changes nothing in AWS: Terraform shows
-				// the list's new order as an update, and the provider makes no call.
+				// Reordering the features is no change at all: features is a set,
+				// so the plan is empty (it was a rename/retype diff of a list).
 				Config: featureStoreConfig(key, strings.Replace(fsFeaturesPlusScore, `
     { name = "age", type = "Integral" },`, "", 1)+`
     { name = "age", type = "Integral" },`, "60", ""),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(featureStoreName, plancheck.ResourceActionUpdate),
+					plancheck.ExpectResourceAction(featureStoreName, plancheck.ResourceActionNoop),
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
 					sameCreation.AddStateValue(featureStoreName, tfjsonpath.New("creation_time")),
@@ -267,7 +269,7 @@ func TestAccFeatureStore_destructiveAllowed(t *testing.T) {
 				}},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr(featureStoreName, "features.#", "3"),
-					resource.TestCheckResourceAttr(featureStoreName, "features.2.type", "String"),
+					resource.TestCheckTypeSetElemNestedAttrs(featureStoreName, "features.*", map[string]string{"name": "age", "type": "String"}),
 					resource.TestCheckResourceAttr(featureStoreName, "status", "Created"),
 					func(*terraform.State) error {
 						if d, c := sageMakerCalls(h, "DeleteFeatureGroup"), sageMakerCalls(h, "CreateFeatureGroup"); d != 1 || c != 2 {
@@ -445,10 +447,11 @@ func readExample(t *testing.T, path string) string {
 func TestAccFeatureStore_createNotReady(t *testing.T) {
 	h := acctest.Setup(t)
 	key := featureStoreFixtures(t, h)
-	h.Shim.Inject(acctest.Fault{
-		Service: "sagemaker", Action: "DescribeFeatureGroup", Times: 1,
+	// Armed after the create, so that the plan's own lookup is not harmed.
+	t.Cleanup(acctest.InjectSageMaker(h.Shim, acctest.SageMakerFault{
+		Action: "DescribeFeatureGroup", Armed: acctest.AfterCall(h.Shim, "CreateFeatureGroup"), Times: 1,
 		Code: "AccessDeniedException", Message: "not authorized to perform sagemaker:DescribeFeatureGroup",
-	})
+	}))
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
@@ -456,7 +459,7 @@ func TestAccFeatureStore_createNotReady(t *testing.T) {
 		CheckDestroy: checkFeatureStoreGone(h, "customers"),
 		Steps: []resource.TestStep{{
 			Config:      featureStoreConfig(key, fsFeatures, "30", ""),
-			ExpectError: regexp.MustCompile(`(?s)creating feature store \(customers\).*was\s+created.*did\s+not\s+become\s+ready.*not\s+authorized\s+to\s+perform\s+sagemaker:DescribeFeatureGroup`),
+			ExpectError: regexp.MustCompile(`(?s)creating feature store \(customers\).*was\s+created.*was\s+not\s+seen\s+ready.*not\s+authorized\s+to\s+perform\s+sagemaker:DescribeFeatureGroup`),
 		}},
 	})
 }

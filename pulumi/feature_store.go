@@ -169,8 +169,18 @@ func (FeatureStore) Check(ctx context.Context, req infer.CheckRequest) (infer.Ch
 // is true.
 func (FeatureStore) Diff(ctx context.Context, req infer.DiffRequest[FeatureStoreArgs, FeatureStoreState]) (infer.DiffResponse, error) {
 	old, new := req.State.FeatureStoreArgs.spec(), req.Inputs.spec()
-	plan := platform.PlanFeatureStoreChange(old, new)
 	diff := map[string]p.PropertyDiff{}
+	repair := platform.FeatureStoreRepair(deref(req.State.Status), "", deref(req.Inputs.AllowDestructiveChanges))
+	switch {
+	case repair.Blocked != "":
+		return infer.DiffResponse{}, fmt.Errorf("feature store (%s) is %s: %s", new.Name, deref(req.State.Status), strings.ReplaceAll(repair.Blocked, "allow_destructive_changes", "allowDestructiveChanges"))
+	case repair.Replace:
+		p.GetLogger(ctx).Warning(repair.Reason)
+		return infer.DiffResponse{HasChanges: true, DeleteBeforeReplace: true, DetailedDiff: map[string]p.PropertyDiff{"name": {Kind: p.UpdateReplace, InputDiff: true}}}, nil
+	case repair.Finish:
+		diff["status"] = p.PropertyDiff{Kind: p.Update}
+	}
+	plan := platform.PlanFeatureStoreChange(old, new)
 	for _, c := range plan.InPlace {
 		diff[topProperty(c.Path)] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
 	}
@@ -199,12 +209,22 @@ func (FeatureStore) Diff(ctx context.Context, req infer.DiffRequest[FeatureStore
 // created but not ready is recorded (failed to initialise), never orphaned.
 func (FeatureStore) Create(ctx context.Context, req infer.CreateRequest[FeatureStoreArgs]) (infer.CreateResponse[FeatureStoreState], error) {
 	args := req.Inputs
-	if req.DryRun {
-		return infer.CreateResponse[FeatureStoreState]{ID: deref(args.Name), Output: FeatureStoreState{FeatureStoreArgs: args}}, nil
-	}
 	env, err := envFrom(ctx)
 	if err != nil {
 		return infer.CreateResponse[FeatureStoreState]{}, err
+	}
+	if req.DryRun && deref(args.Name) != "" {
+		// A group of the name that exists is never replaced by accident.
+		warning, err := env.CheckFeatureStoreAbsent(ctx, deref(args.Name), deref(args.AllowDestructiveChanges))
+		if err != nil {
+			return infer.CreateResponse[FeatureStoreState]{}, fmt.Errorf("creating feature store (%s): %w", deref(args.Name), err)
+		}
+		if warning != "" {
+			p.GetLogger(ctx).Warning(warning)
+		}
+	}
+	if req.DryRun {
+		return infer.CreateResponse[FeatureStoreState]{ID: deref(args.Name), Output: FeatureStoreState{FeatureStoreArgs: args}}, nil
 	}
 	spec := args.spec()
 	fs, vs, err := env.CreateFeatureStore(ctx, spec, featureStoreWait(ctx, spec.Name, "creation"))
@@ -219,8 +239,12 @@ func (FeatureStore) Create(ctx context.Context, req infer.CreateRequest[FeatureS
 	return infer.CreateResponse[FeatureStoreState]{ID: spec.Name, Output: state}, nil
 }
 
-// Read refreshes the group from AWS; a group gone (or being deleted) is gone
-// from state. Values left unset stay unset where AWS reports the default.
+// featureStoreReadSettle is how long a refresh waits for the outcome of a
+// deletion under way.
+const featureStoreReadSettle = 2 * time.Minute
+
+// Read refreshes the group from AWS; a group gone is gone from state, a
+// deletion under way is waited for (a failed one keeps the group). Values left unset stay unset where AWS reports the default.
 func (FeatureStore) Read(ctx context.Context, req infer.ReadRequest[FeatureStoreArgs, FeatureStoreState]) (infer.ReadResponse[FeatureStoreArgs, FeatureStoreState], error) {
 	env, err := envFrom(ctx)
 	if err != nil {
@@ -230,8 +254,8 @@ func (FeatureStore) Read(ctx context.Context, req infer.ReadRequest[FeatureStore
 	if name == "" {
 		name = req.ID
 	}
-	fs, err := env.FindFeatureStore(ctx, name)
-	if errors.Is(err, cloud.ErrNotFound) || err == nil && fs.Status == "Deleting" {
+	fs, err := env.ReadFeatureStore(ctx, name, featureStoreReadSettle)
+	if errors.Is(err, cloud.ErrNotFound) {
 		return infer.ReadResponse[FeatureStoreArgs, FeatureStoreState]{}, nil
 	}
 	if err != nil {
@@ -259,7 +283,7 @@ func (FeatureStore) Update(ctx context.Context, req infer.UpdateRequest[FeatureS
 		return infer.UpdateResponse[FeatureStoreState]{}, err
 	}
 	old, spec := req.State.FeatureStoreArgs.spec(), args.spec()
-	if platform.PlanFeatureStoreChange(old, spec).NoOp() {
+	if platform.PlanFeatureStoreChange(old, spec).NoOp() && deref(req.State.Status) == platform.FeatureStoreCreated {
 		st := req.State
 		st.FeatureStoreArgs = args
 		return infer.UpdateResponse[FeatureStoreState]{Output: st}, nil
@@ -299,7 +323,7 @@ func (f FeatureStoreArgs) spec() platform.FeatureStoreSpec {
 		Tags:             f.Tags,
 	}
 	for _, ft := range f.Features {
-		s.Features = append(s.Features, platform.Feature{Name: ft.Name, Type: ft.Type, CollectionType: deref(ft.CollectionType), VectorDimension: int32(deref(ft.VectorDimension))})
+		s.Features = append(s.Features, platform.Feature{Name: ft.Name, Type: ft.Type, CollectionType: deref(ft.CollectionType), VectorDimension: int64(deref(ft.VectorDimension))})
 	}
 	if o := f.OnlineStore; o != nil {
 		enabled := true
@@ -308,14 +332,14 @@ func (f FeatureStoreArgs) spec() platform.FeatureStoreSpec {
 		}
 		s.Online = &platform.OnlineStore{Enabled: enabled, StorageType: deref(o.StorageType), KMSKeyARN: deref(o.KMSKeyARN)}
 		if o.TTL != nil {
-			s.Online.TTL = &platform.TTL{Unit: o.TTL.Unit, Value: int32(o.TTL.Value)}
+			s.Online.TTL = &platform.TTL{Unit: o.TTL.Unit, Value: int64(o.TTL.Value)}
 		}
 	}
 	if o := f.OfflineStore; o != nil {
 		s.Offline = &platform.OfflineStore{S3URI: o.S3URI, KMSKeyARN: deref(o.KMSKeyARN), TableFormat: deref(o.TableFormat), DisableGlueTableCreation: deref(o.DisableGlueTableCreation)}
 	}
 	if t := f.Throughput; t != nil {
-		s.Throughput = &platform.Throughput{Mode: t.Mode, ReadCapacityUnits: int32(deref(t.ReadCapacityUnits)), WriteCapacityUnits: int32(deref(t.WriteCapacityUnits))}
+		s.Throughput = &platform.Throughput{Mode: t.Mode, ReadCapacityUnits: int64(deref(t.ReadCapacityUnits)), WriteCapacityUnits: int64(deref(t.WriteCapacityUnits))}
 	}
 	return s
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -37,9 +39,15 @@ type FeatureStoreUpdate struct {
 	Additions  []types.FeatureDefinition // sent in batches of at most 100
 	TTL        *types.TtlDuration
 	Throughput *types.ThroughputConfigUpdate
-	// Tags, when not nil, is the complete set of tags the group must carry.
-	Tags map[string]string
+	// Tags, when not nil, is the complete set of tags the group must carry,
+	// except the keys in KeepTags, which are never removed.
+	Tags     map[string]string
+	KeepTags []string
 }
+
+// ErrFeatureGroupExists is wrapped by CreateFeatureStore when a feature group
+// of that name exists already (SageMaker's ResourceInUse).
+var ErrFeatureGroupExists = errors.New("feature group already exists")
 
 // WaitOptions bounds a wait and reports its progress.
 type WaitOptions struct {
@@ -66,6 +74,17 @@ func isFeatureStoreNotFound(err error) bool {
 	}
 	var ae smithy.APIError
 	return errors.As(err, &ae) && (ae.ErrorCode() == "ResourceNotFound" || ae.ErrorCode() == "ResourceNotFoundException")
+}
+
+// isFeatureStoreInUse reports whether err is SageMaker's ResourceInUse: the
+// name is taken, or the group is busy (being created, updated or deleted).
+func isFeatureStoreInUse(err error) bool {
+	var inUse *types.ResourceInUse
+	if errors.As(err, &inUse) {
+		return true
+	}
+	var ae smithy.APIError
+	return errors.As(err, &ae) && (ae.ErrorCode() == "ResourceInUse" || ae.ErrorCode() == "ResourceInUseException")
 }
 
 // FindFeatureStore describes the feature group name (all pages of its
@@ -124,9 +143,8 @@ func FindFeatureStore(ctx context.Context, api FeatureStoreAPI, name string) (*F
 func CreateFeatureStore(ctx context.Context, api FeatureStoreAPI, in *sagemaker.CreateFeatureGroupInput) (string, error) {
 	out, err := api.CreateFeatureGroup(ctx, in)
 	if err != nil {
-		var inUse *types.ResourceInUse
-		if errors.As(err, &inUse) {
-			return "", fmt.Errorf("creating feature group %s: a feature group of that name already exists (import it, or choose another name): %w", aws.ToString(in.FeatureGroupName), err)
+		if isFeatureStoreInUse(err) {
+			return "", fmt.Errorf("creating feature group %s: %w: %w", aws.ToString(in.FeatureGroupName), ErrFeatureGroupExists, err)
 		}
 		return "", fmt.Errorf("creating feature group %s: %w", aws.ToString(in.FeatureGroupName), err)
 	}
@@ -154,19 +172,56 @@ func UpdateFeatureStore(ctx context.Context, api FeatureStoreAPI, name string, u
 			if isFeatureStoreNotFound(err) {
 				return fmt.Errorf("updating feature group %s: %w", name, ErrNotFound)
 			}
-			return fmt.Errorf("updating feature group %s: %w", name, err)
+			// A call whose answer was lost may have been applied, and the
+			// SDK's retry then fails (update in progress, feature exists):
+			// the change is done when the group shows it.
+			if ctx.Err() != nil || !updateLanded(ctx, api, name, in) {
+				return fmt.Errorf("updating feature group %s: %w", name, err)
+			}
 		}
 		if _, err := WaitFeatureStoreUpdated(ctx, api, name, wait); err != nil {
 			return err
 		}
 	}
 	if u.Tags != nil {
-		return setFeatureStoreTags(ctx, api, name, u.Tags)
+		return setFeatureStoreTags(ctx, api, name, u.Tags, u.KeepTags)
 	}
 	return nil
 }
 
-func setFeatureStoreTags(ctx context.Context, api FeatureStoreAPI, name string, want map[string]string) error {
+// updateLanded reports whether the group already shows the change of in.
+func updateLanded(ctx context.Context, api FeatureStoreAPI, name string, in *sagemaker.UpdateFeatureGroupInput) bool {
+	fg, err := FindFeatureStore(ctx, api, name)
+	if err != nil {
+		return false
+	}
+	have := map[string]bool{}
+	for _, f := range fg.FeatureDefinitions {
+		have[strings.ToLower(aws.ToString(f.FeatureName))] = true
+	}
+	for _, f := range in.FeatureAdditions {
+		if !have[strings.ToLower(aws.ToString(f.FeatureName))] {
+			return false
+		}
+	}
+	if o := in.OnlineStoreConfig; o != nil && o.TtlDuration != nil {
+		c := fg.OnlineStoreConfig
+		if c == nil || c.TtlDuration == nil || c.TtlDuration.Unit != o.TtlDuration.Unit || aws.ToInt32(c.TtlDuration.Value) != aws.ToInt32(o.TtlDuration.Value) {
+			return false
+		}
+	}
+	if t := in.ThroughputConfig; t != nil {
+		c := fg.ThroughputConfig
+		if c == nil || c.ThroughputMode != t.ThroughputMode ||
+			t.ProvisionedReadCapacityUnits != nil && aws.ToInt32(c.ProvisionedReadCapacityUnits) != aws.ToInt32(t.ProvisionedReadCapacityUnits) ||
+			t.ProvisionedWriteCapacityUnits != nil && aws.ToInt32(c.ProvisionedWriteCapacityUnits) != aws.ToInt32(t.ProvisionedWriteCapacityUnits) {
+			return false
+		}
+	}
+	return true
+}
+
+func setFeatureStoreTags(ctx context.Context, api FeatureStoreAPI, name string, want map[string]string, keep []string) error {
 	fg, err := FindFeatureStore(ctx, api, name)
 	if err != nil {
 		return err
@@ -174,7 +229,7 @@ func setFeatureStoreTags(ctx context.Context, api FeatureStoreAPI, name string, 
 	arn := aws.String(aws.ToString(fg.FeatureGroupArn))
 	var remove []string
 	for k := range fg.Tags {
-		if _, keep := want[k]; !keep {
+		if _, wanted := want[k]; !wanted && !slices.Contains(keep, k) {
 			remove = append(remove, k)
 		}
 	}
@@ -198,12 +253,19 @@ func setFeatureStoreTags(ctx context.Context, api FeatureStoreAPI, name string, 
 	return nil
 }
 
-// DeleteFeatureStore starts deleting a feature group. A group already gone is
-// not an error.
+// DeleteFeatureStore starts deleting a feature group. A group already gone, or
+// already being deleted (an earlier delete interrupted, or its answer lost),
+// is not an error: the wait that follows sees the outcome.
 func DeleteFeatureStore(ctx context.Context, api FeatureStoreAPI, name string) error {
 	if _, err := api.DeleteFeatureGroup(ctx, &sagemaker.DeleteFeatureGroupInput{FeatureGroupName: aws.String(name)}); err != nil {
 		if isFeatureStoreNotFound(err) {
 			return nil
+		}
+		if isFeatureStoreInUse(err) && ctx.Err() == nil {
+			fg, ferr := FindFeatureStore(ctx, api, name)
+			if errors.Is(ferr, ErrNotFound) || ferr == nil && fg.FeatureGroupStatus == types.FeatureGroupStatusDeleting {
+				return nil
+			}
 		}
 		return fmt.Errorf("deleting feature group %s: %w", name, err)
 	}

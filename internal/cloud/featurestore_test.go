@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sagemaker"
 	"github.com/aws/aws-sdk-go-v2/service/sagemaker/types"
+	"github.com/aws/smithy-go"
 )
 
 // fakeFeatureStoreAPI answers DescribeFeatureGroup from a script of states,
@@ -262,7 +263,7 @@ func TestUpdateFeatureStoreFailure(t *testing.T) {
 func TestCreateFeatureStoreInUse(t *testing.T) {
 	api := &inUseAPI{}
 	_, err := CreateFeatureStore(context.Background(), api, &sagemaker.CreateFeatureGroupInput{FeatureGroupName: aws.String("fg")})
-	if err == nil || !strings.Contains(err.Error(), "already exists (import it") {
+	if !errors.Is(err, ErrFeatureGroupExists) {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -271,4 +272,53 @@ type inUseAPI struct{ fakeFeatureStoreAPI }
 
 func (*inUseAPI) CreateFeatureGroup(context.Context, *sagemaker.CreateFeatureGroupInput, ...func(*sagemaker.Options)) (*sagemaker.CreateFeatureGroupOutput, error) {
 	return nil, &types.ResourceInUse{Message: aws.String("exists")}
+}
+
+// An addition whose answer was lost and whose retry was refused (the feature
+// exists now) is done, not failed; one that did not land is an error. The
+// provider's own tags survive a retag.
+func TestUpdateFeatureStoreLanded(t *testing.T) {
+	landed := group("Created")
+	landed.FeatureDefinitions = append(landed.FeatureDefinitions, types.FeatureDefinition{FeatureName: aws.String("score"), FeatureType: types.FeatureTypeFractional})
+	add := FeatureStoreUpdate{
+		Additions: []types.FeatureDefinition{{FeatureName: aws.String("score"), FeatureType: types.FeatureTypeFractional}},
+		Tags:      map[string]string{"team": "risk"}, KeepTags: []string{"mlplatform:creation-token"},
+	}
+	api := &fakeFeatureStoreAPI{
+		describes: []*sagemaker.DescribeFeatureGroupOutput{landed},
+		updateErr: &smithy.GenericAPIError{Code: "ValidationException", Message: "Feature score already exists"},
+		tags:      map[string]string{"mlplatform:creation-token": "t", "old": "x"},
+	}
+	if err := UpdateFeatureStore(context.Background(), api, "fg", add, fastWait); err != nil {
+		t.Fatalf("landed addition: %v", err)
+	}
+	if strings.Join(api.removed, ",") != "old" {
+		t.Errorf("removed tags %v, want only old (the creation token kept)", api.removed)
+	}
+	api = &fakeFeatureStoreAPI{
+		describes: []*sagemaker.DescribeFeatureGroupOutput{group("Created")},
+		updateErr: &smithy.GenericAPIError{Code: "InternalFailure", Message: "boom"},
+	}
+	if err := UpdateFeatureStore(context.Background(), api, "fg", add, fastWait); err == nil {
+		t.Fatal("an addition that did not land passed")
+	}
+}
+
+// A delete refused because the group is already being deleted (an earlier
+// delete interrupted) is not an error: the wait sees the outcome.
+func TestDeleteFeatureStoreAlreadyDeleting(t *testing.T) {
+	api := &fakeFeatureStoreAPI{
+		describes: []*sagemaker.DescribeFeatureGroupOutput{group("Deleting")},
+		deleteErr: &types.ResourceInUse{Message: aws.String("being deleted")},
+	}
+	if err := DeleteFeatureStore(context.Background(), api, "fg"); err != nil {
+		t.Fatalf("delete of a group being deleted: %v", err)
+	}
+	api = &fakeFeatureStoreAPI{
+		describes: []*sagemaker.DescribeFeatureGroupOutput{group("Created")},
+		deleteErr: &types.ResourceInUse{Message: aws.String("update in progress")},
+	}
+	if err := DeleteFeatureStore(context.Background(), api, "fg"); err == nil {
+		t.Fatal("a refused delete of a Created group passed")
+	}
 }

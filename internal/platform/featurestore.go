@@ -2,11 +2,13 @@ package platform
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mlplatform/mlplatform/internal/residency"
 )
@@ -46,14 +48,18 @@ const (
 
 // Limits of SageMaker Feature Store.
 const (
-	MaxFeatures            = 2500
-	fsMaxNameLen           = 64
-	fsMaxDescriptionLen    = 128
-	fsMaxS3URILen          = 1024
-	fsMaxVectorDimension   = 8192
-	fsMaxCapacityUnits     = 10_000_000
-	fsMaxTagKeyLen         = 128
-	fsMaxTagValueLen       = 256
+	MaxFeatures          = 2500
+	fsMaxNameLen         = 64
+	fsMaxDescriptionLen  = 128
+	fsMaxS3URILen        = 1024
+	fsMaxVectorDimension = 8192
+	fsMaxCapacityUnits   = 10_000_000
+	fsMaxTagKeyLen       = 128
+	fsMaxTagValueLen     = 256
+	fsMaxTTLValue        = math.MaxInt32
+	// FeatureStoreTagPrefix is the tag namespace the provider keeps for
+	// itself (the creation token); user tags may not use it.
+	FeatureStoreTagPrefix  = "mlplatform:"
 	fsMinRoleARNLen        = 20
 	fsMaxRoleARNLen        = 2048
 	fsMaxKMSKeyLen         = 2048
@@ -124,7 +130,7 @@ type Feature struct {
 	Name            string
 	Type            string // Integral, Fractional or String
 	CollectionType  string // empty (scalar), List, Set or Vector
-	VectorDimension int32  // Vector only
+	VectorDimension int64  // Vector only
 }
 
 // OnlineStore is the low-latency store.
@@ -139,7 +145,7 @@ type OnlineStore struct {
 // their event time.
 type TTL struct {
 	Unit  string // Seconds, Minutes, Hours, Days or Weeks
-	Value int32
+	Value int64  // 1 to MaxInt32 (SageMaker's Integer)
 }
 
 // OfflineStore is the historical store: S3 plus a Glue or Iceberg table.
@@ -153,8 +159,8 @@ type OfflineStore struct {
 // Throughput is the read and write capacity of the feature group.
 type Throughput struct {
 	Mode               string // OnDemand or Provisioned
-	ReadCapacityUnits  int32  // Provisioned only
-	WriteCapacityUnits int32  // Provisioned only
+	ReadCapacityUnits  int64  // Provisioned only
+	WriteCapacityUnits int64  // Provisioned only
 }
 
 // FeatureStore is a feature group as it exists in AWS.
@@ -171,6 +177,10 @@ type FeatureStore struct {
 	Catalog            string // offline store data catalog
 	ResolvedS3URI      string // where offline records are written
 	CreationTime       time.Time
+	// CreationToken is the FeatureStoreTokenTag the provider wrote when it
+	// created the group: proof that it did. Empty for a group created
+	// elsewhere (imported).
+	CreationToken string
 }
 
 // storageType returns the effective storage type.
@@ -280,8 +290,9 @@ func (v *fsValidator) name(s FeatureStoreSpec) {
 	if p := fsNameProblem(s.Name); p != "" {
 		v.add("name", "feature group name %q %s", s.Name, p)
 	}
-	if len(s.Description) > fsMaxDescriptionLen {
-		v.add("description", "description is %d characters long; at most %d are allowed", len(s.Description), fsMaxDescriptionLen)
+	// SageMaker counts characters, not bytes: "é" is one.
+	if n := utf8.RuneCountInString(s.Description); n > fsMaxDescriptionLen {
+		v.add("description", "description is %d characters long; at most %d are allowed", n, fsMaxDescriptionLen)
 	}
 }
 
@@ -406,8 +417,8 @@ func (v *fsValidator) online(s FeatureStoreSpec) {
 		if !slices.Contains(fsTTLUnits, t.Unit) {
 			v.add("online_store.ttl.unit", "TTL unit %q; use one of %s", t.Unit, strings.Join(fsTTLUnits, ", "))
 		}
-		if t.Value < 1 {
-			v.add("online_store.ttl.value", "TTL value must be at least 1 (got %d)", t.Value)
+		if t.Value < 1 || t.Value > fsMaxTTLValue {
+			v.add("online_store.ttl.value", "TTL value must be between 1 and %d (got %d)", fsMaxTTLValue, t.Value)
 		}
 	}
 	if !o.Enabled && (o.KMSKeyARN != "" || o.TTL != nil || o.StorageType != "") {
@@ -454,8 +465,11 @@ func (v *fsValidator) throughput(s FeatureStoreSpec) {
 		if t.WriteCapacityUnits < 1 || t.WriteCapacityUnits > fsMaxCapacityUnits {
 			v.add("throughput.write_capacity_units", "provisioned throughput needs write_capacity_units between 1 and %d (got %d)", fsMaxCapacityUnits, t.WriteCapacityUnits)
 		}
-		if v.opts.known("online_store") && s.Online != nil && s.Online.Enabled && (t.ReadCapacityUnits < 1 || t.ReadCapacityUnits > fsMaxCapacityUnits) {
+		switch {
+		case v.opts.known("online_store") && s.Online != nil && s.Online.Enabled && (t.ReadCapacityUnits < 1 || t.ReadCapacityUnits > fsMaxCapacityUnits):
 			v.add("throughput.read_capacity_units", "provisioned throughput with an online store needs read_capacity_units between 1 and %d (got %d)", fsMaxCapacityUnits, t.ReadCapacityUnits)
+		case t.ReadCapacityUnits < 0 || t.ReadCapacityUnits > fsMaxCapacityUnits:
+			v.add("throughput.read_capacity_units", "read_capacity_units must be between 1 and %d (got %d)", fsMaxCapacityUnits, t.ReadCapacityUnits)
 		}
 	default:
 		v.add("throughput.mode", "throughput mode %q; use one of %s", t.Mode, strings.Join(fsThroughputModes, ", "))
@@ -487,6 +501,8 @@ func (v *fsValidator) tags(s FeatureStoreSpec) {
 			v.add(featureStoreTagsPath, "tag key %q must be 1 to %d characters long", k, fsMaxTagKeyLen)
 		case strings.HasPrefix(strings.ToLower(k), "aws:"):
 			v.add(at, "tag key %q uses the reserved prefix aws:", k)
+		case strings.HasPrefix(strings.ToLower(k), FeatureStoreTagPrefix):
+			v.add(at, "tag key %q uses the prefix %s, which the provider keeps for its own tags (the creation token that proves which feature group it created); rename the tag", k, FeatureStoreTagPrefix)
 		case len(s.Tags[k]) > fsMaxTagValueLen:
 			v.add(at, "tag %q has a value of %d characters; at most %d are allowed", k, len(s.Tags[k]), fsMaxTagValueLen)
 		}

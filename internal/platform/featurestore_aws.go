@@ -60,11 +60,12 @@ func createFeatureGroupInput(s FeatureStoreSpec, tags map[string]string) *sagema
 	return in
 }
 
-func capacity(n int32) *int32 {
+// capacity is n for the API; n was validated to fit (ValidateFeatureStore).
+func capacity(n int64) *int32 {
 	if n == 0 {
 		return nil
 	}
-	return aws.Int32(n)
+	return aws.Int32(int32(n))
 }
 
 func featureDefinitions(fs []Feature) []types.FeatureDefinition {
@@ -75,7 +76,7 @@ func featureDefinitions(fs []Feature) []types.FeatureDefinition {
 			d.CollectionType = types.CollectionType(f.CollectionType)
 		}
 		if f.CollectionType == CollectionVector {
-			d.CollectionConfig = &types.CollectionConfigMemberVectorConfig{Value: types.VectorConfig{Dimension: aws.Int32(f.VectorDimension)}}
+			d.CollectionConfig = &types.CollectionConfigMemberVectorConfig{Value: types.VectorConfig{Dimension: aws.Int32(int32(f.VectorDimension))}}
 		}
 		out = append(out, d)
 	}
@@ -86,7 +87,7 @@ func ttlDuration(t *TTL) *types.TtlDuration {
 	if t == nil {
 		return nil
 	}
-	return &types.TtlDuration{Unit: types.TtlDurationUnit(t.Unit), Value: aws.Int32(t.Value)}
+	return &types.TtlDuration{Unit: types.TtlDurationUnit(t.Unit), Value: aws.Int32(int32(t.Value))}
 }
 
 // featureStoreUpdate translates the in-place part of a plan.
@@ -120,15 +121,17 @@ func featureStoreFrom(fg *cloud.FeatureGroup) *FeatureStore {
 			RoleARN:          aws.ToString(d.RoleArn),
 			Tags:             maps.Clone(fg.Tags),
 		},
+		CreationToken: fg.Tags[FeatureStoreTokenTag],
 		ARN:           aws.ToString(d.FeatureGroupArn),
 		Status:        string(d.FeatureGroupStatus),
 		FailureReason: aws.ToString(d.FailureReason),
 		CreationTime:  aws.ToTime(d.CreationTime),
 	}
+	delete(out.Spec.Tags, FeatureStoreTokenTag)
 	for _, fd := range d.FeatureDefinitions {
 		f := Feature{Name: aws.ToString(fd.FeatureName), Type: string(fd.FeatureType), CollectionType: string(fd.CollectionType)}
 		if vc, ok := fd.CollectionConfig.(*types.CollectionConfigMemberVectorConfig); ok {
-			f.VectorDimension = aws.ToInt32(vc.Value.Dimension)
+			f.VectorDimension = int64(aws.ToInt32(vc.Value.Dimension))
 		}
 		out.Spec.Features = append(out.Spec.Features, f)
 	}
@@ -141,7 +144,7 @@ func featureStoreFrom(fg *cloud.FeatureGroup) *FeatureStore {
 			on.KMSKeyARN = aws.ToString(o.SecurityConfig.KmsKeyId)
 		}
 		if t := o.TtlDuration; t != nil {
-			on.TTL = &TTL{Unit: string(t.Unit), Value: aws.ToInt32(t.Value)}
+			on.TTL = &TTL{Unit: string(t.Unit), Value: int64(aws.ToInt32(t.Value))}
 		}
 		out.Spec.Online = on
 	}
@@ -163,7 +166,7 @@ func featureStoreFrom(fg *cloud.FeatureGroup) *FeatureStore {
 		out.Spec.Offline = off
 	}
 	if t := d.ThroughputConfig; t != nil {
-		out.Spec.Throughput = &Throughput{Mode: string(t.ThroughputMode), ReadCapacityUnits: aws.ToInt32(t.ProvisionedReadCapacityUnits), WriteCapacityUnits: aws.ToInt32(t.ProvisionedWriteCapacityUnits)}
+		out.Spec.Throughput = &Throughput{Mode: string(t.ThroughputMode), ReadCapacityUnits: int64(aws.ToInt32(t.ProvisionedReadCapacityUnits)), WriteCapacityUnits: int64(aws.ToInt32(t.ProvisionedWriteCapacityUnits))}
 	}
 	if s := d.OfflineStoreStatus; s != nil {
 		out.OfflineStoreStatus = string(s.Status)

@@ -2,10 +2,13 @@ package platform
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mlplatform/mlplatform/internal/cloud"
 	"github.com/mlplatform/mlplatform/internal/residency"
@@ -69,33 +72,132 @@ func (e *Env) FindFeatureStore(ctx context.Context, name string) (*FeatureStore,
 	return featureStoreFrom(fg), nil
 }
 
+// FeatureStoreTokenTag is the tag in which CreateFeatureStore writes a fresh
+// random token with every group it creates: a group that carries the token
+// of this create is provably the one this create made (its answer lost, or
+// the call retried), and is adopted; any other group of the name is refused.
+const FeatureStoreTokenTag = FeatureStoreTagPrefix + "creation-token"
+
+// ErrFeatureStoreExists is wrapped when a feature group of the name exists
+// that this resource cannot prove it created.
+var ErrFeatureStoreExists = errors.New("a feature group of that name already exists")
+
+// fsRecordTimeout bounds the lookups that record what exists after a failure:
+// they run on a fresh context, since the caller's may be cancelled or past
+// its deadline.
+const fsRecordTimeout = 20 * time.Second
+
+// findAfterFailure looks the group up on a fresh, short, bounded context
+// (ctx's values kept, its cancellation not).
+func (e *Env) findAfterFailure(ctx context.Context, name string) (*FeatureStore, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fsRecordTimeout)
+	defer cancel()
+	return e.FindFeatureStore(ctx, name)
+}
+
+func newCreationToken() (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("making a creation token: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}
+
 // CreateFeatureStore validates s, checks its residency (fail closed: every
 // location is known now), creates the feature group with the default tags
-// merged in, and waits until it is Created.
+// and a fresh creation token merged in, and waits until it is Created.
 //
 // The violations are returned for the caller to show (warnings in audit
-// mode). When the group was created but did not become ready (CreateFailed,
-// a timeout), the returned FeatureStore is not nil: the group exists and the
-// caller should record it (and so have it deleted or replaced later).
+// mode). Whenever the group exists after a failure (the create's answer was
+// lost, the wait was interrupted, timed out or saw CreateFailed), the
+// returned FeatureStore is not nil: the caller records it, so that it is
+// never orphaned; the next apply finishes it (UpdateFeatureStore waits for a
+// group still being created) rather than replacing it.
+//
+// A group of the name that exists already is adopted only when it carries
+// this create's token (the call succeeded but its answer was lost, and the
+// SDK's retry was told the name is taken); any other is refused with
+// ErrFeatureStoreExists.
 func (e *Env) CreateFeatureStore(ctx context.Context, s FeatureStoreSpec, wait FeatureStoreWait) (*FeatureStore, []residency.Violation, error) {
 	vs, err := e.guardFeatureStore(ctx, s)
 	if err != nil {
 		return nil, vs, err
 	}
-	api := e.Clients.SageMaker
-	arn, err := cloud.CreateFeatureStore(ctx, api, createFeatureGroupInput(s, e.MergeTags(s.Tags)))
+	token, err := newCreationToken()
 	if err != nil {
 		return nil, vs, err
 	}
+	tags := e.MergeTags(s.Tags)
+	if tags == nil {
+		tags = map[string]string{}
+	}
+	tags[FeatureStoreTokenTag] = token
+	api := e.Clients.SageMaker
+	arn, err := cloud.CreateFeatureStore(ctx, api, createFeatureGroupInput(s, tags))
+	if err != nil {
+		fs, ferr := e.findAfterFailure(ctx, s.Name)
+		if errors.Is(ferr, cloud.ErrNotFound) && !errors.Is(err, cloud.ErrFeatureGroupExists) {
+			// The call may still land (a request in flight when the client
+			// gave up): look again a few times before saying nothing exists.
+			for _, d := range []time.Duration{time.Second, 2 * time.Second} {
+				time.Sleep(d)
+				if fs, ferr = e.findAfterFailure(ctx, s.Name); !errors.Is(ferr, cloud.ErrNotFound) {
+					break
+				}
+			}
+		}
+		ours := ferr == nil && fs.CreationToken == token
+		switch {
+		case errors.Is(err, cloud.ErrFeatureGroupExists) && !ours:
+			if ferr == nil {
+				return nil, vs, fmt.Errorf("creating feature store %s: %w (%s, %s) and this resource did not create it (its %s tag does not match): "+
+					"import it to manage it here, or choose another name", s.Name, ErrFeatureStoreExists, fs.ARN, fs.Status, FeatureStoreTokenTag)
+			}
+			return nil, vs, fmt.Errorf("creating feature store %s: %w; it could not be read to check who created it (%w): import it to manage it here, or choose another name", s.Name, ErrFeatureStoreExists, ferr)
+		case ours && ctx.Err() == nil:
+			// The create went through; only its answer was lost. Go on.
+			arn = fs.ARN
+		case ours:
+			return fs, vs, fmt.Errorf("feature group %s was created (%s), but the create was interrupted before it was ready: %w", s.Name, fs.ARN, err)
+		case errors.Is(ferr, cloud.ErrNotFound):
+			return nil, vs, fmt.Errorf("%w; feature group %s was not found afterwards. Should it appear later, it carries the tag %s = %s: import it", err, s.Name, FeatureStoreTokenTag, token)
+		default:
+			return nil, vs, fmt.Errorf("%w; whether feature group %s was created could not be checked (%w). Should it exist, it carries the tag %s = %s: import it", err, s.Name, ferr, FeatureStoreTokenTag, token)
+		}
+	}
 	fg, err := cloud.WaitFeatureStoreCreated(ctx, api, s.Name, wait)
 	if err != nil {
-		if fg != nil {
-			return featureStoreFrom(fg), vs, err
+		fs := (*FeatureStore)(nil)
+		if fg != nil && ctx.Err() == nil {
+			fs = featureStoreFrom(fg)
+		} else if found, ferr := e.findAfterFailure(ctx, s.Name); ferr == nil {
+			fs = found
+		} else {
+			fs = &FeatureStore{Spec: s, ARN: arn, Status: "Unknown", CreationToken: token}
 		}
-		return &FeatureStore{Spec: s, ARN: arn, Status: "Unknown"}, vs,
-			fmt.Errorf("feature group %s was created (%s) but did not become ready; it is recorded so that it is replaced on the next apply: %w", s.Name, arn, err)
+		return fs, vs, fmt.Errorf("feature group %s was created (%s) but was not seen ready: %w", s.Name, arn, err)
 	}
 	return featureStoreFrom(fg), vs, nil
+}
+
+// ReadFeatureStore reads a feature group for a refresh. A group being deleted
+// is waited for, at most settle: gone is cloud.ErrNotFound; a failed
+// deletion (DeleteFailed), or one still under way when settle runs out, is
+// returned as it is, so that the group stays recorded and is never orphaned.
+func (e *Env) ReadFeatureStore(ctx context.Context, name string, settle time.Duration) (*FeatureStore, error) {
+	fs, err := e.FindFeatureStore(ctx, name)
+	if err != nil || fs.Status != FeatureStoreDeleting {
+		return fs, err
+	}
+	err = cloud.WaitFeatureStoreDeleted(ctx, e.Clients.SageMaker, name, cloud.WaitOptions{Timeout: settle, Poll: 5 * time.Second, MaxPoll: 15 * time.Second})
+	if err == nil {
+		return nil, fmt.Errorf("feature group %s was deleted: %w", name, cloud.ErrNotFound)
+	}
+	if ctx.Err() != nil {
+		return nil, err
+	}
+	// Deletion failed, or is still under way: keep what is there.
+	return e.FindFeatureStore(ctx, name)
 }
 
 // UpdateFeatureStore changes a feature group from old to new in place:
@@ -103,6 +205,11 @@ func (e *Env) CreateFeatureStore(ctx context.Context, s FeatureStoreSpec, wait F
 // change (see PlanFeatureStoreChange) is refused with ErrDestructiveChange:
 // the caller replaces the group instead (DeleteFeatureStore, then
 // CreateFeatureStore), and only when the user allowed it.
+//
+// It first finishes what an earlier apply left: a group still being created
+// is waited for, and an update still in progress too. Additions are what
+// the group lacks now, so an update interrupted part way (or whose answer
+// was lost) completes on the next apply instead of failing.
 func (e *Env) UpdateFeatureStore(ctx context.Context, old, new FeatureStoreSpec, wait FeatureStoreWait) (*FeatureStore, []residency.Violation, error) {
 	vs, err := e.guardFeatureStore(ctx, new)
 	if err != nil {
@@ -113,7 +220,33 @@ func (e *Env) UpdateFeatureStore(ctx context.Context, old, new FeatureStoreSpec,
 		return nil, vs, fmt.Errorf("updating feature store %s: %w:\n%s", new.Name, ErrDestructiveChange, plan.DestructiveSummary(new.Name))
 	}
 	api := e.Clients.SageMaker
-	if err := cloud.UpdateFeatureStore(ctx, api, new.Name, featureStoreUpdate(plan, e.MergeTags(new.Tags)), wait); err != nil {
+	cur, err := e.FindFeatureStore(ctx, new.Name)
+	if err != nil {
+		return nil, vs, fmt.Errorf("reading feature store %s before update: %w", new.Name, err)
+	}
+	if p := FeatureStoreRepair(cur.Status, cur.FailureReason, false); p.Blocked != "" {
+		return nil, vs, fmt.Errorf("updating feature store %s: %s", new.Name, p.Blocked)
+	}
+	if cur.Status == FeatureStoreCreating {
+		if _, err := cloud.WaitFeatureStoreCreated(ctx, api, new.Name, wait); err != nil {
+			return nil, vs, err
+		}
+	}
+	if cur.LastUpdateStatus == "InProgress" {
+		if _, err := cloud.WaitFeatureStoreUpdated(ctx, api, new.Name, wait); err != nil {
+			return nil, vs, err
+		}
+		if cur, err = e.FindFeatureStore(ctx, new.Name); err != nil {
+			return nil, vs, fmt.Errorf("reading feature store %s before update: %w", new.Name, err)
+		}
+	}
+	plan.Additions = slices.DeleteFunc(plan.Additions, func(f Feature) bool { _, has := cur.Spec.Feature(f.Name); return has })
+	u := featureStoreUpdate(plan, e.MergeTags(new.Tags))
+	if u.Tags == nil {
+		u.Tags = map[string]string{}
+	}
+	u.KeepTags = []string{FeatureStoreTokenTag}
+	if err := cloud.UpdateFeatureStore(ctx, api, new.Name, u, wait); err != nil {
 		return nil, vs, err
 	}
 	fs, err := e.FindFeatureStore(ctx, new.Name)
@@ -124,7 +257,8 @@ func (e *Env) UpdateFeatureStore(ctx context.Context, old, new FeatureStoreSpec,
 }
 
 // DeleteFeatureStore deletes a feature group and waits until it is gone. A
-// group already gone is not an error.
+// group already gone is not an error, nor is one already being deleted (an
+// earlier delete interrupted): its deletion is waited for.
 func (e *Env) DeleteFeatureStore(ctx context.Context, name string, wait FeatureStoreWait) error {
 	api := e.Clients.SageMaker
 	if err := cloud.DeleteFeatureStore(ctx, api, name); err != nil {

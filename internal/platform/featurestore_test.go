@@ -42,6 +42,20 @@ func TestValidateFeatureStore(t *testing.T) {
 		{name: "group name too long", mutate: func(s *FeatureStoreSpec) { s.Name = strings.Repeat("a", 65) }, path: "name", contain: "at most 64"},
 		{name: "name ends in hyphen", mutate: func(s *FeatureStoreSpec) { s.Name = "abc-" }, path: "name"},
 		{name: "description too long", mutate: func(s *FeatureStoreSpec) { s.Description = strings.Repeat("d", 129) }, path: "description"},
+		{name: "description of 128 two-byte characters", mutate: func(s *FeatureStoreSpec) { s.Description = strings.Repeat("é", 128) }},
+		{name: "description of 129 characters", mutate: func(s *FeatureStoreSpec) { s.Description = strings.Repeat("é", 129) }, path: "description", contain: "129 characters"},
+		{name: "TTL beyond 32 bits", mutate: func(s *FeatureStoreSpec) { s.Online.TTL.Value = 4294967297 }, path: "online_store.ttl.value", contain: "got 4294967297"},
+		{name: "TTL at the 32-bit limit", mutate: func(s *FeatureStoreSpec) { s.Online.TTL.Value = 2147483647 }},
+		{name: "vector dimension beyond 32 bits", mutate: func(s *FeatureStoreSpec) {
+			s.Online.StorageType = StorageInMemory
+			s.Online.KMSKeyARN = ""
+			s.Features = append(s.Features, Feature{Name: "emb", Type: FeatureTypeFractional, CollectionType: CollectionVector, VectorDimension: 1<<32 + 4})
+		}, path: "features[3].vector_dimension"},
+		{name: "read units beyond 32 bits without online store", mutate: func(s *FeatureStoreSpec) {
+			s.Online = nil
+			s.Throughput = &Throughput{Mode: ThroughputProvisioned, ReadCapacityUnits: 1<<32 + 5, WriteCapacityUnits: 5}
+		}, path: "throughput.read_capacity_units"},
+		{name: "provider's tag namespace", mutate: func(s *FeatureStoreSpec) { s.Tags = map[string]string{"mlplatform:creation-token": "x"} }, path: `tags["mlplatform:creation-token"]`, contain: "keeps for its own"},
 		{name: "no features", mutate: func(s *FeatureStoreSpec) { s.Features = nil }, path: "features", contain: "at least one"},
 		{name: "too many features", mutate: func(s *FeatureStoreSpec) {
 			for i := len(s.Features); i <= MaxFeatures; i++ {
@@ -316,7 +330,7 @@ func FuzzValidateFeatures(f *testing.F) {
 			for len(parts) < 4 {
 				parts = append(parts, "")
 			}
-			var dim int32
+			var dim int64
 			fmt.Sscan(parts[3], &dim)
 			fs = append(fs, Feature{Name: parts[0], Type: parts[1], CollectionType: parts[2], VectorDimension: dim})
 		}
@@ -391,5 +405,38 @@ func TestPlanFeatureStoreChangeUnknown(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestFeatureStoreRepair(t *testing.T) {
+	tests := []struct {
+		status  string
+		allow   bool
+		want    string // finish, replace, blocked or none
+		contain string
+	}{
+		{FeatureStoreCreated, false, "none", ""},
+		{FeatureStoreCreating, false, "finish", ""},
+		{"Unknown", false, "finish", ""},
+		{FeatureStoreCreateFailed, false, "blocked", "allow_destructive_changes = true"},
+		{FeatureStoreCreateFailed, true, "replace", "CreateFailed: bucket denied"},
+		{FeatureStoreDeleteFailed, true, "blocked", "DeleteFailed: bucket denied"},
+		{FeatureStoreDeleting, false, "blocked", "being deleted"},
+	}
+	for _, tt := range tests {
+		p := FeatureStoreRepair(tt.status, "bucket denied", tt.allow)
+		got := "none"
+		text := p.Reason
+		switch {
+		case p.Blocked != "":
+			got, text = "blocked", p.Blocked
+		case p.Replace:
+			got = "replace"
+		case p.Finish:
+			got = "finish"
+		}
+		if got != tt.want || !strings.Contains(text, tt.contain) {
+			t.Errorf("%s (allow %v): %s %q, want %s containing %q", tt.status, tt.allow, got, text, tt.want, tt.contain)
+		}
 	}
 }
