@@ -23,8 +23,19 @@ type Config struct {
 	Endpoints   map[string]string // service key (ec2, s3, kms, sagemaker, ssm, sts) -> URL
 	Residency   residency.PolicyConfig
 	DefaultTags map[string]string
-	UserAgent   string
+	// DefaultTagsUnknown is set when the default tags are not known yet (a
+	// plan whose provider configuration depends on other resources): the
+	// required-tag rule waits for apply.
+	DefaultTagsUnknown bool
+	// UnknownDefaultTags are default tag keys whose values are not known
+	// yet: they count as present.
+	UnknownDefaultTags []string
+	UserAgent          string
 }
+
+// UnknownValue stands in for a value not known yet where a check needs only
+// to know that it is there.
+const UnknownValue = "(known after apply)"
 
 // Env is one configured provider: clients, policy and a lazily loaded catalog.
 // It is safe for concurrent use.
@@ -33,6 +44,9 @@ type Env struct {
 	Policy      *residency.Policy
 	Locator     residency.Locator
 	DefaultTags map[string]string
+	// DefaultTagsUnknown and UnknownDefaultTags: see Config.
+	DefaultTagsUnknown bool
+	UnknownDefaultTags []string
 
 	catalogMu sync.Mutex
 	catalog   *catalog.Catalog
@@ -66,7 +80,14 @@ func Open(ctx context.Context, cfg Config) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Env{Clients: clients, Policy: policy, Locator: cloud.NewLocator(clients), DefaultTags: maps.Clone(cfg.DefaultTags)}, nil
+	defaults := maps.Clone(cfg.DefaultTags)
+	for _, k := range cfg.UnknownDefaultTags {
+		if defaults == nil {
+			defaults = map[string]string{}
+		}
+		defaults[k] = UnknownValue
+	}
+	return &Env{Clients: clients, Policy: policy, Locator: cloud.NewLocator(clients), DefaultTags: defaults, DefaultTagsUnknown: cfg.DefaultTagsUnknown, UnknownDefaultTags: cfg.UnknownDefaultTags}, nil
 }
 
 // Region is the region the environment provisions in.
@@ -106,7 +127,7 @@ func (e *Env) CheckResidency(ctx context.Context, refs []residency.Ref, tags map
 	if err != nil {
 		return nil, err
 	}
-	if tagsPath != "" {
+	if tagsPath != "" && !e.DefaultTagsUnknown {
 		vs = append(vs, e.Policy.CheckTags(tagsPath, e.MergeTags(tags))...)
 	}
 	return vs, nil
