@@ -371,6 +371,11 @@ func (r *gpuClusterResource) ModifyPlan(ctx context.Context, req resource.Modify
 		plan.LaunchTemplateVersion = state.LaunchTemplateVersion
 		plan.PlacementZoneID = state.PlacementZoneID
 		plan.NodeIDs, plan.PrivateIPs, plan.Nodes = state.NodeIDs, state.PrivateIPs, state.Nodes
+		if state.LaunchTemplateID.ValueString() == "" {
+			// The launch template was deleted outside: the apply recreates it.
+			plan.LaunchTemplateID = types.StringUnknown()
+			templateChange = true
+		}
 		if templateChange || nodesChange {
 			plan.LaunchTemplateVersion = types.Int64Unknown()
 		}
@@ -466,8 +471,13 @@ func (r *gpuClusterResource) Read(ctx context.Context, req resource.ReadRequest,
 			return
 		}
 	}
-	readGPUClusterDrift(&state, c)
+	readGPUClusterDrift(ctx, &state, c)
 	setGPUClusterState(ctx, &state, c, &resp.Diagnostics)
+	if c.PlacementGroupOwned && c.PlacementGroupState == "" {
+		// The cluster's own placement group was deleted outside: the plan
+		// shows it coming back, and the apply recreates it.
+		state.PlacementGroupName = types.StringNull()
+	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -604,8 +614,21 @@ func int64Or(v int32) types.Int64 {
 // declares, so that drift shows in the next plan and its apply repairs it: a
 // node lost outside Terraform lowers node_count, a node of another type or
 // image shows as instance_type or image_id changing.
-func readGPUClusterDrift(m *gpuClusterModel, c *cloud.GPUCluster) {
-	m.NodeCount = types.Int64Value(int64(len(c.Nodes)))
+func readGPUClusterDrift(ctx context.Context, m *gpuClusterModel, c *cloud.GPUCluster) {
+	var tagsAll map[string]string
+	if !m.TagsAll.IsNull() && !m.TagsAll.IsUnknown() {
+		m.TagsAll.ElementsAs(ctx, &tagsAll, false)
+	}
+	if tagsAll == nil {
+		tagsAll = map[string]string{}
+	}
+	d := platform.ReadGPUClusterDrift(c, tagsAll)
+	m.NodeCount = types.Int64Value(int64(d.NodeCount))
+	if d.TagsAll != nil {
+		// A node's tags changed or removed outside: the plan shows tags_all
+		// changing back, and the apply retags.
+		m.TagsAll, _ = types.MapValueFrom(ctx, types.StringType, d.TagsAll)
+	}
 	for _, n := range c.Nodes {
 		if n.InstanceType != "" && n.InstanceType != m.InstanceType.ValueString() {
 			m.InstanceType = types.StringValue(n.InstanceType)

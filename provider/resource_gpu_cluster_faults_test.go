@@ -109,7 +109,7 @@ func TestAccGPUCluster_createTimeoutDuringBackoff(t *testing.T) {
 		CheckDestroy:             checkClusterGone(t, h, "backoff"),
 		Steps: []resource.TestStep{{
 			Config:      cfg,
-			ExpectError: regexp.MustCompile(`(?s)creating GPU cluster \(backoff\).*waiting to retry launch in mec1-az1.*deadline exceeded`),
+			ExpectError: regexp.MustCompile(`(?s)creating\s+GPU\s+cluster\s+\(backoff\).*waiting\s+to\s+retry\s+launch\s+in\s+mec1-az1.*deadline\s+exceeded`),
 		}},
 	})
 }
@@ -239,7 +239,7 @@ func TestAccGPUCluster_refusesForeignCluster(t *testing.T) {
 			},
 			{
 				Config:      base + "\nresource \"mlplatform_gpu_cluster\" \"other\"" + second,
-				ExpectError: regexp.MustCompile(`(?s)GPU cluster shared already exists.*cannot prove it created it.*import it`),
+				ExpectError: regexp.MustCompile(`(?s)GPU\s+cluster\s+shared\s+already\s+exists.*cannot\s+prove\s+it\s+created\s+it.*import\s+it`),
 			},
 			{
 				Config: base,
@@ -284,7 +284,7 @@ func TestAccGPUCluster_interruptMatrix(t *testing.T) {
 				}
 			})
 			spec := platform.GPUClusterSpec{Name: name, InstanceType: "p5en.48xlarge", NodeCount: 2, ZoneID: "mec1-az1", EFAInterfaces: aws.Int(1),
-				Image: "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64"}
+				Image: "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64", RootVolume: cloud.Volume{SizeGiB: 100}}
 			c, err := env.CreateGPUCluster(ctx, spec, platform.GPUClusterOptions{})
 			if err == nil {
 				t.Fatalf("cancelled create succeeded")
@@ -330,7 +330,7 @@ func TestAccGPUCluster_deleteRefusesForeignToken(t *testing.T) {
 	h := acctest.Setup(t)
 	env := platformEnv(t, h)
 	spec := platform.GPUClusterSpec{Name: "mine", InstanceType: "p5en.48xlarge", NodeCount: 1, ZoneID: "mec1-az1", EFAInterfaces: aws.Int(1),
-		Image: "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64"}
+		Image: "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64", RootVolume: cloud.Volume{SizeGiB: 100}}
 	c, err := env.CreateGPUCluster(context.Background(), spec, platform.GPUClusterOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -383,7 +383,7 @@ func TestAccGPUCluster_planValidation(t *testing.T) {
 		// A required-tag violation must not switch off the zone check.
 		{gpuClusterConfig(`required_tags = ["cost-center"]`, "bad", "  node_count = 1\n  zone_id = \"mec1-az2\""), `(?s)(required-tag.*not offered in mec1-az2|not offered in mec1-az2.*required-tag)`},
 	} {
-		steps = append(steps, resource.TestStep{Config: tt.config, PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)` + tt.want)})
+		steps = append(steps, resource.TestStep{Config: tt.config, PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)` + strings.ReplaceAll(tt.want, " ", `\s+`))})
 	}
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
