@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
@@ -438,5 +439,64 @@ resource "mlplatform_gpu_cluster" "test" {
 				resource.TestCheckTypeSetElemAttr(gpuClusterResource, "security_group_ids.*", sgID),
 			),
 		}},
+	})
+}
+
+// Defect 8: drift outside Terraform shows in the plan and the apply repairs
+// it: a node tag removed, a node stopped, the placement group deleted, then
+// the launch template deleted.
+func TestAccGPUCluster_driftRepaired(t *testing.T) {
+	h := acctest.Setup(t)
+	ctx := context.Background()
+	cfg := gpuClusterConfig("", "drift", "  node_count = 2\n  zone_id = \"mec1-az1\"")
+	repaired := resource.ComposeAggregateTestCheckFunc(
+		checkStateMatchesEC2(t, h, "drift", 2),
+		func(*terraform.State) error {
+			c, err := cloud.FindGPUCluster(ctx, ec2Client(t, h), "drift")
+			if err != nil {
+				return err
+			}
+			if c.LaunchTemplateID == "" || c.PlacementGroupState == "" {
+				return fmt.Errorf("launch template %q, placement group state %q: not repaired", c.LaunchTemplateID, c.PlacementGroupState)
+			}
+			for _, n := range c.Nodes {
+				if n.State != "running" || n.Tags["team"] != "ml-platform" {
+					return fmt.Errorf("node %s is %s with team = %q", n.InstanceID, n.State, n.Tags["team"])
+				}
+			}
+			return nil
+		},
+	)
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             checkClusterGone(t, h, "drift"),
+		Steps: []resource.TestStep{
+			{
+				Config: cfg,
+				Check: func(s *terraform.State) error {
+					a := s.RootModule().Resources[gpuClusterResource].Primary.Attributes
+					api := ec2Client(t, h)
+					if _, err := api.DeleteTags(ctx, &ec2.DeleteTagsInput{Resources: []string{a["nodes.0.id"]}, Tags: []ec2types.Tag{{Key: aws.String("team")}}}); err != nil {
+						return err
+					}
+					if _, err := api.StopInstances(ctx, &ec2.StopInstancesInput{InstanceIds: []string{a["nodes.1.id"]}}); err != nil {
+						return err
+					}
+					_, err := api.DeletePlacementGroup(ctx, &ec2.DeletePlacementGroupInput{GroupName: aws.String("mlplatform-drift")})
+					return err
+				},
+				ExpectNonEmptyPlan: true,
+			},
+			{
+				Config: cfg,
+				Check: resource.ComposeAggregateTestCheckFunc(repaired, func(s *terraform.State) error {
+					_, err := ec2Client(t, h).DeleteLaunchTemplate(ctx, &ec2.DeleteLaunchTemplateInput{LaunchTemplateName: aws.String("mlplatform-drift")})
+					return err
+				}),
+				ExpectNonEmptyPlan: true,
+			},
+			{Config: cfg, Check: repaired},
+		},
 	})
 }
