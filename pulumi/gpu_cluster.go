@@ -282,7 +282,7 @@ func (GpuCluster) Read(ctx context.Context, req infer.ReadRequest[GpuClusterArgs
 	}
 	// What the nodes are goes into the declared inputs, so drift shows in
 	// the next preview and the next up repairs it.
-	args.NodeCount = len(c.Nodes)
+	args.NodeCount = platform.ReadGPUClusterDrift(c, env.MergeTags(args.Tags)).NodeCount // healthy nodes: a stopped one is replaced
 	for _, n := range c.Nodes {
 		if n.InstanceType != "" && n.InstanceType != args.InstanceType {
 			args.InstanceType = n.InstanceType
