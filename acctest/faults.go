@@ -1,13 +1,22 @@
 package acctest
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"time"
 )
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
 
 // Test double: the fault-injection layer of the shim.
 //
@@ -160,6 +169,11 @@ func (s *Shim) forward(w http.ResponseWriter, r *Request, call *Call, next func(
 		next(w)
 		return
 	}
+	// Token replay stands for EC2 itself: innermost, next to moto, so that
+	// an answer lost on the way back is still remembered.
+	slices.SortStableFunc(rules, func(a, b *faultRule) int {
+		return cmp.Compare(boolInt(a.tokens != nil), boolInt(b.tokens != nil))
+	})
 	// The call goes on after the client gives up, as a request that left
 	// the client does.
 	r.HTTP = r.HTTP.WithContext(context.WithoutCancel(r.HTTP.Context()))
