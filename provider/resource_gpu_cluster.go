@@ -345,7 +345,9 @@ func (r *gpuClusterResource) ModifyPlan(ctx context.Context, req resource.Modify
 	if spec.Known("image") && p.ImageID != "" {
 		plan.ImageID = types.StringValue(p.ImageID)
 	}
-	if plan.PlacementGroupName.IsUnknown() && spec.Known("name") {
+	if (plan.PlacementGroupName.IsUnknown() || (plan.PlacementGroupName.IsNull() && config.PlacementGroupName.IsNull())) && spec.Known("name") {
+		// Null in state after the cluster's own group was deleted outside:
+		// planned back, and recreated by the apply.
 		plan.PlacementGroupName = types.StringValue(cloud.GPUClusterResourceName(spec.Name))
 	}
 	if spec.Known("name") {
