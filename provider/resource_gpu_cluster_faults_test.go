@@ -287,10 +287,11 @@ func TestAccGPUCluster_refusesForeignCluster(t *testing.T) {
 	}
 }
 
-// Interrupt matrix (context cancel) in the core, against the emulator: a
-// create cancelled at each step records what exists (live == recorded),
-// re-applying finishes it (live == node_count, no duplicate) and deleting
-// leaves nothing.
+// Interrupt matrix (context cancel, as Ctrl-C) in the core, against the
+// emulator: a create cancelled at each step records what exists (live ==
+// recorded); if the record is lost (a killed provider) a new create refuses
+// the leftovers and import recovers them; re-applying finishes the cluster
+// (live == node_count, no duplicate) and deleting leaves nothing.
 func TestAccGPUCluster_interruptMatrix(t *testing.T) {
 	h := acctest.Setup(t)
 	steps := []struct{ action, match string }{
@@ -335,7 +336,18 @@ func TestAccGPUCluster_interruptMatrix(t *testing.T) {
 			if c == nil {
 				return
 			}
-			spec.CreationToken = c.CreationToken
+			// A killed provider loses what it recorded: a new create refuses
+			// the leftovers ("import it"); import reads the owner's token
+			// back from EC2 and the next apply finishes the cluster.
+			var ee *platform.ExistsError
+			if _, err := env.CreateGPUCluster(context.Background(), spec, platform.GPUClusterOptions{}); !errors.As(err, &ee) {
+				t.Fatalf("create over the leftovers of a killed create: %v, want an ExistsError", err)
+			}
+			found, err := env.FindGPUCluster(context.Background(), name)
+			if err != nil || found.CreationToken != c.CreationToken {
+				t.Fatalf("import reads token %q, recorded %q (%v)", found.CreationToken, c.CreationToken, err)
+			}
+			spec.CreationToken = found.CreationToken
 			if _, err := env.UpdateGPUCluster(context.Background(), spec, platform.GPUClusterOptions{}); err != nil {
 				t.Fatalf("re-apply: %v", err)
 			}
