@@ -80,14 +80,8 @@ func Open(ctx context.Context, cfg Config) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	defaults := maps.Clone(cfg.DefaultTags)
-	for _, k := range cfg.UnknownDefaultTags {
-		if defaults == nil {
-			defaults = map[string]string{}
-		}
-		defaults[k] = UnknownValue
-	}
-	return &Env{Clients: clients, Policy: policy, Locator: cloud.NewLocator(clients), DefaultTags: defaults, DefaultTagsUnknown: cfg.DefaultTagsUnknown, UnknownDefaultTags: cfg.UnknownDefaultTags}, nil
+	return &Env{Clients: clients, Policy: policy, Locator: cloud.NewLocator(clients), DefaultTags: maps.Clone(cfg.DefaultTags),
+		DefaultTagsUnknown: cfg.DefaultTagsUnknown, UnknownDefaultTags: cfg.UnknownDefaultTags}, nil
 }
 
 // Region is the region the environment provisions in.
@@ -128,7 +122,13 @@ func (e *Env) CheckResidency(ctx context.Context, refs []residency.Ref, tags map
 		return nil, err
 	}
 	if tagsPath != "" && !e.DefaultTagsUnknown {
-		vs = append(vs, e.Policy.CheckTags(tagsPath, e.MergeTags(tags))...)
+		merged := e.MergeTags(tags)
+		for _, k := range e.UnknownDefaultTags {
+			if _, own := tags[k]; !own {
+				merged[k] = UnknownValue // present; its value comes at apply
+			}
+		}
+		vs = append(vs, e.Policy.CheckTags(tagsPath, merged)...)
 	}
 	return vs, nil
 }
