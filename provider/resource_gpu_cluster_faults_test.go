@@ -315,8 +315,8 @@ func TestAccGPUCluster_interruptMatrix(t *testing.T) {
 			})
 			spec := platform.GPUClusterSpec{Name: name, InstanceType: "p5en.48xlarge", NodeCount: 2, ZoneID: "mec1-az1", EFAInterfaces: aws.Int(1),
 				Image: "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64", RootVolume: cloud.Volume{SizeGiB: 100}}
-			c, err := env.CreateGPUCluster(ctx, spec, platform.GPUClusterOptions{})
-			if err == nil {
+			c, cerr := env.CreateGPUCluster(ctx, spec, platform.GPUClusterOptions{})
+			if cerr == nil {
 				t.Fatalf("cancelled create succeeded")
 			}
 			h.Shim.ClearRules() // no more interrupts
@@ -328,10 +328,10 @@ func TestAccGPUCluster_interruptMatrix(t *testing.T) {
 			if c != nil {
 				recorded = len(c.Nodes)
 			} else if _, ferr := cloud.FindGPUCluster(context.Background(), ec2Client(t, h), name); !errors.Is(ferr, cloud.ErrNotFound) {
-				t.Fatalf("nothing recorded, but the cluster exists (%v): %v", ferr, err)
+				t.Fatalf("nothing recorded, but the cluster exists (%v): %v", ferr, cerr)
 			}
 			if recorded != len(live) {
-				t.Fatalf("cut at %s: %d nodes recorded, %d live (%v)", st.action, recorded, len(live), err)
+				t.Fatalf("cut at %s: %d nodes recorded, %d live (%v)", st.action, recorded, len(live), cerr)
 			}
 			if c == nil {
 				return
@@ -360,7 +360,7 @@ func TestAccGPUCluster_interruptMatrix(t *testing.T) {
 			if err := checkClusterGone(t, h, name)(nil); err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("cut at %s: %d nodes recorded (%v); re-apply 2 live; delete 0 left", st.action, recorded, err)
+			t.Logf("cut at %s: %d nodes recorded (%v); re-apply 2 live; delete 0 left", st.action, recorded, cerr)
 		})
 	}
 }
@@ -546,5 +546,68 @@ func TestAccGPUCluster_driftRepaired(t *testing.T) {
 	// Destroy is skipped when state is empty: check EC2 whatever state says.
 	if err := checkClusterGone(t, h, "drift")(nil); err != nil {
 		t.Error(err)
+	}
+}
+
+// Interrupt matrix, update and delete: a scale-out cancelled on the wire
+// records every live node and the re-apply finishes it; a delete cancelled
+// while terminating keeps the cluster findable and the next delete
+// finishes.
+func TestAccGPUCluster_interruptUpdateDelete(t *testing.T) {
+	h := acctest.Setup(t)
+	h.Shim.ReplayClientTokens()
+	env := platformEnv(t, h)
+	fast := platform.GPUClusterOptions{Wait: cloud.NodeWaitOptions{Interval: 100 * time.Millisecond}}
+	spec := platform.GPUClusterSpec{Name: "cuts", InstanceType: "p5en.48xlarge", NodeCount: 1, ZoneID: "mec1-az1", EFAInterfaces: aws.Int(1),
+		Image: "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64", RootVolume: cloud.Volume{SizeGiB: 100}}
+	c, err := env.CreateGPUCluster(context.Background(), spec, fast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.CreationToken = c.CreationToken
+	live := func() int {
+		nodes, _, err := cloud.FindGPUNodes(context.Background(), ec2Client(t, h), "cuts")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(nodes)
+	}
+	for _, action := range []string{"RunInstances", "DescribeInstances"} {
+		ctx, cancel := context.WithCancel(context.Background())
+		h.Shim.OnCall("ec2", action, func(r *acctest.Request) {
+			if !r.Fixture && (action == "RunInstances" || r.Form.Get("InstanceId.1") != "") {
+				cancel()
+			}
+		})
+		spec.NodeCount++
+		got, err := env.UpdateGPUCluster(ctx, spec, fast)
+		cancel()
+		h.Shim.ClearRules()
+		h.Shim.ReplayClientTokens()
+		if err == nil || got == nil || len(got.Nodes) != live() {
+			t.Fatalf("scale-out cut at %s: err %v, recorded %v, %d live", action, err, got, live())
+		}
+		if _, err := env.UpdateGPUCluster(context.Background(), spec, fast); err != nil || live() != spec.NodeCount {
+			t.Fatalf("re-apply after a cut at %s: %v, %d live, want %d", action, err, live(), spec.NodeCount)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h.Shim.OnCall("ec2", "TerminateInstances", func(r *acctest.Request) {
+		if !r.Fixture {
+			cancel()
+		}
+	})
+	if err := env.DeleteGPUCluster(ctx, "cuts", spec.CreationToken, fast); err == nil {
+		t.Fatal("a cancelled delete succeeded")
+	}
+	h.Shim.ClearRules()
+	if _, err := env.FindGPUCluster(context.Background(), "cuts"); err != nil {
+		t.Fatalf("after a cancelled delete the cluster cannot be found (state would keep it): %v", err)
+	}
+	if err := env.DeleteGPUCluster(context.Background(), "cuts", spec.CreationToken, fast); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkClusterGone(t, h, "cuts")(nil); err != nil {
+		t.Fatal(err)
 	}
 }
