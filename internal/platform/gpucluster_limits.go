@@ -2,6 +2,7 @@ package platform
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -97,7 +98,7 @@ func volumeIOPSRange(typ string) (lo, hi int32, ok bool) {
 // known yet and are checked at apply.
 func TagProblems(path string, tags map[string]string, unknownKeys []string, max int) []Problem {
 	var ps []Problem
-	for _, k := range slices.Sorted(mapsKeys(tags)) {
+	for _, k := range slices.Sorted(maps.Keys(tags)) {
 		p := fmt.Sprintf("%s[%q]", path, k)
 		switch {
 		case k == "" || utf8.RuneCountInString(k) > MaxTagKeyLength:
@@ -115,16 +116,6 @@ func TagProblems(path string, tags map[string]string, unknownKeys []string, max 
 		ps = append(ps, Problem{Path: path, Summary: "Too many tags", Detail: fmt.Sprintf("%d tags (default_tags included); a GPU cluster takes at most %d (EC2 allows 50 per resource and the provider uses the rest). Remove some.", len(tags), max)})
 	}
 	return ps
-}
-
-func mapsKeys(m map[string]string) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // unknownTagKeys lists the tag keys whose values are unknown (tags["k"] in
