@@ -43,6 +43,7 @@ type Shim struct {
 	mu       sync.Mutex
 	handlers map[opKey][]*handlerEntry // the last one serves
 	faults   []*faultEntry
+	rules    []*faultRule // faults.go: delays, lost answers, token replay
 	calls    []Call
 	onReset  []func()
 }
@@ -218,6 +219,7 @@ func (s *Shim) Reset() {
 	s.mu.Lock()
 	s.calls = nil
 	s.faults = nil
+	s.rules = nil
 	hooks := append([]func(){}, s.onReset...)
 	s.mu.Unlock()
 	for _, f := range hooks {
@@ -305,6 +307,7 @@ func (s *Shim) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		Fixture: r.Fixture,
 	}
 
+	s.runHooks(r)
 	s.mu.Lock()
 	fault := s.takeFault(r)
 	var h *handlerEntry
@@ -322,8 +325,11 @@ func (s *Shim) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		h.h(rec, r)
 	default:
 		call.Source = "moto"
-		restore()
-		s.proxy.ServeHTTP(rec, hr)
+		s.forward(rec, r, &call, func(w http.ResponseWriter) {
+			out := r.HTTP // hr, or hr detached from the client by a rule
+			out.Body, out.ContentLength, out.TransferEncoding = readCloser(body), int64(len(body)), nil
+			s.proxy.ServeHTTP(w, out)
+		})
 	}
 	call.Status = rec.status
 	if call.Status == 0 {

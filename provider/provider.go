@@ -186,9 +186,20 @@ func newMeta(ctx context.Context, cfg providerModel, version string) (*Meta, err
 			}
 		}
 	}
-	if !cfg.DefaultTags.IsNull() && !cfg.DefaultTags.IsUnknown() {
+	switch {
+	case cfg.DefaultTags.IsUnknown():
+		pc.DefaultTagsUnknown = true
+	case !cfg.DefaultTags.IsNull():
+		// Values unknown at plan are present: the required-tag rule counts
+		// them, and apply (with every value known) checks again.
 		pc.DefaultTags = map[string]string{}
-		cfg.DefaultTags.ElementsAs(ctx, &pc.DefaultTags, false)
+		for k, v := range cfg.DefaultTags.Elements() {
+			if s, ok := v.(types.String); ok && !s.IsUnknown() {
+				pc.DefaultTags[k] = s.ValueString()
+			} else {
+				pc.UnknownDefaultTags = append(pc.UnknownDefaultTags, k)
+			}
+		}
 	}
 	return platform.Open(ctx, pc)
 }

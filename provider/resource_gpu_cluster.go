@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
@@ -72,6 +73,7 @@ type gpuClusterModel struct {
 	NodeIDs               types.List     `tfsdk:"node_ids"`
 	PrivateIPs            types.List     `tfsdk:"private_ips"`
 	Nodes                 types.List     `tfsdk:"nodes"`
+	CreationToken         types.String   `tfsdk:"creation_token"`
 	Timeouts              timeouts.Value `tfsdk:"timeouts"`
 }
 
@@ -134,14 +136,14 @@ func (r *gpuClusterResource) Schema(ctx context.Context, _ resource.SchemaReques
 	replaceIfSet := []planmodifier.String{stringplanmodifier.RequiresReplaceIfConfigured(), stringplanmodifier.UseStateForUnknown()}
 	volAttrs := func() map[string]schema.Attribute {
 		return map[string]schema.Attribute{
-			"size_gib":   schema.Int64Attribute{Optional: true, MarkdownDescription: "Size in GiB. For the root volume, default: the image's size.", Validators: []validator.Int64{int64validator.Between(1, 65536)}},
+			"size_gib":   schema.Int64Attribute{Optional: true, MarkdownDescription: "Size in GiB. For the root volume, default: the image's size.", Validators: []validator.Int64{int64validator.Between(platform.MinVolumeSizeGiB, platform.MaxVolumeSizeGiB)}},
 			"type":       schema.StringAttribute{Optional: true, MarkdownDescription: "EBS volume type: `gp3` (default), `gp2`, `io1`, `io2`, `st1` or `sc1`."},
-			"iops":       schema.Int64Attribute{Optional: true, MarkdownDescription: "Provisioned IOPS (gp3, io1, io2)."},
-			"throughput": schema.Int64Attribute{Optional: true, MarkdownDescription: "Throughput in MiB/s (gp3 only)."},
+			"iops":       schema.Int64Attribute{Optional: true, MarkdownDescription: "Provisioned IOPS (gp3: 3000 to 80000, io1: 100 to 64000, io2: 100 to 256000).", Validators: []validator.Int64{int64validator.Between(1, platform.MaxVolumeIOPS)}},
+			"throughput": schema.Int64Attribute{Optional: true, MarkdownDescription: "Throughput in MiB/s (gp3 only, 125 to 2000).", Validators: []validator.Int64{int64validator.Between(platform.MinVolumeThroughput, platform.MaxVolumeThroughput)}},
 		}
 	}
 	dataVol := volAttrs()
-	dataVol["size_gib"] = schema.Int64Attribute{Required: true, MarkdownDescription: "Size in GiB.", Validators: []validator.Int64{int64validator.Between(1, 65536)}}
+	dataVol["size_gib"] = schema.Int64Attribute{Required: true, MarkdownDescription: "Size in GiB.", Validators: []validator.Int64{int64validator.Between(platform.MinVolumeSizeGiB, platform.MaxVolumeSizeGiB)}}
 	dataVol["device_name"] = schema.StringAttribute{Optional: true, MarkdownDescription: "Device name, e.g. `/dev/sdf`. Default: `/dev/sdf`, `/dev/sdg`, ... in order."}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A GPU training cluster on EC2: `node_count` nodes of one GPU instance type in one availability zone, in a cluster placement group, " +
@@ -203,6 +205,7 @@ func (r *gpuClusterResource) Schema(ctx context.Context, _ resource.SchemaReques
 				Optional: true, Computed: true,
 				MarkdownDescription: "Name of an existing cluster placement group to launch into. When unset, the cluster creates and owns `mlplatform-<name>` (strategy `cluster`) and deletes it with itself.",
 				PlanModifiers:       replaceIfSet,
+				Validators:          []validator.String{stringvalidator.LengthBetween(1, 255)},
 			},
 			"efa_interfaces": schema.Int64Attribute{
 				Optional: true, Computed: true,
@@ -233,14 +236,14 @@ func (r *gpuClusterResource) Schema(ctx context.Context, _ resource.SchemaReques
 			},
 			"data_volumes": schema.ListNestedAttribute{
 				Optional:            true,
-				MarkdownDescription: "Further EBS volumes of every node (encrypted, deleted with the node).",
+				MarkdownDescription: fmt.Sprintf("Further EBS volumes of every node (encrypted, deleted with the node), at most %d.", platform.MaxGPUClusterDataVolumes),
 				NestedObject:        schema.NestedAttributeObject{Attributes: dataVol},
 			},
 			"user_data": schema.StringAttribute{
 				Optional:            true,
 				MarkdownDescription: "User data run at boot (plain text, at most 16 KiB): the slot for the hwprobe bootstrap. Changing it rolls the nodes.",
 			},
-			"tags": schema.MapAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "Tags of the nodes, their volumes and the launch template. Changing them retags in place; nothing is rolled."},
+			"tags": schema.MapAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: fmt.Sprintf("Tags of the nodes, their volumes and the launch template, at most %d with `default_tags`. Keys starting with `aws:` or `mlplatform:` are reserved. Changing them retags in place; nothing is rolled.", platform.MaxGPUClusterTags)},
 			"tags_all": schema.MapAttribute{
 				ElementType: types.StringType, Computed: true,
 				MarkdownDescription: "`tags` merged over the provider's `default_tags`.",
@@ -264,6 +267,10 @@ func (r *gpuClusterResource) Schema(ctx context.Context, _ resource.SchemaReques
 					"attempts":      schema.Int64Attribute{Optional: true, MarkdownDescription: "Launch attempts per zone. Default 4.", Validators: []validator.Int64{int64validator.Between(1, 20)}},
 					"initial_delay": schema.StringAttribute{Optional: true, MarkdownDescription: "Wait before the second attempt, doubling up to a minute, e.g. `10s` (default)."},
 				},
+			},
+			"creation_token": schema.StringAttribute{
+				Computed: true, PlanModifiers: keep,
+				MarkdownDescription: "Random token of the create that made the cluster, tagged `mlplatform:creation-token` on its launch template, placement group, nodes and volumes: it proves this resource owns the cluster. A create refuses a cluster of the same name that it cannot prove it owns (import it instead), and destroy leaves another owner's cluster alone.",
 			},
 			"launch_template_id":      schema.StringAttribute{Computed: true, MarkdownDescription: "Id of the launch template the cluster owns (`mlplatform-<name>`).", PlanModifiers: keep},
 			"launch_template_version": schema.Int64Attribute{Computed: true, MarkdownDescription: "Latest version of the launch template: a new one for every change of the node template."},
@@ -310,6 +317,7 @@ func (r *gpuClusterResource) ModifyPlan(ctx context.Context, req resource.Modify
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	checkGPUClusterTimeouts(ctx, &config, &resp.Diagnostics)
 	p, err := r.meta.PlanGPUCluster(ctx, spec)
 	if err != nil {
 		resp.Diagnostics.AddError(fmt.Sprintf("planning GPU cluster (%s)", spec.Name), err.Error())
@@ -337,16 +345,20 @@ func (r *gpuClusterResource) ModifyPlan(ctx context.Context, req resource.Modify
 	if spec.Known("image") && p.ImageID != "" {
 		plan.ImageID = types.StringValue(p.ImageID)
 	}
-	if plan.PlacementGroupName.IsUnknown() && spec.Known("name") {
+	if (plan.PlacementGroupName.IsUnknown() || (plan.PlacementGroupName.IsNull() && config.PlacementGroupName.IsNull())) && spec.Known("name") {
+		// Null in state after the cluster's own group was deleted outside:
+		// planned back, and recreated by the apply.
 		plan.PlacementGroupName = types.StringValue(cloud.GPUClusterResourceName(spec.Name))
 	}
 	if spec.Known("name") {
 		plan.ID = plan.Name
 	}
-	if spec.Known("tags") {
+	if spec.Known("tags") && len(spec.Unknown) == len(slices.DeleteFunc(slices.Clone(spec.Unknown), isTagPath)) && !r.meta.DefaultTagsUnknown && len(r.meta.UnknownDefaultTags) == 0 {
 		all, d := types.MapValueFrom(ctx, types.StringType, r.meta.MergeTags(spec.Tags))
 		resp.Diagnostics.Append(d...)
 		plan.TagsAll = all
+	} else {
+		plan.TagsAll = types.MapUnknown(types.StringType)
 	}
 
 	if !req.State.Raw.IsNull() {
@@ -356,10 +368,16 @@ func (r *gpuClusterResource) ModifyPlan(ctx context.Context, req resource.Modify
 			return
 		}
 		nodesChange, templateChange := gpuClusterChanges(&plan, &state)
+		plan.CreationToken = state.CreationToken
 		plan.LaunchTemplateID = state.LaunchTemplateID
 		plan.LaunchTemplateVersion = state.LaunchTemplateVersion
 		plan.PlacementZoneID = state.PlacementZoneID
 		plan.NodeIDs, plan.PrivateIPs, plan.Nodes = state.NodeIDs, state.PrivateIPs, state.Nodes
+		if state.LaunchTemplateID.ValueString() == "" {
+			// The launch template was deleted outside: the apply recreates it.
+			plan.LaunchTemplateID = types.StringUnknown()
+			templateChange = true
+		}
 		if templateChange || nodesChange {
 			plan.LaunchTemplateVersion = types.Int64Unknown()
 		}
@@ -388,14 +406,32 @@ func (r *gpuClusterResource) Create(ctx context.Context, req resource.CreateRequ
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	if plan.TagsAll.IsUnknown() {
+		// Unknown at plan (a tag value or default tag from another
+		// resource); known now.
+		all, d := types.MapValueFrom(ctx, types.StringType, r.meta.MergeTags(spec.Tags))
+		resp.Diagnostics.Append(d...)
+		plan.TagsAll = all
+	}
 	c, err := r.meta.CreateGPUCluster(ctx, spec, gpuClusterOptions(ctx))
 	if c != nil {
-		// Even after a failure: what exists goes to state (tainted), so no
-		// GPU node is ever orphaned.
+		// Even after a failure (Ctrl-C, a timeout, lost answers): what
+		// exists goes to state, so no GPU node is ever orphaned.
 		setGPUClusterState(ctx, &plan, c, &resp.Diagnostics)
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	}
+	var pe *platform.PartialError
+	if c != nil && errors.As(err, &pe) && pe.Complete {
+		// Every node was launched from the declared template and is running
+		// or starting: the resource is whole. Not tainted, so the next apply
+		// checks it instead of replacing it.
+		resp.Diagnostics.AddWarning(fmt.Sprintf("creating GPU cluster (%s): every node was launched, but a later step failed", spec.Name),
+			fmt.Sprintf("%v\n\nAll %d nodes are recorded in state and the resource is not tainted: the next plan reads them again, and the next apply finishes what is left.", pe.Err, spec.NodeCount))
+		return
+	}
 	if err != nil {
+		// A partial cluster is recorded and tainted: the next apply replaces
+		// it (it has no nodes, or not the declared ones).
 		addGPUClusterError(&resp.Diagnostics, fmt.Sprintf("creating GPU cluster (%s)", spec.Name), err)
 	}
 }
@@ -420,14 +456,30 @@ func (r *gpuClusterResource) Read(ctx context.Context, req resource.ReadRequest,
 		resp.Diagnostics.AddError(fmt.Sprintf("reading GPU cluster (%s)", name), err.Error())
 		return
 	}
+	if tok := state.CreationToken.ValueString(); tok != "" && c.CreationToken != "" && c.CreationToken != tok {
+		// The cluster this resource made is gone; another configuration
+		// made one of the same name since. It is not ours to manage.
+		resp.Diagnostics.AddWarning(fmt.Sprintf("GPU cluster (%s) belongs to another configuration", name),
+			fmt.Sprintf("The cluster named %s carries creation token %s, not this resource's %s: the cluster this resource created is gone. It is removed from state; the next apply refuses to create over the other one.", name, c.CreationToken, tok))
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if state.CreationToken.ValueString() == "" && c.CreationToken != "" {
+		state.CreationToken = types.StringValue(c.CreationToken) // import
+	}
 	if state.InstanceType.IsNull() {
 		r.readImported(ctx, &state, c, &resp.Diagnostics)
 		if resp.Diagnostics.HasError() {
 			return
 		}
 	}
-	readGPUClusterDrift(&state, c)
+	readGPUClusterDrift(ctx, &state, c)
 	setGPUClusterState(ctx, &state, c, &resp.Diagnostics)
+	if c.PlacementGroupOwned && c.PlacementGroupState == "" {
+		// The cluster's own placement group was deleted outside: the plan
+		// shows it coming back, and the apply recreates it.
+		state.PlacementGroupName = types.StringNull()
+	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -444,6 +496,12 @@ func (r *gpuClusterResource) Update(ctx context.Context, req resource.UpdateRequ
 	spec := gpuClusterSpec(ctx, &plan, &config, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
+	}
+	spec.CreationToken = state.CreationToken.ValueString()
+	if plan.TagsAll.IsUnknown() {
+		all, d := types.MapValueFrom(ctx, types.StringType, r.meta.MergeTags(spec.Tags))
+		resp.Diagnostics.Append(d...)
+		plan.TagsAll = all
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -474,7 +532,7 @@ func (r *gpuClusterResource) Delete(ctx context.Context, req resource.DeleteRequ
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	name := state.Name.ValueString()
-	if err := r.meta.DeleteGPUCluster(ctx, name, gpuClusterOptions(ctx)); err != nil {
+	if err := r.meta.DeleteGPUCluster(ctx, name, state.CreationToken.ValueString(), gpuClusterOptions(ctx)); err != nil {
 		resp.Diagnostics.AddError(fmt.Sprintf("deleting GPU cluster (%s)", name), err.Error())
 	}
 }
@@ -558,8 +616,21 @@ func int64Or(v int32) types.Int64 {
 // declares, so that drift shows in the next plan and its apply repairs it: a
 // node lost outside Terraform lowers node_count, a node of another type or
 // image shows as instance_type or image_id changing.
-func readGPUClusterDrift(m *gpuClusterModel, c *cloud.GPUCluster) {
-	m.NodeCount = types.Int64Value(int64(len(c.Nodes)))
+func readGPUClusterDrift(ctx context.Context, m *gpuClusterModel, c *cloud.GPUCluster) {
+	var tagsAll map[string]string
+	if !m.TagsAll.IsNull() && !m.TagsAll.IsUnknown() {
+		m.TagsAll.ElementsAs(ctx, &tagsAll, false)
+	}
+	if tagsAll == nil {
+		tagsAll = map[string]string{}
+	}
+	d := platform.ReadGPUClusterDrift(c, tagsAll)
+	m.NodeCount = types.Int64Value(int64(d.NodeCount))
+	if d.TagsAll != nil {
+		// A node's tags changed or removed outside: the plan shows tags_all
+		// changing back, and the apply retags.
+		m.TagsAll, _ = types.MapValueFrom(ctx, types.StringType, d.TagsAll)
+	}
 	for _, n := range c.Nodes {
 		if n.InstanceType != "" && n.InstanceType != m.InstanceType.ValueString() {
 			m.InstanceType = types.StringValue(n.InstanceType)
@@ -581,6 +652,11 @@ func readGPUClusterDrift(m *gpuClusterModel, c *cloud.GPUCluster) {
 func setGPUClusterState(ctx context.Context, m *gpuClusterModel, c *cloud.GPUCluster, diags *diag.Diagnostics) {
 	m.ID = types.StringValue(c.Name)
 	m.Name = types.StringValue(c.Name)
+	if c.CreationToken != "" {
+		m.CreationToken = types.StringValue(c.CreationToken)
+	} else if m.CreationToken.IsUnknown() {
+		m.CreationToken = types.StringNull()
+	}
 	m.LaunchTemplateID = types.StringValue(c.LaunchTemplateID)
 	m.LaunchTemplateVersion = types.Int64Value(c.LaunchTemplateVersion)
 	if c.PlacementGroupName != "" {
@@ -678,7 +754,9 @@ func gpuClusterSpec(ctx context.Context, m, config *gpuClusterModel, diags *diag
 	}
 	s.ZoneFallback = m.ZoneFallback.ValueBool()
 	s.VPCID = str("vpc_id", m.VPCID)
-	if m.SecurityGroupIDs.IsUnknown() {
+	if m.SecurityGroupIDs.IsUnknown() || slices.ContainsFunc(m.SecurityGroupIDs.Elements(), attr.Value.IsUnknown) {
+		// Unknown, or with an element unknown ([aws_security_group.x.id]):
+		// checked at apply.
 		s.Unknown = append(s.Unknown, "security_group_ids")
 	} else if !m.SecurityGroupIDs.IsNull() {
 		diags.Append(m.SecurityGroupIDs.ElementsAs(ctx, &s.SecurityGroupIDs, false)...)
@@ -702,21 +780,32 @@ func gpuClusterSpec(ctx context.Context, m, config *gpuClusterModel, diags *diag
 	if !m.RootVolume.IsNull() && !m.RootVolume.IsUnknown() {
 		var v gpuRootVolumeModel
 		diags.Append(m.RootVolume.As(ctx, &v, gpuObjectAs)...)
-		s.RootVolume = cloud.Volume{SizeGiB: int32(v.SizeGiB.ValueInt64()), Type: v.Type.ValueString(), IOPS: int32(v.IOPS.ValueInt64()), Throughput: int32(v.Throughput.ValueInt64())}
+		vol, ps := platform.VolumeFromInput("root_volume", platform.VolumeInput{SizeGiB: v.SizeGiB.ValueInt64(), Type: v.Type.ValueString(), IOPS: v.IOPS.ValueInt64(), Throughput: v.Throughput.ValueInt64()})
+		s.RootVolume, s.InputProblems = vol, append(s.InputProblems, ps...)
 	}
 	if !m.DataVolumes.IsNull() && !m.DataVolumes.IsUnknown() {
 		var vs []gpuVolumeModel
 		diags.Append(m.DataVolumes.ElementsAs(ctx, &vs, false)...)
-		for _, v := range vs {
-			s.DataVolumes = append(s.DataVolumes, cloud.Volume{DeviceName: v.DeviceName.ValueString(), SizeGiB: int32(v.SizeGiB.ValueInt64()), Type: v.Type.ValueString(), IOPS: int32(v.IOPS.ValueInt64()), Throughput: int32(v.Throughput.ValueInt64())})
+		for i, v := range vs {
+			vol, ps := platform.VolumeFromInput(fmt.Sprintf("data_volumes[%d]", i), platform.VolumeInput{DeviceName: v.DeviceName.ValueString(), SizeGiB: v.SizeGiB.ValueInt64(), Type: v.Type.ValueString(), IOPS: v.IOPS.ValueInt64(), Throughput: v.Throughput.ValueInt64()})
+			s.DataVolumes, s.InputProblems = append(s.DataVolumes, vol), append(s.InputProblems, ps...)
 		}
 	}
 	s.UserData = str("user_data", m.UserData)
 	if m.Tags.IsUnknown() {
 		s.Unknown = append(s.Unknown, "tags")
 	} else if !m.Tags.IsNull() {
+		// Keys are always known; a value unknown at plan is listed as
+		// tags["key"] and checked at apply.
 		s.Tags = map[string]string{}
-		diags.Append(m.Tags.ElementsAs(ctx, &s.Tags, false)...)
+		for k, v := range m.Tags.Elements() {
+			if sv, ok := v.(types.String); ok && !sv.IsUnknown() {
+				s.Tags[k] = sv.ValueString()
+			} else {
+				s.Tags[k] = ""
+				s.Unknown = append(s.Unknown, fmt.Sprintf("tags[%q]", k))
+			}
+		}
 	}
 	if !m.Rollout.IsNull() && !m.Rollout.IsUnknown() {
 		var ro gpuRolloutModel
@@ -729,7 +818,7 @@ func gpuClusterSpec(ctx context.Context, m, config *gpuClusterModel, diags *diag
 		s.CapacityRetry.Attempts = int(cr.Attempts.ValueInt64())
 		if d := cr.InitialDelay.ValueString(); d != "" {
 			dur, err := time.ParseDuration(d)
-			if err != nil || dur < 0 {
+			if err != nil {
 				diags.AddAttributeError(path.Root("capacity_retry").AtName("initial_delay"), "Invalid duration", fmt.Sprintf("%q: write a duration such as 10s or 1m.", d))
 			}
 			s.CapacityRetry.InitialDelay = dur
@@ -765,4 +854,28 @@ func addGPUClusterError(diags *diag.Diagnostics, summary string, err error) {
 // gpuClusterOptions sends the core's progress to the Terraform log.
 func gpuClusterOptions(ctx context.Context) platform.GPUClusterOptions {
 	return platform.GPUClusterOptions{Progress: func(msg string) { tflog.Info(ctx, msg) }}
+}
+
+// isTagPath reports whether an Unknown path is one tag's value.
+func isTagPath(p string) bool { return strings.HasPrefix(p, "tags[") }
+
+// checkGPUClusterTimeouts rejects timeouts of zero or less at plan.
+func checkGPUClusterTimeouts(ctx context.Context, config *gpuClusterModel, diags *diag.Diagnostics) {
+	if config.Timeouts.IsNull() || config.Timeouts.IsUnknown() {
+		return
+	}
+	for name, v := range config.Timeouts.Attributes() {
+		sv, ok := v.(types.String)
+		if !ok || sv.IsNull() || sv.IsUnknown() {
+			continue
+		}
+		d, err := time.ParseDuration(sv.ValueString())
+		if err != nil {
+			diags.AddAttributeError(path.Root("timeouts").AtName(name), "Invalid timeout", fmt.Sprintf("%q: write a duration such as 30m.", sv.ValueString()))
+			continue
+		}
+		if p := platform.TimeoutProblem("timeouts."+name, d); p != nil {
+			diags.AddAttributeError(parsePath(p.Path), p.Summary, p.Detail)
+		}
+	}
 }

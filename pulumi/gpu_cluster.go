@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	p "github.com/pulumi/pulumi-go-provider"
@@ -101,6 +102,7 @@ type GpuClusterState struct {
 	NodeIDs               []string          `pulumi:"nodeIds,optional"`
 	PrivateIPs            []string          `pulumi:"privateIps,optional"`
 	Nodes                 []GpuNode         `pulumi:"nodes,optional"`
+	CreationToken         *string           `pulumi:"creationToken,optional"`
 }
 
 // GpuNode is one node of the cluster.
@@ -166,6 +168,7 @@ func (s *GpuClusterState) Annotate(a infer.Annotator) {
 	a.Describe(&s.NodeIDs, "Instance ids of the nodes, by node index.")
 	a.Describe(&s.PrivateIPs, "Private IPv4 addresses of the nodes, by node index.")
 	a.Describe(&s.Nodes, "The nodes, by node index.")
+	a.Describe(&s.CreationToken, "Random token of the create that made the cluster (tag `mlplatform:creation-token`): it proves this resource owns the cluster. A create refuses a cluster of the same name it cannot prove it owns (import it instead).")
 }
 
 // Check validates the inputs and runs every plan-time check of the core
@@ -183,7 +186,17 @@ func (GpuCluster) Check(ctx context.Context, req infer.CheckRequest) (infer.Chec
 	if err != nil {
 		return infer.CheckResponse[GpuClusterArgs]{Inputs: args}, err
 	}
-	spec, failures := args.spec(unknownPaths(req.NewInputs))
+	unknown := unknownPaths(req.NewInputs)
+	if tags, ok := req.NewInputs.GetOk("tags"); ok && tags.IsMap() {
+		// Tag keys are known; a value computed by another resource is
+		// present, and checked at apply.
+		for k, v := range tags.AsMap().All {
+			if v.HasComputed() {
+				unknown = append(unknown, fmt.Sprintf("tags[%q]", k))
+			}
+		}
+	}
+	spec, failures := args.spec(unknown)
 	if len(failures) > 0 {
 		return infer.CheckResponse[GpuClusterArgs]{Inputs: args, Failures: failures}, nil
 	}
@@ -213,6 +226,13 @@ func (GpuCluster) Create(ctx context.Context, req infer.CreateRequest[GpuCluster
 		return infer.CreateResponse[GpuClusterState]{}, err
 	}
 	c, err := env.CreateGPUCluster(ctx, spec, gpuClusterOptions(ctx))
+	var pe *platform.PartialError
+	if c != nil && errors.As(err, &pe) && pe.Complete {
+		// Every node was launched from the declared template: the resource
+		// is whole; the next up reads it again.
+		p.GetLogger(ctx).Warningf("creating GPU cluster (%s): every node was launched, but a later step failed: %v", spec.Name, pe.Err)
+		return infer.CreateResponse[GpuClusterState]{ID: c.Name, Output: gpuClusterState(env, args, c)}, nil
+	}
 	if c == nil {
 		if err != nil {
 			return infer.CreateResponse[GpuClusterState]{}, fmt.Errorf("creating GPU cluster (%s): %w", spec.Name, err)
@@ -245,6 +265,12 @@ func (GpuCluster) Read(ctx context.Context, req infer.ReadRequest[GpuClusterArgs
 	if err != nil {
 		return infer.ReadResponse[GpuClusterArgs, GpuClusterState]{}, fmt.Errorf("reading GPU cluster (%s): %w", name, err)
 	}
+	if tok := deref(req.State.CreationToken); tok != "" && c.CreationToken != "" && c.CreationToken != tok {
+		// The cluster this resource made is gone; another stack made one of
+		// the same name since: not ours.
+		p.GetLogger(ctx).Warningf("GPU cluster %s now carries creation token %s, not this resource's %s: the cluster this resource created is gone", name, c.CreationToken, tok)
+		return infer.ReadResponse[GpuClusterArgs, GpuClusterState]{}, nil
+	}
 	args := req.Inputs
 	if args.InstanceType == "" {
 		args = req.State.GpuClusterArgs
@@ -256,7 +282,7 @@ func (GpuCluster) Read(ctx context.Context, req infer.ReadRequest[GpuClusterArgs
 	}
 	// What the nodes are goes into the declared inputs, so drift shows in
 	// the next preview and the next up repairs it.
-	args.NodeCount = len(c.Nodes)
+	args.NodeCount = platform.ReadGPUClusterDrift(c, env.MergeTags(args.Tags)).NodeCount // healthy nodes: a stopped one is replaced
 	for _, n := range c.Nodes {
 		if n.InstanceType != "" && n.InstanceType != args.InstanceType {
 			args.InstanceType = n.InstanceType
@@ -273,7 +299,7 @@ func (GpuCluster) Read(ctx context.Context, req infer.ReadRequest[GpuClusterArgs
 func (GpuCluster) Update(ctx context.Context, req infer.UpdateRequest[GpuClusterArgs, GpuClusterState]) (infer.UpdateResponse[GpuClusterState], error) {
 	args := req.Inputs
 	if req.DryRun {
-		return infer.UpdateResponse[GpuClusterState]{Output: GpuClusterState{GpuClusterArgs: args, LaunchTemplateID: req.State.LaunchTemplateID, PlacementGroup: req.State.PlacementGroup}}, nil
+		return infer.UpdateResponse[GpuClusterState]{Output: GpuClusterState{GpuClusterArgs: args, LaunchTemplateID: req.State.LaunchTemplateID, PlacementGroup: req.State.PlacementGroup, CreationToken: req.State.CreationToken}}, nil
 	}
 	env, err := envFrom(ctx)
 	if err != nil {
@@ -283,6 +309,7 @@ func (GpuCluster) Update(ctx context.Context, req infer.UpdateRequest[GpuCluster
 	if err := failuresError(failures); err != nil {
 		return infer.UpdateResponse[GpuClusterState]{}, err
 	}
+	spec.CreationToken = deref(req.State.CreationToken)
 	c, err := env.UpdateGPUCluster(ctx, spec, gpuClusterOptions(ctx))
 	if err != nil {
 		if c != nil {
@@ -304,7 +331,7 @@ func (GpuCluster) Delete(ctx context.Context, req infer.DeleteRequest[GpuCluster
 	if name == "" {
 		name = req.ID
 	}
-	if err := env.DeleteGPUCluster(ctx, name, gpuClusterOptions(ctx)); err != nil {
+	if err := env.DeleteGPUCluster(ctx, name, deref(req.State.CreationToken), gpuClusterOptions(ctx)); err != nil {
 		return infer.DeleteResponse{}, fmt.Errorf("deleting GPU cluster (%s): %w", name, err)
 	}
 	return infer.DeleteResponse{}, nil
@@ -339,10 +366,12 @@ func (c GpuClusterArgs) spec(unknown []string) (platform.GPUClusterSpec, []p.Che
 		s.Capacity = cloud.Capacity{Type: c.Capacity.Type, ReservationID: deref(c.Capacity.ReservationID), SpotMaxPrice: deref(c.Capacity.SpotMaxPrice)}
 	}
 	if v := c.RootVolume; v != nil {
-		s.RootVolume = cloud.Volume{SizeGiB: int32(deref(v.SizeGiB)), Type: deref(v.Type), IOPS: int32(deref(v.IOPS)), Throughput: int32(deref(v.Throughput))}
+		vol, ps := platform.VolumeFromInput("root_volume", platform.VolumeInput{SizeGiB: int64(deref(v.SizeGiB)), Type: deref(v.Type), IOPS: int64(deref(v.IOPS)), Throughput: int64(deref(v.Throughput))})
+		s.RootVolume, s.InputProblems = vol, append(s.InputProblems, ps...)
 	}
-	for _, v := range c.DataVolumes {
-		s.DataVolumes = append(s.DataVolumes, cloud.Volume{DeviceName: deref(v.DeviceName), SizeGiB: int32(v.SizeGiB), Type: deref(v.Type), IOPS: int32(deref(v.IOPS)), Throughput: int32(deref(v.Throughput))})
+	for i, v := range c.DataVolumes {
+		vol, ps := platform.VolumeFromInput(fmt.Sprintf("data_volumes[%d]", i), platform.VolumeInput{DeviceName: deref(v.DeviceName), SizeGiB: int64(v.SizeGiB), Type: deref(v.Type), IOPS: int64(deref(v.IOPS)), Throughput: int64(deref(v.Throughput))})
+		s.DataVolumes, s.InputProblems = append(s.DataVolumes, vol), append(s.InputProblems, ps...)
 	}
 	if r := c.Rollout; r != nil {
 		s.Rollout = platform.Rollout{Strategy: deref(r.Strategy), BatchSize: deref(r.BatchSize)}
@@ -351,13 +380,16 @@ func (c GpuClusterArgs) spec(unknown []string) (platform.GPUClusterSpec, []p.Che
 		s.CapacityRetry.Attempts = deref(r.Attempts)
 		if d := deref(r.InitialDelay); d != "" {
 			dur, err := time.ParseDuration(d)
-			if err != nil || dur < 0 {
+			if err != nil {
 				failures = append(failures, p.CheckFailure{Property: "capacityRetry.initialDelay", Reason: fmt.Sprintf("invalid duration %q: write a duration such as 10s or 1m", d)})
 			}
 			s.CapacityRetry.InitialDelay = dur
 		}
 	}
 	for _, u := range unknown {
+		if strings.HasPrefix(u, "tags.") {
+			continue // snake-cased tag keys: the caller lists tags["key"]
+		}
 		if u == "capacity" {
 			s.Unknown = append(s.Unknown, "capacity.type", "capacity.reservation_id", "capacity.spot_max_price")
 			continue
@@ -376,6 +408,7 @@ func gpuClusterState(env *platform.Env, args GpuClusterArgs, c *cloud.GPUCluster
 		LaunchTemplateID:      ptr(c.LaunchTemplateID),
 		LaunchTemplateVersion: ptr(int(c.LaunchTemplateVersion)),
 		PlacementGroup:        ptr(c.PlacementGroupName),
+		CreationToken:         ptr(c.CreationToken),
 		NodeIDs:               make([]string, 0, len(c.Nodes)),
 		PrivateIPs:            make([]string, 0, len(c.Nodes)),
 		Nodes:                 make([]GpuNode, 0, len(c.Nodes)),

@@ -6,11 +6,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
@@ -18,6 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sagemaker"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"github.com/aws/smithy-go/middleware"
 )
 
 // ErrNotFound is returned by every Find verb when the thing does not exist.
@@ -36,6 +43,114 @@ type Config struct {
 	Endpoints map[string]string // service key -> URL; empty values are ignored
 	// UserAgent is appended to the SDK's user agent.
 	UserAgent string
+	// Limits bound every AWS call; zero fields take DefaultLimits.
+	Limits Limits
+}
+
+// Limits bound every AWS call, so that an endpoint that accepts the
+// connection and never answers, or answers only with throttling and 5xx
+// errors, fails the call with a clear error instead of hanging.
+type Limits struct {
+	// ConnectTimeout bounds the TCP connection (and the TLS handshake).
+	ConnectTimeout time.Duration
+	// ResponseTimeout bounds one attempt: from the request sent to the
+	// response headers received.
+	ResponseTimeout time.Duration
+	// OperationTimeout bounds one call, all its retries included.
+	OperationTimeout time.Duration
+	// MaxAttempts per call (adaptive retry of throttling, 5xx and
+	// connection errors).
+	MaxAttempts int
+	// MaxBackoff caps the wait between attempts.
+	MaxBackoff time.Duration
+}
+
+// DefaultLimits are the limits of every client unless Config.Limits says
+// otherwise: 10 attempts with jittered exponential backoff up to 20s, each
+// attempt answered within 60s, the whole call within 5 minutes. A caller's
+// deadline (a Terraform timeout) bounds the retries too.
+func DefaultLimits() Limits {
+	return Limits{ConnectTimeout: 10 * time.Second, ResponseTimeout: 60 * time.Second, OperationTimeout: 5 * time.Minute, MaxAttempts: 10, MaxBackoff: 20 * time.Second}
+}
+
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits()
+	if l.ConnectTimeout <= 0 {
+		l.ConnectTimeout = d.ConnectTimeout
+	}
+	if l.ResponseTimeout <= 0 {
+		l.ResponseTimeout = d.ResponseTimeout
+	}
+	if l.OperationTimeout <= 0 {
+		l.OperationTimeout = d.OperationTimeout
+	}
+	if l.MaxAttempts <= 0 {
+		l.MaxAttempts = d.MaxAttempts
+	}
+	if l.MaxBackoff <= 0 {
+		l.MaxBackoff = d.MaxBackoff
+	}
+	return l
+}
+
+// CallTimeoutError is an AWS call that got no answer within its limit.
+type CallTimeoutError struct {
+	Service, Operation string
+	Limit              time.Duration
+	Err                error
+}
+
+func (e *CallTimeoutError) Error() string {
+	return fmt.Sprintf("%s %s: no answer within %s (check the endpoint and the network): %v", e.Service, e.Operation, e.Limit, e.Err)
+}
+
+func (e *CallTimeoutError) Unwrap() error { return e.Err }
+
+// boundedCalls gives every call of a client an overall deadline (all
+// attempts) and turns its expiry into a *CallTimeoutError.
+func boundedCalls(limit time.Duration) func(*middleware.Stack) error {
+	return func(s *middleware.Stack) error {
+		return s.Initialize.Add(middleware.InitializeMiddlewareFunc("mlplatformCallDeadline", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+			callCtx, cancel := context.WithTimeout(ctx, limit)
+			defer cancel()
+			out, md, err := next.HandleInitialize(callCtx, in)
+			if err != nil && ctx.Err() == nil && callCtx.Err() != nil {
+				err = &CallTimeoutError{Service: awsmiddleware.GetServiceID(ctx), Operation: awsmiddleware.GetOperationName(ctx), Limit: limit, Err: err}
+			}
+			return out, md, err
+		}), middleware.Before)
+	}
+}
+
+// httpClient bounds connecting and waiting for a response.
+func httpClient(l Limits) *awshttp.BuildableClient {
+	return awshttp.NewBuildableClient().
+		WithDialerOptions(func(d *net.Dialer) { d.Timeout = l.ConnectTimeout }).
+		WithTransportOptions(func(t *http.Transport) {
+			t.TLSHandshakeTimeout = l.ConnectTimeout
+			t.ResponseHeaderTimeout = l.ResponseTimeout
+		})
+}
+
+// retryer retries throttling, 5xx and connection errors adaptively: the
+// client slows down its own request rate while it is throttled.
+func retryer(l Limits) func() aws.Retryer {
+	return func() aws.Retryer {
+		return retry.NewAdaptiveMode(func(o *retry.AdaptiveModeOptions) {
+			o.StandardOptions = append(o.StandardOptions, func(so *retry.StandardOptions) {
+				so.MaxAttempts = l.MaxAttempts
+				so.MaxBackoff = l.MaxBackoff
+				// Timeouts of one attempt are retried too.
+				so.Retryables = append(slices.Clone(so.Retryables), retry.IsErrorRetryableFunc(func(err error) aws.Ternary {
+					var ne net.Error
+					if errors.As(err, &ne) && ne.Timeout() {
+						return aws.TrueTernary
+					}
+					return aws.UnknownTernary
+				}))
+			})
+		})
+	}
 }
 
 // Clients are the AWS service clients for one provider configuration.
@@ -58,7 +173,13 @@ func New(ctx context.Context, cfg Config) (*Clients, error) {
 			return nil, fmt.Errorf("unknown endpoint service %q (known: %s)", k, strings.Join(services, ", "))
 		}
 	}
-	opts := []func(*config.LoadOptions) error{config.WithRegion(cfg.Region)}
+	limits := cfg.Limits.withDefaults()
+	opts := []func(*config.LoadOptions) error{
+		config.WithRegion(cfg.Region),
+		config.WithHTTPClient(httpClient(limits)),
+		config.WithRetryer(retryer(limits)),
+		config.WithAPIOptions([]func(*middleware.Stack) error{boundedCalls(limits.OperationTimeout)}),
+	}
 	if cfg.Profile != "" {
 		opts = append(opts, config.WithSharedConfigProfile(cfg.Profile))
 	}

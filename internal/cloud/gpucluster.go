@@ -39,6 +39,14 @@ const (
 	// TagPlacementGroupOwned, on the launch template, is "true" when the
 	// cluster created its placement group and deletes it with itself.
 	TagPlacementGroupOwned = "mlplatform:placement-group-owned"
+	// TagCreationToken, on the launch template, the placement group, the
+	// nodes and their volumes, is the random token of the create that made
+	// the cluster: it proves which resource (Terraform state, Pulumi stack)
+	// owns it, where the name alone cannot.
+	TagCreationToken = "mlplatform:creation-token"
+	// ReservedTagPrefix is the provider's own tag namespace: user tags may
+	// not use it.
+	ReservedTagPrefix = "mlplatform:"
 )
 
 // GPUClusterResourceName is the name of the launch template and of the owned
@@ -67,6 +75,10 @@ type GPUNode struct {
 	EFAInterfaces int
 	// VolumeIDs of the EBS volumes attached.
 	VolumeIDs []string
+	// Tags of the instance, system tags included.
+	Tags map[string]string
+	// CreationToken is the owner's token (TagCreationToken).
+	CreationToken string
 }
 
 // Live reports whether the node counts as part of the cluster: everything
@@ -88,9 +100,13 @@ type GPUCluster struct {
 	LaunchSeq             int64
 	PlacementGroupName    string
 	PlacementGroupOwned   bool
-	PlacementGroupState   string    // empty when not found
-	Nodes                 []GPUNode // live nodes, sorted by index then launch time
-	Gone                  []GPUNode // shutting-down and terminated nodes still listed
+	PlacementGroupState   string // empty when not found
+	// CreationToken is the owner's token (TagCreationToken) of the launch
+	// template, else of the placement group or the first node; empty for a
+	// cluster made before tokens existed.
+	CreationToken string
+	Nodes         []GPUNode // live nodes, sorted by index then launch time
+	Gone          []GPUNode // shutting-down and terminated nodes still listed
 }
 
 // NodeIDs returns the instance ids of the live nodes.

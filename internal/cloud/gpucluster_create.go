@@ -25,14 +25,29 @@ type EnsurePlacementGroupAPI interface {
 	DescribePlacementGroups(ctx context.Context, in *ec2.DescribePlacementGroupsInput, opts ...func(*ec2.Options)) (*ec2.DescribePlacementGroupsOutput, error)
 }
 
+// OwnershipError is a cluster resource that carries another owner's
+// creation token: it belongs to another configuration.
+type OwnershipError struct {
+	Resource string // what, e.g. "launch template mlplatform-train"
+	Token    string // the token it carries
+}
+
+func (e *OwnershipError) Error() string {
+	return fmt.Sprintf("%s belongs to another configuration (creation token %s)", e.Resource, e.Token)
+}
+
 // EnsurePlacementGroup creates cluster placement group name unless it exists
 // already (an earlier, interrupted create). An existing group of another
-// strategy is an error.
+// strategy, or carrying another creation token than tags holds, is an error.
 func EnsurePlacementGroup(ctx context.Context, api EnsurePlacementGroupAPI, name string, tags map[string]string) error {
 	pg, err := FindPlacementGroup(ctx, api, name)
 	if err == nil {
 		if pg.Strategy != types.PlacementStrategyCluster {
 			return fmt.Errorf("placement group %s has strategy %s, want cluster", name, pg.Strategy)
+		}
+		have := ec2TagMap(pg.Tags, func(t types.Tag) (string, string) { return aws.ToString(t.Key), aws.ToString(t.Value) })
+		if tok := have[TagCreationToken]; tok != "" && tags[TagCreationToken] != "" && tok != tags[TagCreationToken] {
+			return &OwnershipError{Resource: "placement group " + name, Token: tok}
 		}
 		return nil
 	}
@@ -72,17 +87,24 @@ type LaunchTemplateRef struct {
 // EnsureLaunchTemplate makes the cluster's launch template (mlplatform-NAME)
 // hold tmpl: it creates the template, or adds a version and makes it the
 // default when the template hash differs, or does nothing. pgOwned records
-// whether the cluster owns its placement group.
-func EnsureLaunchTemplate(ctx context.Context, api EnsureLaunchTemplateAPI, cluster string, tmpl NodeTemplate, pgOwned bool) (LaunchTemplateRef, error) {
+// whether the cluster owns its placement group; owner is the creation token
+// (TagCreationToken) it carries: a template with another token is an
+// *OwnershipError.
+func EnsureLaunchTemplate(ctx context.Context, api EnsureLaunchTemplateAPI, cluster string, tmpl NodeTemplate, pgOwned bool, owner string) (LaunchTemplateRef, error) {
 	name := GPUClusterResourceName(cluster)
 	hash := tmpl.TemplateHash()
-	data := tmpl.launchTemplateData(map[string]string{TagCluster: cluster})
+	sys := map[string]string{TagCluster: cluster}
+	if owner != "" {
+		sys[TagCreationToken] = owner
+	}
+	data := tmpl.launchTemplateData(sys)
 	ltTags := maps.Clone(tmpl.Tags)
 	if ltTags == nil {
 		ltTags = map[string]string{}
 	}
+	maps.Copy(ltTags, sys)
 	maps.Copy(ltTags, map[string]string{
-		TagCluster: cluster, TagTemplateHash: hash,
+		TagTemplateHash:   hash,
 		TagPlacementGroup: tmpl.PlacementGroup, TagPlacementGroupOwned: strconv.FormatBool(pgOwned),
 	})
 	lt, err := findLaunchTemplate(ctx, api, name)
@@ -94,18 +116,35 @@ func EnsureLaunchTemplate(ctx context.Context, api EnsureLaunchTemplateAPI, clus
 			ClientToken:        aws.String("mlp-lt-" + hash + "-" + cluster),
 			TagSpecifications:  []types.TagSpecification{{ResourceType: types.ResourceTypeLaunchTemplate, Tags: ec2TagList(ltTags)}},
 		})
-		if err != nil {
+		switch {
+		case err == nil:
+			return LaunchTemplateRef{ID: aws.ToString(out.LaunchTemplate.LaunchTemplateId), Version: aws.ToInt64(out.LaunchTemplate.LatestVersionNumber), Changed: true}, nil
+		case apiErrorCode(err) == "InvalidLaunchTemplateName.AlreadyExistsException":
+			// A retry of a create whose response was lost: read it back,
+			// and check below that it is ours.
+			lt, err = findLaunchTemplate(ctx, api, name)
+			if err != nil {
+				return LaunchTemplateRef{}, fmt.Errorf("reading back launch template %s: %w", name, err)
+			}
+		default:
 			return LaunchTemplateRef{}, fmt.Errorf("creating launch template %s: %w", name, err)
 		}
-		return LaunchTemplateRef{ID: aws.ToString(out.LaunchTemplate.LaunchTemplateId), Version: aws.ToInt64(out.LaunchTemplate.LatestVersionNumber), Changed: true}, nil
-	}
-	if err != nil {
+	} else if err != nil {
 		return LaunchTemplateRef{}, err
 	}
 	id := aws.ToString(lt.LaunchTemplateId)
 	tags := ec2TagMap(lt.Tags, func(t types.Tag) (string, string) { return aws.ToString(t.Key), aws.ToString(t.Value) })
+	if tok := tags[TagCreationToken]; tok != "" && owner != "" && tok != owner {
+		return LaunchTemplateRef{}, &OwnershipError{Resource: "launch template " + name, Token: tok}
+	}
 	ref := LaunchTemplateRef{ID: id, Version: aws.ToInt64(lt.LatestVersionNumber)}
 	ref.Seq, _ = strconv.ParseInt(tags[TagLaunchSeq], 10, 64)
+	if tags[TagCreationToken] == "" && owner != "" {
+		// A template made before tokens, or imported: it is ours from now.
+		if _, err := api.CreateTags(ctx, &ec2.CreateTagsInput{Resources: []string{id}, Tags: ec2TagList(map[string]string{TagCreationToken: owner})}); err != nil {
+			return LaunchTemplateRef{}, fmt.Errorf("tagging launch template %s: %w", name, err)
+		}
+	}
 	if tags[TagTemplateHash] == hash {
 		return ref, nil
 	}
@@ -148,6 +187,7 @@ type Launch struct {
 	EFAInterfaces    int
 	SpecHash         string            // NodeTemplate.NodeHash of the template version
 	Tags             map[string]string // the template's tags, repeated so that they win on every API
+	CreationToken    string            // the owner's token (TagCreationToken)
 }
 
 // Backoff is how LaunchGPUNodes retries capacity errors. The zero value
@@ -234,6 +274,9 @@ func launchBatch(ctx context.Context, api LaunchGPUNodesAPI, l Launch, batch []i
 		tags = map[string]string{}
 	}
 	maps.Copy(tags, map[string]string{TagCluster: l.Cluster, TagNodeIndices: FormatIndices(batch), TagSpecHash: l.SpecHash, TagZoneID: l.ZoneID})
+	if l.CreationToken != "" {
+		tags[TagCreationToken] = l.CreationToken
+	}
 	for staleRetry := 0; ; staleRetry++ {
 		token := LaunchToken(l.Template.ID, l.Template.Version, seq, batch)
 		in := &ec2.RunInstancesInput{

@@ -35,10 +35,14 @@ type DeleteGPUClusterAPI interface {
 	DeleteLaunchTemplate(ctx context.Context, in *ec2.DeleteLaunchTemplateInput, opts ...func(*ec2.Options)) (*ec2.DeleteLaunchTemplateOutput, error)
 }
 
-// DeleteGPUCluster removes cluster name: it terminates every node and waits
-// until they are gone, then deletes the placement group when the cluster
-// owns it, then the launch template. A cluster already gone is not an error.
-func DeleteGPUCluster(ctx context.Context, api DeleteGPUClusterAPI, name string, o NodeWaitOptions) error {
+// DeleteGPUCluster removes cluster name: it terminates every node found by
+// the cluster tag (whatever state recorded) and waits until they are gone,
+// then deletes the placement group when the cluster owns it, then the launch
+// template. A cluster already gone is not an error. With owner set (the
+// creation token the caller recorded), a cluster carrying another token is
+// an *OwnershipError and nothing is deleted; nodes carrying another token
+// are left alone.
+func DeleteGPUCluster(ctx context.Context, api DeleteGPUClusterAPI, name, owner string, o NodeWaitOptions) error {
 	c, err := FindGPUCluster(ctx, api, name)
 	if errors.Is(err, ErrNotFound) {
 		return nil
@@ -46,13 +50,22 @@ func DeleteGPUCluster(ctx context.Context, api DeleteGPUClusterAPI, name string,
 	if err != nil {
 		return err
 	}
-	ids := c.NodeIDs()
+	if owner != "" && c.CreationToken != "" && c.CreationToken != owner {
+		return &OwnershipError{Resource: "GPU cluster " + name, Token: c.CreationToken}
+	}
+	mine := func(n GPUNode) bool { return owner == "" || n.CreationToken == "" || n.CreationToken == owner }
+	var ids, live []string
+	for _, n := range c.Nodes {
+		if mine(n) {
+			ids, live = append(ids, n.InstanceID), append(live, n.InstanceID)
+		}
+	}
 	for _, n := range c.Gone {
-		if n.State == "shutting-down" {
+		if n.State == "shutting-down" && mine(n) {
 			ids = append(ids, n.InstanceID)
 		}
 	}
-	if err := TerminateGPUNodes(ctx, api, c.NodeIDs()); err != nil {
+	if err := TerminateGPUNodes(ctx, api, live); err != nil {
 		return err
 	}
 	if err := WaitGPUNodesTerminated(ctx, api, ids, o); err != nil {

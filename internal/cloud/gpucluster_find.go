@@ -36,14 +36,12 @@ func FindGPUCluster(ctx context.Context, api FindGPUClusterAPI, name string) (*G
 		c.LaunchSeq, _ = strconv.ParseInt(c.LaunchTemplateTags[TagLaunchSeq], 10, 64)
 		c.PlacementGroupName = c.LaunchTemplateTags[TagPlacementGroup]
 		c.PlacementGroupOwned = c.LaunchTemplateTags[TagPlacementGroupOwned] == "true"
+		c.CreationToken = c.LaunchTemplateTags[TagCreationToken]
 	case err != ErrNotFound:
 		return nil, err
 	}
 	if c.Nodes, c.Gone, err = FindGPUNodes(ctx, api, name); err != nil {
 		return nil, err
-	}
-	if c.LaunchTemplateID == "" && len(c.Nodes) == 0 {
-		return nil, ErrNotFound
 	}
 	probeOwned := c.LaunchTemplateID == ""
 	if probeOwned {
@@ -57,14 +55,25 @@ func FindGPUCluster(ctx context.Context, api FindGPUClusterAPI, name string) (*G
 		case err == nil:
 			c.PlacementGroupState = string(pg.State)
 			if probeOwned {
-				for _, t := range pg.Tags {
-					if aws.ToString(t.Key) == TagCluster && aws.ToString(t.Value) == name {
-						c.PlacementGroupOwned = true
-					}
+				tags := ec2TagMap(pg.Tags, func(t types.Tag) (string, string) { return aws.ToString(t.Key), aws.ToString(t.Value) })
+				if tags[TagCluster] == name {
+					c.PlacementGroupOwned = true
+					c.CreationToken = tags[TagCreationToken]
 				}
 			}
 		case err != ErrNotFound:
 			return nil, err
+		}
+	}
+	if c.LaunchTemplateID == "" && len(c.Nodes) == 0 && !(c.PlacementGroupOwned && c.PlacementGroupState != "") {
+		return nil, ErrNotFound
+	}
+	if c.CreationToken == "" && c.LaunchTemplateID == "" {
+		for _, n := range c.Nodes {
+			if n.CreationToken != "" {
+				c.CreationToken = n.CreationToken
+				break
+			}
 		}
 	}
 	return c, nil
@@ -155,15 +164,17 @@ func sortNodes(ns []GPUNode) {
 func nodeFromInstance(inst types.Instance) GPUNode {
 	tags := ec2TagMap(inst.Tags, func(t types.Tag) (string, string) { return aws.ToString(t.Key), aws.ToString(t.Value) })
 	n := GPUNode{
-		Index:        -1,
-		InstanceID:   aws.ToString(inst.InstanceId),
-		InstanceType: string(inst.InstanceType),
-		ImageID:      aws.ToString(inst.ImageId),
-		PrivateIP:    aws.ToString(inst.PrivateIpAddress),
-		SubnetID:     aws.ToString(inst.SubnetId),
-		SpecHash:     tags[TagSpecHash],
-		ZoneID:       tags[TagZoneID],
-		LaunchTime:   aws.ToTime(inst.LaunchTime),
+		Index:         -1,
+		InstanceID:    aws.ToString(inst.InstanceId),
+		InstanceType:  string(inst.InstanceType),
+		ImageID:       aws.ToString(inst.ImageId),
+		PrivateIP:     aws.ToString(inst.PrivateIpAddress),
+		SubnetID:      aws.ToString(inst.SubnetId),
+		SpecHash:      tags[TagSpecHash],
+		ZoneID:        tags[TagZoneID],
+		Tags:          tags,
+		CreationToken: tags[TagCreationToken],
+		LaunchTime:    aws.ToTime(inst.LaunchTime),
 	}
 	if inst.State != nil {
 		n.State = string(inst.State.Name)

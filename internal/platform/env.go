@@ -24,8 +24,19 @@ type Config struct {
 	Endpoints   map[string]string // service key (ec2, s3, kms, sagemaker, ssm, sts) -> URL
 	Residency   residency.PolicyConfig
 	DefaultTags map[string]string
-	UserAgent   string
+	// DefaultTagsUnknown is set when the default tags are not known yet (a
+	// plan whose provider configuration depends on other resources): the
+	// required-tag rule waits for apply.
+	DefaultTagsUnknown bool
+	// UnknownDefaultTags are default tag keys whose values are not known
+	// yet: they count as present.
+	UnknownDefaultTags []string
+	UserAgent          string
 }
+
+// UnknownValue stands in for a value not known yet where a check needs only
+// to know that it is there.
+const UnknownValue = "(known after apply)"
 
 // Env is one configured provider: clients, policy and a lazily loaded catalog.
 // It is safe for concurrent use.
@@ -34,6 +45,9 @@ type Env struct {
 	Policy      *residency.Policy
 	Locator     residency.Locator
 	DefaultTags map[string]string
+	// DefaultTagsUnknown and UnknownDefaultTags: see Config.
+	DefaultTagsUnknown bool
+	UnknownDefaultTags []string
 
 	catalogMu sync.Mutex
 	catalog   *catalog.Catalog
@@ -70,7 +84,8 @@ func Open(ctx context.Context, cfg Config) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Env{Clients: clients, Policy: policy, Locator: cloud.NewLocator(clients), DefaultTags: maps.Clone(cfg.DefaultTags)}, nil
+	return &Env{Clients: clients, Policy: policy, Locator: cloud.NewLocator(clients), DefaultTags: maps.Clone(cfg.DefaultTags),
+		DefaultTagsUnknown: cfg.DefaultTagsUnknown, UnknownDefaultTags: cfg.UnknownDefaultTags}, nil
 }
 
 // Region is the region the environment provisions in.
@@ -110,8 +125,14 @@ func (e *Env) CheckResidency(ctx context.Context, refs []residency.Ref, tags map
 	if err != nil {
 		return nil, err
 	}
-	if tagsPath != "" {
-		vs = append(vs, e.Policy.CheckTags(tagsPath, e.MergeTags(tags))...)
+	if tagsPath != "" && !e.DefaultTagsUnknown {
+		merged := e.MergeTags(tags)
+		for _, k := range e.UnknownDefaultTags {
+			if _, own := tags[k]; !own {
+				merged[k] = UnknownValue // present; its value comes at apply
+			}
+		}
+		vs = append(vs, e.Policy.CheckTags(tagsPath, merged)...)
 	}
 	return vs, nil
 }

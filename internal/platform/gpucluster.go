@@ -75,9 +75,17 @@ type GPUClusterSpec struct {
 	Rollout       Rollout
 	CapacityRetry CapacityRetry
 
+	// CreationToken is the owner's token the front end recorded (Terraform
+	// state, Pulumi outputs); empty for a create, which makes one.
+	CreationToken string
+
 	// Unknown lists the attribute paths whose values are not known yet (a
-	// plan before apply): their checks wait for apply.
+	// plan before apply): their checks wait for apply. A tag whose value is
+	// unknown is listed as tags["key"] and has "" in Tags.
 	Unknown []string
+	// InputProblems are what the front end's translation found (values out
+	// of range before they were narrowed: see VolumeFromInput).
+	InputProblems []Problem
 }
 
 // Known reports whether the value at path is known.
@@ -115,10 +123,11 @@ var reservationIDRE = regexp.MustCompile(`^cr-[0-9a-f]{8,17}$`)
 // ValidateStatic checks what needs no AWS call: the name, the count, the
 // capacity, rollout and volume settings, and their coherence.
 func (s *GPUClusterSpec) ValidateStatic() []Problem {
-	var ps []Problem
+	ps := slices.Clone(s.InputProblems)
 	add := func(path, summary, detail string) {
 		ps = append(ps, Problem{Path: path, Summary: summary, Detail: detail})
 	}
+	ps = append(ps, s.validateInputs()...)
 	if s.Known("name") && !clusterNameRE.MatchString(s.Name) {
 		add("name", "Invalid cluster name", fmt.Sprintf("%q: use 1 to 100 letters, digits, '-', '_' or '.', starting with a letter or digit. It names the launch template (mlplatform-NAME) and tags every node.", s.Name))
 	}

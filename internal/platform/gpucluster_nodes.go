@@ -35,7 +35,8 @@ func (p NodePlan) Converged() bool {
 func PlanNodes(nodes []cloud.GPUNode, count int, specHash, instanceType string, r Rollout) NodePlan {
 	var p NodePlan
 	stale := func(n cloud.GPUNode) bool {
-		return n.SpecHash != specHash || (instanceType != "" && n.InstanceType != instanceType)
+		// A node stopped outside is replaced like a stale one.
+		return n.SpecHash != specHash || (instanceType != "" && n.InstanceType != instanceType) || n.State == "stopped" || n.State == "stopping"
 	}
 	byIndex := map[int][]cloud.GPUNode{}
 	for _, n := range nodes {

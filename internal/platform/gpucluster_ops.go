@@ -2,6 +2,8 @@ package platform
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -120,8 +122,18 @@ func (e *Env) PlanGPUCluster(ctx context.Context, spec GPUClusterSpec) (*GPUClus
 		refs = append(refs, residency.Ref{Path: "instance_profile", Kind: residency.KindARN, Value: spec.InstanceProfile})
 	}
 	tagsPath := ""
+	checkTags := spec.Tags
 	if spec.Known("tags") {
 		tagsPath = "tags"
+		p.Problems = append(p.Problems, TagProblems("tags", e.MergeTags(spec.Tags), spec.unknownTagKeys(), MaxGPUClusterTags)...)
+		// A tag whose value is not known yet is present: the required-tag
+		// rule sees a placeholder.
+		if unknown := spec.unknownTagKeys(); len(unknown) > 0 {
+			checkTags = maps.Clone(spec.Tags)
+			for _, k := range unknown {
+				checkTags[k] = UnknownValue
+			}
+		}
 	}
 
 	// Where the cluster goes: zone_id, zone, the subnet's zone, the
@@ -181,14 +193,14 @@ func (e *Env) PlanGPUCluster(ctx context.Context, spec GPUClusterSpec) (*GPUClus
 		}
 	}
 
-	vs, err := e.CheckResidency(ctx, refs, spec.Tags, tagsPath)
+	vs, err := e.CheckResidency(ctx, refs, checkTags, tagsPath)
 	if err != nil {
 		return nil, err
 	}
 	p.Violations = vs
 	zoneViolated := false
 	for _, v := range vs {
-		if v.Path != "tags" && v.Path != "kms_key_arn" && v.Path != "instance_profile" {
+		if !strings.HasPrefix(v.Path, "tags") && v.Path != "kms_key_arn" && v.Path != "instance_profile" {
 			zoneViolated = true
 		}
 	}
@@ -295,6 +307,13 @@ type CapacityExhaustedError struct {
 	// Untried are allowed zones offering the type that zone_fallback = false
 	// kept out.
 	Untried []string
+	// PinnedZone is set when the cluster's existing nodes keep it in that
+	// zone (a cluster placement group cannot span zones), so no fallback
+	// was possible whatever zone_fallback says.
+	PinnedZone string
+	// Elsewhere are the other allowed zones offering the type (for the
+	// pinned case's hint).
+	Elsewhere []string
 }
 
 func (e *CapacityExhaustedError) Error() string {
@@ -303,29 +322,93 @@ func (e *CapacityExhaustedError) Error() string {
 		tried = append(tried, fmt.Sprintf("%s (%d attempts: %v)", t.ZoneID, t.Attempts, t.Err))
 	}
 	s := fmt.Sprintf("no capacity for %d x %s; tried %s", e.Nodes, e.InstanceType, strings.Join(tried, "; "))
-	if len(e.Untried) > 0 {
-		s += fmt.Sprintf(". Set zone_fallback = true to also try %s (inside the jurisdiction)", strings.Join(e.Untried, ", "))
-	} else {
+	switch {
+	case e.PinnedZone != "":
+		s += fmt.Sprintf(". The cluster's nodes run in %s and a cluster placement group cannot span zones, so no other zone was tried", e.PinnedZone)
+		if len(e.Elsewhere) > 0 {
+			s += fmt.Sprintf(" (%s also offer the type)", strings.Join(e.Elsewhere, ", "))
+		}
+		s += ": retry later, use a capacity reservation or capacity block, or recreate the cluster elsewhere"
+	case len(e.Untried) > 0:
+		s += fmt.Sprintf(". zone_fallback is false, so no other zone was tried: set zone_fallback = true to also try %s (inside the jurisdiction)", strings.Join(e.Untried, ", "))
+	default:
 		s += ". No other allowed zone offers the type: retry later, use a capacity reservation or capacity block, or choose another type"
 	}
 	return s
 }
 
+// ExistsError is a create that found a cluster of the same name it cannot
+// prove it made: another configuration's, or one whose create lost its
+// state. Nothing is adopted.
+type ExistsError struct {
+	Name    string
+	Cluster *cloud.GPUCluster
+}
+
+func (e *ExistsError) Error() string {
+	what := []string{}
+	if e.Cluster.LaunchTemplateID != "" {
+		what = append(what, "launch template "+e.Cluster.LaunchTemplateID)
+	}
+	if n := len(e.Cluster.Nodes); n > 0 {
+		what = append(what, fmt.Sprintf("%d nodes", n))
+	}
+	if e.Cluster.PlacementGroupOwned && e.Cluster.PlacementGroupState != "" {
+		what = append(what, "placement group "+e.Cluster.PlacementGroupName)
+	}
+	return fmt.Sprintf("GPU cluster %s already exists (%s) and this resource cannot prove it created it: import it (terraform import, or pulumi import) to manage it here, or choose another name", e.Name, strings.Join(what, ", "))
+}
+
+// PartialError is a create or update that failed after it had changed
+// something; the cluster returned with it is what exists, recorded with a
+// fresh, bounded context even when the operation's own context was cancelled
+// or expired.
+type PartialError struct {
+	Err error
+	// Complete reports that every declared node runs or is starting, from
+	// the declared node template, with the launch template and placement
+	// group in place: only a later step failed (a lost answer, an interrupt
+	// while waiting), so the resource is whole and need not be replaced.
+	Complete bool
+}
+
+func (e *PartialError) Error() string { return e.Err.Error() }
+func (e *PartialError) Unwrap() error { return e.Err }
+
+// NewCreationToken returns a random creation token (TagCreationToken).
+func NewCreationToken() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
 // CreateGPUCluster creates the cluster: its placement group (unless an
 // existing one is named), its launch template, and its nodes, then waits
-// until they run. It is idempotent: whatever an interrupted earlier attempt
-// created is found by its tags and completed, never launched twice. On error
-// it returns what exists with the error, so the caller can record it (a
-// partial cluster must stay in state, tainted, never orphaned); the cluster
-// is nil only when nothing was created.
+// until they run. A cluster of that name that spec.CreationToken does not
+// own is an *ExistsError: it is never adopted. Without a token one is made;
+// every resource of the cluster carries it. On error it returns what exists
+// with a *PartialError, so that the caller records it (a partial cluster
+// stays in state, never orphaned); the cluster is nil only when nothing was
+// created.
 func (e *Env) CreateGPUCluster(ctx context.Context, spec GPUClusterSpec, o GPUClusterOptions) (*cloud.GPUCluster, error) {
+	c, err := cloud.FindGPUCluster(ctx, e.Clients.EC2, spec.Name)
+	switch {
+	case err == nil && (spec.CreationToken == "" || c.CreationToken != spec.CreationToken):
+		return nil, &ExistsError{Name: spec.Name, Cluster: c}
+	case err != nil && !errors.Is(err, cloud.ErrNotFound):
+		return nil, err
+	}
+	if spec.CreationToken == "" {
+		spec.CreationToken = NewCreationToken()
+	}
 	return e.convergeGPUCluster(ctx, spec, o)
 }
 
 // UpdateGPUCluster converges an existing cluster on spec: scale in (highest
 // indices first), scale out or repair lost nodes, roll nodes whose launch
-// configuration changed (Rollout), and retag. Like CreateGPUCluster it
-// returns what exists alongside any error.
+// configuration changed (Rollout), recreate a deleted launch template or
+// placement group, and retag. Like CreateGPUCluster it returns what exists
+// alongside any error.
 func (e *Env) UpdateGPUCluster(ctx context.Context, spec GPUClusterSpec, o GPUClusterOptions) (*cloud.GPUCluster, error) {
 	return e.convergeGPUCluster(ctx, spec, o)
 }
@@ -345,15 +428,28 @@ func (e *Env) FindGPUClusterTemplate(ctx context.Context, c *cloud.GPUCluster) (
 	return cloud.FindGPUClusterTemplate(ctx, e.Clients.EC2, c.LaunchTemplateID, c.LaunchTemplateVersion)
 }
 
-// DeleteGPUCluster terminates every node and waits until they are gone, then
-// deletes the placement group it owns and the launch template.
-func (e *Env) DeleteGPUCluster(ctx context.Context, name string, o GPUClusterOptions) error {
+// DeleteGPUCluster terminates every node, found by tag whatever state
+// recorded, and waits until they are gone, then deletes the placement group
+// it owns and the launch template. owner is the creation token the caller
+// recorded (empty when none was): a cluster carrying another token belongs
+// to another configuration and is not touched.
+func (e *Env) DeleteGPUCluster(ctx context.Context, name, owner string, o GPUClusterOptions) error {
 	o.progress("deleting GPU cluster %s", name)
 	w := o.Wait
 	w.Progress = func(ready, total int, _ []string) {
 		o.progress("GPU cluster %s: %d of %d nodes terminated", name, ready, total)
 	}
-	return cloud.DeleteGPUCluster(ctx, e.Clients.EC2, name, w)
+	return cloud.DeleteGPUCluster(ctx, e.Clients.EC2, name, owner, w)
+}
+
+// tracker remembers what a converge created, for the record after a
+// failure: RunInstances' answer is kept even when nothing can be read back.
+type tracker struct {
+	pgReady  bool            // the placement group exists (or is not owned)
+	ltID     string          // the launch template, once ensured
+	hash     string          // the node hash of the declared template
+	launched []cloud.GPUNode // every node RunInstances returned
+	inFlight bool            // a launch ended without a definite answer
 }
 
 func (e *Env) convergeGPUCluster(ctx context.Context, spec GPUClusterSpec, o GPUClusterOptions) (*cloud.GPUCluster, error) {
@@ -369,75 +465,171 @@ func (e *Env) convergeGPUCluster(ctx context.Context, spec GPUClusterSpec, o GPU
 	api := e.Clients.EC2
 	owned := spec.PlacementGroup == ""
 	tmpl := plan.Template
+	tr := &tracker{pgReady: !owned}
 	var oldTags map[string]string
 	if c, err := cloud.FindGPUCluster(ctx, api, spec.Name); err == nil {
+		if spec.CreationToken != "" && c.CreationToken != "" && c.CreationToken != spec.CreationToken {
+			return nil, &cloud.OwnershipError{Resource: "GPU cluster " + spec.Name, Token: c.CreationToken}
+		}
 		oldTags = c.LaunchTemplateTags
+		if c.LaunchTemplateID == "" {
+			// The template was deleted outside: retag what it tagged.
+			oldTags = map[string]string{}
+		}
 	} else if !errors.Is(err, cloud.ErrNotFound) {
 		return nil, err
 	}
 	if owned {
-		if err := cloud.EnsurePlacementGroup(ctx, api, tmpl.PlacementGroup, map[string]string{cloud.TagCluster: spec.Name}); err != nil {
-			return e.partial(ctx, spec.Name, err)
+		pgTags := map[string]string{cloud.TagCluster: spec.Name}
+		if spec.CreationToken != "" {
+			pgTags[cloud.TagCreationToken] = spec.CreationToken
 		}
+		if err := cloud.EnsurePlacementGroup(ctx, api, tmpl.PlacementGroup, pgTags); err != nil {
+			return e.partial(ctx, spec, tr, err)
+		}
+		tr.pgReady = true
 	}
-	ref, err := cloud.EnsureLaunchTemplate(ctx, api, spec.Name, tmpl, owned)
+	ref, err := cloud.EnsureLaunchTemplate(ctx, api, spec.Name, tmpl, owned, spec.CreationToken)
 	if err != nil {
-		return e.partial(ctx, spec.Name, err)
+		return e.partial(ctx, spec, tr, err)
 	}
-	if err := e.reconcileNodes(ctx, spec, plan, ref, o); err != nil {
-		return e.partial(ctx, spec.Name, err)
+	tr.ltID = ref.ID
+	if err := e.reconcileNodes(ctx, spec, plan, ref, o, tr); err != nil {
+		return e.partial(ctx, spec, tr, err)
 	}
 	c, err := cloud.FindGPUCluster(ctx, api, spec.Name)
 	if err != nil {
-		return nil, err
+		return e.partial(ctx, spec, tr, err)
 	}
-	if ref.Changed && oldTags != nil {
-		if err := retagNodes(ctx, api, c, tmpl.Tags, oldTags); err != nil {
-			return c, err
+	if oldTags != nil {
+		if err := retagNodes(ctx, api, c, tmpl.Tags, oldTags, spec.CreationToken); err != nil {
+			return e.partial(ctx, spec, tr, err)
 		}
 	}
 	return c, nil
 }
 
-// partial returns what exists of the cluster together with err.
-func (e *Env) partial(ctx context.Context, name string, err error) (*cloud.GPUCluster, error) {
-	c, ferr := cloud.FindGPUCluster(ctx, e.Clients.EC2, name)
-	if ferr != nil {
-		return nil, err
+// RecordTimeout bounds the lookup that records what exists after a failure.
+const RecordTimeout = 30 * time.Second
+
+// partial returns what exists of the cluster together with cause, as a
+// *PartialError. It reads with a fresh context bounded by RecordTimeout,
+// since ctx may be the cancelled or expired one that caused the failure.
+// When nothing can be read, it returns what the calls made so far returned
+// (the launch template, the nodes RunInstances answered with). It returns a
+// nil cluster only when nothing exists.
+func (e *Env) partial(ctx context.Context, spec GPUClusterSpec, tr *tracker, cause error) (*cloud.GPUCluster, error) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RecordTimeout)
+	defer cancel()
+	api := e.Clients.EC2
+	c, err := cloud.FindGPUCluster(rctx, api, spec.Name)
+	// A launch whose answer was lost: its nodes may take a moment to list.
+	for i := 0; tr.inFlight && i < 3 && (errors.Is(err, cloud.ErrNotFound) || (err == nil && len(c.Nodes) == 0)); i++ {
+		if sleepOrDone(rctx, 2*time.Second) != nil {
+			break
+		}
+		c, err = cloud.FindGPUCluster(rctx, api, spec.Name)
 	}
-	return c, err
+	switch {
+	case err == nil:
+		for _, n := range tr.launched {
+			if n.Live() && !slices.ContainsFunc(c.Nodes, func(m cloud.GPUNode) bool { return m.InstanceID == n.InstanceID }) {
+				c.Nodes = append(c.Nodes, n) // not listed yet
+			}
+		}
+	case errors.Is(err, cloud.ErrNotFound) && tr.ltID == "" && len(tr.launched) == 0:
+		return nil, cause
+	default:
+		c = &cloud.GPUCluster{Name: spec.Name, LaunchTemplateID: tr.ltID, CreationToken: spec.CreationToken}
+		for _, n := range tr.launched {
+			if n.Live() {
+				c.Nodes = append(c.Nodes, n)
+			}
+		}
+		if spec.PlacementGroup == "" && tr.pgReady {
+			c.PlacementGroupName, c.PlacementGroupOwned, c.PlacementGroupState = cloud.GPUClusterResourceName(spec.Name), true, "available"
+		}
+		cause = fmt.Errorf("%w; reading the cluster back failed too (%v): recorded the %d nodes the launch returned", cause, err, len(c.Nodes))
+	}
+	return c, &PartialError{Err: cause, Complete: complete(c, spec, tr)}
 }
 
-// retagNodes gives the nodes and their volumes the template's tags, and
-// removes the user tags the template no longer has.
-func retagNodes(ctx context.Context, api cloud.TagGPUClusterAPI, c *cloud.GPUCluster, tags, oldTags map[string]string) error {
-	var ids []string
-	for _, n := range c.Nodes {
-		ids = append(ids, n.InstanceID)
-		ids = append(ids, n.VolumeIDs...)
+// complete reports whether c is the whole declared cluster: template and
+// placement group in place, node_count nodes with indices 0..n-1, each
+// running or starting from the declared node template.
+func complete(c *cloud.GPUCluster, spec GPUClusterSpec, tr *tracker) bool {
+	if c.LaunchTemplateID == "" || tr.hash == "" || len(c.Nodes) != spec.NodeCount {
+		return false
 	}
-	var remove []string
-	for k := range oldTags {
-		if _, keep := tags[k]; !keep && !strings.HasPrefix(k, "mlplatform:") && !strings.HasPrefix(k, "aws:") {
-			remove = append(remove, k)
+	if spec.PlacementGroup == "" && c.PlacementGroupState == "" && !tr.pgReady {
+		return false
+	}
+	seen := map[int]bool{}
+	for _, n := range c.Nodes {
+		if (n.State != "running" && n.State != "pending") || n.Index < 0 || n.Index >= spec.NodeCount || seen[n.Index] || n.SpecHash != tr.hash {
+			return false
+		}
+		seen[n.Index] = true
+	}
+	return true
+}
+
+// retagNodes gives the nodes and their volumes the template's tags (and the
+// owner's creation token), and removes the user tags the template no longer
+// has. Only nodes whose tags differ are tagged: a node retagged or untagged
+// outside is repaired, a node in step costs no call.
+func retagNodes(ctx context.Context, api cloud.TagGPUClusterAPI, c *cloud.GPUCluster, tags, oldTags map[string]string, owner string) error {
+	want := maps.Clone(tags)
+	if want == nil {
+		want = map[string]string{}
+	}
+	if owner != "" {
+		want[cloud.TagCreationToken] = owner
+	}
+	system := func(k string) bool {
+		return strings.HasPrefix(k, cloud.ReservedTagPrefix) || strings.HasPrefix(k, "aws:")
+	}
+	var ids []string
+	removeSet := map[string]bool{}
+	for _, n := range c.Nodes {
+		stale := false
+		for k, v := range want {
+			if n.Tags[k] != v {
+				stale = true
+			}
+		}
+		for k := range n.Tags {
+			_, keep := want[k]
+			if _, had := oldTags[k]; had && !keep && !system(k) {
+				stale, removeSet[k] = true, true
+			}
+		}
+		if stale || n.Tags == nil {
+			ids = append(ids, n.InstanceID)
+			ids = append(ids, n.VolumeIDs...)
 		}
 	}
-	slices.Sort(remove)
+	for k := range oldTags {
+		if _, keep := want[k]; !keep && !system(k) {
+			removeSet[k] = true
+		}
+	}
 	if len(ids) == 0 {
 		return nil
 	}
-	return cloud.TagGPUCluster(ctx, api, ids, tags, remove)
+	return cloud.TagGPUCluster(ctx, api, ids, want, slices.Sorted(maps.Keys(removeSet)))
 }
 
 // reconcileNodes brings the nodes in line with the plan: remove, launch,
 // roll.
-func (e *Env) reconcileNodes(ctx context.Context, spec GPUClusterSpec, plan *GPUClusterPlan, ref cloud.LaunchTemplateRef, o GPUClusterOptions) error {
+func (e *Env) reconcileNodes(ctx context.Context, spec GPUClusterSpec, plan *GPUClusterPlan, ref cloud.LaunchTemplateRef, o GPUClusterOptions, tr *tracker) error {
 	api := e.Clients.EC2
+	hash := cloud.NodeHash(plan.Template, spec.SecurityGroupIDs, plan.EFAInterfaces)
+	tr.hash = hash
 	live, _, err := cloud.FindGPUNodes(ctx, api, spec.Name)
 	if err != nil {
 		return err
 	}
-	hash := cloud.NodeHash(plan.Template, spec.SecurityGroupIDs, plan.EFAInterfaces)
 	np := PlanNodes(live, spec.NodeCount, hash, spec.InstanceType, spec.Rollout)
 	o.progress("GPU cluster %s: %d nodes to keep, %d to launch, %d to remove, %d batches to roll", spec.Name, len(np.Keep), len(np.Launch), len(np.Remove), len(np.Roll))
 
@@ -453,8 +645,9 @@ func (e *Env) reconcileNodes(ctx context.Context, spec GPUClusterSpec, plan *GPU
 		if n := existing[0]; n.ZoneID != "" && n.ZoneID != plan.ZoneID {
 			target = launchTarget{zoneID: n.ZoneID, subnetID: n.SubnetID}
 		}
+		target.pinned = true
 	}
-	launchCtx := launchContext{spec: spec, plan: plan, ref: ref, hash: hash, o: o}
+	launchCtx := launchContext{spec: spec, plan: plan, ref: ref, hash: hash, o: o, tr: tr}
 	if len(np.Launch) > 0 {
 		ref, err = e.launch(ctx, &launchCtx, &target, np.Launch)
 		if err != nil {
@@ -469,7 +662,7 @@ func (e *Env) reconcileNodes(ctx context.Context, spec GPUClusterSpec, plan *GPU
 				return err
 			}
 		}
-		target.fallback = nil
+		target.fallback, target.pinned = nil, true
 		if launchCtx.ref, err = e.launch(ctx, &launchCtx, &target, step.Launch); err != nil {
 			return err
 		}
@@ -500,6 +693,7 @@ func flatten(bs [][]cloud.GPUNode) []cloud.GPUNode {
 type launchTarget struct {
 	zoneID, subnetID string
 	fallback         []string
+	pinned           bool // existing nodes keep the cluster in zoneID
 }
 
 type launchContext struct {
@@ -508,6 +702,7 @@ type launchContext struct {
 	ref  cloud.LaunchTemplateRef
 	hash string
 	o    GPUClusterOptions
+	tr   *tracker
 }
 
 func (e *Env) terminate(ctx context.Context, name string, nodes []cloud.GPUNode, o GPUClusterOptions) error {
@@ -538,7 +733,10 @@ func (e *Env) launch(ctx context.Context, lc *launchContext, target *launchTarge
 	api := e.Clients.EC2
 	zones := append([]string{target.zoneID}, target.fallback...)
 	exhausted := &CapacityExhaustedError{InstanceType: spec.InstanceType, Nodes: len(indices)}
-	if !spec.ZoneFallback {
+	switch {
+	case target.pinned:
+		exhausted.PinnedZone, exhausted.Elsewhere = target.zoneID, lc.offeredElsewhere(target.zoneID)
+	case !spec.ZoneFallback:
 		exhausted.Untried = lc.offeredElsewhere(target.zoneID)
 	}
 	ref := lc.ref
@@ -559,8 +757,12 @@ func (e *Env) launch(ctx context.Context, lc *launchContext, target *launchTarge
 		nodes, seq, err := cloud.LaunchGPUNodes(ctx, api, cloud.Launch{
 			Cluster: spec.Name, Template: ref, Indices: indices, SubnetID: subnetID, ZoneID: zoneID,
 			SecurityGroupIDs: spec.SecurityGroupIDs, EFAInterfaces: lc.plan.EFAInterfaces, SpecHash: lc.hash, Tags: lc.plan.Template.Tags,
+			CreationToken: spec.CreationToken,
 		}, b)
 		ref.Seq = seq
+		lc.tr.launched = append(lc.tr.launched, nodes...)
+		var ce0 *cloud.CapacityError
+		lc.tr.inFlight = err != nil && len(nodes) == 0 && !errors.As(err, &ce0)
 		var ce *cloud.CapacityError
 		if errors.As(err, &ce) && len(nodes) == 0 {
 			exhausted.Tried = append(exhausted.Tried, ce)
@@ -569,7 +771,7 @@ func (e *Env) launch(ctx context.Context, lc *launchContext, target *launchTarge
 		if err != nil {
 			return ref, err
 		}
-		*target = launchTarget{zoneID: zoneID, subnetID: subnetID}
+		*target = launchTarget{zoneID: zoneID, subnetID: subnetID, pinned: true}
 		ids := make([]string, 0, len(nodes))
 		for _, n := range nodes {
 			ids = append(ids, n.InstanceID)
@@ -596,4 +798,15 @@ func (lc *launchContext) offeredElsewhere(zoneID string) []string {
 		}
 	}
 	return out
+}
+
+func sleepOrDone(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
