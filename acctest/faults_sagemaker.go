@@ -129,13 +129,3 @@ func CountOK(s *Shim, action string) int {
 	}
 	return n
 }
-
-func copyRecorded(w http.ResponseWriter, rec *httptest.ResponseRecorder) {
-	for k, vs := range rec.Header() {
-		for _, v := range vs {
-			w.Header().Add(k, v)
-		}
-	}
-	w.WriteHeader(rec.Code)
-	_, _ = w.Write(rec.Body.Bytes())
-}

@@ -45,6 +45,10 @@ export class GpuCluster extends pulumi.CustomResource {
      */
     declare public readonly capacityRetry: pulumi.Output<outputs.GpuCapacityRetry | undefined>;
     /**
+     * Random token of the create that made the cluster (tag `mlplatform:creation-token`): it proves this resource owns the cluster. A create refuses a cluster of the same name it cannot prove it owns (import it instead).
+     */
+    declare public /*out*/ readonly creationToken: pulumi.Output<string | undefined>;
+    /**
      * Further EBS volumes of every node (encrypted, deleted with the node).
      */
     declare public readonly dataVolumes: pulumi.Output<outputs.GpuDataVolume[] | undefined>;
@@ -198,6 +202,7 @@ export class GpuCluster extends pulumi.CustomResource {
             resourceInputs["zone"] = args?.zone;
             resourceInputs["zoneFallback"] = args?.zoneFallback;
             resourceInputs["zoneId"] = args?.zoneId;
+            resourceInputs["creationToken"] = undefined /*out*/;
             resourceInputs["imageId"] = undefined /*out*/;
             resourceInputs["launchTemplateId"] = undefined /*out*/;
             resourceInputs["launchTemplateVersion"] = undefined /*out*/;
@@ -210,6 +215,7 @@ export class GpuCluster extends pulumi.CustomResource {
         } else {
             resourceInputs["capacity"] = undefined /*out*/;
             resourceInputs["capacityRetry"] = undefined /*out*/;
+            resourceInputs["creationToken"] = undefined /*out*/;
             resourceInputs["dataVolumes"] = undefined /*out*/;
             resourceInputs["efaInterfaces"] = undefined /*out*/;
             resourceInputs["image"] = undefined /*out*/;

@@ -20,6 +20,8 @@ type GpuCluster struct {
 	Capacity GpuCapacityPtrOutput `pulumi:"capacity"`
 	// How a launch retries `InsufficientInstanceCapacity` in a zone.
 	CapacityRetry GpuCapacityRetryPtrOutput `pulumi:"capacityRetry"`
+	// Random token of the create that made the cluster (tag `mlplatform:creation-token`): it proves this resource owns the cluster. A create refuses a cluster of the same name it cannot prove it owns (import it instead).
+	CreationToken pulumi.StringPtrOutput `pulumi:"creationToken"`
 	// Further EBS volumes of every node (encrypted, deleted with the node).
 	DataVolumes GpuDataVolumeArrayOutput `pulumi:"dataVolumes"`
 	// EFA interfaces per node. Default: as many as the type supports; 0 for none.
@@ -269,6 +271,11 @@ func (o GpuClusterOutput) Capacity() GpuCapacityPtrOutput {
 // How a launch retries `InsufficientInstanceCapacity` in a zone.
 func (o GpuClusterOutput) CapacityRetry() GpuCapacityRetryPtrOutput {
 	return o.ApplyT(func(v *GpuCluster) GpuCapacityRetryPtrOutput { return v.CapacityRetry }).(GpuCapacityRetryPtrOutput)
+}
+
+// Random token of the create that made the cluster (tag `mlplatform:creation-token`): it proves this resource owns the cluster. A create refuses a cluster of the same name it cannot prove it owns (import it instead).
+func (o GpuClusterOutput) CreationToken() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *GpuCluster) pulumi.StringPtrOutput { return v.CreationToken }).(pulumi.StringPtrOutput)
 }
 
 // Further EBS volumes of every node (encrypted, deleted with the node).

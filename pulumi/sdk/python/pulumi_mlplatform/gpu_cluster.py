@@ -495,6 +495,7 @@ class GpuCluster(pulumi.CustomResource):
             __props__.__dict__["zone"] = zone
             __props__.__dict__["zone_fallback"] = zone_fallback
             __props__.__dict__["zone_id"] = zone_id
+            __props__.__dict__["creation_token"] = None
             __props__.__dict__["image_id"] = None
             __props__.__dict__["launch_template_id"] = None
             __props__.__dict__["launch_template_version"] = None
@@ -530,6 +531,7 @@ class GpuCluster(pulumi.CustomResource):
 
         __props__.__dict__["capacity"] = None
         __props__.__dict__["capacity_retry"] = None
+        __props__.__dict__["creation_token"] = None
         __props__.__dict__["data_volumes"] = None
         __props__.__dict__["efa_interfaces"] = None
         __props__.__dict__["image"] = None
@@ -575,6 +577,14 @@ class GpuCluster(pulumi.CustomResource):
         How a launch retries `InsufficientInstanceCapacity` in a zone.
         """
         return pulumi.get(self, "capacity_retry")
+
+    @_builtins.property
+    @pulumi.getter(name="creationToken")
+    def creation_token(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        Random token of the create that made the cluster (tag `mlplatform:creation-token`): it proves this resource owns the cluster. A create refuses a cluster of the same name it cannot prove it owns (import it instead).
+        """
+        return pulumi.get(self, "creation_token")
 
     @_builtins.property
     @pulumi.getter(name="dataVolumes")
