@@ -2,8 +2,6 @@ package pulumi
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -47,30 +45,7 @@ func TestE2E_residencyMatrix(t *testing.T) {
 	}
 	pluginDir := buildPlugin(t)
 
-	cliRoot := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(cliRoot, "bin"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(cli, filepath.Join(cliRoot, "bin", "pulumi")); err != nil {
-		t.Fatal(err)
-	}
-	cmd, err := auto.NewPulumiCommand(&auto.PulumiCommandOptions{Root: cliRoot, SkipVersionCheck: true})
-	if err != nil {
-		t.Fatalf("pulumi CLI: %v", err)
-	}
-	backend, home := t.TempDir(), t.TempDir()
-	env := map[string]string{
-		"PATH":                     pluginDir + string(os.PathListSeparator) + os.Getenv("PATH"),
-		"PULUMI_BACKEND_URL":       "file://" + backend,
-		"PULUMI_CONFIG_PASSPHRASE": "e2e-test",
-		"PULUMI_HOME":              home,
-		"PULUMI_SKIP_UPDATE_CHECK": "true",
-		"PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK": "true",
-		"PULUMI_DIY_BACKEND_NO_LEGACY_WARNING":     "true",
-	}
-	for k, v := range env {
-		t.Setenv(k, v)
-	}
+	eng := newEngine(t, cli, pluginDir)
 
 	// The program under test: a provider with the case's residency settings
 	// and the case's resources.
@@ -92,8 +67,8 @@ func TestE2E_residencyMatrix(t *testing.T) {
 		return current(ctx, prov)
 	}
 	stack, err := auto.UpsertStackInlineSource(ctx, "dev", "mlplatform-residency", program,
-		auto.Pulumi(cmd), auto.PulumiHome(home), auto.EnvVars(env), auto.SecretsProvider("passphrase"),
-		auto.Project(workspace.Project{Name: "mlplatform-residency", Runtime: workspace.NewProjectRuntimeInfo("go", nil), Backend: &workspace.ProjectBackend{URL: "file://" + backend}}))
+		auto.Pulumi(eng.cmd), auto.PulumiHome(eng.home), auto.EnvVars(eng.env), auto.SecretsProvider("passphrase"),
+		auto.Project(workspace.Project{Name: "mlplatform-residency", Runtime: workspace.NewProjectRuntimeInfo("go", nil), Backend: &workspace.ProjectBackend{URL: eng.env["PULUMI_BACKEND_URL"]}}))
 	if err != nil {
 		t.Fatalf("creating stack: %v", err)
 	}
