@@ -59,7 +59,7 @@ func Publish(ctx context.Context, api S3, t Target, r Report) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("publish: locate bucket %s: %w", bucket, err)
 	}
-	if got := bucketRegion(loc.LocationConstraint); got != t.Region {
+	if got := residency.BucketLocationRegion(string(loc.LocationConstraint)); got != t.Region {
 		return "", fmt.Errorf("publish: bucket %s is in %s, %w %s", bucket, got, ErrWrongRegion, t.Region)
 	}
 	key = objectKey(key, r)
@@ -81,19 +81,6 @@ func Publish(ctx context.Context, api S3, t Target, r Report) (string, error) {
 		return "", fmt.Errorf("publish: put s3://%s/%s: %w", bucket, key, err)
 	}
 	return "s3://" + bucket + "/" + key, nil
-}
-
-// bucketRegion maps GetBucketLocation's answer to a region name. The
-// residency package exports no normaliser for this (internal/cloud has its
-// own, beyond hwprobe's reach), so the two legacy answers are mapped here.
-func bucketRegion(c types.BucketLocationConstraint) string {
-	switch c {
-	case "":
-		return "us-east-1"
-	case "EU":
-		return "eu-west-1"
-	}
-	return string(c)
 }
 
 // objectKey is prefix/<instance or host>/<time>.json, or the key itself

@@ -82,17 +82,7 @@ func (l *Locator) BucketRegion(ctx context.Context, bucket string) (string, erro
 		}
 		return "", fmt.Errorf("locating bucket %q: %w", bucket, classify(err))
 	}
-	return normalizeLocation(string(out.LocationConstraint)), nil
-}
-
-func normalizeLocation(c string) string {
-	switch c {
-	case "":
-		return "us-east-1"
-	case "EU":
-		return "eu-west-1"
-	}
-	return c
+	return residency.BucketLocationRegion(string(out.LocationConstraint)), nil
 }
 
 // bucketRegionHeader returns the region S3 names in the x-amz-bucket-region

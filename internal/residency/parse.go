@@ -424,3 +424,16 @@ func ParseZoneName(name string) (region string, err error) {
 	}
 	return m[1], nil
 }
+
+// BucketLocationRegion maps S3 GetBucketLocation's LocationConstraint to a
+// region name: the empty answer means us-east-1 and the legacy "EU" means
+// eu-west-1; every other answer is the region itself.
+func BucketLocationRegion(constraint string) string {
+	switch constraint {
+	case "":
+		return "us-east-1"
+	case "EU":
+		return "eu-west-1"
+	}
+	return constraint
+}

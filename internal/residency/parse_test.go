@@ -358,3 +358,16 @@ func FuzzParseZone(f *testing.F) {
 		}
 	})
 }
+
+func TestBucketLocationRegion(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"", "us-east-1"},
+		{"EU", "eu-west-1"},
+		{"me-central-1", "me-central-1"},
+		{"eu-west-1", "eu-west-1"},
+	} {
+		if got := BucketLocationRegion(tt.in); got != tt.want {
+			t.Errorf("BucketLocationRegion(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
