@@ -27,6 +27,7 @@ type gemm struct {
 	mc, kc, nc int
 	threads    int
 	work       []gemmWork
+	shared     []float32 // packed block of B shared by the threads
 }
 
 type gemmWork struct {
@@ -37,9 +38,20 @@ func newGemm(kern sgemmKernel, bf16 bool, threads int) *gemm {
 	if threads < 1 {
 		threads = runtime.GOMAXPROCS(0)
 	}
-	g := &gemm{kern: kern, bf16: bf16, threads: threads, kc: 256, nc: 4096}
-	// About 384 KiB of packed A per block: half of a typical 1-2 MiB L2.
-	g.mc = max(kern.mr, (384<<10)/(4*g.kc)/kern.mr*kern.mr)
+	// kc: 512 packed k steps (fp32 values, or bf16 pairs). The B
+	// micro-panel (kc x nr, 64 KiB) then streams from L2 like the A panel
+	// (the kernel's loads are far below L2 bandwidth), and each C tile is
+	// read and written k/kc times: at n=2048 on Zen 5 (48 KiB L1, 1 MiB
+	// L2), kc=512 ran 1.1-1.2x kc=256 (L1-resident B micro-panel) in
+	// interleaved runs. mc: about 256 KiB of packed A per block, a quarter
+	// of a 1 MiB L2, leaving room for the B micro-panel and C. nc: B's
+	// block lives in L3.
+	kp := 512
+	g := &gemm{kern: kern, bf16: bf16, threads: threads, kc: kp, nc: 4096}
+	if bf16 {
+		g.kc = 2 * kp
+	}
+	g.mc = max(kern.mr, (256<<10)/(4*kp)/kern.mr*kern.mr)
 	return g
 }
 
@@ -94,22 +106,29 @@ type packers struct {
 	b func(dst []float32, p, j, kb, nb int)
 }
 
-// run splits C between threads in whole tiles along its larger dimension
-// and runs the blocked algorithm on each part.
+// run splits the product between threads. With enough rows of C, the
+// threads share each packed block of B (each packs a share of its panels)
+// and split the rows, so that A is packed once; otherwise (few rows, e.g.
+// batch-1 inference) each thread takes whole tiles of columns and packs
+// its own operands.
 func (g *gemm) run(m, n, k int, pk packers, beta float32, c []float32, ldc int) {
 	if m == 0 || n == 0 {
 		return
 	}
 	t := g.threads
+	tilesM := (m + g.kern.mr - 1) / g.kern.mr
+	if t > 1 && tilesM >= 2*t && k > 0 {
+		g.runShared(m, n, k, pk, beta, c, ldc)
+		return
+	}
 	type part struct{ i0, i1, j0, j1 int }
 	parts := make([]part, 0, t)
-	if tilesN := (n + g.kern.nr - 1) / g.kern.nr; tilesN >= 2*t || tilesN >= (m+g.kern.mr-1)/g.kern.mr {
+	if tilesN := (n + g.kern.nr - 1) / g.kern.nr; tilesN >= 2*t || tilesN >= tilesM {
 		t = min(t, tilesN)
 		for w := 0; w < t; w++ {
 			parts = append(parts, part{0, m, min(n, tilesN*w/t*g.kern.nr), min(n, tilesN*(w+1)/t*g.kern.nr)})
 		}
 	} else {
-		tilesM := (m + g.kern.mr - 1) / g.kern.mr
 		t = min(t, tilesM)
 		for w := 0; w < t; w++ {
 			parts = append(parts, part{min(m, tilesM*w/t*g.kern.mr), min(m, tilesM*(w+1)/t*g.kern.mr), 0, n})
@@ -136,6 +155,88 @@ func (g *gemm) run(m, n, k int, pk packers, beta float32, c []float32, ldc int) 
 	wg.Wait()
 }
 
+// runShared is the blocked algorithm with the rows of C split between the
+// threads and one shared packed block of B per (jc, pc) step: every thread
+// packs its share of the block's panels, waits for the others, multiplies
+// its rows, and waits again before the block is overwritten.
+func (g *gemm) runShared(m, n, k int, pk packers, beta float32, c []float32, ldc int) {
+	mr, nr, t := g.kern.mr, g.kern.nr, g.threads
+	tilesM := (m + mr - 1) / mr
+	kc := min(g.kc, k)
+	nc := min(g.nc, (n+nr-1)/nr*nr)
+	g.shared = grow(g.shared, kc*nc)
+	for len(g.work) < t {
+		g.work = append(g.work, gemmWork{})
+	}
+	bar := newBarrier(t)
+	worker := func(w int) {
+		i0, i1 := min(m, tilesM*w/t*mr), min(m, tilesM*(w+1)/t*mr)
+		wk := &g.work[w]
+		mc := min(g.mc, (i1-i0+mr-1)/mr*mr)
+		wk.packA = grow(wk.packA, kc*mc)
+		wk.tile = grow(wk.tile, mr*nr)
+		scaleC(i1-i0, n, beta, c[i0*ldc:], ldc)
+		for jc := 0; jc < n; jc += nc {
+			nb := min(nc, n-jc)
+			panels := (nb + nr - 1) / nr
+			p0, p1 := panels*w/t, panels*(w+1)/t
+			for pc := 0; pc < k; pc += kc {
+				kb := min(kc, k-pc)
+				kp := g.packedK(kb)
+				if p1 > p0 {
+					pk.b(g.shared[p0*nr*kp:], pc, jc+p0*nr, kb, min(nb, p1*nr)-p0*nr)
+				}
+				bar.wait()
+				for ic := i0; ic < i1; ic += mc {
+					mb := min(mc, i1-ic)
+					pk.a(wk.packA, ic, pc, mb, kb)
+					g.macro(wk, g.shared, mb, nb, kb, c[ic*ldc+jc:], ldc)
+				}
+				bar.wait()
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for w := 1; w < t; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			worker(w)
+		}()
+	}
+	worker(0)
+	wg.Wait()
+}
+
+// barrier lets n goroutines wait for each other, any number of times.
+type barrier struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	n, left int
+	gen     int
+}
+
+func newBarrier(n int) *barrier {
+	b := &barrier{n: n, left: n}
+	b.cond = sync.NewCond(&b.mu)
+	return b
+}
+
+func (b *barrier) wait() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	gen := b.gen
+	if b.left--; b.left == 0 {
+		b.left = b.n
+		b.gen++
+		b.cond.Broadcast()
+		return
+	}
+	for gen == b.gen {
+		b.cond.Wait()
+	}
+}
+
 func (o op) at(i, j int) op { return op{o.data[i*o.rs+j*o.cs:], o.rs, o.cs} }
 
 func grow(buf []float32, n int) []float32 {
@@ -143,6 +244,15 @@ func grow(buf []float32, n int) []float32 {
 		return make([]float32, n)
 	}
 	return buf[:n]
+}
+
+// packedK is the number of packed k steps of a block of kb: bf16 packs k
+// in pairs.
+func (g *gemm) packedK(kb int) int {
+	if g.bf16 {
+		return (kb + 1) / 2
+	}
+	return kb
 }
 
 // block runs the serial blocked algorithm on one thread's share of C: the
@@ -163,32 +273,37 @@ func (g *gemm) block(w *gemmWork, i0, j0, m, n, k int, pk packers, beta float32,
 		nb := min(nc, n-jc)
 		for pc := 0; pc < k; pc += kc {
 			kb := min(kc, k-pc)
-			kp := kb // packed k steps
-			if g.bf16 {
-				kp = (kb + 1) / 2
-			}
 			pk.b(w.packB, pc, j0+jc, kb, nb)
 			for ic := 0; ic < m; ic += mc {
 				mb := min(mc, m-ic)
 				pk.a(w.packA, i0+ic, pc, mb, kb)
-				for jr := 0; jr < nb; jr += nr {
-					bp := &w.packB[jr/nr*nr*kp]
-					for ir := 0; ir < mb; ir += mr {
-						ap := &w.packA[ir/mr*mr*kp]
-						ci := (ic+ir)*ldc + jc + jr
-						if ir+mr <= mb && jr+nr <= nb {
-							g.kern.fn(kb, ap, bp, &c[ci], ldc)
-							continue
-						}
-						clear(w.tile)
-						g.kern.fn(kb, ap, bp, &w.tile[0], nr)
-						for i := 0; i < min(mr, mb-ir); i++ {
-							row := c[ci+i*ldc:]
-							for j := 0; j < min(nr, nb-jr); j++ {
-								row[j] += w.tile[i*nr+j]
-							}
-						}
-					}
+				g.macro(w, w.packB, mb, nb, kb, c[ic*ldc+jc:], ldc)
+			}
+		}
+	}
+}
+
+// macro multiplies the packed mb x kb block of A in w.packA by the packed
+// kb x nb block packB into the mb x nb part of C at c: the B micro-panel
+// stays while the A micro-panels pass under it.
+func (g *gemm) macro(w *gemmWork, packB []float32, mb, nb, kb int, c []float32, ldc int) {
+	mr, nr := g.kern.mr, g.kern.nr
+	kp := g.packedK(kb)
+	for jr := 0; jr < nb; jr += nr {
+		bp := &packB[jr/nr*nr*kp]
+		for ir := 0; ir < mb; ir += mr {
+			ap := &w.packA[ir/mr*mr*kp]
+			ci := ir*ldc + jr
+			if ir+mr <= mb && jr+nr <= nb {
+				g.kern.fn(kb, ap, bp, &c[ci], ldc)
+				continue
+			}
+			clear(w.tile)
+			g.kern.fn(kb, ap, bp, &w.tile[0], nr)
+			for i := 0; i < min(mr, mb-ir); i++ {
+				row := c[ci+i*ldc:]
+				for j := 0; j < min(nr, nb-jr); j++ {
+					row[j] += w.tile[i*nr+j]
 				}
 			}
 		}

@@ -72,6 +72,7 @@ func TestGemmAgainstFloat64(t *testing.T) {
 		{61, 97, 33, true, true, 1, -1},
 		{200, 7, 20, false, false, 1, 0},
 		{3, 300, 260, false, false, 1, 0},
+		{150, 100, 200, false, false, 0.5, 1},
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, kc := range gemmKernelsUnderTest() {
