@@ -14,6 +14,9 @@ type sgemmKernel struct {
 	name   string
 	mr, nr int
 	fn     func(k int, a, b, c *float32, ldc int)
+	// packRows, when set, packs alpha times a full mr x kb panel of
+	// row-major A (rows ld apart, src holding all of them) as packA does.
+	packRows func(dst, src []float32, ld, kb int, alpha float32)
 }
 
 // gemm is a BLIS-style blocked GEMM for row-major float32 matrices: B is
@@ -76,7 +79,7 @@ func (g *gemm) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float3
 	A, B := rowMajor(a, lda, transA), rowMajor(b, ldb, transB)
 	mr, nr := g.kern.mr, g.kern.nr
 	p := packers{
-		a: func(dst []float32, i, p, mb, kb int) { packA(dst, A.at(i, p), mb, kb, mr, alpha) },
+		a: func(dst []float32, i, p, mb, kb int) { packA(dst, A.at(i, p), mb, kb, mr, alpha, g.kern.packRows) },
 		b: func(dst []float32, p, j, kb, nb int) { packB(dst, B.at(p, j), kb, nb, nr) },
 	}
 	if g.bf16 {
@@ -349,11 +352,16 @@ func packB(dst []float32, B op, kb, nb, nr int) {
 }
 
 // packA copies alpha times the mb x kb block of A into panels of mr rows,
-// each stored k-major (mr values per k step) and zero-padded.
-func packA(dst []float32, A op, mb, kb, mr int, alpha float32) {
+// each stored k-major (mr values per k step) and zero-padded. rows, when
+// set, packs the full panels of a row-major A.
+func packA(dst []float32, A op, mb, kb, mr int, alpha float32, rows func(dst, src []float32, ld, kb int, alpha float32)) {
 	for ir := 0; ir < mb; ir += mr {
 		panel := dst[ir*kb : ir*kb+mr*kb]
 		h := min(mr, mb-ir)
+		if rows != nil && A.cs == 1 && h == mr {
+			rows(panel, A.data[ir*A.rs:], A.rs, kb, alpha)
+			continue
+		}
 		if A.rs == 1 && h == mr && alpha == 1 {
 			for p := 0; p < kb; p++ {
 				copy(panel[p*mr:p*mr+mr], A.data[p*A.cs+ir:])

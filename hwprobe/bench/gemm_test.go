@@ -166,3 +166,31 @@ func TestBgemmAgainstFloat64(t *testing.T) {
 		}
 	}
 }
+
+// TestPackRows checks each kernel's fast panel packer against the scalar
+// packA, odd and even k, alpha 1 and not.
+func TestPackRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, kern := range sgemmKernels() {
+		if kern.packRows == nil {
+			continue
+		}
+		for _, kb := range []int{1, 2, 7, 64, 513} {
+			for _, alpha := range []float32{1, -0.5} {
+				ld := kb + 3
+				a := randMat(r, 3*kern.mr*ld)
+				A := rowMajor(a, ld, false).at(1, 2)
+				mb := 2*kern.mr + 1 // two full panels and a partial one
+				want := make([]float32, (mb+kern.mr)*kb)
+				got := make([]float32, len(want))
+				packA(want, A, mb, kb, kern.mr, alpha, nil)
+				packA(got, A, mb, kb, kern.mr, alpha, kern.packRows)
+				for i := range want {
+					if got[i] != want[i] {
+						t.Fatalf("%s kb=%d alpha=%g: packed[%d] = %g, want %g", kern.name, kb, alpha, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}

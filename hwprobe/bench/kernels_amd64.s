@@ -1327,3 +1327,42 @@ saxpyloop:
 saxpydone:
 	VZEROUPPER
 	RET
+
+// func packA14(dst, src *float32, idx *int32, kb int, alpha float32)
+TEXT ·packA14(SB), NOSPLIT, $0-36
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ idx+16(FP), R9
+	MOVQ kb+24(FP), CX
+	VBROADCASTSS alpha+32(FP), Z31
+	VMOVDQU32 (R9), Z30
+	MOVL $0x3fff, R10
+	KMOVW R10, K1
+	MOVQ CX, R11
+	SHRQ $1, R11
+	ANDQ $1, CX
+	TESTQ R11, R11
+	JZ packA14tail
+packA14loop:
+	KMOVW K1, K2
+	KMOVW K1, K3
+	VGATHERDPS (SI)(Z30*4), K2, Z0
+	VGATHERDPS 4(SI)(Z30*4), K3, Z1
+	VMULPS Z31, Z0, Z0
+	VMULPS Z31, Z1, Z1
+	VMOVUPS Z0, K1, (DI)
+	VMOVUPS Z1, K1, 56(DI)
+	ADDQ $8, SI
+	ADDQ $112, DI
+	DECQ R11
+	JNZ packA14loop
+packA14tail:
+	TESTQ CX, CX
+	JZ packA14done
+	KMOVW K1, K2
+	VGATHERDPS (SI)(Z30*4), K2, Z0
+	VMULPS Z31, Z0, Z0
+	VMOVUPS Z0, K1, (DI)
+packA14done:
+	VZEROUPPER
+	RET

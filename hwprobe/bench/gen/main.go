@@ -31,6 +31,7 @@ func generate() []byte {
 	sgemmAVX2(&a)
 	streamAVX512(&a)
 	saxpyAVX512(&a)
+	packAAVX512(&a)
 	return a.Bytes()
 }
 
@@ -335,6 +336,51 @@ func saxpyAVX512(a *asm) {
 	a.f("DECQ CX")
 	a.f("JNZ saxpyloop")
 	a.label("saxpydone")
+	a.f("VZEROUPPER")
+	a.f("RET")
+}
+
+// packAAVX512 writes packA14, which packs a 14 x kb panel of row-major A
+// (rows idx[i] elements apart, idx[14] = idx[15] = 0) times alpha into
+// the 14x32 kernel's layout: per k step, the 14 values of one column. One
+// masked gather per column reads the 14 rows in step, where a row-by-row
+// copy writes 56-byte-strided scalars.
+func packAAVX512(a *asm) {
+	fmt.Fprintf(&a.Buffer, "\n// func packA14(dst, src *float32, idx *int32, kb int, alpha float32)\nTEXT ·packA14(SB), NOSPLIT, $0-36\n")
+	a.f("MOVQ dst+0(FP), DI")
+	a.f("MOVQ src+8(FP), SI")
+	a.f("MOVQ idx+16(FP), R9")
+	a.f("MOVQ kb+24(FP), CX")
+	a.f("VBROADCASTSS alpha+32(FP), Z31")
+	a.f("VMOVDQU32 (R9), Z30")
+	a.f("MOVL $0x3fff, R10")
+	a.f("KMOVW R10, K1")
+	a.f("MOVQ CX, R11")
+	a.f("SHRQ $1, R11")
+	a.f("ANDQ $1, CX")
+	a.f("TESTQ R11, R11")
+	a.f("JZ packA14tail")
+	a.label("packA14loop")
+	a.f("KMOVW K1, K2")
+	a.f("KMOVW K1, K3")
+	a.f("VGATHERDPS (SI)(Z30*4), K2, Z0")
+	a.f("VGATHERDPS 4(SI)(Z30*4), K3, Z1")
+	a.f("VMULPS Z31, Z0, Z0")
+	a.f("VMULPS Z31, Z1, Z1")
+	a.f("VMOVUPS Z0, K1, (DI)")
+	a.f("VMOVUPS Z1, K1, %d(DI)", 4*mr512)
+	a.f("ADDQ $8, SI")
+	a.f("ADDQ $%d, DI", 8*mr512)
+	a.f("DECQ R11")
+	a.f("JNZ packA14loop")
+	a.label("packA14tail")
+	a.f("TESTQ CX, CX")
+	a.f("JZ packA14done")
+	a.f("KMOVW K1, K2")
+	a.f("VGATHERDPS (SI)(Z30*4), K2, Z0")
+	a.f("VMULPS Z31, Z0, Z0")
+	a.f("VMOVUPS Z0, K1, (DI)")
+	a.label("packA14done")
 	a.f("VZEROUPPER")
 	a.f("RET")
 }
