@@ -332,6 +332,26 @@ func scaleC(m, n int, beta float32, c []float32, ldc int) {
 // packB copies the kb x nb block of B into panels of nr columns, each stored
 // k-major (nr values per k step) and zero-padded to a whole panel.
 func packB(dst []float32, B op, kb, nb, nr int) {
+	if B.cs == 1 && nr == 32 {
+		// Row by row: the source is read in order (a panel at a time
+		// would touch a new page of B on every row).
+		full := nb / nr * nr
+		for p := 0; p < kb; p++ {
+			row := B.data[p*B.rs : p*B.rs+full]
+			for jr := 0; jr < full; jr += nr {
+				*(*[32]float32)(dst[jr*kb+p*nr:]) = *(*[32]float32)(row[jr:])
+			}
+		}
+		if full < nb {
+			packBPanels(dst[full*kb:], B.at(0, full), kb, nb-full, nr)
+		}
+		return
+	}
+	packBPanels(dst, B, kb, nb, nr)
+}
+
+// packBPanels is packB a panel at a time.
+func packBPanels(dst []float32, B op, kb, nb, nr int) {
 	for jr := 0; jr < nb; jr += nr {
 		panel := dst[jr*kb : jr*kb+nr*kb]
 		w := min(nr, nb-jr)
