@@ -14,6 +14,10 @@ type sgemmKernel struct {
 	name   string
 	mr, nr int
 	fn     func(k int, a, b, c *float32, ldc int)
+	// set, when set, is fn storing the product over the tile instead of
+	// adding it: the first k block of a product with beta 0 then neither
+	// clears nor reads C.
+	set func(k int, a, b, c *float32, ldc int)
 	// packRows, when set, packs alpha times a full mr x kb panel of
 	// row-major A (rows ld apart, src holding all of them) as packA does.
 	packRows func(dst, src []float32, ld, kb int, alpha float32)
@@ -178,7 +182,10 @@ func (g *gemm) runShared(m, n, k int, pk packers, beta float32, c []float32, ldc
 		mc := min(g.mc, (i1-i0+mr-1)/mr*mr)
 		wk.packA = grow(wk.packA, kc*mc)
 		wk.tile = grow(wk.tile, mr*nr)
-		scaleC(i1-i0, n, beta, c[i0*ldc:], ldc)
+		store := beta == 0 && g.kern.set != nil
+		if !store {
+			scaleC(i1-i0, n, beta, c[i0*ldc:], ldc)
+		}
 		for jc := 0; jc < n; jc += nc {
 			nb := min(nc, n-jc)
 			panels := (nb + nr - 1) / nr
@@ -193,7 +200,7 @@ func (g *gemm) runShared(m, n, k int, pk packers, beta float32, c []float32, ldc
 				for ic := i0; ic < i1; ic += mc {
 					mb := min(mc, i1-ic)
 					pk.a(wk.packA, ic, pc, mb, kb)
-					g.macro(wk, g.shared, mb, nb, kb, c[ic*ldc+jc:], ldc)
+					g.macro(wk, g.shared, mb, nb, kb, c[ic*ldc+jc:], ldc, store && pc == 0)
 				}
 				bar.wait()
 			}
@@ -262,7 +269,10 @@ func (g *gemm) packedK(kb int) int {
 // m x n part whose top-left element is (i0, j0) of the whole product.
 func (g *gemm) block(w *gemmWork, i0, j0, m, n, k int, pk packers, beta float32, c []float32, ldc int) {
 	mr, nr := g.kern.mr, g.kern.nr
-	scaleC(m, n, beta, c, ldc)
+	store := beta == 0 && g.kern.set != nil && k > 0
+	if !store {
+		scaleC(m, n, beta, c, ldc)
+	}
 	if k == 0 {
 		return
 	}
@@ -280,32 +290,41 @@ func (g *gemm) block(w *gemmWork, i0, j0, m, n, k int, pk packers, beta float32,
 			for ic := 0; ic < m; ic += mc {
 				mb := min(mc, m-ic)
 				pk.a(w.packA, i0+ic, pc, mb, kb)
-				g.macro(w, w.packB, mb, nb, kb, c[ic*ldc+jc:], ldc)
+				g.macro(w, w.packB, mb, nb, kb, c[ic*ldc+jc:], ldc, store && pc == 0)
 			}
 		}
 	}
 }
 
 // macro multiplies the packed mb x kb block of A in w.packA by the packed
-// kb x nb block packB into the mb x nb part of C at c: the B micro-panel
-// stays while the A micro-panels pass under it.
-func (g *gemm) macro(w *gemmWork, packB []float32, mb, nb, kb int, c []float32, ldc int) {
+// kb x nb block packB into the mb x nb part of C at c (over it with
+// store, which needs kern.set): the B micro-panel stays while the A
+// micro-panels pass under it.
+func (g *gemm) macro(w *gemmWork, packB []float32, mb, nb, kb int, c []float32, ldc int, store bool) {
 	mr, nr := g.kern.mr, g.kern.nr
 	kp := g.packedK(kb)
+	fn := g.kern.fn
+	if store {
+		fn = g.kern.set
+	}
 	for jr := 0; jr < nb; jr += nr {
 		bp := &packB[jr/nr*nr*kp]
 		for ir := 0; ir < mb; ir += mr {
 			ap := &w.packA[ir/mr*mr*kp]
 			ci := ir*ldc + jr
 			if ir+mr <= mb && jr+nr <= nb {
-				g.kern.fn(kb, ap, bp, &c[ci], ldc)
+				fn(kb, ap, bp, &c[ci], ldc)
 				continue
 			}
 			clear(w.tile)
 			g.kern.fn(kb, ap, bp, &w.tile[0], nr)
 			for i := 0; i < min(mr, mb-ir); i++ {
-				row := c[ci+i*ldc:]
-				for j := 0; j < min(nr, nb-jr); j++ {
+				row := c[ci+i*ldc : ci+i*ldc+min(nr, nb-jr)]
+				if store {
+					copy(row, w.tile[i*nr:])
+					continue
+				}
+				for j := range row {
 					row[j] += w.tile[i*nr+j]
 				}
 			}

@@ -17,6 +17,12 @@ func sgemmKernel14x32(k int, a, b, c *float32, ldc int)
 func bf16Kernel14x32(k int, a, b, c *float32, ldc int)
 
 //go:noescape
+func sgemmKernel14x32Set(k int, a, b, c *float32, ldc int)
+
+//go:noescape
+func bf16Kernel14x32Set(k int, a, b, c *float32, ldc int)
+
+//go:noescape
 func sgemmKernel6x16(k int, a, b, c *float32, ldc int)
 
 //go:noescape
@@ -44,7 +50,7 @@ func hasAVX2FMA() bool { return cpuid.CPU.Supports(cpuid.AVX2, cpuid.FMA3) }
 func sgemmKernels() []sgemmKernel {
 	var ks []sgemmKernel
 	if hasAVX512() {
-		ks = append(ks, sgemmKernel{name: "builtin-avx512", mr: 14, nr: 32, fn: sgemmKernel14x32, packRows: packRows14})
+		ks = append(ks, sgemmKernel{name: "builtin-avx512", mr: 14, nr: 32, fn: sgemmKernel14x32, set: sgemmKernel14x32Set, packRows: packRows14})
 	}
 	if hasAVX2FMA() {
 		ks = append(ks, sgemmKernel{name: "builtin-avx2", mr: 6, nr: 16, fn: sgemmKernel6x16})
@@ -57,7 +63,7 @@ func bf16Kernel() (sgemmKernel, bool) {
 	if !hasAVX512() || !cpuid.CPU.Supports(cpuid.AVX512BF16) {
 		return sgemmKernel{}, false
 	}
-	return sgemmKernel{name: "builtin-avx512-bf16", mr: 14, nr: 32, fn: bf16Kernel14x32}, true
+	return sgemmKernel{name: "builtin-avx512-bf16", mr: 14, nr: 32, fn: bf16Kernel14x32, set: bf16Kernel14x32Set}, true
 }
 
 // streamKernels returns the assembly STREAM kernels when AVX-512 is present.
