@@ -24,9 +24,12 @@ type sgemmKernel struct {
 }
 
 // gemm is a BLIS-style blocked GEMM for row-major float32 matrices: B is
-// packed into kc x nr panels that stay in L1, A into mc x kc blocks of mr-row
-// panels that stay in L2, and the columns of C are split across threads.
-// bf16 engines round the packed operands to bfloat16 and accumulate in fp32.
+// packed into kc x nc blocks of kc x nr micro-panels, A into mc x kc blocks
+// of mr-row micro-panels that stay in L2, and each B micro-panel meets the
+// A block's micro-panels in turn (see newGemm for the sizes). With enough
+// rows the threads split C by rows and share each packed block of B;
+// otherwise they split it by columns. bf16 engines round the packed
+// operands to bfloat16 and accumulate in fp32.
 // A gemm reuses its packing buffers and is not safe for concurrent use.
 type gemm struct {
 	kern       sgemmKernel
