@@ -73,6 +73,8 @@ func TestGemmAgainstFloat64(t *testing.T) {
 		{200, 7, 20, false, false, 1, 0},
 		{3, 300, 260, false, false, 1, 0},
 		{150, 100, 200, false, false, 0.5, 1},
+		{700, 45, 130, false, false, 0.5, 0}, // rows shared between 3 threads
+		{680, 33, 70, false, true, 1, 0.5},
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, kc := range gemmKernelsUnderTest() {
@@ -143,7 +145,7 @@ func TestBgemmAgainstFloat64(t *testing.T) {
 		t.Skip("no avx512_bf16 on this CPU")
 	}
 	r := rand.New(rand.NewPCG(3, 4))
-	for _, s := range []struct{ m, n, k int }{{1, 1, 1}, {13, 31, 7}, {15, 33, 257}, {29, 65, 300}, {100, 45, 513}, {3, 300, 131}} {
+	for _, s := range []struct{ m, n, k int }{{1, 1, 1}, {13, 31, 7}, {15, 33, 257}, {29, 65, 300}, {100, 45, 513}, {3, 300, 131}, {460, 70, 131}} {
 		for _, threads := range []int{1, 2} {
 			t.Run(fmt.Sprintf("t%d/%dx%dx%d", threads, s.m, s.n, s.k), func(t *testing.T) {
 				lda, ldb, ldc := s.k+3, s.n+1, s.n+5
