@@ -48,20 +48,21 @@ func newGemm(kern sgemmKernel, bf16 bool, threads int) *gemm {
 	if threads < 1 {
 		threads = runtime.GOMAXPROCS(0)
 	}
-	// kc: 512 packed k steps (fp32 values, or bf16 pairs). The B
-	// micro-panel (kc x nr, 64 KiB) then streams from L2 like the A panel
-	// (the kernel's loads are far below L2 bandwidth), and each C tile is
-	// read and written k/kc times: at n=2048 on Zen 5 (48 KiB L1, 1 MiB
-	// L2), kc=512 ran 1.1-1.2x kc=256 (L1-resident B micro-panel) in
-	// interleaved runs. mc: about 256 KiB of packed A per block, a quarter
-	// of a 1 MiB L2, leaving room for the B micro-panel and C. nc: B's
-	// block lives in L3.
-	kp := 512
+	// kc: 1024 packed k steps (fp32 values, or bf16 pairs). The B
+	// micro-panel (kc x nr, 128 KiB) then streams from L2 like the A
+	// micro-panel (the kernel's loads are far below L2 bandwidth), and
+	// each C tile is read and written k/kc times. At n=2048 on Zen 5
+	// (48 KiB L1, 1 MiB L2), 2 threads, interleaved: kc=512 ran 1.1-1.2x
+	// kc=256 (an L1-resident B micro-panel), and kc=1024 1.02-1.03x kc=512
+	// (1.03-1.09x at n=4096). mc: about 280 KiB of packed A per block,
+	// about a quarter of a 1 MiB L2 (mc made no measurable difference
+	// between 56 and 126 rows). nc: B's block lives in L3.
+	kp := 1024
 	g := &gemm{kern: kern, bf16: bf16, threads: threads, kc: kp, nc: 4096}
 	if bf16 {
 		g.kc = 2 * kp
 	}
-	g.mc = max(kern.mr, (256<<10)/(4*kp)/kern.mr*kern.mr)
+	g.mc = max(kern.mr, (280<<10)/(4*kp)/kern.mr*kern.mr)
 	return g
 }
 
