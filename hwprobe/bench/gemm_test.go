@@ -72,6 +72,9 @@ func TestGemmAgainstFloat64(t *testing.T) {
 		{61, 97, 33, true, true, 1, -1},
 		{200, 7, 20, false, false, 1, 0},
 		{3, 300, 260, false, false, 1, 0},
+		{150, 100, 200, false, false, 0.5, 1},
+		{700, 45, 130, false, false, 0.5, 0}, // rows shared between 3 threads
+		{680, 33, 70, false, true, 1, 0.5},
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, kc := range gemmKernelsUnderTest() {
@@ -142,7 +145,7 @@ func TestBgemmAgainstFloat64(t *testing.T) {
 		t.Skip("no avx512_bf16 on this CPU")
 	}
 	r := rand.New(rand.NewPCG(3, 4))
-	for _, s := range []struct{ m, n, k int }{{1, 1, 1}, {13, 31, 7}, {15, 33, 257}, {29, 65, 300}, {100, 45, 513}, {3, 300, 131}} {
+	for _, s := range []struct{ m, n, k int }{{1, 1, 1}, {13, 31, 7}, {15, 33, 257}, {29, 65, 300}, {100, 45, 513}, {3, 300, 131}, {460, 70, 131}} {
 		for _, threads := range []int{1, 2} {
 			t.Run(fmt.Sprintf("t%d/%dx%dx%d", threads, s.m, s.n, s.k), func(t *testing.T) {
 				lda, ldb, ldc := s.k+3, s.n+1, s.n+5
@@ -162,6 +165,34 @@ func TestBgemmAgainstFloat64(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// TestPackRows checks each kernel's fast panel packer against the scalar
+// packA, odd and even k, alpha 1 and not.
+func TestPackRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, kern := range sgemmKernels() {
+		if kern.packRows == nil {
+			continue
+		}
+		for _, kb := range []int{1, 2, 7, 64, 513} {
+			for _, alpha := range []float32{1, -0.5} {
+				ld := kb + 3
+				a := randMat(r, 3*kern.mr*ld)
+				A := rowMajor(a, ld, false).at(1, 2)
+				mb := 2*kern.mr + 1 // two full panels and a partial one
+				want := make([]float32, (mb+kern.mr)*kb)
+				got := make([]float32, len(want))
+				packA(want, A, mb, kb, kern.mr, alpha, nil)
+				packA(got, A, mb, kb, kern.mr, alpha, kern.packRows)
+				for i := range want {
+					if got[i] != want[i] {
+						t.Fatalf("%s kb=%d alpha=%g: packed[%d] = %g, want %g", kern.name, kb, alpha, i, got[i], want[i])
+					}
+				}
+			}
 		}
 	}
 }

@@ -4,13 +4,23 @@ package bench
 
 //go:generate go run ./gen -o kernels_amd64.s
 
-import "github.com/klauspost/cpuid/v2"
+import (
+	"math"
+
+	"github.com/klauspost/cpuid/v2"
+)
 
 //go:noescape
 func sgemmKernel14x32(k int, a, b, c *float32, ldc int)
 
 //go:noescape
 func bf16Kernel14x32(k int, a, b, c *float32, ldc int)
+
+//go:noescape
+func sgemmKernel14x32Set(k int, a, b, c *float32, ldc int)
+
+//go:noescape
+func bf16Kernel14x32Set(k int, a, b, c *float32, ldc int)
 
 //go:noescape
 func sgemmKernel6x16(k int, a, b, c *float32, ldc int)
@@ -40,7 +50,7 @@ func hasAVX2FMA() bool { return cpuid.CPU.Supports(cpuid.AVX2, cpuid.FMA3) }
 func sgemmKernels() []sgemmKernel {
 	var ks []sgemmKernel
 	if hasAVX512() {
-		ks = append(ks, sgemmKernel{name: "builtin-avx512", mr: 14, nr: 32, fn: sgemmKernel14x32})
+		ks = append(ks, sgemmKernel{name: "builtin-avx512", mr: 14, nr: 32, fn: sgemmKernel14x32, set: sgemmKernel14x32Set, packRows: packRows14})
 	}
 	if hasAVX2FMA() {
 		ks = append(ks, sgemmKernel{name: "builtin-avx2", mr: 6, nr: 16, fn: sgemmKernel6x16})
@@ -53,7 +63,7 @@ func bf16Kernel() (sgemmKernel, bool) {
 	if !hasAVX512() || !cpuid.CPU.Supports(cpuid.AVX512BF16) {
 		return sgemmKernel{}, false
 	}
-	return sgemmKernel{name: "builtin-avx512-bf16", mr: 14, nr: 32, fn: bf16Kernel14x32}, true
+	return sgemmKernel{name: "builtin-avx512-bf16", mr: 14, nr: 32, fn: bf16Kernel14x32, set: bf16Kernel14x32Set}, true
 }
 
 // streamKernels returns the assembly STREAM kernels when AVX-512 is present.
@@ -81,4 +91,32 @@ func saxpy(y, x []float32, alpha float32) {
 	for i := head; i < n; i++ {
 		y[i] += alpha * x[i]
 	}
+}
+
+//go:noescape
+func packA14(dst, src *float32, idx *int32, kb int, alpha float32)
+
+// packRows14 packs alpha times a 14 x kb panel of row-major A (rows ld
+// apart) into dst with one gather per k step; it falls back to the scalar
+// loop when the row offsets do not fit the gather's 32-bit indices.
+func packRows14(dst, src []float32, ld, kb int, alpha float32) {
+	const mr = 14
+	if kb == 0 {
+		return
+	}
+	_ = dst[mr*kb-1]
+	_ = src[(mr-1)*ld+kb-1]
+	if (mr-1)*ld > math.MaxInt32/4 {
+		for i := range mr {
+			for p, v := range src[i*ld : i*ld+kb] {
+				dst[p*mr+i] = alpha * v
+			}
+		}
+		return
+	}
+	var idx [16]int32
+	for i := range mr {
+		idx[i] = int32(i * ld)
+	}
+	packA14(&dst[0], &src[0], &idx[0], kb, alpha)
 }

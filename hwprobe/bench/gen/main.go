@@ -31,6 +31,7 @@ func generate() []byte {
 	sgemmAVX2(&a)
 	streamAVX512(&a)
 	saxpyAVX512(&a)
+	packAAVX512(&a)
 	return a.Bytes()
 }
 
@@ -54,22 +55,25 @@ func kernelPrologue(a *asm, name string) {
 }
 
 // prefetchC touches the rows of the C tile so that the final update does not stall.
-func prefetchC(a *asm, rows, lines int) {
+func prefetchC(a *asm, rows, lines int, op string) {
 	a.f("MOVQ DX, R9")
 	for r := 0; r < rows; r++ {
 		for l := 0; l < lines; l++ {
-			a.f("PREFETCHT0 %d(R9)", 64*l)
+			a.f("%s %d(R9)", op, 64*l)
 		}
 		a.f("ADDQ R8, R9")
 	}
 }
 
-// storeC512 adds the accumulators Z0..Z(2*rows-1) into the C tile.
-func storeC512(a *asm, rows int) {
+// storeC512 adds the accumulators Z0..Z(2*rows-1) into the C tile, or
+// with set stores them over it.
+func storeC512(a *asm, rows int, set bool) {
 	for r := 0; r < rows; r++ {
-		a.f("VADDPS (DX), Z%d, Z%d", 2*r, 2*r)
+		if !set {
+			a.f("VADDPS (DX), Z%d, Z%d", 2*r, 2*r)
+			a.f("VADDPS 64(DX), Z%d, Z%d", 2*r+1, 2*r+1)
+		}
 		a.f("VMOVUPS Z%d, (DX)", 2*r)
-		a.f("VADDPS 64(DX), Z%d, Z%d", 2*r+1, 2*r+1)
 		a.f("VMOVUPS Z%d, 64(DX)", 2*r+1)
 		a.f("ADDQ R8, DX")
 	}
@@ -78,12 +82,7 @@ func storeC512(a *asm, rows int) {
 // sgemmAVX512 is the fp32 14x32 tile: per k step two 16-wide loads of the
 // packed B panel and 14 broadcasts of the packed A panel feed 28 FMAs.
 func sgemmAVX512(a *asm) {
-	kernelPrologue(a, "sgemmKernel14x32")
-	for r := 0; r < 2*mr512; r++ {
-		a.f("VPXORD Z%d, Z%d, Z%d", r, r, r)
-	}
-	prefetchC(a, mr512, 2)
-	step := func(off int) {
+	tile512(a, "sgemmKernel14x32", "s512", 4, nil, func(off int) {
 		a.f("VMOVUPS %d(BX), Z28", off*4*nr512)
 		a.f("VMOVUPS %d(BX), Z29", off*4*nr512+64)
 		for r := 0; r < mr512; r++ {
@@ -92,35 +91,95 @@ func sgemmAVX512(a *asm) {
 			a.f("VFMADD231PS Z28, Z%d, Z%d", z, 2*r)
 			a.f("VFMADD231PS Z29, Z%d, Z%d", z, 2*r+1)
 		}
+	})
+}
+
+// tile512 writes a 14x32 kernel whose k loop runs CX steps of step (one
+// packed k step, off steps from AX/BX), unrolled unroll times; pre, when
+// set, adjusts CX first.
+//
+// The rows of C lie ldc apart, often a multiple of 4 KiB, so the 14 rows
+// of a tile map to the same L1 sets (more lines than ways): lines fetched
+// into L1 at the start are evicted by the streamed panels before the
+// update. So the tile is prefetched into L2 at the start, and into L1
+// (PREFETCHW: the lines are about to be written) one row per unrolled
+// iteration during the last 14 iterations. Measured interleaved on Zen 5,
+// n=2048, one thread: 1.09x over prefetching into L1 at the start.
+//
+// Each kernel comes in two forms: name adds the product into C, name+"Set"
+// stores it over C (the first k block of a product with beta 0, so that C
+// is neither cleared nor read first).
+func tile512(a *asm, name, l string, unroll int, pre func(), step func(off int)) {
+	tile512Form(a, name, l, unroll, pre, step, false)
+	tile512Form(a, name+"Set", l+"set", unroll, pre, step, true)
+}
+
+func tile512Form(a *asm, name, l string, unroll int, pre func(), step func(off int), set bool) {
+	kernelPrologue(a, name)
+	if pre != nil {
+		pre()
 	}
-	const unroll = 4
+	for r := 0; r < 2*mr512; r++ {
+		a.f("VPXORD Z%d, Z%d, Z%d", r, r, r)
+	}
+	prefetchC(a, mr512, 2, "PREFETCHT1")
+	body := func() {
+		a.f("PREFETCHT0 %d(AX)", 4*mr512*unroll*4)
+		for u := 0; u < unroll; u++ {
+			step(u)
+		}
+		a.f("ADDQ $%d, AX", 4*mr512*unroll)
+		a.f("ADDQ $%d, BX", 4*nr512*unroll)
+	}
+	// R10 = whole unrolled iterations, CX = remaining steps; R11 = the
+	// last (at most mr512) iterations, which prefetch C, R10 the others.
 	a.f("MOVQ CX, R10")
-	a.f("SHRQ $2, R10")
-	a.f("ANDQ $3, CX")
+	a.f("SHRQ $%d, R10", log2(unroll))
+	a.f("ANDQ $%d, CX", unroll-1)
+	a.f("MOVQ $%d, R11", mr512)
+	a.f("CMPQ R10, R11")
+	a.f("CMOVQLT R10, R11")
+	a.f("SUBQ R11, R10")
+	a.f("MOVQ DX, R9")
 	a.f("TESTQ R10, R10")
-	a.f("JZ s512tail")
-	a.label("s512loop")
-	a.f("PREFETCHT0 %d(AX)", 4*mr512*unroll*4)
-	for u := 0; u < unroll; u++ {
-		step(u)
-	}
-	a.f("ADDQ $%d, AX", 4*mr512*unroll)
-	a.f("ADDQ $%d, BX", 4*nr512*unroll)
+	a.f("JZ %stail", l)
+	a.label(l + "loop")
+	body()
 	a.f("DECQ R10")
-	a.f("JNZ s512loop")
-	a.label("s512tail")
+	a.f("JNZ %sloop", l)
+	a.label(l + "tail")
+	a.f("TESTQ R11, R11")
+	a.f("JZ %srest", l)
+	a.label(l + "pfloop")
+	// The Go assembler has no PREFETCHW (0F 0D /1).
+	a.f("BYTE $0x41; BYTE $0x0f; BYTE $0x0d; BYTE $0x09 // PREFETCHW (R9)")
+	a.f("BYTE $0x41; BYTE $0x0f; BYTE $0x0d; BYTE $0x49; BYTE $0x40 // PREFETCHW 64(R9)")
+	a.f("ADDQ R8, R9")
+	body()
+	a.f("DECQ R11")
+	a.f("JNZ %spfloop", l)
+	a.label(l + "rest")
 	a.f("TESTQ CX, CX")
-	a.f("JZ s512store")
-	a.label("s512tailloop")
+	a.f("JZ %sstore", l)
+	a.label(l + "tailloop")
 	step(0)
 	a.f("ADDQ $%d, AX", 4*mr512)
 	a.f("ADDQ $%d, BX", 4*nr512)
 	a.f("DECQ CX")
-	a.f("JNZ s512tailloop")
-	a.label("s512store")
-	storeC512(a, mr512)
+	a.f("JNZ %stailloop", l)
+	a.label(l + "store")
+	storeC512(a, mr512, set)
 	a.f("VZEROUPPER")
 	a.f("RET")
+}
+
+func log2(n int) int {
+	l := 0
+	for n > 1 {
+		n >>= 1
+		l++
+	}
+	return l
 }
 
 // vdpbf16ps encodes VDPBF16PS zmm(dst), zmm(src1), zmm(src2) (Intel operand
@@ -139,12 +198,11 @@ func vdpbf16ps(dst, src1, src2 int) string {
 // per k pair, 32 columns of two interleaved bf16 values (two zmm); the packed
 // A panel holds, per k pair, 14 rows of two bf16 values (one dword each).
 func bf16AVX512(a *asm) {
-	kernelPrologue(a, "bf16Kernel14x32")
-	for r := 0; r < 2*mr512; r++ {
-		a.f("VPXORD Z%d, Z%d, Z%d", r, r, r)
-	}
-	prefetchC(a, mr512, 2)
-	step := func(off int) {
+	// The loop runs over k pairs, k rounded up.
+	tile512(a, "bf16Kernel14x32", "b512", 2, func() {
+		a.f("INCQ CX")
+		a.f("SHRQ $1, CX")
+	}, func(off int) {
 		a.f("VMOVUPS %d(BX), Z28", off*4*nr512)
 		a.f("VMOVUPS %d(BX), Z29", off*4*nr512+64)
 		for r := 0; r < mr512; r++ {
@@ -153,31 +211,7 @@ func bf16AVX512(a *asm) {
 			a.f(vdpbf16ps(2*r, z, 28))
 			a.f(vdpbf16ps(2*r+1, z, 29))
 		}
-	}
-	// CX = k pairs (k rounded up), R10 = iterations of two pairs.
-	a.f("INCQ CX")
-	a.f("SHRQ $1, CX")
-	a.f("MOVQ CX, R10")
-	a.f("SHRQ $1, R10")
-	a.f("ANDQ $1, CX")
-	a.f("TESTQ R10, R10")
-	a.f("JZ b512tail")
-	a.label("b512loop")
-	a.f("PREFETCHT0 %d(AX)", 4*mr512*2*4)
-	step(0)
-	step(1)
-	a.f("ADDQ $%d, AX", 4*mr512*2)
-	a.f("ADDQ $%d, BX", 4*nr512*2)
-	a.f("DECQ R10")
-	a.f("JNZ b512loop")
-	a.label("b512tail")
-	a.f("TESTQ CX, CX")
-	a.f("JZ b512store")
-	step(0)
-	a.label("b512store")
-	storeC512(a, mr512)
-	a.f("VZEROUPPER")
-	a.f("RET")
+	})
 }
 
 // sgemmAVX2 is the fp32 6x16 tile for hosts without AVX-512: 12 ymm
@@ -187,7 +221,7 @@ func sgemmAVX2(a *asm) {
 	for r := 0; r < 2*mr256; r++ {
 		a.f("VXORPS Y%d, Y%d, Y%d", r, r, r)
 	}
-	prefetchC(a, mr256, 1)
+	prefetchC(a, mr256, 1, "PREFETCHT0")
 	step := func(off int) {
 		a.f("VMOVUPS %d(BX), Y12", off*4*nr256)
 		a.f("VMOVUPS %d(BX), Y13", off*4*nr256+32)
@@ -314,6 +348,51 @@ func saxpyAVX512(a *asm) {
 	a.f("DECQ CX")
 	a.f("JNZ saxpyloop")
 	a.label("saxpydone")
+	a.f("VZEROUPPER")
+	a.f("RET")
+}
+
+// packAAVX512 writes packA14, which packs a 14 x kb panel of row-major A
+// (rows idx[i] elements apart, idx[14] = idx[15] = 0) times alpha into
+// the 14x32 kernel's layout: per k step, the 14 values of one column. One
+// masked gather per column reads the 14 rows in step, where a row-by-row
+// copy writes 56-byte-strided scalars.
+func packAAVX512(a *asm) {
+	fmt.Fprintf(&a.Buffer, "\n// func packA14(dst, src *float32, idx *int32, kb int, alpha float32)\nTEXT ·packA14(SB), NOSPLIT, $0-36\n")
+	a.f("MOVQ dst+0(FP), DI")
+	a.f("MOVQ src+8(FP), SI")
+	a.f("MOVQ idx+16(FP), R9")
+	a.f("MOVQ kb+24(FP), CX")
+	a.f("VBROADCASTSS alpha+32(FP), Z31")
+	a.f("VMOVDQU32 (R9), Z30")
+	a.f("MOVL $0x3fff, R10")
+	a.f("KMOVW R10, K1")
+	a.f("MOVQ CX, R11")
+	a.f("SHRQ $1, R11")
+	a.f("ANDQ $1, CX")
+	a.f("TESTQ R11, R11")
+	a.f("JZ packA14tail")
+	a.label("packA14loop")
+	a.f("KMOVW K1, K2")
+	a.f("KMOVW K1, K3")
+	a.f("VGATHERDPS (SI)(Z30*4), K2, Z0")
+	a.f("VGATHERDPS 4(SI)(Z30*4), K3, Z1")
+	a.f("VMULPS Z31, Z0, Z0")
+	a.f("VMULPS Z31, Z1, Z1")
+	a.f("VMOVUPS Z0, K1, (DI)")
+	a.f("VMOVUPS Z1, K1, %d(DI)", 4*mr512)
+	a.f("ADDQ $8, SI")
+	a.f("ADDQ $%d, DI", 8*mr512)
+	a.f("DECQ R11")
+	a.f("JNZ packA14loop")
+	a.label("packA14tail")
+	a.f("TESTQ CX, CX")
+	a.f("JZ packA14done")
+	a.f("KMOVW K1, K2")
+	a.f("VGATHERDPS (SI)(Z30*4), K2, Z0")
+	a.f("VMULPS Z31, Z0, Z0")
+	a.f("VMOVUPS Z0, K1, (DI)")
+	a.label("packA14done")
 	a.f("VZEROUPPER")
 	a.f("RET")
 }
