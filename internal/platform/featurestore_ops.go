@@ -2,8 +2,6 @@ package platform
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -90,17 +88,9 @@ const fsRecordTimeout = 20 * time.Second
 // findAfterFailure looks the group up on a fresh, short, bounded context
 // (ctx's values kept, its cancellation not).
 func (e *Env) findAfterFailure(ctx context.Context, name string) (*FeatureStore, error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fsRecordTimeout)
+	ctx, cancel := recordContext(ctx, fsRecordTimeout)
 	defer cancel()
 	return e.FindFeatureStore(ctx, name)
-}
-
-func newCreationToken() (string, error) {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("making a creation token: %w", err)
-	}
-	return hex.EncodeToString(b), nil
 }
 
 // CreateFeatureStore validates s, checks its residency (fail closed: every
@@ -123,10 +113,7 @@ func (e *Env) CreateFeatureStore(ctx context.Context, s FeatureStoreSpec, wait F
 	if err != nil {
 		return nil, vs, err
 	}
-	token, err := newCreationToken()
-	if err != nil {
-		return nil, vs, err
-	}
+	token := NewCreationToken()
 	tags := e.MergeTags(s.Tags)
 	if tags == nil {
 		tags = map[string]string{}
@@ -140,7 +127,9 @@ func (e *Env) CreateFeatureStore(ctx context.Context, s FeatureStoreSpec, wait F
 			// The call may still land (a request in flight when the client
 			// gave up): look again a few times before saying nothing exists.
 			for _, d := range []time.Duration{time.Second, 2 * time.Second} {
-				time.Sleep(d)
+				if sleepOrDone(context.WithoutCancel(ctx), d) != nil {
+					break
+				}
 				if fs, ferr = e.findAfterFailure(ctx, s.Name); !errors.Is(ferr, cloud.ErrNotFound) {
 					break
 				}

@@ -2,8 +2,6 @@ package platform
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -375,13 +373,6 @@ type PartialError struct {
 func (e *PartialError) Error() string { return e.Err.Error() }
 func (e *PartialError) Unwrap() error { return e.Err }
 
-// NewCreationToken returns a random creation token (TagCreationToken).
-func NewCreationToken() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
 // CreateGPUCluster creates the cluster: its placement group (unless an
 // existing one is named), its launch template, and its nodes, then waits
 // until they run. A cluster of that name that spec.CreationToken does not
@@ -509,9 +500,6 @@ func (e *Env) convergeGPUCluster(ctx context.Context, spec GPUClusterSpec, o GPU
 	return c, nil
 }
 
-// RecordTimeout bounds the lookup that records what exists after a failure.
-const RecordTimeout = 30 * time.Second
-
 // partial returns what exists of the cluster together with cause, as a
 // *PartialError. It reads with a fresh context bounded by RecordTimeout,
 // since ctx may be the cancelled or expired one that caused the failure.
@@ -519,7 +507,7 @@ const RecordTimeout = 30 * time.Second
 // (the launch template, the nodes RunInstances answered with). It returns a
 // nil cluster only when nothing exists.
 func (e *Env) partial(ctx context.Context, spec GPUClusterSpec, tr *tracker, cause error) (*cloud.GPUCluster, error) {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RecordTimeout)
+	rctx, cancel := recordContext(ctx, RecordTimeout)
 	defer cancel()
 	api := e.Clients.EC2
 	c, err := cloud.FindGPUCluster(rctx, api, spec.Name)
@@ -798,15 +786,4 @@ func (lc *launchContext) offeredElsewhere(zoneID string) []string {
 		}
 	}
 	return out
-}
-
-func sleepOrDone(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
