@@ -295,7 +295,6 @@ func (s *Shim) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	r := parseRequest(hr, body)
 	r.shim = s
 
-	rec := &statusRecorder{ResponseWriter: w}
 	call := Call{
 		Time:    time.Now(),
 		Service: r.Service,
@@ -306,6 +305,21 @@ func (s *Shim) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		Write:   IsWrite(r.Service, r.Action, hr.Method),
 		Fixture: r.Fixture,
 	}
+	// The call is logged when its status is written, before any byte of the
+	// answer reaches the client, so a client that has its answer always
+	// finds the call in the log.
+	logged := false
+	record := func(status int) {
+		if logged {
+			return
+		}
+		logged = true
+		call.Status = status
+		s.mu.Lock()
+		s.calls = append(s.calls, call)
+		s.mu.Unlock()
+	}
+	rec := &statusRecorder{ResponseWriter: w, onHeader: record}
 
 	s.runHooks(r)
 	s.mu.Lock()
@@ -331,13 +345,7 @@ func (s *Shim) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 			s.proxy.ServeHTTP(w, out)
 		})
 	}
-	call.Status = rec.status
-	if call.Status == 0 {
-		call.Status = http.StatusOK
-	}
-	s.mu.Lock()
-	s.calls = append(s.calls, call)
-	s.mu.Unlock()
+	record(http.StatusOK) // the handler wrote nothing
 	if s.observe != nil {
 		s.observe(call)
 	}
@@ -411,19 +419,23 @@ func (s *Shim) serveControl(w http.ResponseWriter, hr *http.Request) {
 // statusRecorder remembers the status code written through it.
 type statusRecorder struct {
 	http.ResponseWriter
-	status int
+	status   int
+	onHeader func(status int) // called once, before the status is sent
 }
 
 func (r *statusRecorder) WriteHeader(code int) {
 	if r.status == 0 {
 		r.status = code
+		if r.onHeader != nil {
+			r.onHeader(code)
+		}
 	}
 	r.ResponseWriter.WriteHeader(code)
 }
 
 func (r *statusRecorder) Write(b []byte) (int, error) {
 	if r.status == 0 {
-		r.status = http.StatusOK
+		r.WriteHeader(http.StatusOK)
 	}
 	return r.ResponseWriter.Write(b)
 }
