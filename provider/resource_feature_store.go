@@ -26,7 +26,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
-	"github.com/mlplatform/mlplatform/internal/cloud"
 	"github.com/mlplatform/mlplatform/internal/platform"
 )
 
@@ -35,15 +34,6 @@ var (
 	_ resource.ResourceWithModifyPlan   = &featureStoreResource{}
 	_ resource.ResourceWithImportState  = &featureStoreResource{}
 	_ resource.ResourceWithUpgradeState = &featureStoreResource{}
-)
-
-// Default timeouts of a feature store.
-const (
-	featureStoreCreateTimeout = 30 * time.Minute
-	featureStoreUpdateTimeout = 30 * time.Minute
-	featureStoreDeleteTimeout = 30 * time.Minute
-	// How long a refresh waits for the outcome of a deletion under way.
-	featureStoreReadSettle = 2 * time.Minute
 )
 
 // NewFeatureStoreResource is the mlplatform_feature_store constructor.
@@ -318,20 +308,22 @@ func (r *featureStoreResource) ModifyPlan(ctx context.Context, req resource.Modi
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	spec, unknown := featureStoreSpec(ctx, &plan, &resp.Diagnostics)
+	spec, unknown, _ := featureStoreSpec(ctx, &plan, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	addFieldErrors(platform.ValidateFeatureStore(spec, platform.ValidateOptions{Unknown: unknown}), &resp.Diagnostics)
-	if resp.Diagnostics.HasError() || r.meta == nil {
+	if r.meta == nil {
+		addFieldErrors(platform.ValidateFeatureStore(spec, platform.ValidateOptions{Unknown: unknown}), &resp.Diagnostics)
 		return
 	}
-
-	tagsPath := platform.FeatureStoreTagsPath
-	if plan.Tags.IsUnknown() {
-		tagsPath = ""
+	errs, vs, err := r.meta.CheckFeatureStore(ctx, spec, unknown)
+	if err != nil {
+		resp.Diagnostics.AddError("checking data residency", err.Error())
+		return
 	}
-	if !checkResidency(ctx, r.meta, platform.FeatureStoreResidencyRefs(spec, unknown), spec.Tags, tagsPath, &resp.Diagnostics) {
+	addFieldErrors(errs, &resp.Diagnostics)
+	ReportViolations(r.meta.Policy.Mode, vs, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
 		return
 	}
 	if !plan.Tags.IsUnknown() {
@@ -361,41 +353,17 @@ func (r *featureStoreResource) ModifyPlan(ctx context.Context, req resource.Modi
 	}
 	var state featureStoreModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	old, _, _ := featureStoreSpec(ctx, &state, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	// A group recorded unhealthy: finish, replace (allowed) or say what to do.
-	repair := platform.FeatureStoreRepair(state.Status.ValueString(), state.FailureReason.ValueString(), allow)
-	switch {
-	case repair.Blocked != "":
-		resp.Diagnostics.AddAttributeError(path.Root("status"), fmt.Sprintf("Feature store (%s) is %s", name, state.Status.ValueString()), repair.Blocked)
-		return
-	case repair.Finish:
+	cs := platform.PlanFeatureStore(platform.FeatureStorePrior{Spec: old, Status: state.Status.ValueString(), FailureReason: state.FailureReason.ValueString()}, spec, unknown, allow)
+	addProblems(append(cs.Refused, cs.Warnings...), &resp.Diagnostics)
+	if cs.StatusChanges {
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("status"), types.StringUnknown())...)
-	case repair.Replace:
-		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("status"), types.StringUnknown())...)
-		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("status"))
-		resp.Diagnostics.AddWarning(fmt.Sprintf("Feature store %s will be replaced", name), repair.Reason)
-		return
 	}
-	old, _ := featureStoreSpec(ctx, &state, &resp.Diagnostics)
-	change := platform.PlanFeatureStoreChangeUnknown(old, spec, unknown)
-	if !change.IsDestructive() {
-		return
-	}
-	if allow {
-		for _, p := range change.DestructivePaths() {
-			resp.RequiresReplace = append(resp.RequiresReplace, parsePath(p))
-		}
-		resp.Diagnostics.AddWarning(fmt.Sprintf("Feature store %s will be replaced: data will be lost", name), change.DestructiveSummary(name))
-		return
-	}
-	for _, c := range change.Destructive {
-		resp.Diagnostics.AddAttributeError(parsePath(c.Path), fmt.Sprintf("Destructive change to feature store (%s)", name),
-			fmt.Sprintf("%s: %s.\n\nSageMaker cannot make this change in place, so the feature group would have to be deleted and created again. "+
-				"That loses every record in the online store, and the data in the offline store table for removed or retyped features will be lost "+
-				"(a new table is started). If that is intended, set allow_destructive_changes = true and plan again; otherwise revert this change "+
-				"(adding features, and changing the TTL, throughput or tags, are in-place updates).", c.Path, c.Reason))
+	for _, p := range cs.ReplacePaths() {
+		resp.RequiresReplace = append(resp.RequiresReplace, parsePath(p))
 	}
 }
 
@@ -405,9 +373,9 @@ func (r *featureStoreResource) Create(ctx context.Context, req resource.CreateRe
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	timeout, d := plan.Timeouts.Create(ctx, featureStoreCreateTimeout)
+	timeout, d := plan.Timeouts.Create(ctx, platform.FeatureStoreCreateTimeout)
 	resp.Diagnostics.Append(d...)
-	spec, _ := featureStoreSpec(ctx, &plan, &resp.Diagnostics)
+	spec, _, _ := featureStoreSpec(ctx, &plan, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -416,8 +384,7 @@ func (r *featureStoreResource) Create(ctx context.Context, req resource.CreateRe
 	if fs != nil {
 		// Created, even if it did not become ready: record it so that it is
 		// tainted and replaced, never orphaned.
-		prior := plan
-		resp.Diagnostics.Append(applyFeatureStore(ctx, &plan, fs, &prior, r.meta)...)
+		resp.Diagnostics.Append(r.readBack(ctx, &plan, fs)...)
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	}
 	if err != nil && fs != nil {
@@ -436,8 +403,8 @@ func (r *featureStoreResource) Read(ctx context.Context, req resource.ReadReques
 		return
 	}
 	name := state.Name.ValueString()
-	fs, err := r.meta.ReadFeatureStore(ctx, name, featureStoreReadSettle)
-	if errors.Is(err, cloud.ErrNotFound) {
+	fs, err := r.meta.ReadFeatureStore(ctx, name, platform.FeatureStoreReadSettle)
+	if errors.Is(err, platform.ErrNotFound) {
 		tflog.Warn(ctx, "feature store is gone; removing it from state", map[string]any{"name": name})
 		resp.State.RemoveResource(ctx)
 		return
@@ -446,8 +413,7 @@ func (r *featureStoreResource) Read(ctx context.Context, req resource.ReadReques
 		resp.Diagnostics.AddError(fmt.Sprintf("reading feature store (%s)", name), err.Error())
 		return
 	}
-	prior := state
-	resp.Diagnostics.Append(applyFeatureStore(ctx, &state, fs, &prior, r.meta)...)
+	resp.Diagnostics.Append(r.readBack(ctx, &state, fs)...)
 	if state.AllowDestructiveChanges.IsNull() {
 		state.AllowDestructiveChanges = types.BoolValue(false) // after import
 	}
@@ -461,10 +427,10 @@ func (r *featureStoreResource) Update(ctx context.Context, req resource.UpdateRe
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	timeout, d := plan.Timeouts.Update(ctx, featureStoreUpdateTimeout)
+	timeout, d := plan.Timeouts.Update(ctx, platform.FeatureStoreUpdateTimeout)
 	resp.Diagnostics.Append(d...)
-	spec, _ := featureStoreSpec(ctx, &plan, &resp.Diagnostics)
-	old, _ := featureStoreSpec(ctx, &state, &resp.Diagnostics)
+	spec, _, _ := featureStoreSpec(ctx, &plan, &resp.Diagnostics)
+	old, _, _ := featureStoreSpec(ctx, &state, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -476,8 +442,7 @@ func (r *featureStoreResource) Update(ctx context.Context, req resource.UpdateRe
 		addFeatureStoreError(fmt.Sprintf("updating feature store (%s)", spec.Name), err, &resp.Diagnostics)
 		return
 	}
-	prior := plan
-	resp.Diagnostics.Append(applyFeatureStore(ctx, &plan, fs, &prior, r.meta)...)
+	resp.Diagnostics.Append(r.readBack(ctx, &plan, fs)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
@@ -487,7 +452,7 @@ func (r *featureStoreResource) Delete(ctx context.Context, req resource.DeleteRe
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	timeout, d := state.Timeouts.Delete(ctx, featureStoreDeleteTimeout)
+	timeout, d := state.Timeouts.Delete(ctx, platform.FeatureStoreDeleteTimeout)
 	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -555,15 +520,47 @@ func addFieldErrors(errs []platform.FieldError, diags *diag.Diagnostics) {
 	}
 }
 
-// featureStoreSpec translates the model to the core's spec and lists the
-// attribute paths whose values are not known yet.
-func featureStoreSpec(ctx context.Context, m *featureStoreModel, diags *diag.Diagnostics) (platform.FeatureStoreSpec, []string) {
-	var unknown []string
+// addProblems reports the core's plan errors and warnings on their
+// attributes (the whole resource when the path is empty).
+func addProblems(ps []platform.Problem, diags *diag.Diagnostics) {
+	for _, p := range ps {
+		switch {
+		case p.Path == "" && p.Warning:
+			diags.AddWarning(p.Summary, p.Detail)
+		case p.Path == "":
+			diags.AddError(p.Summary, p.Detail)
+		case p.Warning:
+			diags.AddAttributeWarning(parsePath(p.Path), p.Summary, p.Detail)
+		default:
+			diags.AddAttributeError(parsePath(p.Path), p.Summary, p.Detail)
+		}
+	}
+}
+
+// featureStoreSpec translates the model to the core's spec, and lists the
+// attribute paths whose values are not known yet and the optional ones that
+// are unset (null).
+func featureStoreSpec(ctx context.Context, m *featureStoreModel, diags *diag.Diagnostics) (platform.FeatureStoreSpec, []string, []string) {
+	var unknown, unset []string
 	str := func(p string, v types.String) string {
-		if v.IsUnknown() {
+		switch {
+		case v.IsUnknown():
 			unknown = append(unknown, p)
+		case v.IsNull():
+			unset = append(unset, p)
 		}
 		return v.ValueString()
+	}
+	null := func(p string, v attr.Value) bool {
+		switch {
+		case v.IsUnknown():
+			unknown = append(unknown, p)
+		case v.IsNull():
+			unset = append(unset, p)
+		default:
+			return false
+		}
+		return true
 	}
 	s := platform.FeatureStoreSpec{
 		Name:             str("name", m.Name),
@@ -573,10 +570,7 @@ func featureStoreSpec(ctx context.Context, m *featureStoreModel, diags *diag.Dia
 		RoleARN:          str("role_arn", m.RoleARN),
 	}
 
-	switch {
-	case m.Features.IsUnknown():
-		unknown = append(unknown, "features")
-	case !m.Features.IsNull():
+	if !null("features", m.Features) {
 		for i, e := range m.Features.Elements() {
 			at := fmt.Sprintf("features[%d]", i)
 			obj, ok := e.(types.Object)
@@ -599,24 +593,16 @@ func featureStoreSpec(ctx context.Context, m *featureStoreModel, diags *diag.Dia
 		}
 	}
 
-	switch {
-	case m.OnlineStore.IsUnknown():
-		unknown = append(unknown, "online_store")
-	case !m.OnlineStore.IsNull():
+	if !null("online_store", m.OnlineStore) {
 		var o onlineStoreModel
 		diags.Append(m.OnlineStore.As(ctx, &o, basetypes.ObjectAsOptions{})...)
-		if o.Enabled.IsUnknown() {
-			unknown = append(unknown, "online_store.enabled")
-		}
+		null("online_store.enabled", o.Enabled)
 		s.Online = &platform.OnlineStore{
 			Enabled:     o.Enabled.ValueBool(),
 			StorageType: str("online_store.storage_type", o.StorageType),
 			KMSKeyARN:   str("online_store.kms_key_arn", o.KMSKeyARN),
 		}
-		switch {
-		case o.TTL.IsUnknown():
-			unknown = append(unknown, "online_store.ttl")
-		case !o.TTL.IsNull():
+		if !null("online_store.ttl", o.TTL) {
 			var t ttlModel
 			diags.Append(o.TTL.As(ctx, &t, basetypes.ObjectAsOptions{})...)
 			if t.Value.IsUnknown() {
@@ -626,15 +612,10 @@ func featureStoreSpec(ctx context.Context, m *featureStoreModel, diags *diag.Dia
 		}
 	}
 
-	switch {
-	case m.OfflineStore.IsUnknown():
-		unknown = append(unknown, "offline_store")
-	case !m.OfflineStore.IsNull():
+	if !null("offline_store", m.OfflineStore) {
 		var o offlineStoreModel
 		diags.Append(m.OfflineStore.As(ctx, &o, basetypes.ObjectAsOptions{})...)
-		if o.DisableGlueTableCreation.IsUnknown() {
-			unknown = append(unknown, "offline_store.disable_glue_table_creation")
-		}
+		null("offline_store.disable_glue_table_creation", o.DisableGlueTableCreation)
 		s.Offline = &platform.OfflineStore{
 			S3URI:                    str("offline_store.s3_uri", o.S3URI),
 			KMSKeyARN:                str("offline_store.kms_key_arn", o.KMSKeyARN),
@@ -643,10 +624,7 @@ func featureStoreSpec(ctx context.Context, m *featureStoreModel, diags *diag.Dia
 		}
 	}
 
-	switch {
-	case m.Throughput.IsUnknown():
-		unknown = append(unknown, "throughput")
-	case !m.Throughput.IsNull():
+	if !null("throughput", m.Throughput) {
 		var t throughputModel
 		diags.Append(m.Throughput.As(ctx, &t, basetypes.ObjectAsOptions{})...)
 		if t.ReadCapacityUnits.IsUnknown() || t.WriteCapacityUnits.IsUnknown() {
@@ -659,9 +637,7 @@ func featureStoreSpec(ctx context.Context, m *featureStoreModel, diags *diag.Dia
 		}
 	}
 
-	if m.Tags.IsUnknown() {
-		unknown = append(unknown, platform.FeatureStoreTagsPath)
-	} else if !m.Tags.IsNull() {
+	if !null(platform.FeatureStoreTagsPath, m.Tags) {
 		s.Tags = map[string]string{}
 		for k, v := range m.Tags.Elements() {
 			sv, ok := v.(types.String)
@@ -672,156 +648,100 @@ func featureStoreSpec(ctx context.Context, m *featureStoreModel, diags *diag.Dia
 			s.Tags[k] = sv.ValueString()
 		}
 	}
-	return s, unknown
+	return s, unknown, unset
 }
 
-// applyFeatureStore writes what AWS says into m. Values the user left unset
-// stay null where AWS reports the default, so that a refresh shows no change.
-func applyFeatureStore(ctx context.Context, m *featureStoreModel, fs *platform.FeatureStore, prior *featureStoreModel, meta *Meta) diag.Diagnostics {
-	var diags diag.Diagnostics
-	s := fs.Spec
-	m.ID = types.StringValue(s.Name)
-	m.Name = types.StringValue(s.Name)
-	m.Description = optionalString(prior.Description, s.Description, "")
+// readBack writes what exists into m, in the shape m declared it, by the
+// core's read-back rules (platform.FeatureStoreReadBackOf).
+func (r *featureStoreResource) readBack(ctx context.Context, m *featureStoreModel, fs *platform.FeatureStore) diag.Diagnostics {
+	var diags, scratch diag.Diagnostics
+	declared, unknown, unset := featureStoreSpec(ctx, m, &scratch)
+	rb := r.meta.ReadBackFeatureStore(fs, platform.FeatureStoreDeclared{Spec: declared, Unset: append(unset, unknown...)})
+	s := rb.Spec
+	str := func(path, v string) types.String {
+		if rb.IsUnset(path) {
+			return types.StringNull()
+		}
+		return types.StringValue(v)
+	}
+	obj := func(attrs map[string]attr.Type, vs map[string]attr.Value) types.Object {
+		o, d := types.ObjectValue(attrs, vs)
+		diags.Append(d...)
+		return o
+	}
+	m.ID, m.Name = types.StringValue(s.Name), types.StringValue(s.Name)
+	m.Description = str("description", s.Description)
 	m.RecordIdentifierFeatureName = types.StringValue(s.RecordIdentifier)
 	m.EventTimeFeatureName = types.StringValue(s.EventTime)
-	m.RoleARN = optionalString(prior.RoleARN, s.RoleARN, "")
-	m.ARN = types.StringValue(fs.ARN)
-	m.Status = types.StringValue(fs.Status)
-	m.FailureReason = optionalString(types.StringNull(), fs.FailureReason, "")
-	m.CreationTime = types.StringNull()
-	if !fs.CreationTime.IsZero() {
-		m.CreationTime = types.StringValue(fs.CreationTime.UTC().Format(time.RFC3339))
-	}
-	m.OfflineStoreTableName = optionalString(types.StringNull(), fs.TableName, "")
-	m.OfflineStoreDatabaseName = optionalString(types.StringNull(), fs.DatabaseName, "")
-	m.OfflineStoreResolvedS3URI = optionalString(types.StringNull(), fs.ResolvedS3URI, "")
+	m.RoleARN = str("role_arn", s.RoleARN)
+	m.ARN, m.Status = types.StringValue(rb.ARN), types.StringValue(rb.Status)
+	m.FailureReason = optionalString(rb.FailureReason)
+	m.CreationTime = optionalString(rb.CreationTime)
+	m.OfflineStoreTableName = optionalString(rb.OfflineTableName)
+	m.OfflineStoreDatabaseName = optionalString(rb.OfflineDatabaseName)
+	m.OfflineStoreResolvedS3URI = optionalString(rb.OfflineResolvedS3URI)
 
-	// Features, in the order the user wrote them.
-	var priorSpec platform.FeatureStoreSpec
-	if !prior.Features.IsNull() && !prior.Features.IsUnknown() {
-		var scratch diag.Diagnostics
-		priorSpec, _ = featureStoreSpec(ctx, prior, &scratch)
-	}
 	feats := make([]attr.Value, 0, len(s.Features))
-	for _, f := range platform.SortFeaturesLike(s.Features, priorSpec.Features) {
-		obj, d := types.ObjectValue(featureAttrTypes, map[string]attr.Value{
-			"name":             types.StringValue(f.Name),
-			"type":             types.StringValue(f.Type),
-			"collection_type":  optionalString(types.StringNull(), f.CollectionType, ""),
-			"vector_dimension": optionalInt(f.VectorDimension),
-		})
-		diags.Append(d...)
-		feats = append(feats, obj)
+	for _, f := range s.Features {
+		feats = append(feats, obj(featureAttrTypes, map[string]attr.Value{
+			"name": types.StringValue(f.Name), "type": types.StringValue(f.Type),
+			"collection_type": optionalString(f.CollectionType), "vector_dimension": optionalInt(f.VectorDimension),
+		}))
 	}
 	set, d := types.SetValue(featureObjectType, feats)
 	diags.Append(d...)
 	m.Features = set
 
-	// Online store.
-	var priorOnline onlineStoreModel
-	priorOnlineSet := !prior.OnlineStore.IsNull() && !prior.OnlineStore.IsUnknown()
-	if priorOnlineSet {
-		diags.Append(prior.OnlineStore.As(ctx, &priorOnline, basetypes.ObjectAsOptions{})...)
-	}
-	switch on := s.Online; {
-	case on == nil || !on.Enabled && !priorOnlineSet:
-		m.OnlineStore = types.ObjectNull(onlineAttrTypes)
-	default:
+	m.OnlineStore = types.ObjectNull(onlineAttrTypes)
+	if on := s.Online; on != nil {
 		ttl := types.ObjectNull(ttlAttrTypes)
 		if on.TTL != nil {
-			ttl, d = types.ObjectValue(ttlAttrTypes, map[string]attr.Value{"unit": types.StringValue(on.TTL.Unit), "value": types.Int64Value(on.TTL.Value)})
-			diags.Append(d...)
+			ttl = obj(ttlAttrTypes, map[string]attr.Value{"unit": types.StringValue(on.TTL.Unit), "value": types.Int64Value(on.TTL.Value)})
 		}
-		m.OnlineStore, d = types.ObjectValue(onlineAttrTypes, map[string]attr.Value{
-			"enabled":      types.BoolValue(on.Enabled),
-			"storage_type": optionalString(priorOnline.StorageType, on.StorageType, platform.StorageStandard),
-			"kms_key_arn":  optionalString(priorOnline.KMSKeyARN, on.KMSKeyARN, ""),
-			"ttl":          ttl,
+		m.OnlineStore = obj(onlineAttrTypes, map[string]attr.Value{
+			"enabled": types.BoolValue(on.Enabled), "storage_type": str("online_store.storage_type", on.StorageType),
+			"kms_key_arn": str("online_store.kms_key_arn", on.KMSKeyARN), "ttl": ttl,
 		})
-		diags.Append(d...)
 	}
-
-	// Offline store.
-	var priorOffline offlineStoreModel
-	if !prior.OfflineStore.IsNull() && !prior.OfflineStore.IsUnknown() {
-		diags.Append(prior.OfflineStore.As(ctx, &priorOffline, basetypes.ObjectAsOptions{})...)
-	}
-	if off := s.Offline; off == nil {
-		m.OfflineStore = types.ObjectNull(offlineAttrTypes)
-	} else {
+	m.OfflineStore = types.ObjectNull(offlineAttrTypes)
+	if off := s.Offline; off != nil {
 		disable := types.BoolValue(off.DisableGlueTableCreation)
-		if !off.DisableGlueTableCreation && priorOffline.DisableGlueTableCreation.IsNull() {
+		if rb.IsUnset("offline_store.disable_glue_table_creation") {
 			disable = types.BoolNull()
 		}
-		m.OfflineStore, d = types.ObjectValue(offlineAttrTypes, map[string]attr.Value{
-			"s3_uri":                      sameS3URI(priorOffline.S3URI, off.S3URI),
-			"kms_key_arn":                 optionalString(priorOffline.KMSKeyARN, off.KMSKeyARN, ""),
-			"table_format":                optionalString(priorOffline.TableFormat, off.TableFormat, platform.TableFormatGlue),
-			"disable_glue_table_creation": disable,
+		m.OfflineStore = obj(offlineAttrTypes, map[string]attr.Value{
+			"s3_uri": types.StringValue(off.S3URI), "kms_key_arn": str("offline_store.kms_key_arn", off.KMSKeyARN),
+			"table_format": str("offline_store.table_format", off.TableFormat), "disable_glue_table_creation": disable,
 		})
-		diags.Append(d...)
 	}
-
-	// Throughput: as AWS has it; unchanged when AWS says nothing.
+	m.Throughput = types.ObjectNull(throughputAttrTypes)
 	if t := s.Throughput; t != nil {
-		m.Throughput, d = types.ObjectValue(throughputAttrTypes, map[string]attr.Value{
-			"mode":                 types.StringValue(t.Mode),
-			"read_capacity_units":  optionalInt(t.ReadCapacityUnits),
-			"write_capacity_units": optionalInt(t.WriteCapacityUnits),
+		m.Throughput = obj(throughputAttrTypes, map[string]attr.Value{
+			"mode": types.StringValue(t.Mode), "read_capacity_units": optionalInt(t.ReadCapacityUnits), "write_capacity_units": optionalInt(t.WriteCapacityUnits),
 		})
-		diags.Append(d...)
-	} else if m.Throughput.IsUnknown() {
-		m.Throughput = types.ObjectNull(throughputAttrTypes)
 	}
-
-	// Tags: tags_all is what AWS holds; tags is that less the default tags
-	// the user did not set themselves.
-	var priorTags map[string]string
-	if !prior.Tags.IsNull() && !prior.Tags.IsUnknown() {
-		diags.Append(prior.Tags.ElementsAs(ctx, &priorTags, false)...)
-	}
-	own := map[string]string{}
-	for k, v := range s.Tags {
-		if dv, isDefault := meta.DefaultTags[k]; isDefault && dv == v {
-			if _, mine := priorTags[k]; !mine {
-				continue
-			}
-		}
-		own[k] = v
-	}
-	m.TagsAll, d = types.MapValueFrom(ctx, types.StringType, s.Tags)
+	m.TagsAll, d = types.MapValueFrom(ctx, types.StringType, rb.TagsAll)
 	diags.Append(d...)
-	if len(own) == 0 && prior.Tags.IsNull() {
-		m.Tags = types.MapNull(types.StringType)
-	} else {
-		m.Tags, d = types.MapValueFrom(ctx, types.StringType, own)
+	m.Tags = types.MapNull(types.StringType)
+	if s.Tags != nil {
+		m.Tags, d = types.MapValueFrom(ctx, types.StringType, s.Tags)
 		diags.Append(d...)
 	}
 	return diags
 }
 
-// optionalString is remote as a value, or null when the user left the
-// attribute unset (prior is null) and remote is its default.
-func optionalString(prior types.String, remote, def string) types.String {
-	if remote == def && (prior.IsNull() || prior.IsUnknown()) {
+// optionalString is s, or null when empty.
+func optionalString(s string) types.String {
+	if s == "" {
 		return types.StringNull()
 	}
-	return types.StringValue(remote)
+	return types.StringValue(s)
 }
 
+// optionalInt is n, or null when zero.
 func optionalInt(n int64) types.Int64 {
 	if n == 0 {
 		return types.Int64Null()
 	}
-	return types.Int64Value(int64(n))
-}
-
-// sameS3URI keeps the user's spelling of an S3 URI that AWS reports with or
-// without a trailing slash.
-func sameS3URI(prior types.String, remote string) types.String {
-	if p := prior.ValueString(); p != "" && strings.TrimSuffix(p, "/") == strings.TrimSuffix(remote, "/") {
-		return prior
-	}
-	return types.StringValue(remote)
+	return types.Int64Value(n)
 }

@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"strings"
 	"time"
 
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
 
-	"github.com/mlplatform/mlplatform/internal/cloud"
 	"github.com/mlplatform/mlplatform/internal/platform"
 )
 
@@ -52,9 +50,10 @@ type FeatureDefinition struct {
 	VectorDimension *int    `pulumi:"vectorDimension,optional"`
 }
 
-// OnlineStore is the low-latency store.
+// OnlineStore is the low-latency store. Enabled has no default: it is
+// required, as in Terraform (the core's contract, see platform.OnlineStore).
 type OnlineStore struct {
-	Enabled     *bool           `pulumi:"enabled,optional"`
+	Enabled     bool            `pulumi:"enabled"`
 	StorageType *string         `pulumi:"storageType,optional"`
 	KMSKeyARN   *string         `pulumi:"kmsKeyArn,optional"`
 	TTL         *OnlineStoreTtl `pulumi:"ttl,optional"`
@@ -149,60 +148,50 @@ func (FeatureStore) Check(ctx context.Context, req infer.CheckRequest) (infer.Ch
 	if err != nil {
 		return infer.CheckResponse[FeatureStoreArgs]{Inputs: args}, err
 	}
-	spec := args.spec()
-	unknown := unknownPaths(req.NewInputs)
-	for _, e := range platform.ValidateFeatureStore(spec, platform.ValidateOptions{Unknown: unknown}) {
+	errs, vs, err := env.CheckFeatureStore(ctx, args.spec(), unknownPaths(req.NewInputs))
+	if err != nil {
+		return infer.CheckResponse[FeatureStoreArgs]{Inputs: args}, err
+	}
+	for _, e := range errs {
 		failures = append(failures, p.CheckFailure{Property: propertyPath(e.Path), Reason: e.Msg})
 	}
-	if len(failures) > 0 {
-		return infer.CheckResponse[FeatureStoreArgs]{Inputs: args, Failures: failures}, nil
-	}
-	vs, err := env.CheckFeatureStoreResidency(ctx, spec, unknown)
-	if err != nil {
-		return infer.CheckResponse[FeatureStoreArgs]{Inputs: args}, fmt.Errorf("checking residency of feature store %s: %w", spec.Name, err)
-	}
-	return infer.CheckResponse[FeatureStoreArgs]{Inputs: args, Failures: reportViolations(ctx, env.Policy, vs)}, nil
+	return infer.CheckResponse[FeatureStoreArgs]{Inputs: args, Failures: append(failures, reportViolations(ctx, env.Policy, vs)...)}, nil
 }
 
 // Diff decides between an in-place update and a replacement with the core's
 // planner: a destructive change fails preview unless allowDestructiveChanges
-// is true.
+// is true. An input not known yet is a pending change, never an absent one.
 func (FeatureStore) Diff(ctx context.Context, req infer.DiffRequest[FeatureStoreArgs, FeatureStoreState]) (infer.DiffResponse, error) {
-	old, new := req.State.FeatureStoreArgs.spec(), req.Inputs.spec()
-	diff := map[string]p.PropertyDiff{}
-	repair := platform.FeatureStoreRepair(deref(req.State.Status), "", deref(req.Inputs.AllowDestructiveChanges))
-	switch {
-	case repair.Blocked != "":
-		return infer.DiffResponse{}, fmt.Errorf("feature store (%s) is %s: %s", new.Name, deref(req.State.Status), strings.ReplaceAll(repair.Blocked, "allow_destructive_changes", "allowDestructiveChanges"))
-	case repair.Replace:
-		p.GetLogger(ctx).Warning(repair.Reason)
-		return infer.DiffResponse{HasChanges: true, DeleteBeforeReplace: true, DetailedDiff: map[string]p.PropertyDiff{"name": {Kind: p.UpdateReplace, InputDiff: true}}}, nil
-	case repair.Finish:
-		diff["status"] = p.PropertyDiff{Kind: p.Update}
+	prior := platform.FeatureStorePrior{Spec: req.State.FeatureStoreArgs.spec(), Status: deref(req.State.Status)}
+	allow := deref(req.Inputs.AllowDestructiveChanges)
+	cs := platform.PlanFeatureStore(prior, req.Inputs.spec(), unknownInputs(ctx), allow)
+	if len(cs.Refused) > 0 {
+		var b strings.Builder
+		for _, r := range cs.Refused {
+			fmt.Fprintf(&b, "\n  - %s: %s", r.Summary, pulumiText(r.Detail))
+		}
+		return infer.DiffResponse{}, fmt.Errorf("feature store (%s): the plan is refused:%s", deref(req.Inputs.Name), b.String())
 	}
-	plan := platform.PlanFeatureStoreChange(old, new)
-	for _, c := range plan.InPlace {
+	for _, w := range cs.Warnings {
+		p.GetLogger(ctx).Warning(w.Summary + ": " + pulumiText(w.Detail))
+	}
+	diff := map[string]p.PropertyDiff{}
+	for _, c := range cs.InPlace {
 		diff[topProperty(c.Path)] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
 	}
-	if plan.IsDestructive() {
-		if !deref(req.Inputs.AllowDestructiveChanges) {
-			var b strings.Builder
-			for _, c := range plan.Destructive {
-				fmt.Fprintf(&b, "\n  - %s: %s", propertyPath(c.Path), c.Reason)
-			}
-			return infer.DiffResponse{}, fmt.Errorf("destructive change to feature store (%s): SageMaker cannot make these changes in place, so the feature group "+
-				"would have to be deleted and created again, losing every record in the online store:%s\nIf that is intended, set allowDestructiveChanges = true "+
-				"and preview again; otherwise revert the change (adding features, and changing the TTL, throughput or tags, are in-place updates)", new.Name, b.String())
-		}
-		p.GetLogger(ctx).Warning(plan.DestructiveSummary(new.Name))
-		for _, path := range plan.DestructivePaths() {
-			diff[topProperty(path)] = p.PropertyDiff{Kind: p.UpdateReplace, InputDiff: true}
-		}
+	if cs.StatusChanges {
+		diff["status"] = p.PropertyDiff{Kind: p.Update}
 	}
-	if deref(req.State.AllowDestructiveChanges) != deref(req.Inputs.AllowDestructiveChanges) {
+	for _, path := range cs.ReplacePaths() {
+		if path == "status" {
+			path = "name" // a failed group is replaced: shown on its name
+		}
+		diff[topProperty(path)] = p.PropertyDiff{Kind: p.UpdateReplace, InputDiff: true}
+	}
+	if deref(req.State.AllowDestructiveChanges) != allow {
 		diff["allowDestructiveChanges"] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
 	}
-	return infer.DiffResponse{HasChanges: len(diff) > 0, DeleteBeforeReplace: plan.IsDestructive(), DetailedDiff: diff}, nil
+	return infer.DiffResponse{HasChanges: len(diff) > 0, DeleteBeforeReplace: cs.Action == platform.FeatureStoreReplace, DetailedDiff: diff}, nil
 }
 
 // Create creates the feature group and waits until it is ready. A group
@@ -232,16 +221,12 @@ func (FeatureStore) Create(ctx context.Context, req infer.CreateRequest[FeatureS
 	if fs == nil {
 		return infer.CreateResponse[FeatureStoreState]{}, fmt.Errorf("creating feature store (%s): %w", spec.Name, err)
 	}
-	state := featureStoreState(env, args, fs)
+	state := featureStoreState(env, fs, args)
 	if err != nil {
 		return infer.CreateResponse[FeatureStoreState]{ID: spec.Name, Output: state}, infer.ResourceInitFailedError{Reasons: []string{fmt.Sprintf("creating feature store (%s): %v", spec.Name, err)}}
 	}
 	return infer.CreateResponse[FeatureStoreState]{ID: spec.Name, Output: state}, nil
 }
-
-// featureStoreReadSettle is how long a refresh waits for the outcome of a
-// deletion under way.
-const featureStoreReadSettle = 2 * time.Minute
 
 // Read refreshes the group from AWS; a group gone is gone from state, a
 // deletion under way is waited for (a failed one keeps the group). Values left unset stay unset where AWS reports the default.
@@ -254,8 +239,8 @@ func (FeatureStore) Read(ctx context.Context, req infer.ReadRequest[FeatureStore
 	if name == "" {
 		name = req.ID
 	}
-	fs, err := env.ReadFeatureStore(ctx, name, featureStoreReadSettle)
-	if errors.Is(err, cloud.ErrNotFound) {
+	fs, err := env.ReadFeatureStore(ctx, name, platform.FeatureStoreReadSettle)
+	if errors.Is(err, platform.ErrNotFound) {
 		return infer.ReadResponse[FeatureStoreArgs, FeatureStoreState]{}, nil
 	}
 	if err != nil {
@@ -265,8 +250,8 @@ func (FeatureStore) Read(ctx context.Context, req infer.ReadRequest[FeatureStore
 	if prior.RecordIdentifierFeatureName == "" {
 		prior = req.Inputs
 	}
-	args := featureStoreArgsFrom(env, fs, prior)
-	return infer.ReadResponse[FeatureStoreArgs, FeatureStoreState]{ID: name, Inputs: args, State: featureStoreState(env, args, fs)}, nil
+	state := featureStoreState(env, fs, prior)
+	return infer.ReadResponse[FeatureStoreArgs, FeatureStoreState]{ID: name, Inputs: state.FeatureStoreArgs, State: state}, nil
 }
 
 // Update makes the in-place changes (feature additions, TTL, throughput,
@@ -293,7 +278,7 @@ func (FeatureStore) Update(ctx context.Context, req infer.UpdateRequest[FeatureS
 	if err != nil {
 		return infer.UpdateResponse[FeatureStoreState]{}, fmt.Errorf("updating feature store (%s): %w", spec.Name, err)
 	}
-	return infer.UpdateResponse[FeatureStoreState]{Output: featureStoreState(env, args, fs)}, nil
+	return infer.UpdateResponse[FeatureStoreState]{Output: featureStoreState(env, fs, args)}, nil
 }
 
 // Delete deletes the group and waits until it is gone.
@@ -326,11 +311,7 @@ func (f FeatureStoreArgs) spec() platform.FeatureStoreSpec {
 		s.Features = append(s.Features, platform.Feature{Name: ft.Name, Type: ft.Type, CollectionType: deref(ft.CollectionType), VectorDimension: int64(deref(ft.VectorDimension))})
 	}
 	if o := f.OnlineStore; o != nil {
-		enabled := true
-		if o.Enabled != nil {
-			enabled = *o.Enabled
-		}
-		s.Online = &platform.OnlineStore{Enabled: enabled, StorageType: deref(o.StorageType), KMSKeyARN: deref(o.KMSKeyARN)}
+		s.Online = &platform.OnlineStore{Enabled: o.Enabled, StorageType: deref(o.StorageType), KMSKeyARN: deref(o.KMSKeyARN)}
 		if o.TTL != nil {
 			s.Online.TTL = &platform.TTL{Unit: o.TTL.Unit, Value: int64(o.TTL.Value)}
 		}
@@ -344,74 +325,70 @@ func (f FeatureStoreArgs) spec() platform.FeatureStoreSpec {
 	return s
 }
 
-// featureStoreState is the state of what exists.
-func featureStoreState(env *platform.Env, args FeatureStoreArgs, fs *platform.FeatureStore) FeatureStoreState {
-	s := FeatureStoreState{
-		FeatureStoreArgs:          args,
-		ARN:                       ptr(fs.ARN),
-		Status:                    ptr(fs.Status),
-		TagsAll:                   env.MergeTags(args.Tags),
-		OfflineStoreTableName:     optional(fs.TableName),
-		OfflineStoreDatabaseName:  optional(fs.DatabaseName),
-		OfflineStoreResolvedS3URI: optional(fs.ResolvedS3URI),
+// declared is the spec and the optional inputs left unset.
+func (f FeatureStoreArgs) declared() platform.FeatureStoreDeclared {
+	d := platform.FeatureStoreDeclared{Spec: f.spec()}
+	unset := func(path string, isNil bool) {
+		if isNil {
+			d.Unset = append(d.Unset, path)
+		}
 	}
-	if !fs.CreationTime.IsZero() {
-		s.CreationTime = ptr(fs.CreationTime.UTC().Format(time.RFC3339))
+	unset("description", f.Description == nil)
+	unset("role_arn", f.RoleARN == nil)
+	unset("online_store", f.OnlineStore == nil)
+	if o := f.OnlineStore; o == nil || o.StorageType == nil {
+		unset("online_store.storage_type", true)
 	}
-	return s
+	if o := f.OnlineStore; o == nil || o.KMSKeyARN == nil {
+		unset("online_store.kms_key_arn", true)
+	}
+	o := f.OfflineStore
+	unset("offline_store.kms_key_arn", o == nil || o.KMSKeyARN == nil)
+	unset("offline_store.table_format", o == nil || o.TableFormat == nil)
+	unset("offline_store.disable_glue_table_creation", o == nil || o.DisableGlueTableCreation == nil)
+	unset("throughput", f.Throughput == nil)
+	unset(platform.FeatureStoreTagsPath, f.Tags == nil)
+	return d
 }
 
-// featureStoreArgsFrom writes what AWS says into the inputs. Values the user
-// left unset stay unset where AWS reports the default, so that a refresh
-// shows no change; what AWS does not report (the online store, on some
-// emulators) keeps its prior value.
-func featureStoreArgsFrom(env *platform.Env, fs *platform.FeatureStore, prior FeatureStoreArgs) FeatureStoreArgs {
-	s := fs.Spec
+// featureStoreState is what exists, in the shape prior declared it, by the
+// core's read-back rules (platform.FeatureStoreReadBackOf).
+func featureStoreState(env *platform.Env, fs *platform.FeatureStore, prior FeatureStoreArgs) FeatureStoreState {
+	rb := env.ReadBackFeatureStore(fs, prior.declared())
+	s := rb.Spec
+	str := func(path, v string) *string {
+		if rb.IsUnset(path) {
+			return nil
+		}
+		return &v
+	}
 	a := FeatureStoreArgs{
 		Name:                        ptr(s.Name),
-		Description:                 keepUnset(prior.Description, s.Description, ""),
+		Description:                 str("description", s.Description),
 		RecordIdentifierFeatureName: s.RecordIdentifier,
 		EventTimeFeatureName:        s.EventTime,
-		RoleARN:                     keepUnset(prior.RoleARN, s.RoleARN, ""),
-		OnlineStore:                 prior.OnlineStore,
-		Throughput:                  prior.Throughput,
+		RoleARN:                     str("role_arn", s.RoleARN),
+		Tags:                        s.Tags,
 		AllowDestructiveChanges:     prior.AllowDestructiveChanges,
 	}
-	for _, f := range platform.SortFeaturesLike(s.Features, prior.spec().Features) {
+	for _, f := range s.Features {
 		fd := FeatureDefinition{Name: f.Name, Type: f.Type, CollectionType: optional(f.CollectionType)}
 		if f.VectorDimension != 0 {
 			fd.VectorDimension = ptr(int(f.VectorDimension))
 		}
 		a.Features = append(a.Features, fd)
 	}
-	if on := s.Online; on != nil && (on.Enabled || prior.OnlineStore != nil) {
-		var po OnlineStore
-		if prior.OnlineStore != nil {
-			po = *prior.OnlineStore
-		}
-		o := &OnlineStore{Enabled: po.Enabled, StorageType: keepUnset(po.StorageType, on.StorageType, platform.StorageStandard), KMSKeyARN: keepUnset(po.KMSKeyARN, on.KMSKeyARN, "")}
-		if o.Enabled == nil || *o.Enabled != on.Enabled {
-			o.Enabled = ptr(on.Enabled)
-		}
+	if on := s.Online; on != nil {
+		a.OnlineStore = &OnlineStore{Enabled: on.Enabled, StorageType: str("online_store.storage_type", on.StorageType), KMSKeyARN: str("online_store.kms_key_arn", on.KMSKeyARN)}
 		if on.TTL != nil {
-			o.TTL = &OnlineStoreTtl{Unit: on.TTL.Unit, Value: int(on.TTL.Value)}
+			a.OnlineStore.TTL = &OnlineStoreTtl{Unit: on.TTL.Unit, Value: int(on.TTL.Value)}
 		}
-		a.OnlineStore = o
 	}
 	if off := s.Offline; off != nil {
-		var po OfflineStore
-		if prior.OfflineStore != nil {
-			po = *prior.OfflineStore
+		a.OfflineStore = &OfflineStore{S3URI: off.S3URI, KMSKeyARN: str("offline_store.kms_key_arn", off.KMSKeyARN), TableFormat: str("offline_store.table_format", off.TableFormat)}
+		if !rb.IsUnset("offline_store.disable_glue_table_creation") {
+			a.OfflineStore.DisableGlueTableCreation = ptr(off.DisableGlueTableCreation)
 		}
-		uri := off.S3URI
-		if strings.TrimSuffix(po.S3URI, "/") == strings.TrimSuffix(uri, "/") && po.S3URI != "" {
-			uri = po.S3URI
-		}
-		o := &OfflineStore{S3URI: uri, KMSKeyARN: keepUnset(po.KMSKeyARN, off.KMSKeyARN, ""), TableFormat: keepUnset(po.TableFormat, off.TableFormat, platform.TableFormatGlue)}
-		if off.DisableGlueTableCreation || po.DisableGlueTableCreation != nil {
-			o.DisableGlueTableCreation = ptr(off.DisableGlueTableCreation)
-		}
-		a.OfflineStore = o
 	}
 	if t := s.Throughput; t != nil {
 		a.Throughput = &Throughput{Mode: t.Mode}
@@ -422,23 +399,20 @@ func featureStoreArgsFrom(env *platform.Env, fs *platform.FeatureStore, prior Fe
 			a.Throughput.WriteCapacityUnits = ptr(int(t.WriteCapacityUnits))
 		}
 	}
-	// Tags: what AWS holds, less the default tags the user did not set.
-	own := map[string]string{}
-	for k, v := range s.Tags {
-		if dv, isDefault := env.DefaultTags[k]; isDefault && dv == v {
-			if _, mine := prior.Tags[k]; !mine {
-				continue
-			}
-		}
-		own[k] = v
+	return FeatureStoreState{
+		FeatureStoreArgs:          a,
+		ARN:                       ptr(rb.ARN),
+		Status:                    ptr(rb.Status),
+		CreationTime:              optional(rb.CreationTime),
+		TagsAll:                   rb.TagsAll,
+		OfflineStoreTableName:     optional(rb.OfflineTableName),
+		OfflineStoreDatabaseName:  optional(rb.OfflineDatabaseName),
+		OfflineStoreResolvedS3URI: optional(rb.OfflineResolvedS3URI),
 	}
-	if len(own) > 0 || prior.Tags != nil {
-		a.Tags = maps.Clone(own)
-	}
-	return a
 }
 
-// featureStoreWait logs the progress of a wait.
+// featureStoreWait logs the progress of a wait, bounded by the core's
+// default timeouts.
 func featureStoreWait(ctx context.Context, name, what string) platform.FeatureStoreWait {
 	return platform.FeatureStoreWait{Progress: func(state string, elapsed time.Duration) {
 		p.GetLogger(ctx).InfoStatusf("waiting for feature store %s %s: %s (%s)", name, what, state, elapsed.Round(time.Second))
@@ -463,18 +437,15 @@ func topProperty(path string) string {
 	return pp
 }
 
-// keepUnset is remote, or nil when the user left the value unset (prior is
-// nil) and remote is its default.
-func keepUnset(prior *string, remote, def string) *string {
-	if remote == def && prior == nil {
-		return nil
-	}
-	return &remote
-}
-
 func optional(s string) *string {
 	if s == "" {
 		return nil
 	}
 	return &s
+}
+
+// pulumiText names Pulumi's properties in a text of the core, which speaks
+// Terraform's attribute names.
+func pulumiText(s string) string {
+	return strings.ReplaceAll(s, platform.AllowDestructiveAttr, "allowDestructiveChanges")
 }

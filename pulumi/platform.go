@@ -246,7 +246,7 @@ func (a PlatformArgs) featureStoreArgs(name string) FeatureStoreArgs {
 		AllowDestructiveChanges:     f.AllowDestructiveChanges,
 	}
 	if or(f.OnlineStore, true) {
-		s.OnlineStore = &OnlineStore{Enabled: ptr(true), KMSKeyARN: f.KMSKeyARN}
+		s.OnlineStore = &OnlineStore{Enabled: true, KMSKeyARN: f.KMSKeyARN}
 		if f.TTLDays != nil {
 			s.OnlineStore.TTL = &OnlineStoreTtl{Unit: "Days", Value: *f.TTLDays}
 		}

@@ -1,10 +1,34 @@
 package pulumi
 
 import (
+	"context"
 	"strings"
 
+	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
 )
+
+// unknownInputsKey is the context key of the unknown input paths of a Diff.
+type unknownInputsKey struct{}
+
+// unknownInputs returns the core attribute paths (unknownPaths) of the
+// inputs not known yet in the Diff being answered: infer decodes an unknown
+// input as its zero value, which a Diff must not read as absent.
+func unknownInputs(ctx context.Context) []string {
+	u, _ := ctx.Value(unknownInputsKey{}).([]string)
+	return u
+}
+
+// withUnknownInputs hands every Diff the paths of its unknown inputs
+// (unknownInputs).
+func withUnknownInputs(prov p.Provider) p.Provider {
+	if diff := prov.Diff; diff != nil {
+		prov.Diff = func(ctx context.Context, req p.DiffRequest) (p.DiffResponse, error) {
+			return diff(context.WithValue(ctx, unknownInputsKey{}, unknownPaths(req.Inputs)), req)
+		}
+	}
+	return prov
+}
 
 // unknownPaths lists the core attribute paths (snake_case, as the specs
 // name them) whose values are not known yet in inputs: values other

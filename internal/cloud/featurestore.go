@@ -36,9 +36,9 @@ type FeatureGroup struct {
 
 // FeatureStoreUpdate is what UpdateFeatureStore changes in place.
 type FeatureStoreUpdate struct {
-	Additions  []types.FeatureDefinition // sent in batches of at most 100
-	TTL        *types.TtlDuration
-	Throughput *types.ThroughputConfigUpdate
+	Additions  []FeatureDefinition // sent in batches of at most 100
+	TTL        *TTLDuration
+	Throughput *ThroughputConfig
 	// Tags, when not nil, is the complete set of tags the group must carry,
 	// except the keys in KeepTags, which are never removed.
 	Tags     map[string]string
@@ -140,7 +140,8 @@ func FindFeatureStore(ctx context.Context, api FeatureStoreAPI, name string) (*F
 
 // CreateFeatureStore starts creating a feature group and returns its ARN.
 // The group is Creating until WaitFeatureStoreCreated sees it Created.
-func CreateFeatureStore(ctx context.Context, api FeatureStoreAPI, in *sagemaker.CreateFeatureGroupInput) (string, error) {
+func CreateFeatureStore(ctx context.Context, api FeatureStoreAPI, c FeatureGroupConfig) (string, error) {
+	in := createFeatureGroupInput(c)
 	out, err := api.CreateFeatureGroup(ctx, in)
 	if err != nil {
 		if isFeatureStoreInUse(err) {
@@ -157,15 +158,16 @@ func CreateFeatureStore(ctx context.Context, api FeatureStoreAPI, in *sagemaker.
 // waiting for each to finish; then the tags.
 func UpdateFeatureStore(ctx context.Context, api FeatureStoreAPI, name string, u FeatureStoreUpdate, wait WaitOptions) error {
 	var calls []*sagemaker.UpdateFeatureGroupInput
-	for i := 0; i < len(u.Additions); i += fsMaxFeatureAdditions {
-		end := min(i+fsMaxFeatureAdditions, len(u.Additions))
-		calls = append(calls, &sagemaker.UpdateFeatureGroupInput{FeatureGroupName: aws.String(name), FeatureAdditions: u.Additions[i:end]})
+	additions := sdkFeatureDefinitions(u.Additions)
+	for i := 0; i < len(additions); i += fsMaxFeatureAdditions {
+		end := min(i+fsMaxFeatureAdditions, len(additions))
+		calls = append(calls, &sagemaker.UpdateFeatureGroupInput{FeatureGroupName: aws.String(name), FeatureAdditions: additions[i:end]})
 	}
 	if u.TTL != nil {
-		calls = append(calls, &sagemaker.UpdateFeatureGroupInput{FeatureGroupName: aws.String(name), OnlineStoreConfig: &types.OnlineStoreConfigUpdate{TtlDuration: u.TTL}})
+		calls = append(calls, &sagemaker.UpdateFeatureGroupInput{FeatureGroupName: aws.String(name), OnlineStoreConfig: &types.OnlineStoreConfigUpdate{TtlDuration: sdkTTL(u.TTL)}})
 	}
 	if u.Throughput != nil {
-		calls = append(calls, &sagemaker.UpdateFeatureGroupInput{FeatureGroupName: aws.String(name), ThroughputConfig: u.Throughput})
+		calls = append(calls, &sagemaker.UpdateFeatureGroupInput{FeatureGroupName: aws.String(name), ThroughputConfig: sdkThroughputUpdate(u.Throughput)})
 	}
 	for _, in := range calls {
 		if _, err := api.UpdateFeatureGroup(ctx, in); err != nil {

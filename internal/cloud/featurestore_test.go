@@ -214,9 +214,9 @@ func TestFindFeatureStore(t *testing.T) {
 }
 
 func TestUpdateFeatureStore(t *testing.T) {
-	var adds []types.FeatureDefinition
+	var adds []FeatureDefinition
 	for i := range 250 {
-		adds = append(adds, types.FeatureDefinition{FeatureName: aws.String("f" + string(rune('a'+i%26))), FeatureType: types.FeatureTypeString})
+		adds = append(adds, FeatureDefinition{Name: "f" + string(rune('a'+i%26)), Type: "String"})
 	}
 	api := &fakeFeatureStoreAPI{
 		describes: []*sagemaker.DescribeFeatureGroupOutput{withUpdate(group("Created"), "InProgress", ""), withUpdate(group("Created"), "Successful", "")},
@@ -224,8 +224,8 @@ func TestUpdateFeatureStore(t *testing.T) {
 	}
 	err := UpdateFeatureStore(context.Background(), api, "fg", FeatureStoreUpdate{
 		Additions:  adds,
-		TTL:        &types.TtlDuration{Unit: types.TtlDurationUnitDays, Value: aws.Int32(7)},
-		Throughput: &types.ThroughputConfigUpdate{ThroughputMode: types.ThroughputModeOnDemand},
+		TTL:        &TTLDuration{Unit: "Days", Value: 7},
+		Throughput: &ThroughputConfig{Mode: "OnDemand"},
 		Tags:       map[string]string{"keep": "1", "change": "new", "add": "2"},
 	}, fastWait)
 	if err != nil {
@@ -249,12 +249,12 @@ func TestUpdateFeatureStore(t *testing.T) {
 
 func TestUpdateFeatureStoreFailure(t *testing.T) {
 	api := &fakeFeatureStoreAPI{describes: []*sagemaker.DescribeFeatureGroupOutput{withUpdate(group("Created"), "Failed", "feature limit reached")}}
-	err := UpdateFeatureStore(context.Background(), api, "fg", FeatureStoreUpdate{Additions: []types.FeatureDefinition{{FeatureName: aws.String("x")}}}, fastWait)
+	err := UpdateFeatureStore(context.Background(), api, "fg", FeatureStoreUpdate{Additions: []FeatureDefinition{{Name: "x"}}}, fastWait)
 	if err == nil || !strings.Contains(err.Error(), "update failed: feature limit reached") {
 		t.Fatalf("err = %v", err)
 	}
 	api = &fakeFeatureStoreAPI{updateErr: &types.ResourceNotFound{Message: aws.String("gone")}}
-	err = UpdateFeatureStore(context.Background(), api, "fg", FeatureStoreUpdate{TTL: &types.TtlDuration{}}, fastWait)
+	err = UpdateFeatureStore(context.Background(), api, "fg", FeatureStoreUpdate{TTL: &TTLDuration{}}, fastWait)
 	if !errors.Is(err, ErrNotFound) {
 		t.Fatalf("err = %v, want ErrNotFound", err)
 	}
@@ -262,7 +262,7 @@ func TestUpdateFeatureStoreFailure(t *testing.T) {
 
 func TestCreateFeatureStoreInUse(t *testing.T) {
 	api := &inUseAPI{}
-	_, err := CreateFeatureStore(context.Background(), api, &sagemaker.CreateFeatureGroupInput{FeatureGroupName: aws.String("fg")})
+	_, err := CreateFeatureStore(context.Background(), api, FeatureGroupConfig{Name: "fg"})
 	if !errors.Is(err, ErrFeatureGroupExists) {
 		t.Fatalf("err = %v", err)
 	}
@@ -281,7 +281,7 @@ func TestUpdateFeatureStoreLanded(t *testing.T) {
 	landed := group("Created")
 	landed.FeatureDefinitions = append(landed.FeatureDefinitions, types.FeatureDefinition{FeatureName: aws.String("score"), FeatureType: types.FeatureTypeFractional})
 	add := FeatureStoreUpdate{
-		Additions: []types.FeatureDefinition{{FeatureName: aws.String("score"), FeatureType: types.FeatureTypeFractional}},
+		Additions: []FeatureDefinition{{Name: "score", Type: "Fractional"}},
 		Tags:      map[string]string{"team": "risk"}, KeepTags: []string{"mlplatform:creation-token"},
 	}
 	api := &fakeFeatureStoreAPI{
@@ -320,5 +320,46 @@ func TestDeleteFeatureStoreAlreadyDeleting(t *testing.T) {
 	}
 	if err := DeleteFeatureStore(context.Background(), api, "fg"); err == nil {
 		t.Fatal("a refused delete of a Created group passed")
+	}
+}
+
+func TestCreateFeatureGroupInput(t *testing.T) {
+	c := FeatureGroupConfig{
+		Name: "customers", RecordIdentifier: "id", EventTime: "t", RoleARN: "arn:aws:iam::123456789012:role/fs",
+		Features:   []FeatureDefinition{{Name: "id", Type: "String"}, {Name: "t", Type: "Fractional"}, {Name: "emb", Type: "Fractional", CollectionType: "Vector", VectorDimension: 4}},
+		Online:     &OnlineStoreConfig{Enabled: true, StorageType: "InMemory", TTL: &TTLDuration{Unit: "Days", Value: 30}},
+		Offline:    &OfflineStoreConfig{S3URI: "s3://b/p", TableFormat: "Glue"},
+		Throughput: &ThroughputConfig{Mode: "Provisioned", ReadCapacityUnits: 3, WriteCapacityUnits: 2},
+		Tags:       map[string]string{"z": "1", "a": "2"},
+	}
+	in := createFeatureGroupInput(c)
+	if *in.FeatureGroupName != "customers" || len(in.FeatureDefinitions) != 3 || !*in.OnlineStoreConfig.EnableOnlineStore ||
+		in.OnlineStoreConfig.StorageType != "InMemory" || *in.OnlineStoreConfig.TtlDuration.Value != 30 ||
+		*in.OfflineStoreConfig.S3StorageConfig.S3Uri != "s3://b/p" || in.OfflineStoreConfig.TableFormat != "Glue" ||
+		*in.ThroughputConfig.ProvisionedReadCapacityUnits != 3 || *in.Tags[0].Key != "a" || *in.RoleArn != c.RoleARN || in.Description != nil {
+		t.Fatalf("input = %+v", in)
+	}
+	if in.FeatureDefinitions[2].CollectionType != "Vector" || in.FeatureDefinitions[2].CollectionConfig == nil {
+		t.Fatalf("vector definition = %+v", in.FeatureDefinitions[2])
+	}
+	// A disabled online store sends only the switch.
+	c.Online = &OnlineStoreConfig{Enabled: false, StorageType: "Standard", KMSKeyID: "k"}
+	if in := createFeatureGroupInput(c); in.OnlineStoreConfig.SecurityConfig != nil || in.OnlineStoreConfig.StorageType != "" {
+		t.Fatalf("disabled online store = %+v", in.OnlineStoreConfig)
+	}
+}
+
+func TestFeatureGroupInfo(t *testing.T) {
+	d := group("Created")
+	d.FeatureDefinitions = append(d.FeatureDefinitions, types.FeatureDefinition{FeatureName: aws.String("emb"), FeatureType: types.FeatureTypeFractional,
+		CollectionType: types.CollectionTypeVector, CollectionConfig: &types.CollectionConfigMemberVectorConfig{Value: types.VectorConfig{Dimension: aws.Int32(8)}}})
+	d.OnlineStoreConfig = &types.OnlineStoreConfig{EnableOnlineStore: aws.Bool(true), TtlDuration: &types.TtlDuration{Unit: "Hours", Value: aws.Int32(5)}}
+	d.OfflineStoreConfig = &types.OfflineStoreConfig{S3StorageConfig: &types.S3StorageConfig{S3Uri: aws.String("s3://b/p"), ResolvedOutputS3Uri: aws.String("s3://b/p/x")},
+		DataCatalogConfig: &types.DataCatalogConfig{TableName: aws.String("tbl"), Database: aws.String("db"), Catalog: aws.String("cat")}}
+	info := (&FeatureGroup{DescribeFeatureGroupOutput: d, Tags: map[string]string{"a": "b"}}).Info()
+	last := info.Features[len(info.Features)-1]
+	if info.Status != "Created" || last.VectorDimension != 8 || info.Online.TTL.Value != 5 || info.Online.StorageType != "" ||
+		info.Offline.S3URI != "s3://b/p" || info.ResolvedS3URI != "s3://b/p/x" || info.TableName != "tbl" || info.Tags["a"] != "b" {
+		t.Fatalf("info = %+v", info)
 	}
 }

@@ -31,6 +31,29 @@ func (es FieldErrors) Error() string {
 // FeatureStoreWait bounds and reports a feature store wait.
 type FeatureStoreWait = cloud.WaitOptions
 
+// ErrNotFound is wrapped by the Find and Read verbs when the thing does not
+// exist: front ends test for it with errors.Is.
+var ErrNotFound = cloud.ErrNotFound
+
+// Default bounds of the feature store's waits: a wait whose Timeout is 0
+// gets these, whichever front end asked.
+const (
+	FeatureStoreCreateTimeout = 30 * time.Minute
+	FeatureStoreUpdateTimeout = 30 * time.Minute
+	FeatureStoreDeleteTimeout = 30 * time.Minute
+	// FeatureStoreReadSettle is how long a refresh waits for the outcome of
+	// a deletion under way.
+	FeatureStoreReadSettle = 2 * time.Minute
+)
+
+// withDefault is w bounded by d when it names no timeout.
+func withDefault(w FeatureStoreWait, d time.Duration) FeatureStoreWait {
+	if w.Timeout <= 0 {
+		w.Timeout = d
+	}
+	return w
+}
+
 // CheckFeatureStoreResidency runs the residency engine on the locations of
 // s (the offline store bucket and its replication, the KMS keys, the role)
 // and the required-tag rule on its tags merged with the default tags. Paths
@@ -42,6 +65,24 @@ func (e *Env) CheckFeatureStoreResidency(ctx context.Context, s FeatureStoreSpec
 		tagsPath = ""
 	}
 	return e.CheckResidency(ctx, FeatureStoreResidencyRefs(s, unknown), s.Tags, tagsPath)
+}
+
+// CheckFeatureStore is the plan-time check of a feature store, the same for
+// both front ends: the spec is validated, and when it is valid its residency
+// is checked (the offline store's bucket and its replication, the KMS keys,
+// the role, the required tags over the default tags). Values at the paths in
+// unknown are skipped: the create and update check them again, all known,
+// before any write. Problems and violations come back for the front end to
+// report on their attribute paths; the error says the checks could not run.
+func (e *Env) CheckFeatureStore(ctx context.Context, s FeatureStoreSpec, unknown []string) ([]FieldError, []residency.Violation, error) {
+	if errs := ValidateFeatureStore(s, ValidateOptions{Unknown: unknown}); len(errs) > 0 {
+		return errs, nil, nil
+	}
+	vs, err := e.CheckFeatureStoreResidency(ctx, s, unknown)
+	if err != nil {
+		return nil, nil, fmt.Errorf("checking residency of feature store %s: %w", s.Name, err)
+	}
+	return nil, vs, nil
 }
 
 // guardFeatureStore validates s and checks its residency, all values known.
@@ -61,7 +102,7 @@ func (e *Env) guardFeatureStore(ctx context.Context, s FeatureStoreSpec) ([]resi
 	return vs, nil
 }
 
-// FindFeatureStore reads a feature group. A missing group is cloud.ErrNotFound.
+// FindFeatureStore reads a feature group. A missing group is ErrNotFound.
 func (e *Env) FindFeatureStore(ctx context.Context, name string) (*FeatureStore, error) {
 	fg, err := cloud.FindFeatureStore(ctx, e.Clients.SageMaker, name)
 	if err != nil {
@@ -109,6 +150,7 @@ func (e *Env) findAfterFailure(ctx context.Context, name string) (*FeatureStore,
 // SDK's retry was told the name is taken); any other is refused with
 // ErrFeatureStoreExists.
 func (e *Env) CreateFeatureStore(ctx context.Context, s FeatureStoreSpec, wait FeatureStoreWait) (*FeatureStore, []residency.Violation, error) {
+	wait = withDefault(wait, FeatureStoreCreateTimeout)
 	vs, err := e.guardFeatureStore(ctx, s)
 	if err != nil {
 		return nil, vs, err
@@ -120,7 +162,7 @@ func (e *Env) CreateFeatureStore(ctx context.Context, s FeatureStoreSpec, wait F
 	}
 	tags[FeatureStoreTokenTag] = token
 	api := e.Clients.SageMaker
-	arn, err := cloud.CreateFeatureStore(ctx, api, createFeatureGroupInput(s, tags))
+	arn, err := cloud.CreateFeatureStore(ctx, api, featureGroupConfig(s, tags))
 	if err != nil {
 		fs, ferr := e.findAfterFailure(ctx, s.Name)
 		if errors.Is(ferr, cloud.ErrNotFound) && !errors.Is(err, cloud.ErrFeatureGroupExists) {
@@ -170,10 +212,13 @@ func (e *Env) CreateFeatureStore(ctx context.Context, s FeatureStoreSpec, wait F
 }
 
 // ReadFeatureStore reads a feature group for a refresh. A group being deleted
-// is waited for, at most settle: gone is cloud.ErrNotFound; a failed
+// is waited for, at most settle: gone is ErrNotFound; a failed
 // deletion (DeleteFailed), or one still under way when settle runs out, is
 // returned as it is, so that the group stays recorded and is never orphaned.
 func (e *Env) ReadFeatureStore(ctx context.Context, name string, settle time.Duration) (*FeatureStore, error) {
+	if settle <= 0 {
+		settle = FeatureStoreReadSettle
+	}
 	fs, err := e.FindFeatureStore(ctx, name)
 	if err != nil || fs.Status != FeatureStoreDeleting {
 		return fs, err
@@ -200,6 +245,7 @@ func (e *Env) ReadFeatureStore(ctx context.Context, name string, settle time.Dur
 // the group lacks now, so an update interrupted part way (or whose answer
 // was lost) completes on the next apply instead of failing.
 func (e *Env) UpdateFeatureStore(ctx context.Context, old, new FeatureStoreSpec, wait FeatureStoreWait) (*FeatureStore, []residency.Violation, error) {
+	wait = withDefault(wait, FeatureStoreUpdateTimeout)
 	vs, err := e.guardFeatureStore(ctx, new)
 	if err != nil {
 		return nil, vs, err
@@ -249,6 +295,7 @@ func (e *Env) UpdateFeatureStore(ctx context.Context, old, new FeatureStoreSpec,
 // group already gone is not an error, nor is one already being deleted (an
 // earlier delete interrupted): its deletion is waited for.
 func (e *Env) DeleteFeatureStore(ctx context.Context, name string, wait FeatureStoreWait) error {
+	wait = withDefault(wait, FeatureStoreDeleteTimeout)
 	api := e.Clients.SageMaker
 	if err := cloud.DeleteFeatureStore(ctx, api, name); err != nil {
 		return err

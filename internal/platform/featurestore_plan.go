@@ -287,15 +287,32 @@ func PlanFeatureStoreChangeUnknown(old, new FeatureStoreSpec, unknown []string) 
 		}
 		return false
 	}
-	var kept []FeatureStoreChange
+	var kept, keptInPlace []FeatureStoreChange
 	for _, c := range p.Destructive {
 		if opts.known(c.Path) {
 			kept = append(kept, c)
 		}
 	}
+	for _, c := range p.InPlace {
+		if opts.known(c.Path) {
+			keptInPlace = append(keptInPlace, c)
+		}
+	}
 	seen := map[string]bool{}
 	for _, u := range unknown {
 		if inPlace(u) {
+			// Unknown is not absent: a value not known yet is a pending
+			// change, made in place at apply when it differs.
+			at := u
+			for _, ip := range fsInPlacePaths {
+				if u == ip || strings.HasPrefix(u, ip+".") {
+					at = ip
+				}
+			}
+			if !seen[at] {
+				seen[at] = true
+				keptInPlace = append(keptInPlace, FeatureStoreChange{Path: at, Reason: fmt.Sprintf("%s is not known until apply; a new value is applied in place", u)})
+			}
 			continue
 		}
 		at := u
@@ -308,6 +325,116 @@ func PlanFeatureStoreChangeUnknown(old, new FeatureStoreSpec, unknown []string) 
 		seen[at] = true
 		kept = append(kept, FeatureStoreChange{Path: at, Reason: fmt.Sprintf("%s is not known until apply; if its new value differs from the current one, SageMaker cannot apply it in place", u)})
 	}
-	p.Destructive = kept
+	p.Destructive, p.InPlace = kept, keptInPlace
 	return p
+}
+
+// FeatureStorePrior is what a front end recorded of an existing feature
+// group: the spec it declared and the status last seen.
+type FeatureStorePrior struct {
+	Spec          FeatureStoreSpec
+	Status        string
+	FailureReason string
+}
+
+// FeatureStoreAction is what a plan does to an existing feature group.
+type FeatureStoreAction string
+
+// The actions of a feature store plan.
+const (
+	FeatureStoreNoChange FeatureStoreAction = "no-change"
+	FeatureStoreInPlace  FeatureStoreAction = "in-place"
+	FeatureStoreReplace  FeatureStoreAction = "replace"
+	FeatureStoreRefused  FeatureStoreAction = "refused"
+)
+
+// FeatureStoreChangeSet is the verdict of PlanFeatureStore: what changes in
+// place, what forces a replacement, and what is refused, each on its
+// attribute path with the reason in words. Front ends only translate it:
+// Refused to errors, Warnings to warnings, Replace to their replacement
+// markers.
+type FeatureStoreChangeSet struct {
+	Action  FeatureStoreAction
+	InPlace []FeatureStoreChange
+	// Replace lists the attributes that force the replacement; "status" when
+	// the group is replaced because its creation failed.
+	Replace []FeatureStoreChange
+	// Refused are the plan's errors: a destructive change without
+	// allowDestructive, or a recorded group in a state no plan can repair.
+	Refused []Problem
+	// Warnings go with the plan: what a replacement loses.
+	Warnings []Problem
+	// StatusChanges says the recorded status will change (a group still
+	// being created is finished, or a failed one replaced).
+	StatusChanges bool
+	// Plan is the detail UpdateFeatureStore sends.
+	Plan FeatureStorePlan
+}
+
+// AllowDestructiveAttr is the attribute that allows a destructive change, as
+// the core's texts name it (snake_case; Pulumi spells it
+// allowDestructiveChanges).
+const AllowDestructiveAttr = "allow_destructive_changes"
+
+// destructiveRefusal is the one text that refuses a destructive change.
+func destructiveRefusal(c FeatureStoreChange) string {
+	return fmt.Sprintf("%s: %s.\n\nSageMaker cannot make this change in place, so the feature group would have to be deleted and created again. "+
+		"That loses every record in the online store, and the data in the offline store table for removed or retyped features will be lost "+
+		"(a new table is started). If that is intended, set %s = true and plan again; otherwise revert this change "+
+		"(adding features, and changing the TTL, throughput or tags, are in-place updates).", c.Path, c.Reason, AllowDestructiveAttr)
+}
+
+// PlanFeatureStore decides how to go from what is recorded (prior) to what
+// is declared (desired), at plan time: values at the paths in unknown are not
+// known until apply (see PlanFeatureStoreChangeUnknown: an unknown value that
+// SageMaker could not change in place counts as destructive). A recorded
+// group that is not healthy is finished, replaced or refused first
+// (FeatureStoreRepair). A destructive change is refused unless
+// allowDestructive, and then it is a replacement whose warning says what is
+// lost.
+func PlanFeatureStore(prior FeatureStorePrior, desired FeatureStoreSpec, unknown []string, allowDestructive bool) FeatureStoreChangeSet {
+	name := desired.Name
+	cs := FeatureStoreChangeSet{Action: FeatureStoreNoChange}
+	repair := FeatureStoreRepair(prior.Status, prior.FailureReason, allowDestructive)
+	switch {
+	case repair.Blocked != "":
+		cs.Action = FeatureStoreRefused
+		cs.Refused = append(cs.Refused, Problem{Path: "status", Summary: fmt.Sprintf("Feature store (%s) is %s", name, prior.Status), Detail: repair.Blocked})
+		return cs
+	case repair.Replace:
+		cs.Action, cs.StatusChanges = FeatureStoreReplace, true
+		cs.Replace = append(cs.Replace, FeatureStoreChange{Path: "status", Reason: repair.Reason})
+		cs.Warnings = append(cs.Warnings, Problem{Path: "status", Summary: fmt.Sprintf("Feature store %s will be replaced", name), Detail: repair.Reason, Warning: true})
+		return cs
+	case repair.Finish:
+		cs.StatusChanges = true
+	}
+	p := PlanFeatureStoreChangeUnknown(prior.Spec, desired, unknown)
+	cs.Plan, cs.InPlace = p, p.InPlace
+	switch {
+	case p.IsDestructive() && !allowDestructive:
+		cs.Action = FeatureStoreRefused
+		for _, c := range p.Destructive {
+			cs.Refused = append(cs.Refused, Problem{Path: c.Path, Summary: fmt.Sprintf("Destructive change to feature store (%s)", name), Detail: destructiveRefusal(c)})
+		}
+	case p.IsDestructive():
+		cs.Action = FeatureStoreReplace
+		cs.Replace = p.Destructive
+		cs.Warnings = append(cs.Warnings, Problem{Summary: fmt.Sprintf("Feature store %s will be replaced: data will be lost", name), Detail: p.DestructiveSummary(name), Warning: true})
+	case len(p.InPlace) > 0 || cs.StatusChanges:
+		cs.Action = FeatureStoreInPlace
+	}
+	return cs
+}
+
+// ReplacePaths returns the distinct attribute paths that force the
+// replacement, in order.
+func (cs FeatureStoreChangeSet) ReplacePaths() []string {
+	var out []string
+	for _, c := range cs.Replace {
+		if !slices.Contains(out, c.Path) {
+			out = append(out, c.Path)
+		}
+	}
+	return out
 }

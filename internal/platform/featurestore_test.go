@@ -233,7 +233,7 @@ func TestPlanFeatureStoreChangeAdditions(t *testing.T) {
 		t.Fatalf("TTL = %v", p.TTL)
 	}
 	u := featureStoreUpdate(p, map[string]string{"a": "b"})
-	if len(u.Additions) != 2 || u.TTL == nil || *u.TTL.Value != 12 || u.Throughput != nil || u.Tags["a"] != "b" {
+	if len(u.Additions) != 2 || u.TTL == nil || u.TTL.Value != 12 || u.Throughput != nil || u.Tags["a"] != "b" {
 		t.Fatalf("update = %+v", u)
 	}
 }
@@ -275,20 +275,22 @@ func TestFeatureStoreResidencyRefs(t *testing.T) {
 	}
 }
 
-func TestCreateFeatureGroupInput(t *testing.T) {
+func TestFeatureGroupConfig(t *testing.T) {
 	s := validFeatureStore()
-	s.Online.StorageType = StorageInMemory
+	s.Online.StorageType = ""
 	s.Features = append(s.Features, Feature{Name: "embedding", Type: FeatureTypeFractional, CollectionType: CollectionVector, VectorDimension: 4})
 	s.Throughput = &Throughput{Mode: ThroughputProvisioned, ReadCapacityUnits: 3, WriteCapacityUnits: 2}
-	in := createFeatureGroupInput(s, map[string]string{"z": "1", "a": "2"})
-	if *in.FeatureGroupName != "customers" || len(in.FeatureDefinitions) != 4 || *in.OnlineStoreConfig.EnableOnlineStore != true ||
-		in.OnlineStoreConfig.StorageType != "InMemory" || *in.OnlineStoreConfig.TtlDuration.Value != 30 ||
-		*in.OfflineStoreConfig.S3StorageConfig.S3Uri != s.Offline.S3URI || in.OfflineStoreConfig.TableFormat != "Glue" ||
-		*in.ThroughputConfig.ProvisionedReadCapacityUnits != 3 || *in.Tags[0].Key != "a" || *in.RoleArn != s.RoleARN {
-		t.Fatalf("input = %+v", in)
+	c := featureGroupConfig(s, map[string]string{"z": "1", "a": "2"})
+	if c.Name != "customers" || len(c.Features) != 4 || !c.Online.Enabled || c.Online.StorageType != StorageStandard || c.Online.TTL.Value != 30 ||
+		c.Offline.S3URI != s.Offline.S3URI || c.Offline.TableFormat != TableFormatGlue || c.Throughput.ReadCapacityUnits != 3 || c.Tags["a"] != "2" || c.RoleARN != s.RoleARN {
+		t.Fatalf("config = %+v", c)
 	}
-	if in.FeatureDefinitions[3].CollectionType != "Vector" || in.FeatureDefinitions[3].CollectionConfig == nil {
-		t.Fatalf("vector definition = %+v", in.FeatureDefinitions[3])
+	if c.Features[3].CollectionType != CollectionVector || c.Features[3].VectorDimension != 4 {
+		t.Fatalf("vector definition = %+v", c.Features[3])
+	}
+	s.Throughput = &Throughput{Mode: ThroughputOnDemand}
+	if c := featureGroupConfig(s, nil); c.Throughput.ReadCapacityUnits != 0 || c.Throughput.Mode != ThroughputOnDemand {
+		t.Fatalf("on-demand throughput = %+v", c.Throughput)
 	}
 }
 
