@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
@@ -11,7 +10,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/mlplatform/mlplatform/internal/cloud"
 	"github.com/mlplatform/mlplatform/internal/platform"
 )
 
@@ -129,17 +127,17 @@ func (d *residencyDataSource) Read(ctx context.Context, req datasource.ReadReque
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	zones, err := cloud.FindZones(ctx, d.meta.Clients.EC2)
+	zones, err := d.meta.AllowedZones(ctx)
 	if err != nil {
 		resp.Diagnostics.AddError("reading residency policy", err.Error())
 		return
 	}
 	p := d.meta.Policy
 	m := residencyDataModel{
-		ID:                         types.StringValue(p.Jurisdiction.Code + "/" + d.meta.Clients.Region),
+		ID:                         types.StringValue(p.Jurisdiction.Code + "/" + d.meta.Region()),
 		Jurisdiction:               types.StringValue(p.Jurisdiction.Code),
 		JurisdictionName:           types.StringValue(p.Jurisdiction.Name),
-		Region:                     types.StringValue(d.meta.Clients.Region),
+		Region:                     types.StringValue(d.meta.Region()),
 		AllowedRegions:             nonNil(p.AllowedRegions),
 		ExcludedZoneIDs:            nonNil(p.ExcludedZoneIDs),
 		AllowedZoneIDs:             []string{},
@@ -166,12 +164,6 @@ func (d *residencyDataSource) Read(ctx context.Context, req datasource.ReadReque
 		m.Explanations = append(m.Explanations, out)
 	}
 	for _, z := range zones {
-		if z.State != "" && z.State != "available" {
-			continue
-		}
-		if slices.Contains(p.ExcludedZoneIDs, z.ID) {
-			continue
-		}
 		m.AllowedZoneIDs = append(m.AllowedZoneIDs, z.ID)
 		m.AllowedZoneNames = append(m.AllowedZoneNames, z.Name)
 	}

@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -17,19 +16,6 @@ import (
 // Meta is what Configure hands to every resource and data source: the
 // environment of one provider configuration.
 type Meta = platform.Env
-
-// checkResidency runs the residency engine and reports each violation on its
-// attribute: an error in enforce mode, a warning in audit. It returns true
-// when the plan may go on.
-func checkResidency(ctx context.Context, m *Meta, refs []residency.Ref, tags map[string]string, tagsPath string, diags *diag.Diagnostics) bool {
-	vs, err := m.CheckResidency(ctx, refs, tags, tagsPath)
-	if err != nil {
-		diags.AddError("checking data residency", err.Error())
-		return false
-	}
-	ReportViolations(m.Policy.Mode, vs, diags)
-	return m.Policy.Mode == residency.ModeAudit || len(vs) == 0
-}
 
 // ReportViolations adds one diagnostic per violation, on its attribute path.
 func ReportViolations(mode residency.Mode, vs []residency.Violation, diags *diag.Diagnostics) {

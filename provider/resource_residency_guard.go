@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -50,20 +49,6 @@ var guardReportType = types.ObjectType{AttrTypes: map[string]attr.Type{
 	"rule":    types.StringType,
 	"message": types.StringType,
 }}
-
-// guardInputs maps each input attribute to the kind of reference it holds.
-var guardInputs = []struct {
-	attr string
-	kind residency.Kind
-	get  func(*residencyGuardModel) types.List
-}{
-	{"regions", residency.KindRegion, func(m *residencyGuardModel) types.List { return m.Regions }},
-	{"zone_ids", residency.KindZoneID, func(m *residencyGuardModel) types.List { return m.ZoneIDs }},
-	{"kms_key_arns", residency.KindKMSKey, func(m *residencyGuardModel) types.List { return m.KMSKeyARNs }},
-	{"s3_uris", residency.KindS3URI, func(m *residencyGuardModel) types.List { return m.S3URIs }},
-	{"ecr_image_uris", residency.KindECRImage, func(m *residencyGuardModel) types.List { return m.ECRImageURIs }},
-	{"arns", residency.KindARN, func(m *residencyGuardModel) types.List { return m.ARNs }},
-}
 
 func (r *residencyGuardResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_residency_guard"
@@ -123,19 +108,19 @@ func (r *residencyGuardResource) ModifyPlan(ctx context.Context, req resource.Mo
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	refs, allKnown := guardRefs(ctx, &plan)
-	report, vs, ok := r.check(ctx, refs, &resp.Diagnostics)
+	refs, allKnown := platform.GuardRefs(plan.lists())
+	c, ok := r.check(ctx, refs, &resp.Diagnostics)
 	if !ok {
 		return
 	}
-	ReportViolations(r.meta.Policy.Mode, vs, &resp.Diagnostics)
+	ReportViolations(r.meta.Policy.Mode, c.Violations, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	if allKnown {
-		plan.ID = types.StringValue(platform.GuardID(refs))
-		plan.Compliant = types.BoolValue(len(vs) == 0)
-		plan.Report = report
+		plan.ID = types.StringValue(c.ID)
+		plan.Compliant = types.BoolValue(c.Compliant)
+		plan.Report = guardReport(c, &resp.Diagnostics)
 		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 		return
 	}
@@ -164,21 +149,19 @@ func (r *residencyGuardResource) Read(ctx context.Context, req resource.ReadRequ
 	if resp.Diagnostics.HasError() || r.meta == nil {
 		return
 	}
-	refs, _ := guardRefs(ctx, &state)
-	var scratch diag.Diagnostics
-	report, vs, ok := r.check(ctx, refs, &scratch)
-	if !ok {
-		resp.Diagnostics.AddWarning("re-checking residency guard", "The guard could not re-check its values on refresh; the state is kept as it was.\n\n"+diagText(scratch))
+	refs, _ := platform.GuardRefs(state.lists())
+	rf := r.meta.RefreshGuard(ctx, refs)
+	switch {
+	case rf.Keep:
+		resp.Diagnostics.AddWarning("re-checking residency guard", rf.Warning)
 		return
-	}
-	if len(vs) > 0 && r.meta.Policy.Mode == residency.ModeEnforce {
-		resp.Diagnostics.AddWarning("Residency guard no longer complies",
-			"Values the guard checks now break the policy, so the guard will be planned for creation again (and that apply will fail until fixed):\n"+residency.Summarize(vs))
+	case rf.Gone:
+		resp.Diagnostics.AddWarning("Residency guard no longer complies", rf.Warning)
 		resp.State.RemoveResource(ctx)
 		return
 	}
-	state.Compliant = types.BoolValue(len(vs) == 0)
-	state.Report = report
+	state.Compliant = types.BoolValue(rf.Check.Compliant)
+	state.Report = guardReport(rf.Check, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -207,26 +190,31 @@ func (r *residencyGuardResource) ImportState(_ context.Context, _ resource.Impor
 
 // apply checks every value, all of them known now, before the guard exists.
 func (r *residencyGuardResource) apply(ctx context.Context, m *residencyGuardModel, diags *diag.Diagnostics) {
-	refs, _ := guardRefs(ctx, m)
-	report, vs, ok := r.check(ctx, refs, diags)
+	refs, _ := platform.GuardRefs(m.lists())
+	c, ok := r.check(ctx, refs, diags)
 	if !ok {
 		return
 	}
-	ReportViolations(r.meta.Policy.Mode, vs, diags)
-	if diags.HasError() {
+	ReportViolations(r.meta.Policy.Mode, c.Violations, diags)
+	if c.Blocked {
 		return
 	}
-	m.ID = types.StringValue(platform.GuardID(refs))
-	m.Compliant = types.BoolValue(len(vs) == 0)
-	m.Report = report
+	m.ID = types.StringValue(c.ID)
+	m.Compliant = types.BoolValue(c.Compliant)
+	m.Report = guardReport(c, diags)
 }
 
-func (r *residencyGuardResource) check(ctx context.Context, refs []residency.Ref, diags *diag.Diagnostics) (types.List, []residency.Violation, bool) {
+func (r *residencyGuardResource) check(ctx context.Context, refs []residency.Ref, diags *diag.Diagnostics) (platform.GuardCheck, bool) {
 	c, err := r.meta.CheckGuard(ctx, refs)
 	if err != nil {
 		diags.AddError("checking data residency", err.Error())
-		return types.ListNull(guardReportType), nil, false
+		return c, false
 	}
+	return c, true
+}
+
+// guardReport is the report attribute of a check.
+func guardReport(c platform.GuardCheck, diags *diag.Diagnostics) types.List {
 	rows := make([]attr.Value, 0, len(c.Verdicts))
 	for _, v := range c.Verdicts {
 		obj, d := types.ObjectValue(guardReportType.AttrTypes, map[string]attr.Value{
@@ -238,43 +226,28 @@ func (r *residencyGuardResource) check(ctx context.Context, refs []residency.Ref
 	}
 	list, d := types.ListValue(guardReportType, rows)
 	diags.Append(d...)
-	return list, c.Violations, !diags.HasError()
+	return list
 }
 
-// guardRefs lists the known values as residency references; allKnown says
-// whether any value is still unknown.
-func guardRefs(ctx context.Context, m *residencyGuardModel) ([]residency.Ref, bool) {
-	var refs []residency.Ref
-	allKnown := true
-	for _, in := range guardInputs {
-		l := in.get(m)
-		if l.IsUnknown() {
-			allKnown = false
-			continue
-		}
-		if l.IsNull() {
-			continue
-		}
+// lists translates the guard's list attributes for the core.
+func (m *residencyGuardModel) lists() map[string]platform.GuardList {
+	byAttr := map[string]types.List{
+		"regions": m.Regions, "zone_ids": m.ZoneIDs, "kms_key_arns": m.KMSKeyARNs,
+		"s3_uris": m.S3URIs, "ecr_image_uris": m.ECRImageURIs, "arns": m.ARNs,
+	}
+	out := map[string]platform.GuardList{}
+	for attrName, l := range byAttr {
+		gl := platform.GuardList{Unknown: l.IsUnknown(), Pending: map[int]bool{}}
 		for i, e := range l.Elements() {
 			s, ok := e.(types.String)
 			if !ok || s.IsUnknown() {
-				allKnown = false
-				continue
+				gl.Pending[i] = true
 			}
-			// A null, empty or blank element names no location: a
-			// violation (Required), never a silent pass.
-			refs = append(refs, residency.Ref{Path: fmt.Sprintf("%s[%d]", in.attr, i), Kind: in.kind, Value: s.ValueString(), Required: true})
+			gl.Values = append(gl.Values, s.ValueString())
 		}
+		out[attrName] = gl
 	}
-	return refs, allKnown
-}
-
-func diagText(d diag.Diagnostics) string {
-	var b strings.Builder
-	for _, x := range d {
-		fmt.Fprintf(&b, "%s: %s\n", x.Summary(), x.Detail())
-	}
-	return b.String()
+	return out
 }
 
 // metaFrom unpacks provider data in Configure of resources and data sources.

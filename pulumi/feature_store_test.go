@@ -145,3 +145,56 @@ func TestFeatureStore_checkRejects(t *testing.T) {
 	}
 	assertNoWrites(t, h)
 }
+
+// An input not known yet (another resource's output, in preview) is a
+// pending change, never an absent value: unknown tags are an in-place
+// update, not "tags removed" and not "no change"; an unknown TTL is not a
+// TTL removal; an unknown feature list could be destructive, so it fails
+// closed unless allowDestructiveChanges.
+func TestFeatureStore_unknownInputIsAChange(t *testing.T) {
+	h := acctest.SetupEmulator(t)
+	createBucket(t, h, acctest.Region, "uae-feature-store")
+	s := newServer(t, h, nil)
+	u := urn("FeatureStore", "customers")
+	inputs := featureStoreInputs("uae-feature-store", baseFeatures...)
+	check, err := s.Check(p.CheckRequest{Urn: u, Inputs: inputs})
+	if err != nil || len(check.Failures) > 0 {
+		t.Fatalf("check: %v %+v", err, check.Failures)
+	}
+	created, err := s.Create(p.CreateRequest{Urn: u, Properties: check.Inputs})
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	writes := len(h.Shim.Writes())
+	diff := func(in property.Map) (p.DiffResponse, error) {
+		return s.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: created.Properties, OldInputs: check.Inputs, Inputs: in})
+	}
+	if d, err := diff(check.Inputs); err != nil || d.HasChanges {
+		t.Fatalf("diff of the same inputs: %v %+v, want none", err, d.DetailedDiff)
+	}
+
+	computed := property.New(property.Computed)
+	d, err := diff(check.Inputs.Set("tags", computed))
+	if err != nil || !d.HasChanges || d.DetailedDiff["tags"].Kind != p.Update || d.DeleteBeforeReplace {
+		t.Fatalf("unknown tags: %v %+v, want an in-place change of tags", err, d)
+	}
+	ttl := property.New(property.NewMap(map[string]property.Value{
+		"enabled": property.New(true),
+		"ttl":     property.New(property.NewMap(map[string]property.Value{"unit": property.New("Days"), "value": computed})),
+	}))
+	d, err = diff(check.Inputs.Set("onlineStore", ttl))
+	if err != nil || !d.HasChanges || d.DetailedDiff["onlineStore"].Kind != p.Update || d.DeleteBeforeReplace {
+		t.Fatalf("unknown TTL: %v %+v, want an in-place change of onlineStore", err, d)
+	}
+	unknownFeatures := check.Inputs.Set("features", computed)
+	if _, err := diff(unknownFeatures); err == nil || !strings.Contains(err.Error(), "not known until apply") || !strings.Contains(err.Error(), "allowDestructiveChanges") {
+		t.Fatalf("unknown features: err = %v, want a refusal saying the features are not known until apply", err)
+	}
+	d, err = diff(unknownFeatures.Set("allowDestructiveChanges", property.New(true)))
+	if err != nil || d.DetailedDiff["features"].Kind != p.UpdateReplace || !d.DeleteBeforeReplace {
+		t.Fatalf("unknown features, destructive changes allowed: %v %+v, want a replacement", err, d)
+	}
+	if n := len(h.Shim.Writes()); n != writes {
+		t.Errorf("%d writes during diffs, want none", n-writes)
+	}
+}

@@ -7,21 +7,8 @@ import (
 
 	p "github.com/pulumi/pulumi-go-provider"
 
-	"github.com/mlplatform/mlplatform/internal/platform"
 	"github.com/mlplatform/mlplatform/internal/residency"
 )
-
-// checkResidency runs the residency engine on refs (paths as the core writes
-// them) and the required-tag rule on tags. In enforce mode each violation is a
-// check failure on its property, so preview fails before any write; in audit
-// mode each is a warning and there are no failures.
-func checkResidency(ctx context.Context, env *platform.Env, refs []residency.Ref, tags map[string]string, tagsPath string) ([]p.CheckFailure, error) {
-	vs, err := env.CheckResidency(ctx, refs, tags, tagsPath)
-	if err != nil {
-		return nil, err
-	}
-	return reportViolations(ctx, env.Policy, vs), nil
-}
 
 // reportViolations turns violations into check failures (enforce) or
 // warnings (audit).

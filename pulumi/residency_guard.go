@@ -9,7 +9,6 @@ import (
 	"github.com/pulumi/pulumi-go-provider/infer"
 
 	"github.com/mlplatform/mlplatform/internal/platform"
-	"github.com/mlplatform/mlplatform/internal/residency"
 )
 
 // ResidencyGuard checks locations that other providers create against the
@@ -96,11 +95,12 @@ func (ResidencyGuard) Check(ctx context.Context, req infer.CheckRequest) (infer.
 	if err != nil {
 		return infer.CheckResponse[ResidencyGuardArgs]{Inputs: args}, err
 	}
-	failures, err = checkResidency(ctx, env, args.refsKnown(unknownElements(req.NewInputs)), nil, "")
+	refs, _ := platform.GuardRefs(args.lists(req.NewInputs))
+	c, err := env.CheckGuard(ctx, refs)
 	if err != nil {
-		return infer.CheckResponse[ResidencyGuardArgs]{Inputs: args}, fmt.Errorf("checking data residency: %w", err)
+		return infer.CheckResponse[ResidencyGuardArgs]{Inputs: args}, err
 	}
-	return infer.CheckResponse[ResidencyGuardArgs]{Inputs: args, Failures: failures}, nil
+	return infer.CheckResponse[ResidencyGuardArgs]{Inputs: args, Failures: reportViolations(ctx, env.Policy, c.Violations)}, nil
 }
 
 // Create checks every value, all of them known now, before the guard exists.
@@ -109,7 +109,8 @@ func (ResidencyGuard) Create(ctx context.Context, req infer.CreateRequest[Reside
 	if err != nil {
 		return infer.CreateResponse[ResidencyGuardState]{}, err
 	}
-	return infer.CreateResponse[ResidencyGuardState]{ID: platform.GuardID(req.Inputs.refs()), Output: state}, nil
+	refs, _ := platform.GuardRefs(req.Inputs.lists(property.Map{}))
+	return infer.CreateResponse[ResidencyGuardState]{ID: platform.GuardID(refs), Output: state}, nil
 }
 
 // Read checks the values again. When they no longer comply in enforce mode,
@@ -120,16 +121,17 @@ func (ResidencyGuard) Read(ctx context.Context, req infer.ReadRequest[ResidencyG
 		return infer.ReadResponse[ResidencyGuardArgs, ResidencyGuardState]{}, err
 	}
 	args := req.State.ResidencyGuardArgs
-	state, vs, err := guardState(ctx, env, args)
-	if err != nil {
-		p.GetLogger(ctx).Warningf("re-checking residency guard: %v; the state is kept as it was", err)
+	refs, _ := platform.GuardRefs(args.lists(property.Map{}))
+	rf := env.RefreshGuard(ctx, refs)
+	switch {
+	case rf.Keep:
+		p.GetLogger(ctx).Warning("re-checking residency guard: " + rf.Warning)
 		return infer.ReadResponse[ResidencyGuardArgs, ResidencyGuardState]{ID: req.ID, Inputs: req.Inputs, State: req.State}, nil
-	}
-	if len(vs) > 0 && env.Policy.Enforcing() {
-		p.GetLogger(ctx).Warning("residency guard no longer complies, so it will be created again (and that update will fail until fixed):\n" + residency.Summarize(vs))
+	case rf.Gone:
+		p.GetLogger(ctx).Warning("residency guard no longer complies: " + rf.Warning)
 		return infer.ReadResponse[ResidencyGuardArgs, ResidencyGuardState]{}, nil
 	}
-	return infer.ReadResponse[ResidencyGuardArgs, ResidencyGuardState]{ID: req.ID, Inputs: args, State: state}, nil
+	return infer.ReadResponse[ResidencyGuardArgs, ResidencyGuardState]{ID: req.ID, Inputs: args, State: guardState(args, rf.Check)}, nil
 }
 
 // Update checks the new values before the guard changes.
@@ -151,79 +153,49 @@ func applyGuard(ctx context.Context, args ResidencyGuardArgs, dryRun bool) (Resi
 	if err != nil {
 		return ResidencyGuardState{}, err
 	}
-	state, vs, err := guardState(ctx, env, args)
+	refs, _ := platform.GuardRefs(args.lists(property.Map{}))
+	c, err := env.CheckGuard(ctx, refs)
 	if err != nil {
 		return ResidencyGuardState{}, err
 	}
-	if err := failuresError(reportViolations(ctx, env.Policy, vs)); err != nil {
-		return ResidencyGuardState{}, fmt.Errorf("creating residency guard: %w", err)
+	failures := reportViolations(ctx, env.Policy, c.Violations)
+	if c.Blocked {
+		return ResidencyGuardState{}, fmt.Errorf("creating residency guard: %w", failuresError(failures))
 	}
-	return state, nil
+	return guardState(args, c), nil
 }
 
-// guardState runs the policy on the guard's values and builds its report.
-func guardState(ctx context.Context, env *platform.Env, args ResidencyGuardArgs) (ResidencyGuardState, []residency.Violation, error) {
-	c, err := env.CheckGuard(ctx, args.refs())
-	if err != nil {
-		return ResidencyGuardState{}, nil, err
-	}
+// guardState is the guard's state after a check, paths in Pulumi's naming.
+func guardState(args ResidencyGuardArgs, c platform.GuardCheck) ResidencyGuardState {
 	report := make([]GuardReportEntry, 0, len(c.Verdicts))
 	for _, v := range c.Verdicts {
-		report = append(report, GuardReportEntry{Path: v.Path, Kind: string(v.Kind), Value: v.Value, Verdict: v.Verdict, Rule: v.Rule, Message: v.Message})
+		report = append(report, GuardReportEntry{Path: propertyPath(v.Path), Kind: string(v.Kind), Value: v.Value, Verdict: v.Verdict, Rule: v.Rule, Message: v.Message})
 	}
-	return ResidencyGuardState{ResidencyGuardArgs: args, Compliant: c.Compliant, Report: report}, c.Violations, nil
+	return ResidencyGuardState{ResidencyGuardArgs: args, Compliant: c.Compliant, Report: report}
 }
 
-// refs lists the guard's values as residency references, with Pulumi paths;
-// every value is known (create, update, read).
-func (a ResidencyGuardArgs) refs() []residency.Ref { return a.refsKnown(nil) }
-
-// unknownElements lists the guard inputs not known yet (in preview): a whole
-// list by its property name, an element as name[i].
-func unknownElements(inputs property.Map) map[string]bool {
-	out := map[string]bool{}
-	for k, v := range inputs.All {
+// lists translates the guard's inputs for the core; inputs (the raw
+// inputs, in preview) says which values are not known yet.
+func (a ResidencyGuardArgs) lists(inputs property.Map) map[string]platform.GuardList {
+	byAttr := map[string][]string{
+		"regions": a.Regions, "zone_ids": a.ZoneIDs, "kms_key_arns": a.KMSKeyARNs,
+		"s3_uris": a.S3URIs, "ecr_image_uris": a.ECRImageURIs, "arns": a.ARNs,
+	}
+	out := map[string]platform.GuardList{}
+	for attr, values := range byAttr {
+		gl := platform.GuardList{Values: values, Pending: map[int]bool{}}
+		v, _ := inputs.GetOk(propertyPath(attr))
 		switch {
 		case v.IsComputed():
-			out[k] = true
+			gl.Unknown = true
 		case v.IsArray():
 			for i, e := range v.AsArray().All {
 				if e.HasComputed() {
-					out[fmt.Sprintf("%s[%d]", k, i)] = true
+					gl.Pending[i] = true
 				}
 			}
 		}
+		out[attr] = gl
 	}
 	return out
-}
-
-// refsKnown lists the guard's known values as residency references. An
-// empty or blank element is a reference to nothing, and a violation: every
-// element of a guard list must name a location.
-func (a ResidencyGuardArgs) refsKnown(unknown map[string]bool) []residency.Ref {
-	var refs []residency.Ref
-	for _, in := range []struct {
-		prop   string
-		kind   residency.Kind
-		values []string
-	}{
-		{"regions", residency.KindRegion, a.Regions},
-		{"zoneIds", residency.KindZoneID, a.ZoneIDs},
-		{"kmsKeyArns", residency.KindKMSKey, a.KMSKeyARNs},
-		{"s3Uris", residency.KindS3URI, a.S3URIs},
-		{"ecrImageUris", residency.KindECRImage, a.ECRImageURIs},
-		{"arns", residency.KindARN, a.ARNs},
-	} {
-		if unknown[in.prop] {
-			continue
-		}
-		for i, v := range in.values {
-			path := fmt.Sprintf("%s[%d]", in.prop, i)
-			if unknown[path] {
-				continue // checked at apply
-			}
-			refs = append(refs, residency.Ref{Path: path, Kind: in.kind, Value: v, Required: true})
-		}
-	}
-	return refs
 }

@@ -18,11 +18,20 @@ type FeatureStoreDeclared struct {
 	// role_arn, online_store, online_store.storage_type,
 	// online_store.kms_key_arn, offline_store.kms_key_arn,
 	// offline_store.table_format, offline_store.disable_glue_table_creation,
-	// throughput, tags. An import declares nothing: every path is unset.
+	// throughput, tags. An unset block leaves its attributes unset. An
+	// import declares nothing: every path is unset.
 	Unset []string
 }
 
-func (d FeatureStoreDeclared) unset(path string) bool { return slices.Contains(d.Unset, path) }
+// unset reports whether path, or the block that holds it, is unset.
+func (d FeatureStoreDeclared) unset(path string) bool {
+	for _, u := range d.Unset {
+		if path == u || strings.HasPrefix(path, u+".") {
+			return true
+		}
+	}
+	return false
+}
 
 // FeatureStoreReadBack is what exists, in the shape the user declared it:
 // what both front ends write into their state after a create, update or

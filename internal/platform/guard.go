@@ -28,16 +28,98 @@ type GuardCheck struct {
 	Compliant  bool
 	Verdicts   []GuardVerdict // one per reference, in reference order
 	Violations []residency.Violation
+	// Blocked: the policy enforces and a value breaks it.
+	Blocked bool
+}
+
+// GuardInput is one list input of a residency guard: its attribute (the
+// core's snake_case name) and the kind of location each element names.
+type GuardInput struct {
+	Attr string
+	Kind residency.Kind
+}
+
+// guardInputs are a guard's inputs, in the order they are checked.
+var guardInputs = []GuardInput{
+	{"regions", residency.KindRegion},
+	{"zone_ids", residency.KindZoneID},
+	{"kms_key_arns", residency.KindKMSKey},
+	{"s3_uris", residency.KindS3URI},
+	{"ecr_image_uris", residency.KindECRImage},
+	{"arns", residency.KindARN},
+}
+
+// GuardInputs lists a guard's inputs: both front ends' schemas name these.
+func GuardInputs() []GuardInput { return slices.Clone(guardInputs) }
+
+// GuardList is one list input of a guard as a front end holds it.
+type GuardList struct {
+	Values  []string
+	Unknown bool         // the whole list is not known yet
+	Pending map[int]bool // elements not known yet, by index
+}
+
+// GuardRefs turns a guard's lists (by GuardInput.Attr) into residency
+// references, paths attr[i], for the values known now; allKnown says
+// whether every value is. Every element must name a location: an empty or
+// blank one is checked (Required) and is a violation, never a silent pass.
+func GuardRefs(lists map[string]GuardList) (refs []residency.Ref, allKnown bool) {
+	allKnown = true
+	for _, in := range guardInputs {
+		l := lists[in.Attr]
+		if l.Unknown {
+			allKnown = false
+			continue
+		}
+		for i, v := range l.Values {
+			if l.Pending[i] {
+				allKnown = false
+				continue // checked at apply
+			}
+			refs = append(refs, residency.Ref{Path: fmt.Sprintf("%s[%d]", in.Attr, i), Kind: in.Kind, Value: v, Required: true})
+		}
+	}
+	return refs, allKnown
 }
 
 // CheckGuard runs the policy on a residency guard's references and builds
-// its report. Both front ends' guards are this function.
+// its report. Both front ends' guards are this function: at plan on the
+// values known, at apply on all of them (Blocked: the guard must not be
+// created or changed).
 func (e *Env) CheckGuard(ctx context.Context, refs []residency.Ref) (GuardCheck, error) {
 	vs, err := e.Policy.Check(ctx, e.Locator, refs)
 	if err != nil {
 		return GuardCheck{}, fmt.Errorf("checking data residency: %w", err)
 	}
-	return guardReport(refs, vs), nil
+	c := guardReport(refs, vs)
+	c.Blocked = len(vs) > 0 && e.Policy.Enforcing()
+	return c, nil
+}
+
+// GuardRefresh is what a refresh does with a guard.
+type GuardRefresh struct {
+	Check GuardCheck
+	// Gone: the values no longer comply in enforce mode, so the guard is
+	// dropped from state; the next apply plans it anew and fails until fixed.
+	Gone bool
+	// Keep: the check could not run; the state stays as it was.
+	Keep    bool
+	Warning string // what the front end shows, when not empty
+}
+
+// RefreshGuard checks a guard's values again on refresh: a bucket that has
+// gained cross-region replication since, say, makes the guard disappear in
+// enforce mode, so that resources depending on it stop at the next apply.
+func (e *Env) RefreshGuard(ctx context.Context, refs []residency.Ref) GuardRefresh {
+	c, err := e.CheckGuard(ctx, refs)
+	switch {
+	case err != nil:
+		return GuardRefresh{Keep: true, Warning: fmt.Sprintf("The guard could not re-check its values on refresh; the state is kept as it was: %v", err)}
+	case c.Blocked:
+		return GuardRefresh{Check: c, Gone: true, Warning: "Values the guard checks now break the policy, so the guard will be planned for creation again " +
+			"(and that apply will fail until fixed):\n" + residency.Summarize(c.Violations)}
+	}
+	return GuardRefresh{Check: c}
 }
 
 func guardReport(refs []residency.Ref, vs []residency.Violation) GuardCheck {

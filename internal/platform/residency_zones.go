@@ -67,3 +67,30 @@ func (e *Env) compliantZone(ctx context.Context, spec GPUClusterSpec, offered []
 		"%s, so the cluster has nowhere to go. Zones considered: %s. Fix: choose an instance type offered in an allowed zone, create a subnet there, or review residency.excluded_zone_ids.",
 		what, strings.Join(lines, "; "))}, nil
 }
+
+// Zone is an availability zone: its id (stable across accounts) and name.
+type Zone struct {
+	ID   string
+	Name string
+}
+
+// AllowedZones lists the zones of the environment's region that the
+// residency policy allows and that are available, sorted by id: where
+// resources of other providers may go.
+func (e *Env) AllowedZones(ctx context.Context) ([]Zone, error) {
+	zones, err := cloud.FindZones(ctx, e.Clients.EC2)
+	if err != nil {
+		return nil, err
+	}
+	var out []Zone
+	for _, z := range zones {
+		if z.State != "" && z.State != "available" {
+			continue
+		}
+		if !e.Policy.ZoneIDAllowed(z.ID) {
+			continue
+		}
+		out = append(out, Zone{ID: z.ID, Name: z.Name})
+	}
+	return out, nil
+}
