@@ -10,6 +10,8 @@ import (
 	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/util/mapper"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/mlplatform/mlplatform/internal/platform"
 )
 
 // UAE defaults of the Platform component.
@@ -85,7 +87,7 @@ func (c *Platform) Annotate(a infer.Annotator) {
 	a.Describe(&c.FeatureGroupName, "Name of the feature group.")
 	a.Describe(&c.FeatureGroupARN, "ARN of the feature group.")
 	a.Describe(&c.EndpointName, "Name of the serving endpoint; unset until the platform has one.")
-	a.Describe(&c.ValidationSummary, "What was checked, in words: the residency policy the platform complies with and the state of the training nodes.")
+	a.Describe(&c.ValidationSummary, "What was checked, in words: the residency verdict of the training cluster and the feature store (in `audit` mode, the number of violations and the rules they break; never compliant when a check could not run) and the state of the training nodes.")
 }
 
 // Annotate describes the inputs.
@@ -130,13 +132,14 @@ func NewPlatform(ctx *pulumi.Context, name string, args PlatformArgs, opts ...pu
 	}
 	parent := pulumi.Parent(comp)
 
-	clusterArgs := args.clusterArgs(name)
+	clusterArgs, storeArgs := args.clusterArgs(name), args.featureStoreArgs(name)
+	verdict := platformVerdict(ctx, clusterArgs, storeArgs)
 	cluster := &gpuClusterChild{}
 	if err := registerChild(ctx, "GpuCluster", name+"-training", clusterArgs, cluster, parent); err != nil {
 		return nil, err
 	}
 	store := &featureStoreChild{}
-	if err := registerChild(ctx, "FeatureStore", name+"-features", args.featureStoreArgs(name), store, parent); err != nil {
+	if err := registerChild(ctx, "FeatureStore", name+"-features", storeArgs, store, parent); err != nil {
 		return nil, err
 	}
 
@@ -149,14 +152,9 @@ func NewPlatform(ctx *pulumi.Context, name string, args PlatformArgs, opts ...pu
 	// No serving endpoint yet: a known null.
 	comp.EndpointName = store.Name.ApplyT(func(string) *string { return nil }).(pulumi.StringPtrOutput)
 
-	policy := "residency policy of the provider"
-	if env, err := envFrom(ctx.Context()); err == nil {
-		policy = fmt.Sprintf("residency %s (%s, %s mode): allowed regions %s", env.Policy.Jurisdiction.Code, env.Policy.Jurisdiction.Name,
-			env.Policy.Mode, strings.Join(env.Policy.AllowedRegions, ", "))
-	}
 	comp.ValidationSummary = pulumi.All(cluster.Name, cluster.Nodes, store.Name, store.Status).ApplyT(func(v []any) string {
 		nodes, _ := v[1].([]any)
-		return platformSummary(policy, v[0].(string), nodes, v[2].(string), v[3].(string))
+		return platformSummary(verdict, v[0].(string), nodes, v[2].(string), v[3].(string))
 	}).(pulumi.StringOutput)
 
 	if err := ctx.RegisterResourceOutputs(comp, pulumi.Map{
@@ -169,8 +167,23 @@ func NewPlatform(ctx *pulumi.Context, name string, args PlatformArgs, opts ...pu
 	return comp, nil
 }
 
-// platformSummary says what was checked and what runs, in words.
-func platformSummary(policy, cluster string, nodes []any, store, status string) string {
+// platformVerdict is the core's residency verdict of the platform's parts,
+// checked as their own previews check them. In audit mode the parts only
+// warn: this verdict is where their violations are counted.
+func platformVerdict(ctx *pulumi.Context, cluster GpuClusterArgs, store FeatureStoreArgs) platform.ResidencyVerdict {
+	env, err := envFrom(ctx.Context())
+	if err != nil {
+		return platform.UncheckedVerdict(err.Error())
+	}
+	clusterSpec, _ := cluster.spec(nil)
+	storeSpec := store.spec()
+	return env.CheckPlatformResidency(ctx.Context(), &clusterSpec, &storeSpec)
+}
+
+// platformSummary says what was checked and what runs, in words: the
+// residency verdict first, as it is (never "compliant" when a part broke a
+// rule or could not be checked).
+func platformSummary(verdict platform.ResidencyVerdict, cluster string, nodes []any, store, status string) string {
 	running := 0
 	zones := map[string]bool{}
 	for _, n := range nodes {
@@ -183,8 +196,8 @@ func platformSummary(policy, cluster string, nodes []any, store, status string) 
 		}
 	}
 	zl := slices.Sorted(maps.Keys(zones))
-	return fmt.Sprintf("compliant with %s; training cluster %s: %d of %d nodes running in %s; feature store %s: %s; "+
-		"hwprobe validation: not configured (no reports gate this platform)", policy, cluster, running, len(nodes), strings.Join(zl, ", "), store, status)
+	return fmt.Sprintf("%s; training cluster %s: %d of %d nodes running in %s; feature store %s: %s; "+
+		"hwprobe validation: not configured (no reports gate this platform)", verdict, cluster, running, len(nodes), strings.Join(zl, ", "), store, status)
 }
 
 // clusterArgs are the training cluster's inputs, UAE defaults filled in.
