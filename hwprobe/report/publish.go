@@ -46,10 +46,9 @@ func Publish(ctx context.Context, api S3, t Target, r Report) (string, error) {
 		return "", fmt.Errorf("publish: %w", err)
 	}
 	if strings.HasPrefix(t.KMSKeyID, "arn:") {
-		a, err := residency.ParseARN(t.KMSKeyID)
-		if err != nil || a.Service != "kms" || a.Region == "" ||
-			!(strings.HasPrefix(a.Resource, "key/") || strings.HasPrefix(a.Resource, "alias/")) {
-			return "", fmt.Errorf("publish: %q is not a KMS key ARN", t.KMSKeyID)
+		a, err := residency.ParseKMSKeyARN(t.KMSKeyID)
+		if err != nil || a.Region == "" {
+			return "", fmt.Errorf("publish: %q is not a KMS key ARN with a region", t.KMSKeyID)
 		}
 		if a.Region != t.Region {
 			return "", fmt.Errorf("publish: KMS key region %s is %w %s", a.Region, ErrWrongRegion, t.Region)

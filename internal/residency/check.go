@@ -317,14 +317,10 @@ func (c *checker) kmsKey(ctx context.Context, r Ref) []Violation {
 	resource := r.Value
 	isARN := strings.HasPrefix(r.Value, "arn:")
 	if isARN {
-		arn, err := ParseARN(r.Value)
-		if err != nil || arn.Service != "kms" || !(strings.HasPrefix(arn.Resource, "key/") || strings.HasPrefix(arn.Resource, "alias/")) {
-			msg := fmt.Sprintf("%q is not a KMS key or alias ARN", r.Value)
-			if err != nil {
-				msg = err.Error()
-			}
+		arn, err := ParseKMSKeyARN(r.Value)
+		if err != nil {
 			c.ran(RuleUnverifiable)
-			return []Violation{c.v(r, RuleUnverifiable, msg, fmt.Sprintf("give a key ARN such as arn:%s:kms:%s:ACCOUNT:key/KEY-ID", c.p.Partition(), c.example()))}
+			return []Violation{c.v(r, RuleUnverifiable, err.Error(), fmt.Sprintf("give a key ARN such as arn:%s:kms:%s:ACCOUNT:key/KEY-ID", c.p.Partition(), c.example()))}
 		}
 		if vs := c.partition(r, arn.Partition); len(vs) > 0 {
 			return vs

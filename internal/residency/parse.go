@@ -120,6 +120,20 @@ func ParseARN(s string) (ARN, error) {
 	return a, nil
 }
 
+// ParseKMSKeyARN parses a KMS key or alias ARN: an ARN of service kms whose
+// resource is key/ID or alias/NAME. The region may be empty; callers that
+// need it say so.
+func ParseKMSKeyARN(s string) (ARN, error) {
+	a, err := ParseARN(s)
+	if err != nil {
+		return ARN{}, err
+	}
+	if a.Service != "kms" || !(strings.HasPrefix(a.Resource, "key/") || strings.HasPrefix(a.Resource, "alias/")) {
+		return ARN{}, fmt.Errorf("%q is not a KMS key or alias ARN", s)
+	}
+	return a, nil
+}
+
 // S3Location is a bucket and key taken from an S3 URI, bucket ARN or URL.
 type S3Location struct {
 	Bucket string

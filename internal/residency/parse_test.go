@@ -284,6 +284,24 @@ func FuzzParseARN(f *testing.F) {
 	})
 }
 
+// FuzzParseKMSKeyARN: never panics; what it accepts is a kms ARN naming a
+// key or an alias.
+func FuzzParseKMSKeyARN(f *testing.F) {
+	for _, s := range []string{"arn:aws:kms:me-central-1:123456789012:key/1234abcd", "arn:aws:kms:me-central-1:123456789012:alias/team",
+		"arn:aws:kms::123456789012:key/x", "arn:aws:s3:::bucket", "arn:aws:kms:me-central-1:123456789012:grant/x", "key/abc"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		a, err := ParseKMSKeyARN(s)
+		if err != nil {
+			return
+		}
+		if a.Service != "kms" || !(strings.HasPrefix(a.Resource, "key/") || strings.HasPrefix(a.Resource, "alias/")) {
+			t.Fatalf("accepted %q as %+v", s, a)
+		}
+	})
+}
+
 func FuzzParseS3URI(f *testing.F) {
 	for _, s := range []string{
 		"s3://my-bucket/key", "s3://b.c.d/k", "arn:aws:s3:::bucket/k",
