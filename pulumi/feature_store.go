@@ -268,11 +268,6 @@ func (FeatureStore) Update(ctx context.Context, req infer.UpdateRequest[FeatureS
 		return infer.UpdateResponse[FeatureStoreState]{}, err
 	}
 	old, spec := req.State.FeatureStoreArgs.spec(), args.spec()
-	if platform.PlanFeatureStoreChange(old, spec).NoOp() && deref(req.State.Status) == platform.FeatureStoreCreated {
-		st := req.State
-		st.FeatureStoreArgs = args
-		return infer.UpdateResponse[FeatureStoreState]{Output: st}, nil
-	}
 	fs, vs, err := env.UpdateFeatureStore(ctx, old, spec, featureStoreWait(ctx, spec.Name, "update"))
 	reportViolations(ctx, env.Policy, auditOnly(env, vs))
 	if err != nil {

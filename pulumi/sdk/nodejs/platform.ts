@@ -53,7 +53,7 @@ export class Platform extends pulumi.ComponentResource {
      */
     declare public /*out*/ readonly featureGroupName: pulumi.Output<string>;
     /**
-     * What was checked, in words: the residency policy the platform complies with and the state of the training nodes.
+     * What was checked, in words: the residency verdict of the training cluster and the feature store (in `audit` mode, the number of violations and the rules they break; never compliant when a check could not run) and the state of the training nodes.
      */
     declare public /*out*/ readonly validationSummary: pulumi.Output<string>;
 

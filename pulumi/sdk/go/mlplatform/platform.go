@@ -30,7 +30,7 @@ type Platform struct {
 	FeatureGroupArn pulumi.StringOutput `pulumi:"featureGroupArn"`
 	// Name of the feature group.
 	FeatureGroupName pulumi.StringOutput `pulumi:"featureGroupName"`
-	// What was checked, in words: the residency policy the platform complies with and the state of the training nodes.
+	// What was checked, in words: the residency verdict of the training cluster and the feature store (in `audit` mode, the number of violations and the rules they break; never compliant when a check could not run) and the state of the training nodes.
 	ValidationSummary pulumi.StringOutput `pulumi:"validationSummary"`
 }
 
@@ -144,7 +144,7 @@ func (o PlatformOutput) FeatureGroupName() pulumi.StringOutput {
 	return o.ApplyT(func(v *Platform) pulumi.StringOutput { return v.FeatureGroupName }).(pulumi.StringOutput)
 }
 
-// What was checked, in words: the residency policy the platform complies with and the state of the training nodes.
+// What was checked, in words: the residency verdict of the training cluster and the feature store (in `audit` mode, the number of violations and the rules they break; never compliant when a check could not run) and the state of the training nodes.
 func (o PlatformOutput) ValidationSummary() pulumi.StringOutput {
 	return o.ApplyT(func(v *Platform) pulumi.StringOutput { return v.ValidationSummary }).(pulumi.StringOutput)
 }

@@ -1479,7 +1479,7 @@ func (o OfflineStorePtrOutput) TableFormat() pulumi.StringPtrOutput {
 }
 
 type OnlineStore struct {
-	Enabled     *bool           `pulumi:"enabled"`
+	Enabled     bool            `pulumi:"enabled"`
 	KmsKeyArn   *string         `pulumi:"kmsKeyArn"`
 	StorageType *string         `pulumi:"storageType"`
 	Ttl         *OnlineStoreTtl `pulumi:"ttl"`
@@ -1497,7 +1497,7 @@ type OnlineStoreInput interface {
 }
 
 type OnlineStoreArgs struct {
-	Enabled     pulumi.BoolPtrInput    `pulumi:"enabled"`
+	Enabled     pulumi.BoolInput       `pulumi:"enabled"`
 	KmsKeyArn   pulumi.StringPtrInput  `pulumi:"kmsKeyArn"`
 	StorageType pulumi.StringPtrInput  `pulumi:"storageType"`
 	Ttl         OnlineStoreTtlPtrInput `pulumi:"ttl"`
@@ -1580,8 +1580,8 @@ func (o OnlineStoreOutput) ToOnlineStorePtrOutputWithContext(ctx context.Context
 	}).(OnlineStorePtrOutput)
 }
 
-func (o OnlineStoreOutput) Enabled() pulumi.BoolPtrOutput {
-	return o.ApplyT(func(v OnlineStore) *bool { return v.Enabled }).(pulumi.BoolPtrOutput)
+func (o OnlineStoreOutput) Enabled() pulumi.BoolOutput {
+	return o.ApplyT(func(v OnlineStore) bool { return v.Enabled }).(pulumi.BoolOutput)
 }
 
 func (o OnlineStoreOutput) KmsKeyArn() pulumi.StringPtrOutput {
@@ -1625,7 +1625,7 @@ func (o OnlineStorePtrOutput) Enabled() pulumi.BoolPtrOutput {
 		if v == nil {
 			return nil
 		}
-		return v.Enabled
+		return &v.Enabled
 	}).(pulumi.BoolPtrOutput)
 }
 

@@ -102,7 +102,7 @@ export interface OfflineStoreArgs {
 }
 
 export interface OnlineStoreArgs {
-    enabled?: pulumi.Input<boolean>;
+    enabled: pulumi.Input<boolean>;
     kmsKeyArn?: pulumi.Input<string>;
     storageType?: pulumi.Input<string>;
     ttl?: pulumi.Input<inputs.OnlineStoreTtlArgs>;

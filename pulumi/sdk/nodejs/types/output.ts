@@ -141,7 +141,7 @@ export interface OfflineStore {
 }
 
 export interface OnlineStore {
-    enabled?: boolean;
+    enabled: boolean;
     kmsKeyArn?: string;
     storageType?: string;
     ttl?: outputs.OnlineStoreTtl;

@@ -649,7 +649,7 @@ class OnlineStoreTtlArgs:
 
 if not MYPY:
     class OnlineStoreArgsDict(TypedDict):
-        enabled: NotRequired[pulumi.Input[_builtins.bool]]
+        enabled: pulumi.Input[_builtins.bool]
         kms_key_arn: NotRequired[pulumi.Input[_builtins.str]]
         storage_type: NotRequired[pulumi.Input[_builtins.str]]
         ttl: NotRequired[pulumi.Input['OnlineStoreTtlArgsDict']]
@@ -659,12 +659,11 @@ elif False:
 @pulumi.input_type
 class OnlineStoreArgs:
     def __init__(__self__, *,
-                 enabled: Optional[pulumi.Input[_builtins.bool]] = None,
+                 enabled: pulumi.Input[_builtins.bool],
                  kms_key_arn: Optional[pulumi.Input[_builtins.str]] = None,
                  storage_type: Optional[pulumi.Input[_builtins.str]] = None,
                  ttl: Optional[pulumi.Input['OnlineStoreTtlArgs']] = None):
-        if enabled is not None:
-            pulumi.set(__self__, "enabled", enabled)
+        pulumi.set(__self__, "enabled", enabled)
         if kms_key_arn is not None:
             pulumi.set(__self__, "kms_key_arn", kms_key_arn)
         if storage_type is not None:
@@ -674,11 +673,11 @@ class OnlineStoreArgs:
 
     @_builtins.property
     @pulumi.getter
-    def enabled(self) -> Optional[pulumi.Input[_builtins.bool]]:
+    def enabled(self) -> pulumi.Input[_builtins.bool]:
         return pulumi.get(self, "enabled")
 
     @enabled.setter
-    def enabled(self, value: Optional[pulumi.Input[_builtins.bool]]):
+    def enabled(self, value: pulumi.Input[_builtins.bool]):
         pulumi.set(self, "enabled", value)
 
     @_builtins.property

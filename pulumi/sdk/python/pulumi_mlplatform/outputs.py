@@ -688,12 +688,11 @@ class OnlineStore(dict):
         return super().get(key, default)
 
     def __init__(__self__, *,
-                 enabled: Optional[_builtins.bool] = None,
+                 enabled: _builtins.bool,
                  kms_key_arn: Optional[_builtins.str] = None,
                  storage_type: Optional[_builtins.str] = None,
                  ttl: Optional['outputs.OnlineStoreTtl'] = None):
-        if enabled is not None:
-            pulumi.set(__self__, "enabled", enabled)
+        pulumi.set(__self__, "enabled", enabled)
         if kms_key_arn is not None:
             pulumi.set(__self__, "kms_key_arn", kms_key_arn)
         if storage_type is not None:
@@ -703,7 +702,7 @@ class OnlineStore(dict):
 
     @_builtins.property
     @pulumi.getter
-    def enabled(self) -> Optional[_builtins.bool]:
+    def enabled(self) -> _builtins.bool:
         return pulumi.get(self, "enabled")
 
     @_builtins.property

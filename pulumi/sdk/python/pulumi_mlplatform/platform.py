@@ -209,7 +209,7 @@ class Platform(pulumi.ComponentResource):
     @pulumi.getter(name="validationSummary")
     def validation_summary(self) -> pulumi.Output[_builtins.str]:
         """
-        What was checked, in words: the residency policy the platform complies with and the state of the training nodes.
+        What was checked, in words: the residency verdict of the training cluster and the feature store (in `audit` mode, the number of violations and the rules they break; never compliant when a check could not run) and the state of the training nodes.
         """
         return pulumi.get(self, "validation_summary")
 
