@@ -40,3 +40,33 @@ func TestGuardIDIgnoresOrderAndPaths(t *testing.T) {
 		t.Error("GuardID does not depend on the values")
 	}
 }
+
+// Known values become required references on their paths; a list or an
+// element not known yet is left for apply and makes allKnown false; an
+// empty element is a reference (to nothing, a violation), never skipped.
+func TestGuardRefs(t *testing.T) {
+	refs, allKnown := GuardRefs(map[string]GuardList{
+		"regions":  {Values: []string{"me-central-1", ""}},
+		"s3_uris":  {Values: []string{"s3://a/x", "", "s3://c/z"}, Pending: map[int]bool{1: true}},
+		"zone_ids": {Unknown: true},
+	})
+	var got []string
+	for _, r := range refs {
+		if !r.Required {
+			t.Errorf("%s is not required", r.Path)
+		}
+		got = append(got, string(r.Kind)+":"+r.Path+"="+r.Value)
+	}
+	want := []string{"region:regions[0]=me-central-1", "region:regions[1]=", "s3_uri:s3_uris[0]=s3://a/x", "s3_uri:s3_uris[2]=s3://c/z"}
+	if allKnown || len(got) != len(want) {
+		t.Fatalf("refs %v (all known %v), want %v and not all known", got, allKnown, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("ref %d = %s, want %s", i, got[i], want[i])
+		}
+	}
+	if _, allKnown := GuardRefs(map[string]GuardList{"arns": {Values: []string{"arn:aws:iam::123456789012:role/x"}}}); !allKnown {
+		t.Error("every value known, but allKnown is false")
+	}
+}
