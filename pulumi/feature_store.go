@@ -86,6 +86,7 @@ type FeatureStoreState struct {
 	FeatureStoreArgs
 	ARN                       *string           `pulumi:"arn,optional"`
 	Status                    *string           `pulumi:"status,optional"`
+	FailureReason             *string           `pulumi:"failureReason,optional"`
 	CreationTime              *string           `pulumi:"creationTime,optional"`
 	TagsAll                   map[string]string `pulumi:"tagsAll,optional"`
 	OfflineStoreTableName     *string           `pulumi:"offlineStoreTableName,optional"`
@@ -127,6 +128,7 @@ func (f *FeatureDefinition) Annotate(a infer.Annotator) {
 func (s *FeatureStoreState) Annotate(a infer.Annotator) {
 	a.Describe(&s.ARN, "ARN of the feature group.")
 	a.Describe(&s.Status, "Status of the feature group, e.g. `Created`.")
+	a.Describe(&s.FailureReason, "SageMaker's reason when the group's creation or deletion failed.")
 	a.Describe(&s.CreationTime, "When the group was created (RFC 3339).")
 	a.Describe(&s.TagsAll, "`tags` merged over the provider's `defaultTags`.")
 	a.Describe(&s.OfflineStoreTableName, "Glue table of the offline store.")
@@ -162,7 +164,7 @@ func (FeatureStore) Check(ctx context.Context, req infer.CheckRequest) (infer.Ch
 // planner: a destructive change fails preview unless allowDestructiveChanges
 // is true. An input not known yet is a pending change, never an absent one.
 func (FeatureStore) Diff(ctx context.Context, req infer.DiffRequest[FeatureStoreArgs, FeatureStoreState]) (infer.DiffResponse, error) {
-	prior := platform.FeatureStorePrior{Spec: req.State.FeatureStoreArgs.spec(), Status: deref(req.State.Status)}
+	prior := platform.FeatureStorePrior{Spec: req.State.FeatureStoreArgs.spec(), Status: deref(req.State.Status), FailureReason: deref(req.State.FailureReason)}
 	allow := deref(req.Inputs.AllowDestructiveChanges)
 	cs := platform.PlanFeatureStore(prior, req.Inputs.spec(), unknownInputs(ctx), allow)
 	if len(cs.Refused) > 0 {
@@ -398,6 +400,7 @@ func featureStoreState(env *platform.Env, fs *platform.FeatureStore, prior Featu
 		FeatureStoreArgs:          a,
 		ARN:                       ptr(rb.ARN),
 		Status:                    ptr(rb.Status),
+		FailureReason:             optional(rb.FailureReason),
 		CreationTime:              optional(rb.CreationTime),
 		TagsAll:                   rb.TagsAll,
 		OfflineStoreTableName:     optional(rb.OfflineTableName),

@@ -117,8 +117,8 @@ func TestFeatureStore_unhealthyStatus(t *testing.T) {
 			t.Fatalf("status after refresh %q, want %q", got, last)
 		}
 		_, err = s.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: read.Properties, OldInputs: check.Inputs, Inputs: check.Inputs})
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Fatalf("%s: diff err = %v, want %q", last, err, tc.want)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "injected") {
+			t.Fatalf("%s: diff err = %v, want %q and SageMaker's failure reason", last, err, tc.want)
 		}
 		if last == "CreateFailed" {
 			diff, err := s.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: read.Properties, OldInputs: check.Inputs,

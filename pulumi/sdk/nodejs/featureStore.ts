@@ -57,6 +57,10 @@ export class FeatureStore extends pulumi.CustomResource {
      */
     declare public readonly eventTimeFeatureName: pulumi.Output<string>;
     /**
+     * SageMaker's reason when the group's creation or deletion failed.
+     */
+    declare public /*out*/ readonly failureReason: pulumi.Output<string | undefined>;
+    /**
      * The features, at most 2500. Adding features is an in-place update.
      */
     declare public readonly features: pulumi.Output<outputs.FeatureDefinition[]>;
@@ -142,6 +146,7 @@ export class FeatureStore extends pulumi.CustomResource {
             resourceInputs["throughput"] = args?.throughput;
             resourceInputs["arn"] = undefined /*out*/;
             resourceInputs["creationTime"] = undefined /*out*/;
+            resourceInputs["failureReason"] = undefined /*out*/;
             resourceInputs["offlineStoreDatabaseName"] = undefined /*out*/;
             resourceInputs["offlineStoreResolvedS3Uri"] = undefined /*out*/;
             resourceInputs["offlineStoreTableName"] = undefined /*out*/;
@@ -153,6 +158,7 @@ export class FeatureStore extends pulumi.CustomResource {
             resourceInputs["creationTime"] = undefined /*out*/;
             resourceInputs["description"] = undefined /*out*/;
             resourceInputs["eventTimeFeatureName"] = undefined /*out*/;
+            resourceInputs["failureReason"] = undefined /*out*/;
             resourceInputs["features"] = undefined /*out*/;
             resourceInputs["name"] = undefined /*out*/;
             resourceInputs["offlineStore"] = undefined /*out*/;

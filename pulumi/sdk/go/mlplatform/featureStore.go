@@ -26,6 +26,8 @@ type FeatureStore struct {
 	Description pulumi.StringPtrOutput `pulumi:"description"`
 	// Name of the feature that holds the event time (Fractional or String).
 	EventTimeFeatureName pulumi.StringOutput `pulumi:"eventTimeFeatureName"`
+	// SageMaker's reason when the group's creation or deletion failed.
+	FailureReason pulumi.StringPtrOutput `pulumi:"failureReason"`
 	// The features, at most 2500. Adding features is an in-place update.
 	Features FeatureDefinitionArrayOutput `pulumi:"features"`
 	// Feature group name. Default: the resource name. Changing it replaces the group.
@@ -213,6 +215,11 @@ func (o FeatureStoreOutput) Description() pulumi.StringPtrOutput {
 // Name of the feature that holds the event time (Fractional or String).
 func (o FeatureStoreOutput) EventTimeFeatureName() pulumi.StringOutput {
 	return o.ApplyT(func(v *FeatureStore) pulumi.StringOutput { return v.EventTimeFeatureName }).(pulumi.StringOutput)
+}
+
+// SageMaker's reason when the group's creation or deletion failed.
+func (o FeatureStoreOutput) FailureReason() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *FeatureStore) pulumi.StringPtrOutput { return v.FailureReason }).(pulumi.StringPtrOutput)
 }
 
 // The features, at most 2500. Adding features is an in-place update.

@@ -297,6 +297,7 @@ class FeatureStore(pulumi.CustomResource):
             __props__.__dict__["throughput"] = throughput
             __props__.__dict__["arn"] = None
             __props__.__dict__["creation_time"] = None
+            __props__.__dict__["failure_reason"] = None
             __props__.__dict__["offline_store_database_name"] = None
             __props__.__dict__["offline_store_resolved_s3_uri"] = None
             __props__.__dict__["offline_store_table_name"] = None
@@ -329,6 +330,7 @@ class FeatureStore(pulumi.CustomResource):
         __props__.__dict__["creation_time"] = None
         __props__.__dict__["description"] = None
         __props__.__dict__["event_time_feature_name"] = None
+        __props__.__dict__["failure_reason"] = None
         __props__.__dict__["features"] = None
         __props__.__dict__["name"] = None
         __props__.__dict__["offline_store"] = None
@@ -383,6 +385,14 @@ class FeatureStore(pulumi.CustomResource):
         Name of the feature that holds the event time (Fractional or String).
         """
         return pulumi.get(self, "event_time_feature_name")
+
+    @_builtins.property
+    @pulumi.getter(name="failureReason")
+    def failure_reason(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        SageMaker's reason when the group's creation or deletion failed.
+        """
+        return pulumi.get(self, "failure_reason")
 
     @_builtins.property
     @pulumi.getter
