@@ -8,6 +8,7 @@ package pulumitest
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,13 +27,11 @@ const CLIVersion = "v3.200.0"
 // PluginPackage is the provider plugin's main package.
 const PluginPackage = "github.com/mlplatform/mlplatform/pulumi/cmd/pulumi-resource-mlplatform"
 
-// CLI finds the Pulumi CLI: $PULUMI_CLI (scripts/test.sh sets it to what
-// scripts/pulumi-cli.sh built), else where scripts/pulumi-cli.sh caches it
-// ($PULUMI_CLI_DIR, else the user cache directory's
-// mlplatform/pulumi-<version>/bin). Without it the test is skipped, or
-// fails when $CI is true.
-func CLI(t testing.TB) string {
-	t.Helper()
+// FindCLI finds the Pulumi CLI: $PULUMI_CLI (scripts/test.sh sets it to
+// what scripts/pulumi-cli.sh built), else where scripts/pulumi-cli.sh caches
+// it ($PULUMI_CLI_DIR, else the user cache directory's
+// mlplatform/pulumi-<version>/bin).
+func FindCLI() (string, error) {
 	candidates := []string{os.Getenv("PULUMI_CLI")}
 	version := os.Getenv("PULUMI_CLI_VERSION")
 	if version == "" {
@@ -49,18 +48,24 @@ func CLI(t testing.TB) string {
 			continue
 		}
 		if fi, err := os.Stat(c); err == nil && !fi.IsDir() {
-			abs, err := filepath.Abs(c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return abs
+			return filepath.Abs(c)
 		}
 	}
-	msg := "the Pulumi CLI is not built: run scripts/pulumi-cli.sh (or set PULUMI_CLI)"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
+	return "", errors.New("the Pulumi CLI is not built: run scripts/pulumi-cli.sh (or set PULUMI_CLI)")
+}
+
+// CLI is FindCLI for a test: without the CLI the test is skipped, or fails
+// when $CI is true.
+func CLI(t testing.TB) string {
+	t.Helper()
+	cli, err := FindCLI()
+	if err == nil {
+		return cli
 	}
-	t.Skip("skipping: " + msg)
+	if os.Getenv("CI") == "true" {
+		t.Fatal(err)
+	}
+	t.Skip("skipping: " + err.Error())
 	return ""
 }
 
