@@ -15,6 +15,7 @@ func gpuInputs(name string, over map[string]any) func(*fixtures) map[string]any 
 			"node_count":     1,
 			"zone_id":        "mec1-az1",
 			"image":          imageParam,
+			"root_volume":    map[string]any{"size_gib": 100},
 			"capacity_retry": map[string]any{"attempts": 2, "initial_delay": "10ms"},
 			"tags":           map[string]any{"team": "ml"},
 		}, over)
@@ -63,10 +64,10 @@ func scenarios() []scenario {
 				{name: "create", inputs: gpuInputs("conf-gpu", nil), want: created, check: wantNodes("conf-gpu", 1, "mec1-az1", "")},
 				{name: "scale out in place", inputs: gpuInputs("conf-gpu", map[string]any{"node_count": 2}), want: updated, check: wantNodes("conf-gpu", 2, "mec1-az1", "")},
 				{name: "retag in place", inputs: gpuInputs("conf-gpu", map[string]any{"node_count": 2, "tags": map[string]any{"team": "research"}}), want: updated, check: wantNodes("conf-gpu", 2, "", "")},
-				{name: "zone change replaces", inputs: gpuInputs("conf-gpu", map[string]any{"node_count": 2, "tags": map[string]any{"team": "research"}, "zone_id": "mec1-az3"}), want: replaced, check: wantNodes("conf-gpu", 2, "mec1-az3", "")},
+				{name: "zone change replaces", inputs: gpuInputs("conf-gpu", map[string]any{"node_count": 2, "tags": map[string]any{"team": "research"}, "zone_id": "mec1-az2"}), want: replaced, check: wantNodes("conf-gpu", 2, "mec1-az2", "")},
 				{name: "vpc_id set replaces", inputs: func(f *fixtures) map[string]any {
-					return gpuInputs("conf-gpu", map[string]any{"node_count": 2, "tags": map[string]any{"team": "research"}, "zone_id": "mec1-az3", "vpc_id": f.vpcID})(f)
-				}, want: replaced, check: wantNodes("conf-gpu", 2, "mec1-az3", "")},
+					return gpuInputs("conf-gpu", map[string]any{"node_count": 2, "tags": map[string]any{"team": "research"}, "zone_id": "mec1-az2", "vpc_id": f.vpcID})(f)
+				}, want: replaced, check: wantNodes("conf-gpu", 2, "mec1-az2", "")},
 			},
 		},
 		{
@@ -143,9 +144,18 @@ func scenarios() []scenario {
 					want: created},
 				{name: "tag value known only at apply: updated in place", inputs: fsInputs("conf-fs-unk", map[string]any{"offline_store": map[string]any{"s3_uri": "s3://" + uaeBucket + "/x"}, "tags": map[string]any{"team": unknown{"fraud"}}}),
 					want: updated, check: sageMakerCalls(map[string]int{"CreateFeatureGroup": 0, "DeleteFeatureGroup": 0})},
-				{name: "a feature type known only at apply that retypes it: refused at apply", inputs: fsInputs("conf-fs-unk", map[string]any{"offline_store": map[string]any{"s3_uri": "s3://" + uaeBucket + "/x"}, "tags": map[string]any{"team": "fraud"},
+			},
+		},
+		{
+			name: "feature_store/unknown_retype", kind: featureStore, resource: "conf-fs-ret",
+			steps: []step{
+				{name: "create", inputs: fsInputs("conf-fs-ret", nil), want: created},
+				// A change that may be destructive, unknown until apply, is
+				// refused at plan without allow_destructive_changes, saying
+				// what is not known (Terraform's rule).
+				{name: "a feature type known only at apply: refused at plan as possibly destructive, zero writes", inputs: fsInputs("conf-fs-ret", map[string]any{
 					"features": []any{feature("customer_id", "String"), feature("event_time", "Fractional"), map[string]any{"name": "age", "type": unknown{"String"}}}}),
-					want: refused, refusedAtApply: true, messages: []string{"age"}, noWrites: true},
+					want: refused, messages: []string{"type is not known until apply", "allow"}, noWrites: true},
 			},
 		},
 		{
@@ -177,6 +187,7 @@ func importGPU(f *fixtures) map[string]any {
 		"node_count":    1,
 		"zone_id":       "mec1-az1",
 		"image":         f.amiA,
+		"root_volume":   map[string]any{"size_gib": 100},
 		"tags":          map[string]any{"team": "ml"},
 	}
 }
