@@ -222,7 +222,7 @@ func (d *pulumiDriver) step(ctx context.Context, t *testing.T, idx int, st step,
 		res.warnings = append(res.warnings, l.warn...)
 		res.log += "preview:\n" + out.String()
 		if err != nil {
-			res.outcome, res.message = refused, err.Error()+"\n"+strings.Join(l.errs, "\n")+"\n"+out.String()
+			res.outcome, res.message = refused, strings.Join(l.errs, "\n")+"\n"+err.Error()+"\n"+out.String()
 			return res
 		}
 		res.planned = l.outcome()
@@ -248,7 +248,7 @@ func (d *pulumiDriver) step(ctx context.Context, t *testing.T, idx int, st step,
 		}
 		// Without unknown values, up's checks ran on known values: a
 		// refusal there is the plan-time refusal of a skipped preview.
-		res.outcome, res.atApply, res.message = refused, hasUnknown, err.Error()+"\n"+strings.Join(l.errs, "\n")+"\n"+out.String()
+		res.outcome, res.atApply, res.message = refused, hasUnknown, strings.Join(l.errs, "\n")+"\n"+err.Error()+"\n"+out.String()
 	}
 	return res
 }
@@ -268,7 +268,7 @@ func (d *pulumiDriver) importStep(ctx context.Context, t *testing.T, st step) re
 	res.log = "up (import):\n" + out.String()
 	res.warnings = append(res.warnings, l.warn...)
 	if err != nil {
-		res.outcome, res.message = refused, err.Error()+"\n"+strings.Join(l.errs, "\n")+"\n"+out.String()
+		res.outcome, res.message = refused, strings.Join(l.errs, "\n")+"\n"+err.Error()+"\n"+out.String()
 		return res
 	}
 	if o := l.outcome(); o != imported {
@@ -282,7 +282,7 @@ func (d *pulumiDriver) importStep(ctx context.Context, t *testing.T, st step) re
 	l.wait()
 	res.log += "preview after import:\n" + out.String()
 	if err != nil {
-		res.outcome, res.message = refused, err.Error()+"\n"+out.String()
+		res.outcome, res.message = refused, strings.Join(l.errs, "\n")+"\n"+err.Error()+"\n"+out.String()
 		return res
 	}
 	res.outcome = imported
