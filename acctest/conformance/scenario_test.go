@@ -106,7 +106,7 @@ func camel(s string) string {
 	return strings.Join(parts, "")
 }
 
-// containsAll reports the wants missing from text.
+// missing returns the wants that text lacks.
 func missing(text string, wants []string) []string {
 	var out []string
 	for _, w := range wants {
