@@ -15,6 +15,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optup"
 
 	"github.com/mlplatform/mlplatform/acctest"
+	"github.com/mlplatform/mlplatform/acctest/pulumitest"
 )
 
 // nodeDeps returns the directory holding node_modules with @pulumi/pulumi,
@@ -103,20 +104,20 @@ func buildNodeHost(t *testing.T, dir string) {
 // and destroys cleanly. The language host that starts node is a launcher of
 // our own (see pulumi/internal/nodehost); the rest is real.
 func TestE2E_typescript(t *testing.T) {
-	cli := pulumiCLI(t)
+	cli := pulumitest.CLI(t)
 	deps := nodeDeps(t)
 	h := acctest.SetupEmulator(t)
 	createBucket(t, h, acctest.Region, "uae-ts-data")
 	createBucket(t, h, "eu-west-1", "eu-ts-data")
-	pluginDir := buildPlugin(t)
+	pluginDir := pulumitest.BuildPlugin(t)
 	buildNodeHost(t, pluginDir)
 	prog := tsProgram(t, deps)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	e := newEngine(t, cli, pluginDir)
+	e := pulumitest.NewEngine(t, cli, pluginDir)
 	stack, err := auto.UpsertStackLocalSource(ctx, "dev", prog,
-		auto.Pulumi(e.cmd), auto.PulumiHome(e.home), auto.EnvVars(e.env), auto.SecretsProvider("passphrase"))
+		auto.Pulumi(e.Cmd), auto.PulumiHome(e.Home), auto.EnvVars(e.Env), auto.SecretsProvider("passphrase"))
 	if err != nil {
 		t.Fatalf("creating stack: %v", err)
 	}

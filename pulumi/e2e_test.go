@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,93 +12,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/sagemaker"
-	"github.com/pulumi/pulumi/sdk/v3/go/auto"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optdestroy"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optpreview"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optrefresh"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optup"
-	"github.com/pulumi/pulumi/sdk/v3/go/common/workspace"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/mlplatform/mlplatform/acctest"
-	"github.com/mlplatform/mlplatform/internal/cloud"
+	"github.com/mlplatform/mlplatform/acctest/pulumitest"
 	"github.com/mlplatform/mlplatform/pulumi/sdk/go/mlplatform"
 )
-
-// pulumiCLI finds the Pulumi CLI: $PULUMI_CLI (scripts/test.sh sets it to
-// what scripts/pulumi-cli.sh built), else where scripts/pulumi-cli.sh caches
-// it ($PULUMI_CLI_DIR, else ~/.cache/mlplatform/pulumi-<version>/bin). Without
-// it the test is skipped, or fails when $CI is true.
-func pulumiCLI(t *testing.T) string {
-	t.Helper()
-	candidates := []string{os.Getenv("PULUMI_CLI")}
-	version := os.Getenv("PULUMI_CLI_VERSION")
-	if version == "" {
-		version = "v3.200.0"
-	}
-	if dir := os.Getenv("PULUMI_CLI_DIR"); dir != "" {
-		candidates = append(candidates, filepath.Join(dir, "pulumi"))
-	}
-	if cache, err := os.UserCacheDir(); err == nil {
-		candidates = append(candidates, filepath.Join(cache, "mlplatform", "pulumi-"+version, "bin", "pulumi"))
-	}
-	for _, c := range candidates {
-		if c == "" {
-			continue
-		}
-		if fi, err := os.Stat(c); err == nil && !fi.IsDir() {
-			abs, err := filepath.Abs(c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return abs
-		}
-	}
-	msg := "the Pulumi CLI is not built: run scripts/pulumi-cli.sh (or set PULUMI_CLI)"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip("skipping: " + msg)
-	return ""
-}
-
-// engine is the real Pulumi CLI with a local file backend and a home of its
-// own, and the plugins in pluginDir first on PATH.
-type engine struct {
-	cmd  auto.PulumiCommand
-	env  map[string]string
-	home string
-}
-
-func newEngine(t *testing.T, cli, pluginDir string) engine {
-	t.Helper()
-	// The CLI from its own root (ROOT/bin/pulumi), its version not checked.
-	cliRoot := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(cliRoot, "bin"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(cli, filepath.Join(cliRoot, "bin", "pulumi")); err != nil {
-		t.Fatal(err)
-	}
-	cmd, err := auto.NewPulumiCommand(&auto.PulumiCommandOptions{Root: cliRoot, SkipVersionCheck: true})
-	if err != nil {
-		t.Fatalf("pulumi CLI: %v", err)
-	}
-	backend, home := t.TempDir(), t.TempDir()
-	env := map[string]string{
-		"PATH":                     pluginDir + string(os.PathListSeparator) + os.Getenv("PATH"),
-		"PULUMI_BACKEND_URL":       "file://" + backend,
-		"PULUMI_CONFIG_PASSPHRASE": "e2e-test",
-		"PULUMI_HOME":              home,
-		"PULUMI_SKIP_UPDATE_CHECK": "true",
-		"PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK": "true",
-		"PULUMI_DIY_BACKEND_NO_LEGACY_WARNING":     "true",
-	}
-	for k, v := range env {
-		t.Setenv(k, v)
-	}
-	return engine{cmd: cmd, env: env, home: home}
-}
 
 // assertEngineWording checks a failed preview's output words a residency
 // violation on one of paths (with its value) as Terraform does (message,
@@ -124,17 +44,6 @@ func assertEngineWording(t *testing.T, out string, pathValues ...string) {
 	if strings.Contains(out, "{<nil>}") {
 		t.Errorf("preview output shows a nil property value")
 	}
-}
-
-// buildPlugin builds pulumi-resource-mlplatform into a directory of its own.
-func buildPlugin(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "pulumi-resource-mlplatform"), "./cmd/pulumi-resource-mlplatform")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the provider plugin: %v\n%s", err, out)
-	}
-	return dir
 }
 
 // e2eProgram is the Platform as a Pulumi program: an explicit provider at
@@ -182,25 +91,20 @@ func e2eProgram(h *acctest.Harness, bucket *string, extraFeatures *[]string) pul
 // preview refused on residency before any write, up, an in-place update,
 // a clean refresh and destroy, all against the emulator.
 func TestE2E_platform(t *testing.T) {
-	cli := pulumiCLI(t)
+	cli := pulumitest.CLI(t)
 	h := acctest.SetupEmulator(t)
 	createBucket(t, h, acctest.Region, "uae-platform-data")
 	createBucket(t, h, "eu-west-1", "eu-platform-data")
-	pluginDir := buildPlugin(t)
+	pluginDir := pulumitest.BuildPlugin(t)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 
-	e := newEngine(t, cli, pluginDir)
-	backend := strings.TrimPrefix(e.env["PULUMI_BACKEND_URL"], "file://")
+	e := pulumitest.NewEngine(t, cli, pluginDir)
 
 	bucket, extra := "eu-platform-data", []string{}
-	stack, err := auto.UpsertStackInlineSource(ctx, "dev", "mlplatform-e2e", e2eProgram(h, &bucket, &extra),
-		auto.Pulumi(e.cmd), auto.PulumiHome(e.home), auto.EnvVars(e.env), auto.SecretsProvider("passphrase"),
-		auto.Project(workspace.Project{Name: "mlplatform-e2e", Runtime: workspace.NewProjectRuntimeInfo("go", nil), Backend: &workspace.ProjectBackend{URL: "file://" + backend}}))
-	if err != nil {
-		t.Fatalf("creating stack: %v", err)
-	}
+	stack := e.InlineStack(ctx, t, "mlplatform-e2e", "dev", e2eProgram(h, &bucket, &extra))
+	var err error
 
 	// 1. The offline store outside the jurisdiction: preview fails with the
 	// residency message, and nothing was written.
@@ -310,7 +214,7 @@ func assertNothingLeft(t *testing.T, h *acctest.Harness) {
 			t.Errorf("launch template %s still exists after destroy", aws.ToString(lt.LaunchTemplateName))
 		}
 	}
-	pgs, err := c.EC2.DescribePlacementGroups(ctx, &ec2.DescribePlacementGroupsInput{Filters: []ec2types.Filter{{Name: aws.String("group-name"), Values: []string{cloud.GPUClusterResourceName("uae-training")}}}})
+	pgs, err := c.EC2.DescribePlacementGroups(ctx, &ec2.DescribePlacementGroupsInput{Filters: []ec2types.Filter{{Name: aws.String("group-name"), Values: []string{"mlplatform-uae-training"}}}})
 	if err != nil {
 		var ae interface{ ErrorCode() string }
 		if !errors.As(err, &ae) {

@@ -8,12 +8,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
-	"github.com/pulumi/pulumi/sdk/v3/go/auto"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optpreview"
-	"github.com/pulumi/pulumi/sdk/v3/go/common/workspace"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/mlplatform/mlplatform/acctest"
+	"github.com/mlplatform/mlplatform/acctest/pulumitest"
 	"github.com/mlplatform/mlplatform/pulumi/sdk/go/mlplatform"
 )
 
@@ -23,7 +22,7 @@ import (
 // compliant one previews cleanly. The full matrix runs through Check in
 // TestResidencyMatrix.
 func TestE2E_residencyMatrix(t *testing.T) {
-	cli := pulumiCLI(t)
+	cli := pulumitest.CLI(t)
 	h := acctest.SetupEmulator(t)
 	createBucket(t, h, acctest.Region, "name")
 	createBucket(t, h, acctest.Region, "uae-data")
@@ -43,9 +42,9 @@ func TestE2E_residencyMatrix(t *testing.T) {
 	if _, err := c.KMS.CreateAlias(ctx, &kms.CreateAliasInput{AliasName: aws.String("alias/training"), TargetKeyId: mrk.KeyMetadata.KeyId}); err != nil {
 		t.Fatal(err)
 	}
-	pluginDir := buildPlugin(t)
+	pluginDir := pulumitest.BuildPlugin(t)
 
-	eng := newEngine(t, cli, pluginDir)
+	eng := pulumitest.NewEngine(t, cli, pluginDir)
 
 	// The program under test: a provider with the case's residency settings
 	// and the case's resources.
@@ -66,12 +65,7 @@ func TestE2E_residencyMatrix(t *testing.T) {
 		}
 		return current(ctx, prov)
 	}
-	stack, err := auto.UpsertStackInlineSource(ctx, "dev", "mlplatform-residency", program,
-		auto.Pulumi(eng.cmd), auto.PulumiHome(eng.home), auto.EnvVars(eng.env), auto.SecretsProvider("passphrase"),
-		auto.Project(workspace.Project{Name: "mlplatform-residency", Runtime: workspace.NewProjectRuntimeInfo("go", nil), Backend: &workspace.ProjectBackend{URL: eng.env["PULUMI_BACKEND_URL"]}}))
-	if err != nil {
-		t.Fatalf("creating stack: %v", err)
-	}
+	stack := eng.InlineStack(ctx, t, "mlplatform-residency", "dev", program)
 
 	guard := func(args *mlplatform.ResidencyGuardArgs) func(*pulumi.Context, pulumi.ProviderResource) error {
 		return func(ctx *pulumi.Context, prov pulumi.ProviderResource) error {

@@ -1,0 +1,229 @@
+package conformance
+
+import (
+	"fmt"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// module is the import path of this repository's module.
+const module = "github.com/mlplatform/mlplatform"
+
+// layer is a part of the tree and the module-internal packages its files may
+// import (ARCHITECTURE.md). Paths are slash-separated and relative to the
+// repository root; a file belongs to the first layer whose prefix matches.
+type layer struct {
+	name     string
+	prefixes []string // directories ("provider/") or files ("main.go")
+	// allowed lists the packages under internal/ the layer may import, as
+	// "internal/platform"; a package may always import itself and packages
+	// below its own directory.
+	allowed []string
+}
+
+// layers is the import rule. Front ends reach AWS only through
+// internal/platform; the core's bottom (residency) is pure.
+var layers = []layer{
+	{name: "front end (Terraform)", prefixes: []string{"main.go", "provider/"}, allowed: []string{"internal/platform", "internal/residency", "internal/catalog"}},
+	{name: "front end (Pulumi)", prefixes: []string{"pulumi/"}, allowed: []string{"internal/platform", "internal/residency", "internal/catalog"}},
+	{name: "front end (CLI)", prefixes: []string{"cmd/"}, allowed: []string{"internal/platform", "internal/residency", "internal/catalog", "internal/review"}},
+	{name: "hwprobe", prefixes: []string{"hwprobe/"}, allowed: []string{"internal/residency", "internal/catalog"}},
+	{name: "core: review", prefixes: []string{"internal/review/"}, allowed: []string{"internal/platform", "internal/residency", "internal/catalog"}},
+	{name: "core: platform", prefixes: []string{"internal/platform/"}, allowed: []string{"internal/cloud", "internal/residency", "internal/catalog"}},
+	{name: "core: cloud", prefixes: []string{"internal/cloud/"}, allowed: []string{"internal/residency", "internal/catalog"}},
+	{name: "core: catalog", prefixes: []string{"internal/catalog/"}, allowed: []string{"internal/residency"}},
+	{name: "core: residency", prefixes: []string{"internal/residency/"}, allowed: nil},
+}
+
+// violation is one import that breaks the rule.
+type violation struct {
+	file, layer, imp string
+}
+
+func (v violation) String() string {
+	return fmt.Sprintf("%s (%s) imports %s", v.file, v.layer, v.imp)
+}
+
+// checkLayering parses the imports of every Go file under root (test files
+// included; testdata, vendor and hidden directories left out) and returns
+// the imports that break the rule, sorted by file. Files outside every layer
+// (acctest/, the harness, may use every package) are not checked.
+func checkLayering(root string) ([]violation, int, error) {
+	var out []violation
+	checked := 0
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "vendor" || name == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".go") {
+			return nil
+		}
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		l, ok := layerOf(rel)
+		if !ok {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return fmt.Errorf("parsing %s: %w", rel, err)
+		}
+		checked++
+		own := strings.TrimSuffix(filepath.ToSlash(filepath.Dir(rel)), "/")
+		for _, is := range f.Imports {
+			imp, err := strconv.Unquote(is.Path.Value)
+			if err != nil {
+				return fmt.Errorf("%s: import %s: %w", rel, is.Path.Value, err)
+			}
+			pkg, internal := strings.CutPrefix(imp, module+"/")
+			if !internal || !strings.HasPrefix(pkg, "internal/") {
+				continue
+			}
+			if pkg == own || strings.HasPrefix(own, pkg+"/") || strings.HasPrefix(pkg, own+"/") {
+				continue
+			}
+			if !slices.ContainsFunc(l.allowed, func(a string) bool { return pkg == a || strings.HasPrefix(pkg, a+"/") }) {
+				out = append(out, violation{file: rel, layer: l.name, imp: imp})
+			}
+		}
+		return nil
+	})
+	slices.SortFunc(out, func(a, b violation) int { return strings.Compare(a.String(), b.String()) })
+	return out, checked, err
+}
+
+func layerOf(rel string) (layer, bool) {
+	for _, l := range layers {
+		for _, p := range l.prefixes {
+			if rel == p || (strings.HasSuffix(p, "/") && strings.HasPrefix(rel, p)) {
+				return l, true
+			}
+		}
+	}
+	return layer{}, false
+}
+
+// repoRoot is the repository root: the directory above the test's that
+// holds go.mod.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test's directory")
+		}
+		dir = parent
+	}
+}
+
+// TestLayering enforces the import rule of ARCHITECTURE.md on the whole
+// tree, test files included: it lists every offending file and import.
+func TestLayering(t *testing.T) {
+	vs, checked, err := checkLayering(repoRoot(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The front ends and the core exist: a walk that checked almost nothing
+	// would pass vacuously.
+	if checked < 50 {
+		t.Fatalf("checked only %d files; the walk missed the tree", checked)
+	}
+	if len(vs) > 0 {
+		var b strings.Builder
+		for _, v := range vs {
+			b.WriteString("  " + v.String() + "\n")
+		}
+		t.Errorf("%d imports break the layering of ARCHITECTURE.md (front ends -> internal/platform -> internal/catalog, internal/residency, internal/cloud; "+
+			"front ends never import internal/cloud: reach AWS through internal/platform, and in tests through acctest):\n%s", len(vs), b.String())
+	}
+	t.Logf("checked the imports of %d files", checked)
+}
+
+// TestLayering_catches checks the rule on a tree of its own: every kind of
+// offence is found, and allowed imports pass.
+func TestLayering_catches(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel, imports string) {
+		t.Helper()
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		src := "package x\n\nimport (\n" + imports + ")\n"
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	imp := func(pkgs ...string) string {
+		var b strings.Builder
+		for _, p := range pkgs {
+			fmt.Fprintf(&b, "\t_ %q\n", p)
+		}
+		return b.String()
+	}
+	m := module + "/"
+	write("main.go", imp(m+"provider", m+"internal/cloud"))
+	write("provider/resource_x.go", imp(m+"internal/platform", m+"internal/residency", "fmt"))
+	write("provider/resource_x_test.go", imp(m+"internal/cloud", m+"acctest"))
+	write("pulumi/x.go", imp(m+"internal/cloud"))
+	write("pulumi/sdk/go/x.go", imp(m+"internal/platform"))
+	write("cmd/mlplatform/main.go", imp(m+"internal/review", m+"internal/cloud"))
+	write("internal/residency/r.go", imp(m+"internal/platform"))
+	write("internal/catalog/c.go", imp(m+"internal/residency", m+"internal/cloud"))
+	write("internal/cloud/c.go", imp(m+"internal/residency", m+"internal/platform"))
+	write("internal/platform/p.go", imp(m+"internal/cloud", m+"internal/catalog", m+"internal/residency", m+"internal/platform/sub"))
+	write("hwprobe/probe/p.go", imp(m+"internal/residency", m+"internal/platform"))
+	write("acctest/a.go", imp(m+"internal/cloud"))
+	write("provider/testdata/bad.go", imp(m+"internal/cloud"))
+
+	vs, checked, err := checkLayering(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, v := range vs {
+		got = append(got, v.file+" -> "+strings.TrimPrefix(v.imp, m))
+	}
+	want := []string{
+		"cmd/mlplatform/main.go -> internal/cloud",
+		"hwprobe/probe/p.go -> internal/platform",
+		"internal/catalog/c.go -> internal/cloud",
+		"internal/cloud/c.go -> internal/platform",
+		"internal/residency/r.go -> internal/platform",
+		"main.go -> internal/cloud",
+		"provider/resource_x_test.go -> internal/cloud",
+		"pulumi/x.go -> internal/cloud",
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("violations:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+	if checked != 11 { // acctest/ and testdata are not checked
+		t.Errorf("checked %d files, want 11", checked)
+	}
+}
