@@ -132,11 +132,11 @@ func listAt(v any, i int) any {
 // resourceRegion is where a resource lives: its own region attribute (AWS
 // provider 6 and bucket_region), else its provider configuration's region.
 func resourceRegion(c *Change, v values) string {
+	// A region attribute known only after apply is the provider's region
+	// (AWS provider 5 computes it so; 6 defaults it so).
 	for _, a := range []string{"region", "bucket_region"} {
 		if r, known := v.str(a); known && r != "" {
 			return r
-		} else if !known {
-			return unknownValue
 		}
 	}
 	return c.Region

@@ -96,8 +96,15 @@ func ParsePlan(data []byte) (*Plan, error) {
 	return nil, fmt.Errorf("%w: neither `terraform show -json` output (no format_version) nor `pulumi preview --json` output (no steps)", ErrInput)
 }
 
-// tfExtra holds what terraform-json does not model: action_reason.
+// tfExtra holds what terraform-json does not model: action_reason, and a
+// single nested block in a provider configuration (rendered as an object,
+// which terraform-json reads as an empty expression).
 type tfExtra struct {
+	Configuration struct {
+		ProviderConfig map[string]struct {
+			Expressions map[string]json.RawMessage `json:"expressions"`
+		} `json:"provider_config"`
+	} `json:"configuration"`
 	ResourceChanges []struct {
 		Address      string `json:"address"`
 		Deposed      string `json:"deposed"`
@@ -138,7 +145,7 @@ func parseTerraform(data []byte) (*Plan, error) {
 			}
 			p.Providers = append(p.Providers, cfg)
 			if pc.Name == "mlplatform" && pc.Alias == "" && pc.ModuleAddress == "" {
-				p.residencyBlock, p.residencyUnknown = exprBlock(pc.Expressions["residency"], vars)
+				p.residencyBlock, p.residencyUnknown = exprBlock(nestedBlock(extra.Configuration.ProviderConfig[key].Expressions["residency"]), vars)
 			}
 		}
 		collectProviderKeys(tp.Config.RootModule, "", providerKeys)
@@ -311,6 +318,30 @@ func exprBlock(e *tfjson.Expression, vars map[string]any) (map[string]any, bool)
 		}
 	}
 	return out, unknown
+}
+
+// nestedBlock reads a block expression that is either a list of blocks
+// (what terraform-json expects) or a single object of expressions (how
+// Terraform renders a single nested block).
+func nestedBlock(raw json.RawMessage) *tfjson.Expression {
+	if len(raw) == 0 {
+		return nil
+	}
+	var e tfjson.Expression
+	if err := json.Unmarshal(raw, &e); err == nil && e.ExpressionData != nil && len(e.NestedBlocks) > 0 {
+		return &e
+	}
+	var obj map[string]*tfjson.Expression
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		return nil
+	}
+	if _, ok := obj["constant_value"]; ok {
+		return nil
+	}
+	if _, ok := obj["references"]; ok {
+		return nil
+	}
+	return &tfjson.Expression{ExpressionData: &tfjson.ExpressionData{NestedBlocks: []map[string]*tfjson.Expression{obj}}}
 }
 
 // pathString renders a Terraform path (["features", 2, "type"]) as
