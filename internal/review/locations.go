@@ -189,6 +189,15 @@ func refsOf(c *Change) (refs []residency.Ref, unknown []residency.Ref) {
 			for k := range t {
 				keys = append(keys, k)
 			}
+			// Terraform leaves attributes known only after apply out of
+			// after; after_unknown names them.
+			if um, ok := u.(map[string]any); ok {
+				for k := range um {
+					if _, ok := t[k]; !ok {
+						keys = append(keys, k)
+					}
+				}
+			}
 			sort.Strings(keys)
 			for _, k := range keys {
 				if k == "tags" || k == "tags_all" || k == "report" || (path == "" && (k == "id" || k == "region")) {

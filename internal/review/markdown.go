@@ -261,7 +261,7 @@ func residencySummary(r *Report) string {
 	case c[VerdictUnknown] > 0:
 		icon = ":grey_question:"
 	}
-	return fmt.Sprintf("%s %d outside · %d other violation(s) · %d unknown until apply · %d in jurisdiction", icon, c[VerdictOutside], c[VerdictViolation], c[VerdictUnknown], c[VerdictIn])
+	return fmt.Sprintf("%s %d outside · %d other violation(s) · %d unknown (until apply, or not in the plan) · %d in jurisdiction", icon, c[VerdictOutside], c[VerdictViolation], c[VerdictUnknown], c[VerdictIn])
 }
 
 func destroySummary(r *Report) string {

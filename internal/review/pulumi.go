@@ -105,7 +105,7 @@ func parsePulumi(data []byte) (*Plan, error) {
 		}
 		c, seen := byURN[s.URN]
 		if !seen {
-			c = &Change{Address: s.URN, Type: pulumiType(st.Type), Provider: pulumiPackage(st.Type)}
+			c = &Change{Address: pulumiAddress(s.URN), Type: pulumiType(st.Type), Provider: pulumiPackage(st.Type)}
 			byURN[s.URN] = c
 			order = append(order, s.URN)
 		}
@@ -207,6 +207,16 @@ func pulumiType(token string) string {
 		return pkg + "_" + camelToSnake(name)
 	}
 	return pkg + "_" + camelToSnake(mod) + "_" + camelToSnake(name)
+}
+
+// pulumiAddress shortens a URN (urn:pulumi:STACK::PROJECT::TYPE::NAME) to
+// TYPE::NAME, the part a reviewer recognises.
+func pulumiAddress(urn string) string {
+	parts := strings.SplitN(urn, "::", 3)
+	if len(parts) == 3 && strings.HasPrefix(urn, "urn:pulumi:") {
+		return parts[2]
+	}
+	return urn
 }
 
 func pulumiPackage(token string) string {
