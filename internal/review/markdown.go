@@ -103,7 +103,7 @@ func renderMarkdown(r *Report, rows, total int) string {
 
 	// Residency.
 	if r.Residency.Evaluated && len(r.Residency.Locations) > 0 {
-		open(&b, fmt.Sprintf("Residency: %d location(s) in jurisdiction %s", len(r.Residency.Locations), r.Residency.Jurisdiction))
+		open(&b, fmt.Sprintf("Residency: %d location(s) checked against jurisdiction %s", len(r.Residency.Locations), r.Residency.Jurisdiction))
 		fmt.Fprintf(&b, "Allowed regions: %s. Mode: %s. Jurisdiction from %s.\n\n", strings.Join(r.Residency.AllowedRegions, ", "), r.Residency.Mode, r.Residency.JurisdictionSource)
 		b.WriteString("| Verdict | Resource | Attribute | Value | Rule | Why | Fix |\n|---|---|---|---|---|---|---|\n")
 		for i, l := range r.Residency.Locations {
@@ -237,7 +237,11 @@ func gpuSummary(r *Report) string {
 		if len(r.GPUs.Models) == 0 {
 			return "no GPUs in the plan"
 		}
-		parts = append(parts, "no change in count")
+		var now []string
+		for _, g := range r.GPUs.Models {
+			now = append(now, fmt.Sprintf("%d %s", g.After, g.Model))
+		}
+		return "no change: " + strings.Join(now, ", ")
 	}
 	return fmt.Sprintf("%s (%s GPU-hours/month)", strings.Join(parts, ", "), signed(hours))
 }

@@ -19,14 +19,20 @@ type Options struct {
 	Jurisdiction string
 	// FailOn is the CI policy; empty checks nothing.
 	FailOn []Rule
+	// Catalog prices the plan; nil means the embedded catalog. The review
+	// never loads live data: it works offline.
+	Catalog *catalog.Catalog
 }
 
 // Review evaluates a parsed plan. It makes no network call: prices come
 // from the embedded catalog and locations from the plan.
 func Review(ctx context.Context, p *Plan, opts Options) (*Report, error) {
-	cat, err := catalog.Embedded()
-	if err != nil {
-		return nil, fmt.Errorf("reviewing plan: %w", err)
+	cat := opts.Catalog
+	if cat == nil {
+		var err error
+		if cat, err = catalog.Embedded(); err != nil {
+			return nil, fmt.Errorf("reviewing plan: %w", err)
+		}
 	}
 	r := &Report{SchemaVersion: SchemaVersion, Source: p.Source, ToolVersion: p.ToolVersion}
 	for _, c := range p.Changes {
