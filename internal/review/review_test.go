@@ -349,3 +349,21 @@ func TestJSONMatchesSchema(t *testing.T) {
 		t.Error("the schema accepted verdict \"maybe\"")
 	}
 }
+
+// TestGuideShowsARealComment keeps the guide's example comment equal to
+// what the review writes for the audit-mode plan of the real Terraform CLI.
+func TestGuideShowsARealComment(t *testing.T) {
+	want, err := os.ReadFile(filepath.Join("testdata", "golden", "platform-audit.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{filepath.Join("..", "..", "docs", "guides", "review.md"), filepath.Join("..", "..", "templates", "guides", "review.md")} {
+		guide, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(guide), "```markdown\n"+string(want)+"```") {
+			t.Errorf("%s does not show the current comment of testdata/golden/platform-audit.md", p)
+		}
+	}
+}
