@@ -158,7 +158,15 @@ var locationRules = []string{
 	residency.RuleImageRegion, residency.RulePartition,
 }
 
-const unknownFix = "nothing to do in review: the mlplatform provider (or an mlplatform_residency_guard that references the value) checks it with AWS before anything is written, and fails closed"
+// unknownFix says who decides a location the plan cannot: the mlplatform
+// provider for its own resources; for other providers' resources only a
+// guard that references the value.
+func unknownFix(typ string) string {
+	if strings.HasPrefix(typ, "mlplatform_") || typ == "provider" {
+		return "nothing to do in review: the mlplatform provider checks it with AWS before anything is written, and fails closed"
+	}
+	return "reference the value from an mlplatform_residency_guard (checked at plan when known, at apply otherwise, failing closed) and depend on the guard; no other check sees it before apply"
+}
 
 func evaluateResidency(ctx context.Context, p *Plan, pol *residency.Policy, res *Residency) error {
 	loc := newPlanLocator(p.Changes)
@@ -194,7 +202,7 @@ func evaluateResidency(ctx context.Context, p *Plan, pol *residency.Policy, res 
 			if rank(verdict) > rank(l.Verdict) {
 				l.Verdict, l.Rule, l.Reason, l.Fix = verdict, v.Rule, v.Msg, v.Fix
 				if verdict == VerdictUnknown {
-					l.Fix = unknownFix
+					l.Fix = unknownFix(typ)
 				}
 			}
 		}
@@ -228,7 +236,22 @@ func evaluateResidency(ctx context.Context, p *Plan, pol *residency.Policy, res 
 		}
 		for _, ref := range unknown {
 			add(Location{Address: c.Address, Type: c.Type, Path: ref.Path, Kind: string(ref.Kind), Value: unknownValue, Verdict: VerdictUnknown,
-				Reason: "known only after apply", Fix: unknownFix})
+				Reason: "known only after apply", Fix: unknownFix(c.Type)})
+		}
+		// Required tags, on the platform's own resources (tags_all carries
+		// the provider's default_tags).
+		if strings.HasPrefix(c.Type, "mlplatform_") && len(pol.RequiredTags) > 0 {
+			if raw, known := (values{m: c.After, unknown: c.afterUnknown}).get("tags_all"); known {
+				tags := map[string]string{}
+				if m, ok := raw.(map[string]any); ok {
+					for k, v := range m {
+						tags[k] = str(v)
+					}
+				}
+				for _, v := range pol.CheckTags("tags", tags) {
+					add(Location{Address: c.Address, Type: c.Type, Path: v.Path, Kind: "tag", Value: v.Value, Verdict: VerdictViolation, Rule: v.Rule, Reason: v.Msg, Fix: v.Fix})
+				}
+			}
 		}
 	}
 	sort.SliceStable(res.Locations, func(i, j int) bool { return rank(res.Locations[i].Verdict) > rank(res.Locations[j].Verdict) })

@@ -367,3 +367,28 @@ func TestGuideShowsARealComment(t *testing.T) {
 		}
 	}
 }
+
+func TestRequiredTags(t *testing.T) {
+	data := []byte(`{"format_version":"1.2","resource_changes":[
+	 {"address":"mlplatform_gpu_cluster.a","mode":"managed","type":"mlplatform_gpu_cluster","name":"a","provider_name":"registry.terraform.io/mlplatform/mlplatform","change":{"actions":["create"],"before":null,"after":{"instance_type":"g6.xlarge","node_count":1,"tags_all":{"owner":"ml"}},"after_unknown":{}}},
+	 {"address":"mlplatform_gpu_cluster.b","mode":"managed","type":"mlplatform_gpu_cluster","name":"b","provider_name":"registry.terraform.io/mlplatform/mlplatform","change":{"actions":["create"],"before":null,"after":{"instance_type":"g6.xlarge","node_count":1,"tags_all":{"owner":"ml","cost_center":"42"}},"after_unknown":{}}}],
+	 "configuration":{"provider_config":{"mlplatform":{"name":"mlplatform","expressions":{"residency":{"jurisdiction":{"constant_value":"AE"},"required_tags":{"constant_value":["cost_center"]}}}}}}}`)
+	p, err := ParsePlan(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Review(context.Background(), p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := location(r, "mlplatform_gpu_cluster.a", `tags["cost_center"]`); l.Verdict != VerdictViolation || l.Rule != "required-tag" {
+		t.Errorf("missing required tag: %+v", l)
+	}
+	if l := location(r, "mlplatform_gpu_cluster.b", `tags["cost_center"]`); l.Verdict != "" {
+		t.Errorf("tag present, yet reported: %+v", l)
+	}
+	// Priced per line and rounded to cents: 2 x round(0.8048 x 730) = 2 x 587.50.
+	if r.Cost.AfterMonthly != 1175 || !r.Cost.Complete {
+		t.Errorf("cost %+v", r.Cost)
+	}
+}

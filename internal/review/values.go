@@ -49,18 +49,6 @@ func unknownAt(u any, path ...string) bool {
 	return false
 }
 
-// after returns an attribute of the planned values and whether it is known.
-func (c *Change) after(path ...string) (any, bool) {
-	if unknownAt(c.afterUnknown, path...) {
-		return nil, false
-	}
-	v := lookup(c.After, path...)
-	if s, ok := v.(string); ok && s == unknownValue {
-		return nil, false
-	}
-	return v, true
-}
-
 func str(v any) string {
 	s, _ := v.(string)
 	return s
@@ -83,14 +71,4 @@ func num(v any) (float64, bool) {
 		return f, err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
 	}
 	return 0, false
-}
-
-// first returns the first attribute among names that is set in m.
-func first(m map[string]any, names ...string) (string, any) {
-	for _, n := range names {
-		if v, ok := m[n]; ok && v != nil {
-			return n, v
-		}
-	}
-	return "", nil
 }
