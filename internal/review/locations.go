@@ -23,6 +23,7 @@ type planLocator struct {
 	replication map[string][]string // bucket name -> destination bucket names or ARNs
 	replUnknown map[string]bool     // a replication configuration whose destination only apply knows
 	keys        map[string]residency.KeyInfo
+	zoneIDs     map[string]string // zone name -> zone id, where a resource in the plan names both
 }
 
 var _ residency.Locator = (*planLocator)(nil)
@@ -58,6 +59,9 @@ func (l *planLocator) BucketReplicationRegions(_ context.Context, bucket string)
 }
 
 func (l *planLocator) ZoneID(_ context.Context, region, zone string) (string, error) {
+	if id, ok := l.zoneIDs[zone]; ok {
+		return id, nil
+	}
 	return "", fmt.Errorf("zone %s: zone names map to zone ids per account, which only AWS knows: %w", zone, errOffline)
 }
 
@@ -70,7 +74,7 @@ func (l *planLocator) DescribeKey(_ context.Context, arn string) (residency.KeyI
 
 // newPlanLocator gathers the buckets, keys and replication rules in the plan.
 func newPlanLocator(changes []Change) *planLocator {
-	l := &planLocator{buckets: map[string]string{}, replication: map[string][]string{}, replUnknown: map[string]bool{}, keys: map[string]residency.KeyInfo{}}
+	l := &planLocator{buckets: map[string]string{}, replication: map[string][]string{}, replUnknown: map[string]bool{}, keys: map[string]residency.KeyInfo{}, zoneIDs: map[string]string{}}
 	for i := range changes {
 		c := &changes[i]
 		m := c.After
@@ -78,6 +82,15 @@ func newPlanLocator(changes []Change) *planLocator {
 			continue
 		}
 		v := values{m: m, unknown: c.afterUnknown}
+		// A resource that names both its zone and zone id (as a GPU cluster
+		// or an instance does) tells how the account maps that zone name.
+		for _, pair := range [][2]string{{"zone", "zone_id"}, {"availability_zone", "availability_zone_id"}} {
+			name, k1 := v.str(pair[0])
+			id, k2 := v.str(pair[1])
+			if k1 && k2 && name != "" && id != "" && name != unknownValue && id != unknownValue {
+				l.zoneIDs[name] = id
+			}
+		}
 		switch c.Type {
 		case "aws_s3_bucket":
 			name, known := v.str("bucket")

@@ -206,6 +206,8 @@ func TestResidency(t *testing.T) {
 	}{
 		{"platform-create", "provider.mlplatform", "region", VerdictIn, "region-allowed", "enforce"},
 		{"platform-create", "mlplatform_gpu_cluster.train", "zone_id", VerdictIn, "zone-allowed, zone-excluded", "enforce"},
+		// The cluster names its zone and zone id: the name maps to an allowed id.
+		{"platform-create", "mlplatform_gpu_cluster.train", "zone", VerdictIn, "zone-allowed, zone-excluded", "enforce"},
 		// The bucket is not in the plan: only the provider, with AWS, can tell.
 		{"platform-create", "mlplatform_residency_guard.data", "s3_uris[0]", VerdictUnknown, "unverifiable", "enforce"},
 		{"platform-audit", "mlplatform_residency_guard.data", "regions[0]", VerdictOutside, "region-allowed", "audit"},
