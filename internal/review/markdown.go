@@ -40,14 +40,23 @@ func Markdown(r *Report, limit int) string {
 	// Even the summary alone is over the limit: cut it, and say so.
 	note := fmt.Sprintf("\n\n> **Truncated**: the review is %d characters, over GitHub's %d-character comment limit. Run `mlplatform review --format json` for all of it.\n", total, CommentLimit)
 	out := renderMarkdown(r, 0, total)
-	cut := limit - len(note)
+	const closing = "\n</details>\n"
+	cut := limit - len(note) - strings.Count(out, "<details>")*len(closing)
+	if cut < 0 {
+		cut = 0
+	}
 	for cut > 0 && !utf8.RuneStart(out[cut]) {
 		cut--
 	}
 	if i := strings.LastIndexByte(out[:cut], '\n'); i > 0 {
 		cut = i
 	}
-	return out[:cut] + note
+	kept := out[:cut]
+	// Close what the cut left open, so the rest of the page renders.
+	for n := strings.Count(kept, "<details>") - strings.Count(kept, "</details>"); n > 0; n-- {
+		kept += closing
+	}
+	return kept + note
 }
 
 func maxRows(r *Report) int {

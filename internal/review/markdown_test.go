@@ -126,6 +126,12 @@ func TestMarkdownTruncation(t *testing.T) {
 	if len(small) > 1500 || !strings.Contains(small, "Truncated") {
 		t.Errorf("with a 1500-byte limit: %d bytes, truncation noted: %v", len(small), strings.Contains(small, "Truncated"))
 	}
+	if !strings.Contains(small, "**Truncated**: the review is") {
+		t.Error("a 1500-byte limit should need the hard cut of the summary itself")
+	}
+	if hs := renderHTML(t, small); strings.Count(hs, "<details>") != strings.Count(hs, "</details>") {
+		t.Error("the hard cut left a <details> open")
+	}
 	// Under the limit nothing is cut or noted.
 	if md := Markdown(reviewFixture(t, "platform-create", Options{}), 0); strings.Contains(md, "Truncated") {
 		t.Error("a short review says it is truncated")
