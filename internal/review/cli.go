@@ -115,21 +115,31 @@ func reviewCommand(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	failOn := fs.String("fail-on", "", "CI policy: `RULES` that make the exit code 1, e.g.\nresidency,destroy-stateful,cost-increase>500 (see below)")
 	jurisdiction := fs.String("jurisdiction", "", "residency jurisdiction `CODE` (e.g. AE) when the plan's mlplatform\nprovider configuration names none; the plan's own setting wins")
 	limit := fs.Int("max-chars", CommentLimit, "largest Markdown comment in `N` characters; longer reviews are\ncut and say so")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, reviewUsage(fs))
-			return nil
+	// Flags may come before or after the plan file.
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fmt.Fprint(stdout, reviewUsage(fs))
+				return nil
+			}
+			fmt.Fprintf(stderr, "mlplatform review: %v\n\n%s", err, reviewUsage(fs))
+			return &ExitError{Code: ExitBadInput, Err: err}
 		}
-		fmt.Fprintf(stderr, "mlplatform review: %v\n\n%s", err, reviewUsage(fs))
-		return &ExitError{Code: ExitBadInput, Err: err}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
 	}
 	bad := func(err error) error {
 		fmt.Fprintf(stderr, "mlplatform review: %v\n", err)
 		return &ExitError{Code: ExitBadInput, Err: err}
 	}
-	if fs.NArg() != 1 {
-		return bad(fmt.Errorf("want one plan file (or - for standard input), got %d arguments; see --help", fs.NArg()))
+	if len(positional) != 1 {
+		return bad(fmt.Errorf("want one plan file (or - for standard input), got %d arguments; see --help", len(positional)))
 	}
+	planArg := positional[0]
 	if *format != "markdown" && *format != "json" {
 		return bad(fmt.Errorf("--format %q: want markdown or json", *format))
 	}
@@ -140,13 +150,13 @@ func reviewCommand(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	if err != nil {
 		return bad(err)
 	}
-	data, err := readPlan(fs.Arg(0), stdin)
+	data, err := readPlan(planArg, stdin)
 	if err != nil {
 		return bad(err)
 	}
 	plan, err := ParsePlan(data)
 	if err != nil {
-		return bad(fmt.Errorf("%s: %w", fs.Arg(0), err))
+		return bad(fmt.Errorf("%s: %w", planArg, err))
 	}
 	rep, err := Review(ctx, plan, Options{Jurisdiction: *jurisdiction, FailOn: rules})
 	if err != nil {
