@@ -37,7 +37,7 @@ func reviewFixture(t testing.TB, name string, opts Options) *Report {
 
 // fixtures are every plan under testdata/plans.
 var fixtures = []string{
-	"platform-create", "platform-update", "platform-replace", "platform-destroy", "platform-audit",
+	"quickstart-create", "platform-create", "platform-update", "platform-replace", "platform-destroy", "platform-audit",
 	"aws-create", "aws-destroy", "handwritten-smb-serving", "handwritten-pulumi-preview",
 }
 
@@ -66,6 +66,7 @@ func TestSummaryAndDestructive(t *testing.T) {
 		destructive []string // addresses in order
 		stateful    int
 	}{
+		{"quickstart-create", Summary{Create: 3}, nil, 0},
 		{"platform-create", Summary{Create: 4}, nil, 0},
 		{"platform-update", Summary{Update: 3, NoOp: 1}, nil, 0},
 		{"platform-replace", Summary{Replace: 2, Update: 1, NoOp: 1}, []string{"mlplatform_feature_store.customers", "mlplatform_gpu_cluster.train"}, 1},

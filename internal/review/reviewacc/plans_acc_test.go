@@ -43,7 +43,9 @@ type tfWork struct {
 	env []string
 }
 
-func newWork(t *testing.T, fixture string, otherMirror string) *tfWork {
+// newWork copies the configuration in dir (relative to this package) into
+// a fresh working directory.
+func newWork(t *testing.T, configDir string, otherMirror string) *tfWork {
 	t.Helper()
 	tf := os.Getenv("TF_ACC_TERRAFORM_PATH")
 	if tf == "" {
@@ -75,7 +77,7 @@ func newWork(t *testing.T, fixture string, otherMirror string) *tfWork {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(root, "config")
-	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "testdata", "terraform", fixture))); err != nil {
+	if err := os.CopyFS(dir, os.DirFS(configDir)); err != nil {
 		t.Fatal(err)
 	}
 	env := append(os.Environ(), "TF_CLI_CONFIG_FILE="+rcPath, "TF_IN_AUTOMATION=1", "TF_INPUT=0", "CHECKPOINT_DISABLE=1", "TF_PLUGIN_CACHE_DIR=")
@@ -178,7 +180,7 @@ func destroyOf(r *review.Report, addr string) *review.Destroy {
 func TestAccReviewPlans_platform(t *testing.T) {
 	h := acctest.Setup(t)
 	createBucket(t, h, "review-data", acctest.Region)
-	w := newWork(t, "platform", "")
+	w := newWork(t, filepath.Join("..", "testdata", "terraform", "platform"), "")
 	w.run("init", "-no-color")
 
 	// create
@@ -261,6 +263,30 @@ func TestAccReviewPlans_platform(t *testing.T) {
 
 }
 
+// TestAccReviewPlans_quickstart plans the repository's quick start example
+// as its user would, with two p5en.48xlarge nodes.
+func TestAccReviewPlans_quickstart(t *testing.T) {
+	h := acctest.Setup(t)
+	createBucket(t, h, "mlplatform-demo-data", acctest.Region)
+	w := newWork(t, filepath.Join("..", "..", "..", "examples", "quickstart"), "")
+	w.run("init", "-no-color")
+	js := w.plan("quickstart", "-var", "gpu_nodes=2", "-var", "feature_store_role_arn=arn:aws:iam::123456789012:role/sagemaker-feature-store")
+	keep(t, "quickstart-create", js)
+	r := reviewOf(t, js, "residency,destroy-stateful")
+	if r.Summary.Create != 3 {
+		t.Errorf("summary %+v, want 3 creates (guard, feature store, cluster)", r.Summary)
+	}
+	if g := gpu(r, "H200"); g.Delta != 16 {
+		t.Errorf("H200 %+v, want +16", g)
+	}
+	if r.Residency.Jurisdiction != "AE" || r.Residency.Mode != "enforce" || r.Residency.Counts[review.VerdictOutside] != 0 {
+		t.Errorf("residency %+v", r.Residency)
+	}
+	if !r.Policy.Passed {
+		t.Errorf("policy %+v, want passed: nothing outside, nothing destroyed", r.Policy)
+	}
+}
+
 // TestAccReviewPlans_aws plans resources of the AWS provider. Terraform
 // cannot download providers here, so it needs a local filesystem mirror
 // holding registry.terraform.io/hashicorp/aws, named by
@@ -274,7 +300,7 @@ func TestAccReviewPlans_aws(t *testing.T) {
 		t.Fatalf("MLPLATFORM_TF_PLUGIN_MIRROR: %v", err)
 	}
 	h := acctest.Setup(t)
-	w := newWork(t, "aws", mirror)
+	w := newWork(t, filepath.Join("..", "testdata", "terraform", "aws"), mirror)
 	w.run("init", "-no-color")
 	endpoint := "endpoint=" + h.URL
 
