@@ -1,0 +1,239 @@
+package platform
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/mlplatform/mlplatform/internal/catalog"
+	"github.com/mlplatform/mlplatform/internal/residency"
+)
+
+// CPU footprint capacity types.
+const (
+	CapacityOnDemandOnly = "on_demand"
+	CapacitySpotMixed    = "spot"
+)
+
+// CPUFootprintCapacityTypes are the values of capacity_type.
+func CPUFootprintCapacityTypes() []string {
+	return []string{CapacityOnDemandOnly, CapacitySpotMixed}
+}
+
+// CPUArchitectures are the values of requirements.architecture.
+func CPUArchitectures() []string { return []string{"x86_64", "arm64", "any"} }
+
+// CPUFeatureNames are the ISA features requirements.cpu_features accepts:
+// /proc/cpuinfo flag names the catalog records and hwprobe verifies.
+func CPUFeatureNames() []string {
+	return []string{
+		"sse4_2", "avx", "avx2", "fma", "f16c",
+		"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl", "avx512_vnni", "avx512_bf16", "avx512_fp16",
+		"amx_tile", "amx_bf16", "amx_int8",
+		"asimd", "sve", "sve2", "bf16", "i8mm", "svebf16",
+	}
+}
+
+// CPURequirements are what the workload needs; the provider picks the
+// cheapest offered type meeting them, unless InstanceType is set.
+type CPURequirements struct {
+	MinVCPUs       int
+	MinMemoryGiB   float64
+	CPUFeatures    []string
+	Architecture   string // x86_64, arm64, any ("" is any)
+	Burstable      bool
+	MaxHourlyPrice float64 // USD; 0 is no limit
+}
+
+// CPUFootprintSpec is the declared CPU footprint, as both front ends
+// translate it.
+type CPUFootprintSpec struct {
+	Name         string
+	Requirements CPURequirements
+	// InstanceType, when set, is used as given (still checked against the
+	// requirements and the jurisdiction's offerings).
+	InstanceType string
+	CapacityType string // on_demand or spot
+	// OnDemandBase is how many instances stay On-Demand under spot.
+	OnDemandBase int
+	Size         Capacity
+	Schedules    []Schedule
+	Tags         map[string]string
+	// Unknown lists the attribute paths whose values are known only at
+	// apply; checks that need them wait.
+	Unknown []string
+}
+
+func (s *CPUFootprintSpec) known(path string) bool { return !slices.Contains(s.Unknown, path) }
+
+var footprintNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$`)
+
+// MaxFootprintSize is the largest max_size a footprint accepts: a small or
+// medium business's CPU fleet, not a GPU farm.
+const MaxFootprintSize = 100
+
+// ValidateStatic checks what needs no catalog and no AWS call.
+func (s *CPUFootprintSpec) ValidateStatic() []Problem {
+	var ps []Problem
+	add := func(path, summary, format string, args ...any) {
+		ps = append(ps, Problem{Path: path, Summary: summary, Detail: fmt.Sprintf(format, args...)})
+	}
+	if s.known("name") && !footprintNameRE.MatchString(s.Name) {
+		add("name", "Invalid name", "%q: use 1-100 letters, digits, '.', '-' or '_', starting with a letter or digit.", s.Name)
+	}
+	r := s.Requirements
+	if s.known("requirements.min_vcpus") && r.MinVCPUs < 0 {
+		add("requirements.min_vcpus", "Value out of range", "must be 0 or more, got %d.", r.MinVCPUs)
+	}
+	if s.known("requirements.min_memory_gib") && r.MinMemoryGiB < 0 {
+		add("requirements.min_memory_gib", "Value out of range", "must be 0 or more, got %g.", r.MinMemoryGiB)
+	}
+	if s.known("requirements.max_hourly_price") && r.MaxHourlyPrice < 0 {
+		add("requirements.max_hourly_price", "Value out of range", "must be 0 (no limit) or more, got %g.", r.MaxHourlyPrice)
+	}
+	if s.known("requirements.architecture") && r.Architecture != "" && !slices.Contains(CPUArchitectures(), r.Architecture) {
+		add("requirements.architecture", "Invalid architecture", "%q: use one of %s.", r.Architecture, strings.Join(CPUArchitectures(), ", "))
+	}
+	if s.known("requirements.cpu_features") {
+		for i, f := range r.CPUFeatures {
+			if !slices.Contains(CPUFeatureNames(), strings.ToLower(f)) {
+				add(fmt.Sprintf("requirements.cpu_features[%d]", i), "Unknown CPU feature", "%q: use /proc/cpuinfo flag names: %s.", f, strings.Join(CPUFeatureNames(), ", "))
+			}
+		}
+	}
+	if s.known("capacity_type") && s.CapacityType != "" && !slices.Contains(CPUFootprintCapacityTypes(), s.CapacityType) {
+		add("capacity_type", "Invalid capacity type", "%q: use one of %s.", s.CapacityType, strings.Join(CPUFootprintCapacityTypes(), ", "))
+	}
+	if s.known("on_demand_base") && s.OnDemandBase < 0 {
+		add("on_demand_base", "Value out of range", "must be 0 or more, got %d.", s.OnDemandBase)
+	}
+	if s.known("on_demand_base") && s.known("capacity_type") && s.OnDemandBase > 0 && s.CapacityType != CapacitySpotMixed {
+		add("on_demand_base", "Invalid combination", "on_demand_base applies to capacity_type = %q only.", CapacitySpotMixed)
+	}
+	if s.known("min_size") && s.known("max_size") && s.known("desired_capacity") {
+		z := s.Size
+		switch {
+		case z.Min < 0:
+			add("min_size", "Value out of range", "must be 0 or more, got %d.", z.Min)
+		case z.Max > MaxFootprintSize:
+			add("max_size", "Value out of range", "at most %d, got %d.", MaxFootprintSize, z.Max)
+		case z.Min > z.Max:
+			add("min_size", "Invalid sizes", "min_size %d is above max_size %d.", z.Min, z.Max)
+		case z.Desired < z.Min || z.Desired > z.Max:
+			add("desired_capacity", "Invalid sizes", "%d is outside min_size %d and max_size %d.", z.Desired, z.Min, z.Max)
+		}
+		if s.known("schedule") {
+			ps = append(ps, ScheduleProblems("schedule", z, s.Schedules)...)
+		}
+	}
+	return ps
+}
+
+// CPUDecision is the instance type the footprint runs, why, and what it
+// costs: what the plan shows.
+type CPUDecision struct {
+	InstanceType string
+	Reason       string
+	// Candidates are the qualifying types, cheapest first: the mixed
+	// instances policy of a spot footprint draws on them in this order.
+	Candidates  []string
+	Rejected    []string // cheaper types rejected, "name: what it missed"
+	HourlyUSD   float64
+	PriceKnown  bool
+	Estimate    bool
+	PriceSource string
+	// ZoneIDs are the allowed zones that offer the type.
+	ZoneIDs []string
+	// MonthlyAtDesired is the On-Demand cost of desired_capacity instances
+	// running all month; MonthlyScheduled applies the schedules. Both are 0
+	// when the price is unknown.
+	MonthlyAtDesired   float64
+	MonthlyScheduled   float64
+	AverageInstances   float64
+	ScheduledActions   []ScheduledAction
+	CostAssumptionNote string
+}
+
+// Decide chooses the footprint's instance type from the catalog among the
+// allowed zones and estimates its monthly cost. It needs known requirements,
+// instance type, sizes and schedules; a caller with unknown ones decides at
+// apply.
+func (s *CPUFootprintSpec) Decide(cat *catalog.Catalog, allowedZoneIDs []string) (CPUDecision, error) {
+	req := catalog.Requirements{
+		MinVCPUs: s.Requirements.MinVCPUs, MinMemoryGiB: s.Requirements.MinMemoryGiB,
+		CPUFeatures: s.Requirements.CPUFeatures, Architecture: s.Requirements.Architecture,
+		Burstable: s.Requirements.Burstable, MaxHourlyUSD: s.Requirements.MaxHourlyPrice,
+	}
+	var d CPUDecision
+	var chosen catalog.Candidate
+	region := cat.Region()
+	if region == "" && len(allowedZoneIDs) > 0 {
+		region, _ = residency.ParseZoneID(allowedZoneIDs[0])
+	}
+	if s.InstanceType != "" {
+		cand, ok := catalog.Evaluate(cat, s.InstanceType, req, allowedZoneIDs)
+		switch {
+		case !ok:
+			return d, problem(Problem{Path: "instance_type", Summary: "Unknown instance type", Detail: fmt.Sprintf("%q is not in the catalog of %s.", s.InstanceType, region)})
+		case len(cand.ZoneIDs) == 0:
+			return d, problem(Problem{Path: "instance_type", Summary: "Instance type not offered", Detail: fmt.Sprintf("%s is not offered in any allowed zone of %s (%s).", s.InstanceType, region, strings.Join(allowedZoneIDs, ", "))})
+		case !cand.Qualifies():
+			return d, problem(Problem{Path: "instance_type", Summary: "Instance type does not meet the requirements", Detail: fmt.Sprintf("%s: %s.", s.InstanceType, strings.Join(cand.Missed, "; "))})
+		}
+		chosen = cand
+		d.Reason = fmt.Sprintf("%s is set explicitly", s.InstanceType)
+		d.Candidates = []string{s.InstanceType}
+	} else {
+		sel, err := catalog.Select(cat, req, allowedZoneIDs)
+		var nm *catalog.NoMatchError
+		if errors.As(err, &nm) {
+			return d, problem(Problem{Path: "requirements", Summary: "No instance type meets the requirements", Detail: err.Error()})
+		}
+		if err != nil {
+			return d, err
+		}
+		chosen = sel.Chosen
+		d.Reason = sel.Reason
+		for _, q := range sel.Qualifying {
+			d.Candidates = append(d.Candidates, q.Name)
+		}
+		for _, r := range sel.RejectedCheaper {
+			d.Rejected = append(d.Rejected, r.Name+": "+strings.Join(r.Missed, "; "))
+		}
+	}
+	d.InstanceType = chosen.Name
+	d.HourlyUSD, d.PriceKnown, d.Estimate, d.PriceSource = chosen.USDPerHour, chosen.PriceKnown, chosen.Estimate, chosen.PriceSource
+	d.ZoneIDs = chosen.ZoneIDs
+	acts, err := ScheduledActions(s.Size, s.Schedules)
+	if err != nil {
+		return d, err
+	}
+	d.ScheduledActions = acts
+	if d.AverageInstances, err = AverageInstances(s.Size, acts); err != nil {
+		return d, err
+	}
+	if d.PriceKnown {
+		d.MonthlyAtDesired = d.HourlyUSD * float64(s.Size.Desired) * HoursPerMonth
+		d.MonthlyScheduled = d.HourlyUSD * d.AverageInstances * HoursPerMonth
+	}
+	d.CostAssumptionNote = costNote(d, s.CapacityType)
+	return d, nil
+}
+
+func costNote(d CPUDecision, capacityType string) string {
+	if !d.PriceKnown {
+		return fmt.Sprintf("price of %s unknown: no cost estimate", d.InstanceType)
+	}
+	n := fmt.Sprintf("On-Demand $%.4f/h (%s), %.0f h a month", d.HourlyUSD, d.PriceSource, HoursPerMonth)
+	if d.Estimate {
+		n += "; an estimate, not a quote for this region"
+	}
+	if capacityType == CapacitySpotMixed {
+		n += "; spot instances usually cost less than this On-Demand figure"
+	}
+	return n
+}
+
+func problem(p Problem) error { return &ProblemsError{Problems: []Problem{p}} }

@@ -1,0 +1,201 @@
+package platform
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"time"
+	_ "time/tzdata" // schedules name IANA zones; hosts without zoneinfo still resolve them
+)
+
+// DefaultScheduleTimeZone is the time zone of a schedule that names none.
+const DefaultScheduleTimeZone = "Asia/Dubai"
+
+// HoursPerMonth is the month cost estimates use (AWS pricing's 730 hours).
+const HoursPerMonth = 730.0
+
+// Capacity is an Auto Scaling group's size.
+type Capacity struct {
+	Min, Max, Desired int
+}
+
+// Schedule is one schedule block of a footprint: at each time Recurrence
+// fires (in TimeZone), the group takes the sizes set here; with a Duration,
+// the footprint's own sizes come back when the window ends, so "scale to
+// zero from 20:00 to 07:00 on working days" is one block.
+type Schedule struct {
+	Name       string
+	Recurrence string
+	TimeZone   string // IANA name; DefaultScheduleTimeZone when empty
+	Duration   time.Duration
+	// Sizes during the window; nil keeps the group's current value.
+	Min, Max, Desired *int
+}
+
+// ScheduledAction is one EC2 Auto Scaling scheduled action a schedule becomes.
+type ScheduledAction struct {
+	Name       string
+	Recurrence string
+	TimeZone   string
+	Min, Max   *int
+	Desired    *int
+}
+
+var scheduleNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$`)
+
+// ScheduleProblems checks schedules and returns every problem with its
+// attribute path (path prefix such as "schedule").
+func ScheduleProblems(path string, base Capacity, ss []Schedule) []Problem {
+	var out []Problem
+	add := func(p, format string, args ...any) {
+		out = append(out, Problem{Path: p, Summary: "Invalid schedule", Detail: fmt.Sprintf(format, args...)})
+	}
+	seen := map[string]bool{}
+	for i, s := range ss {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		switch {
+		case !scheduleNameRE.MatchString(s.Name):
+			add(p+".name", "%q: use 1-63 letters, digits, '-' or '_', starting with a letter or digit", s.Name)
+		case seen[s.Name]:
+			add(p+".name", "%q: schedule names must be unique", s.Name)
+		}
+		seen[s.Name] = true
+		c, err := ParseCron(s.Recurrence)
+		if err != nil {
+			add(p+".recurrence", "%v", err)
+		}
+		if _, err := time.LoadLocation(s.zone()); err != nil {
+			add(p+".time_zone", "%q is not an IANA time zone (such as %s)", s.TimeZone, DefaultScheduleTimeZone)
+		}
+		if s.Min == nil && s.Max == nil && s.Desired == nil {
+			add(p, "set at least one of min_size, max_size, desired_capacity")
+		}
+		for _, v := range []struct {
+			name string
+			v    *int
+		}{{"min_size", s.Min}, {"max_size", s.Max}, {"desired_capacity", s.Desired}} {
+			if v.v != nil && *v.v < 0 {
+				add(p+"."+v.name, "must be 0 or more, got %d", *v.v)
+			}
+		}
+		lo, hi := orInt(s.Min, base.Min), orInt(s.Max, base.Max)
+		if lo > hi {
+			add(p, "min_size %d is above max_size %d during the window", lo, hi)
+		} else if s.Desired != nil && (*s.Desired < lo || *s.Desired > hi) {
+			add(p+".desired_capacity", "%d is outside min_size %d and max_size %d during the window", *s.Desired, lo, hi)
+		}
+		if s.Duration != 0 && err == nil {
+			if _, err := c.Shift(s.Duration); err != nil {
+				add(p+".duration", "%v", err)
+			}
+		}
+	}
+	return out
+}
+
+func (s Schedule) zone() string {
+	if s.TimeZone == "" {
+		return DefaultScheduleTimeZone
+	}
+	return s.TimeZone
+}
+
+func orInt(p *int, def int) int {
+	if p != nil {
+		return *p
+	}
+	return def
+}
+
+// ScheduledActions turns valid schedules into the scheduled actions that
+// carry them out: one per schedule, and for a schedule with a Duration a
+// second one, named "<name>-end", that restores base.
+func ScheduledActions(base Capacity, ss []Schedule) ([]ScheduledAction, error) {
+	var out []ScheduledAction
+	for _, s := range ss {
+		c, err := ParseCron(s.Recurrence)
+		if err != nil {
+			return nil, fmt.Errorf("schedule %s: %w", s.Name, err)
+		}
+		out = append(out, ScheduledAction{Name: s.Name, Recurrence: c.String(), TimeZone: s.zone(), Min: s.Min, Max: s.Max, Desired: s.Desired})
+		if s.Duration == 0 {
+			continue
+		}
+		end, err := c.Shift(s.Duration)
+		if err != nil {
+			return nil, fmt.Errorf("schedule %s: %w", s.Name, err)
+		}
+		out = append(out, ScheduledAction{
+			Name: s.Name + "-end", Recurrence: end.String(), TimeZone: s.zone(),
+			Min: &base.Min, Max: &base.Max, Desired: &base.Desired,
+		})
+	}
+	return out, nil
+}
+
+// AverageInstances returns the mean number of running instances over a
+// week in steady state: the group starts at base, and every scheduled action
+// sets its sizes when it fires, desired capacity kept within min and max as
+// Auto Scaling does. Without schedules it is base.Desired.
+func AverageInstances(base Capacity, actions []ScheduledAction) (float64, error) {
+	if len(actions) == 0 {
+		return float64(base.Desired), nil
+	}
+	type event struct {
+		at    time.Time
+		order int
+		a     ScheduledAction
+	}
+	// Two weeks warm the state up (a window that began before the measured
+	// week is in force at its start); the third is measured. The reference
+	// start is a fixed Monday, so estimates are stable.
+	from := time.Date(2026, time.January, 5, 0, 0, 0, 0, time.UTC)
+	measure := from.Add(14 * 24 * time.Hour)
+	to := measure.Add(7 * 24 * time.Hour)
+	var events []event
+	for i, a := range actions {
+		c, err := ParseCron(a.Recurrence)
+		if err != nil {
+			return 0, fmt.Errorf("scheduled action %s: %w", a.Name, err)
+		}
+		loc, err := time.LoadLocation(a.TimeZone)
+		if err != nil {
+			return 0, fmt.Errorf("scheduled action %s: time zone %q: %w", a.Name, a.TimeZone, err)
+		}
+		for _, t := range c.Firings(from, to, loc) {
+			events = append(events, event{at: t, order: i, a: a})
+		}
+	}
+	slices.SortStableFunc(events, func(x, y event) int {
+		if c := x.at.Compare(y.at); c != 0 {
+			return c
+		}
+		return x.order - y.order
+	})
+	cur := base
+	var instanceMinutes float64
+	last := measure
+	for _, e := range events {
+		if !e.at.Before(measure) {
+			instanceMinutes += float64(cur.Desired) * e.at.Sub(last).Minutes()
+			last = e.at
+		}
+		cur = applyAction(cur, e.a)
+	}
+	instanceMinutes += float64(cur.Desired) * to.Sub(last).Minutes()
+	return instanceMinutes / (7 * 24 * 60), nil
+}
+
+func applyAction(c Capacity, a ScheduledAction) Capacity {
+	if a.Min != nil {
+		c.Min = *a.Min
+	}
+	if a.Max != nil {
+		c.Max = *a.Max
+	}
+	if a.Desired != nil {
+		c.Desired = *a.Desired
+	}
+	c.Desired = min(max(c.Desired, c.Min), c.Max)
+	return c
+}
