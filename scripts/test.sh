@@ -8,7 +8,9 @@ start=$(date +%s)
 echo "== gofmt and go vet"
 out=$(gofmt -l $(git ls-files '*.go'))
 if [ -n "$out" ]; then echo "gofmt needed:"; echo "$out"; exit 1; fi
-go vet ./...
+# go-nvml's cgo preamble uses declarations NVML marks deprecated: the
+# compiler's warnings about them are not ours to fix.
+CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations" go vet ./...
 
 if [ -f scripts/pulumi-cli.sh ]; then
   echo "== Pulumi CLI (built once, cached)"
