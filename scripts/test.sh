@@ -25,6 +25,9 @@ TF_ACC=1 go test -count=1 -timeout 40m ./...
 echo "== examples are formatted and valid"
 bash scripts/examples-check.sh
 
+echo "== tflint (recommended preset) on examples and modules"
+bash scripts/tflint.sh
+
 echo "== Pulumi SDKs and examples build (tsc, py_compile and import, go build)"
 bash scripts/sdk-check.sh
 
