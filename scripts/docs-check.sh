@@ -13,3 +13,10 @@ if ! diff -r "$tmp/docs.before" docs >/dev/null; then
   exit 1
 fi
 echo "docs/ is up to date"
+# The registry's own checks: frontmatter, file names, layout.
+if ! out=$(go tool tfplugindocs validate --provider-name mlplatform 2>&1); then
+  echo "$out" | grep -v '\[DEBUG\]' | tail -n 20
+  echo "tfplugindocs validate failed" >&2
+  exit 1
+fi
+echo "tfplugindocs validate passed"

@@ -15,9 +15,11 @@
 # allow_destructive_changes = true to replace the group deliberately.
 
 terraform {
+  required_version = ">= 1.5"
   required_providers {
     mlplatform = {
-      source = "mlplatform/mlplatform"
+      source  = "mlplatform/mlplatform"
+      version = ">= 0.1.0"
     }
   }
 }

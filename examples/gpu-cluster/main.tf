@@ -8,9 +8,11 @@
 # excluded zone, a type not offered there) fails before anything is created.
 
 terraform {
+  required_version = ">= 1.5"
   required_providers {
     mlplatform = {
-      source = "mlplatform/mlplatform"
+      source  = "mlplatform/mlplatform"
+      version = ">= 0.1.0"
     }
   }
 }

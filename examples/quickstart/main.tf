@@ -6,9 +6,11 @@
 # Runs against AWS, or against the local emulator (`make demo` / `make emulator`
 # set AWS_ENDPOINT_URL, which the provider honours).
 terraform {
+  required_version = ">= 1.5"
   required_providers {
     mlplatform = {
-      source = "mlplatform/mlplatform"
+      source  = "mlplatform/mlplatform"
+      version = ">= 0.1.0"
     }
   }
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mlplatform/mlplatform/hwprobe/profile"
 )
 
 // Options configure a benchmark run.
@@ -37,16 +39,7 @@ type Options struct {
 }
 
 // Names lists every benchmark name, in the order Run reports them.
-func Names() []string {
-	return []string{
-		"cpu_sgemm", "cpu_sgemm_blas", "cpu_bf16_gemm",
-		"cpu_stream_copy", "cpu_stream_scale", "cpu_stream_add", "cpu_stream_triad",
-		"cpu_mlp_train", "cpu_mlp_infer_p50", "cpu_mlp_infer_p90", "cpu_mlp_infer_p99", "cpu_mlp_infer_throughput",
-		"gpu_gemm_bf16", "gpu_gemm_fp16", "gpu_gemm_fp8",
-		"gpu_hbm_d2d", "gpu_h2d", "gpu_d2h", "gpu_nvlink_p2p", "gpu_nccl_allreduce_busbw",
-		"gpu_mlp_train", "gpu_mlp_infer_p50", "gpu_mlp_infer_p90", "gpu_mlp_infer_p99", "gpu_mlp_infer_throughput",
-	}
-}
+func Names() []string { return profile.BenchmarkNames() }
 
 // selection resolves Options.Only against Names.
 func selection(only []string) (map[string]bool, error) {

@@ -2,6 +2,7 @@ package profile
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -204,6 +205,8 @@ func check(p *Profile, body *hclsyntax.Body) hcl.Diagnostics {
 		r := loc.rng("benchmark", "", b.Name)
 		if b.Name == "" {
 			bad(r, "Invalid benchmark name", "A benchmark block needs a name label, for example benchmark \"cpu_sgemm\" { ... }.")
+		} else if !slices.Contains(BenchmarkNames(), b.Name) {
+			bad(r, "Unknown benchmark", fmt.Sprintf("hwprobe has no benchmark %q. Benchmarks: %s.", b.Name, strings.Join(BenchmarkNames(), ", ")))
 		}
 		if seen[b.Name] {
 			if all := loc.blocks("benchmark", b.Name); len(all) > 1 {

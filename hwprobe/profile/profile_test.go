@@ -28,7 +28,7 @@ func TestLoadExample(t *testing.T) {
 		EFA: &EFA{Count: 16},
 		Benchmarks: []Benchmark{
 			{Name: "gpu_gemm_bf16", MinEfficiency: ptr(0.6)},
-			{Name: "gpu_infer_latency_p99", Max: ptr(25.0), Optional: true},
+			{Name: "gpu_mlp_infer_p99", Max: ptr(25.0), Optional: true},
 		},
 		Report: &Report{S3URI: "s3://uae-hwprobe-reports/clusters/train-a/", KMSKeyID: "arn:aws:kms:me-central-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"},
 	}
@@ -53,8 +53,9 @@ func TestLoadErrors(t *testing.T) {
 		{"bad zone", "host {\n  zone_ids = [\"me-central-1a\"]\n}\n", []string{"bad.hcl:2:14", "Invalid zone id", "me-central-1a"}},
 		{"unknown zone prefix", "host {\n  zone_ids = [\"xyz9-az1\"]\n}\n", []string{"bad.hcl:2:14", "Invalid zone id", "unknown region prefix"}},
 		{"negative", "cpu {\n  min_cores = -4\n}\n", []string{"bad.hcl:2:15", "must not be negative"}},
-		{"efficiency", "benchmark \"x\" {\n  min_efficiency = 60\n}\n", []string{"bad.hcl:2:20", "fraction of the peak"}},
-		{"duplicate benchmark", "benchmark \"x\" {}\nbenchmark \"x\" {}\n", []string{"bad.hcl:2:1", "Duplicate benchmark"}},
+		{"efficiency", "benchmark \"cpu_sgemm\" {\n  min_efficiency = 60\n}\n", []string{"bad.hcl:2:20", "fraction of the peak"}},
+		{"duplicate benchmark", "benchmark \"cpu_sgemm\" {}\nbenchmark \"cpu_sgemm\" {}\n", []string{"bad.hcl:2:1", "Duplicate benchmark"}},
+		{"unknown benchmark", "benchmark \"gpu_infer_latency_p99\" {\n  optional = true\n}\n", []string{"bad.hcl:1:1", "Unknown benchmark", "gpu_mlp_infer_p99"}},
 		{"bad s3", "report {\n  s3_uri = \"https://bucket/x\"\n}\n", []string{"bad.hcl:2:12", "not an s3:// URI"}},
 		{"version", "version = 7\n", []string{"bad.hcl:1:11", "Unsupported profile version"}},
 		{"feature case", "cpu {\n  features = [\"AVX2\"]\n}\n", []string{"bad.hcl:2", "lowercase"}},

@@ -315,8 +315,8 @@ func (f fakeBencher) Run(context.Context, []string) ([]bench.Result, error) { re
 func TestValidateBenchmarks(t *testing.T) {
 	p := &profile.Profile{Benchmarks: []profile.Benchmark{
 		{Name: "cpu_sgemm", Min: ptr(100.0), MinEfficiency: ptr(0.5)},
-		{Name: "gpu_infer_latency_p99", Max: ptr(20.0)},
-		{Name: "nccl_allreduce", Optional: true},
+		{Name: "gpu_mlp_infer_p99", Max: ptr(20.0)},
+		{Name: "gpu_nccl_allreduce_busbw", Optional: true},
 		{Name: "gpu_gemm_bf16"},
 	}}
 	inv := &probe.Inventory{}
@@ -326,16 +326,16 @@ func TestValidateBenchmarks(t *testing.T) {
 		want map[string]Status
 		exit int
 	}{
-		{"no bencher", nil, map[string]Status{"bench.cpu_sgemm": NotRun, "bench.gpu_infer_latency_p99": NotRun, "bench.nccl_allreduce": NotRun, "bench.gpu_gemm_bf16": NotRun}, ExitCannotRun},
-		{"bencher error", fakeBencher{err: errors.New("cuda missing")}, map[string]Status{"bench.cpu_sgemm": NotRun, "bench.gpu_infer_latency_p99": NotRun, "bench.nccl_allreduce": NotRun, "bench.gpu_gemm_bf16": NotRun}, ExitCannotRun},
+		{"no bencher", nil, map[string]Status{"bench.cpu_sgemm": NotRun, "bench.gpu_mlp_infer_p99": NotRun, "bench.gpu_nccl_allreduce_busbw": NotRun, "bench.gpu_gemm_bf16": NotRun}, ExitCannotRun},
+		{"bencher error", fakeBencher{err: errors.New("cuda missing")}, map[string]Status{"bench.cpu_sgemm": NotRun, "bench.gpu_mlp_infer_p99": NotRun, "bench.gpu_nccl_allreduce_busbw": NotRun, "bench.gpu_gemm_bf16": NotRun}, ExitCannotRun},
 		{"results", fakeBencher{results: []bench.Result{
 			{Name: "cpu_sgemm", Device: "cpu", Ran: true, Reps: 3, Value: 180, Unit: "GFLOP/s", Peak: 400, Efficiency: 0.45},
-			{Name: "gpu_infer_latency_p99", Device: "gpu0", Ran: true, Reps: 3, Value: 12, Unit: "ms"},
-			{Name: "gpu_infer_latency_p99", Device: "gpu1", Ran: true, Reps: 3, Value: 31, Unit: "ms"},
-			{Name: "nccl_allreduce", Device: "gpu:all", Ran: false, Reason: "libnccl not found"},
+			{Name: "gpu_mlp_infer_p99", Device: "gpu0", Ran: true, Reps: 3, Value: 12, Unit: "ms"},
+			{Name: "gpu_mlp_infer_p99", Device: "gpu1", Ran: true, Reps: 3, Value: 31, Unit: "ms"},
+			{Name: "gpu_nccl_allreduce_busbw", Device: "gpu:all", Ran: false, Reason: "libnccl not found"},
 			{Name: "gpu_gemm_bf16", Device: "gpu0", Ran: true, Reps: 3, Value: 700, Unit: "TFLOP/s"},
-		}}, map[string]Status{"bench.cpu_sgemm cpu": Fail, "bench.gpu_infer_latency_p99 gpu0": Pass, "bench.gpu_infer_latency_p99 gpu1": Fail,
-			"bench.nccl_allreduce gpu:all": NotRun, "bench.gpu_gemm_bf16 gpu0": Pass}, ExitFail},
+		}}, map[string]Status{"bench.cpu_sgemm cpu": Fail, "bench.gpu_mlp_infer_p99 gpu0": Pass, "bench.gpu_mlp_infer_p99 gpu1": Fail,
+			"bench.gpu_nccl_allreduce_busbw gpu:all": NotRun, "bench.gpu_gemm_bf16 gpu0": Pass}, ExitFail},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -347,7 +347,7 @@ func TestValidateBenchmarks(t *testing.T) {
 				if tt.want[c.Name()] != c.Status {
 					t.Errorf("%s = %s (%s)", c.Name(), c.Status, c.Reason)
 				}
-				if c.ID == "bench.nccl_allreduce" && !c.Optional {
+				if c.ID == "bench.gpu_nccl_allreduce_busbw" && !c.Optional {
 					t.Errorf("optional benchmark not marked optional")
 				}
 			}

@@ -13,3 +13,7 @@ data "mlplatform_instance_types" "amx" {
 output "training_types" {
   value = data.mlplatform_instance_types.training.names
 }
+
+output "amx_types" {
+  value = data.mlplatform_instance_types.amx.names
+}

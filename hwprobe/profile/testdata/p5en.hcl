@@ -32,7 +32,7 @@ benchmark "gpu_gemm_bf16" {
   min_efficiency = 0.6
 }
 
-benchmark "gpu_infer_latency_p99" {
+benchmark "gpu_mlp_infer_p99" {
   max      = 25
   optional = true
 }
