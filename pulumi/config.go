@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"reflect"
 
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
@@ -167,3 +169,37 @@ func deref[T any](v *T) T {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+var _ infer.CustomDiff[*Config, *Config] = (*Config)(nil)
+
+// Diff decides what a change of the provider configuration does. Pulumi
+// replaces every resource of a replaced provider, so only a change of region
+// replaces it (the resources live in the old region); residency, tags,
+// profile and endpoints change in place, and each resource's own Diff then
+// says what that means for it, as a Terraform plan does.
+func (c *Config) Diff(_ context.Context, req infer.DiffRequest[*Config, *Config]) (infer.DiffResponse, error) {
+	olds, news := req.State, req.Inputs
+	if olds == nil {
+		olds = &Config{}
+	}
+	if news == nil {
+		news = &Config{}
+	}
+	diff := map[string]p.PropertyDiff{}
+	if deref(olds.Region) != deref(news.Region) {
+		diff["region"] = p.PropertyDiff{Kind: p.UpdateReplace, InputDiff: true}
+	}
+	if deref(olds.Profile) != deref(news.Profile) {
+		diff["profile"] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
+	}
+	if !reflect.DeepEqual(olds.Endpoints, news.Endpoints) {
+		diff["endpoints"] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
+	}
+	if !reflect.DeepEqual(olds.Residency, news.Residency) {
+		diff["residency"] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
+	}
+	if !maps.Equal(olds.DefaultTags, news.DefaultTags) {
+		diff["defaultTags"] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
+	}
+	return infer.DiffResponse{HasChanges: len(diff) > 0, DetailedDiff: diff}, nil
+}
