@@ -32,7 +32,7 @@ func TestUnknownPaths(t *testing.T) {
 	})
 	got := unknownPaths(in)
 	slices.Sort(got)
-	want := []string{"features", "kms_key_arn", "offline_store.s3_uri", "tags"}
+	want := []string{"features[0].name", "kms_key_arn", "offline_store.s3_uri", "tags"}
 	if !slices.Equal(got, want) {
 		t.Errorf("unknownPaths = %v, want %v", got, want)
 	}

@@ -2,6 +2,7 @@ package pulumi
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	p "github.com/pulumi/pulumi-go-provider"
@@ -33,7 +34,8 @@ func withUnknownInputs(prov p.Provider) p.Provider {
 // unknownPaths lists the core attribute paths (snake_case, as the specs
 // name them) whose values are not known yet in inputs: values other
 // resources compute, during preview. An object that is unknown as a whole is
-// listed by its own path; a list with any unknown element by the list's path.
+// listed by its own path; an unknown list element by its index
+// (features[1], features[1].type), as the Terraform front end lists them.
 func unknownPaths(inputs property.Map) []string {
 	var out []string
 	var walk func(prefix string, v property.Value) bool
@@ -52,9 +54,10 @@ func unknownPaths(inputs property.Map) []string {
 				}
 			}
 		case v.IsArray():
-			for _, e := range v.AsArray().All {
-				if e.HasComputed() {
-					return true
+			for i, e := range v.AsArray().All {
+				p := fmt.Sprintf("%s[%d]", path, i)
+				if walk(p, e) {
+					out = append(out, p)
 				}
 			}
 		}
