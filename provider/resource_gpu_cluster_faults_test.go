@@ -25,7 +25,7 @@ import (
 func checkClusterGone(t *testing.T, h *acctest.Harness, name string) resource.TestCheckFunc {
 	return func(*terraform.State) error {
 		c, err := cloud.FindGPUCluster(context.Background(), ec2Client(t, h), name)
-		if errors.Is(err, cloud.ErrNotFound) {
+		if errors.Is(err, platform.ErrNotFound) {
 			return nil
 		}
 		if err != nil {
@@ -314,7 +314,7 @@ func TestAccGPUCluster_interruptMatrix(t *testing.T) {
 				}
 			})
 			spec := platform.GPUClusterSpec{Name: name, InstanceType: "p5en.48xlarge", NodeCount: 2, ZoneID: "mec1-az1", EFAInterfaces: aws.Int(1),
-				Image: "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64", RootVolume: cloud.Volume{SizeGiB: 100}}
+				Image: "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64", RootVolume: platform.Volume{SizeGiB: 100}}
 			c, cerr := env.CreateGPUCluster(ctx, spec, platform.GPUClusterOptions{})
 			if cerr == nil {
 				t.Fatalf("cancelled create succeeded")
@@ -327,7 +327,7 @@ func TestAccGPUCluster_interruptMatrix(t *testing.T) {
 			recorded := 0
 			if c != nil {
 				recorded = len(c.Nodes)
-			} else if _, ferr := cloud.FindGPUCluster(context.Background(), ec2Client(t, h), name); !errors.Is(ferr, cloud.ErrNotFound) {
+			} else if _, ferr := cloud.FindGPUCluster(context.Background(), ec2Client(t, h), name); !errors.Is(ferr, platform.ErrNotFound) {
 				t.Fatalf("nothing recorded, but the cluster exists (%v): %v", ferr, cerr)
 			}
 			if recorded != len(live) {
@@ -354,7 +354,7 @@ func TestAccGPUCluster_interruptMatrix(t *testing.T) {
 			if live, _, _ = cloud.FindGPUNodes(context.Background(), ec2Client(t, h), name); len(live) != 2 {
 				t.Fatalf("after re-apply: %d live nodes, want 2", len(live))
 			}
-			if err := env.DeleteGPUCluster(context.Background(), name, c.CreationToken, platform.GPUClusterOptions{Wait: cloud.NodeWaitOptions{Interval: 100 * time.Millisecond}}); err != nil {
+			if err := env.DeleteGPUCluster(context.Background(), name, c.CreationToken, platform.GPUClusterOptions{Wait: platform.WaitOptions{Interval: 100 * time.Millisecond}}); err != nil {
 				t.Fatal(err)
 			}
 			if err := checkClusterGone(t, h, name)(nil); err != nil {
@@ -371,7 +371,7 @@ func TestAccGPUCluster_deleteRefusesForeignToken(t *testing.T) {
 	h := acctest.Setup(t)
 	env := platformEnv(t, h)
 	spec := platform.GPUClusterSpec{Name: "mine", InstanceType: "p5en.48xlarge", NodeCount: 1, ZoneID: "mec1-az1", EFAInterfaces: aws.Int(1),
-		Image: "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64", RootVolume: cloud.Volume{SizeGiB: 100}}
+		Image: "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64", RootVolume: platform.Volume{SizeGiB: 100}}
 	c, err := env.CreateGPUCluster(context.Background(), spec, platform.GPUClusterOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -384,7 +384,7 @@ func TestAccGPUCluster_deleteRefusesForeignToken(t *testing.T) {
 	if err != nil || out.Reservations[0].Instances[0].State.Name != "running" {
 		t.Fatalf("the owner's node was touched: %v", err)
 	}
-	if err := env.DeleteGPUCluster(context.Background(), "mine", c.CreationToken, platform.GPUClusterOptions{Wait: cloud.NodeWaitOptions{Interval: 100 * time.Millisecond}}); err != nil {
+	if err := env.DeleteGPUCluster(context.Background(), "mine", c.CreationToken, platform.GPUClusterOptions{Wait: platform.WaitOptions{Interval: 100 * time.Millisecond}}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -557,9 +557,9 @@ func TestAccGPUCluster_interruptUpdateDelete(t *testing.T) {
 	h := acctest.Setup(t)
 	h.Shim.ReplayClientTokens()
 	env := platformEnv(t, h)
-	fast := platform.GPUClusterOptions{Wait: cloud.NodeWaitOptions{Interval: 100 * time.Millisecond}}
+	fast := platform.GPUClusterOptions{Wait: platform.WaitOptions{Interval: 100 * time.Millisecond}}
 	spec := platform.GPUClusterSpec{Name: "cuts", InstanceType: "p5en.48xlarge", NodeCount: 1, ZoneID: "mec1-az1", EFAInterfaces: aws.Int(1),
-		Image: "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64", RootVolume: cloud.Volume{SizeGiB: 100}}
+		Image: "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64", RootVolume: platform.Volume{SizeGiB: 100}}
 	c, err := env.CreateGPUCluster(context.Background(), spec, fast)
 	if err != nil {
 		t.Fatal(err)

@@ -66,10 +66,10 @@ type GPUClusterSpec struct {
 	PlacementGroup string
 	// EFAInterfaces per node: nil means as many as the type supports, 0 none.
 	EFAInterfaces *int
-	Capacity      cloud.Capacity
+	Capacity      Capacity
 	KMSKeyARN     string
-	RootVolume    cloud.Volume
-	DataVolumes   []cloud.Volume
+	RootVolume    Volume
+	DataVolumes   []Volume
 	UserData      string
 	Tags          map[string]string
 	Rollout       Rollout
@@ -177,7 +177,7 @@ func (s *GPUClusterSpec) ValidateStatic() []Problem {
 		add("efa_interfaces", "Invalid EFA interface count", fmt.Sprintf("efa_interfaces = %d: use 0 (no EFA) to 32, or leave it unset for as many as the instance type supports.", *s.EFAInterfaces))
 	}
 	devices := map[string]bool{}
-	for i, v := range append([]cloud.Volume{s.RootVolume}, s.DataVolumes...) {
+	for i, v := range append([]Volume{s.RootVolume}, s.DataVolumes...) {
 		path := "root_volume"
 		if i > 0 {
 			path = fmt.Sprintf("data_volumes[%d]", i-1)
