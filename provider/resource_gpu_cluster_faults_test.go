@@ -410,8 +410,8 @@ func TestAccGPUCluster_planValidation(t *testing.T) {
 		{strings.Replace(cfg(""), `tags          = { team = "ml-platform" }`, `tags          = { "aws:foo" = "x" }`, 1), `Reserved tag key.*aws:foo`},
 		{strings.Replace(cfg(""), `tags          = { team = "ml-platform" }`, fmt.Sprintf(`tags          = { %q = "x" }`, strings.Repeat("k", 129)), 1), `Invalid tag key.*1 to 128`},
 		{strings.Replace(cfg(""), `  tags          = { team = "ml-platform" }`, manyTags, 1), `Too many tags.*60 tags`},
-		{strings.Replace(cfg(""), `root_volume   = { size_gib = 200 }`, `root_volume   = { size_gib = 200, iops = 4294970296 }`, 1), `root_volume.iops.*value must be between 1 and 256000`},
-		{strings.Replace(cfg(""), `data_volumes  = [{ size_gib = 1000 }]`, `data_volumes  = [{ size_gib = 1000 }, { size_gib = 10, iops = -5 }]`, 1), `data_volumes\[1\].iops.*between`},
+		{strings.Replace(cfg(""), `root_volume   = { size_gib = 200 }`, `root_volume   = { size_gib = 200, iops = 4294970296 }`, 1), `Value out of range.*iops = 4294970296: use 1 to 256000`},
+		{strings.Replace(cfg(""), `data_volumes  = [{ size_gib = 1000 }]`, `data_volumes  = [{ size_gib = 1000 }, { size_gib = 10, iops = -5 }]`, 1), `Value out of range.*iops = -5: use 1 to 256000`},
 		{strings.Replace(cfg(""), `root_volume   = { size_gib = 200 }`, `root_volume   = { size_gib = 200, iops = 100 }`, 1), `IOPS out of range.*gp3 volumes take 3000 to 80000`},
 		{strings.Replace(cfg(""), `data_volumes  = [{ size_gib = 1000 }]`, "data_volumes  = ["+strings.Repeat(`{ size_gib = 10 }, `, 22)+"]", 1), `Too many data volumes`},
 		{strings.Replace(cfg(""), `"/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64"`, `""`, 1), `Missing image`},
@@ -420,6 +420,7 @@ func TestAccGPUCluster_planValidation(t *testing.T) {
 		{cfg(`  capacity = { type = "spot", spot_max_price = "cheap" }`), `Invalid spot price`},
 		{strings.Replace(cfg(""), `initial_delay = "10ms"`, `initial_delay = "1000h"`, 1), `capacity_retry.initial_delay.*up to 10m0s`},
 		{cfg(`  timeouts { create = "0s" }`), `Invalid timeout`},
+		{strings.Replace(cfg(""), `attempts = 2`, `attempts = 1000`, 1), `Value out of range.*capacity_retry.attempts = 1000: use 1 to 20`},
 		{cfg(`  placement_group_name = ""`), `placement_group_name.*length`},
 		// A required-tag violation must not switch off the zone check.
 		{gpuClusterConfig(`required_tags = ["cost-center"]`, "bad", "  node_count = 1\n  zone_id = \"mec1-az2\""), `(?s)(required-tag.*not offered in mec1-az2|not offered in mec1-az2.*required-tag)`},
