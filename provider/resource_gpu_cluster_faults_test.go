@@ -16,7 +16,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/mlplatform/mlplatform/acctest"
-	"github.com/mlplatform/mlplatform/internal/cloud"
 	"github.com/mlplatform/mlplatform/internal/platform"
 )
 
@@ -24,7 +23,7 @@ import (
 // live node, no launch template, no placement group.
 func checkClusterGone(t *testing.T, h *acctest.Harness, name string) resource.TestCheckFunc {
 	return func(*terraform.State) error {
-		c, err := cloud.FindGPUCluster(context.Background(), ec2Client(t, h), name)
+		c, err := fixtureEnv(t, h).FindGPUCluster(context.Background(), name)
 		if errors.Is(err, platform.ErrNotFound) {
 			return nil
 		}
@@ -42,7 +41,7 @@ func checkStateMatchesEC2(t *testing.T, h *acctest.Harness, name string, n int) 
 		if err != nil {
 			return err
 		}
-		live, _, err := cloud.FindGPUNodes(context.Background(), ec2Client(t, h), name)
+		live, err := liveGPUNodes(t, h, name)
 		if err != nil {
 			return err
 		}
@@ -101,7 +100,7 @@ func TestAccGPUCluster_createTimeoutWhileWaiting(t *testing.T) {
 // template and placement group in state (tainted), so destroy removes them.
 func TestAccGPUCluster_createTimeoutDuringBackoff(t *testing.T) {
 	h := acctest.Setup(t)
-	az1, err := cloud.FindSubnetInZone(context.Background(), ec2Client(t, h), "mec1-az1", "")
+	az1, err := defaultSubnet(t, h, "mec1-az1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,14 +319,14 @@ func TestAccGPUCluster_interruptMatrix(t *testing.T) {
 				t.Fatalf("cancelled create succeeded")
 			}
 			h.Shim.ClearRules() // no more interrupts
-			live, _, ferr := cloud.FindGPUNodes(context.Background(), ec2Client(t, h), name)
+			live, ferr := liveGPUNodes(t, h, name)
 			if ferr != nil {
 				t.Fatal(ferr)
 			}
 			recorded := 0
 			if c != nil {
 				recorded = len(c.Nodes)
-			} else if _, ferr := cloud.FindGPUCluster(context.Background(), ec2Client(t, h), name); !errors.Is(ferr, platform.ErrNotFound) {
+			} else if _, ferr := fixtureEnv(t, h).FindGPUCluster(context.Background(), name); !errors.Is(ferr, platform.ErrNotFound) {
 				t.Fatalf("nothing recorded, but the cluster exists (%v): %v", ferr, cerr)
 			}
 			if recorded != len(live) {
@@ -351,7 +350,7 @@ func TestAccGPUCluster_interruptMatrix(t *testing.T) {
 			if _, err := env.UpdateGPUCluster(context.Background(), spec, platform.GPUClusterOptions{}); err != nil {
 				t.Fatalf("re-apply: %v", err)
 			}
-			if live, _, _ = cloud.FindGPUNodes(context.Background(), ec2Client(t, h), name); len(live) != 2 {
+			if live, _ = liveGPUNodes(t, h, name); len(live) != 2 {
 				t.Fatalf("after re-apply: %d live nodes, want 2", len(live))
 			}
 			if err := env.DeleteGPUCluster(context.Background(), name, c.CreationToken, platform.GPUClusterOptions{Wait: platform.WaitOptions{Interval: 100 * time.Millisecond}}); err != nil {
@@ -376,7 +375,7 @@ func TestAccGPUCluster_deleteRefusesForeignToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var oe *cloud.OwnershipError
+	var oe *platform.OwnershipError
 	if err := env.DeleteGPUCluster(context.Background(), "mine", "someone-else", platform.GPUClusterOptions{}); !errors.As(err, &oe) {
 		t.Fatalf("delete with a foreign token: %v, want an ownership error", err)
 	}
@@ -497,7 +496,7 @@ func TestAccGPUCluster_driftRepaired(t *testing.T) {
 	repaired := resource.ComposeAggregateTestCheckFunc(
 		checkStateMatchesEC2(t, h, "drift", 2),
 		func(*terraform.State) error {
-			c, err := cloud.FindGPUCluster(ctx, ec2Client(t, h), "drift")
+			c, err := fixtureEnv(t, h).FindGPUCluster(ctx, "drift")
 			if err != nil {
 				return err
 			}
@@ -567,7 +566,7 @@ func TestAccGPUCluster_interruptUpdateDelete(t *testing.T) {
 	}
 	spec.CreationToken = c.CreationToken
 	live := func() int {
-		nodes, _, err := cloud.FindGPUNodes(context.Background(), ec2Client(t, h), "cuts")
+		nodes, err := liveGPUNodes(t, h, "cuts")
 		if err != nil {
 			t.Fatal(err)
 		}

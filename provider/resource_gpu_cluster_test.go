@@ -2,6 +2,7 @@ package provider_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"regexp"
@@ -18,7 +19,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/mlplatform/mlplatform/acctest"
-	"github.com/mlplatform/mlplatform/internal/cloud"
 	"github.com/mlplatform/mlplatform/internal/platform"
 )
 
@@ -51,6 +51,49 @@ func ec2Client(t *testing.T, h *acctest.Harness) *ec2.Client {
 		t.Fatal(err)
 	}
 	return c.EC2
+}
+
+// fixtureEnv is the core over fixture clients (marked as such in the shim's
+// log): the tests' view of what exists in EC2.
+func fixtureEnv(t *testing.T, h *acctest.Harness) *platform.Env {
+	t.Helper()
+	env, err := platform.Open(context.Background(), platform.Config{Region: acctest.Region, Endpoints: h.Endpoints(), UserAgent: "acctest-fixture"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env
+}
+
+// liveGPUNodes lists the live nodes of cluster name, by index; none when
+// nothing of it exists.
+func liveGPUNodes(t *testing.T, h *acctest.Harness, name string) ([]platform.GPUNode, error) {
+	t.Helper()
+	c, err := fixtureEnv(t, h).FindGPUCluster(context.Background(), name)
+	if errors.Is(err, platform.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return c.Nodes, nil
+}
+
+type subnet struct{ ID string }
+
+// defaultSubnet is the default subnet of zone id zoneID.
+func defaultSubnet(t *testing.T, h *acctest.Harness, zoneID string) (subnet, error) {
+	t.Helper()
+	out, err := ec2Client(t, h).DescribeSubnets(context.Background(), &ec2.DescribeSubnetsInput{Filters: []ec2types.Filter{
+		{Name: aws.String("availability-zone-id"), Values: []string{zoneID}},
+		{Name: aws.String("default-for-az"), Values: []string{"true"}},
+	}})
+	if err != nil {
+		return subnet{}, err
+	}
+	if len(out.Subnets) == 0 {
+		return subnet{}, fmt.Errorf("no default subnet in %s", zoneID)
+	}
+	return subnet{ID: aws.ToString(out.Subnets[0].SubnetId)}, nil
 }
 
 // recordRunInstances records the form of every RunInstances request (a fault
@@ -97,7 +140,7 @@ func clusterNodeIDs(s *terraform.State) ([]string, error) {
 // indices 0..n-1.
 func checkLiveNodes(t *testing.T, h *acctest.Harness, name string, n int) resource.TestCheckFunc {
 	return func(*terraform.State) error {
-		live, _, err := cloud.FindGPUNodes(context.Background(), ec2Client(t, h), name)
+		live, err := liveGPUNodes(t, h, name)
 		if err != nil {
 			return err
 		}
@@ -431,8 +474,7 @@ func TestAccGPUCluster_typeNotOffered(t *testing.T) {
 
 func TestAccGPUCluster_capacityFallback(t *testing.T) {
 	h := acctest.Setup(t)
-	ctx := context.Background()
-	az1, err := cloud.FindSubnetInZone(ctx, ec2Client(t, h), "mec1-az1", "")
+	az1, err := defaultSubnet(t, h, "mec1-az1")
 	if err != nil {
 		t.Fatal(err)
 	}

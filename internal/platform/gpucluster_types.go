@@ -158,3 +158,7 @@ func (c *GPUCluster) NodeIDs() []string {
 	}
 	return out
 }
+
+// OwnershipError is a cluster part that carries another owner's creation
+// token: a create refuses it and a delete leaves it alone.
+type OwnershipError = cloud.OwnershipError
