@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
@@ -489,10 +490,12 @@ func gpuClusterDiff(cs *platform.GPUClusterChangeSet) infer.DiffResponse {
 	return d
 }
 
-// gpuClusterDeadline bounds a long operation by the core's default timeout
-// for op: no wait runs without a deadline.
+// gpuClusterDeadline bounds a long operation by the resource's custom
+// timeout when the program set one, else by the core's default for op: no
+// wait runs without a deadline.
 func gpuClusterDeadline(ctx context.Context, op platform.Operation) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, platform.GPUClusterTimeout(op, 0))
+	explicit, _ := ctx.Value(customTimeoutKey{}).(time.Duration)
+	return context.WithTimeout(ctx, platform.GPUClusterTimeout(op, explicit))
 }
 
 // gpuClusterUnknowns lists the core paths of inputs not known yet. Tag keys
@@ -512,16 +515,37 @@ func gpuClusterUnknowns(inputs property.Map) []string {
 	return unknown
 }
 
-type unknownInputsKey struct{}
+type (
+	unknownInputsKey struct{}
+	customTimeoutKey struct{}
+)
 
-// withUnknownInputs hands a resource's Diff the paths of its new inputs not
-// known yet: infer decodes them as zero values, which would read as absent.
-func withUnknownInputs(prov p.Provider) p.Provider {
-	diff := prov.Diff
+// withRequestDetails hands the resources what infer's typed requests leave
+// out: to Diff, the paths of the new inputs not known yet (infer decodes
+// them as zero values, which would read as absent); to Create, Update and
+// Delete, the program's custom timeout.
+func withRequestDetails(prov p.Provider) p.Provider {
+	diff, create, update, del := prov.Diff, prov.Create, prov.Update, prov.Delete
 	prov.Diff = func(ctx context.Context, req p.DiffRequest) (p.DiffResponse, error) {
 		return diff(context.WithValue(ctx, unknownInputsKey{}, gpuClusterUnknowns(req.Inputs)), req)
 	}
+	prov.Create = func(ctx context.Context, req p.CreateRequest) (p.CreateResponse, error) {
+		return create(withCustomTimeout(ctx, req.Timeout), req)
+	}
+	prov.Update = func(ctx context.Context, req p.UpdateRequest) (p.UpdateResponse, error) {
+		return update(withCustomTimeout(ctx, req.Timeout), req)
+	}
+	prov.Delete = func(ctx context.Context, req p.DeleteRequest) error {
+		return del(withCustomTimeout(ctx, req.Timeout), req)
+	}
 	return prov
+}
+
+func withCustomTimeout(ctx context.Context, seconds float64) context.Context {
+	if seconds <= 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, customTimeoutKey{}, time.Duration(seconds*float64(time.Second)))
 }
 
 // unknownInputs are the paths withUnknownInputs found.

@@ -133,4 +133,10 @@ func TestGpuCluster_defaultDeadline(t *testing.T) {
 			t.Errorf("%s: deadline in %v (set %v), want %v", op, left, ok, want)
 		}
 	}
+	// A custom timeout of the program wins.
+	ctx, cancel := gpuClusterDeadline(withCustomTimeout(context.Background(), 90), platform.OpCreate)
+	defer cancel()
+	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > 90*time.Second || time.Until(dl) < 80*time.Second {
+		t.Errorf("custom 90s: deadline in %v (set %v)", time.Until(dl), ok)
+	}
 }
