@@ -188,10 +188,7 @@ func (GpuCluster) Check(ctx context.Context, req infer.CheckRequest) (infer.Chec
 	if err != nil {
 		return infer.CheckResponse[GpuClusterArgs]{Inputs: args}, err
 	}
-	spec, failures := args.spec(gpuClusterUnknowns(req.NewInputs))
-	if len(failures) > 0 {
-		return infer.CheckResponse[GpuClusterArgs]{Inputs: args, Failures: failures}, nil
-	}
+	spec := args.spec(gpuClusterUnknowns(req.NewInputs))
 	plan, err := env.PlanGPUCluster(ctx, spec)
 	if err != nil {
 		return infer.CheckResponse[GpuClusterArgs]{Inputs: args}, fmt.Errorf("planning GPU cluster (%s): %w", spec.Name, err)
@@ -213,10 +210,7 @@ func (GpuCluster) Create(ctx context.Context, req infer.CreateRequest[GpuCluster
 	if err != nil {
 		return infer.CreateResponse[GpuClusterState]{}, err
 	}
-	spec, failures := args.spec(nil)
-	if err := failuresError(failures); err != nil {
-		return infer.CreateResponse[GpuClusterState]{}, err
-	}
+	spec := args.spec(nil)
 	ctx, cancel := gpuClusterDeadline(ctx, platform.OpCreate)
 	defer cancel()
 	c, err := env.CreateGPUCluster(ctx, spec, gpuClusterOptions(ctx))
@@ -300,10 +294,7 @@ func (GpuCluster) Update(ctx context.Context, req infer.UpdateRequest[GpuCluster
 	if err != nil {
 		return infer.UpdateResponse[GpuClusterState]{}, err
 	}
-	spec, failures := args.spec(nil)
-	if err := failuresError(failures); err != nil {
-		return infer.UpdateResponse[GpuClusterState]{}, err
-	}
+	spec := args.spec(nil)
 	spec.CreationToken = deref(req.State.CreationToken)
 	ctx, cancel := gpuClusterDeadline(ctx, platform.OpUpdate)
 	defer cancel()
@@ -337,9 +328,9 @@ func (GpuCluster) Delete(ctx context.Context, req infer.DeleteRequest[GpuCluster
 }
 
 // spec translates the inputs to the domain spec; unknown lists the core
-// paths not known yet. Malformed values come back as check failures.
-func (c GpuClusterArgs) spec(unknown []string) (platform.GPUClusterSpec, []p.CheckFailure) {
-	var failures []p.CheckFailure
+// paths not known yet. Values out of range are the spec's InputProblems,
+// which the core reports.
+func (c GpuClusterArgs) spec(unknown []string) platform.GPUClusterSpec {
 	s := platform.GPUClusterSpec{
 		Name:             deref(c.Name),
 		InstanceType:     c.InstanceType,
@@ -390,7 +381,7 @@ func (c GpuClusterArgs) spec(unknown []string) (platform.GPUClusterSpec, []p.Che
 		}
 		s.Unknown = append(s.Unknown, u)
 	}
-	return s, failures
+	return s
 }
 
 // gpuClusterState is the state after a create or update: the inputs as
@@ -427,7 +418,7 @@ func gpuClusterStateOf(args GpuClusterArgs, r platform.GPUClusterRecord) GpuClus
 // record is the core's record of the state: the declared inputs, and where
 // the nodes are for what Pulumi does not record resolved.
 func (s GpuClusterState) record() platform.GPUClusterRecord {
-	spec, _ := s.GpuClusterArgs.spec(nil)
+	spec := s.GpuClusterArgs.spec(nil)
 	r := platform.GPUClusterRecord{
 		Spec: spec, ImageID: deref(s.ImageID), PlacementGroup: deref(s.PlacementGroup), TagsAll: s.TagsAll,
 		Zone: deref(s.Zone), ZoneID: cmp.Or(deref(s.ZoneID), deref(s.PlacementZoneID)), SubnetID: deref(s.SubnetID),
@@ -461,7 +452,7 @@ func (GpuCluster) Diff(ctx context.Context, req infer.DiffRequest[GpuClusterArgs
 	if deref(args.Name) == "" {
 		args.Name = req.State.Name
 	}
-	spec, _ := args.spec(unknownInputs(ctx))
+	spec := args.spec(unknownInputs(ctx))
 	prior := req.State.record()
 	plan, err := env.PlanGPUClusterUpdate(ctx, &prior, spec)
 	if err != nil {
@@ -513,45 +504,6 @@ func gpuClusterUnknowns(inputs property.Map) []string {
 		unknown = append(unknown, "tags")
 	}
 	return unknown
-}
-
-type (
-	unknownInputsKey struct{}
-	customTimeoutKey struct{}
-)
-
-// withRequestDetails hands the resources what infer's typed requests leave
-// out: to Diff, the paths of the new inputs not known yet (infer decodes
-// them as zero values, which would read as absent); to Create, Update and
-// Delete, the program's custom timeout.
-func withRequestDetails(prov p.Provider) p.Provider {
-	diff, create, update, del := prov.Diff, prov.Create, prov.Update, prov.Delete
-	prov.Diff = func(ctx context.Context, req p.DiffRequest) (p.DiffResponse, error) {
-		return diff(context.WithValue(ctx, unknownInputsKey{}, gpuClusterUnknowns(req.Inputs)), req)
-	}
-	prov.Create = func(ctx context.Context, req p.CreateRequest) (p.CreateResponse, error) {
-		return create(withCustomTimeout(ctx, req.Timeout), req)
-	}
-	prov.Update = func(ctx context.Context, req p.UpdateRequest) (p.UpdateResponse, error) {
-		return update(withCustomTimeout(ctx, req.Timeout), req)
-	}
-	prov.Delete = func(ctx context.Context, req p.DeleteRequest) error {
-		return del(withCustomTimeout(ctx, req.Timeout), req)
-	}
-	return prov
-}
-
-func withCustomTimeout(ctx context.Context, seconds float64) context.Context {
-	if seconds <= 0 {
-		return ctx
-	}
-	return context.WithValue(ctx, customTimeoutKey{}, time.Duration(seconds*float64(time.Second)))
-}
-
-// unknownInputs are the paths withUnknownInputs found.
-func unknownInputs(ctx context.Context) []string {
-	u, _ := ctx.Value(unknownInputsKey{}).([]string)
-	return u
 }
 
 func int64Ptr(v *int) *int64 {
