@@ -120,9 +120,11 @@ func (e *ProblemsError) Error() string {
 var clusterNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$`)
 var reservationIDRE = regexp.MustCompile(`^cr-[0-9a-f]{8,17}$`)
 
-// ValidateStatic checks what needs no AWS call: the name, the count, the
-// capacity, rollout and volume settings, and their coherence.
-func (s *GPUClusterSpec) ValidateStatic() []Problem {
+// Validate checks what needs no AWS call: the name, the count, the
+// capacity, rollout and volume settings, the formats and ranges of the
+// inputs, and their coherence. Every front end reports these problems on
+// the same paths, in the same words (PlanGPUCluster includes them).
+func (s *GPUClusterSpec) Validate() []Problem {
 	ps := slices.Clone(s.InputProblems)
 	add := func(path, summary, detail string) {
 		ps = append(ps, Problem{Path: path, Summary: summary, Detail: detail})

@@ -105,10 +105,6 @@ func RolloutFromInput(strategy string, batchSize *int64) (Rollout, []Problem) {
 	return r, ps
 }
 
-// Validate checks what needs no AWS call (formats, ranges, coherence): the
-// same problems, on the same paths, under every front end.
-func (s *GPUClusterSpec) Validate() []Problem { return s.ValidateStatic() }
-
 // GPUClusterRecord is a cluster as a front end recorded it (Terraform state,
 // Pulumi state) or as a refresh read it back: the declared spec, what
 // planning resolved, and what exists.

@@ -97,7 +97,7 @@ func TestRollSteps(t *testing.T) {
 	}
 }
 
-func TestValidateStatic(t *testing.T) {
+func TestValidate(t *testing.T) {
 	one := 1
 	base := GPUClusterSpec{Name: "train", InstanceType: "p5en.48xlarge", NodeCount: 4, Image: "ami-1"}
 	for _, tc := range []struct {
@@ -133,7 +133,7 @@ func TestValidateStatic(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := base
 			tc.mod(&s)
-			ps := s.ValidateStatic()
+			ps := s.Validate()
 			if tc.path == "" {
 				if len(ps) > 0 {
 					t.Errorf("want valid, got %+v", ps)
