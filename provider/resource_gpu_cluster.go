@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
-	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -25,7 +22,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
-	"github.com/mlplatform/mlplatform/internal/cloud"
 	"github.com/mlplatform/mlplatform/internal/platform"
 )
 
@@ -121,29 +117,22 @@ var (
 // gpuObjectAs reads optional nested objects whose unset fields are null.
 var gpuObjectAs = basetypes.ObjectAsOptions{UnhandledNullAsEmpty: true, UnhandledUnknownAsEmpty: true}
 
-const (
-	gpuClusterCreateTimeout = 60 * time.Minute
-	gpuClusterUpdateTimeout = 60 * time.Minute
-	gpuClusterDeleteTimeout = 30 * time.Minute
-)
-
 func (r *gpuClusterResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_gpu_cluster"
 }
 
 func (r *gpuClusterResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	keep := []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
-	replaceIfSet := []planmodifier.String{stringplanmodifier.RequiresReplaceIfConfigured(), stringplanmodifier.UseStateForUnknown()}
 	volAttrs := func() map[string]schema.Attribute {
 		return map[string]schema.Attribute{
-			"size_gib":   schema.Int64Attribute{Optional: true, MarkdownDescription: "Size in GiB. For the root volume, default: the image's size.", Validators: []validator.Int64{int64validator.Between(platform.MinVolumeSizeGiB, platform.MaxVolumeSizeGiB)}},
+			"size_gib":   schema.Int64Attribute{Optional: true, MarkdownDescription: "Size in GiB. For the root volume, default: the image's size."},
 			"type":       schema.StringAttribute{Optional: true, MarkdownDescription: "EBS volume type: `gp3` (default), `gp2`, `io1`, `io2`, `st1` or `sc1`."},
-			"iops":       schema.Int64Attribute{Optional: true, MarkdownDescription: "Provisioned IOPS (gp3: 3000 to 80000, io1: 100 to 64000, io2: 100 to 256000).", Validators: []validator.Int64{int64validator.Between(1, platform.MaxVolumeIOPS)}},
-			"throughput": schema.Int64Attribute{Optional: true, MarkdownDescription: "Throughput in MiB/s (gp3 only, 125 to 2000).", Validators: []validator.Int64{int64validator.Between(platform.MinVolumeThroughput, platform.MaxVolumeThroughput)}},
+			"iops":       schema.Int64Attribute{Optional: true, MarkdownDescription: "Provisioned IOPS (gp3: 3000 to 80000, io1: 100 to 64000, io2: 100 to 256000)."},
+			"throughput": schema.Int64Attribute{Optional: true, MarkdownDescription: "Throughput in MiB/s (gp3 only, 125 to 2000)."},
 		}
 	}
 	dataVol := volAttrs()
-	dataVol["size_gib"] = schema.Int64Attribute{Required: true, MarkdownDescription: "Size in GiB.", Validators: []validator.Int64{int64validator.Between(platform.MinVolumeSizeGiB, platform.MaxVolumeSizeGiB)}}
+	dataVol["size_gib"] = schema.Int64Attribute{Required: true, MarkdownDescription: "Size in GiB."}
 	dataVol["device_name"] = schema.StringAttribute{Optional: true, MarkdownDescription: "Device name, e.g. `/dev/sdf`. Default: `/dev/sdf`, `/dev/sdg`, ... in order."}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A GPU training cluster on EC2: `node_count` nodes of one GPU instance type in one availability zone, in a cluster placement group, " +
@@ -156,7 +145,6 @@ func (r *gpuClusterResource) Schema(ctx context.Context, _ resource.SchemaReques
 			"name": schema.StringAttribute{
 				Required:            true,
 				MarkdownDescription: "Cluster name, unique in the region: 1 to 100 letters, digits, `-`, `_` or `.`. Every node is tagged `mlplatform:cluster = <name>`. Changing it replaces the cluster.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
 			},
 			"instance_type": schema.StringAttribute{
 				Required:            true,
@@ -165,17 +153,16 @@ func (r *gpuClusterResource) Schema(ctx context.Context, _ resource.SchemaReques
 			"node_count": schema.Int64Attribute{
 				Required:            true,
 				MarkdownDescription: fmt.Sprintf("Number of nodes, 1 to %d. Changing it scales in place: new nodes take the missing indices, scale-in removes the highest indices first.", platform.MaxGPUClusterNodes),
-				Validators:          []validator.Int64{int64validator.Between(1, platform.MaxGPUClusterNodes)},
 			},
 			"zone": schema.StringAttribute{
 				Optional: true, Computed: true,
 				MarkdownDescription: "Availability zone name, e.g. `me-central-1a`. Prefer `zone_id`: names map to different zones in different accounts. Changing it replaces the cluster.",
-				PlanModifiers:       replaceIfSet,
+				PlanModifiers:       keep,
 			},
 			"zone_id": schema.StringAttribute{
 				Optional: true, Computed: true,
 				MarkdownDescription: "Availability zone id, e.g. `mec1-az1`. Default: the zone of `subnet_id` or of the capacity reservation, else the first allowed zone that offers the type. Changing it replaces the cluster.",
-				PlanModifiers:       replaceIfSet,
+				PlanModifiers:       keep,
 			},
 			"zone_fallback": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
@@ -184,12 +171,11 @@ func (r *gpuClusterResource) Schema(ctx context.Context, _ resource.SchemaReques
 			"subnet_id": schema.StringAttribute{
 				Optional: true, Computed: true,
 				MarkdownDescription: "Subnet of every node's network interfaces. Default: a subnet of `vpc_id` in the zone, else the zone's default subnet. Changing it replaces the cluster.",
-				PlanModifiers:       replaceIfSet,
+				PlanModifiers:       keep,
 			},
 			"vpc_id": schema.StringAttribute{
 				Optional:            true,
-				MarkdownDescription: "VPC to pick the subnet from in the zone (the one with the most free addresses); with `zone_fallback`, in each zone tried.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				MarkdownDescription: "VPC to pick the subnet from in the zone (the one with the most free addresses); with `zone_fallback`, in each zone tried. Changing it replaces the cluster.",
 			},
 			"security_group_ids": schema.SetAttribute{
 				ElementType: types.StringType, Optional: true,
@@ -204,7 +190,7 @@ func (r *gpuClusterResource) Schema(ctx context.Context, _ resource.SchemaReques
 			"placement_group_name": schema.StringAttribute{
 				Optional: true, Computed: true,
 				MarkdownDescription: "Name of an existing cluster placement group to launch into. When unset, the cluster creates and owns `mlplatform-<name>` (strategy `cluster`) and deletes it with itself.",
-				PlanModifiers:       replaceIfSet,
+				PlanModifiers:       keep,
 				Validators:          []validator.String{stringvalidator.LengthBetween(1, 255)},
 			},
 			"efa_interfaces": schema.Int64Attribute{
@@ -219,7 +205,6 @@ func (r *gpuClusterResource) Schema(ctx context.Context, _ resource.SchemaReques
 					"type": schema.StringAttribute{
 						Required:            true,
 						MarkdownDescription: "`on_demand`, `capacity_reservation` (a targeted On-Demand Capacity Reservation), `capacity_block` (an EC2 Capacity Block for ML: a fixed count for a fixed time) or `spot`.",
-						Validators:          []validator.String{stringvalidator.OneOf(cloud.CapacityTypes()...)},
 					},
 					"reservation_id": schema.StringAttribute{Optional: true, MarkdownDescription: "Id (`cr-...`) of the capacity reservation or capacity block; required for those types. The reservation's zone becomes the cluster's zone when none is set."},
 					"spot_max_price": schema.StringAttribute{Optional: true, MarkdownDescription: "Maximum spot price in USD per hour. Default: the on-demand price."},
@@ -255,17 +240,16 @@ func (r *gpuClusterResource) Schema(ctx context.Context, _ resource.SchemaReques
 					"strategy": schema.StringAttribute{
 						Optional:            true,
 						MarkdownDescription: "`terminate_first` (default): terminate a batch, then launch its replacements; needs no spare capacity, so it works on a reservation or block. `launch_first`: launch the replacements, wait until they run, then terminate the old nodes; keeps `node_count` nodes up but needs capacity for one batch more.",
-						Validators:          []validator.String{stringvalidator.OneOf(platform.RolloutStrategies()...)},
 					},
-					"batch_size": schema.Int64Attribute{Optional: true, MarkdownDescription: "Nodes replaced at a time. Default 1.", Validators: []validator.Int64{int64validator.AtLeast(1)}},
+					"batch_size": schema.Int64Attribute{Optional: true, MarkdownDescription: "Nodes replaced at a time. Default 1."},
 				},
 			},
 			"capacity_retry": schema.SingleNestedAttribute{
 				Optional:            true,
 				MarkdownDescription: "How a launch retries `InsufficientInstanceCapacity` in a zone before falling back (`zone_fallback`) or failing.",
 				Attributes: map[string]schema.Attribute{
-					"attempts":      schema.Int64Attribute{Optional: true, MarkdownDescription: "Launch attempts per zone. Default 4.", Validators: []validator.Int64{int64validator.Between(1, 20)}},
-					"initial_delay": schema.StringAttribute{Optional: true, MarkdownDescription: "Wait before the second attempt, doubling up to a minute, e.g. `10s` (default)."},
+					"attempts":      schema.Int64Attribute{Optional: true, MarkdownDescription: fmt.Sprintf("Launch attempts per zone, 1 to %d. Default %d.", platform.MaxCapacityRetryAttempts, platform.DefaultCapacityRetryAttempts)},
+					"initial_delay": schema.StringAttribute{Optional: true, MarkdownDescription: fmt.Sprintf("Wait before the second attempt, doubling up to a minute, e.g. `%s` (default).", platform.DefaultCapacityRetryDelay)},
 				},
 			},
 			"creation_token": schema.StringAttribute{
@@ -318,7 +302,17 @@ func (r *gpuClusterResource) ModifyPlan(ctx context.Context, req resource.Modify
 		return
 	}
 	checkGPUClusterTimeouts(ctx, &config, &resp.Diagnostics)
-	p, err := r.meta.PlanGPUCluster(ctx, spec)
+	var state gpuClusterModel
+	var prior *platform.GPUClusterRecord
+	if !req.State.Raw.IsNull() {
+		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+		rec := gpuClusterRecord(ctx, &state, &resp.Diagnostics)
+		prior = &rec
+	}
+	p, err := r.meta.PlanGPUClusterUpdate(ctx, prior, spec)
 	if err != nil {
 		resp.Diagnostics.AddError(fmt.Sprintf("planning GPU cluster (%s)", spec.Name), err.Error())
 		return
@@ -329,6 +323,7 @@ func (r *gpuClusterResource) ModifyPlan(ctx context.Context, req resource.Modify
 		return
 	}
 
+	// The values planning resolved.
 	setIfUnknown := func(v *types.String, s string) {
 		if v.IsUnknown() && s != "" {
 			*v = types.StringValue(s)
@@ -345,43 +340,40 @@ func (r *gpuClusterResource) ModifyPlan(ctx context.Context, req resource.Modify
 	if spec.Known("image") && p.ImageID != "" {
 		plan.ImageID = types.StringValue(p.ImageID)
 	}
-	if (plan.PlacementGroupName.IsUnknown() || (plan.PlacementGroupName.IsNull() && config.PlacementGroupName.IsNull())) && spec.Known("name") {
+	if (plan.PlacementGroupName.IsUnknown() || (plan.PlacementGroupName.IsNull() && config.PlacementGroupName.IsNull())) && p.PlacementGroup != "" {
 		// Null in state after the cluster's own group was deleted outside:
 		// planned back, and recreated by the apply.
-		plan.PlacementGroupName = types.StringValue(cloud.GPUClusterResourceName(spec.Name))
+		plan.PlacementGroupName = types.StringValue(p.PlacementGroup)
 	}
 	if spec.Known("name") {
 		plan.ID = plan.Name
 	}
-	if spec.Known("tags") && len(spec.Unknown) == len(slices.DeleteFunc(slices.Clone(spec.Unknown), isTagPath)) && !r.meta.DefaultTagsUnknown && len(r.meta.UnknownDefaultTags) == 0 {
-		all, d := types.MapValueFrom(ctx, types.StringType, r.meta.MergeTags(spec.Tags))
+	if p.TagsAll != nil {
+		all, d := types.MapValueFrom(ctx, types.StringType, p.TagsAll)
 		resp.Diagnostics.Append(d...)
 		plan.TagsAll = all
 	} else {
 		plan.TagsAll = types.MapUnknown(types.StringType)
 	}
 
-	if !req.State.Raw.IsNull() {
-		var state gpuClusterModel
-		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-		if resp.Diagnostics.HasError() {
-			return
+	if cs := p.Change; cs != nil {
+		// The core's change set: what replaces the cluster, what rolls or
+		// scales the nodes, what only retags.
+		for _, c := range cs.Replace {
+			resp.RequiresReplace.Append(parsePath(c.Path))
 		}
-		nodesChange, templateChange := gpuClusterChanges(&plan, &state)
 		plan.CreationToken = state.CreationToken
 		plan.LaunchTemplateID = state.LaunchTemplateID
 		plan.LaunchTemplateVersion = state.LaunchTemplateVersion
 		plan.PlacementZoneID = state.PlacementZoneID
 		plan.NodeIDs, plan.PrivateIPs, plan.Nodes = state.NodeIDs, state.PrivateIPs, state.Nodes
 		if state.LaunchTemplateID.ValueString() == "" {
-			// The launch template was deleted outside: the apply recreates it.
 			plan.LaunchTemplateID = types.StringUnknown()
-			templateChange = true
 		}
-		if templateChange || nodesChange {
+		if len(cs.Template) > 0 || len(cs.Nodes) > 0 {
 			plan.LaunchTemplateVersion = types.Int64Unknown()
 		}
-		if nodesChange {
+		if len(cs.Nodes) > 0 {
 			plan.NodeIDs = types.ListUnknown(types.StringType)
 			plan.PrivateIPs = types.ListUnknown(types.StringType)
 			plan.Nodes = types.ListUnknown(gpuNodeType)
@@ -398,7 +390,7 @@ func (r *gpuClusterResource) Create(ctx context.Context, req resource.CreateRequ
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	timeout, d := plan.Timeouts.Create(ctx, gpuClusterCreateTimeout)
+	timeout, d := plan.Timeouts.Create(ctx, platform.GPUClusterCreateTimeout)
 	resp.Diagnostics.Append(d...)
 	spec := gpuClusterSpec(ctx, &plan, &config, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
@@ -417,7 +409,7 @@ func (r *gpuClusterResource) Create(ctx context.Context, req resource.CreateRequ
 	if c != nil {
 		// Even after a failure (Ctrl-C, a timeout, lost answers): what
 		// exists goes to state, so no GPU node is ever orphaned.
-		setGPUClusterState(ctx, &plan, c, &resp.Diagnostics)
+		setGPUClusterState(ctx, &plan, platform.RecordGPUCluster(c, gpuClusterRecord(ctx, &plan, &resp.Diagnostics)), &resp.Diagnostics)
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	}
 	var pe *platform.PartialError
@@ -447,7 +439,7 @@ func (r *gpuClusterResource) Read(ctx context.Context, req resource.ReadRequest,
 		name = state.ID.ValueString()
 	}
 	c, err := r.meta.FindGPUCluster(ctx, name)
-	if errors.Is(err, cloud.ErrNotFound) {
+	if errors.Is(err, platform.ErrNotFound) {
 		tflog.Warn(ctx, "GPU cluster not found, removing from state", map[string]any{"name": name})
 		resp.State.RemoveResource(ctx)
 		return
@@ -473,13 +465,9 @@ func (r *gpuClusterResource) Read(ctx context.Context, req resource.ReadRequest,
 			return
 		}
 	}
-	readGPUClusterDrift(ctx, &state, c)
-	setGPUClusterState(ctx, &state, c, &resp.Diagnostics)
-	if c.PlacementGroupOwned && c.PlacementGroupState == "" {
-		// The cluster's own placement group was deleted outside: the plan
-		// shows it coming back, and the apply recreates it.
-		state.PlacementGroupName = types.StringNull()
-	}
+	// What the nodes are goes into the declared attributes, so that drift
+	// shows in the next plan and its apply repairs it.
+	setGPUClusterState(ctx, &state, platform.ReadBackGPUCluster(c, gpuClusterRecord(ctx, &state, &resp.Diagnostics)), &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -491,7 +479,7 @@ func (r *gpuClusterResource) Update(ctx context.Context, req resource.UpdateRequ
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	timeout, d := plan.Timeouts.Update(ctx, gpuClusterUpdateTimeout)
+	timeout, d := plan.Timeouts.Update(ctx, platform.GPUClusterUpdateTimeout)
 	resp.Diagnostics.Append(d...)
 	spec := gpuClusterSpec(ctx, &plan, &config, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
@@ -511,13 +499,13 @@ func (r *gpuClusterResource) Update(ctx context.Context, req resource.UpdateRequ
 		// now: the next plan shows the change again and the next apply
 		// finishes it.
 		if c != nil {
-			setGPUClusterState(ctx, &state, c, &resp.Diagnostics)
+			setGPUClusterState(ctx, &state, platform.RecordGPUCluster(c, gpuClusterRecord(ctx, &state, &resp.Diagnostics)), &resp.Diagnostics)
 			resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 		}
 		addGPUClusterError(&resp.Diagnostics, fmt.Sprintf("updating GPU cluster (%s)", spec.Name), err)
 		return
 	}
-	setGPUClusterState(ctx, &plan, c, &resp.Diagnostics)
+	setGPUClusterState(ctx, &plan, platform.RecordGPUCluster(c, gpuClusterRecord(ctx, &plan, &resp.Diagnostics)), &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
@@ -527,7 +515,7 @@ func (r *gpuClusterResource) Delete(ctx context.Context, req resource.DeleteRequ
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	timeout, d := state.Timeouts.Delete(ctx, gpuClusterDeleteTimeout)
+	timeout, d := state.Timeouts.Delete(ctx, platform.GPUClusterDeleteTimeout)
 	resp.Diagnostics.Append(d...)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -545,7 +533,7 @@ func (r *gpuClusterResource) ImportState(ctx context.Context, req resource.Impor
 
 // readImported fills the configuration of an imported cluster from its
 // launch template and nodes.
-func (r *gpuClusterResource) readImported(ctx context.Context, m *gpuClusterModel, c *cloud.GPUCluster, diags *diag.Diagnostics) {
+func (r *gpuClusterResource) readImported(ctx context.Context, m *gpuClusterModel, c *platform.GPUCluster, diags *diag.Diagnostics) {
 	s, err := r.meta.ImportGPUCluster(ctx, c)
 	if err != nil {
 		diags.AddError(fmt.Sprintf("importing GPU cluster (%s)", c.Name), err.Error())
@@ -612,67 +600,57 @@ func int64Or(v int32) types.Int64 {
 	return types.Int64Value(int64(v))
 }
 
-// readGPUClusterDrift writes what the nodes are into the attributes the user
-// declares, so that drift shows in the next plan and its apply repairs it: a
-// node lost outside Terraform lowers node_count, a node of another type or
-// image shows as instance_type or image_id changing.
-func readGPUClusterDrift(ctx context.Context, m *gpuClusterModel, c *cloud.GPUCluster) {
-	var tagsAll map[string]string
+// gpuClusterRecord is the core's record of what state holds.
+func gpuClusterRecord(ctx context.Context, m *gpuClusterModel, diags *diag.Diagnostics) platform.GPUClusterRecord {
+	r := platform.GPUClusterRecord{
+		Spec: gpuClusterSpec(ctx, m, m, diags),
+		Zone: m.Zone.ValueString(), ZoneID: m.ZoneID.ValueString(), SubnetID: m.SubnetID.ValueString(),
+		ImageID: m.ImageID.ValueString(), PlacementGroup: m.PlacementGroupName.ValueString(),
+		LaunchTemplateID: m.LaunchTemplateID.ValueString(), LaunchTemplateVersion: m.LaunchTemplateVersion.ValueInt64(),
+		PlacementZoneID: m.PlacementZoneID.ValueString(), CreationToken: m.CreationToken.ValueString(),
+	}
+	if !m.EFAInterfaces.IsNull() && !m.EFAInterfaces.IsUnknown() {
+		n := int(m.EFAInterfaces.ValueInt64())
+		r.EFAInterfaces = &n
+	}
+	r.TagsAll = map[string]string{}
 	if !m.TagsAll.IsNull() && !m.TagsAll.IsUnknown() {
-		m.TagsAll.ElementsAs(ctx, &tagsAll, false)
+		diags.Append(m.TagsAll.ElementsAs(ctx, &r.TagsAll, false)...)
 	}
-	if tagsAll == nil {
-		tagsAll = map[string]string{}
-	}
-	d := platform.ReadGPUClusterDrift(c, tagsAll)
-	m.NodeCount = types.Int64Value(int64(d.NodeCount))
-	if d.TagsAll != nil {
-		// A node's tags changed or removed outside: the plan shows tags_all
-		// changing back, and the apply retags.
-		m.TagsAll, _ = types.MapValueFrom(ctx, types.StringType, d.TagsAll)
-	}
-	for _, n := range c.Nodes {
-		if n.InstanceType != "" && n.InstanceType != m.InstanceType.ValueString() {
-			m.InstanceType = types.StringValue(n.InstanceType)
-			break
-		}
-	}
-	for _, n := range c.Nodes {
-		if n.ImageID != "" && n.ImageID != m.ImageID.ValueString() {
-			m.ImageID = types.StringValue(n.ImageID)
-			break
-		}
-	}
-	if m.ImageID.IsNull() || m.ImageID.IsUnknown() {
-		m.ImageID = types.StringNull()
-	}
+	return r
 }
 
-// setGPUClusterState writes the computed attributes from what exists.
-func setGPUClusterState(ctx context.Context, m *gpuClusterModel, c *cloud.GPUCluster, diags *diag.Diagnostics) {
-	m.ID = types.StringValue(c.Name)
-	m.Name = types.StringValue(c.Name)
-	if c.CreationToken != "" {
-		m.CreationToken = types.StringValue(c.CreationToken)
-	} else if m.CreationToken.IsUnknown() {
-		m.CreationToken = types.StringNull()
+// setGPUClusterState writes a core record (after create, update or
+// refresh) into the model: the declared attributes drift changed, and the
+// computed ones.
+func setGPUClusterState(ctx context.Context, m *gpuClusterModel, r platform.GPUClusterRecord, diags *diag.Diagnostics) {
+	str := func(v *types.String, s string) {
+		if s != "" {
+			*v = types.StringValue(s)
+		} else if !v.IsNull() {
+			*v = types.StringNull()
+		}
 	}
-	m.LaunchTemplateID = types.StringValue(c.LaunchTemplateID)
-	m.LaunchTemplateVersion = types.Int64Value(c.LaunchTemplateVersion)
-	if c.PlacementGroupName != "" {
-		m.PlacementGroupName = types.StringValue(c.PlacementGroupName)
-	} else if m.PlacementGroupName.IsUnknown() {
-		m.PlacementGroupName = types.StringNull()
+	m.ID = types.StringValue(r.Spec.Name)
+	m.Name = types.StringValue(r.Spec.Name)
+	m.NodeCount = types.Int64Value(int64(r.Spec.NodeCount))
+	m.InstanceType = types.StringValue(r.Spec.InstanceType)
+	str(&m.ImageID, r.ImageID)
+	str(&m.CreationToken, r.CreationToken)
+	str(&m.PlacementGroupName, r.PlacementGroup)
+	if r.TagsAll != nil {
+		var d diag.Diagnostics
+		m.TagsAll, d = types.MapValueFrom(ctx, types.StringType, r.TagsAll)
+		diags.Append(d...)
 	}
-	ids, ips := make([]string, 0, len(c.Nodes)), make([]string, 0, len(c.Nodes))
-	nodes := make([]attr.Value, 0, len(c.Nodes))
-	zone := ""
-	for _, n := range c.Nodes {
+	m.LaunchTemplateID = types.StringValue(r.LaunchTemplateID)
+	m.LaunchTemplateVersion = types.Int64Value(r.LaunchTemplateVersion)
+	m.PlacementZoneID = types.StringValue(r.PlacementZoneID)
+	ids, ips := make([]string, 0, len(r.Nodes)), make([]string, 0, len(r.Nodes))
+	nodes := make([]attr.Value, 0, len(r.Nodes))
+	for _, n := range r.Nodes {
 		ids = append(ids, n.InstanceID)
 		ips = append(ips, n.PrivateIP)
-		if zone == "" {
-			zone = n.ZoneID
-		}
 		obj, d := types.ObjectValue(gpuNodeType.AttrTypes, map[string]attr.Value{
 			"index": types.Int64Value(int64(n.Index)), "id": types.StringValue(n.InstanceID), "private_ip": types.StringValue(n.PrivateIP),
 			"zone": types.StringValue(n.Zone), "zone_id": types.StringValue(n.ZoneID), "state": types.StringValue(n.State),
@@ -681,10 +659,6 @@ func setGPUClusterState(ctx context.Context, m *gpuClusterModel, c *cloud.GPUClu
 		diags.Append(d...)
 		nodes = append(nodes, obj)
 	}
-	if zone == "" {
-		zone = m.ZoneID.ValueString()
-	}
-	m.PlacementZoneID = types.StringValue(zone)
 	var d diag.Diagnostics
 	m.NodeIDs, d = types.ListValueFrom(ctx, types.StringType, ids)
 	diags.Append(d...)
@@ -693,7 +667,7 @@ func setGPUClusterState(ctx context.Context, m *gpuClusterModel, c *cloud.GPUClu
 	m.Nodes, d = types.ListValue(gpuNodeType, nodes)
 	diags.Append(d...)
 	// Values planning fills but a failed create may leave unknown.
-	for _, v := range []*types.String{&m.Zone, &m.ZoneID, &m.SubnetID, &m.ImageID} {
+	for _, v := range []*types.String{&m.Zone, &m.ZoneID, &m.SubnetID} {
 		if v.IsUnknown() {
 			*v = types.StringNull()
 		}
@@ -704,25 +678,6 @@ func setGPUClusterState(ctx context.Context, m *gpuClusterModel, c *cloud.GPUClu
 	if m.TagsAll.IsUnknown() {
 		m.TagsAll = types.MapNull(types.StringType)
 	}
-}
-
-// gpuClusterChanges says whether the plan changes the nodes (so the node
-// attributes become unknown) or only the launch template (tags).
-func gpuClusterChanges(plan, state *gpuClusterModel) (nodes, template bool) {
-	nodeAttrs := []struct{ a, b attr.Value }{
-		{plan.InstanceType, state.InstanceType}, {plan.NodeCount, state.NodeCount}, {plan.ImageID, state.ImageID},
-		{plan.Image, state.Image}, {plan.EFAInterfaces, state.EFAInterfaces}, {plan.SecurityGroupIDs, state.SecurityGroupIDs},
-		{plan.InstanceProfile, state.InstanceProfile}, {plan.KMSKeyARN, state.KMSKeyARN}, {plan.RootVolume, state.RootVolume},
-		{plan.DataVolumes, state.DataVolumes}, {plan.UserData, state.UserData}, {plan.Capacity, state.Capacity},
-		{plan.SubnetID, state.SubnetID}, {plan.ZoneID, state.ZoneID}, {plan.PlacementGroupName, state.PlacementGroupName},
-	}
-	for _, p := range nodeAttrs {
-		if !p.a.Equal(p.b) {
-			nodes = true
-		}
-	}
-	template = !plan.TagsAll.Equal(state.TagsAll) || !plan.Tags.Equal(state.Tags)
-	return nodes, template
 }
 
 // gpuClusterSpec translates the planned model to the domain spec; unknown
@@ -774,7 +729,7 @@ func gpuClusterSpec(ctx context.Context, m, config *gpuClusterModel, diags *diag
 	} else if !m.Capacity.IsNull() {
 		var c gpuCapacityModel
 		diags.Append(m.Capacity.As(ctx, &c, gpuObjectAs)...)
-		s.Capacity = cloud.Capacity{Type: str("capacity.type", c.Type), ReservationID: str("capacity.reservation_id", c.ReservationID), SpotMaxPrice: str("capacity.spot_max_price", c.SpotMaxPrice)}
+		s.Capacity = platform.Capacity{Type: str("capacity.type", c.Type), ReservationID: str("capacity.reservation_id", c.ReservationID), SpotMaxPrice: str("capacity.spot_max_price", c.SpotMaxPrice)}
 	}
 	s.KMSKeyARN = str("kms_key_arn", m.KMSKeyARN)
 	if !m.RootVolume.IsNull() && !m.RootVolume.IsUnknown() {
@@ -810,19 +765,14 @@ func gpuClusterSpec(ctx context.Context, m, config *gpuClusterModel, diags *diag
 	if !m.Rollout.IsNull() && !m.Rollout.IsUnknown() {
 		var ro gpuRolloutModel
 		diags.Append(m.Rollout.As(ctx, &ro, gpuObjectAs)...)
-		s.Rollout = platform.Rollout{Strategy: ro.Strategy.ValueString(), BatchSize: int(ro.BatchSize.ValueInt64())}
+		r, ps := platform.RolloutFromInput(ro.Strategy.ValueString(), ro.BatchSize.ValueInt64Pointer())
+		s.Rollout, s.InputProblems = r, append(s.InputProblems, ps...)
 	}
 	if !m.CapacityRetry.IsNull() && !m.CapacityRetry.IsUnknown() {
 		var cr gpuCapacityRetryModel
 		diags.Append(m.CapacityRetry.As(ctx, &cr, gpuObjectAs)...)
-		s.CapacityRetry.Attempts = int(cr.Attempts.ValueInt64())
-		if d := cr.InitialDelay.ValueString(); d != "" {
-			dur, err := time.ParseDuration(d)
-			if err != nil {
-				diags.AddAttributeError(path.Root("capacity_retry").AtName("initial_delay"), "Invalid duration", fmt.Sprintf("%q: write a duration such as 10s or 1m.", d))
-			}
-			s.CapacityRetry.InitialDelay = dur
-		}
+		r, ps := platform.CapacityRetryFromInput(platform.CapacityRetryInput{Attempts: cr.Attempts.ValueInt64Pointer(), InitialDelay: cr.InitialDelay.ValueStringPointer()})
+		s.CapacityRetry, s.InputProblems = r, append(s.InputProblems, ps...)
 	}
 	return s
 }
@@ -856,9 +806,6 @@ func gpuClusterOptions(ctx context.Context) platform.GPUClusterOptions {
 	return platform.GPUClusterOptions{Progress: func(msg string) { tflog.Info(ctx, msg) }}
 }
 
-// isTagPath reports whether an Unknown path is one tag's value.
-func isTagPath(p string) bool { return strings.HasPrefix(p, "tags[") }
-
 // checkGPUClusterTimeouts rejects timeouts of zero or less at plan.
 func checkGPUClusterTimeouts(ctx context.Context, config *gpuClusterModel, diags *diag.Diagnostics) {
 	if config.Timeouts.IsNull() || config.Timeouts.IsUnknown() {
@@ -869,12 +816,7 @@ func checkGPUClusterTimeouts(ctx context.Context, config *gpuClusterModel, diags
 		if !ok || sv.IsNull() || sv.IsUnknown() {
 			continue
 		}
-		d, err := time.ParseDuration(sv.ValueString())
-		if err != nil {
-			diags.AddAttributeError(path.Root("timeouts").AtName(name), "Invalid timeout", fmt.Sprintf("%q: write a duration such as 30m.", sv.ValueString()))
-			continue
-		}
-		if p := platform.TimeoutProblem("timeouts."+name, d); p != nil {
+		if _, p := platform.ParseTimeout("timeouts."+name, sv.ValueString()); p != nil {
 			diags.AddAttributeError(parsePath(p.Path), p.Summary, p.Detail)
 		}
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/mlplatform/mlplatform/acctest"
-	"github.com/mlplatform/mlplatform/internal/cloud"
 	"github.com/mlplatform/mlplatform/internal/platform"
 )
 
@@ -24,8 +23,8 @@ import (
 // live node, no launch template, no placement group.
 func checkClusterGone(t *testing.T, h *acctest.Harness, name string) resource.TestCheckFunc {
 	return func(*terraform.State) error {
-		c, err := cloud.FindGPUCluster(context.Background(), ec2Client(t, h), name)
-		if errors.Is(err, cloud.ErrNotFound) {
+		c, err := fixtureEnv(t, h).FindGPUCluster(context.Background(), name)
+		if errors.Is(err, platform.ErrNotFound) {
 			return nil
 		}
 		if err != nil {
@@ -42,7 +41,7 @@ func checkStateMatchesEC2(t *testing.T, h *acctest.Harness, name string, n int) 
 		if err != nil {
 			return err
 		}
-		live, _, err := cloud.FindGPUNodes(context.Background(), ec2Client(t, h), name)
+		live, err := liveGPUNodes(t, h, name)
 		if err != nil {
 			return err
 		}
@@ -101,7 +100,7 @@ func TestAccGPUCluster_createTimeoutWhileWaiting(t *testing.T) {
 // template and placement group in state (tainted), so destroy removes them.
 func TestAccGPUCluster_createTimeoutDuringBackoff(t *testing.T) {
 	h := acctest.Setup(t)
-	az1, err := cloud.FindSubnetInZone(context.Background(), ec2Client(t, h), "mec1-az1", "")
+	az1, err := defaultSubnet(t, h, "mec1-az1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,20 +313,20 @@ func TestAccGPUCluster_interruptMatrix(t *testing.T) {
 				}
 			})
 			spec := platform.GPUClusterSpec{Name: name, InstanceType: "p5en.48xlarge", NodeCount: 2, ZoneID: "mec1-az1", EFAInterfaces: aws.Int(1),
-				Image: "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64", RootVolume: cloud.Volume{SizeGiB: 100}}
+				Image: "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64", RootVolume: platform.Volume{SizeGiB: 100}}
 			c, cerr := env.CreateGPUCluster(ctx, spec, platform.GPUClusterOptions{})
 			if cerr == nil {
 				t.Fatalf("cancelled create succeeded")
 			}
 			h.Shim.ClearRules() // no more interrupts
-			live, _, ferr := cloud.FindGPUNodes(context.Background(), ec2Client(t, h), name)
+			live, ferr := liveGPUNodes(t, h, name)
 			if ferr != nil {
 				t.Fatal(ferr)
 			}
 			recorded := 0
 			if c != nil {
 				recorded = len(c.Nodes)
-			} else if _, ferr := cloud.FindGPUCluster(context.Background(), ec2Client(t, h), name); !errors.Is(ferr, cloud.ErrNotFound) {
+			} else if _, ferr := fixtureEnv(t, h).FindGPUCluster(context.Background(), name); !errors.Is(ferr, platform.ErrNotFound) {
 				t.Fatalf("nothing recorded, but the cluster exists (%v): %v", ferr, cerr)
 			}
 			if recorded != len(live) {
@@ -351,10 +350,10 @@ func TestAccGPUCluster_interruptMatrix(t *testing.T) {
 			if _, err := env.UpdateGPUCluster(context.Background(), spec, platform.GPUClusterOptions{}); err != nil {
 				t.Fatalf("re-apply: %v", err)
 			}
-			if live, _, _ = cloud.FindGPUNodes(context.Background(), ec2Client(t, h), name); len(live) != 2 {
+			if live, _ = liveGPUNodes(t, h, name); len(live) != 2 {
 				t.Fatalf("after re-apply: %d live nodes, want 2", len(live))
 			}
-			if err := env.DeleteGPUCluster(context.Background(), name, c.CreationToken, platform.GPUClusterOptions{Wait: cloud.NodeWaitOptions{Interval: 100 * time.Millisecond}}); err != nil {
+			if err := env.DeleteGPUCluster(context.Background(), name, c.CreationToken, platform.GPUClusterOptions{Wait: platform.WaitOptions{Interval: 100 * time.Millisecond}}); err != nil {
 				t.Fatal(err)
 			}
 			if err := checkClusterGone(t, h, name)(nil); err != nil {
@@ -371,12 +370,12 @@ func TestAccGPUCluster_deleteRefusesForeignToken(t *testing.T) {
 	h := acctest.Setup(t)
 	env := platformEnv(t, h)
 	spec := platform.GPUClusterSpec{Name: "mine", InstanceType: "p5en.48xlarge", NodeCount: 1, ZoneID: "mec1-az1", EFAInterfaces: aws.Int(1),
-		Image: "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64", RootVolume: cloud.Volume{SizeGiB: 100}}
+		Image: "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64", RootVolume: platform.Volume{SizeGiB: 100}}
 	c, err := env.CreateGPUCluster(context.Background(), spec, platform.GPUClusterOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var oe *cloud.OwnershipError
+	var oe *platform.OwnershipError
 	if err := env.DeleteGPUCluster(context.Background(), "mine", "someone-else", platform.GPUClusterOptions{}); !errors.As(err, &oe) {
 		t.Fatalf("delete with a foreign token: %v, want an ownership error", err)
 	}
@@ -384,7 +383,7 @@ func TestAccGPUCluster_deleteRefusesForeignToken(t *testing.T) {
 	if err != nil || out.Reservations[0].Instances[0].State.Name != "running" {
 		t.Fatalf("the owner's node was touched: %v", err)
 	}
-	if err := env.DeleteGPUCluster(context.Background(), "mine", c.CreationToken, platform.GPUClusterOptions{Wait: cloud.NodeWaitOptions{Interval: 100 * time.Millisecond}}); err != nil {
+	if err := env.DeleteGPUCluster(context.Background(), "mine", c.CreationToken, platform.GPUClusterOptions{Wait: platform.WaitOptions{Interval: 100 * time.Millisecond}}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -410,8 +409,8 @@ func TestAccGPUCluster_planValidation(t *testing.T) {
 		{strings.Replace(cfg(""), `tags          = { team = "ml-platform" }`, `tags          = { "aws:foo" = "x" }`, 1), `Reserved tag key.*aws:foo`},
 		{strings.Replace(cfg(""), `tags          = { team = "ml-platform" }`, fmt.Sprintf(`tags          = { %q = "x" }`, strings.Repeat("k", 129)), 1), `Invalid tag key.*1 to 128`},
 		{strings.Replace(cfg(""), `  tags          = { team = "ml-platform" }`, manyTags, 1), `Too many tags.*60 tags`},
-		{strings.Replace(cfg(""), `root_volume   = { size_gib = 200 }`, `root_volume   = { size_gib = 200, iops = 4294970296 }`, 1), `root_volume.iops.*value must be between 1 and 256000`},
-		{strings.Replace(cfg(""), `data_volumes  = [{ size_gib = 1000 }]`, `data_volumes  = [{ size_gib = 1000 }, { size_gib = 10, iops = -5 }]`, 1), `data_volumes\[1\].iops.*between`},
+		{strings.Replace(cfg(""), `root_volume   = { size_gib = 200 }`, `root_volume   = { size_gib = 200, iops = 4294970296 }`, 1), `Value out of range.*iops = 4294970296: use 1 to 256000`},
+		{strings.Replace(cfg(""), `data_volumes  = [{ size_gib = 1000 }]`, `data_volumes  = [{ size_gib = 1000 }, { size_gib = 10, iops = -5 }]`, 1), `Value out of range.*iops = -5: use 1 to 256000`},
 		{strings.Replace(cfg(""), `root_volume   = { size_gib = 200 }`, `root_volume   = { size_gib = 200, iops = 100 }`, 1), `IOPS out of range.*gp3 volumes take 3000 to 80000`},
 		{strings.Replace(cfg(""), `data_volumes  = [{ size_gib = 1000 }]`, "data_volumes  = ["+strings.Repeat(`{ size_gib = 10 }, `, 22)+"]", 1), `Too many data volumes`},
 		{strings.Replace(cfg(""), `"/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64"`, `""`, 1), `Missing image`},
@@ -420,6 +419,7 @@ func TestAccGPUCluster_planValidation(t *testing.T) {
 		{cfg(`  capacity = { type = "spot", spot_max_price = "cheap" }`), `Invalid spot price`},
 		{strings.Replace(cfg(""), `initial_delay = "10ms"`, `initial_delay = "1000h"`, 1), `capacity_retry.initial_delay.*up to 10m0s`},
 		{cfg(`  timeouts { create = "0s" }`), `Invalid timeout`},
+		{strings.Replace(cfg(""), `attempts = 2`, `attempts = 1000`, 1), `Value out of range.*capacity_retry.attempts = 1000: use 1 to 20`},
 		{cfg(`  placement_group_name = ""`), `placement_group_name.*length`},
 		// A required-tag violation must not switch off the zone check.
 		{gpuClusterConfig(`required_tags = ["cost-center"]`, "bad", "  node_count = 1\n  zone_id = \"mec1-az2\""), `(?s)(required-tag.*not offered in mec1-az2|not offered in mec1-az2.*required-tag)`},
@@ -496,7 +496,7 @@ func TestAccGPUCluster_driftRepaired(t *testing.T) {
 	repaired := resource.ComposeAggregateTestCheckFunc(
 		checkStateMatchesEC2(t, h, "drift", 2),
 		func(*terraform.State) error {
-			c, err := cloud.FindGPUCluster(ctx, ec2Client(t, h), "drift")
+			c, err := fixtureEnv(t, h).FindGPUCluster(ctx, "drift")
 			if err != nil {
 				return err
 			}
@@ -557,16 +557,16 @@ func TestAccGPUCluster_interruptUpdateDelete(t *testing.T) {
 	h := acctest.Setup(t)
 	h.Shim.ReplayClientTokens()
 	env := platformEnv(t, h)
-	fast := platform.GPUClusterOptions{Wait: cloud.NodeWaitOptions{Interval: 100 * time.Millisecond}}
+	fast := platform.GPUClusterOptions{Wait: platform.WaitOptions{Interval: 100 * time.Millisecond}}
 	spec := platform.GPUClusterSpec{Name: "cuts", InstanceType: "p5en.48xlarge", NodeCount: 1, ZoneID: "mec1-az1", EFAInterfaces: aws.Int(1),
-		Image: "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64", RootVolume: cloud.Volume{SizeGiB: 100}}
+		Image: "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64", RootVolume: platform.Volume{SizeGiB: 100}}
 	c, err := env.CreateGPUCluster(context.Background(), spec, fast)
 	if err != nil {
 		t.Fatal(err)
 	}
 	spec.CreationToken = c.CreationToken
 	live := func() int {
-		nodes, _, err := cloud.FindGPUNodes(context.Background(), ec2Client(t, h), "cuts")
+		nodes, err := liveGPUNodes(t, h, "cuts")
 		if err != nil {
 			t.Fatal(err)
 		}

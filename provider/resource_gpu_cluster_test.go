@@ -2,6 +2,7 @@ package provider_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"regexp"
@@ -14,11 +15,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/mlplatform/mlplatform/acctest"
-	"github.com/mlplatform/mlplatform/internal/cloud"
 	"github.com/mlplatform/mlplatform/internal/platform"
 )
 
@@ -51,6 +56,49 @@ func ec2Client(t *testing.T, h *acctest.Harness) *ec2.Client {
 		t.Fatal(err)
 	}
 	return c.EC2
+}
+
+// fixtureEnv is the core over fixture clients (marked as such in the shim's
+// log): the tests' view of what exists in EC2.
+func fixtureEnv(t *testing.T, h *acctest.Harness) *platform.Env {
+	t.Helper()
+	env, err := platform.Open(context.Background(), platform.Config{Region: acctest.Region, Endpoints: h.Endpoints(), UserAgent: "acctest-fixture"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env
+}
+
+// liveGPUNodes lists the live nodes of cluster name, by index; none when
+// nothing of it exists.
+func liveGPUNodes(t *testing.T, h *acctest.Harness, name string) ([]platform.GPUNode, error) {
+	t.Helper()
+	c, err := fixtureEnv(t, h).FindGPUCluster(context.Background(), name)
+	if errors.Is(err, platform.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return c.Nodes, nil
+}
+
+type subnet struct{ ID string }
+
+// defaultSubnet is the default subnet of zone id zoneID.
+func defaultSubnet(t *testing.T, h *acctest.Harness, zoneID string) (subnet, error) {
+	t.Helper()
+	out, err := ec2Client(t, h).DescribeSubnets(context.Background(), &ec2.DescribeSubnetsInput{Filters: []ec2types.Filter{
+		{Name: aws.String("availability-zone-id"), Values: []string{zoneID}},
+		{Name: aws.String("default-for-az"), Values: []string{"true"}},
+	}})
+	if err != nil {
+		return subnet{}, err
+	}
+	if len(out.Subnets) == 0 {
+		return subnet{}, fmt.Errorf("no default subnet in %s", zoneID)
+	}
+	return subnet{ID: aws.ToString(out.Subnets[0].SubnetId)}, nil
 }
 
 // recordRunInstances records the form of every RunInstances request (a fault
@@ -97,7 +145,7 @@ func clusterNodeIDs(s *terraform.State) ([]string, error) {
 // indices 0..n-1.
 func checkLiveNodes(t *testing.T, h *acctest.Harness, name string, n int) resource.TestCheckFunc {
 	return func(*terraform.State) error {
-		live, _, err := cloud.FindGPUNodes(context.Background(), ec2Client(t, h), name)
+		live, err := liveGPUNodes(t, h, name)
 		if err != nil {
 			return err
 		}
@@ -431,8 +479,7 @@ func TestAccGPUCluster_typeNotOffered(t *testing.T) {
 
 func TestAccGPUCluster_capacityFallback(t *testing.T) {
 	h := acctest.Setup(t)
-	ctx := context.Background()
-	az1, err := cloud.FindSubnetInZone(ctx, ec2Client(t, h), "mec1-az1", "")
+	az1, err := defaultSubnet(t, h, "mec1-az1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -558,4 +605,77 @@ func TestAccGPUCluster_refreshCalls(t *testing.T) {
 			t.Errorf("refresh of %d nodes made %d EC2 calls, want at most 3", r.nodes, r.coreCalls)
 		}
 	}
+}
+
+// TestAccGPUCluster_planFromCore: the plan is the core's change set, as
+// Pulumi's Diff. A new AMI behind the same SSM parameter is an in-place
+// update that rolls the node; setting vpc_id replaces the cluster.
+func TestAccGPUCluster_planFromCore(t *testing.T) {
+	h := acctest.Setup(t)
+	ctx := context.Background()
+	c, err := h.Clients(ctx, acctest.Region)
+	if err != nil {
+		t.Fatal(err)
+	}
+	images, err := c.EC2.DescribeImages(ctx, &ec2.DescribeImagesInput{Owners: []string{"amazon"}})
+	if err != nil || len(images.Images) < 2 {
+		t.Fatalf("describing images: %v", err)
+	}
+	amiA, amiB := aws.ToString(images.Images[0].ImageId), aws.ToString(images.Images[1].ImageId)
+	vpcs, err := c.EC2.DescribeVpcs(ctx, &ec2.DescribeVpcsInput{Filters: []ec2types.Filter{{Name: aws.String("is-default"), Values: []string{"true"}}}})
+	if err != nil || len(vpcs.Vpcs) == 0 {
+		t.Fatalf("default VPC: %v", err)
+	}
+	const param = "/mlplatform-test/tf-gpu-image"
+	putImage := func(ami string) {
+		if _, err := c.SSM.PutParameter(ctx, &ssm.PutParameterInput{Name: aws.String(param), Value: aws.String(ami), Type: ssmtypes.ParameterTypeString, Overwrite: aws.Bool(true)}); err != nil {
+			t.Fatalf("putting %s: %v", param, err)
+		}
+	}
+	putImage(amiA)
+	cfg := func(extra string) string {
+		return strings.Replace(gpuClusterConfig("", "core", "  node_count = 1\n  zone_id = \"mec1-az1\"\n"+extra),
+			`"/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64"`, fmt.Sprintf("%q", param), 1)
+	}
+	var before []string
+	remember := func(s *terraform.State) (err error) { before, err = clusterNodeIDs(s); return err }
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{
+			{
+				Config: cfg(""),
+				Check:  resource.ComposeAggregateTestCheckFunc(resource.TestCheckResourceAttr(gpuClusterResource, "image_id", amiA), remember),
+			},
+			{
+				PreConfig: func() { putImage(amiB) },
+				Config:    cfg(""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(gpuClusterResource, plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue(gpuClusterResource, tfjsonpath.New("image_id"), knownvalue.StringExact(amiB)),
+					plancheck.ExpectUnknownValue(gpuClusterResource, tfjsonpath.New("node_ids")),
+				}},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(gpuClusterResource, "image_id", amiB),
+					func(s *terraform.State) error {
+						ids, err := clusterNodeIDs(s)
+						if err != nil {
+							return err
+						}
+						if len(ids) != 1 || slices.Equal(ids, before) {
+							return fmt.Errorf("nodes %v (were %v): want the node rolled onto %s", ids, before, amiB)
+						}
+						return nil
+					},
+				),
+			},
+			{
+				Config: cfg(fmt.Sprintf("  vpc_id = %q\n", aws.ToString(vpcs.Vpcs[0].VpcId))),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(gpuClusterResource, plancheck.ResourceActionDestroyBeforeCreate),
+				}},
+				Check: checkLiveNodes(t, h, "core", 1),
+			},
+		},
+	})
 }

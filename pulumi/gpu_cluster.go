@@ -1,6 +1,7 @@
 package pulumi
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,8 +11,8 @@ import (
 
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
+	"github.com/pulumi/pulumi/sdk/v3/go/property"
 
-	"github.com/mlplatform/mlplatform/internal/cloud"
 	"github.com/mlplatform/mlplatform/internal/platform"
 )
 
@@ -22,6 +23,7 @@ type GpuCluster struct{}
 var (
 	_ infer.CustomResource[GpuClusterArgs, GpuClusterState] = GpuCluster{}
 	_ infer.CustomCheck[GpuClusterArgs]                     = GpuCluster{}
+	_ infer.CustomDiff[GpuClusterArgs, GpuClusterState]     = GpuCluster{}
 	_ infer.CustomUpdate[GpuClusterArgs, GpuClusterState]   = GpuCluster{}
 	_ infer.CustomRead[GpuClusterArgs, GpuClusterState]     = GpuCluster{}
 	_ infer.CustomDelete[GpuClusterState]                   = GpuCluster{}
@@ -30,13 +32,13 @@ var (
 
 // GpuClusterArgs are the inputs of a GPU cluster.
 type GpuClusterArgs struct {
-	Name               *string           `pulumi:"name,optional" provider:"replaceOnChanges"`
+	Name               *string           `pulumi:"name,optional"`
 	InstanceType       string            `pulumi:"instanceType"`
 	NodeCount          int               `pulumi:"nodeCount"`
-	Zone               *string           `pulumi:"zone,optional" provider:"replaceOnChanges"`
-	ZoneID             *string           `pulumi:"zoneId,optional" provider:"replaceOnChanges"`
+	Zone               *string           `pulumi:"zone,optional"`
+	ZoneID             *string           `pulumi:"zoneId,optional"`
 	ZoneFallback       *bool             `pulumi:"zoneFallback,optional"`
-	SubnetID           *string           `pulumi:"subnetId,optional" provider:"replaceOnChanges"`
+	SubnetID           *string           `pulumi:"subnetId,optional"`
 	VPCID              *string           `pulumi:"vpcId,optional"`
 	SecurityGroupIDs   []string          `pulumi:"securityGroupIds,optional"`
 	InstanceProfile    *string           `pulumi:"instanceProfile,optional"`
@@ -131,14 +133,14 @@ func (c *GpuClusterArgs) Annotate(a infer.Annotator) {
 	a.Describe(&c.InstanceType, "GPU instance type, e.g. `p5en.48xlarge`. It must be offered in the zone. Changing it rolls the nodes.")
 	a.Describe(&c.NodeCount, fmt.Sprintf("Number of nodes, 1 to %d. Changing it scales in place.", platform.MaxGPUClusterNodes))
 	a.Describe(&c.Zone, "Availability zone name, e.g. `me-central-1a`. Prefer `zoneId`. Changing it replaces the cluster.")
-	a.Describe(&c.ZoneID, "Availability zone id, e.g. `mec1-az1`. Default: the zone of `subnetId` or of the capacity reservation, else the first allowed zone that offers the type.")
+	a.Describe(&c.ZoneID, "Availability zone id, e.g. `mec1-az1`. Default: the zone of `subnetId` or of the capacity reservation, else the first allowed zone that offers the type. Changing it replaces the cluster.")
 	a.Describe(&c.ZoneFallback, "On capacity errors, launch in another zone of the jurisdiction that offers the type; never outside it. Default `false`.")
-	a.Describe(&c.SubnetID, "Subnet of every node's network interfaces. Default: a subnet of `vpcId` in the zone, else the zone's default subnet.")
-	a.Describe(&c.VPCID, "VPC to pick the subnet from in the zone.")
+	a.Describe(&c.SubnetID, "Subnet of every node's network interfaces. Default: a subnet of `vpcId` in the zone, else the zone's default subnet. Changing it replaces the cluster.")
+	a.Describe(&c.VPCID, "VPC to pick the subnet from in the zone. Changing it replaces the cluster.")
 	a.Describe(&c.SecurityGroupIDs, "Security groups of every network interface. Changing them rolls the nodes.")
 	a.Describe(&c.InstanceProfile, "IAM instance profile name or ARN for the nodes.")
-	a.Describe(&c.Image, "Machine image: an AMI id (`ami-...`) or the name of an SSM parameter that holds one.")
-	a.Describe(&c.PlacementGroupName, "Name of an existing cluster placement group. Default: the cluster creates and owns `mlplatform-<name>`.")
+	a.Describe(&c.Image, "Machine image: an AMI id (`ami-...`) or the name of an SSM parameter that holds one. The parameter is read at preview: when it points to a new AMI, the update rolls the nodes.")
+	a.Describe(&c.PlacementGroupName, "Name of an existing cluster placement group. Default: the cluster creates and owns `mlplatform-<name>`. Changing it replaces the cluster.")
 	a.Describe(&c.EFAInterfaces, "EFA interfaces per node. Default: as many as the type supports; 0 for none.")
 	a.Describe(&c.Capacity, "What capacity nodes launch into. Default: on-demand.")
 	a.Describe(&c.KMSKeyARN, "ARN of the KMS key that encrypts every volume. It must lie inside the jurisdiction.")
@@ -186,20 +188,7 @@ func (GpuCluster) Check(ctx context.Context, req infer.CheckRequest) (infer.Chec
 	if err != nil {
 		return infer.CheckResponse[GpuClusterArgs]{Inputs: args}, err
 	}
-	unknown := unknownPaths(req.NewInputs)
-	if tags, ok := req.NewInputs.GetOk("tags"); ok && tags.IsMap() {
-		// Tag keys are known; a value computed by another resource is
-		// present, and checked at apply.
-		for k, v := range tags.AsMap().All {
-			if v.HasComputed() {
-				unknown = append(unknown, fmt.Sprintf("tags[%q]", k))
-			}
-		}
-	}
-	spec, failures := args.spec(unknown)
-	if len(failures) > 0 {
-		return infer.CheckResponse[GpuClusterArgs]{Inputs: args, Failures: failures}, nil
-	}
+	spec := args.spec(gpuClusterUnknowns(req.NewInputs))
 	plan, err := env.PlanGPUCluster(ctx, spec)
 	if err != nil {
 		return infer.CheckResponse[GpuClusterArgs]{Inputs: args}, fmt.Errorf("planning GPU cluster (%s): %w", spec.Name, err)
@@ -221,10 +210,9 @@ func (GpuCluster) Create(ctx context.Context, req infer.CreateRequest[GpuCluster
 	if err != nil {
 		return infer.CreateResponse[GpuClusterState]{}, err
 	}
-	spec, failures := args.spec(nil)
-	if err := failuresError(failures); err != nil {
-		return infer.CreateResponse[GpuClusterState]{}, err
-	}
+	spec := args.spec(nil)
+	ctx, cancel := gpuClusterDeadline(ctx, platform.OpCreate)
+	defer cancel()
 	c, err := env.CreateGPUCluster(ctx, spec, gpuClusterOptions(ctx))
 	var pe *platform.PartialError
 	if c != nil && errors.As(err, &pe) && pe.Complete {
@@ -259,7 +247,7 @@ func (GpuCluster) Read(ctx context.Context, req infer.ReadRequest[GpuClusterArgs
 		name = req.ID
 	}
 	c, err := env.FindGPUCluster(ctx, name)
-	if errors.Is(err, cloud.ErrNotFound) {
+	if errors.Is(err, platform.ErrNotFound) {
 		return infer.ReadResponse[GpuClusterArgs, GpuClusterState]{}, nil
 	}
 	if err != nil {
@@ -280,16 +268,17 @@ func (GpuCluster) Read(ctx context.Context, req infer.ReadRequest[GpuClusterArgs
 			return infer.ReadResponse[GpuClusterArgs, GpuClusterState]{}, err
 		}
 	}
-	// What the nodes are goes into the declared inputs, so drift shows in
-	// the next preview and the next up repairs it.
-	args.NodeCount = platform.ReadGPUClusterDrift(c, env.MergeTags(args.Tags)).NodeCount // healthy nodes: a stopped one is replaced
-	for _, n := range c.Nodes {
-		if n.InstanceType != "" && n.InstanceType != args.InstanceType {
-			args.InstanceType = n.InstanceType
-			break
-		}
+	// What the nodes are goes into the declared inputs and the recorded
+	// image and tags, so drift shows in the next preview and the next up
+	// repairs it.
+	declared := req.State
+	declared.GpuClusterArgs = args
+	if declared.TagsAll == nil {
+		declared.TagsAll = env.MergeTags(args.Tags)
 	}
-	state := gpuClusterState(env, args, c)
+	rec := platform.ReadBackGPUCluster(c, declared.record())
+	args.NodeCount, args.InstanceType = rec.Spec.NodeCount, rec.Spec.InstanceType
+	state := gpuClusterStateOf(args, rec)
 	return infer.ReadResponse[GpuClusterArgs, GpuClusterState]{ID: c.Name, Inputs: args, State: state}, nil
 }
 
@@ -305,11 +294,10 @@ func (GpuCluster) Update(ctx context.Context, req infer.UpdateRequest[GpuCluster
 	if err != nil {
 		return infer.UpdateResponse[GpuClusterState]{}, err
 	}
-	spec, failures := args.spec(nil)
-	if err := failuresError(failures); err != nil {
-		return infer.UpdateResponse[GpuClusterState]{}, err
-	}
+	spec := args.spec(nil)
 	spec.CreationToken = deref(req.State.CreationToken)
+	ctx, cancel := gpuClusterDeadline(ctx, platform.OpUpdate)
+	defer cancel()
 	c, err := env.UpdateGPUCluster(ctx, spec, gpuClusterOptions(ctx))
 	if err != nil {
 		if c != nil {
@@ -331,6 +319,8 @@ func (GpuCluster) Delete(ctx context.Context, req infer.DeleteRequest[GpuCluster
 	if name == "" {
 		name = req.ID
 	}
+	ctx, cancel := gpuClusterDeadline(ctx, platform.OpDelete)
+	defer cancel()
 	if err := env.DeleteGPUCluster(ctx, name, deref(req.State.CreationToken), gpuClusterOptions(ctx)); err != nil {
 		return infer.DeleteResponse{}, fmt.Errorf("deleting GPU cluster (%s): %w", name, err)
 	}
@@ -338,9 +328,9 @@ func (GpuCluster) Delete(ctx context.Context, req infer.DeleteRequest[GpuCluster
 }
 
 // spec translates the inputs to the domain spec; unknown lists the core
-// paths not known yet. Malformed values come back as check failures.
-func (c GpuClusterArgs) spec(unknown []string) (platform.GPUClusterSpec, []p.CheckFailure) {
-	var failures []p.CheckFailure
+// paths not known yet. Values out of range are the spec's InputProblems,
+// which the core reports.
+func (c GpuClusterArgs) spec(unknown []string) platform.GPUClusterSpec {
 	s := platform.GPUClusterSpec{
 		Name:             deref(c.Name),
 		InstanceType:     c.InstanceType,
@@ -363,7 +353,7 @@ func (c GpuClusterArgs) spec(unknown []string) (platform.GPUClusterSpec, []p.Che
 		s.SecurityGroupIDs = nil
 	}
 	if c.Capacity != nil {
-		s.Capacity = cloud.Capacity{Type: c.Capacity.Type, ReservationID: deref(c.Capacity.ReservationID), SpotMaxPrice: deref(c.Capacity.SpotMaxPrice)}
+		s.Capacity = platform.Capacity{Type: c.Capacity.Type, ReservationID: deref(c.Capacity.ReservationID), SpotMaxPrice: deref(c.Capacity.SpotMaxPrice)}
 	}
 	if v := c.RootVolume; v != nil {
 		vol, ps := platform.VolumeFromInput("root_volume", platform.VolumeInput{SizeGiB: int64(deref(v.SizeGiB)), Type: deref(v.Type), IOPS: int64(deref(v.IOPS)), Throughput: int64(deref(v.Throughput))})
@@ -374,17 +364,12 @@ func (c GpuClusterArgs) spec(unknown []string) (platform.GPUClusterSpec, []p.Che
 		s.DataVolumes, s.InputProblems = append(s.DataVolumes, vol), append(s.InputProblems, ps...)
 	}
 	if r := c.Rollout; r != nil {
-		s.Rollout = platform.Rollout{Strategy: deref(r.Strategy), BatchSize: deref(r.BatchSize)}
+		ro, ps := platform.RolloutFromInput(deref(r.Strategy), int64Ptr(r.BatchSize))
+		s.Rollout, s.InputProblems = ro, append(s.InputProblems, ps...)
 	}
 	if r := c.CapacityRetry; r != nil {
-		s.CapacityRetry.Attempts = deref(r.Attempts)
-		if d := deref(r.InitialDelay); d != "" {
-			dur, err := time.ParseDuration(d)
-			if err != nil {
-				failures = append(failures, p.CheckFailure{Property: "capacityRetry.initialDelay", Reason: fmt.Sprintf("invalid duration %q: write a duration such as 10s or 1m", d)})
-			}
-			s.CapacityRetry.InitialDelay = dur
-		}
+		cr, ps := platform.CapacityRetryFromInput(platform.CapacityRetryInput{Attempts: int64Ptr(r.Attempts), InitialDelay: r.InitialDelay})
+		s.CapacityRetry, s.InputProblems = cr, append(s.InputProblems, ps...)
 	}
 	for _, u := range unknown {
 		if strings.HasPrefix(u, "tags.") {
@@ -396,43 +381,156 @@ func (c GpuClusterArgs) spec(unknown []string) (platform.GPUClusterSpec, []p.Che
 		}
 		s.Unknown = append(s.Unknown, u)
 	}
-	return s, failures
+	return s
 }
 
-// gpuClusterState is the state of what exists: the inputs as declared, and
-// what the core resolved and launched as outputs.
-func gpuClusterState(env *platform.Env, args GpuClusterArgs, c *cloud.GPUCluster) GpuClusterState {
+// gpuClusterState is the state after a create or update: the inputs as
+// declared, and what exists as outputs.
+func gpuClusterState(env *platform.Env, args GpuClusterArgs, c *platform.GPUCluster) GpuClusterState {
+	declared := GpuClusterState{GpuClusterArgs: args, TagsAll: env.MergeTags(args.Tags)}
+	return gpuClusterStateOf(args, platform.RecordGPUCluster(c, declared.record()))
+}
+
+// gpuClusterStateOf writes a core record into the state.
+func gpuClusterStateOf(args GpuClusterArgs, r platform.GPUClusterRecord) GpuClusterState {
 	s := GpuClusterState{
 		GpuClusterArgs:        args,
-		TagsAll:               env.MergeTags(args.Tags),
-		LaunchTemplateID:      ptr(c.LaunchTemplateID),
-		LaunchTemplateVersion: ptr(int(c.LaunchTemplateVersion)),
-		PlacementGroup:        ptr(c.PlacementGroupName),
-		CreationToken:         ptr(c.CreationToken),
-		NodeIDs:               make([]string, 0, len(c.Nodes)),
-		PrivateIPs:            make([]string, 0, len(c.Nodes)),
-		Nodes:                 make([]GpuNode, 0, len(c.Nodes)),
+		ImageID:               optString(r.ImageID),
+		TagsAll:               r.TagsAll,
+		LaunchTemplateID:      ptr(r.LaunchTemplateID),
+		LaunchTemplateVersion: ptr(int(r.LaunchTemplateVersion)),
+		PlacementGroup:        ptr(r.PlacementGroup),
+		PlacementZoneID:       ptr(r.PlacementZoneID),
+		CreationToken:         ptr(r.CreationToken),
+		NodeIDs:               make([]string, 0, len(r.Nodes)),
+		PrivateIPs:            make([]string, 0, len(r.Nodes)),
+		Nodes:                 make([]GpuNode, 0, len(r.Nodes)),
 	}
-	zone := deref(args.ZoneID)
-	for _, n := range c.Nodes {
+	for _, n := range r.Nodes {
 		s.NodeIDs = append(s.NodeIDs, n.InstanceID)
 		s.PrivateIPs = append(s.PrivateIPs, n.PrivateIP)
 		s.Nodes = append(s.Nodes, GpuNode{Index: n.Index, ID: n.InstanceID, PrivateIP: n.PrivateIP, Zone: n.Zone, ZoneID: n.ZoneID, SubnetID: n.SubnetID,
 			State: n.State, InstanceType: n.InstanceType, EFAInterfaces: n.EFAInterfaces})
-		if s.ImageID == nil && n.ImageID != "" {
-			s.ImageID = ptr(n.ImageID)
+	}
+	return s
+}
+
+// record is the core's record of the state: the declared inputs, and where
+// the nodes are for what Pulumi does not record resolved.
+func (s GpuClusterState) record() platform.GPUClusterRecord {
+	spec := s.GpuClusterArgs.spec(nil)
+	r := platform.GPUClusterRecord{
+		Spec: spec, ImageID: deref(s.ImageID), PlacementGroup: deref(s.PlacementGroup), TagsAll: s.TagsAll,
+		Zone: deref(s.Zone), ZoneID: cmp.Or(deref(s.ZoneID), deref(s.PlacementZoneID)), SubnetID: deref(s.SubnetID),
+		EFAInterfaces: s.EFAInterfaces, LaunchTemplateID: deref(s.LaunchTemplateID), PlacementZoneID: deref(s.PlacementZoneID),
+		CreationToken: deref(s.CreationToken),
+	}
+	if s.LaunchTemplateVersion != nil {
+		r.LaunchTemplateVersion = int64(*s.LaunchTemplateVersion)
+	}
+	for _, n := range s.Nodes {
+		r.Nodes = append(r.Nodes, platform.GPUNode{Index: n.Index, InstanceID: n.ID, PrivateIP: n.PrivateIP, Zone: n.Zone, ZoneID: n.ZoneID,
+			SubnetID: n.SubnetID, State: n.State, InstanceType: n.InstanceType, EFAInterfaces: n.EFAInterfaces})
+	}
+	if len(s.Nodes) > 0 {
+		r.Zone = cmp.Or(r.Zone, s.Nodes[0].Zone)
+		r.SubnetID = cmp.Or(r.SubnetID, s.Nodes[0].SubnetID)
+	}
+	return r
+}
+
+// Diff asks the core what the new inputs change over the state: the same
+// change set as Terraform's plan. The image is resolved anew (a new AMI
+// behind the same SSM parameter rolls the nodes), and an input not known
+// yet is a change to be known at apply, never an absent value.
+func (GpuCluster) Diff(ctx context.Context, req infer.DiffRequest[GpuClusterArgs, GpuClusterState]) (infer.DiffResponse, error) {
+	env, err := envFrom(ctx)
+	if err != nil {
+		return infer.DiffResponse{}, err
+	}
+	args := req.Inputs
+	if deref(args.Name) == "" {
+		args.Name = req.State.Name
+	}
+	spec := args.spec(unknownInputs(ctx))
+	prior := req.State.record()
+	plan, err := env.PlanGPUClusterUpdate(ctx, &prior, spec)
+	if err != nil {
+		return infer.DiffResponse{}, fmt.Errorf("planning GPU cluster (%s): %w", spec.Name, err)
+	}
+	return gpuClusterDiff(plan.Change), nil
+}
+
+// gpuClusterDiff translates the core's change set. The cluster's name is
+// unique, so a replacement deletes before it creates.
+func gpuClusterDiff(cs *platform.GPUClusterChangeSet) infer.DiffResponse {
+	d := infer.DiffResponse{DeleteBeforeReplace: true, DetailedDiff: map[string]p.PropertyDiff{}}
+	outputs := map[string]bool{"image_id": true, "tags_all": true, "launch_template_id": true}
+	put := func(cs []platform.GPUClusterChange, kind p.DiffKind) {
+		for _, c := range cs {
+			d.DetailedDiff[propertyPath(c.Path)] = p.PropertyDiff{Kind: kind, InputDiff: !outputs[c.Path]}
 		}
 	}
-	if len(c.Nodes) > 0 {
-		zone = c.Nodes[0].ZoneID
+	if cs != nil {
+		put(cs.Settings, p.Update)
+		put(cs.Template, p.Update)
+		put(cs.Nodes, p.Update)
+		put(cs.Replace, p.UpdateReplace)
 	}
-	s.PlacementZoneID = ptr(zone)
-	return s
+	d.HasChanges = len(d.DetailedDiff) > 0
+	return d
+}
+
+// gpuClusterDeadline bounds a long operation by the resource's custom
+// timeout when the program set one, else by the core's default for op: no
+// wait runs without a deadline.
+func gpuClusterDeadline(ctx context.Context, op platform.Operation) (context.Context, context.CancelFunc) {
+	explicit, _ := ctx.Value(customTimeoutKey{}).(time.Duration)
+	return context.WithTimeout(ctx, platform.GPUClusterTimeout(op, explicit))
+}
+
+// gpuClusterUnknowns lists the core paths of inputs not known yet. Tag keys
+// are known; a tag value computed by another resource is tags["key"], and is
+// checked at apply.
+func gpuClusterUnknowns(inputs property.Map) []string {
+	unknown := unknownPaths(inputs)
+	// A list with an unknown element is unknown as a whole to the GPU
+	// cluster's checks, as the Terraform front end reports it.
+	for _, p := range slices.Clone(unknown) {
+		if i := strings.Index(p, "["); i > 0 && !slices.Contains(unknown, p[:i]) {
+			unknown = append(unknown, p[:i])
+		}
+	}
+	if tags, ok := inputs.GetOk("tags"); ok && tags.IsMap() {
+		for k, v := range tags.AsMap().All {
+			if v.HasComputed() {
+				unknown = append(unknown, fmt.Sprintf("tags[%q]", k))
+			}
+		}
+	} else if ok && tags.IsComputed() {
+		unknown = append(unknown, "tags")
+	}
+	return unknown
+}
+
+func int64Ptr(v *int) *int64 {
+	if v == nil {
+		return nil
+	}
+	n := int64(*v)
+	return &n
+}
+
+func optString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // importedGPUClusterArgs reads the configuration of an imported cluster from
 // its launch template and first node.
-func importedGPUClusterArgs(ctx context.Context, env *platform.Env, c *cloud.GPUCluster) (GpuClusterArgs, error) {
+func importedGPUClusterArgs(ctx context.Context, env *platform.Env, c *platform.GPUCluster) (GpuClusterArgs, error) {
 	s, err := env.ImportGPUCluster(ctx, c)
 	if err != nil {
 		return GpuClusterArgs{}, fmt.Errorf("importing GPU cluster (%s): %w", c.Name, err)

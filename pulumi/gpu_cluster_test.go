@@ -166,7 +166,7 @@ func TestGpuCluster_checkRejects(t *testing.T) {
 		{"excluded zone", gpuClusterInputs("nope", 2, map[string]property.Value{"zoneId": property.New("mec1-az3")}), "zoneId", "zone-excluded"},
 		{"zone outside", gpuClusterInputs("nope", 2, map[string]property.Value{"zoneId": property.New(property.Null), "zone": property.New("eu-west-1a")}), "zone", "residency"},
 		{"not a GPU type", gpuClusterInputs("nope", 2, map[string]property.Value{"instanceType": property.New("c7i.large")}), "instanceType", "has no GPU"},
-		{"bad delay", gpuClusterInputs("nope", 2, map[string]property.Value{"capacityRetry": property.New(property.NewMap(map[string]property.Value{"initialDelay": property.New("soon")}))}), "capacityRetry.initialDelay", "invalid duration"},
+		{"bad delay", gpuClusterInputs("nope", 2, map[string]property.Value{"capacityRetry": property.New(property.NewMap(map[string]property.Value{"initialDelay": property.New("soon")}))}), "capacityRetry.initialDelay", "Invalid duration"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			check, err := s.Check(p.CheckRequest{Urn: urn("GpuCluster", "nope"), Inputs: tc.inputs})

@@ -175,7 +175,7 @@ func platformVerdict(ctx *pulumi.Context, cluster GpuClusterArgs, store FeatureS
 	if err != nil {
 		return platform.UncheckedVerdict(err.Error())
 	}
-	clusterSpec, _ := cluster.spec(nil)
+	clusterSpec := cluster.spec(nil)
 	storeSpec := store.spec()
 	return env.CheckPlatformResidency(ctx.Context(), &clusterSpec, &storeSpec)
 }

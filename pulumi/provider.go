@@ -43,7 +43,7 @@ func Provider() (p.Provider, error) {
 	if err != nil {
 		return p.Provider{}, err
 	}
-	return withUnknownInputs(acceptSDKFields(prov)), nil
+	return withUnknownInputs(withRequestDetails(acceptSDKFields(prov))), nil
 }
 
 // Plugin returns the provider as the plugin binary serves it to the Pulumi

@@ -25,7 +25,11 @@ func unknownInputs(ctx context.Context) []string {
 func withUnknownInputs(prov p.Provider) p.Provider {
 	if diff := prov.Diff; diff != nil {
 		prov.Diff = func(ctx context.Context, req p.DiffRequest) (p.DiffResponse, error) {
-			return diff(context.WithValue(ctx, unknownInputsKey{}, unknownPaths(req.Inputs)), req)
+			paths := unknownPaths(req.Inputs)
+			if req.Urn.Type() == gpuClusterToken {
+				paths = gpuClusterUnknowns(req.Inputs)
+			}
+			return diff(context.WithValue(ctx, unknownInputsKey{}, paths), req)
 		}
 	}
 	return prov
@@ -82,3 +86,6 @@ func snakeCase(s string) string {
 	}
 	return b.String()
 }
+
+// gpuClusterToken is the GPU cluster's type token.
+const gpuClusterToken = "mlplatform:index:GpuCluster"

@@ -58,7 +58,7 @@ type CPUFootprintSpec struct {
 	CapacityType string // on_demand or spot
 	// OnDemandBase is how many instances stay On-Demand under spot.
 	OnDemandBase int
-	Size         Capacity
+	Size         GroupSize
 	Schedules    []Schedule
 	Tags         map[string]string
 	// Unknown lists the attribute paths whose values are known only at

@@ -14,8 +14,8 @@ const DefaultScheduleTimeZone = "Asia/Dubai"
 // HoursPerMonth is the month cost estimates use (AWS pricing's 730 hours).
 const HoursPerMonth = 730.0
 
-// Capacity is an Auto Scaling group's size.
-type Capacity struct {
+// GroupSize is an Auto Scaling group's size.
+type GroupSize struct {
 	Min, Max, Desired int
 }
 
@@ -45,7 +45,7 @@ var scheduleNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$`)
 
 // ScheduleProblems checks schedules and returns every problem with its
 // attribute path (path prefix such as "schedule").
-func ScheduleProblems(path string, base Capacity, ss []Schedule) []Problem {
+func ScheduleProblems(path string, base GroupSize, ss []Schedule) []Problem {
 	var out []Problem
 	add := func(p, format string, args ...any) {
 		out = append(out, Problem{Path: p, Summary: "Invalid schedule", Detail: fmt.Sprintf(format, args...)})
@@ -110,7 +110,7 @@ func orInt(p *int, def int) int {
 // ScheduledActions turns valid schedules into the scheduled actions that
 // carry them out: one per schedule, and for a schedule with a Duration a
 // second one, named "<name>-end", that restores base.
-func ScheduledActions(base Capacity, ss []Schedule) ([]ScheduledAction, error) {
+func ScheduledActions(base GroupSize, ss []Schedule) ([]ScheduledAction, error) {
 	var out []ScheduledAction
 	for _, s := range ss {
 		c, err := ParseCron(s.Recurrence)
@@ -137,7 +137,7 @@ func ScheduledActions(base Capacity, ss []Schedule) ([]ScheduledAction, error) {
 // week in steady state: the group starts at base, and every scheduled action
 // sets its sizes when it fires, desired capacity kept within min and max as
 // Auto Scaling does. Without schedules it is base.Desired.
-func AverageInstances(base Capacity, actions []ScheduledAction) (float64, error) {
+func AverageInstances(base GroupSize, actions []ScheduledAction) (float64, error) {
 	if len(actions) == 0 {
 		return float64(base.Desired), nil
 	}
@@ -186,7 +186,7 @@ func AverageInstances(base Capacity, actions []ScheduledAction) (float64, error)
 	return instanceMinutes / (7 * 24 * 60), nil
 }
 
-func applyAction(c Capacity, a ScheduledAction) Capacity {
+func applyAction(c GroupSize, a ScheduledAction) GroupSize {
 	if a.Min != nil {
 		c.Min = *a.Min
 	}

@@ -10,7 +10,7 @@ import (
 func iptr(v int) *int { return &v }
 
 func TestScheduledActionsWindow(t *testing.T) {
-	base := Capacity{Min: 1, Max: 4, Desired: 2}
+	base := GroupSize{Min: 1, Max: 4, Desired: 2}
 	night := Schedule{Name: "nights", Recurrence: "0 20 * * MON-FRI", Duration: 11 * time.Hour, Min: iptr(0), Max: iptr(0), Desired: iptr(0)}
 	acts, err := ScheduledActions(base, []Schedule{night})
 	if err != nil {
@@ -29,7 +29,7 @@ func TestScheduledActionsWindow(t *testing.T) {
 }
 
 func TestAverageInstances(t *testing.T) {
-	base := Capacity{Min: 1, Max: 4, Desired: 2}
+	base := GroupSize{Min: 1, Max: 4, Desired: 2}
 	zero := iptr(0)
 	cases := []struct {
 		name string
@@ -75,7 +75,7 @@ func TestAverageInstances(t *testing.T) {
 }
 
 func TestScheduleProblems(t *testing.T) {
-	base := Capacity{Min: 1, Max: 4, Desired: 2}
+	base := GroupSize{Min: 1, Max: 4, Desired: 2}
 	cases := []struct {
 		s    Schedule
 		path string

@@ -26,7 +26,7 @@ func footprint() CPUFootprintSpec {
 		Name:         "smb-inference",
 		Requirements: CPURequirements{MinVCPUs: 2, MinMemoryGiB: 4, CPUFeatures: []string{"amx_tile", "amx_bf16"}},
 		CapacityType: CapacityOnDemandOnly,
-		Size:         Capacity{Min: 1, Max: 3, Desired: 2},
+		Size:         GroupSize{Min: 1, Max: 3, Desired: 2},
 	}
 }
 
@@ -113,9 +113,9 @@ func TestCPUFootprintValidateStatic(t *testing.T) {
 		{func(s *CPUFootprintSpec) { s.Requirements.MaxHourlyPrice = -1 }, "requirements.max_hourly_price"},
 		{func(s *CPUFootprintSpec) { s.CapacityType = "reserved" }, "capacity_type"},
 		{func(s *CPUFootprintSpec) { s.OnDemandBase = 1 }, "on_demand_base"},
-		{func(s *CPUFootprintSpec) { s.Size = Capacity{Min: 2, Max: 1, Desired: 1} }, "min_size"},
-		{func(s *CPUFootprintSpec) { s.Size = Capacity{Min: 0, Max: 1, Desired: 2} }, "desired_capacity"},
-		{func(s *CPUFootprintSpec) { s.Size = Capacity{Min: 0, Max: 500, Desired: 2} }, "max_size"},
+		{func(s *CPUFootprintSpec) { s.Size = GroupSize{Min: 2, Max: 1, Desired: 1} }, "min_size"},
+		{func(s *CPUFootprintSpec) { s.Size = GroupSize{Min: 0, Max: 1, Desired: 2} }, "desired_capacity"},
+		{func(s *CPUFootprintSpec) { s.Size = GroupSize{Min: 0, Max: 500, Desired: 2} }, "max_size"},
 		{func(s *CPUFootprintSpec) {
 			s.Schedules = []Schedule{{Name: "x", Recurrence: "0 0 * *", Desired: &one}}
 		}, "schedule[0].recurrence"},
@@ -133,7 +133,7 @@ func TestCPUFootprintValidateStatic(t *testing.T) {
 		t.Errorf("valid spec: %+v", ps)
 	}
 	// Unknown at plan: not checked, never treated as absent.
-	s.Size = Capacity{Min: 2, Max: 1}
+	s.Size = GroupSize{Min: 2, Max: 1}
 	s.Unknown = []string{"desired_capacity"}
 	if ps := s.ValidateStatic(); len(ps) != 0 {
 		t.Errorf("sizes with an unknown member are checked at apply: %+v", ps)

@@ -31,10 +31,6 @@ func (es FieldErrors) Error() string {
 // FeatureStoreWait bounds and reports a feature store wait.
 type FeatureStoreWait = cloud.WaitOptions
 
-// ErrNotFound is wrapped by the Find and Read verbs when the thing does not
-// exist: front ends test for it with errors.Is.
-var ErrNotFound = cloud.ErrNotFound
-
 // Default bounds of the feature store's waits: a wait whose Timeout is 0
 // gets these, whichever front end asked.
 const (

@@ -66,10 +66,10 @@ type GPUClusterSpec struct {
 	PlacementGroup string
 	// EFAInterfaces per node: nil means as many as the type supports, 0 none.
 	EFAInterfaces *int
-	Capacity      cloud.Capacity
+	Capacity      Capacity
 	KMSKeyARN     string
-	RootVolume    cloud.Volume
-	DataVolumes   []cloud.Volume
+	RootVolume    Volume
+	DataVolumes   []Volume
 	UserData      string
 	Tags          map[string]string
 	Rollout       Rollout
@@ -120,9 +120,11 @@ func (e *ProblemsError) Error() string {
 var clusterNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$`)
 var reservationIDRE = regexp.MustCompile(`^cr-[0-9a-f]{8,17}$`)
 
-// ValidateStatic checks what needs no AWS call: the name, the count, the
-// capacity, rollout and volume settings, and their coherence.
-func (s *GPUClusterSpec) ValidateStatic() []Problem {
+// Validate checks what needs no AWS call: the name, the count, the
+// capacity, rollout and volume settings, the formats and ranges of the
+// inputs, and their coherence. Every front end reports these problems on
+// the same paths, in the same words (PlanGPUCluster includes them).
+func (s *GPUClusterSpec) Validate() []Problem {
 	ps := slices.Clone(s.InputProblems)
 	add := func(path, summary, detail string) {
 		ps = append(ps, Problem{Path: path, Summary: summary, Detail: detail})
@@ -177,7 +179,7 @@ func (s *GPUClusterSpec) ValidateStatic() []Problem {
 		add("efa_interfaces", "Invalid EFA interface count", fmt.Sprintf("efa_interfaces = %d: use 0 (no EFA) to 32, or leave it unset for as many as the instance type supports.", *s.EFAInterfaces))
 	}
 	devices := map[string]bool{}
-	for i, v := range append([]cloud.Volume{s.RootVolume}, s.DataVolumes...) {
+	for i, v := range append([]Volume{s.RootVolume}, s.DataVolumes...) {
 		path := "root_volume"
 		if i > 0 {
 			path = fmt.Sprintf("data_volumes[%d]", i-1)

@@ -25,7 +25,7 @@ type GPUClusterDrift struct {
 
 // ReadGPUClusterDrift compares what exists with what state recorded
 // (tagsAll: the tags every node should carry).
-func ReadGPUClusterDrift(c *cloud.GPUCluster, tagsAll map[string]string) GPUClusterDrift {
+func ReadGPUClusterDrift(c *GPUCluster, tagsAll map[string]string) GPUClusterDrift {
 	var d GPUClusterDrift
 	for _, n := range c.Nodes {
 		if healthyNode(n) {
@@ -54,4 +54,4 @@ func ReadGPUClusterDrift(c *cloud.GPUCluster, tagsAll map[string]string) GPUClus
 
 // healthyNode reports whether a node counts toward node_count: running or
 // starting. A stopped or stopping node is replaced by the next apply.
-func healthyNode(n cloud.GPUNode) bool { return n.State == "running" || n.State == "pending" }
+func healthyNode(n GPUNode) bool { return n.State == "running" || n.State == "pending" }

@@ -13,15 +13,15 @@ import (
 // capacity), so that a plan after import shows no change for them. What the
 // template does not hold (rollout, capacity retry, zone fallback, the SSM
 // name an image was resolved from) stays at its zero value.
-func (e *Env) ImportGPUCluster(ctx context.Context, c *cloud.GPUCluster) (GPUClusterSpec, error) {
-	t, err := e.FindGPUClusterTemplate(ctx, c)
+func (e *Env) ImportGPUCluster(ctx context.Context, c *GPUCluster) (GPUClusterSpec, error) {
+	t, err := e.findGPUClusterTemplate(ctx, c)
 	if err != nil {
 		return GPUClusterSpec{}, fmt.Errorf("reading its launch template %s: %w", cloud.GPUClusterResourceName(c.Name), err)
 	}
 	return importedGPUClusterSpec(c, t), nil
 }
 
-func importedGPUClusterSpec(c *cloud.GPUCluster, t cloud.NodeTemplate) GPUClusterSpec {
+func importedGPUClusterSpec(c *GPUCluster, t cloud.NodeTemplate) GPUClusterSpec {
 	s := GPUClusterSpec{
 		Name:            c.Name,
 		InstanceType:    t.InstanceType,
@@ -32,16 +32,16 @@ func importedGPUClusterSpec(c *cloud.GPUCluster, t cloud.NodeTemplate) GPUCluste
 		UserData:        t.UserData,
 		PlacementGroup:  t.PlacementGroup,
 		Tags:            t.Tags,
-		RootVolume:      declaredVolume(t.RootVolume),
+		RootVolume:      declaredVolume(Volume(t.RootVolume)),
 	}
 	if t.Capacity.Type != "" && t.Capacity.Type != cloud.CapacityOnDemand {
-		s.Capacity = t.Capacity
+		s.Capacity = Capacity(t.Capacity)
 	}
 	if s.RootVolume.SizeGiB == 0 {
-		s.RootVolume = cloud.Volume{} // the image's root volume as it is
+		s.RootVolume = Volume{} // the image's root volume as it is
 	}
-	for i, v := range t.DataVolumes {
-		v = declaredVolume(v)
+	for i, cv := range t.DataVolumes {
+		v := declaredVolume(Volume(cv))
 		if v.DeviceName == cloud.DataVolumeDevice(i) {
 			v.DeviceName = ""
 		}
@@ -58,7 +58,7 @@ func importedGPUClusterSpec(c *cloud.GPUCluster, t cloud.NodeTemplate) GPUCluste
 }
 
 // declaredVolume leaves the default volume type unset.
-func declaredVolume(v cloud.Volume) cloud.Volume {
+func declaredVolume(v Volume) Volume {
 	if v.Type == "gp3" {
 		v.Type = ""
 	}

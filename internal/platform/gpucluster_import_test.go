@@ -8,7 +8,7 @@ import (
 )
 
 func TestImportedGPUClusterSpec(t *testing.T) {
-	c := &cloud.GPUCluster{Name: "train", Nodes: []cloud.GPUNode{
+	c := &GPUCluster{Name: "train", Nodes: []GPUNode{
 		{ZoneID: "mec1-az1", Zone: "me-central-1a", SubnetID: "subnet-1", EFAInterfaces: 16, SecurityGroupIDs: []string{"sg-1"}},
 		{ZoneID: "mec1-az1", Zone: "me-central-1a", SubnetID: "subnet-1", EFAInterfaces: 16},
 	}}
@@ -24,8 +24,8 @@ func TestImportedGPUClusterSpec(t *testing.T) {
 	want := GPUClusterSpec{
 		Name: "train", InstanceType: "p5en.48xlarge", NodeCount: 2, Image: "ami-1",
 		KMSKeyARN: "arn:aws:kms:me-central-1:123456789012:key/k", PlacementGroup: "mlplatform-train", Tags: map[string]string{"team": "ml"},
-		RootVolume:  cloud.Volume{SizeGiB: 500},
-		DataVolumes: []cloud.Volume{{SizeGiB: 4000, Throughput: 1000}, {DeviceName: "/dev/sdz", SizeGiB: 100, Type: "io2", IOPS: 3000}},
+		RootVolume:  Volume{SizeGiB: 500},
+		DataVolumes: []Volume{{SizeGiB: 4000, Throughput: 1000}, {DeviceName: "/dev/sdz", SizeGiB: 100, Type: "io2", IOPS: 3000}},
 		ZoneID:      "mec1-az1", Zone: "me-central-1a", SubnetID: "subnet-1", EFAInterfaces: &efa, SecurityGroupIDs: []string{"sg-1"},
 	}
 	if !reflect.DeepEqual(got, want) {
@@ -34,8 +34,8 @@ func TestImportedGPUClusterSpec(t *testing.T) {
 
 	tmpl.Capacity = cloud.Capacity{Type: cloud.CapacityCapacityReservation, ReservationID: "cr-0123456789abcdef0"}
 	tmpl.RootVolume = cloud.Volume{Type: "gp3"}
-	got = importedGPUClusterSpec(&cloud.GPUCluster{Name: "empty"}, tmpl)
-	if got.Capacity != tmpl.Capacity || got.RootVolume != (cloud.Volume{}) || got.EFAInterfaces != nil || got.NodeCount != 0 {
+	got = importedGPUClusterSpec(&GPUCluster{Name: "empty"}, tmpl)
+	if got.Capacity != Capacity(tmpl.Capacity) || got.RootVolume != (Volume{}) || got.EFAInterfaces != nil || got.NodeCount != 0 {
 		t.Errorf("reservation, image root volume, no nodes: %+v", got)
 	}
 }

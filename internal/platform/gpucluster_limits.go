@@ -56,9 +56,9 @@ type VolumeInput struct {
 	Throughput int64
 }
 
-// VolumeFromInput narrows v to a cloud.Volume. A number out of range is a
+// VolumeFromInput narrows v to a Volume. A number out of range is a
 // problem on path (e.g. root_volume.iops) and is never silently truncated.
-func VolumeFromInput(path string, v VolumeInput) (cloud.Volume, []Problem) {
+func VolumeFromInput(path string, v VolumeInput) (Volume, []Problem) {
 	var ps []Problem
 	check := func(attr string, x, lo, hi int64, unit string) int32 {
 		if x != 0 && (x < lo || x > hi) {
@@ -68,7 +68,7 @@ func VolumeFromInput(path string, v VolumeInput) (cloud.Volume, []Problem) {
 		}
 		return int32(x)
 	}
-	out := cloud.Volume{DeviceName: v.DeviceName, Type: v.Type}
+	out := Volume{DeviceName: v.DeviceName, Type: v.Type}
 	out.SizeGiB = check("size_gib", v.SizeGiB, MinVolumeSizeGiB, MaxVolumeSizeGiB, " GiB")
 	out.IOPS = check("iops", v.IOPS, 1, MaxVolumeIOPS, "")
 	out.Throughput = check("throughput", v.Throughput, MinVolumeThroughput, MaxVolumeThroughput, " MiB/s")
@@ -167,7 +167,7 @@ func (s *GPUClusterSpec) validateInputs() []Problem {
 	if len(s.DataVolumes) > MaxGPUClusterDataVolumes {
 		add("data_volumes", "Too many data volumes", fmt.Sprintf("%d data volumes: a node takes at most %d (/dev/sdf to /dev/sdz).", len(s.DataVolumes), MaxGPUClusterDataVolumes))
 	}
-	for i, v := range append([]cloud.Volume{s.RootVolume}, s.DataVolumes...) {
+	for i, v := range append([]Volume{s.RootVolume}, s.DataVolumes...) {
 		path := "root_volume"
 		if i > 0 {
 			path = fmt.Sprintf("data_volumes[%d]", i-1)

@@ -76,10 +76,10 @@ func TestValidateInputs(t *testing.T) {
 		{"junk image", func(s *GPUClusterSpec) { s.Image = "ubuntu" }, "image"},
 		{"junk security group", func(s *GPUClusterSpec) { s.SecurityGroupIDs = []string{"default"} }, "security_group_ids"},
 		{"junk profile", func(s *GPUClusterSpec) { s.InstanceProfile = "a b" }, "instance_profile"},
-		{"junk spot price", func(s *GPUClusterSpec) { s.Capacity = cloud.Capacity{Type: "spot", SpotMaxPrice: "-1"} }, "capacity.spot_max_price"},
-		{"negative iops", func(s *GPUClusterSpec) { s.DataVolumes = []cloud.Volume{{SizeGiB: 1}, {SizeGiB: 1, IOPS: -5}} }, "data_volumes[1]"},
-		{"gp2 iops", func(s *GPUClusterSpec) { s.RootVolume = cloud.Volume{Type: "gp2", IOPS: 3000} }, "root_volume.iops"},
-		{"too many volumes", func(s *GPUClusterSpec) { s.DataVolumes = make([]cloud.Volume, 22) }, "data_volumes"},
+		{"junk spot price", func(s *GPUClusterSpec) { s.Capacity = Capacity{Type: "spot", SpotMaxPrice: "-1"} }, "capacity.spot_max_price"},
+		{"negative iops", func(s *GPUClusterSpec) { s.DataVolumes = []Volume{{SizeGiB: 1}, {SizeGiB: 1, IOPS: -5}} }, "data_volumes[1]"},
+		{"gp2 iops", func(s *GPUClusterSpec) { s.RootVolume = Volume{Type: "gp2", IOPS: 3000} }, "root_volume.iops"},
+		{"too many volumes", func(s *GPUClusterSpec) { s.DataVolumes = make([]Volume, 22) }, "data_volumes"},
 		{"long delay", func(s *GPUClusterSpec) { s.CapacityRetry.InitialDelay = 1000 * 3600e9 }, "capacity_retry.initial_delay"},
 		{"blank placement group", func(s *GPUClusterSpec) { s.PlacementGroup = " " }, "placement_group_name"},
 	}
@@ -104,7 +104,7 @@ func TestValidateInputs(t *testing.T) {
 
 // Drift: a stopped node is not healthy, a node whose tags differ shows.
 func TestReadGPUClusterDrift(t *testing.T) {
-	c := &cloud.GPUCluster{LaunchTemplateID: "lt-1", PlacementGroupOwned: true, PlacementGroupState: "available", Nodes: []cloud.GPUNode{
+	c := &GPUCluster{LaunchTemplateID: "lt-1", PlacementGroupOwned: true, PlacementGroupState: "available", Nodes: []GPUNode{
 		{InstanceID: "i-0", State: "running", Tags: map[string]string{"team": "ml", cloud.TagCluster: "c"}},
 		{InstanceID: "i-1", State: "stopped", Tags: map[string]string{cloud.TagCluster: "c"}},
 	}}

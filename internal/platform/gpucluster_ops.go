@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -24,8 +25,16 @@ type GPUClusterPlan struct {
 	EFAInterfaces int      // per node
 	Type          GPUTypeInfo
 	Template      cloud.NodeTemplate // complete when every value is known
-	Violations    []residency.Violation
-	Problems      []Problem
+	// PlacementGroup is the declared group, else the cluster's own; "" when
+	// the name is not known yet.
+	PlacementGroup string
+	// TagsAll are the tags every node carries; nil when not known at plan.
+	TagsAll map[string]string
+	// Change is set by PlanGPUClusterUpdate: what applying the spec over
+	// the recorded cluster does.
+	Change     *GPUClusterChangeSet
+	Violations []residency.Violation
+	Problems   []Problem
 
 	allowedOffered []string // allowed zone ids offering the type
 }
@@ -55,7 +64,7 @@ type GPUClusterOptions struct {
 	// Progress hears what a long operation is doing (front ends log it).
 	Progress func(msg string)
 	// Wait tunes the node waiters; their deadline is ctx's.
-	Wait cloud.NodeWaitOptions
+	Wait WaitOptions
 	// Sleep replaces the capacity backoff's timer (tests).
 	Sleep func(ctx context.Context, d time.Duration) error
 }
@@ -82,7 +91,7 @@ func (e *Env) gpuTypes(ctx context.Context) (GPUTypeCatalog, error) {
 // Values not known yet (spec.Unknown) are checked at apply. An error is
 // returned only when the checks themselves could not run.
 func (e *Env) PlanGPUCluster(ctx context.Context, spec GPUClusterSpec) (*GPUClusterPlan, error) {
-	p := &GPUClusterPlan{Problems: spec.ValidateStatic()}
+	p := &GPUClusterPlan{Problems: spec.Validate()}
 	add := func(path, summary, detail string) {
 		p.Problems = append(p.Problems, Problem{Path: path, Summary: summary, Detail: detail})
 	}
@@ -278,15 +287,21 @@ func (e *Env) PlanGPUCluster(ctx context.Context, spec GPUClusterSpec) (*GPUClus
 		RootDeviceName:  p.Template.RootDeviceName,
 		InstanceProfile: spec.InstanceProfile,
 		KMSKeyID:        spec.KMSKeyARN,
-		RootVolume:      spec.RootVolume,
-		DataVolumes:     spec.DataVolumes,
+		RootVolume:      cloud.Volume(spec.RootVolume),
+		DataVolumes:     volumesToCloud(spec.DataVolumes),
 		UserData:        spec.UserData,
-		Capacity:        spec.Capacity,
+		Capacity:        cloud.Capacity(spec.Capacity),
 		PlacementGroup:  pg,
 		Tags:            e.MergeTags(spec.Tags),
 	}
 	if p.Template.Capacity.Type == "" {
 		p.Template.Capacity.Type = cloud.CapacityOnDemand
+	}
+	if spec.Known("name") && spec.Known("placement_group_name") {
+		p.PlacementGroup = pg
+	}
+	if spec.Known("tags") && len(spec.unknownTagKeys()) == 0 && !e.DefaultTagsUnknown && len(e.UnknownDefaultTags) == 0 {
+		p.TagsAll = e.MergeTags(spec.Tags)
 	}
 	return p, nil
 }
@@ -340,7 +355,7 @@ func (e *CapacityExhaustedError) Error() string {
 // state. Nothing is adopted.
 type ExistsError struct {
 	Name    string
-	Cluster *cloud.GPUCluster
+	Cluster *GPUCluster
 }
 
 func (e *ExistsError) Error() string {
@@ -381,18 +396,19 @@ func (e *PartialError) Unwrap() error { return e.Err }
 // with a *PartialError, so that the caller records it (a partial cluster
 // stays in state, never orphaned); the cluster is nil only when nothing was
 // created.
-func (e *Env) CreateGPUCluster(ctx context.Context, spec GPUClusterSpec, o GPUClusterOptions) (*cloud.GPUCluster, error) {
+func (e *Env) CreateGPUCluster(ctx context.Context, spec GPUClusterSpec, o GPUClusterOptions) (*GPUCluster, error) {
 	c, err := cloud.FindGPUCluster(ctx, e.Clients.EC2, spec.Name)
 	switch {
 	case err == nil && (spec.CreationToken == "" || c.CreationToken != spec.CreationToken):
-		return nil, &ExistsError{Name: spec.Name, Cluster: c}
+		return nil, &ExistsError{Name: spec.Name, Cluster: gpuClusterFromCloud(c)}
 	case err != nil && !errors.Is(err, cloud.ErrNotFound):
 		return nil, err
 	}
 	if spec.CreationToken == "" {
 		spec.CreationToken = NewCreationToken()
 	}
-	return e.convergeGPUCluster(ctx, spec, o)
+	c, err = e.convergeGPUCluster(ctx, spec, o)
+	return gpuClusterFromCloud(c), err
 }
 
 // UpdateGPUCluster converges an existing cluster on spec: scale in (highest
@@ -400,19 +416,21 @@ func (e *Env) CreateGPUCluster(ctx context.Context, spec GPUClusterSpec, o GPUCl
 // configuration changed (Rollout), recreate a deleted launch template or
 // placement group, and retag. Like CreateGPUCluster it returns what exists
 // alongside any error.
-func (e *Env) UpdateGPUCluster(ctx context.Context, spec GPUClusterSpec, o GPUClusterOptions) (*cloud.GPUCluster, error) {
-	return e.convergeGPUCluster(ctx, spec, o)
+func (e *Env) UpdateGPUCluster(ctx context.Context, spec GPUClusterSpec, o GPUClusterOptions) (*GPUCluster, error) {
+	c, err := e.convergeGPUCluster(ctx, spec, o)
+	return gpuClusterFromCloud(c), err
 }
 
 // FindGPUCluster reads cluster name (three EC2 calls up to 1000 nodes).
-// A cluster that does not exist is cloud.ErrNotFound.
-func (e *Env) FindGPUCluster(ctx context.Context, name string) (*cloud.GPUCluster, error) {
-	return cloud.FindGPUCluster(ctx, e.Clients.EC2, name)
+// A cluster that does not exist is ErrNotFound.
+func (e *Env) FindGPUCluster(ctx context.Context, name string) (*GPUCluster, error) {
+	c, err := cloud.FindGPUCluster(ctx, e.Clients.EC2, name)
+	return gpuClusterFromCloud(c), err
 }
 
-// FindGPUClusterTemplate reads back the node template of a cluster's latest
+// findGPUClusterTemplate reads back the node template of a cluster's latest
 // launch template version, for import.
-func (e *Env) FindGPUClusterTemplate(ctx context.Context, c *cloud.GPUCluster) (cloud.NodeTemplate, error) {
+func (e *Env) findGPUClusterTemplate(ctx context.Context, c *GPUCluster) (cloud.NodeTemplate, error) {
 	if c.LaunchTemplateID == "" {
 		return cloud.NodeTemplate{}, cloud.ErrNotFound
 	}
@@ -426,7 +444,7 @@ func (e *Env) FindGPUClusterTemplate(ctx context.Context, c *cloud.GPUCluster) (
 // to another configuration and is not touched.
 func (e *Env) DeleteGPUCluster(ctx context.Context, name, owner string, o GPUClusterOptions) error {
 	o.progress("deleting GPU cluster %s", name)
-	w := o.Wait
+	w := o.Wait.cloud()
 	w.Progress = func(ready, total int, _ []string) {
 		o.progress("GPU cluster %s: %d of %d nodes terminated", name, ready, total)
 	}
@@ -705,7 +723,7 @@ func (e *Env) terminate(ctx context.Context, name string, nodes []cloud.GPUNode,
 	if err := cloud.TerminateGPUNodes(ctx, e.Clients.EC2, ids); err != nil {
 		return err
 	}
-	w := o.Wait
+	w := o.Wait.cloud()
 	w.Progress = func(ready, total int, _ []string) {
 		o.progress("GPU cluster %s: %d of %d nodes terminated", name, ready, total)
 	}
@@ -738,7 +756,7 @@ func (e *Env) launch(ctx context.Context, lc *launchContext, target *launchTarge
 			subnetID = sn.ID
 		}
 		o.progress("GPU cluster %s: launching %d x %s in %s (nodes %s)", spec.Name, len(indices), spec.InstanceType, zoneID, cloud.FormatIndices(indices))
-		b := cloud.Backoff{Attempts: spec.CapacityRetry.Attempts, Initial: spec.CapacityRetry.InitialDelay, Sleep: o.Sleep,
+		b := cloud.Backoff{Attempts: cmp.Or(spec.CapacityRetry.Attempts, DefaultCapacityRetryAttempts), Initial: cmp.Or(spec.CapacityRetry.InitialDelay, DefaultCapacityRetryDelay), Sleep: o.Sleep,
 			OnRetry: func(attempt int, wait time.Duration, err error) {
 				o.progress("GPU cluster %s: no capacity in %s (attempt %d): retrying in %s", spec.Name, zoneID, attempt, wait)
 			}}
@@ -764,7 +782,7 @@ func (e *Env) launch(ctx context.Context, lc *launchContext, target *launchTarge
 		for _, n := range nodes {
 			ids = append(ids, n.InstanceID)
 		}
-		w := o.Wait
+		w := o.Wait.cloud()
 		w.Progress = func(ready, total int, _ []string) {
 			o.progress("GPU cluster %s: %d of %d new nodes running", spec.Name, ready, total)
 		}

@@ -97,7 +97,7 @@ func TestRollSteps(t *testing.T) {
 	}
 }
 
-func TestValidateStatic(t *testing.T) {
+func TestValidate(t *testing.T) {
 	one := 1
 	base := GPUClusterSpec{Name: "train", InstanceType: "p5en.48xlarge", NodeCount: 4, Image: "ami-1"}
 	for _, tc := range []struct {
@@ -113,12 +113,12 @@ func TestValidateStatic(t *testing.T) {
 		{"block without id", func(s *GPUClusterSpec) { s.Capacity.Type = cloud.CapacityCapacityBlock }, "capacity.reservation_id"},
 		{"on demand with id", func(s *GPUClusterSpec) { s.Capacity.ReservationID = "cr-0123456789abcdef0" }, "capacity.reservation_id"},
 		{"malformed id", func(s *GPUClusterSpec) {
-			s.Capacity = cloud.Capacity{Type: cloud.CapacityCapacityReservation, ReservationID: "res-1"}
+			s.Capacity = Capacity{Type: cloud.CapacityCapacityReservation, ReservationID: "res-1"}
 		}, "capacity.reservation_id"},
 		{"spot price without spot", func(s *GPUClusterSpec) { s.Capacity.SpotMaxPrice = "10" }, "capacity.spot_max_price"},
 		{"fallback with a block", func(s *GPUClusterSpec) {
 			s.ZoneFallback = true
-			s.Capacity = cloud.Capacity{Type: cloud.CapacityCapacityBlock, ReservationID: "cr-0123456789abcdef0"}
+			s.Capacity = Capacity{Type: cloud.CapacityCapacityBlock, ReservationID: "cr-0123456789abcdef0"}
 		}, "zone_fallback"},
 		{"fallback with a subnet", func(s *GPUClusterSpec) { s.ZoneFallback = true; s.SubnetID = "subnet-1" }, "zone_fallback"},
 		{"subnet and vpc", func(s *GPUClusterSpec) { s.SubnetID = "subnet-1"; s.VPCID = "vpc-1" }, "vpc_id"},
@@ -126,14 +126,14 @@ func TestValidateStatic(t *testing.T) {
 		{"too many efa", func(s *GPUClusterSpec) { n := 33; s.EFAInterfaces = &n }, "efa_interfaces"},
 		{"efa ok", func(s *GPUClusterSpec) { s.EFAInterfaces = &one }, ""},
 		{"duplicate devices", func(s *GPUClusterSpec) {
-			s.DataVolumes = []cloud.Volume{{SizeGiB: 10}, {DeviceName: "/dev/sdf", SizeGiB: 10}}
+			s.DataVolumes = []Volume{{SizeGiB: 10}, {DeviceName: "/dev/sdf", SizeGiB: 10}}
 		}, "data_volumes[1].device_name"},
 		{"user data too large", func(s *GPUClusterSpec) { s.UserData = strings.Repeat("x", 17*1024) }, "user_data"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := base
 			tc.mod(&s)
-			ps := s.ValidateStatic()
+			ps := s.Validate()
 			if tc.path == "" {
 				if len(ps) > 0 {
 					t.Errorf("want valid, got %+v", ps)
@@ -213,7 +213,7 @@ func TestCheckType(t *testing.T) {
 }
 
 func TestCheckReservation(t *testing.T) {
-	s := GPUClusterSpec{Name: "x", InstanceType: "p5en.48xlarge", NodeCount: 4, Capacity: cloud.Capacity{Type: cloud.CapacityCapacityBlock, ReservationID: "cr-0123456789abcdef0"}}
+	s := GPUClusterSpec{Name: "x", InstanceType: "p5en.48xlarge", NodeCount: 4, Capacity: Capacity{Type: cloud.CapacityCapacityBlock, ReservationID: "cr-0123456789abcdef0"}}
 	block := cloud.CapacityReservation{ID: "cr-0123456789abcdef0", InstanceType: "p5en.48xlarge", ZoneID: "mec1-az1", State: "active", Type: "capacity-block", TotalCount: 4}
 	if ps := s.checkReservation(block, "mec1-az1"); len(ps) != 0 {
 		t.Errorf("want no problem, got %+v", ps)

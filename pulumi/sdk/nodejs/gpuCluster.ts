@@ -57,7 +57,7 @@ export class GpuCluster extends pulumi.CustomResource {
      */
     declare public readonly efaInterfaces: pulumi.Output<number | undefined>;
     /**
-     * Machine image: an AMI id (`ami-...`) or the name of an SSM parameter that holds one.
+     * Machine image: an AMI id (`ami-...`) or the name of an SSM parameter that holds one. The parameter is read at preview: when it points to a new AMI, the update rolls the nodes.
      */
     declare public readonly image: pulumi.Output<string>;
     /**
@@ -105,7 +105,7 @@ export class GpuCluster extends pulumi.CustomResource {
      */
     declare public /*out*/ readonly placementGroup: pulumi.Output<string | undefined>;
     /**
-     * Name of an existing cluster placement group. Default: the cluster creates and owns `mlplatform-<name>`.
+     * Name of an existing cluster placement group. Default: the cluster creates and owns `mlplatform-<name>`. Changing it replaces the cluster.
      */
     declare public readonly placementGroupName: pulumi.Output<string | undefined>;
     /**
@@ -129,7 +129,7 @@ export class GpuCluster extends pulumi.CustomResource {
      */
     declare public readonly securityGroupIds: pulumi.Output<string[] | undefined>;
     /**
-     * Subnet of every node's network interfaces. Default: a subnet of `vpcId` in the zone, else the zone's default subnet.
+     * Subnet of every node's network interfaces. Default: a subnet of `vpcId` in the zone, else the zone's default subnet. Changing it replaces the cluster.
      */
     declare public readonly subnetId: pulumi.Output<string | undefined>;
     /**
@@ -145,7 +145,7 @@ export class GpuCluster extends pulumi.CustomResource {
      */
     declare public readonly userData: pulumi.Output<string | undefined>;
     /**
-     * VPC to pick the subnet from in the zone.
+     * VPC to pick the subnet from in the zone. Changing it replaces the cluster.
      */
     declare public readonly vpcId: pulumi.Output<string | undefined>;
     /**
@@ -157,7 +157,7 @@ export class GpuCluster extends pulumi.CustomResource {
      */
     declare public readonly zoneFallback: pulumi.Output<boolean | undefined>;
     /**
-     * Availability zone id, e.g. `mec1-az1`. Default: the zone of `subnetId` or of the capacity reservation, else the first allowed zone that offers the type.
+     * Availability zone id, e.g. `mec1-az1`. Default: the zone of `subnetId` or of the capacity reservation, else the first allowed zone that offers the type. Changing it replaces the cluster.
      */
     declare public readonly zoneId: pulumi.Output<string | undefined>;
 
@@ -246,8 +246,6 @@ export class GpuCluster extends pulumi.CustomResource {
             resourceInputs["zoneId"] = undefined /*out*/;
         }
         opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts);
-        const replaceOnChanges = { replaceOnChanges: ["name", "subnetId", "zone", "zoneId"] };
-        opts = pulumi.mergeOptions(opts, replaceOnChanges);
         super(GpuCluster.__pulumiType, name, resourceInputs, opts);
     }
 }
@@ -273,7 +271,7 @@ export interface GpuClusterArgs {
      */
     efaInterfaces?: pulumi.Input<number>;
     /**
-     * Machine image: an AMI id (`ami-...`) or the name of an SSM parameter that holds one.
+     * Machine image: an AMI id (`ami-...`) or the name of an SSM parameter that holds one. The parameter is read at preview: when it points to a new AMI, the update rolls the nodes.
      */
     image: pulumi.Input<string>;
     /**
@@ -297,7 +295,7 @@ export interface GpuClusterArgs {
      */
     nodeCount: pulumi.Input<number>;
     /**
-     * Name of an existing cluster placement group. Default: the cluster creates and owns `mlplatform-<name>`.
+     * Name of an existing cluster placement group. Default: the cluster creates and owns `mlplatform-<name>`. Changing it replaces the cluster.
      */
     placementGroupName?: pulumi.Input<string>;
     /**
@@ -313,7 +311,7 @@ export interface GpuClusterArgs {
      */
     securityGroupIds?: pulumi.Input<pulumi.Input<string>[]>;
     /**
-     * Subnet of every node's network interfaces. Default: a subnet of `vpcId` in the zone, else the zone's default subnet.
+     * Subnet of every node's network interfaces. Default: a subnet of `vpcId` in the zone, else the zone's default subnet. Changing it replaces the cluster.
      */
     subnetId?: pulumi.Input<string>;
     /**
@@ -325,7 +323,7 @@ export interface GpuClusterArgs {
      */
     userData?: pulumi.Input<string>;
     /**
-     * VPC to pick the subnet from in the zone.
+     * VPC to pick the subnet from in the zone. Changing it replaces the cluster.
      */
     vpcId?: pulumi.Input<string>;
     /**
@@ -337,7 +335,7 @@ export interface GpuClusterArgs {
      */
     zoneFallback?: pulumi.Input<boolean>;
     /**
-     * Availability zone id, e.g. `mec1-az1`. Default: the zone of `subnetId` or of the capacity reservation, else the first allowed zone that offers the type.
+     * Availability zone id, e.g. `mec1-az1`. Default: the zone of `subnetId` or of the capacity reservation, else the first allowed zone that offers the type. Changing it replaces the cluster.
      */
     zoneId?: pulumi.Input<string>;
 }

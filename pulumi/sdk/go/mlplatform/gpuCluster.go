@@ -26,7 +26,7 @@ type GpuCluster struct {
 	DataVolumes GpuDataVolumeArrayOutput `pulumi:"dataVolumes"`
 	// EFA interfaces per node. Default: as many as the type supports; 0 for none.
 	EfaInterfaces pulumi.IntPtrOutput `pulumi:"efaInterfaces"`
-	// Machine image: an AMI id (`ami-...`) or the name of an SSM parameter that holds one.
+	// Machine image: an AMI id (`ami-...`) or the name of an SSM parameter that holds one. The parameter is read at preview: when it points to a new AMI, the update rolls the nodes.
 	Image pulumi.StringOutput `pulumi:"image"`
 	// The AMI the nodes run: `image` resolved.
 	ImageId pulumi.StringPtrOutput `pulumi:"imageId"`
@@ -50,7 +50,7 @@ type GpuCluster struct {
 	Nodes GpuNodeArrayOutput `pulumi:"nodes"`
 	// The cluster placement group the nodes run in: `placementGroupName`, or `mlplatform-<name>` that the cluster owns.
 	PlacementGroup pulumi.StringPtrOutput `pulumi:"placementGroup"`
-	// Name of an existing cluster placement group. Default: the cluster creates and owns `mlplatform-<name>`.
+	// Name of an existing cluster placement group. Default: the cluster creates and owns `mlplatform-<name>`. Changing it replaces the cluster.
 	PlacementGroupName pulumi.StringPtrOutput `pulumi:"placementGroupName"`
 	// Zone id the nodes run in.
 	PlacementZoneId pulumi.StringPtrOutput `pulumi:"placementZoneId"`
@@ -62,7 +62,7 @@ type GpuCluster struct {
 	RootVolume GpuRootVolumePtrOutput `pulumi:"rootVolume"`
 	// Security groups of every network interface. Changing them rolls the nodes.
 	SecurityGroupIds pulumi.StringArrayOutput `pulumi:"securityGroupIds"`
-	// Subnet of every node's network interfaces. Default: a subnet of `vpcId` in the zone, else the zone's default subnet.
+	// Subnet of every node's network interfaces. Default: a subnet of `vpcId` in the zone, else the zone's default subnet. Changing it replaces the cluster.
 	SubnetId pulumi.StringPtrOutput `pulumi:"subnetId"`
 	// Tags of the nodes, their volumes, the launch template and the placement group.
 	Tags pulumi.StringMapOutput `pulumi:"tags"`
@@ -70,13 +70,13 @@ type GpuCluster struct {
 	TagsAll pulumi.StringMapOutput `pulumi:"tagsAll"`
 	// User data run at boot (plain text, at most 16 KiB). Changing it rolls the nodes.
 	UserData pulumi.StringPtrOutput `pulumi:"userData"`
-	// VPC to pick the subnet from in the zone.
+	// VPC to pick the subnet from in the zone. Changing it replaces the cluster.
 	VpcId pulumi.StringPtrOutput `pulumi:"vpcId"`
 	// Availability zone name, e.g. `me-central-1a`. Prefer `zoneId`. Changing it replaces the cluster.
 	Zone pulumi.StringPtrOutput `pulumi:"zone"`
 	// On capacity errors, launch in another zone of the jurisdiction that offers the type; never outside it. Default `false`.
 	ZoneFallback pulumi.BoolPtrOutput `pulumi:"zoneFallback"`
-	// Availability zone id, e.g. `mec1-az1`. Default: the zone of `subnetId` or of the capacity reservation, else the first allowed zone that offers the type.
+	// Availability zone id, e.g. `mec1-az1`. Default: the zone of `subnetId` or of the capacity reservation, else the first allowed zone that offers the type. Changing it replaces the cluster.
 	ZoneId pulumi.StringPtrOutput `pulumi:"zoneId"`
 }
 
@@ -96,13 +96,6 @@ func NewGpuCluster(ctx *pulumi.Context,
 	if args.NodeCount == nil {
 		return nil, errors.New("invalid value for required argument 'NodeCount'")
 	}
-	replaceOnChanges := pulumi.ReplaceOnChanges([]string{
-		"name",
-		"subnetId",
-		"zone",
-		"zoneId",
-	})
-	opts = append(opts, replaceOnChanges)
 	opts = internal.PkgResourceDefaultOpts(opts)
 	var resource GpuCluster
 	err := ctx.RegisterResource("mlplatform:index:GpuCluster", name, args, &resource, opts...)
@@ -144,7 +137,7 @@ type gpuClusterArgs struct {
 	DataVolumes []GpuDataVolume `pulumi:"dataVolumes"`
 	// EFA interfaces per node. Default: as many as the type supports; 0 for none.
 	EfaInterfaces *int `pulumi:"efaInterfaces"`
-	// Machine image: an AMI id (`ami-...`) or the name of an SSM parameter that holds one.
+	// Machine image: an AMI id (`ami-...`) or the name of an SSM parameter that holds one. The parameter is read at preview: when it points to a new AMI, the update rolls the nodes.
 	Image string `pulumi:"image"`
 	// IAM instance profile name or ARN for the nodes.
 	InstanceProfile *string `pulumi:"instanceProfile"`
@@ -156,7 +149,7 @@ type gpuClusterArgs struct {
 	Name *string `pulumi:"name"`
 	// Number of nodes, 1 to 512. Changing it scales in place.
 	NodeCount int `pulumi:"nodeCount"`
-	// Name of an existing cluster placement group. Default: the cluster creates and owns `mlplatform-<name>`.
+	// Name of an existing cluster placement group. Default: the cluster creates and owns `mlplatform-<name>`. Changing it replaces the cluster.
 	PlacementGroupName *string `pulumi:"placementGroupName"`
 	// How nodes are replaced when what a node is changes.
 	Rollout *GpuRollout `pulumi:"rollout"`
@@ -164,19 +157,19 @@ type gpuClusterArgs struct {
 	RootVolume *GpuRootVolume `pulumi:"rootVolume"`
 	// Security groups of every network interface. Changing them rolls the nodes.
 	SecurityGroupIds []string `pulumi:"securityGroupIds"`
-	// Subnet of every node's network interfaces. Default: a subnet of `vpcId` in the zone, else the zone's default subnet.
+	// Subnet of every node's network interfaces. Default: a subnet of `vpcId` in the zone, else the zone's default subnet. Changing it replaces the cluster.
 	SubnetId *string `pulumi:"subnetId"`
 	// Tags of the nodes, their volumes, the launch template and the placement group.
 	Tags map[string]string `pulumi:"tags"`
 	// User data run at boot (plain text, at most 16 KiB). Changing it rolls the nodes.
 	UserData *string `pulumi:"userData"`
-	// VPC to pick the subnet from in the zone.
+	// VPC to pick the subnet from in the zone. Changing it replaces the cluster.
 	VpcId *string `pulumi:"vpcId"`
 	// Availability zone name, e.g. `me-central-1a`. Prefer `zoneId`. Changing it replaces the cluster.
 	Zone *string `pulumi:"zone"`
 	// On capacity errors, launch in another zone of the jurisdiction that offers the type; never outside it. Default `false`.
 	ZoneFallback *bool `pulumi:"zoneFallback"`
-	// Availability zone id, e.g. `mec1-az1`. Default: the zone of `subnetId` or of the capacity reservation, else the first allowed zone that offers the type.
+	// Availability zone id, e.g. `mec1-az1`. Default: the zone of `subnetId` or of the capacity reservation, else the first allowed zone that offers the type. Changing it replaces the cluster.
 	ZoneId *string `pulumi:"zoneId"`
 }
 
@@ -190,7 +183,7 @@ type GpuClusterArgs struct {
 	DataVolumes GpuDataVolumeArrayInput
 	// EFA interfaces per node. Default: as many as the type supports; 0 for none.
 	EfaInterfaces pulumi.IntPtrInput
-	// Machine image: an AMI id (`ami-...`) or the name of an SSM parameter that holds one.
+	// Machine image: an AMI id (`ami-...`) or the name of an SSM parameter that holds one. The parameter is read at preview: when it points to a new AMI, the update rolls the nodes.
 	Image pulumi.StringInput
 	// IAM instance profile name or ARN for the nodes.
 	InstanceProfile pulumi.StringPtrInput
@@ -202,7 +195,7 @@ type GpuClusterArgs struct {
 	Name pulumi.StringPtrInput
 	// Number of nodes, 1 to 512. Changing it scales in place.
 	NodeCount pulumi.IntInput
-	// Name of an existing cluster placement group. Default: the cluster creates and owns `mlplatform-<name>`.
+	// Name of an existing cluster placement group. Default: the cluster creates and owns `mlplatform-<name>`. Changing it replaces the cluster.
 	PlacementGroupName pulumi.StringPtrInput
 	// How nodes are replaced when what a node is changes.
 	Rollout GpuRolloutPtrInput
@@ -210,19 +203,19 @@ type GpuClusterArgs struct {
 	RootVolume GpuRootVolumePtrInput
 	// Security groups of every network interface. Changing them rolls the nodes.
 	SecurityGroupIds pulumi.StringArrayInput
-	// Subnet of every node's network interfaces. Default: a subnet of `vpcId` in the zone, else the zone's default subnet.
+	// Subnet of every node's network interfaces. Default: a subnet of `vpcId` in the zone, else the zone's default subnet. Changing it replaces the cluster.
 	SubnetId pulumi.StringPtrInput
 	// Tags of the nodes, their volumes, the launch template and the placement group.
 	Tags pulumi.StringMapInput
 	// User data run at boot (plain text, at most 16 KiB). Changing it rolls the nodes.
 	UserData pulumi.StringPtrInput
-	// VPC to pick the subnet from in the zone.
+	// VPC to pick the subnet from in the zone. Changing it replaces the cluster.
 	VpcId pulumi.StringPtrInput
 	// Availability zone name, e.g. `me-central-1a`. Prefer `zoneId`. Changing it replaces the cluster.
 	Zone pulumi.StringPtrInput
 	// On capacity errors, launch in another zone of the jurisdiction that offers the type; never outside it. Default `false`.
 	ZoneFallback pulumi.BoolPtrInput
-	// Availability zone id, e.g. `mec1-az1`. Default: the zone of `subnetId` or of the capacity reservation, else the first allowed zone that offers the type.
+	// Availability zone id, e.g. `mec1-az1`. Default: the zone of `subnetId` or of the capacity reservation, else the first allowed zone that offers the type. Changing it replaces the cluster.
 	ZoneId pulumi.StringPtrInput
 }
 
@@ -288,7 +281,7 @@ func (o GpuClusterOutput) EfaInterfaces() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *GpuCluster) pulumi.IntPtrOutput { return v.EfaInterfaces }).(pulumi.IntPtrOutput)
 }
 
-// Machine image: an AMI id (`ami-...`) or the name of an SSM parameter that holds one.
+// Machine image: an AMI id (`ami-...`) or the name of an SSM parameter that holds one. The parameter is read at preview: when it points to a new AMI, the update rolls the nodes.
 func (o GpuClusterOutput) Image() pulumi.StringOutput {
 	return o.ApplyT(func(v *GpuCluster) pulumi.StringOutput { return v.Image }).(pulumi.StringOutput)
 }
@@ -348,7 +341,7 @@ func (o GpuClusterOutput) PlacementGroup() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *GpuCluster) pulumi.StringPtrOutput { return v.PlacementGroup }).(pulumi.StringPtrOutput)
 }
 
-// Name of an existing cluster placement group. Default: the cluster creates and owns `mlplatform-<name>`.
+// Name of an existing cluster placement group. Default: the cluster creates and owns `mlplatform-<name>`. Changing it replaces the cluster.
 func (o GpuClusterOutput) PlacementGroupName() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *GpuCluster) pulumi.StringPtrOutput { return v.PlacementGroupName }).(pulumi.StringPtrOutput)
 }
@@ -378,7 +371,7 @@ func (o GpuClusterOutput) SecurityGroupIds() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v *GpuCluster) pulumi.StringArrayOutput { return v.SecurityGroupIds }).(pulumi.StringArrayOutput)
 }
 
-// Subnet of every node's network interfaces. Default: a subnet of `vpcId` in the zone, else the zone's default subnet.
+// Subnet of every node's network interfaces. Default: a subnet of `vpcId` in the zone, else the zone's default subnet. Changing it replaces the cluster.
 func (o GpuClusterOutput) SubnetId() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *GpuCluster) pulumi.StringPtrOutput { return v.SubnetId }).(pulumi.StringPtrOutput)
 }
@@ -398,7 +391,7 @@ func (o GpuClusterOutput) UserData() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *GpuCluster) pulumi.StringPtrOutput { return v.UserData }).(pulumi.StringPtrOutput)
 }
 
-// VPC to pick the subnet from in the zone.
+// VPC to pick the subnet from in the zone. Changing it replaces the cluster.
 func (o GpuClusterOutput) VpcId() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *GpuCluster) pulumi.StringPtrOutput { return v.VpcId }).(pulumi.StringPtrOutput)
 }
@@ -413,7 +406,7 @@ func (o GpuClusterOutput) ZoneFallback() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v *GpuCluster) pulumi.BoolPtrOutput { return v.ZoneFallback }).(pulumi.BoolPtrOutput)
 }
 
-// Availability zone id, e.g. `mec1-az1`. Default: the zone of `subnetId` or of the capacity reservation, else the first allowed zone that offers the type.
+// Availability zone id, e.g. `mec1-az1`. Default: the zone of `subnetId` or of the capacity reservation, else the first allowed zone that offers the type. Changing it replaces the cluster.
 func (o GpuClusterOutput) ZoneId() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *GpuCluster) pulumi.StringPtrOutput { return v.ZoneId }).(pulumi.StringPtrOutput)
 }

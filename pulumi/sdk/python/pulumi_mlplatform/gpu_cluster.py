@@ -44,7 +44,7 @@ class GpuClusterArgs:
                  zone_id: Optional[pulumi.Input[_builtins.str]] = None):
         """
         The set of arguments for constructing a GpuCluster resource.
-        :param pulumi.Input[_builtins.str] image: Machine image: an AMI id (`ami-...`) or the name of an SSM parameter that holds one.
+        :param pulumi.Input[_builtins.str] image: Machine image: an AMI id (`ami-...`) or the name of an SSM parameter that holds one. The parameter is read at preview: when it points to a new AMI, the update rolls the nodes.
         :param pulumi.Input[_builtins.str] instance_type: GPU instance type, e.g. `p5en.48xlarge`. It must be offered in the zone. Changing it rolls the nodes.
         :param pulumi.Input[_builtins.int] node_count: Number of nodes, 1 to 512. Changing it scales in place.
         :param pulumi.Input['GpuCapacityArgs'] capacity: What capacity nodes launch into. Default: on-demand.
@@ -54,17 +54,17 @@ class GpuClusterArgs:
         :param pulumi.Input[_builtins.str] instance_profile: IAM instance profile name or ARN for the nodes.
         :param pulumi.Input[_builtins.str] kms_key_arn: ARN of the KMS key that encrypts every volume. It must lie inside the jurisdiction.
         :param pulumi.Input[_builtins.str] name: Cluster name, unique in the region: 1 to 100 letters, digits, `-`, `_` or `.`. Default: the resource name. Changing it replaces the cluster.
-        :param pulumi.Input[_builtins.str] placement_group_name: Name of an existing cluster placement group. Default: the cluster creates and owns `mlplatform-<name>`.
+        :param pulumi.Input[_builtins.str] placement_group_name: Name of an existing cluster placement group. Default: the cluster creates and owns `mlplatform-<name>`. Changing it replaces the cluster.
         :param pulumi.Input['GpuRolloutArgs'] rollout: How nodes are replaced when what a node is changes.
         :param pulumi.Input['GpuRootVolumeArgs'] root_volume: Root volume of every node (encrypted).
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] security_group_ids: Security groups of every network interface. Changing them rolls the nodes.
-        :param pulumi.Input[_builtins.str] subnet_id: Subnet of every node's network interfaces. Default: a subnet of `vpcId` in the zone, else the zone's default subnet.
+        :param pulumi.Input[_builtins.str] subnet_id: Subnet of every node's network interfaces. Default: a subnet of `vpcId` in the zone, else the zone's default subnet. Changing it replaces the cluster.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] tags: Tags of the nodes, their volumes, the launch template and the placement group.
         :param pulumi.Input[_builtins.str] user_data: User data run at boot (plain text, at most 16 KiB). Changing it rolls the nodes.
-        :param pulumi.Input[_builtins.str] vpc_id: VPC to pick the subnet from in the zone.
+        :param pulumi.Input[_builtins.str] vpc_id: VPC to pick the subnet from in the zone. Changing it replaces the cluster.
         :param pulumi.Input[_builtins.str] zone: Availability zone name, e.g. `me-central-1a`. Prefer `zoneId`. Changing it replaces the cluster.
         :param pulumi.Input[_builtins.bool] zone_fallback: On capacity errors, launch in another zone of the jurisdiction that offers the type; never outside it. Default `false`.
-        :param pulumi.Input[_builtins.str] zone_id: Availability zone id, e.g. `mec1-az1`. Default: the zone of `subnetId` or of the capacity reservation, else the first allowed zone that offers the type.
+        :param pulumi.Input[_builtins.str] zone_id: Availability zone id, e.g. `mec1-az1`. Default: the zone of `subnetId` or of the capacity reservation, else the first allowed zone that offers the type. Changing it replaces the cluster.
         """
         pulumi.set(__self__, "image", image)
         pulumi.set(__self__, "instance_type", instance_type)
@@ -110,7 +110,7 @@ class GpuClusterArgs:
     @pulumi.getter
     def image(self) -> pulumi.Input[_builtins.str]:
         """
-        Machine image: an AMI id (`ami-...`) or the name of an SSM parameter that holds one.
+        Machine image: an AMI id (`ami-...`) or the name of an SSM parameter that holds one. The parameter is read at preview: when it points to a new AMI, the update rolls the nodes.
         """
         return pulumi.get(self, "image")
 
@@ -230,7 +230,7 @@ class GpuClusterArgs:
     @pulumi.getter(name="placementGroupName")
     def placement_group_name(self) -> Optional[pulumi.Input[_builtins.str]]:
         """
-        Name of an existing cluster placement group. Default: the cluster creates and owns `mlplatform-<name>`.
+        Name of an existing cluster placement group. Default: the cluster creates and owns `mlplatform-<name>`. Changing it replaces the cluster.
         """
         return pulumi.get(self, "placement_group_name")
 
@@ -278,7 +278,7 @@ class GpuClusterArgs:
     @pulumi.getter(name="subnetId")
     def subnet_id(self) -> Optional[pulumi.Input[_builtins.str]]:
         """
-        Subnet of every node's network interfaces. Default: a subnet of `vpcId` in the zone, else the zone's default subnet.
+        Subnet of every node's network interfaces. Default: a subnet of `vpcId` in the zone, else the zone's default subnet. Changing it replaces the cluster.
         """
         return pulumi.get(self, "subnet_id")
 
@@ -314,7 +314,7 @@ class GpuClusterArgs:
     @pulumi.getter(name="vpcId")
     def vpc_id(self) -> Optional[pulumi.Input[_builtins.str]]:
         """
-        VPC to pick the subnet from in the zone.
+        VPC to pick the subnet from in the zone. Changing it replaces the cluster.
         """
         return pulumi.get(self, "vpc_id")
 
@@ -350,7 +350,7 @@ class GpuClusterArgs:
     @pulumi.getter(name="zoneId")
     def zone_id(self) -> Optional[pulumi.Input[_builtins.str]]:
         """
-        Availability zone id, e.g. `mec1-az1`. Default: the zone of `subnetId` or of the capacity reservation, else the first allowed zone that offers the type.
+        Availability zone id, e.g. `mec1-az1`. Default: the zone of `subnetId` or of the capacity reservation, else the first allowed zone that offers the type. Changing it replaces the cluster.
         """
         return pulumi.get(self, "zone_id")
 
@@ -396,23 +396,23 @@ class GpuCluster(pulumi.CustomResource):
         :param pulumi.Input[Union['GpuCapacityRetryArgs', 'GpuCapacityRetryArgsDict']] capacity_retry: How a launch retries `InsufficientInstanceCapacity` in a zone.
         :param pulumi.Input[Sequence[pulumi.Input[Union['GpuDataVolumeArgs', 'GpuDataVolumeArgsDict']]]] data_volumes: Further EBS volumes of every node (encrypted, deleted with the node).
         :param pulumi.Input[_builtins.int] efa_interfaces: EFA interfaces per node. Default: as many as the type supports; 0 for none.
-        :param pulumi.Input[_builtins.str] image: Machine image: an AMI id (`ami-...`) or the name of an SSM parameter that holds one.
+        :param pulumi.Input[_builtins.str] image: Machine image: an AMI id (`ami-...`) or the name of an SSM parameter that holds one. The parameter is read at preview: when it points to a new AMI, the update rolls the nodes.
         :param pulumi.Input[_builtins.str] instance_profile: IAM instance profile name or ARN for the nodes.
         :param pulumi.Input[_builtins.str] instance_type: GPU instance type, e.g. `p5en.48xlarge`. It must be offered in the zone. Changing it rolls the nodes.
         :param pulumi.Input[_builtins.str] kms_key_arn: ARN of the KMS key that encrypts every volume. It must lie inside the jurisdiction.
         :param pulumi.Input[_builtins.str] name: Cluster name, unique in the region: 1 to 100 letters, digits, `-`, `_` or `.`. Default: the resource name. Changing it replaces the cluster.
         :param pulumi.Input[_builtins.int] node_count: Number of nodes, 1 to 512. Changing it scales in place.
-        :param pulumi.Input[_builtins.str] placement_group_name: Name of an existing cluster placement group. Default: the cluster creates and owns `mlplatform-<name>`.
+        :param pulumi.Input[_builtins.str] placement_group_name: Name of an existing cluster placement group. Default: the cluster creates and owns `mlplatform-<name>`. Changing it replaces the cluster.
         :param pulumi.Input[Union['GpuRolloutArgs', 'GpuRolloutArgsDict']] rollout: How nodes are replaced when what a node is changes.
         :param pulumi.Input[Union['GpuRootVolumeArgs', 'GpuRootVolumeArgsDict']] root_volume: Root volume of every node (encrypted).
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] security_group_ids: Security groups of every network interface. Changing them rolls the nodes.
-        :param pulumi.Input[_builtins.str] subnet_id: Subnet of every node's network interfaces. Default: a subnet of `vpcId` in the zone, else the zone's default subnet.
+        :param pulumi.Input[_builtins.str] subnet_id: Subnet of every node's network interfaces. Default: a subnet of `vpcId` in the zone, else the zone's default subnet. Changing it replaces the cluster.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] tags: Tags of the nodes, their volumes, the launch template and the placement group.
         :param pulumi.Input[_builtins.str] user_data: User data run at boot (plain text, at most 16 KiB). Changing it rolls the nodes.
-        :param pulumi.Input[_builtins.str] vpc_id: VPC to pick the subnet from in the zone.
+        :param pulumi.Input[_builtins.str] vpc_id: VPC to pick the subnet from in the zone. Changing it replaces the cluster.
         :param pulumi.Input[_builtins.str] zone: Availability zone name, e.g. `me-central-1a`. Prefer `zoneId`. Changing it replaces the cluster.
         :param pulumi.Input[_builtins.bool] zone_fallback: On capacity errors, launch in another zone of the jurisdiction that offers the type; never outside it. Default `false`.
-        :param pulumi.Input[_builtins.str] zone_id: Availability zone id, e.g. `mec1-az1`. Default: the zone of `subnetId` or of the capacity reservation, else the first allowed zone that offers the type.
+        :param pulumi.Input[_builtins.str] zone_id: Availability zone id, e.g. `mec1-az1`. Default: the zone of `subnetId` or of the capacity reservation, else the first allowed zone that offers the type. Changing it replaces the cluster.
         """
         ...
     @overload
@@ -505,8 +505,6 @@ class GpuCluster(pulumi.CustomResource):
             __props__.__dict__["placement_zone_id"] = None
             __props__.__dict__["private_ips"] = None
             __props__.__dict__["tags_all"] = None
-        replace_on_changes = pulumi.ResourceOptions(replace_on_changes=["name", "subnetId", "zone", "zoneId"])
-        opts = pulumi.ResourceOptions.merge(opts, replace_on_changes)
         super(GpuCluster, __self__).__init__(
             'mlplatform:index:GpuCluster',
             resource_name,
@@ -606,7 +604,7 @@ class GpuCluster(pulumi.CustomResource):
     @pulumi.getter
     def image(self) -> pulumi.Output[_builtins.str]:
         """
-        Machine image: an AMI id (`ami-...`) or the name of an SSM parameter that holds one.
+        Machine image: an AMI id (`ami-...`) or the name of an SSM parameter that holds one. The parameter is read at preview: when it points to a new AMI, the update rolls the nodes.
         """
         return pulumi.get(self, "image")
 
@@ -702,7 +700,7 @@ class GpuCluster(pulumi.CustomResource):
     @pulumi.getter(name="placementGroupName")
     def placement_group_name(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        Name of an existing cluster placement group. Default: the cluster creates and owns `mlplatform-<name>`.
+        Name of an existing cluster placement group. Default: the cluster creates and owns `mlplatform-<name>`. Changing it replaces the cluster.
         """
         return pulumi.get(self, "placement_group_name")
 
@@ -750,7 +748,7 @@ class GpuCluster(pulumi.CustomResource):
     @pulumi.getter(name="subnetId")
     def subnet_id(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        Subnet of every node's network interfaces. Default: a subnet of `vpcId` in the zone, else the zone's default subnet.
+        Subnet of every node's network interfaces. Default: a subnet of `vpcId` in the zone, else the zone's default subnet. Changing it replaces the cluster.
         """
         return pulumi.get(self, "subnet_id")
 
@@ -782,7 +780,7 @@ class GpuCluster(pulumi.CustomResource):
     @pulumi.getter(name="vpcId")
     def vpc_id(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        VPC to pick the subnet from in the zone.
+        VPC to pick the subnet from in the zone. Changing it replaces the cluster.
         """
         return pulumi.get(self, "vpc_id")
 
@@ -806,7 +804,7 @@ class GpuCluster(pulumi.CustomResource):
     @pulumi.getter(name="zoneId")
     def zone_id(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        Availability zone id, e.g. `mec1-az1`. Default: the zone of `subnetId` or of the capacity reservation, else the first allowed zone that offers the type.
+        Availability zone id, e.g. `mec1-az1`. Default: the zone of `subnetId` or of the capacity reservation, else the first allowed zone that offers the type. Changing it replaces the cluster.
         """
         return pulumi.get(self, "zone_id")
 

@@ -1,0 +1,158 @@
+package platform
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func changeRecord() GPUClusterRecord {
+	efa := 16
+	return GPUClusterRecord{
+		Spec: GPUClusterSpec{Name: "train", InstanceType: "p5en.48xlarge", NodeCount: 2, ZoneID: "mec1-az1", Image: "/aws/service/x",
+			RootVolume: Volume{SizeGiB: 200}, Tags: map[string]string{"team": "ml"}},
+		Zone: "me-central-1a", ZoneID: "mec1-az1", SubnetID: "subnet-1", ImageID: "ami-old", EFAInterfaces: &efa,
+		PlacementGroup: "mlplatform-train", TagsAll: map[string]string{"team": "ml"}, LaunchTemplateID: "lt-1",
+	}
+}
+
+func changeResolved() GPUClusterResolved {
+	efa := 16
+	return GPUClusterResolved{ImageID: "ami-old", EFAInterfaces: &efa, PlacementGroup: "mlplatform-train", TagsAll: map[string]string{"team": "ml"}}
+}
+
+func paths(cs []GPUClusterChange) string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.Path)
+	}
+	return strings.Join(out, ",")
+}
+
+func TestPlanGPUClusterChange(t *testing.T) {
+	for _, tt := range []struct {
+		name                               string
+		mod                                func(s *GPUClusterSpec, r *GPUClusterResolved, prior *GPUClusterRecord)
+		replace, nodes, template, settings string
+	}{
+		{name: "no change", mod: func(*GPUClusterSpec, *GPUClusterResolved, *GPUClusterRecord) {}},
+		{name: "scale in place", mod: func(s *GPUClusterSpec, _ *GPUClusterResolved, _ *GPUClusterRecord) { s.NodeCount = 4 }, nodes: "node_count"},
+		{name: "new AMI behind the same SSM parameter rolls", mod: func(_ *GPUClusterSpec, r *GPUClusterResolved, _ *GPUClusterRecord) { r.ImageID = "ami-new" }, nodes: "image_id"},
+		{name: "image drift read back rolls", mod: func(_ *GPUClusterSpec, _ *GPUClusterResolved, p *GPUClusterRecord) { p.ImageID = "ami-drifted" }, nodes: "image_id"},
+		{name: "instance type rolls", mod: func(s *GPUClusterSpec, _ *GPUClusterResolved, _ *GPUClusterRecord) { s.InstanceType = "p5.48xlarge" }, nodes: "instance_type"},
+		{name: "volume rolls", mod: func(s *GPUClusterSpec, _ *GPUClusterResolved, _ *GPUClusterRecord) { s.RootVolume.SizeGiB = 300 }, nodes: "root_volume"},
+		{name: "tags retag", mod: func(s *GPUClusterSpec, r *GPUClusterResolved, _ *GPUClusterRecord) {
+			s.Tags = map[string]string{"team": "x"}
+			r.TagsAll = s.Tags
+		}, template: "tags,tags_all"},
+		{name: "rollout is recorded only", mod: func(s *GPUClusterSpec, _ *GPUClusterResolved, _ *GPUClusterRecord) { s.Rollout.BatchSize = 2 }, settings: "rollout"},
+		{name: "vpc_id replaces", mod: func(s *GPUClusterSpec, _ *GPUClusterResolved, _ *GPUClusterRecord) { s.VPCID = "vpc-2" }, replace: "vpc_id"},
+		{name: "name replaces", mod: func(s *GPUClusterSpec, _ *GPUClusterResolved, _ *GPUClusterRecord) { s.Name = "other" }, replace: "name"},
+		{name: "a set placement group replaces", mod: func(s *GPUClusterSpec, _ *GPUClusterResolved, _ *GPUClusterRecord) { s.PlacementGroup = "shared" }, replace: "placement_group_name"},
+		{name: "the own placement group named explicitly is no change", mod: func(s *GPUClusterSpec, _ *GPUClusterResolved, _ *GPUClusterRecord) {
+			s.PlacementGroup = "mlplatform-train"
+		}},
+		{name: "another zone replaces", mod: func(s *GPUClusterSpec, _ *GPUClusterResolved, _ *GPUClusterRecord) { s.ZoneID = "mec1-az3" }, replace: "zone_id"},
+		{name: "zone unset keeps the resolved one", mod: func(s *GPUClusterSpec, _ *GPUClusterResolved, _ *GPUClusterRecord) { s.ZoneID = "" }},
+		{name: "a subnet set to another replaces", mod: func(s *GPUClusterSpec, _ *GPUClusterResolved, _ *GPUClusterRecord) { s.SubnetID = "subnet-2" }, replace: "subnet_id"},
+		{name: "own placement group deleted outside is recreated in place", mod: func(_ *GPUClusterSpec, _ *GPUClusterResolved, p *GPUClusterRecord) { p.PlacementGroup = "" }, nodes: "placement_group_name"},
+		{name: "launch template deleted outside", mod: func(_ *GPUClusterSpec, _ *GPUClusterResolved, p *GPUClusterRecord) { p.LaunchTemplateID = "" }, template: "launch_template_id"},
+		{name: "unknown vpc_id replaces", mod: func(s *GPUClusterSpec, _ *GPUClusterResolved, _ *GPUClusterRecord) { s.Unknown = []string{"vpc_id"} }, replace: "vpc_id"},
+		{name: "unknown zone_id replaces", mod: func(s *GPUClusterSpec, _ *GPUClusterResolved, _ *GPUClusterRecord) {
+			s.ZoneID = ""
+			s.Unknown = []string{"zone_id"}
+		}, replace: "zone_id"},
+		{name: "unknown image rolls, never reads as absent", mod: func(s *GPUClusterSpec, r *GPUClusterResolved, _ *GPUClusterRecord) {
+			s.Image, r.ImageID = "", ""
+			s.Unknown = []string{"image"}
+		}, nodes: "image"},
+		{name: "unknown volume field rolls", mod: func(s *GPUClusterSpec, _ *GPUClusterResolved, _ *GPUClusterRecord) {
+			s.Unknown = []string{"root_volume.size_gib"}
+		}, nodes: "root_volume"},
+		{name: "unknown tag value", mod: func(s *GPUClusterSpec, r *GPUClusterResolved, _ *GPUClusterRecord) {
+			s.Unknown = []string{`tags["team"]`}
+			r.TagsAll = nil
+		}, template: "tags,tags_all"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			prior := changeRecord()
+			spec := prior.Spec
+			spec.Tags = map[string]string{"team": "ml"}
+			res := changeResolved()
+			tt.mod(&spec, &res, &prior)
+			cs := PlanGPUClusterChange(prior, spec, res)
+			for _, c := range []struct {
+				what      string
+				got, want string
+			}{{"replace", paths(cs.Replace), tt.replace}, {"nodes", paths(cs.Nodes), tt.nodes}, {"template", paths(cs.Template), tt.template}, {"settings", paths(cs.Settings), tt.settings}} {
+				if c.got != c.want {
+					t.Errorf("%s = %q, want %q (%+v)", c.what, c.got, c.want, cs)
+				}
+			}
+			if cs.Empty() != (tt.replace+tt.nodes+tt.template+tt.settings == "") {
+				t.Errorf("Empty() = %v", cs.Empty())
+			}
+			for _, c := range slices.Concat(cs.Replace, cs.Nodes, cs.Template, cs.Settings) {
+				if c.Reason == "" {
+					t.Errorf("%s has no reason", c.Path)
+				}
+			}
+		})
+	}
+}
+
+func TestReadBackGPUCluster(t *testing.T) {
+	declared := changeRecord()
+	found := &GPUCluster{Name: "train", LaunchTemplateID: "lt-1", LaunchTemplateVersion: 3, PlacementGroupName: "mlplatform-train", PlacementGroupOwned: true,
+		Nodes: []GPUNode{
+			{Index: 0, InstanceID: "i-0", State: "running", InstanceType: "p5en.48xlarge", ImageID: "ami-old", ZoneID: "mec1-az1", Tags: map[string]string{"team": "ml"}},
+			{Index: 1, InstanceID: "i-1", State: "stopped", InstanceType: "p5en.48xlarge", ImageID: "ami-other", ZoneID: "mec1-az1", Tags: map[string]string{"team": "ml"}},
+		}}
+	r := ReadBackGPUCluster(found, declared)
+	if r.Spec.NodeCount != 1 || r.ImageID != "ami-other" || r.PlacementGroup != "" || r.PlacementZoneID != "mec1-az1" || r.LaunchTemplateVersion != 3 || len(r.Nodes) != 2 {
+		t.Errorf("read back = %+v; want 1 healthy node, image drift ami-other, own placement group gone", r)
+	}
+	if r.TagsAll["team"] != "ml" || r.Spec.Zone != "" || r.Spec.VPCID != "" {
+		t.Errorf("unset values must stay unset, tags as declared: %+v", r)
+	}
+	// The drift plans a roll of the nodes and the group's return.
+	cs := PlanGPUClusterChange(r, declared.Spec, changeResolved())
+	if got := paths(cs.Nodes); got != "node_count,image_id,placement_group_name" {
+		t.Errorf("nodes changes = %q", got)
+	}
+}
+
+func TestGPUClusterInputLimits(t *testing.T) {
+	n := func(v int64) *int64 { return &v }
+	str := func(s string) *string { return &s }
+	for _, tt := range []struct {
+		in   CapacityRetryInput
+		path string
+	}{
+		{CapacityRetryInput{Attempts: n(1000)}, "capacity_retry.attempts"},
+		{CapacityRetryInput{Attempts: n(0)}, "capacity_retry.attempts"},
+		{CapacityRetryInput{InitialDelay: str("soon")}, "capacity_retry.initial_delay"},
+		{CapacityRetryInput{Attempts: n(20), InitialDelay: str("10s")}, ""},
+		{CapacityRetryInput{}, ""},
+	} {
+		r, ps := CapacityRetryFromInput(tt.in)
+		s := GPUClusterSpec{Name: "x", NodeCount: 1, Image: "ami-0123456789abcdef0", CapacityRetry: r, InputProblems: ps}
+		got := ""
+		for _, p := range s.Validate() {
+			got += p.Path
+		}
+		if got != tt.path {
+			t.Errorf("%+v: problems on %q, want %q", tt.in, got, tt.path)
+		}
+	}
+	if _, ps := RolloutFromInput("", n(0)); len(ps) != 1 || ps[0].Path != "rollout.batch_size" {
+		t.Errorf("batch_size 0: %+v", ps)
+	}
+	if GPUClusterTimeout(OpCreate, 0) != 60*time.Minute || GPUClusterTimeout(OpDelete, 0) != 30*time.Minute || GPUClusterTimeout(OpUpdate, time.Minute) != time.Minute {
+		t.Error("default timeouts")
+	}
+	if _, p := ParseTimeout("timeouts.create", "0s"); p == nil || p.Path != "timeouts.create" {
+		t.Errorf("0s timeout: %+v", p)
+	}
+}
