@@ -11,7 +11,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/mlplatform/mlplatform/internal/cloud"
 	"github.com/mlplatform/mlplatform/internal/platform"
 )
 
@@ -129,7 +128,7 @@ func (d *residencyDataSource) Read(ctx context.Context, req datasource.ReadReque
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	zones, err := cloud.FindZones(ctx, d.meta.Clients.EC2)
+	zones, err := d.meta.Zones(ctx)
 	if err != nil {
 		resp.Diagnostics.AddError("reading residency policy", err.Error())
 		return
