@@ -121,8 +121,8 @@ actions() {
   python3 -c '
 import collections, json, sys, urllib.request
 log = (json.load(urllib.request.urlopen(sys.argv[1] + "/shim/log")) or [])[int(sys.argv[2]):]
-c = collections.Counter(f"{x[\"service\"]}.{x[\"action\"]}" for x in log)
-print(", ".join(f"{k} x{v}" for k, v in sorted(c.items())) or "none")' "$endpoint" "$1"
+c = collections.Counter(x["service"] + "." + x["action"] for x in log)
+print(", ".join("%s x%d" % kv for kv in sorted(c.items())) or "none")' "$endpoint" "$1"
 }
 cache_n=0
 fresh_cache() { cache_n=$((cache_n + 1)); export XDG_CACHE_HOME="$work/cache-$cache_n"; }
