@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -170,3 +171,49 @@ const maxQuickstartPlanCalls = 8
 // than once: the bucket's replication, asked by the guard and by the feature
 // store (replication can change between checks, so it is not remembered).
 var repeatedPlanCalls = []string{"s3.GetBucketReplication"}
+
+// TestAccPlanCalls_gpuClusterLoadsItsTypeOnly: a configuration whose only
+// instance type is the GPU cluster's asks EC2 about that type alone.
+func TestAccPlanCalls_gpuClusterLoadsItsTypeOnly(t *testing.T) {
+	h := acctest.Setup(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // an empty catalog cache
+	t.Setenv("MLPLATFORM_CATALOG_CACHE", "")
+	var mu sync.Mutex
+	asked := map[string][]string{}
+	record := func(r *acctest.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		for k, vs := range r.Form {
+			if strings.HasPrefix(k, "InstanceType.") || (strings.HasPrefix(k, "Filter.") && strings.Contains(k, ".Value.")) {
+				asked[r.Action] = append(asked[r.Action], vs...)
+			}
+		}
+	}
+	h.Shim.OnCall("ec2", "DescribeInstanceTypes", record)
+	h.Shim.OnCall("ec2", "DescribeInstanceTypeOfferings", record)
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{{
+			Config: acctest.ProviderConfig("") + `
+resource "mlplatform_gpu_cluster" "train" {
+  name          = "lazy"
+  instance_type = "p5en.48xlarge"
+  node_count    = 2
+  zone_id       = "mec1-az1"
+  image         = "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64"
+  root_volume   = { size_gib = 200 }
+}
+`,
+			PlanOnly:           true,
+			ExpectNonEmptyPlan: true,
+		}},
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	for _, a := range []string{"DescribeInstanceTypeOfferings", "DescribeInstanceTypes"} {
+		if got := asked[a]; !slices.Equal(got, []string{"p5en.48xlarge"}) {
+			t.Errorf("%s asked about %v, want only p5en.48xlarge, once (two plans, the second from the cache)", a, got)
+		}
+	}
+}
