@@ -20,6 +20,9 @@ cd "$(dirname "$0")/.."
 version=0.1.0
 runs=${BENCH_RUNS:-3}
 
+# The whole script is one function, read before it runs: editing the file
+# during a run does not change the run.
+main() {
 die() { echo "bench: $*" >&2; exit 1; }
 for tool in go terraform moto_server python3; do
   command -v "$tool" >/dev/null || die "$tool not found"
@@ -45,19 +48,61 @@ mkdir -p "$mirror"
 go build -trimpath -ldflags "-s -w -X main.version=$version" -o "$work/terraform-provider-mlplatform" . # as `make build` does
 go build -o "$work/emulator" ./acctest/cmd/emulator
 # The mirror holds a wrapper that runs the real provider and records its peak
-# RSS (getrusage of the child) when it exits, to the file $BENCH_RSS names.
-cat >"$mirror/terraform-provider-mlplatform_v$version" <<PY
-#!/usr/bin/env python3
-import os, signal, subprocess, sys
-p = subprocess.Popen(["$work/terraform-provider-mlplatform"] + sys.argv[1:])
-for s in (signal.SIGINT, signal.SIGTERM):
-    signal.signal(s, lambda n, f: p.send_signal(n))
-_, status, ru = os.wait4(p.pid, 0)
-with open(os.environ.get("BENCH_RSS", "$work/rss-other.txt"), "a") as f:
-    f.write(f"{ru.ru_maxrss}\n")
-sys.exit(os.waitstatus_to_exitcode(status))
-PY
-chmod +x "$mirror/terraform-provider-mlplatform_v$version"
+# RSS (getrusage of the child) when it exits, to the file $BENCH_RSS names. It
+# is a Go program: an interpreter started for each provider process would be
+# timed with the plans (a Python wrapper behind pyenv shims cost more than the
+# provider itself).
+mkdir -p "$work/rsswrap"
+cat >"$work/rsswrap/go.mod" <<'MOD'
+module rsswrap
+
+go 1.22
+MOD
+cat >"$work/rsswrap/main.go" <<'GO'
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+)
+
+var provider string // set with -ldflags -X
+
+func main() {
+	cmd := exec.Command(provider, os.Args[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		for s := range sig {
+			_ = cmd.Process.Signal(s)
+		}
+	}()
+	err := cmd.Wait()
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		if path := os.Getenv("BENCH_RSS"); path != "" {
+			if f, ferr := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); ferr == nil {
+				fmt.Fprintf(f, "%d\n", ru.Maxrss)
+				f.Close()
+			}
+		}
+	}
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			os.Exit(ee.ExitCode())
+		}
+		os.Exit(1)
+	}
+}
+GO
+(cd "$work/rsswrap" && GOFLAGS=-mod=mod go build -ldflags "-X main.provider=$work/terraform-provider-mlplatform" -o "$mirror/terraform-provider-mlplatform_v$version" .) || die "building the RSS wrapper failed"
 
 "$work/emulator" --quiet --ready-file "$work/endpoint" >"$work/emulator.log" 2>&1 &
 emu_pid=$!
@@ -124,8 +169,8 @@ log = (json.load(urllib.request.urlopen(sys.argv[1] + "/shim/log")) or [])[int(s
 c = collections.Counter(x["service"] + "." + x["action"] for x in log)
 print(", ".join("%s x%d" % kv for kv in sorted(c.items())) or "none")' "$endpoint" "$1"
 }
-cache_n=0
-fresh_cache() { cache_n=$((cache_n + 1)); export XDG_CACHE_HOME="$work/cache-$cache_n"; }
+# fresh_cache: an empty catalog cache for what runs next (in this shell).
+fresh_cache() { XDG_CACHE_HOME=$(mktemp -d "$work/cache-XXXXXX"); export XDG_CACHE_HOME; }
 # tf DIR ARGS...: run terraform in DIR, quietly; its output is kept in DIR/out.txt.
 tf() { local d=$1; shift; (cd "$d" && terraform "$@" -no-color >out.txt 2>&1) || { cat "$d/out.txt" >&2; die "terraform $* in $d failed"; }; }
 # plan_ms DIR: wall ms of one plan with an empty catalog cache.
@@ -141,7 +186,7 @@ median() { sort -n | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]}'; }
 
 echo
 echo "== terraform plan, $runs runs each, interleaved (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
-export BENCH_RSS="$work/rss-warmup.txt"
+export BENCH_RSS="$work/rss-warmup.txt" # the wrapper appends here
 for d in lookups floor100 quickstart floor5; do plan_ms "$work/$d" >/dev/null; done # warm-up: file cache, plugin start
 export BENCH_RSS="$work/rss.txt"
 : >"$BENCH_RSS"
@@ -234,3 +279,6 @@ if [ "$missed" -gt 0 ]; then
   [ "${BENCH_STRICT:-0}" = 1 ] && exit 1
 fi
 exit 0
+}
+
+main "$@"
