@@ -245,7 +245,10 @@ refresh_guard=$(( rguard_all - rbase ))
 refresh_fs=$(( $(refresh_calls -target=mlplatform_feature_store.customers) - rguard_all ))
 tf "$work/quickstart" destroy -auto-approve
 
-# Targets. Calls per plan: the bounds TestAccPlanCalls_quickstart asserts.
+# Targets: the issue's (plan ratio at most 2x, RSS under 64 MB, refresh calls
+# per GPU cluster at most 3 and per feature store at most 2); calls per plan:
+# the figures after the catalog cache and the memoised zones and bucket
+# regions (TestAccPlanCalls_quickstart asserts 8 a plan, cache filled).
 missed=0
 row() { # name value unit target-op target
   local name=$1 v=$2 unit=$3 op=$4 t=$5 ok
@@ -262,15 +265,16 @@ row "GetProviderSchema, fresh server" "$schema_ms" ms "<" 50
 echo "  plan: 100 lookups $lookups_ms ms, floor $floor100_ms ms; quickstart $quick_ms ms, floor $floor5_ms ms"
 row "plan ratio, 100 instance_types / 100 terraform_data" "$(ratio "$lookups_ms" "$floor100_ms")" x "<=" 2
 row "plan ratio, quickstart / 5 terraform_data" "$(ratio "$quick_ms" "$floor5_ms")" x "<=" 2
+echo "  (quickstart / 100 terraform_data: $(ratio "$quick_ms" "$floor100_ms")x)"
 row "provider peak RSS over the plans" "$(awk -v k="$rss_kb" 'BEGIN {if (k > 0) printf "%.1f", k / 1024}')" MB "<" 64
-row "AWS calls, plan of 100 lookups, empty cache" "$lookups_cold" "" "<=" 4
+row "AWS calls, plan of 100 lookups, empty cache" "$lookups_cold" "" "<=" 3
 row "AWS calls, plan of 100 lookups, cache filled" "$lookups_warm" "" "<=" 0
-row "AWS calls, plan of the quickstart, empty cache" "$quick_cold" "" "<=" 16
-row "AWS calls, plan of the quickstart, cache filled" "$quick_warm" "" "<=" 13
-row "  of which the GPU cluster (targeted plans)" "$plan_cluster" "" "<=" 6
+row "AWS calls, plan of the quickstart, empty cache" "$quick_cold" "" "<=" 10
+row "AWS calls, plan of the quickstart, cache filled" "$quick_warm" "" "<=" 8
+row "  of which the GPU cluster (targeted plans)" "$plan_cluster" "" "<=" 3
 row "  of which the residency guard" "$plan_guard" "" "<=" 2
-row "  of which the feature store" "$plan_fs" "" "<=" 3
-row "AWS calls, refresh of the applied quickstart" "$refresh_all" "" "<=" 12
+row "  of which the feature store" "$plan_fs" "" "<=" 2
+row "AWS calls, refresh of the applied quickstart" "$refresh_all" "" "<=" 8
 row "  per GPU cluster (2 nodes)" "$refresh_cluster" "" "<=" 3
 row "  per feature store" "$refresh_fs" "" "<=" 2
 row "  per residency guard" "$refresh_guard" "" "<=" 2
