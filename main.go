@@ -36,6 +36,9 @@ func run() error {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(defaultMemoryLimit)
 	}
+	if err := provider.QuietSDKLogs(os.Getenv, os.Setenv); err != nil {
+		return err
+	}
 	var debugMode bool
 	flag.BoolVar(&debugMode, "debug", false, "run the provider with support for debuggers like delve")
 	flag.Parse()

@@ -212,3 +212,22 @@ func stringList(ctx context.Context, l types.List) []string {
 	l.ElementsAs(ctx, &out, false)
 	return out
 }
+
+// sdkLogEnv are the variables that ask for provider or SDK logs: Terraform's
+// own (TF_LOG, TF_LOG_PROVIDER) and the SDK's (terraform-plugin-log).
+var sdkLogEnv = []string{"TF_LOG", "TF_LOG_PROVIDER", "TF_LOG_PROVIDER_MLPLATFORM", "TF_LOG_SDK", "TF_LOG_SDK_PROTO", "TF_LOG_SDK_FRAMEWORK"}
+
+// QuietSDKLogs sets TF_LOG_SDK=OFF when none of the logging variables is
+// set. terraform-plugin-go and the framework otherwise write every trace
+// line (about 50 for each request, several MB for a plan of 100 data
+// sources) as JSON to stderr, where Terraform parses and discards them
+// because it collects no provider logs. With any of them set, nothing
+// changes. The provider's own log lines are kept.
+func QuietSDKLogs(getenv func(string) string, setenv func(key, value string) error) error {
+	for _, k := range sdkLogEnv {
+		if getenv(k) != "" {
+			return nil
+		}
+	}
+	return setenv("TF_LOG_SDK", "OFF")
+}

@@ -89,6 +89,9 @@ type InstanceType struct {
 	// type (live DescribeInstanceTypeOfferings); empty without live data.
 	ZoneIDs   []string `json:"-"`
 	ZoneNames []string `json:"-"`
+	// zonesLive: ZoneIDs are live offerings of the catalog's region (the
+	// type was asked for), not an absence of data.
+	zonesLive bool
 }
 
 // ClusterPlacement reports whether the type supports cluster placement groups.
@@ -157,7 +160,8 @@ func (c *Catalog) Source() string { return c.source }
 // LoadedAt is when live data was merged in; zero for Embedded.
 func (c *Catalog) LoadedAt() time.Time { return c.loadedAt }
 
-// Live reports whether offerings and capabilities were refreshed from EC2.
+// Live reports whether offerings and capabilities were refreshed from EC2
+// (for every type, or for the types a Source was asked for).
 func (c *Catalog) Live() bool { return c.live }
 
 // Names returns every instance type name, sorted.
@@ -173,15 +177,18 @@ func (c *Catalog) Lookup(name string) (InstanceType, bool) {
 }
 
 // OfferedIn reports whether the type is offered in a zone id. With live data
-// the zone must be among the type's offering zones; offline, the answer is
-// whether the zone's region is among the regions the type is known in.
+// for the type the zone must be among its offering zones; offline (or for a
+// type in another region), the answer is whether the zone's region is among
+// the regions the type is known in. A type a partial load did not ask for is
+// not offered in the loaded region.
 func (c *Catalog) OfferedIn(name, zoneID string) bool {
 	t, ok := c.types[name]
 	if !ok {
 		return false
 	}
 	if r, err := residency.ParseZoneID(zoneID); err == nil && r == c.region && c.live {
-		return slices.Contains(t.ZoneIDs, zoneID)
+		// A type a partial load did not ask for is not known to be offered.
+		return t.zonesLive && slices.Contains(t.ZoneIDs, zoneID)
 	}
 	if r, err := residency.ParseZoneID(zoneID); err == nil {
 		return slices.Contains(t.Regions, r)
@@ -191,7 +198,7 @@ func (c *Catalog) OfferedIn(name, zoneID string) bool {
 
 func (c *Catalog) offeredInRegion(t InstanceType, region string) bool {
 	if region == c.region && c.live {
-		return len(t.ZoneIDs) > 0
+		return t.zonesLive && len(t.ZoneIDs) > 0
 	}
 	return slices.Contains(t.Regions, region)
 }

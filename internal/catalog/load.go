@@ -28,25 +28,49 @@ type zoneNamer interface {
 // describeBatch is the most instance types DescribeInstanceTypes takes at once.
 const describeBatch = 100
 
-// Load builds the catalog for region: the embedded data, refreshed by EC2.
-// It makes a handful of calls whatever the region: the offerings by zone id
-// (paginated, up to 1000 a page), DescribeInstanceTypes for the offered types
-// of the catalog's types (100 a call), and, when api can, one
-// DescribeAvailabilityZones for zone names. Both listings are filtered to the
-// embedded types by name, so the catalog covers exactly the embedded types.
-// Live data wins for vCPUs, memory, architecture, GPUs, EFA and placement;
-// the embedded data supplies peaks, prices and CPU ISA features. Cache the
-// result: it is safe to share.
+// Load builds the catalog for region: the embedded data, refreshed by EC2
+// for every embedded type. It makes a handful of calls whatever the region:
+// the offerings by zone id (paginated, up to 1000 a page), DescribeInstanceTypes
+// for the offered types of the catalog's types (100 a call), and, when api
+// can, one DescribeAvailabilityZones for zone names. Both listings are
+// filtered to the embedded types by name, so the catalog covers exactly the
+// embedded types. Live data wins for vCPUs, memory, architecture, GPUs, EFA
+// and placement; the embedded data supplies peaks, prices and CPU ISA
+// features. Cache the result: it is safe to share. Source loads only the
+// types asked for, and keeps them in a disk cache between processes.
 func Load(ctx context.Context, api EC2API, region string) (*Catalog, error) {
-	base, err := Embedded()
+	src := &Source{API: api, Region: region}
+	if zn, ok := api.(zoneNamer); ok {
+		src.ZoneNames = func(ctx context.Context) (map[string]string, error) { return describeZoneNames(ctx, zn) }
+	}
+	return src.Load(ctx)
+}
+
+// describeZoneNames maps the region's zone ids to zone names.
+func describeZoneNames(ctx context.Context, zn zoneNamer) (map[string]string, error) {
+	out, err := zn.DescribeAvailabilityZones(ctx, &ec2.DescribeAvailabilityZonesInput{})
 	if err != nil {
 		return nil, err
+	}
+	names := map[string]string{}
+	for _, z := range out.AvailabilityZones {
+		names[aws.ToString(z.ZoneId)] = aws.ToString(z.ZoneName)
+	}
+	return names, nil
+}
+
+// fetch asks EC2 for the facts of names (embedded type names) in region: the
+// offerings of each, filtered by name, then DescribeInstanceTypes for the
+// offered ones. Every name asked gets an entry, offered or not.
+func fetch(ctx context.Context, api EC2API, region string, names []string, now time.Time) (map[string]facts, error) {
+	out := make(map[string]facts, len(names))
+	for _, n := range names {
+		out[n] = facts{FetchedAt: now}
 	}
 	// Offerings are asked for the catalog's own types only, by name: an
 	// unfiltered listing returns every type of the region and costs seconds
 	// on every provider start (and a large response to parse).
-	zones := map[string][]string{} // type -> zone ids
-	for chunk := range slices.Chunk(base.names, describeBatch) {
+	for chunk := range slices.Chunk(names, describeBatch) {
 		pages := ec2.NewDescribeInstanceTypeOfferingsPaginator(api, &ec2.DescribeInstanceTypeOfferingsInput{
 			LocationType: types.LocationTypeAvailabilityZoneId,
 			Filters:      []types.Filter{{Name: aws.String("instance-type"), Values: chunk}},
@@ -59,19 +83,23 @@ func Load(ctx context.Context, api EC2API, region string) (*Catalog, error) {
 			}
 			for _, o := range page.InstanceTypeOfferings {
 				name := string(o.InstanceType)
-				if z := aws.ToString(o.Location); z != "" && !slices.Contains(zones[name], z) {
-					zones[name] = append(zones[name], z)
+				f, asked := out[name]
+				if z := aws.ToString(o.Location); asked && z != "" && !slices.Contains(f.ZoneIDs, z) {
+					f.ZoneIDs = append(f.ZoneIDs, z)
+					out[name] = f
 				}
 			}
 		}
 	}
 
-	offered := make([]string, 0, len(zones))
-	for name := range zones {
-		offered = append(offered, name)
+	var offered []string
+	for _, n := range names {
+		if f := out[n]; len(f.ZoneIDs) > 0 {
+			slices.Sort(f.ZoneIDs)
+			offered = append(offered, n)
+		}
 	}
 	slices.Sort(offered)
-	live := map[string]types.InstanceTypeInfo{}
 	for chunk := range slices.Chunk(offered, describeBatch) {
 		p := ec2.NewDescribeInstanceTypesPaginator(api, &ec2.DescribeInstanceTypesInput{
 			InstanceTypes: toInstanceTypes(chunk),
@@ -82,23 +110,15 @@ func Load(ctx context.Context, api EC2API, region string) (*Catalog, error) {
 				return nil, fmt.Errorf("describing instance types in %s: %w", region, err)
 			}
 			for _, info := range page.InstanceTypes {
-				live[string(info.InstanceType)] = info
+				name := string(info.InstanceType)
+				if f, asked := out[name]; asked {
+					f.Info = infoFromEC2(info)
+					out[name] = f
+				}
 			}
 		}
 	}
-
-	zoneNames := map[string]string{}
-	if zn, ok := api.(zoneNamer); ok {
-		// Names are a convenience beside the ids: without them the catalog
-		// is still complete, so a refusal here does not fail the load.
-		if out, err := zn.DescribeAvailabilityZones(ctx, &ec2.DescribeAvailabilityZonesInput{}); err == nil {
-			for _, z := range out.AvailabilityZones {
-				zoneNames[aws.ToString(z.ZoneId)] = aws.ToString(z.ZoneName)
-			}
-		}
-	}
-
-	return merge(base, region, zones, zoneNames, live, time.Now().UTC()), nil
+	return out, nil
 }
 
 func toInstanceTypes(names []string) []types.InstanceType {
@@ -109,15 +129,27 @@ func toInstanceTypes(names []string) []types.InstanceType {
 	return out
 }
 
-// merge returns a new catalog: base refreshed with live data for region.
-func merge(base *Catalog, region string, zones map[string][]string, zoneNames map[string]string, live map[string]types.InstanceTypeInfo, now time.Time) *Catalog {
+// merge returns a new catalog: base refreshed with the live facts for region.
+// Types without facts keep the embedded knowledge (their offerings are the
+// embedded region list); types with facts follow live offerings, offered or
+// not. The catalog is as old as its oldest facts.
+func merge(base *Catalog, region string, live map[string]facts, zoneNames map[string]string) *Catalog {
+	var loaded time.Time
+	for _, f := range live {
+		if loaded.IsZero() || f.FetchedAt.Before(loaded) {
+			loaded = f.FetchedAt
+		}
+	}
 	c := &Catalog{
 		region:   region,
 		asOf:     base.asOf,
-		source:   base.source + fmt.Sprintf("; refreshed from EC2 in %s on %s", region, now.Format(time.DateOnly)),
-		loadedAt: now,
-		live:     true,
-		types:    make(map[string]InstanceType, len(base.types)+len(live)),
+		source:   base.source + fmt.Sprintf("; refreshed from EC2 in %s on %s", region, loaded.UTC().Format(time.DateOnly)),
+		loadedAt: loaded,
+		live:     len(live) > 0,
+		types:    make(map[string]InstanceType, len(base.types)),
+	}
+	if !c.live {
+		c.source = base.source
 	}
 	byFamily := map[string]InstanceType{}
 	byGPU := map[string]GPU{}
@@ -133,23 +165,24 @@ func merge(base *Catalog, region string, zones map[string][]string, zoneNames ma
 	for name, t := range base.types {
 		c.types[name] = t.clone()
 	}
-	for name, info := range live {
+	for name, f := range live {
 		t, known := c.types[name]
-		if !known {
-			fam := byFamily[Family(name)]
-			t = InstanceType{
-				Name: name, Family: Family(name), AsOf: now.Format(time.DateOnly),
-				Source: "EC2 DescribeInstanceTypes in " + region + "; CPU features of its family",
-				CPU:    CPU{Model: fam.CPU.Model, Features: slices.Clone(fam.CPU.Features), FeaturesSource: fam.CPU.FeaturesSource},
+		if f.Info != nil {
+			if !known {
+				fam := byFamily[Family(name)]
+				t = InstanceType{
+					Name: name, Family: Family(name), AsOf: f.FetchedAt.UTC().Format(time.DateOnly),
+					Source: "EC2 DescribeInstanceTypes in " + region + "; CPU features of its family",
+					CPU:    CPU{Model: fam.CPU.Model, Features: slices.Clone(fam.CPU.Features), FeaturesSource: fam.CPU.FeaturesSource},
+				}
+			} else {
+				t.Source += "; refreshed from EC2 DescribeInstanceTypes in " + region
 			}
-		} else {
-			t.Source += "; refreshed from EC2 DescribeInstanceTypes in " + region
+			applyLive(&t, *f.Info, byGPU, known)
+		} else if !known {
+			continue
 		}
-		applyLive(&t, info, byGPU, known)
-		c.types[name] = t
-	}
-	for name, t := range c.types {
-		ids := slices.Clone(zones[name])
+		ids := slices.Clone(f.ZoneIDs)
 		slices.Sort(ids)
 		t.ZoneIDs = ids
 		t.ZoneNames = nil
@@ -158,6 +191,7 @@ func merge(base *Catalog, region string, zones map[string][]string, zoneNames ma
 				t.ZoneNames = append(t.ZoneNames, n)
 			}
 		}
+		t.zonesLive = true
 		// Live offerings correct the embedded region list for this region.
 		t.Regions = slices.DeleteFunc(slices.Clone(t.Regions), func(r string) bool { return r == region })
 		if len(ids) > 0 {
@@ -173,85 +207,75 @@ func merge(base *Catalog, region string, zones map[string][]string, zoneNames ma
 func gpuKey(model string, mib int) string { return fmt.Sprintf("%s/%d", strings.ToLower(model), mib) }
 
 // applyLive overwrites t with what EC2 reports.
-func applyLive(t *InstanceType, info types.InstanceTypeInfo, byGPU map[string]GPU, known bool) {
+func applyLive(t *InstanceType, li liveInfo, byGPU map[string]GPU, known bool) {
 	t.Live = true
-	if v := info.VCpuInfo; v != nil && v.DefaultVCpus != nil {
-		t.VCPUs = int(*v.DefaultVCpus)
+	if li.VCPUs != nil {
+		t.VCPUs = *li.VCPUs
 	}
-	if m := info.MemoryInfo; m != nil && m.SizeInMiB != nil {
-		t.MemoryMiB = int(*m.SizeInMiB)
+	if li.MemoryMiB != nil {
+		t.MemoryMiB = *li.MemoryMiB
 	}
-	if p := info.ProcessorInfo; p != nil {
-		if arch := pickArch(p.SupportedArchitectures); arch != "" {
+	if li.HasProcessor {
+		if arch := pickArch(li.Architectures); arch != "" {
 			t.Architecture = arch
 		}
-		if p.Manufacturer != nil {
-			t.CPU.Manufacturer = *p.Manufacturer
+		if li.Manufacturer != nil {
+			t.CPU.Manufacturer = *li.Manufacturer
 		}
-		if p.SustainedClockSpeedInGhz != nil {
-			t.CPU.SustainedClockGHz = *p.SustainedClockSpeedInGhz
-		}
-	}
-	if n := info.NetworkInfo; n != nil {
-		t.EFA.Supported = aws.ToBool(n.EfaSupported)
-		t.EFA.MaxInterfaces = 0
-		if n.EfaInfo != nil && n.EfaInfo.MaximumEfaInterfaces != nil {
-			t.EFA.MaxInterfaces = int(*n.EfaInfo.MaximumEfaInterfaces)
+		if li.ClockGHz != nil {
+			t.CPU.SustainedClockGHz = *li.ClockGHz
 		}
 	}
-	if pg := info.PlacementGroupInfo; pg != nil {
-		t.PlacementStrategies = t.PlacementStrategies[:0:0]
-		for _, s := range pg.SupportedStrategies {
-			t.PlacementStrategies = append(t.PlacementStrategies, string(s))
-		}
+	if li.HasNetwork {
+		t.EFA.Supported = li.EFA
+		t.EFA.MaxInterfaces = li.MaxEFA
 	}
-	t.GPU = liveGPU(t.GPU, info.GpuInfo, byGPU, known)
+	if li.HasPlacement {
+		t.PlacementStrategies = append(t.PlacementStrategies[:0:0], li.Strategies...)
+	}
+	t.GPU = liveGPUOf(t.GPU, li.GPUs, byGPU, known)
 }
 
-// liveGPU merges EC2's GPU report with the catalog's: EC2 wins for model,
+// liveGPUOf merges EC2's GPU report with the catalog's: EC2 wins for model,
 // count and memory; peaks and interconnect come from the embedded row, or
 // from any embedded row with the same GPU.
-func liveGPU(cur *GPU, gi *types.GpuInfo, byGPU map[string]GPU, known bool) *GPU {
-	if gi == nil || len(gi.Gpus) == 0 {
+func liveGPUOf(cur *GPU, gpus []liveGPU, byGPU map[string]GPU, known bool) *GPU {
+	if len(gpus) == 0 {
 		return nil
 	}
-	d := gi.Gpus[0]
+	d := gpus[0]
 	var g GPU
-	model := aws.ToString(d.Name)
-	mib := 0
-	if d.MemoryInfo != nil && d.MemoryInfo.SizeInMiB != nil {
-		mib = int(*d.MemoryInfo.SizeInMiB)
-	}
+	model, mib := d.Name, d.MemoryMiB
 	switch ref, ok := byGPU[gpuKey(model, mib)]; {
 	case cur != nil && strings.EqualFold(cur.Model, model) && cur.MemoryMiB == mib:
 		g = *cur
 	case ok:
 		g = ref
-		if !known && gi.Gpus[0].Count != nil && *gi.Gpus[0].Count == 1 {
+		if !known && d.Count == 1 {
 			g.Interconnect = "" // one GPU: nothing to interconnect
 		}
 	default:
 		g = GPU{MemoryGiB: int(math.Round(float64(mib) / 1024))}
 	}
 	g.Model = model
-	g.Manufacturer = aws.ToString(d.Manufacturer)
+	g.Manufacturer = d.Manufacturer
 	g.MemoryMiB = mib
 	g.Count = 0
-	for _, x := range gi.Gpus {
-		g.Count += int(aws.ToInt32(x.Count))
+	for _, x := range gpus {
+		g.Count += x.Count
 	}
 	return &g
 }
 
 // pickArch prefers the 64-bit architectures EC2 lists.
-func pickArch(archs []types.ArchitectureType) string {
+func pickArch(archs []string) string {
 	for _, want := range []types.ArchitectureType{types.ArchitectureTypeX8664, types.ArchitectureTypeArm64} {
-		if slices.Contains(archs, want) {
+		if slices.Contains(archs, string(want)) {
 			return string(want)
 		}
 	}
 	if len(archs) > 0 {
-		return string(archs[0])
+		return archs[0]
 	}
 	return ""
 }

@@ -21,7 +21,7 @@ func synthetic(rows ...InstanceType) *Catalog {
 }
 
 func row(name string, vcpus, mib int, arch string, usd float64, zones []string, features ...string) InstanceType {
-	t := InstanceType{Name: name, VCPUs: vcpus, MemoryMiB: mib, Architecture: arch, ZoneIDs: zones, CPU: CPU{Features: features}}
+	t := InstanceType{Name: name, VCPUs: vcpus, MemoryMiB: mib, Architecture: arch, ZoneIDs: zones, zonesLive: true, CPU: CPU{Features: features}}
 	if usd > 0 {
 		t.Price = &Price{USDPerHour: usd, Region: "me-central-1", Source: "test price"}
 	}

@@ -44,6 +44,11 @@ type Locator struct {
 	s3     func(region string) LocatorS3API
 	kms    func(region string) LocatorKMSAPI
 	ec2    func(region string) LocatorEC2API
+
+	// bucketRegions remembers where buckets live: a bucket never moves, so
+	// every check of one Locator (one provider process) asks S3 once.
+	mu            sync.Mutex
+	bucketRegions map[string]string
 }
 
 var _ residency.Locator = (*Locator)(nil)
@@ -75,6 +80,25 @@ func NewLocator(c *Clients) *Locator {
 // means us-east-1 and "EU" means eu-west-1. When S3 refuses because the
 // bucket is elsewhere, the region it names in x-amz-bucket-region is used.
 func (l *Locator) BucketRegion(ctx context.Context, bucket string) (string, error) {
+	l.mu.Lock()
+	r, ok := l.bucketRegions[bucket]
+	l.mu.Unlock()
+	if ok {
+		return r, nil
+	}
+	r, err := l.bucketRegion(ctx, bucket)
+	if err == nil {
+		l.mu.Lock()
+		if l.bucketRegions == nil {
+			l.bucketRegions = map[string]string{}
+		}
+		l.bucketRegions[bucket] = r
+		l.mu.Unlock()
+	}
+	return r, err
+}
+
+func (l *Locator) bucketRegion(ctx context.Context, bucket string) (string, error) {
 	out, err := l.s3(l.region).GetBucketLocation(ctx, &s3.GetBucketLocationInput{Bucket: aws.String(bucket)})
 	if err != nil {
 		if r := bucketRegionHeader(err); r != "" {

@@ -49,8 +49,15 @@ type Env struct {
 	DefaultTagsUnknown bool
 	UnknownDefaultTags []string
 
-	catalogMu sync.Mutex
-	catalog   *catalog.Catalog
+	// CatalogCache is where instance-catalog facts are kept between
+	// provider processes; nil: not kept (MLPLATFORM_CATALOG_CACHE=off).
+	CatalogCache *catalog.Cache
+
+	catalogMu  sync.Mutex
+	catalogSrc *catalog.Source
+
+	zonesMu sync.Mutex
+	zones   []cloud.Zone
 }
 
 // Open validates cfg (residency first, then the region against it) and builds
@@ -80,33 +87,20 @@ func Open(ctx context.Context, cfg Config) (*Env, error) {
 	if err := checkEndpoints(policy, cfg.Endpoints); err != nil {
 		return nil, err
 	}
+	cache, err := catalogCacheFromEnv()
+	if err != nil {
+		return nil, err
+	}
 	clients, err := cloud.New(ctx, cloud.Config{Region: region, Profile: cfg.Profile, Endpoints: cfg.Endpoints, UserAgent: cfg.UserAgent})
 	if err != nil {
 		return nil, err
 	}
 	return &Env{Clients: clients, Policy: policy, Locator: cloud.NewLocator(clients), DefaultTags: maps.Clone(cfg.DefaultTags),
-		DefaultTagsUnknown: cfg.DefaultTagsUnknown, UnknownDefaultTags: cfg.UnknownDefaultTags}, nil
+		DefaultTagsUnknown: cfg.DefaultTagsUnknown, UnknownDefaultTags: cfg.UnknownDefaultTags, CatalogCache: cache}, nil
 }
 
 // Region is the region the environment provisions in.
 func (e *Env) Region() string { return e.Clients.Region }
-
-// Catalog loads the instance catalog for the region once (live
-// DescribeInstanceTypes and offerings merged with the embedded data) and
-// reuses it for the life of the provider process.
-func (e *Env) Catalog(ctx context.Context) (*catalog.Catalog, error) {
-	e.catalogMu.Lock()
-	defer e.catalogMu.Unlock()
-	if e.catalog != nil {
-		return e.catalog, nil
-	}
-	c, err := catalog.Load(ctx, e.Clients.EC2, e.Clients.Region)
-	if err != nil {
-		return nil, fmt.Errorf("loading instance catalog for %s: %w", e.Clients.Region, err)
-	}
-	e.catalog = c
-	return c, nil
-}
 
 // MergeTags returns the default tags overlaid with a resource's own tags.
 func (e *Env) MergeTags(tags map[string]string) map[string]string {

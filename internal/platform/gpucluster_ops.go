@@ -75,13 +75,10 @@ func (o GPUClusterOptions) progress(format string, args ...any) {
 	}
 }
 
-// gpuTypes returns the catalog as the cluster's checks see it.
-func (e *Env) gpuTypes(ctx context.Context) (GPUTypeCatalog, error) {
-	c, err := e.Catalog(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return catalogGPUTypes{c}, nil
+// gpuTypes returns the catalog as the cluster's checks see it, loaded for
+// the cluster's instance type.
+func (e *Env) gpuTypes(ctx context.Context, name string) (GPUTypeCatalog, error) {
+	return e.gpuTypesFor(ctx, name)
 }
 
 // PlanGPUCluster runs every plan-time check of a GPU cluster before anything
@@ -97,7 +94,7 @@ func (e *Env) PlanGPUCluster(ctx context.Context, spec GPUClusterSpec) (*GPUClus
 	}
 	region := e.Region()
 
-	zones, err := cloud.FindZones(ctx, e.Clients.EC2)
+	zones, err := e.Zones(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +210,7 @@ func (e *Env) PlanGPUCluster(ctx context.Context, spec GPUClusterSpec) (*GPUClus
 	}
 
 	if spec.Known("instance_type") {
-		cat, err := e.gpuTypes(ctx)
+		cat, err := e.gpuTypes(ctx, spec.InstanceType)
 		if err != nil {
 			return nil, err
 		}

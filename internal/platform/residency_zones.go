@@ -78,7 +78,7 @@ type Zone struct {
 // residency policy allows and that are available, sorted by id: where
 // resources of other providers may go.
 func (e *Env) AllowedZones(ctx context.Context) ([]Zone, error) {
-	zones, err := cloud.FindZones(ctx, e.Clients.EC2)
+	zones, err := e.Zones(ctx)
 	if err != nil {
 		return nil, err
 	}
