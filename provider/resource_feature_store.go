@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -326,10 +327,8 @@ func (r *featureStoreResource) ModifyPlan(ctx context.Context, req resource.Modi
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	// tags_all is known only when every tag and default tag is: a tag
-	// whose value is known only at apply leaves it unknown, never short.
-	if mapFullyKnown(plan.Tags) && !r.meta.DefaultTagsUnknown && len(r.meta.UnknownDefaultTags) == 0 {
-		all, d := types.MapValueFrom(ctx, types.StringType, r.meta.MergeTags(spec.Tags))
+	if tagsAll := r.meta.PlannedTagsAll(spec.Tags, !slices.Contains(unknown, platform.FeatureStoreTagsPath)); tagsAll != nil {
+		all, d := types.MapValueFrom(ctx, types.StringType, tagsAll)
 		resp.Diagnostics.Append(d...)
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("tags_all"), all)...)
 	} else {
@@ -748,17 +747,4 @@ func optionalInt(n int64) types.Int64 {
 		return types.Int64Null()
 	}
 	return types.Int64Value(n)
-}
-
-// mapFullyKnown reports whether a map and every element of it are known.
-func mapFullyKnown(m types.Map) bool {
-	if m.IsUnknown() {
-		return false
-	}
-	for _, v := range m.Elements() {
-		if v.IsUnknown() {
-			return false
-		}
-	}
-	return true
 }

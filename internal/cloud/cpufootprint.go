@@ -184,11 +184,7 @@ func groupTags(name string, tags map[string]string) []astypes.Tag {
 	return out
 }
 
-func sortedKeys(m map[string]string) []string {
-	keys := slices.Collect(maps.Keys(m))
-	sort.Strings(keys)
-	return keys
-}
+func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
 
 func isGroupNotFound(err error) bool {
 	if err == nil {
@@ -277,7 +273,7 @@ func WaitFootprintGroupGone(ctx context.Context, api FootprintGroupAPI, name str
 		if err != nil && ctx.Err() != nil {
 			return fmt.Errorf("waiting for auto scaling group %s to be deleted: %w", name, ctx.Err())
 		}
-		if err := sleepOrDone(ctx, poll); err != nil {
+		if err := SleepOrDone(ctx, poll); err != nil {
 			return fmt.Errorf("waiting for auto scaling group %s to be deleted: %w", name, err)
 		}
 	}

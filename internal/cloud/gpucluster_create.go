@@ -213,12 +213,13 @@ func (b Backoff) withDefaults() Backoff {
 		b.Max = time.Minute
 	}
 	if b.Sleep == nil {
-		b.Sleep = sleepOrDone
+		b.Sleep = SleepOrDone
 	}
 	return b
 }
 
-func sleepOrDone(ctx context.Context, d time.Duration) error {
+// SleepOrDone waits d, or until ctx ends.
+func SleepOrDone(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

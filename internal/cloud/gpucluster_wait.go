@@ -30,7 +30,7 @@ func (o NodeWaitOptions) withDefaults() NodeWaitOptions {
 		o.Interval = 15 * time.Second
 	}
 	if o.Sleep == nil {
-		o.Sleep = sleepOrDone
+		o.Sleep = SleepOrDone
 	}
 	return o
 }

@@ -112,6 +112,16 @@ func (e *Env) MergeTags(tags map[string]string) map[string]string {
 	return out
 }
 
+// PlannedTagsAll is tags merged over the default tags as a plan shows them;
+// nil while a tag (tagsKnown false) or a default tag is known only at apply,
+// so a plan never shows a tags_all short of a key.
+func (e *Env) PlannedTagsAll(tags map[string]string, tagsKnown bool) map[string]string {
+	if !tagsKnown || e.DefaultTagsUnknown || len(e.UnknownDefaultTags) > 0 {
+		return nil
+	}
+	return e.MergeTags(tags)
+}
+
 // CheckResidency runs the residency engine on refs, and the required-tag rule
 // on the merged tags when tagsPath is not empty.
 func (e *Env) CheckResidency(ctx context.Context, refs []residency.Ref, tags map[string]string, tagsPath string) ([]residency.Violation, error) {

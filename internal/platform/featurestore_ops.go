@@ -165,7 +165,7 @@ func (e *Env) CreateFeatureStore(ctx context.Context, s FeatureStoreSpec, wait F
 			// The call may still land (a request in flight when the client
 			// gave up): look again a few times before saying nothing exists.
 			for _, d := range []time.Duration{time.Second, 2 * time.Second} {
-				if sleepOrDone(context.WithoutCancel(ctx), d) != nil {
+				if cloud.SleepOrDone(context.WithoutCancel(ctx), d) != nil {
 					break
 				}
 				if fs, ferr = e.findAfterFailure(ctx, s.Name); !errors.Is(ferr, cloud.ErrNotFound) {

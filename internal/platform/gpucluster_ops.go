@@ -297,9 +297,7 @@ func (e *Env) PlanGPUCluster(ctx context.Context, spec GPUClusterSpec) (*GPUClus
 	if spec.Known("name") && spec.Known("placement_group_name") {
 		p.PlacementGroup = pg
 	}
-	if spec.Known("tags") && len(spec.unknownTagKeys()) == 0 && !e.DefaultTagsUnknown && len(e.UnknownDefaultTags) == 0 {
-		p.TagsAll = e.MergeTags(spec.Tags)
-	}
+	p.TagsAll = e.PlannedTagsAll(spec.Tags, spec.Known("tags") && len(spec.unknownTagKeys()) == 0)
 	return p, nil
 }
 
@@ -528,7 +526,7 @@ func (e *Env) partial(ctx context.Context, spec GPUClusterSpec, tr *tracker, cau
 	c, err := cloud.FindGPUCluster(rctx, api, spec.Name)
 	// A launch whose answer was lost: its nodes may take a moment to list.
 	for i := 0; tr.inFlight && i < 3 && (errors.Is(err, cloud.ErrNotFound) || (err == nil && len(c.Nodes) == 0)); i++ {
-		if sleepOrDone(rctx, 2*time.Second) != nil {
+		if cloud.SleepOrDone(rctx, 2*time.Second) != nil {
 			break
 		}
 		c, err = cloud.FindGPUCluster(rctx, api, spec.Name)
