@@ -8,7 +8,7 @@ trap 'rm -rf "$tmp"' EXIT
 cp -r docs "$tmp/docs.before"
 go generate . >/dev/null
 if ! diff -r "$tmp/docs.before" docs >/dev/null; then
-  diff -ru "$tmp/docs.before" docs | head -n 60
+  diff -ru "$tmp/docs.before" docs | sed -n 1,60p
   echo "docs/ was stale: run 'make docs' and commit the result" >&2
   exit 1
 fi
