@@ -28,6 +28,7 @@ require (
 	github.com/pulumi/pulumi-go-provider v1.2.0
 	github.com/pulumi/pulumi/pkg/v3 v3.200.0
 	github.com/pulumi/pulumi/sdk/v3 v3.200.0
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
 )
 
 require (
