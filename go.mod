@@ -29,6 +29,7 @@ require (
 	github.com/pulumi/pulumi/pkg/v3 v3.200.0
 	github.com/pulumi/pulumi/sdk/v3 v3.200.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
+	github.com/zclconf/go-cty v1.19.0
 )
 
 require (
@@ -162,7 +163,6 @@ require (
 	github.com/xanzy/ssh-agent v0.3.3 // indirect
 	github.com/yuin/goldmark v1.7.7 // indirect
 	github.com/yuin/goldmark-meta v1.1.0 // indirect
-	github.com/zclconf/go-cty v1.19.0 // indirect
 	go.abhg.dev/goldmark/frontmatter v0.2.0 // indirect
 	go.uber.org/atomic v1.10.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect

@@ -20,3 +20,9 @@ if ! out=$(go tool tfplugindocs validate --provider-name mlplatform 2>&1); then
   exit 1
 fi
 echo "tfplugindocs validate passed"
+# Module READMEs: the inputs and outputs tables are generated from the
+# modules' variables and outputs.
+if [ -d modules ]; then
+  go run ./scripts/moddoc -check
+  echo "module READMEs are up to date"
+fi

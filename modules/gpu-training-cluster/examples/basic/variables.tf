@@ -1,0 +1,4 @@
+variable "kms_key_arn" {
+  description = "Customer-managed KMS key in me-central-1 for every volume."
+  type        = string
+}

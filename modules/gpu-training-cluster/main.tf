@@ -1,0 +1,82 @@
+# A GPU training cluster with defaults per GPU type: nodes in one zone in a
+# cluster placement group, every EFA interface the type supports, encrypted
+# volumes sized for the family, a rollout that needs no spare capacity on a
+# reservation or block, and the hwprobe profile a node is validated against.
+
+locals {
+  family = split(".", var.instance_type)[0]
+  size   = split(".", var.instance_type)[1]
+
+  # What each family is: the GPU (as NVML names it: hwprobe matches a
+  # substring), GPUs per node, NVLink links per GPU on SXM parts, and
+  # whether it is a multi-node training family (P) or not (G).
+  families = {
+    p5   = { gpu = "H100", gpus = 8, nvlink = 18, training = true }
+    p5e  = { gpu = "H200", gpus = 8, nvlink = 18, training = true }
+    p5en = { gpu = "H200", gpus = 8, nvlink = 18, training = true }
+    p4d  = { gpu = "A100", gpus = 8, nvlink = 12, training = true }
+    g5   = { gpu = "A10G", gpus = 0, nvlink = 0, training = false }
+    g6   = { gpu = "L4", gpus = 0, nvlink = 0, training = false }
+    g6e  = { gpu = "L40S", gpus = 0, nvlink = 0, training = false }
+  }
+  spec = local.families[local.family]
+
+  # G types: 12xlarge and 24xlarge have 4 GPUs, 48xlarge 8, the others 1.
+  gpus_per_node = local.spec.gpus > 0 ? local.spec.gpus : lookup({ "12xlarge" = 4, "24xlarge" = 4, "48xlarge" = 8 }, local.size, 1)
+
+  root_gib   = coalesce(var.root_volume_gib, local.spec.training ? 500 : 200)
+  data_gib   = coalesce(var.data_volume_gib, local.spec.training ? 4000 : 500)
+  throughput = local.spec.training ? 1000 : 250
+  iops       = local.spec.training ? 16000 : 3000
+
+  reserved = contains(["capacity_reservation", "capacity_block"], var.capacity_type)
+}
+
+resource "mlplatform_gpu_cluster" "this" {
+  name          = var.name
+  instance_type = var.instance_type
+  node_count    = var.node_count
+  zone_id       = var.zone_id
+  zone_fallback = local.reserved ? false : var.zone_fallback
+  image         = var.image
+
+  capacity = var.capacity_type == "on_demand" ? null : {
+    type           = var.capacity_type
+    reservation_id = var.reservation_id
+    spot_max_price = null
+  }
+
+  subnet_id            = var.subnet_id
+  vpc_id               = var.vpc_id
+  security_group_ids   = var.security_group_ids
+  instance_profile     = var.instance_profile
+  placement_group_name = var.placement_group_name
+  efa_interfaces       = var.efa_interfaces
+
+  kms_key_arn = var.kms_key_arn
+  root_volume = { size_gib = local.root_gib, type = "gp3", iops = null, throughput = null }
+  data_volumes = local.data_gib > 0 ? [{
+    size_gib    = local.data_gib
+    type        = "gp3"
+    throughput  = local.throughput
+    iops        = local.iops
+    device_name = null
+  }] : []
+
+  # A reservation or block has no spare capacity: replace a node at a time,
+  # terminating first. On demand, keep the cluster whole while replacing.
+  rollout = {
+    strategy   = local.reserved || var.capacity_type == "spot" ? "terminate_first" : "launch_first"
+    batch_size = 1
+  }
+
+  user_data = var.user_data
+  tags      = var.tags
+
+  lifecycle {
+    precondition {
+      condition     = !local.reserved || var.reservation_id != null
+      error_message = "capacity_type ${var.capacity_type} needs reservation_id (cr-...)."
+    }
+  }
+}

@@ -1,0 +1,177 @@
+variable "name" {
+  description = "Cluster name, unique in the region: 1 to 100 letters, digits, `-`, `_` or `.`. Nodes are tagged `mlplatform:cluster = <name>`; the placement group and launch template are `mlplatform-<name>`."
+  type        = string
+
+  validation {
+    condition     = can(regex("^[A-Za-z0-9._-]{1,100}$", var.name))
+    error_message = "name must be 1 to 100 letters, digits, '-', '_' or '.'."
+  }
+}
+
+variable "instance_type" {
+  description = "GPU instance type: a P family training type (`p5.48xlarge` H100, `p5e.48xlarge` or `p5en.48xlarge` H200, `p4d.24xlarge` A100) or a G family type (`g5.*` A10G, `g6.*` L4, `g6e.*` L40S). The type decides the defaults below and the hwprobe profile."
+  type        = string
+  default     = "p5en.48xlarge"
+
+  validation {
+    condition     = can(regex("^(p5\\.48xlarge|p5e\\.48xlarge|p5en\\.48xlarge|p4d\\.24xlarge|(g5|g6|g6e)\\.[0-9]*x?large)$", var.instance_type))
+    error_message = "instance_type must be p5.48xlarge, p5e.48xlarge, p5en.48xlarge, p4d.24xlarge, or a g5, g6 or g6e size."
+  }
+}
+
+variable "node_count" {
+  description = "Number of nodes, 1 to 512."
+  type        = number
+  default     = 2
+
+  validation {
+    condition     = var.node_count >= 1 && var.node_count <= 512 && floor(var.node_count) == var.node_count
+    error_message = "node_count must be a whole number from 1 to 512."
+  }
+}
+
+variable "zone_id" {
+  description = "Availability zone id, e.g. `mec1-az1`. Null: the zone of `subnet_id` or of the capacity reservation, else the first allowed zone that offers the type."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.zone_id == null || can(regex("^[a-z0-9]+-az[0-9]+$", var.zone_id))
+    error_message = "zone_id must be a zone id such as mec1-az1 (not a zone name such as me-central-1a)."
+  }
+}
+
+variable "zone_fallback" {
+  description = "When the zone has no capacity, launch in another zone of the jurisdiction that offers the type (never outside it). Ignored on a capacity reservation or block, whose zone is fixed."
+  type        = bool
+  default     = false
+}
+
+variable "image" {
+  description = "AMI id (`ami-...`) or SSM parameter name holding one. Default: the AWS Deep Learning Base OSS NVIDIA driver AMI for Ubuntu 22.04 (x86_64), resolved at plan time."
+  type        = string
+  default     = "/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
+
+  validation {
+    condition     = can(regex("^(ami-[0-9a-f]+|/.+|resolve:ssm:/.+)$", var.image))
+    error_message = "image must be an AMI id (ami-...) or an SSM parameter name (/... or resolve:ssm:/...)."
+  }
+}
+
+variable "kms_key_arn" {
+  description = "ARN of the customer-managed KMS key that encrypts every volume. It must lie inside the provider's jurisdiction (checked at plan)."
+  type        = string
+
+  validation {
+    condition     = can(regex("^arn:aws[a-z-]*:kms:[a-z0-9-]+:[0-9]{12}:key/.+$", var.kms_key_arn))
+    error_message = "kms_key_arn must be a KMS key ARN (arn:aws:kms:REGION:ACCOUNT:key/ID), not an alias: residency checks need the key's region and account."
+  }
+}
+
+variable "capacity_type" {
+  description = "`on_demand`, `capacity_reservation`, `capacity_block` (EC2 Capacity Blocks for ML) or `spot`."
+  type        = string
+  default     = "on_demand"
+
+  validation {
+    condition     = contains(["on_demand", "capacity_reservation", "capacity_block", "spot"], var.capacity_type)
+    error_message = "capacity_type must be on_demand, capacity_reservation, capacity_block or spot."
+  }
+}
+
+variable "reservation_id" {
+  description = "Capacity reservation or capacity block id (`cr-...`); required with `capacity_type` `capacity_reservation` or `capacity_block`."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.reservation_id == null || can(regex("^cr-[0-9a-f]+$", var.reservation_id))
+    error_message = "reservation_id must be a capacity reservation id (cr-...)."
+  }
+}
+
+variable "subnet_id" {
+  description = "Subnet of every node's network interfaces. Null: a subnet of `vpc_id` in the zone, else the zone's default subnet."
+  type        = string
+  default     = null
+}
+
+variable "vpc_id" {
+  description = "VPC to pick the subnet from in the zone when `subnet_id` is null."
+  type        = string
+  default     = null
+}
+
+variable "security_group_ids" {
+  description = "Security groups of every interface. EFA needs a group that allows all traffic to and from itself. Null: the VPC's default group."
+  type        = set(string)
+  default     = null
+}
+
+variable "instance_profile" {
+  description = "IAM instance profile name or ARN for the nodes (for example to publish hwprobe reports to S3)."
+  type        = string
+  default     = null
+}
+
+variable "placement_group_name" {
+  description = "An existing cluster placement group to launch into. Null: the cluster creates and owns `mlplatform-<name>`."
+  type        = string
+  default     = null
+}
+
+variable "efa_interfaces" {
+  description = "EFA interfaces per node. Null: as many as the type supports (16 on p5en.48xlarge, 32 on p5.48xlarge, 0 on a type without EFA)."
+  type        = number
+  default     = null
+
+  validation {
+    condition     = var.efa_interfaces == null || try(var.efa_interfaces >= 0 && floor(var.efa_interfaces) == var.efa_interfaces, false)
+    error_message = "efa_interfaces must be a whole number, 0 or more."
+  }
+}
+
+variable "root_volume_gib" {
+  description = "Root volume size in GiB. Null: 500 on P types, 200 on G types."
+  type        = number
+  default     = null
+
+  validation {
+    condition     = var.root_volume_gib == null || try(var.root_volume_gib >= 8, false)
+    error_message = "root_volume_gib must be at least 8."
+  }
+}
+
+variable "data_volume_gib" {
+  description = "Size of the gp3 data volume (datasets, checkpoints) in GiB; 0 for none. Null: 4000 on P types (1000 MiB/s, 16000 IOPS), 500 on G types (250 MiB/s, 3000 IOPS)."
+  type        = number
+  default     = null
+
+  validation {
+    condition     = var.data_volume_gib == null || try(var.data_volume_gib >= 0, false)
+    error_message = "data_volume_gib must be 0 or more."
+  }
+}
+
+variable "user_data" {
+  description = "User data run at boot (plain text, at most 16 KiB): the slot for the hwprobe bootstrap."
+  type        = string
+  default     = null
+}
+
+variable "min_gemm_efficiency" {
+  description = "Lowest fraction of the GPU's bf16 datasheet peak that `gpu_gemm_bf16` must reach in the hwprobe profile this module renders (0 to 1)."
+  type        = number
+  default     = 0.6
+
+  validation {
+    condition     = var.min_gemm_efficiency > 0 && var.min_gemm_efficiency <= 1
+    error_message = "min_gemm_efficiency must be above 0 and at most 1."
+  }
+}
+
+variable "tags" {
+  description = "Tags of the nodes, their volumes and the launch template, merged over the provider's default_tags."
+  type        = map(string)
+  default     = {}
+}
