@@ -25,6 +25,7 @@ module "train" {
   node_count    = 2
   zone_id       = "mec1-az1"
   kms_key_arn   = var.kms_key_arn
+  image         = var.image
 
   tags = { workload = "pretraining" }
 }

@@ -1,0 +1,332 @@
+package modules_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
+
+	"github.com/mlplatform/mlplatform/acctest"
+	"github.com/mlplatform/mlplatform/hwprobe/profile"
+	"github.com/mlplatform/mlplatform/provider"
+)
+
+func TestMain(m *testing.M) { acctest.Main(m) }
+
+// providerAddress is the source address the modules and their examples
+// declare.
+const providerAddress = "registry.terraform.io/mlplatform/mlplatform"
+
+// exampleDir copies a module example as written (every .tf file of the
+// folder) into a scratch folder, with its module source pointed at the
+// module's absolute path (the copy lives elsewhere).
+func exampleDir(t *testing.T, module string) string {
+	t.Helper()
+	src := filepath.Join(module, "examples", "basic")
+	names, err := filepath.Glob(filepath.Join(src, "*.tf"))
+	if err != nil || len(names) == 0 {
+		t.Fatalf("no example in %s: %v", src, err)
+	}
+	abs, err := filepath.Abs(module)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, calls := t.TempDir(), 0
+	for _, n := range names {
+		b, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(b)
+		calls += strings.Count(text, `source = "../.."`)
+		text = strings.ReplaceAll(text, `source = "../.."`, fmt.Sprintf("source = %q", abs))
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(n)), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if calls == 0 {
+		t.Fatalf("%s: no module call with source \"../..\"", src)
+	}
+	return dir
+}
+
+// cli runs the real Terraform CLI (acctest.Setup finds it) in one folder,
+// with the provider served from this test process (the reattach mode
+// terraform-plugin-testing uses; its state checks do not support child
+// modules, so the commands are run directly here).
+type cli struct {
+	t        *testing.T
+	tf, dir  string
+	reattach string
+}
+
+func newCLI(t *testing.T, dir string) *cli {
+	t.Helper()
+	tf := os.Getenv("TF_ACC_TERRAFORM_PATH")
+	if tf == "" {
+		t.Fatal("TF_ACC_TERRAFORM_PATH is not set: acctest.Setup sets it")
+	}
+	return &cli{t: t, tf: tf, dir: dir, reattach: serveProvider(t)}
+}
+
+func (c *cli) run(args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.tf, args...)
+	cmd.Dir = c.dir
+	cmd.Env = append(os.Environ(), "TF_REATTACH_PROVIDERS="+c.reattach, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1", "TF_CLI_ARGS=", "TF_LOG=")
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	err := cmd.Run()
+	if err != nil {
+		err = fmt.Errorf("terraform %s: %w\n%s%s", args[0], err, out.String(), stderr.String())
+	}
+	return out.String(), err
+}
+
+// serveProvider serves the provider in this process until the test ends and
+// returns TF_REATTACH_PROVIDERS for it.
+func serveProvider(t *testing.T) string {
+	t.Helper()
+	// The provider's own SDK logs would fill the test's output.
+	for _, k := range []string{"TF_LOG_SDK", "TF_LOG_SDK_PROTO", "TF_LOG_SDK_FRAMEWORK"} {
+		t.Setenv(k, "OFF")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cfgCh := make(chan *plugin.ReattachConfig, 1)
+	closeCh := make(chan struct{})
+	go func() {
+		_ = tf6server.Serve(providerAddress, providerserver.NewProtocol6(provider.New("test")()),
+			tf6server.WithDebug(ctx, cfgCh, closeCh), tf6server.WithGoPluginLogger(hclog.NewNullLogger()))
+	}()
+	var cfg *plugin.ReattachConfig
+	select {
+	case cfg = <-cfgCh:
+	case <-time.After(30 * time.Second):
+		cancel()
+		t.Fatal("the provider server did not start")
+	}
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-closeCh:
+		case <-time.After(10 * time.Second):
+		}
+	})
+	b, err := json.Marshal(map[string]any{providerAddress: map[string]any{
+		"Protocol": string(cfg.Protocol), "ProtocolVersion": cfg.ProtocolVersion, "Pid": cfg.Pid, "Test": true,
+		"Addr": map[string]string{"Network": cfg.Addr.Network(), "String": cfg.Addr.String()},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// liveNodes counts the cluster's instances that are not terminated.
+func liveNodes(ec2c *ec2.Client, cluster string) (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := ec2c.DescribeInstances(ctx, &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
+		{Name: aws.String("tag:mlplatform:cluster"), Values: []string{cluster}},
+		{Name: aws.String("instance-state-name"), Values: []string{"pending", "running", "stopping", "stopped"}},
+	}})
+	if err != nil {
+		return 0, fmt.Errorf("describing instances: %w", err)
+	}
+	n := 0
+	for _, r := range out.Reservations {
+		n += len(r.Instances)
+	}
+	return n, nil
+}
+
+// TestAccModules_gpuTrainingCluster applies modules/gpu-training-cluster's
+// example against the emulator through the real Terraform CLI (init, apply,
+// show, output, destroy): two p5en.48xlarge nodes in mec1-az1 with the
+// module's defaults for H200 nodes. It checks what exists in EC2, the
+// resource's attributes and the outputs, loads the hwprobe profile the
+// module renders with hwprobe's own loader, and checks that destroy leaves
+// no node behind.
+func TestAccModules_gpuTrainingCluster(t *testing.T) {
+	h := acctest.Setup(t)
+	c, err := h.Clients(context.Background(), acctest.Region)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := c.KMS.CreateKey(context.Background(), &kms.CreateKeyInput{Description: aws.String("module example key")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyARN := aws.ToString(key.KeyMetadata.Arn)
+	tf := newCLI(t, exampleDir(t, "gpu-training-cluster"))
+	// moto does not publish the Deep Learning AMI parameter, the example's
+	// default image: take a public parameter it has.
+	vars := []string{"-var", "kms_key_arn=" + keyARN, "-var", "image=/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64"}
+
+	if _, err := tf.run("init", "-input=false", "-no-color"); err != nil {
+		t.Fatal(err)
+	}
+	destroyed := false
+	t.Cleanup(func() {
+		if !destroyed {
+			if _, err := tf.run(append([]string{"destroy", "-auto-approve", "-input=false", "-no-color"}, vars...)...); err != nil {
+				t.Errorf("cleaning up: %v", err)
+			}
+		}
+	})
+	if _, err := tf.run(append([]string{"apply", "-auto-approve", "-input=false", "-no-color"}, vars...)...); err != nil {
+		t.Fatal(err)
+	}
+
+	if n, err := liveNodes(c.EC2, "uae-llm-train"); err != nil || n != 2 {
+		t.Errorf("want 2 live nodes in EC2, found %d (%v)", n, err)
+	}
+
+	show, err := tf.run("show", "-json", "-no-color")
+	if err != nil {
+		t.Fatal(err)
+	}
+	attrs := moduleResource(t, show, "module.train", "module.train.mlplatform_gpu_cluster.this")
+	want := map[string]string{
+		"node_count": "2", "placement_zone_id": "mec1-az1", "placement_group_name": "mlplatform-uae-llm-train",
+		"efa_interfaces": "16", "kms_key_arn": keyARN,
+		"root_volume.size_gib": "500", "data_volumes.0.size_gib": "4000", "data_volumes.0.throughput": "1000",
+		"data_volumes.0.iops": "16000", "rollout.strategy": "launch_first",
+		"tags_all.owner": "ml-platform", "tags_all.workload": "pretraining",
+	}
+	for k, v := range want {
+		if got := attrs[k]; got != v {
+			t.Errorf("%s = %q, want %q", k, got, v)
+		}
+	}
+	if !regexp.MustCompile(`^ami-`).MatchString(attrs["image_id"]) {
+		t.Errorf("image_id = %q", attrs["image_id"])
+	}
+
+	outJSON, err := tf.run("output", "-json", "-no-color")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var outputs map[string]struct {
+		Value any `json:"value"`
+	}
+	if err := json.Unmarshal([]byte(outJSON), &outputs); err != nil {
+		t.Fatalf("terraform output -json: %v\n%s", err, outJSON)
+	}
+	if got := outputs["gpus"].Value; got != "16 x H200" {
+		t.Errorf("output gpus = %v, want 16 x H200", got)
+	}
+	if ips, _ := outputs["private_ips"].Value.([]any); len(ips) != 2 {
+		t.Errorf("output private_ips = %v, want 2 addresses", outputs["private_ips"].Value)
+	}
+	src, _ := outputs["hwprobe_profile"].Value.(string)
+	if err := checkProfile(src); err != nil {
+		t.Error(err)
+	}
+
+	if _, err := tf.run(append([]string{"destroy", "-auto-approve", "-input=false", "-no-color"}, vars...)...); err != nil {
+		t.Fatal(err)
+	}
+	destroyed = true
+	if n, err := liveNodes(c.EC2, "uae-llm-train"); err != nil || n != 0 {
+		t.Errorf("%d nodes of uae-llm-train left after destroy (%v)", n, err)
+	}
+}
+
+// moduleResource finds a resource of a child module in `terraform show
+// -json` and flattens its values to "a.b.0.c" keys.
+func moduleResource(t *testing.T, show, module, address string) map[string]string {
+	t.Helper()
+	type res struct {
+		Address string         `json:"address"`
+		Values  map[string]any `json:"values"`
+	}
+	var st struct {
+		Values struct {
+			RootModule struct {
+				ChildModules []struct {
+					Address   string `json:"address"`
+					Resources []res  `json:"resources"`
+				} `json:"child_modules"`
+			} `json:"root_module"`
+		} `json:"values"`
+	}
+	if err := json.Unmarshal([]byte(show), &st); err != nil {
+		t.Fatalf("terraform show -json: %v", err)
+	}
+	for _, m := range st.Values.RootModule.ChildModules {
+		if m.Address != module {
+			continue
+		}
+		for _, r := range m.Resources {
+			if r.Address == address {
+				flat := map[string]string{}
+				flatten("", r.Values, flat)
+				return flat
+			}
+		}
+	}
+	t.Fatalf("%s not in the state:\n%s", address, show)
+	return nil
+}
+
+func flatten(prefix string, v any, out map[string]string) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			flatten(join(prefix, k), e, out)
+		}
+	case []any:
+		for i, e := range x {
+			flatten(join(prefix, fmt.Sprint(i)), e, out)
+		}
+	case nil:
+	default:
+		out[prefix] = fmt.Sprint(x)
+	}
+}
+
+func join(prefix, k string) string {
+	if prefix == "" {
+		return k
+	}
+	return prefix + "." + k
+}
+
+// checkProfile loads the module's hwprobe_profile output with hwprobe's
+// profile loader, as a node would, and checks what it declares.
+func checkProfile(src string) error {
+	p, diags := profile.Load("hwprobe_profile.hcl", []byte(src))
+	if diags.HasErrors() {
+		return fmt.Errorf("the rendered profile does not load: %s\n%s", diags.Error(), src)
+	}
+	switch {
+	case p.Host == nil || p.Host.Region != "me-central-1" || !slices.Equal(p.Host.ZoneIDs, []string{"mec1-az1"}) || p.Host.InstanceType != "p5en.48xlarge":
+		return fmt.Errorf("host block %+v\n%s", p.Host, src)
+	case p.GPU == nil || p.GPU.Model != "H200" || p.GPU.Count != 8 || p.GPU.MinNVLinkLinks != 18 || p.GPU.ECCEnabled == nil || !*p.GPU.ECCEnabled || p.GPU.MIGEnabled == nil || *p.GPU.MIGEnabled:
+		return fmt.Errorf("gpu block %+v\n%s", p.GPU, src)
+	case p.EFA == nil || p.EFA.Count != 16:
+		return fmt.Errorf("efa block %+v\n%s", p.EFA, src)
+	case len(p.Benchmarks) != 1 || p.Benchmarks[0].Name != "gpu_gemm_bf16" || p.Benchmarks[0].MinEfficiency == nil || *p.Benchmarks[0].MinEfficiency != 0.6:
+		return fmt.Errorf("benchmarks %+v\n%s", p.Benchmarks, src)
+	}
+	return nil
+}
