@@ -1,37 +1,65 @@
 #!/usr/bin/env bash
 # `make test`: static checks, unit tests, acceptance tests against moto through
 # the real Terraform CLI, the Pulumi engine end to end, and docs freshness.
+#
+# Each step's output is kept aside: a step that passes prints one result line
+# (and, for some, its summary); a step that fails prints its whole output and
+# ends the run with its exit status. MAKE_TEST_VERBOSE=1 prints everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
 
-echo "== gofmt and go vet"
-out=$(gofmt -l $(git ls-files '*.go'))
-if [ -n "$out" ]; then echo "gofmt needed:"; echo "$out"; exit 1; fi
+# step ID SUMMARY COMMAND...: run COMMAND; SUMMARY is an extended regular
+# expression selecting the lines of its output shown on success ("" for none).
+step() {
+  local id=$1 summary=$2 t0 rc
+  shift 2
+  t0=$(date +%s)
+  if [ "${MAKE_TEST_VERBOSE:-}" = 1 ]; then
+    echo "== $id"
+    "$@" 2>&1 | tee "$logs/$id.log"
+    return
+  fi
+  if "$@" >"$logs/$id.log" 2>&1; then
+    printf 'ok    %-28s %5ss\n' "$id" "$(($(date +%s) - t0))"
+    if [ -n "$summary" ]; then grep -E "$summary" "$logs/$id.log" | sed 's/^/      /' || true; fi
+  else
+    rc=$?
+    printf 'FAIL  %-28s %5ss (exit %d)\n' "$id" "$(($(date +%s) - t0))" "$rc"
+    cat "$logs/$id.log"
+    exit "$rc"
+  fi
+}
+
+gofmt_check() {
+  local files out
+  files=$(git ls-files '*.go') || return 1
+  if [ -z "$files" ]; then echo "no Go files found"; return 1; fi
+  if ! out=$(gofmt -l $files 2>&1); then echo "$out"; return 1; fi
+  if [ -n "$out" ]; then echo "gofmt needed:"; echo "$out"; return 1; fi
+}
+step gofmt "" gofmt_check
+
 # go-nvml's cgo preamble uses declarations NVML marks deprecated: the
 # compiler's warnings about them are not ours to fix.
-CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations" go vet ./...
+export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations"
+step go-vet "" go vet ./...
 
 if [ -f scripts/pulumi-cli.sh ]; then
-  echo "== Pulumi CLI (built once, cached)"
-  PULUMI_CLI=$(bash scripts/pulumi-cli.sh | tail -n 1)
+  step pulumi-cli "" bash scripts/pulumi-cli.sh # built once, cached
+  PULUMI_CLI=$(tail -n 1 "$logs/pulumi-cli.log")
   export PULUMI_CLI
-  echo "$PULUMI_CLI"
 fi
 
-echo "== unit and acceptance tests (TF_ACC=1: moto + Terraform CLI)"
-TF_ACC=1 go test -count=1 -timeout 40m ./...
+# Unit and acceptance tests (TF_ACC=1: moto + Terraform CLI): one line per
+# package that has tests.
+step go-test '^(ok|FAIL|---)' env TF_ACC=1 go test -count=1 -timeout 40m ./...
 
-echo "== examples are formatted and valid"
-bash scripts/examples-check.sh
+step examples '^[0-9]+ passed' bash scripts/examples-check.sh
+step tflint '^tflint:' bash scripts/tflint.sh
+step pulumi-sdks '' bash scripts/sdk-check.sh
+step docs '' bash scripts/docs-check.sh
 
-echo "== tflint (recommended preset) on examples and modules"
-bash scripts/tflint.sh
-
-echo "== Pulumi SDKs and examples build (tsc, py_compile and import, go build)"
-bash scripts/sdk-check.sh
-
-echo "== docs are up to date"
-bash scripts/docs-check.sh
-
-echo "== make test passed in $(( $(date +%s) - start ))s"
+echo "make test passed in $(($(date +%s) - start))s"
