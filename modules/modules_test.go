@@ -18,6 +18,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/aws-sdk-go-v2/service/sagemaker"
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
@@ -329,4 +332,107 @@ func checkProfile(src string) error {
 		return fmt.Errorf("benchmarks %+v\n%s", p.Benchmarks, src)
 	}
 	return nil
+}
+
+// TestAccModules_featureStore applies modules/feature-store's example against
+// the emulator through the real Terraform CLI, then adds a feature through
+// the features variable: the group is updated in place (same ARN, same
+// creation time), never replaced. Destroy deletes the group.
+func TestAccModules_featureStore(t *testing.T) {
+	h := acctest.Setup(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := h.Clients(ctx, acctest.Region)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := c.KMS.CreateKey(ctx, &kms.CreateKeyInput{Description: aws.String("module example key")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const bucket = "uae-feature-store"
+	if _, err := c.S3.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket),
+		CreateBucketConfiguration: &s3types.CreateBucketConfiguration{LocationConstraint: s3types.BucketLocationConstraint(acctest.Region)}}); err != nil {
+		t.Fatal(err)
+	}
+	tf := newCLI(t, exampleDir(t, "feature-store"))
+	vars := []string{"-var", "kms_key_arn=" + aws.ToString(key.KeyMetadata.Arn), "-var", "offline_bucket=" + bucket,
+		"-var", "role_arn=arn:aws:iam::123456789012:role/feature-store"}
+	more := append(slices.Clone(vars), "-var", `features=[{name="age",type="Integral"},{name="country",type="String"},{name="lifetime_value",type="Fractional"},{name="churn_score",type="Fractional"}]`)
+
+	if _, err := tf.run("init", "-input=false", "-no-color"); err != nil {
+		t.Fatal(err)
+	}
+	destroyed := false
+	t.Cleanup(func() {
+		if !destroyed {
+			if _, err := tf.run(append([]string{"destroy", "-auto-approve", "-input=false", "-no-color"}, more...)...); err != nil {
+				t.Errorf("cleaning up: %v", err)
+			}
+		}
+	})
+	const group = "module.customers.mlplatform_feature_store.this"
+	state := func() map[string]string {
+		show, err := tf.run("show", "-json", "-no-color")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return moduleResource(t, show, "module.customers", group)
+	}
+	if _, err := tf.run(append([]string{"apply", "-auto-approve", "-input=false", "-no-color"}, vars...)...); err != nil {
+		t.Fatal(err)
+	}
+	before := state()
+	want := map[string]string{
+		"name": "customers", "status": "Created", "record_identifier_feature_name": "record_id",
+		"event_time_feature_name": "event_time", "offline_store.table_format": "Iceberg",
+		"offline_store.s3_uri":   "s3://" + bucket + "/feature-store/customers",
+		"online_store.ttl.value": "90", "online_store.ttl.unit": "Days", "tags_all.team": "risk", "tags_all.owner": "ml-platform",
+	}
+	for k, v := range want {
+		if before[k] != v {
+			t.Errorf("%s = %q, want %q", k, before[k], v)
+		}
+	}
+	if n := countPrefix(before, "features."); n != 5 {
+		t.Errorf("%d features, want 5 (3 from the variable, the identifier and the event time)", n)
+	}
+
+	plan, err := tf.run(append([]string{"plan", "-input=false", "-no-color"}, more...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(plan, "1 to change, 0 to destroy") {
+		t.Fatalf("adding a feature should be an in-place update:\n%s", plan)
+	}
+	if _, err := tf.run(append([]string{"apply", "-auto-approve", "-input=false", "-no-color"}, more...)...); err != nil {
+		t.Fatal(err)
+	}
+	after := state()
+	if after["arn"] != before["arn"] || after["creation_time"] != before["creation_time"] {
+		t.Errorf("the group was replaced: arn %s -> %s, created %s -> %s", before["arn"], after["arn"], before["creation_time"], after["creation_time"])
+	}
+	if n := countPrefix(after, "features."); n != 6 {
+		t.Errorf("%d features after the update, want 6", n)
+	}
+
+	if _, err := tf.run(append([]string{"destroy", "-auto-approve", "-input=false", "-no-color"}, more...)...); err != nil {
+		t.Fatal(err)
+	}
+	destroyed = true
+	if _, err := c.SageMaker.DescribeFeatureGroup(ctx, &sagemaker.DescribeFeatureGroupInput{FeatureGroupName: aws.String("customers")}); err == nil {
+		t.Error("feature group customers still exists after destroy")
+	}
+}
+
+// countPrefix counts the distinct list elements under prefix ("features.0.name" ...).
+func countPrefix(flat map[string]string, prefix string) int {
+	seen := map[string]bool{}
+	for k := range flat {
+		if rest, ok := strings.CutPrefix(k, prefix); ok {
+			i, _, _ := strings.Cut(rest, ".")
+			seen[i] = true
+		}
+	}
+	return len(seen)
 }
