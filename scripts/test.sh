@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make test`: static checks, unit tests, acceptance tests against moto through
-# the real Terraform CLI, the Pulumi engine end to end, and docs freshness.
+# the real Terraform CLI, the Pulumi engine end to end, docs freshness, and the
+# getting-started guide run as written.
 #
 # Each step's output is kept aside: a step that passes prints one result line
 # (and, for some, its summary); a step that fails prints its whole output and
@@ -61,5 +62,6 @@ step examples '^[0-9]+ passed' bash scripts/examples-check.sh
 step tflint '^tflint:' bash scripts/tflint.sh
 step pulumi-sdks '' bash scripts/sdk-check.sh
 step docs '' bash scripts/docs-check.sh
+step guides '^guide-check:' bash scripts/guide-check.sh # the getting-started guide, run as written
 
 echo "make test passed in $(($(date +%s) - start))s"
