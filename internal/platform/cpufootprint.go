@@ -67,7 +67,8 @@ type CPUFootprintSpec struct {
 	// SubnetIDs are where instances go; empty: the default subnet of every
 	// allowed zone that offers the chosen type.
 	SubnetIDs []string
-	// Image is an AMI id (ami-...) or an SSM parameter name that holds one.
+	// Image is an AMI id (ami-...) or an SSM parameter name that holds one;
+	// empty: DefaultFootprintImage of the chosen type's architecture.
 	Image            string
 	SecurityGroupIDs []string
 	InstanceProfile  string // name or ARN
@@ -91,6 +92,15 @@ type CPUFootprintSpec struct {
 	// InputProblems are what the front end's translation found (numbers out
 	// of range before they were narrowed: see VolumeFromInput).
 	InputProblems []Problem
+}
+
+// DefaultFootprintImage is the image of a footprint that names none: the
+// latest Amazon Linux 2023 of the architecture, by its public SSM parameter.
+func DefaultFootprintImage(architecture string) string {
+	if architecture == "arm64" {
+		return "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-arm64"
+	}
+	return "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64"
 }
 
 // DefaultMinHealthyPercentage is the share of a footprint kept in service
@@ -198,6 +208,7 @@ func (s *CPUFootprintSpec) ValidateStatic() []Problem {
 // costs: what the plan shows.
 type CPUDecision struct {
 	InstanceType string
+	Architecture string // of the chosen type: x86_64 or arm64
 	Reason       string
 	// Candidates are the qualifying types, cheapest first: the mixed
 	// instances policy of a spot footprint draws on them in this order.
@@ -266,7 +277,7 @@ func (s *CPUFootprintSpec) Decide(cat *catalog.Catalog, allowedZoneIDs []string)
 			d.Rejected = append(d.Rejected, r.Name+": "+strings.Join(r.Missed, "; "))
 		}
 	}
-	d.InstanceType = chosen.Name
+	d.InstanceType, d.Architecture = chosen.Name, chosen.Architecture
 	d.HourlyUSD, d.PriceKnown, d.Estimate, d.PriceSource = chosen.USDPerHour, chosen.PriceKnown, chosen.Estimate, chosen.PriceSource
 	d.ZoneIDs = chosen.ZoneIDs
 	acts, err := ScheduledActions(s.Size, s.Schedules)
@@ -305,6 +316,9 @@ func costNote(d CPUDecision, capacityType string) string {
 func (s *CPUFootprintSpec) validateLaunch() []Problem {
 	g := GPUClusterSpec{Image: s.Image, SecurityGroupIDs: s.SecurityGroupIDs, InstanceProfile: s.InstanceProfile,
 		RootVolume: s.RootVolume, DataVolumes: s.DataVolumes, Unknown: s.Unknown}
+	if s.Image == "" {
+		g.Unknown = append(slices.Clone(g.Unknown), "image") // optional: DefaultFootprintImage
+	}
 	ps := g.validateInputs()
 	add := func(path, summary, detail string) { ps = append(ps, Problem{Path: path, Summary: summary, Detail: detail}) }
 	devices := map[string]bool{}

@@ -179,8 +179,8 @@ func (e *Env) CreateCPUFootprint(ctx context.Context, spec CPUFootprintSpec, o C
 
 // UpdateCPUFootprint converges the footprint recorded as prior on spec:
 // a new launch template version when the template changes, the group's
-// types, capacity, subnets and sizes (with schedules, only the sizes the
-// declaration changed: the scheduled actions own them otherwise), its tags
+// types, capacity, subnets and sizes (with schedules, only when the
+// declared sizes changed: the scheduled actions own them otherwise), its tags
 // and scheduled actions, a group or template deleted outside made again,
 // and, when what an instance is changed, an instance refresh that it waits
 // for (min_healthy_percentage kept in service). A footprint carrying
@@ -295,21 +295,22 @@ func (e *Env) convergeCPUFootprint(ctx context.Context, prior *CPUFootprintRecor
 		}
 	} else {
 		set := cloud.AllSizes()
-		if len(spec.Schedules) > 0 && prior != nil && prior.GroupName != "" {
-			// The scheduled actions own the sizes; set only what the
-			// declaration changed.
-			ps := prior.Spec.Size
-			set = cloud.SetSizes{Min: ps.Min != spec.Size.Min, Max: ps.Max != spec.Size.Max, Desired: ps.Desired != spec.Size.Desired}
+		if len(spec.Schedules) > 0 && prior != nil && prior.GroupName != "" && prior.Spec.Size == spec.Size {
+			// The scheduled actions own the sizes between changes of the
+			// declaration: a size a schedule set stays. A declared change
+			// sets all three now; the next scheduled action takes over.
+			set = cloud.SetSizes{}
 		}
 		if err := cloud.UpdateFootprintGroup(ctx, as, g, set); err != nil {
 			return e.cpuPartial(ctx, spec.Name, tr, err)
 		}
 		old := cur.Group.Tags
 		roll = old[cloud.TagInstanceHash] != instanceHash && len(cur.Group.Instances) > 0
-		if !roll {
-			g.Tags[cloud.TagInstanceHash] = cmpOr(old[cloud.TagInstanceHash], instanceHash)
-		} else if h := old[cloud.TagInstanceHash]; h != "" {
-			g.Tags[cloud.TagInstanceHash] = h // moved on once the refresh succeeded
+		g.Tags[cloud.TagInstanceHash] = instanceHash
+		if roll {
+			// Moved on only once the refresh succeeded: an interrupted roll
+			// is started again by the next apply.
+			g.Tags[cloud.TagInstanceHash] = old[cloud.TagInstanceHash]
 		}
 		if !maps.Equal(old, g.Tags) {
 			if err := cloud.SetFootprintGroupTags(ctx, as, g.Name, g.Tags, old); err != nil {

@@ -136,6 +136,7 @@ func (e *Env) PlanCPUFootprint(ctx context.Context, spec CPUFootprintSpec) (*CPU
 				p.SubnetIDs = append(p.SubnetIDs, sn.ID)
 			}
 		}
+		slices.Sort(p.SubnetIDs)
 		if len(p.SubnetIDs) == 0 {
 			p.Problems = append(p.Problems, Problem{Path: "subnet_ids", Summary: "No default subnet",
 				Detail: fmt.Sprintf("none of the allowed zones offering %s (%s) has a default subnet: set subnet_ids.", d.InstanceType, strings.Join(missing, ", "))})
@@ -143,11 +144,15 @@ func (e *Env) PlanCPUFootprint(ctx context.Context, spec CPUFootprintSpec) (*CPU
 	}
 
 	var rootDevice string
-	if spec.Image != "" && spec.known("image") && !slices.ContainsFunc(p.Problems, func(pr Problem) bool { return pr.Path == "image" }) {
-		im, err := cloud.ResolveImage(ctx, e.Clients.EC2, e.Clients.SSM, spec.Image)
+	image := spec.Image
+	if image == "" && ok {
+		image = DefaultFootprintImage(d.Architecture)
+	}
+	if image != "" && spec.known("image") && !slices.ContainsFunc(p.Problems, func(pr Problem) bool { return pr.Path == "image" }) {
+		im, err := cloud.ResolveImage(ctx, e.Clients.EC2, e.Clients.SSM, image)
 		switch {
 		case errors.Is(err, cloud.ErrNotFound):
-			p.Problems = append(p.Problems, Problem{Path: "image", Summary: "Image not found", Detail: fmt.Sprintf("%s: %v: use an AMI id of this region (ami-...) or an SSM parameter that holds one.", spec.Image, err)})
+			p.Problems = append(p.Problems, Problem{Path: "image", Summary: "Image not found", Detail: fmt.Sprintf("%s: %v: use an AMI id of this region (ami-...) or an SSM parameter that holds one.", image, err)})
 		case err != nil:
 			return nil, err
 		default:
@@ -262,7 +267,7 @@ func PlanCPUFootprintChange(prior CPUFootprintRecord, spec CPUFootprintSpec, p *
 	if fmt.Sprint(o.Schedules) != fmt.Sprint(spec.Schedules) {
 		add(&c.InPlace, "schedule", "the scheduled actions change in place")
 	}
-	if p.SubnetIDs == nil || !slices.Equal(p.SubnetIDs, prior.SubnetIDs) {
+	if p.SubnetIDs == nil || !slices.Equal(slices.Sorted(slices.Values(p.SubnetIDs)), slices.Sorted(slices.Values(prior.SubnetIDs))) {
 		add(&c.InPlace, "subnet_ids", "the group's subnets change in place")
 	}
 	if p.TagsAll == nil || !maps.Equal(p.TagsAll, prior.TagsAll) {
