@@ -320,7 +320,9 @@ func (s *CPUFootprintSpec) validateLaunch() []Problem {
 		g.Unknown = append(slices.Clone(g.Unknown), "image") // optional: DefaultFootprintImage
 	}
 	ps := g.validateInputs()
-	add := func(path, summary, detail string) { ps = append(ps, Problem{Path: path, Summary: summary, Detail: detail}) }
+	add := func(path, summary, detail string) {
+		ps = append(ps, Problem{Path: path, Summary: summary, Detail: detail})
+	}
 	devices := map[string]bool{}
 	for i, v := range append([]Volume{s.RootVolume}, s.DataVolumes...) {
 		path := "root_volume"
