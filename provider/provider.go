@@ -158,6 +158,7 @@ func (p *mlplatformProvider) Resources(_ context.Context) []func() resource.Reso
 		NewResidencyGuardResource,
 		NewGPUClusterResource,
 		NewFeatureStoreResource,
+		NewCPUFootprintResource,
 	}
 }
 

@@ -68,6 +68,10 @@ type CPUFootprint struct {
 	Instances        []CPUInstance
 	// Deleting is set while the group's deletion is in progress.
 	Deleting bool
+	// Applied is what the create or update that returned this footprint
+	// decided and resolved (the type, its cost, subnets, image, tags); nil
+	// from Find.
+	Applied *CPUFootprintPlan
 }
 
 // CPUInstance is one instance of a footprint's group.
@@ -342,7 +346,9 @@ func (e *Env) convergeCPUFootprint(ctx context.Context, prior *CPUFootprintRecor
 	if err != nil {
 		return e.cpuPartial(ctx, spec.Name, tr, err)
 	}
-	return cpuFootprintFromCloud(f), nil
+	out := cpuFootprintFromCloud(f)
+	out.Applied = plan
+	return out, nil
 }
 
 // cpuPartial returns what exists of the footprint together with cause, as

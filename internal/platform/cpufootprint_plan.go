@@ -313,6 +313,13 @@ func RecordCPUFootprint(found *CPUFootprint, declared CPUFootprintRecord) CPUFoo
 		r.CreationToken = found.CreationToken
 	}
 	r.GroupName, r.LaunchTemplateID, r.LaunchTemplateVersion = found.GroupName, found.LaunchTemplateID, found.LaunchTemplateVersion
+	if p := found.Applied; p != nil {
+		r.Decision, r.InstanceTypes = p.Decision, slices.Clone(p.InstanceTypes)
+		r.SubnetIDs, r.ImageID = slices.Clone(p.SubnetIDs), p.ImageID
+		if p.TagsAll != nil {
+			r.TagsAll = maps.Clone(p.TagsAll)
+		}
+	}
 	return r
 }
 
@@ -342,9 +349,13 @@ func ReadBackCPUFootprint(found *CPUFootprint, declared CPUFootprintRecord) CPUF
 	if len(found.InstanceTypes) > 0 {
 		r.InstanceTypes = slices.Clone(found.InstanceTypes)
 	}
-	r.SubnetIDs = slices.Clone(found.SubnetIDs)
-	if len(declared.Spec.SubnetIDs) > 0 {
-		s.SubnetIDs = slices.Clone(found.SubnetIDs)
+	sorted := func(xs []string) []string { return slices.Sorted(slices.Values(xs)) }
+	if !slices.Equal(sorted(found.SubnetIDs), sorted(declared.SubnetIDs)) {
+		// The declared order is kept unless the set changed.
+		r.SubnetIDs = slices.Clone(found.SubnetIDs)
+		if len(declared.Spec.SubnetIDs) > 0 {
+			s.SubnetIDs = slices.Clone(found.SubnetIDs)
+		}
 	}
 	if found.Tags != nil {
 		r.TagsAll = maps.Clone(found.Tags)
