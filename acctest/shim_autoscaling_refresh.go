@@ -40,10 +40,15 @@ type shimRefreshes struct {
 type RefreshDouble struct{ r *shimRefreshes }
 
 // RegisterAutoScalingRefreshes makes the shim serve the instance-refresh
-// operations and returns the double.
+// operations and returns the double. It also works around a moto 5.2.1 bug
+// that breaks CPU footprints: CreateLaunchTemplateVersion stores the user
+// data unparsed, and every Auto Scaling launch from that version then fails
+// (an AssertionError, answered 500). A new version of a footprint's launch
+// template is forwarded without its user data; the first version keeps it.
 func RegisterAutoScalingRefreshes(s *Shim) *RefreshDouble {
 	r := &shimRefreshes{}
 	s.OnReset(func() { r.mu.Lock(); r.list, r.hold = nil, false; r.mu.Unlock() })
+	s.Handle("ec2", "CreateLaunchTemplateVersion", footprintTemplateVersion)
 	registerAll(s, "autoscaling", map[string]HandlerFunc{
 		"StartInstanceRefresh":      r.start,
 		"DescribeInstanceRefreshes": r.describe,
@@ -171,4 +176,39 @@ func writeQueryXML(w http.ResponseWriter, action, inner string) {
 	w.WriteHeader(http.StatusOK)
 	fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?>`+"\n"+`<%sResponse xmlns="%s"><%sResult>%s</%sResult><ResponseMetadata><RequestId>%s</RequestId></ResponseMetadata></%sResponse>`,
 		action, autoScalingNamespace, action, inner, action, requestID(), action)
+}
+
+// footprintTemplateVersion forwards CreateLaunchTemplateVersion to moto,
+// without the user data when the template is a CPU footprint's (its
+// instance tags name the footprint).
+func footprintTemplateVersion(w http.ResponseWriter, r *Request) {
+	footprint := false
+	for k, v := range r.Form {
+		if strings.HasPrefix(k, "LaunchTemplateData.TagSpecification.") && strings.HasSuffix(k, ".Key") && len(v) > 0 && v[0] == "mlplatform:cpu-footprint" {
+			footprint = true
+		}
+	}
+	if !footprint || r.Form.Get("LaunchTemplateData.UserData") == "" {
+		forwardToMoto(w, r)
+		return
+	}
+	form := url.Values{}
+	for k, v := range r.Form {
+		if k != "LaunchTemplateData.UserData" {
+			form[k] = v
+		}
+	}
+	resp, err := r.Forward([]byte(form.Encode()))
+	if err != nil {
+		WriteAWSError(w, r, http.StatusBadGateway, "ShimUpstreamError", err.Error())
+		return
+	}
+	defer resp.Body.Close()
+	for k, vs := range resp.Header {
+		for _, v := range vs {
+			w.Header().Add(k, v)
+		}
+	}
+	w.WriteHeader(resp.StatusCode)
+	_, _ = io.Copy(w, resp.Body)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -291,7 +292,9 @@ func TestAccCPUFootprint_schedule(t *testing.T) {
 			Check: resource.ComposeAggregateTestCheckFunc(
 				func(s *terraform.State) error {
 					a := s.RootModule().Resources[cpuFootprintResource].Primary.Attributes
-					if a["monthly_cost_scheduled_usd"] >= a["monthly_cost_usd"] || a["monthly_cost_scheduled_usd"] == "0" {
+					sched, _ := strconv.ParseFloat(a["monthly_cost_scheduled_usd"], 64)
+					full, _ := strconv.ParseFloat(a["monthly_cost_usd"], 64)
+					if sched >= full || sched <= 0 {
 						return fmt.Errorf("scheduled cost %s, at desired %s: the schedule must lower it", a["monthly_cost_scheduled_usd"], a["monthly_cost_usd"])
 					}
 					t.Logf("monthly cost %s, with the schedule %s", a["monthly_cost_usd"], a["monthly_cost_scheduled_usd"])
