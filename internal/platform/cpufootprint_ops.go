@@ -233,6 +233,7 @@ func (e *Env) DeleteCPUFootprint(ctx context.Context, name, owner string, o CPUF
 type cpuTracker struct {
 	wrote bool   // a write call was made (it may land after a failure)
 	ltID  string // the launch template, once ensured
+	token string // the creation token the writes carry
 }
 
 func (e *Env) convergeCPUFootprint(ctx context.Context, prior *CPUFootprintRecord, spec CPUFootprintSpec, o CPUFootprintOptions) (*CPUFootprint, error) {
@@ -249,7 +250,7 @@ func (e *Env) convergeCPUFootprint(ctx context.Context, prior *CPUFootprintRecor
 		return nil, fmt.Errorf("CPU footprint %s: the instance type could not be decided", spec.Name)
 	}
 	as := e.Clients.AutoScaling
-	tr := &cpuTracker{}
+	tr := &cpuTracker{token: spec.CreationToken}
 	cur, err := cloud.FindFootprint(ctx, e.Clients.EC2, as, spec.Name)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, err
@@ -366,12 +367,16 @@ func (e *Env) cpuPartial(ctx context.Context, name string, tr *cpuTracker, cause
 	f, err := cloud.FindFootprint(rctx, e.Clients.EC2, e.Clients.AutoScaling, name)
 	switch {
 	case err == nil:
-		return cpuFootprintFromCloud(f), &PartialError{Err: cause}
+		out := cpuFootprintFromCloud(f)
+		if out.CreationToken == "" {
+			out.CreationToken = tr.token
+		}
+		return out, &PartialError{Err: cause}
 	case errors.Is(err, ErrNotFound):
 		// A call in flight may still land: recorded by name.
-		return &CPUFootprint{Name: name, LaunchTemplateID: tr.ltID}, &PartialError{Err: cause}
+		return &CPUFootprint{Name: name, LaunchTemplateID: tr.ltID, CreationToken: tr.token}, &PartialError{Err: cause}
 	default:
-		return &CPUFootprint{Name: name, LaunchTemplateID: tr.ltID}, &PartialError{Err: fmt.Errorf("%w; reading the footprint back failed too (%v)", cause, err)}
+		return &CPUFootprint{Name: name, LaunchTemplateID: tr.ltID, CreationToken: tr.token}, &PartialError{Err: fmt.Errorf("%w; reading the footprint back failed too (%v)", cause, err)}
 	}
 }
 
