@@ -138,7 +138,6 @@ func TestAccCPUFootprint_basic(t *testing.T) {
 	})
 }
 
-
 func TestAccCPUFootprint_explicitType(t *testing.T) {
 	h := acctest.Setup(t)
 	resource.Test(t, resource.TestCase{
