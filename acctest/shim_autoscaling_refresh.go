@@ -188,27 +188,31 @@ func footprintTemplateVersion(w http.ResponseWriter, r *Request) {
 			footprint = true
 		}
 	}
-	if !footprint || r.Form.Get("LaunchTemplateData.UserData") == "" {
-		forwardToMoto(w, r)
-		return
-	}
-	form := url.Values{}
-	for k, v := range r.Form {
-		if k != "LaunchTemplateData.UserData" {
-			form[k] = v
+	body := r.Body
+	if footprint && r.Form.Get("LaunchTemplateData.UserData") != "" {
+		form := url.Values{}
+		for k, v := range r.Form {
+			if k != "LaunchTemplateData.UserData" {
+				form[k] = v
+			}
 		}
+		body = []byte(form.Encode())
 	}
-	resp, err := r.Forward([]byte(form.Encode()))
-	if err != nil {
-		WriteAWSError(w, r, http.StatusBadGateway, "ShimUpstreamError", err.Error())
-		return
-	}
-	defer resp.Body.Close()
-	for k, vs := range resp.Header {
-		for _, v := range vs {
-			w.Header().Add(k, v)
+	// Through the fault rules, as every call that reaches moto.
+	var call Call
+	r.shim.forward(w, r, &call, func(w http.ResponseWriter) {
+		resp, err := r.Forward(body)
+		if err != nil {
+			WriteAWSError(w, r, http.StatusBadGateway, "ShimUpstreamError", err.Error())
+			return
 		}
-	}
-	w.WriteHeader(resp.StatusCode)
-	_, _ = io.Copy(w, resp.Body)
+		defer resp.Body.Close()
+		for k, vs := range resp.Header {
+			for _, v := range vs {
+				w.Header().Add(k, v)
+			}
+		}
+		w.WriteHeader(resp.StatusCode)
+		_, _ = io.Copy(w, resp.Body)
+	})
 }

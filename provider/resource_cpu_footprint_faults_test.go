@@ -23,6 +23,8 @@ type cpuFault struct {
 	arm func(h *acctest.Harness, service, action string, cancel context.CancelFunc)
 	// settle is how long a call the fault held may take to land.
 	settle time.Duration
+	// fails: the verb must fail (else the fault was not exercised).
+	fails bool
 }
 
 func cpuFaults() []cpuFault {
@@ -30,12 +32,12 @@ func cpuFaults() []cpuFault {
 		{name: "interrupted", arm: func(h *acctest.Harness, svc, action string, cancel context.CancelFunc) {
 			h.Shim.AddRule(acctest.FaultRule{Service: svc, Action: action, Times: 1, Delay: 500 * time.Millisecond,
 				Before: func(r *acctest.Request) { go cancel() }})
-		}, settle: time.Second},
+		}, settle: time.Second, fails: true},
 		{name: "timed out", arm: func(h *acctest.Harness, svc, action string, cancel context.CancelFunc) {
 			// The call is held past the verb's deadline and lands after it.
 			h.Shim.AddRule(acctest.FaultRule{Service: svc, Action: action, Times: 1, Delay: 3 * time.Second,
 				Before: func(r *acctest.Request) { time.AfterFunc(time.Second, cancel) }})
-		}, settle: 3 * time.Second},
+		}, settle: 3 * time.Second, fails: true},
 		{name: "throttled", arm: func(h *acctest.Harness, svc, action string, _ context.CancelFunc) {
 			h.Shim.Throttle(svc, action, 3)
 		}},
@@ -91,15 +93,24 @@ func TestAccCPUFootprint_faultMatrix(t *testing.T) {
 	creates := []step{{"ec2", "CreateLaunchTemplate"}, {"autoscaling", "CreateAutoScalingGroup"}, {"autoscaling", "PutScheduledUpdateGroupAction"}}
 	updates := []step{{"ec2", "CreateLaunchTemplateVersion"}, {"autoscaling", "UpdateAutoScalingGroup"}, {"autoscaling", "CreateOrUpdateTags"}}
 	deletes := []step{{"autoscaling", "DeleteAutoScalingGroup"}, {"ec2", "DeleteLaunchTemplate"}}
+	// A failed cell leaves nothing to the next.
+	cleanup := func() {
+		h.Shim.ClearRules()
+		_ = env.DeleteCPUFootprint(context.Background(), base.Name, "", opts)
+	}
 	for _, fault := range cpuFaults() {
 		for _, st := range creates {
 			t.Run(fmt.Sprintf("create/%s/%s", st.action, fault.name), func(t *testing.T) {
+				t.Cleanup(cleanup)
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
 				fault.arm(h, st.service, st.action, cancel)
 				got, err := env.CreateCPUFootprint(ctx, base, opts)
 				h.Shim.ClearRules()
 				time.Sleep(fault.settle)
+				if fault.fails && err == nil {
+					t.Fatal("the create succeeded: the fault was not exercised")
+				}
 				token := ""
 				switch {
 				case err == nil:
@@ -134,6 +145,7 @@ func TestAccCPUFootprint_faultMatrix(t *testing.T) {
 		}
 		for _, st := range updates {
 			t.Run(fmt.Sprintf("update/%s/%s", st.action, fault.name), func(t *testing.T) {
+				t.Cleanup(cleanup)
 				f, err := env.CreateCPUFootprint(context.Background(), base, opts)
 				if err != nil {
 					t.Fatal(err)
@@ -151,8 +163,8 @@ func TestAccCPUFootprint_faultMatrix(t *testing.T) {
 				_, err = env.UpdateCPUFootprint(ctx, prior, next, opts)
 				h.Shim.ClearRules()
 				time.Sleep(fault.settle)
-				if err != nil {
-					t.Logf("update failed as the fault asked: %v", err)
+				if fault.fails && err == nil {
+					t.Fatal("the update succeeded: the fault was not exercised")
 				}
 				// Terraform keeps the prior state and applies again.
 				if _, err := env.UpdateCPUFootprint(context.Background(), prior, next, opts); err != nil {
@@ -168,6 +180,7 @@ func TestAccCPUFootprint_faultMatrix(t *testing.T) {
 		}
 		for _, st := range deletes {
 			t.Run(fmt.Sprintf("delete/%s/%s", st.action, fault.name), func(t *testing.T) {
+				t.Cleanup(cleanup)
 				f, err := env.CreateCPUFootprint(context.Background(), base, opts)
 				if err != nil {
 					t.Fatal(err)
@@ -178,6 +191,9 @@ func TestAccCPUFootprint_faultMatrix(t *testing.T) {
 				err = env.DeleteCPUFootprint(ctx, base.Name, f.CreationToken, opts)
 				h.Shim.ClearRules()
 				time.Sleep(fault.settle)
+				if fault.fails && err == nil {
+					t.Fatal("the delete succeeded: the fault was not exercised")
+				}
 				if err != nil {
 					// State keeps the footprint; destroy runs again.
 					if err := env.DeleteCPUFootprint(context.Background(), base.Name, f.CreationToken, opts); err != nil {

@@ -650,3 +650,32 @@ resource "mlplatform_cpu_footprint" "test" {
 		}},
 	})
 }
+
+// TestAccCPUFootprint_example applies the documented example (with a key of
+// the emulator in place of the placeholder), so it cannot drift from the
+// schema.
+func TestAccCPUFootprint_example(t *testing.T) {
+	h := acctest.Setup(t)
+	key := createKey(t, h, acctest.Region)
+	example := readExample(t, "../examples/resources/mlplatform_cpu_footprint/resource.tf")
+	example = regexp.MustCompile(`arn:aws:kms:me-central-1:123456789012:key/[0-9a-f-]+`).ReplaceAllString(example, key)
+	const name = "mlplatform_cpu_footprint.inference"
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             checkFootprintGone(t, h, "smb-inference"),
+		Steps: []resource.TestStep{{
+			Config: acctest.ProviderConfig("require_customer_managed_keys = true") + example,
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestMatchResourceAttr(name, "chosen_instance_type", regexp.MustCompile(`^[cmr][78]i(-flex)?\.`)),
+				resource.TestCheckResourceAttr(name, "asg_name", "mlplatform-cpu-smb-inference"),
+				checkFootprint(t, h, "smb-inference", func(f *platform.CPUFootprint) error {
+					if len(f.Instances) != 2 || len(f.ScheduledActions) != 2 {
+						return fmt.Errorf("%d instances, %d scheduled actions", len(f.Instances), len(f.ScheduledActions))
+					}
+					return nil
+				}),
+			),
+		}},
+	})
+}

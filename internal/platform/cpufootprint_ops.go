@@ -213,6 +213,12 @@ func (e *Env) DeleteCPUFootprint(ctx context.Context, name, owner string, o CPUF
 	}
 	if f.Group != nil {
 		o.progress("CPU footprint %s: deleting Auto Scaling group %s and its %d instances", name, f.Group.Name, len(f.Group.Instances))
+		// Auto Scaling deletes a group's scheduled actions with it; they are
+		// removed first all the same, so that none outlives the group where
+		// a service (or an emulator) keeps them.
+		if err := cloud.SyncScheduledActions(ctx, e.Clients.AutoScaling, f.Group.Name, nil); err != nil {
+			return err
+		}
 		if err := cloud.DeleteFootprintGroup(ctx, e.Clients.AutoScaling, f.Group.Name); err != nil {
 			return err
 		}
