@@ -61,6 +61,19 @@ func RegisterAutoScalingRefreshes(s *Shim) *RefreshDouble {
 // (replacing nothing) until Release.
 func (d *RefreshDouble) HoldRefreshes() { d.r.mu.Lock(); d.r.hold = true; d.r.mu.Unlock() }
 
+// ReleaseRefreshes ends the hold: refreshes held InProgress end Cancelled
+// (as a refresh stopped by hand), and new ones replace instances again.
+func (d *RefreshDouble) ReleaseRefreshes() {
+	d.r.mu.Lock()
+	defer d.r.mu.Unlock()
+	d.r.hold = false
+	for _, x := range d.r.list {
+		if x.Status == "InProgress" {
+			x.Status = "Cancelled"
+		}
+	}
+}
+
 // Started lists the groups refreshes were started for, in order, with the
 // minimum healthy percentage each asked for ("group:percent").
 func (d *RefreshDouble) Started() []string {

@@ -261,3 +261,49 @@ func TestAccCPUFootprint_createInterrupted(t *testing.T) {
 		}},
 	})
 }
+
+// TestAccCPUFootprint_rollInterrupted is a type change whose instance
+// refresh outlasts the update's timeout: the apply fails, the prior
+// configuration stays in state, and the next apply starts the roll again
+// and finishes it (the group records which template its instances were
+// refreshed to); then the plan is empty.
+func TestAccCPUFootprint_rollInterrupted(t *testing.T) {
+	h := acctest.Setup(t)
+	cfg := func(typ, timeout string) string {
+		return cpuFootprintConfig("", "held", fmt.Sprintf(`
+  instance_type    = %q
+  min_size         = 1
+  max_size         = 2
+  desired_capacity = 1
+  timeouts {
+    update = %q
+  }`, typ, timeout))
+	}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             checkFootprintGone(t, h, "held"),
+		Steps: []resource.TestStep{{
+			Config: cfg("c7i.large", "3s"),
+		}, {
+			PreConfig:   h.Refreshes.HoldRefreshes,
+			Config:      cfg("m7i.large", "3s"),
+			ExpectError: regexp.MustCompile(`(?s)updating CPU footprint \(held\).*instance refresh`),
+		}, {
+			PreConfig: h.Refreshes.ReleaseRefreshes,
+			Config:    cfg("m7i.large", "10m"),
+			Check: checkFootprint(t, h, "held", func(f *platform.CPUFootprint) error {
+				if len(f.Instances) != 1 || f.Instances[0].InstanceType != "m7i.large" {
+					return fmt.Errorf("instances %+v, want one m7i.large", f.Instances)
+				}
+				if got := h.Refreshes.Started(); len(got) != 2 {
+					return fmt.Errorf("refreshes %v, want the held one and its restart", got)
+				}
+				return nil
+			}),
+		}, {
+			Config:   cfg("m7i.large", "10m"),
+			PlanOnly: true,
+		}},
+	})
+}
