@@ -307,3 +307,39 @@ func TestAccCPUFootprint_rollInterrupted(t *testing.T) {
 		}},
 	})
 }
+
+// TestAccCPUFootprint_refusesForeign: a footprint of the same name made by
+// another configuration is never adopted, replaced or deleted.
+func TestAccCPUFootprint_refusesForeign(t *testing.T) {
+	h := acctest.Setup(t)
+	env := fixtureEnv(t, h)
+	other, err := env.CreateCPUFootprint(context.Background(), platform.CPUFootprintSpec{Name: "taken", InstanceType: "c7i.large",
+		Size: platform.GroupSize{Min: 1, Max: 1, Desired: 1}, RootVolume: platform.Volume{SizeGiB: 20}}, platform.CPUFootprintOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Shim.ResetLog()
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{{
+			Config: cpuFootprintConfig("", "taken", `
+  instance_type    = "m7i.large"
+  min_size         = 0
+  max_size         = 2
+  desired_capacity = 2`),
+			ExpectError: regexp.MustCompile(`(?s)already exists.*cannot prove it\s+created it`),
+		}},
+	})
+	for _, c := range h.Shim.Writes() {
+		t.Errorf("the refused create wrote: %v", c)
+	}
+	f, err := footprint(t, h, "taken")
+	if err != nil || f == nil || f.CreationToken != other.CreationToken || len(f.Instances) != 1 || f.Instances[0].InstanceType != "c7i.large" {
+		t.Errorf("the other footprint changed: %+v, %v", f, err)
+	}
+	var oe *platform.OwnershipError
+	if err := env.DeleteCPUFootprint(context.Background(), "taken", "not-the-owner", platform.CPUFootprintOptions{}); !errors.As(err, &oe) {
+		t.Errorf("delete with another token: %v, want an OwnershipError", err)
+	}
+}

@@ -188,7 +188,7 @@ func (e *Env) CreateCPUFootprint(ctx context.Context, spec CPUFootprintSpec, o C
 // and scheduled actions, a group or template deleted outside made again,
 // and, when what an instance is changed, an instance refresh that it waits
 // for (min_healthy_percentage kept in service). A footprint carrying
-// another creation token is an *cloud.OwnershipError. Like
+// another creation token is an *OwnershipError. Like
 // CreateCPUFootprint it returns what exists alongside any error.
 func (e *Env) UpdateCPUFootprint(ctx context.Context, prior CPUFootprintRecord, spec CPUFootprintSpec, o CPUFootprintOptions) (*CPUFootprint, error) {
 	spec.CreationToken = prior.CreationToken
