@@ -46,6 +46,8 @@ type Harness struct {
 	URL  string
 	Moto *Moto
 	Shim *Shim
+	// Refreshes is the instance-refresh double (moto has none).
+	Refreshes *RefreshDouble
 }
 
 // Start starts moto and the shim in front of it.
@@ -60,7 +62,7 @@ func Start(ctx context.Context, opts Options) (*Harness, error) {
 	}
 	RegisterSageMakerFeatureGroups(s)
 	RegisterEC2GPUCluster(s)
-	return &Harness{URL: s.URL, Moto: m, Shim: s}, nil
+	return &Harness{URL: s.URL, Moto: m, Shim: s, Refreshes: RegisterAutoScalingRefreshes(s)}, nil
 }
 
 // Stop stops the shim and moto.

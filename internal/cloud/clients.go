@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -31,7 +32,7 @@ import (
 var ErrNotFound = errors.New("not found")
 
 // Services lists the service keys accepted in Config.Endpoints.
-var services = []string{"ec2", "s3", "kms", "sagemaker", "ssm", "sts"}
+var services = []string{"ec2", "s3", "kms", "sagemaker", "ssm", "sts", "autoscaling"}
 
 // Services returns the endpoint keys that Config.Endpoints accepts.
 func Services() []string { return append([]string(nil), services...) }
@@ -163,6 +164,8 @@ type Clients struct {
 	SageMaker *sagemaker.Client
 	SSM       *ssm.Client
 	STS       *sts.Client
+	// AutoScaling is EC2 Auto Scaling (CPU footprints).
+	AutoScaling *autoscaling.Client
 }
 
 // New loads the standard AWS configuration (credential chain, AWS_ENDPOINT_URL
@@ -231,6 +234,11 @@ func New(ctx context.Context, cfg Config) (*Clients, error) {
 				o.BaseEndpoint = u
 			}
 		}),
+		AutoScaling: autoscaling.NewFromConfig(awsCfg, func(o *autoscaling.Options) {
+			if u := ep("autoscaling"); u != nil {
+				o.BaseEndpoint = u
+			}
+		}),
 	}, nil
 }
 
@@ -244,13 +252,14 @@ func (c *Clients) ForRegion(region string) *Clients {
 	cfg := c.AWS.Copy()
 	cfg.Region = region
 	return &Clients{
-		Region:    region,
-		AWS:       cfg,
-		EC2:       ec2.NewFromConfig(cfg, func(o *ec2.Options) { *o = c.EC2.Options(); o.Region = region }),
-		S3:        s3.NewFromConfig(cfg, func(o *s3.Options) { *o = c.S3.Options(); o.Region = region }),
-		KMS:       kms.NewFromConfig(cfg, func(o *kms.Options) { *o = c.KMS.Options(); o.Region = region }),
-		SageMaker: sagemaker.NewFromConfig(cfg, func(o *sagemaker.Options) { *o = c.SageMaker.Options(); o.Region = region }),
-		SSM:       ssm.NewFromConfig(cfg, func(o *ssm.Options) { *o = c.SSM.Options(); o.Region = region }),
-		STS:       sts.NewFromConfig(cfg, func(o *sts.Options) { *o = c.STS.Options(); o.Region = region }),
+		Region:      region,
+		AWS:         cfg,
+		EC2:         ec2.NewFromConfig(cfg, func(o *ec2.Options) { *o = c.EC2.Options(); o.Region = region }),
+		S3:          s3.NewFromConfig(cfg, func(o *s3.Options) { *o = c.S3.Options(); o.Region = region }),
+		KMS:         kms.NewFromConfig(cfg, func(o *kms.Options) { *o = c.KMS.Options(); o.Region = region }),
+		SageMaker:   sagemaker.NewFromConfig(cfg, func(o *sagemaker.Options) { *o = c.SageMaker.Options(); o.Region = region }),
+		SSM:         ssm.NewFromConfig(cfg, func(o *ssm.Options) { *o = c.SSM.Options(); o.Region = region }),
+		STS:         sts.NewFromConfig(cfg, func(o *sts.Options) { *o = c.STS.Options(); o.Region = region }),
+		AutoScaling: autoscaling.NewFromConfig(cfg, func(o *autoscaling.Options) { *o = c.AutoScaling.Options(); o.Region = region }),
 	}
 }

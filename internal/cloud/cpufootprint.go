@@ -92,17 +92,27 @@ func CreateFootprintGroup(ctx context.Context, api FootprintGroupAPI, g Footprin
 	return nil
 }
 
-// UpdateFootprintGroup sets the group's template, types, sizes and subnets.
-// setDesired false leaves desired capacity to the group (a schedule or a
-// scaling policy owns it).
-func UpdateFootprintGroup(ctx context.Context, api FootprintGroupAPI, g FootprintGroup, setDesired bool) error {
+// SetSizes says which of a group's sizes an update sets; the others are
+// left to the group (a schedule owns them).
+type SetSizes struct{ Min, Max, Desired bool }
+
+// AllSizes sets min, max and desired.
+func AllSizes() SetSizes { return SetSizes{Min: true, Max: true, Desired: true} }
+
+// UpdateFootprintGroup sets the group's template, types, subnets and the
+// sizes set names.
+func UpdateFootprintGroup(ctx context.Context, api FootprintGroupAPI, g FootprintGroup, set SetSizes) error {
 	in := &autoscaling.UpdateAutoScalingGroupInput{
 		AutoScalingGroupName: aws.String(g.Name),
-		MinSize:              aws.Int32(g.Min),
-		MaxSize:              aws.Int32(g.Max),
 		VPCZoneIdentifier:    aws.String(strings.Join(g.SubnetIDs, ",")),
 	}
-	if setDesired {
+	if set.Min {
+		in.MinSize = aws.Int32(g.Min)
+	}
+	if set.Max {
+		in.MaxSize = aws.Int32(g.Max)
+	}
+	if set.Desired {
 		in.DesiredCapacity = aws.Int32(g.Desired)
 	}
 	if mip := mixedInstances(g); mip != nil {

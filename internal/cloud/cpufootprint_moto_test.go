@@ -108,7 +108,7 @@ func TestFootprintGroupMoto(t *testing.T) {
 
 	// Sizes change; desired capacity is left to the schedule.
 	g.Max, g.Desired = 4, 3
-	if err := cloud.UpdateFootprintGroup(ctx, as, g, false); err != nil {
+	if err := cloud.UpdateFootprintGroup(ctx, as, g, cloud.SetSizes{Min: true, Max: true}); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ = cloud.FindFootprintGroup(ctx, as, g.Name); got.Max != 4 || got.Desired != 2 {
@@ -133,7 +133,7 @@ func TestFootprintGroupMoto(t *testing.T) {
 	if _, err := cloud.FindFootprintGroup(ctx, as, g.Name); !errors.Is(err, cloud.ErrNotFound) {
 		t.Errorf("find after delete: %v", err)
 	}
-	if err := cloud.UpdateFootprintGroup(ctx, as, g, true); !errors.Is(err, cloud.ErrNotFound) {
+	if err := cloud.UpdateFootprintGroup(ctx, as, g, cloud.AllSizes()); !errors.Is(err, cloud.ErrNotFound) {
 		t.Errorf("update after delete: %v, want ErrNotFound", err)
 	}
 }

@@ -107,67 +107,7 @@ func EnsureLaunchTemplate(ctx context.Context, api EnsureLaunchTemplateAPI, clus
 		TagTemplateHash:   hash,
 		TagPlacementGroup: tmpl.PlacementGroup, TagPlacementGroupOwned: strconv.FormatBool(pgOwned),
 	})
-	lt, err := findLaunchTemplate(ctx, api, name)
-	if errors.Is(err, ErrNotFound) {
-		out, err := api.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{
-			LaunchTemplateName: aws.String(name),
-			LaunchTemplateData: data,
-			VersionDescription: aws.String("mlplatform " + hash),
-			ClientToken:        aws.String("mlp-lt-" + hash + "-" + cluster),
-			TagSpecifications:  []types.TagSpecification{{ResourceType: types.ResourceTypeLaunchTemplate, Tags: ec2TagList(ltTags)}},
-		})
-		switch {
-		case err == nil:
-			return LaunchTemplateRef{ID: aws.ToString(out.LaunchTemplate.LaunchTemplateId), Version: aws.ToInt64(out.LaunchTemplate.LatestVersionNumber), Changed: true}, nil
-		case apiErrorCode(err) == "InvalidLaunchTemplateName.AlreadyExistsException":
-			// A retry of a create whose response was lost: read it back,
-			// and check below that it is ours.
-			lt, err = findLaunchTemplate(ctx, api, name)
-			if err != nil {
-				return LaunchTemplateRef{}, fmt.Errorf("reading back launch template %s: %w", name, err)
-			}
-		default:
-			return LaunchTemplateRef{}, fmt.Errorf("creating launch template %s: %w", name, err)
-		}
-	} else if err != nil {
-		return LaunchTemplateRef{}, err
-	}
-	id := aws.ToString(lt.LaunchTemplateId)
-	tags := ec2TagMap(lt.Tags, func(t types.Tag) (string, string) { return aws.ToString(t.Key), aws.ToString(t.Value) })
-	if tok := tags[TagCreationToken]; tok != "" && owner != "" && tok != owner {
-		return LaunchTemplateRef{}, &OwnershipError{Resource: "launch template " + name, Token: tok}
-	}
-	ref := LaunchTemplateRef{ID: id, Version: aws.ToInt64(lt.LatestVersionNumber)}
-	ref.Seq, _ = strconv.ParseInt(tags[TagLaunchSeq], 10, 64)
-	if tags[TagCreationToken] == "" && owner != "" {
-		// A template made before tokens, or imported: it is ours from now.
-		if _, err := api.CreateTags(ctx, &ec2.CreateTagsInput{Resources: []string{id}, Tags: ec2TagList(map[string]string{TagCreationToken: owner})}); err != nil {
-			return LaunchTemplateRef{}, fmt.Errorf("tagging launch template %s: %w", name, err)
-		}
-	}
-	if tags[TagTemplateHash] == hash {
-		return ref, nil
-	}
-	v, err := api.CreateLaunchTemplateVersion(ctx, &ec2.CreateLaunchTemplateVersionInput{
-		LaunchTemplateId:   aws.String(id),
-		LaunchTemplateData: data,
-		VersionDescription: aws.String("mlplatform " + hash),
-		ClientToken:        aws.String("mlp-ltv-" + hash + "-" + id),
-	})
-	if err != nil {
-		return LaunchTemplateRef{}, fmt.Errorf("creating version of launch template %s: %w", name, err)
-	}
-	ref.Version = aws.ToInt64(v.LaunchTemplateVersion.VersionNumber)
-	ref.Changed = true
-	if _, err := api.ModifyLaunchTemplate(ctx, &ec2.ModifyLaunchTemplateInput{
-		LaunchTemplateId: aws.String(id), DefaultVersion: aws.String(strconv.FormatInt(ref.Version, 10)),
-	}); err != nil {
-		return LaunchTemplateRef{}, fmt.Errorf("setting default version of launch template %s: %w", name, err)
-	}
-	if _, err := api.CreateTags(ctx, &ec2.CreateTagsInput{Resources: []string{id}, Tags: ec2TagList(ltTags)}); err != nil {
-		return LaunchTemplateRef{}, fmt.Errorf("tagging launch template %s: %w", name, err)
-	}
-	return ref, nil
+	return ensureLaunchTemplate(ctx, api, name, cluster, hash, data, ltTags, owner)
 }
 
 // LaunchGPUNodesAPI is what LaunchGPUNodes needs.

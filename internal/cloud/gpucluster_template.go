@@ -1,10 +1,13 @@
 package cloud
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"sort"
@@ -12,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
 )
 
@@ -231,4 +235,75 @@ func NetworkInterfaces(efa int, subnetID string, securityGroupIDs []string) []ty
 		out = append(out, ni(1, int32(card), string(types.NetworkInterfaceTypeEfa)))
 	}
 	return out
+}
+
+// ensureLaunchTemplate makes launch template name hold data: it creates the
+// template (tagged ltTags), or adds a version and makes it the default when
+// the template's hash tag (TagTemplateHash) differs from hash, or does
+// nothing. tokenKey makes the create's client token unique to its owner
+// (the cluster or footprint name). A template carrying another creation
+// token than owner is an *OwnershipError. Shared by the GPU cluster and the
+// CPU footprint.
+func ensureLaunchTemplate(ctx context.Context, api EnsureLaunchTemplateAPI, name, tokenKey, hash string, data *types.RequestLaunchTemplateData, ltTags map[string]string, owner string) (LaunchTemplateRef, error) {
+	lt, err := findLaunchTemplate(ctx, api, name)
+	if errors.Is(err, ErrNotFound) {
+		out, err := api.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{
+			LaunchTemplateName: aws.String(name),
+			LaunchTemplateData: data,
+			VersionDescription: aws.String("mlplatform " + hash),
+			ClientToken:        aws.String("mlp-lt-" + hash + "-" + tokenKey),
+			TagSpecifications:  []types.TagSpecification{{ResourceType: types.ResourceTypeLaunchTemplate, Tags: ec2TagList(ltTags)}},
+		})
+		switch {
+		case err == nil:
+			return LaunchTemplateRef{ID: aws.ToString(out.LaunchTemplate.LaunchTemplateId), Version: aws.ToInt64(out.LaunchTemplate.LatestVersionNumber), Changed: true}, nil
+		case apiErrorCode(err) == "InvalidLaunchTemplateName.AlreadyExistsException":
+			// A retry of a create whose response was lost: read it back,
+			// and check below that it is ours.
+			lt, err = findLaunchTemplate(ctx, api, name)
+			if err != nil {
+				return LaunchTemplateRef{}, fmt.Errorf("reading back launch template %s: %w", name, err)
+			}
+		default:
+			return LaunchTemplateRef{}, fmt.Errorf("creating launch template %s: %w", name, err)
+		}
+	} else if err != nil {
+		return LaunchTemplateRef{}, err
+	}
+	id := aws.ToString(lt.LaunchTemplateId)
+	tags := ec2TagMap(lt.Tags, func(t types.Tag) (string, string) { return aws.ToString(t.Key), aws.ToString(t.Value) })
+	if tok := tags[TagCreationToken]; tok != "" && owner != "" && tok != owner {
+		return LaunchTemplateRef{}, &OwnershipError{Resource: "launch template " + name, Token: tok}
+	}
+	ref := LaunchTemplateRef{ID: id, Version: aws.ToInt64(lt.LatestVersionNumber)}
+	ref.Seq, _ = strconv.ParseInt(tags[TagLaunchSeq], 10, 64)
+	if tags[TagCreationToken] == "" && owner != "" {
+		// A template made before tokens, or imported: it is ours from now.
+		if _, err := api.CreateTags(ctx, &ec2.CreateTagsInput{Resources: []string{id}, Tags: ec2TagList(map[string]string{TagCreationToken: owner})}); err != nil {
+			return LaunchTemplateRef{}, fmt.Errorf("tagging launch template %s: %w", name, err)
+		}
+	}
+	if tags[TagTemplateHash] == hash {
+		return ref, nil
+	}
+	v, err := api.CreateLaunchTemplateVersion(ctx, &ec2.CreateLaunchTemplateVersionInput{
+		LaunchTemplateId:   aws.String(id),
+		LaunchTemplateData: data,
+		VersionDescription: aws.String("mlplatform " + hash),
+		ClientToken:        aws.String("mlp-ltv-" + hash + "-" + id),
+	})
+	if err != nil {
+		return LaunchTemplateRef{}, fmt.Errorf("creating version of launch template %s: %w", name, err)
+	}
+	ref.Version = aws.ToInt64(v.LaunchTemplateVersion.VersionNumber)
+	ref.Changed = true
+	if _, err := api.ModifyLaunchTemplate(ctx, &ec2.ModifyLaunchTemplateInput{
+		LaunchTemplateId: aws.String(id), DefaultVersion: aws.String(strconv.FormatInt(ref.Version, 10)),
+	}); err != nil {
+		return LaunchTemplateRef{}, fmt.Errorf("setting default version of launch template %s: %w", name, err)
+	}
+	if _, err := api.CreateTags(ctx, &ec2.CreateTagsInput{Resources: []string{id}, Tags: ec2TagList(ltTags)}); err != nil {
+		return LaunchTemplateRef{}, fmt.Errorf("tagging launch template %s: %w", name, err)
+	}
+	return ref, nil
 }

@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"regexp"
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mlplatform/mlplatform/internal/catalog"
+	"github.com/mlplatform/mlplatform/internal/cloud"
 	"github.com/mlplatform/mlplatform/internal/residency"
 )
 
@@ -61,9 +63,79 @@ type CPUFootprintSpec struct {
 	Size         GroupSize
 	Schedules    []Schedule
 	Tags         map[string]string
+
+	// SubnetIDs are where instances go; empty: the default subnet of every
+	// allowed zone that offers the chosen type.
+	SubnetIDs []string
+	// Image is an AMI id (ami-...) or an SSM parameter name that holds one;
+	// empty: DefaultFootprintImage of the chosen type's architecture.
+	Image            string
+	SecurityGroupIDs []string
+	InstanceProfile  string // name or ARN
+	KMSKeyARN        string // encrypts every volume; empty: the account's default EBS key
+	RootVolume       Volume
+	DataVolumes      []Volume
+	UserData         string
+	// MinHealthyPercentage is the share of the group kept in service while
+	// an instance refresh rolls it (a change of type, image, volumes, user
+	// data, ...); 0 means DefaultMinHealthyPercentage.
+	MinHealthyPercentage int
+
+	// CreationToken is the owner's token the front end recorded; empty for
+	// a create, which makes one.
+	CreationToken string
+
 	// Unknown lists the attribute paths whose values are known only at
-	// apply; checks that need them wait.
+	// apply; checks that need them wait. A tag whose value is unknown is
+	// listed as tags["key"] and has "" in Tags.
 	Unknown []string
+	// InputProblems are what the front end's translation found (numbers out
+	// of range before they were narrowed: see VolumeFromInput).
+	InputProblems []Problem
+}
+
+// DefaultFootprintImage is the image of a footprint that names none: the
+// latest Amazon Linux 2023 of the architecture, by its public SSM parameter.
+func DefaultFootprintImage(architecture string) string {
+	if architecture == "arm64" {
+		return "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-arm64"
+	}
+	return "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64"
+}
+
+// DefaultMinHealthyPercentage is the share of a footprint kept in service
+// during an instance refresh when none is set.
+const DefaultMinHealthyPercentage = 90
+
+// MaxSpotInstanceTypes bounds the types a spot footprint's mixed instances
+// policy draws on: the cheapest qualifying ones.
+const MaxSpotInstanceTypes = 5
+
+// MaxFootprintTags is EC2's 50 tags per resource less the system tags a
+// footprint's launch template carries.
+const MaxFootprintTags = 50 - 5
+
+// Known reports whether the value at path is known.
+func (s *CPUFootprintSpec) Known(path string) bool { return s.known(path) }
+
+func (s *CPUFootprintSpec) unknownTagKeys() []string {
+	g := GPUClusterSpec{Unknown: s.Unknown}
+	return g.unknownTagKeys()
+}
+
+// capacityType is the capacity type with its default.
+func (s *CPUFootprintSpec) capacityType() string {
+	if s.CapacityType == "" {
+		return CapacityOnDemandOnly
+	}
+	return s.CapacityType
+}
+
+func (s *CPUFootprintSpec) minHealthy() int32 {
+	if s.MinHealthyPercentage == 0 {
+		return DefaultMinHealthyPercentage
+	}
+	return int32(s.MinHealthyPercentage)
 }
 
 func (s *CPUFootprintSpec) known(path string) bool { return !slices.Contains(s.Unknown, path) }
@@ -76,10 +148,11 @@ const MaxFootprintSize = 100
 
 // ValidateStatic checks what needs no catalog and no AWS call.
 func (s *CPUFootprintSpec) ValidateStatic() []Problem {
-	var ps []Problem
+	ps := slices.Clone(s.InputProblems)
 	add := func(path, summary, format string, args ...any) {
 		ps = append(ps, Problem{Path: path, Summary: summary, Detail: fmt.Sprintf(format, args...)})
 	}
+	ps = append(ps, s.validateLaunch()...)
 	if s.known("name") && !footprintNameRE.MatchString(s.Name) {
 		add("name", "Invalid name", "%q: use 1-100 letters, digits, '.', '-' or '_', starting with a letter or digit.", s.Name)
 	}
@@ -135,6 +208,7 @@ func (s *CPUFootprintSpec) ValidateStatic() []Problem {
 // costs: what the plan shows.
 type CPUDecision struct {
 	InstanceType string
+	Architecture string // of the chosen type: x86_64 or arm64
 	Reason       string
 	// Candidates are the qualifying types, cheapest first: the mixed
 	// instances policy of a spot footprint draws on them in this order.
@@ -203,7 +277,7 @@ func (s *CPUFootprintSpec) Decide(cat *catalog.Catalog, allowedZoneIDs []string)
 			d.Rejected = append(d.Rejected, r.Name+": "+strings.Join(r.Missed, "; "))
 		}
 	}
-	d.InstanceType = chosen.Name
+	d.InstanceType, d.Architecture = chosen.Name, chosen.Architecture
 	d.HourlyUSD, d.PriceKnown, d.Estimate, d.PriceSource = chosen.USDPerHour, chosen.PriceKnown, chosen.Estimate, chosen.PriceSource
 	d.ZoneIDs = chosen.ZoneIDs
 	acts, err := ScheduledActions(s.Size, s.Schedules)
@@ -235,5 +309,59 @@ func costNote(d CPUDecision, capacityType string) string {
 	}
 	return n
 }
+
+// validateLaunch checks what the launch template takes: image, security
+// groups, instance profile, volumes, user data, as the GPU cluster checks
+// them (same paths, same words), and the refresh's healthy percentage.
+func (s *CPUFootprintSpec) validateLaunch() []Problem {
+	g := GPUClusterSpec{Image: s.Image, SecurityGroupIDs: s.SecurityGroupIDs, InstanceProfile: s.InstanceProfile,
+		RootVolume: s.RootVolume, DataVolumes: s.DataVolumes, Unknown: s.Unknown}
+	if s.Image == "" {
+		g.Unknown = append(slices.Clone(g.Unknown), "image") // optional: DefaultFootprintImage
+	}
+	ps := g.validateInputs()
+	add := func(path, summary, detail string) {
+		ps = append(ps, Problem{Path: path, Summary: summary, Detail: detail})
+	}
+	devices := map[string]bool{}
+	for i, v := range append([]Volume{s.RootVolume}, s.DataVolumes...) {
+		path := "root_volume"
+		if i > 0 {
+			path = fmt.Sprintf("data_volumes[%d]", i-1)
+			dev := cmp.Or(v.DeviceName, cloud.DataVolumeDevice(i-1))
+			if devices[dev] {
+				add(path+".device_name", "Duplicate device name", fmt.Sprintf("%s is used by two data volumes: give each its own device_name.", dev))
+			}
+			devices[dev] = true
+			if v.SizeGiB < 1 {
+				add(path+".size_gib", "Missing volume size", "A data volume needs size_gib of 1 or more.")
+			}
+		}
+		switch v.Type {
+		case "", "gp3", "gp2", "io1", "io2", "st1", "sc1":
+		default:
+			add(path+".type", "Unknown volume type", fmt.Sprintf("%q: use gp3, gp2, io1, io2, st1 or sc1.", v.Type))
+		}
+		if v.Throughput > 0 && v.Type != "" && v.Type != "gp3" {
+			add(path+".throughput", "Throughput needs gp3", "throughput is set on gp3 volumes only.")
+		}
+	}
+	if s.known("user_data") && len(s.UserData) > 16*1024 {
+		add("user_data", "User data too large", fmt.Sprintf("user_data is %d bytes; EC2 accepts 16 KiB. Fetch the rest from S3 at boot.", len(s.UserData)))
+	}
+	if s.known("min_healthy_percentage") && (s.MinHealthyPercentage < 0 || s.MinHealthyPercentage > 100) {
+		add("min_healthy_percentage", "Value out of range", fmt.Sprintf("min_healthy_percentage = %d: use 0 to 100 (percent of the group kept in service while instances roll).", s.MinHealthyPercentage))
+	}
+	if s.known("subnet_ids") {
+		for i, sn := range s.SubnetIDs {
+			if !subnetIDRE.MatchString(sn) {
+				add(fmt.Sprintf("subnet_ids[%d]", i), "Invalid subnet id", fmt.Sprintf("%q: a subnet id looks like subnet-0123456789abcdef0.", sn))
+			}
+		}
+	}
+	return ps
+}
+
+var subnetIDRE = regexp.MustCompile(`^subnet-[0-9a-f]{8,17}$`)
 
 func problem(p Problem) error { return &ProblemsError{Problems: []Problem{p}} }

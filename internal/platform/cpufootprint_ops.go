@@ -2,8 +2,389 @@ package platform
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mlplatform/mlplatform/internal/cloud"
 )
+
+// Defaults of a CPU footprint's long operations: Terraform's `timeouts`
+// block defaults and Pulumi's deadlines when no custom timeout is set.
+const (
+	CPUFootprintCreateTimeout = 20 * time.Minute
+	// CPUFootprintUpdateTimeout covers an instance refresh that replaces
+	// every instance of the group.
+	CPUFootprintUpdateTimeout = 60 * time.Minute
+	CPUFootprintDeleteTimeout = 30 * time.Minute
+)
+
+// CPUFootprintOptions tune the long-running verbs. The zero value is ready.
+type CPUFootprintOptions struct {
+	// Progress hears what a long operation is doing (front ends log it).
+	Progress func(msg string)
+	// Poll is the interval of the waits (group gone, instance refresh);
+	// 0 means 15s.
+	Poll time.Duration
+}
+
+func (o CPUFootprintOptions) progress(format string, args ...any) {
+	if o.Progress != nil {
+		o.Progress(fmt.Sprintf(format, args...))
+	}
+}
+
+func (o CPUFootprintOptions) poll() time.Duration {
+	if o.Poll > 0 {
+		return o.Poll
+	}
+	return 15 * time.Second
+}
+
+// CPUFootprint is what exists of a footprint.
+type CPUFootprint struct {
+	Name string
+	// GroupName is the Auto Scaling group's name; "" when the group does
+	// not exist (deleted outside, or a create interrupted before it).
+	GroupName string
+	GroupARN  string
+	// LaunchTemplateID is "" when the template does not exist.
+	LaunchTemplateID      string
+	LaunchTemplateVersion int64 // latest
+	// GroupTemplateVersion is the template version the group launches.
+	GroupTemplateVersion int64
+	CreationToken        string
+	InstanceTypes        []string
+	Spot                 bool
+	OnDemandBase         int
+	Size                 GroupSize
+	SubnetIDs            []string
+	// Tags are the group's tags less the system ones (mlplatform:, aws:).
+	Tags             map[string]string
+	ScheduledActions []ScheduledAction
+	Instances        []CPUInstance
+	// Deleting is set while the group's deletion is in progress.
+	Deleting bool
+	// Applied is what the create or update that returned this footprint
+	// decided and resolved (the type, its cost, subnets, image, tags); nil
+	// from Find.
+	Applied *CPUFootprintPlan
+}
+
+// CPUInstance is one instance of a footprint's group.
+type CPUInstance struct {
+	ID             string
+	InstanceType   string
+	ZoneName       string
+	LifecycleState string
+	Health         string
+}
+
+func cpuFootprintFromCloud(f *cloud.Footprint) *CPUFootprint {
+	if f == nil {
+		return nil
+	}
+	out := &CPUFootprint{Name: f.Name, LaunchTemplateID: f.LaunchTemplateID, LaunchTemplateVersion: f.LaunchTemplateVersion,
+		GroupTemplateVersion: f.GroupVersion(), CreationToken: f.CreationToken}
+	if g := f.Group; g != nil {
+		out.GroupName, out.GroupARN, out.Deleting = g.Name, g.ARN, g.Status != ""
+		out.InstanceTypes, out.Spot, out.OnDemandBase = slices.Clone(g.InstanceTypes), g.Spot, int(g.OnDemandBase)
+		out.Size = GroupSize{Min: int(g.Min), Max: int(g.Max), Desired: int(g.Desired)}
+		out.SubnetIDs = slices.Sorted(slices.Values(g.SubnetIDs))
+		out.Tags = map[string]string{}
+		for k, v := range g.Tags {
+			if !strings.HasPrefix(k, cloud.ReservedTagPrefix) && !strings.HasPrefix(k, "aws:") {
+				out.Tags[k] = v
+			}
+		}
+		for _, in := range g.Instances {
+			out.Instances = append(out.Instances, CPUInstance(in))
+		}
+	}
+	for _, a := range f.ScheduledActions {
+		out.ScheduledActions = append(out.ScheduledActions, ScheduledAction{Name: a.Name, Recurrence: a.Recurrence, TimeZone: a.TimeZone,
+			Min: intPtr(a.Min), Max: intPtr(a.Max), Desired: intPtr(a.Desired)})
+	}
+	return out
+}
+
+func intPtr(p *int32) *int {
+	if p == nil {
+		return nil
+	}
+	v := int(*p)
+	return &v
+}
+
+func int32Ptr(p *int) *int32 {
+	if p == nil {
+		return nil
+	}
+	v := int32(*p)
+	return &v
+}
+
+// FindCPUFootprint reads footprint name: its launch template, Auto Scaling
+// group and scheduled actions. A footprint of which neither the group nor
+// the template exists is ErrNotFound.
+func (e *Env) FindCPUFootprint(ctx context.Context, name string) (*CPUFootprint, error) {
+	f, err := cloud.FindFootprint(ctx, e.Clients.EC2, e.Clients.AutoScaling, name)
+	if err != nil {
+		return nil, err
+	}
+	return cpuFootprintFromCloud(f), nil
+}
+
+// CPUFootprintExistsError is a create that found a footprint of the same
+// name it cannot prove it made (its creation token differs or is missing):
+// another configuration's, or one whose create lost its state. Nothing is
+// adopted, replaced or deleted.
+type CPUFootprintExistsError struct {
+	Name      string
+	Footprint *CPUFootprint
+}
+
+func (e *CPUFootprintExistsError) Error() string {
+	var what []string
+	if e.Footprint.GroupName != "" {
+		what = append(what, "Auto Scaling group "+e.Footprint.GroupName)
+	}
+	if e.Footprint.LaunchTemplateID != "" {
+		what = append(what, "launch template "+e.Footprint.LaunchTemplateID)
+	}
+	return fmt.Sprintf("CPU footprint %s already exists (%s) and this resource cannot prove it created it: import it (terraform import, or pulumi import) to manage it here, or choose another name", e.Name, strings.Join(what, ", "))
+}
+
+// CreateCPUFootprint creates the footprint: the type decided (fail closed:
+// every check of the plan runs again with every value known), its launch
+// template, its Auto Scaling group and the group's scheduled actions. A
+// footprint of that name that spec.CreationToken does not own is a
+// *CPUFootprintExistsError. Without a token one is made; the template and
+// the group (and so every instance) carry it. On error it returns what
+// exists with a *PartialError, read with a fresh bounded context, so that
+// the caller records it and nothing is orphaned; it returns nil only when
+// nothing was written.
+func (e *Env) CreateCPUFootprint(ctx context.Context, spec CPUFootprintSpec, o CPUFootprintOptions) (*CPUFootprint, error) {
+	f, err := e.FindCPUFootprint(ctx, spec.Name)
+	switch {
+	case err == nil && (spec.CreationToken == "" || f.CreationToken != spec.CreationToken):
+		return nil, &CPUFootprintExistsError{Name: spec.Name, Footprint: f}
+	case err != nil && !errors.Is(err, ErrNotFound):
+		return nil, fmt.Errorf("creating CPU footprint %s: %w", spec.Name, err)
+	}
+	if spec.CreationToken == "" {
+		spec.CreationToken = NewCreationToken()
+	}
+	return e.convergeCPUFootprint(ctx, nil, spec, o)
+}
+
+// UpdateCPUFootprint converges the footprint recorded as prior on spec:
+// a new launch template version when the template changes, the group's
+// types, capacity, subnets and sizes (with schedules, only when the
+// declared sizes changed: the scheduled actions own them otherwise), its tags
+// and scheduled actions, a group or template deleted outside made again,
+// and, when what an instance is changed, an instance refresh that it waits
+// for (min_healthy_percentage kept in service). A footprint carrying
+// another creation token is an *OwnershipError. Like
+// CreateCPUFootprint it returns what exists alongside any error.
+func (e *Env) UpdateCPUFootprint(ctx context.Context, prior CPUFootprintRecord, spec CPUFootprintSpec, o CPUFootprintOptions) (*CPUFootprint, error) {
+	spec.CreationToken = prior.CreationToken
+	return e.convergeCPUFootprint(ctx, &prior, spec, o)
+}
+
+// DeleteCPUFootprint deletes the group (its instances terminated with it)
+// and waits until it is gone, then deletes the launch template. owner is the
+// creation token the caller recorded (empty when none was): a footprint
+// carrying another token belongs to another configuration and is not
+// touched. A footprint already gone is not an error.
+func (e *Env) DeleteCPUFootprint(ctx context.Context, name, owner string, o CPUFootprintOptions) error {
+	f, err := cloud.FindFootprint(ctx, e.Clients.EC2, e.Clients.AutoScaling, name)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("deleting CPU footprint %s: %w", name, err)
+	}
+	if owner != "" && f.CreationToken != "" && f.CreationToken != owner {
+		return &cloud.OwnershipError{Resource: "CPU footprint " + name, Token: f.CreationToken}
+	}
+	if f.Group != nil {
+		o.progress("CPU footprint %s: deleting Auto Scaling group %s and its %d instances", name, f.Group.Name, len(f.Group.Instances))
+		// Auto Scaling deletes a group's scheduled actions with it; they are
+		// removed first all the same, so that none outlives the group where
+		// a service (or an emulator) keeps them.
+		if err := cloud.SyncScheduledActions(ctx, e.Clients.AutoScaling, f.Group.Name, nil); err != nil {
+			return err
+		}
+		if err := cloud.DeleteFootprintGroup(ctx, e.Clients.AutoScaling, f.Group.Name); err != nil {
+			return err
+		}
+		if err := cloud.WaitFootprintGroupGone(ctx, e.Clients.AutoScaling, f.Group.Name, o.poll()); err != nil {
+			return err
+		}
+	}
+	if f.LaunchTemplateID != "" {
+		if err := cloud.DeleteFootprintTemplate(ctx, e.Clients.EC2, f.LaunchTemplateID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cpuTracker remembers what a converge wrote, for the record after a
+// failure.
+type cpuTracker struct {
+	wrote bool   // a write call was made (it may land after a failure)
+	ltID  string // the launch template, once ensured
+	token string // the creation token the writes carry
+}
+
+func (e *Env) convergeCPUFootprint(ctx context.Context, prior *CPUFootprintRecord, spec CPUFootprintSpec, o CPUFootprintOptions) (*CPUFootprint, error) {
+	spec.Unknown = nil
+	// Check again at apply, with every value known: fail closed.
+	plan, err := e.PlanCPUFootprint(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := plan.Err(e.Policy); err != nil {
+		return nil, err
+	}
+	if !plan.Decided {
+		return nil, fmt.Errorf("CPU footprint %s: the instance type could not be decided", spec.Name)
+	}
+	as := e.Clients.AutoScaling
+	tr := &cpuTracker{token: spec.CreationToken}
+	cur, err := cloud.FindFootprint(ctx, e.Clients.EC2, as, spec.Name)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
+	if cur != nil && cur.CreationToken != "" && cur.CreationToken != spec.CreationToken {
+		return nil, &cloud.OwnershipError{Resource: "CPU footprint " + spec.Name, Token: cur.CreationToken}
+	}
+	tmpl := plan.template
+	tmpl.Node.Tags = e.MergeTags(spec.Tags)
+	o.progress("CPU footprint %s: %s (%s)", spec.Name, plan.Decision.InstanceType, plan.Decision.Reason)
+	tr.wrote = true
+	ref, err := cloud.EnsureFootprintTemplate(ctx, e.Clients.EC2, spec.Name, tmpl, spec.CreationToken)
+	if err != nil {
+		return e.cpuPartial(ctx, spec.Name, tr, err)
+	}
+	tr.ltID = ref.ID
+	tags := e.MergeTags(spec.Tags)
+	tags[cloud.TagFootprint] = spec.Name
+	tags[cloud.TagCreationToken] = spec.CreationToken
+	g := cloud.FootprintGroup{
+		Name: CPUFootprintResourceName(spec.Name), LaunchTemplateID: ref.ID, LaunchTemplateVersion: fmt.Sprint(ref.Version),
+		InstanceTypes: plan.InstanceTypes, Spot: spec.capacityType() == CapacitySpotMixed, OnDemandBase: int32(spec.OnDemandBase),
+		Min: int32(spec.Size.Min), Max: int32(spec.Size.Max), Desired: int32(spec.Size.Desired),
+		SubnetIDs: plan.SubnetIDs, Tags: tags,
+	}
+	instanceHash := tmpl.InstanceHash()
+	roll := false
+	if cur == nil || cur.Group == nil {
+		g.Tags[cloud.TagInstanceHash] = instanceHash
+		o.progress("CPU footprint %s: creating Auto Scaling group %s (%d/%d/%d)", spec.Name, g.Name, g.Min, g.Max, g.Desired)
+		err := cloud.CreateFootprintGroup(ctx, as, g)
+		if errors.Is(err, cloud.ErrGroupExists) {
+			// A retry of a create whose answer was lost, or another's
+			// group made since the lookup: ours only with our token.
+			found, ferr := cloud.FindFootprintGroup(ctx, as, g.Name)
+			switch {
+			case ferr != nil:
+				err = fmt.Errorf("reading back auto scaling group %s: %w", g.Name, ferr)
+			case found.Tags[cloud.TagCreationToken] != spec.CreationToken:
+				return e.cpuPartial(ctx, spec.Name, tr, &cloud.OwnershipError{Resource: "Auto Scaling group " + g.Name, Token: found.Tags[cloud.TagCreationToken]})
+			default:
+				err = nil
+			}
+		}
+		if err != nil {
+			return e.cpuPartial(ctx, spec.Name, tr, err)
+		}
+	} else {
+		set := cloud.AllSizes()
+		if len(spec.Schedules) > 0 && prior != nil && prior.GroupName != "" && prior.Spec.Size == spec.Size {
+			// The scheduled actions own the sizes between changes of the
+			// declaration: a size a schedule set stays. A declared change
+			// sets all three now; the next scheduled action takes over.
+			set = cloud.SetSizes{}
+		}
+		if err := cloud.UpdateFootprintGroup(ctx, as, g, set); err != nil {
+			return e.cpuPartial(ctx, spec.Name, tr, err)
+		}
+		old := cur.Group.Tags
+		roll = old[cloud.TagInstanceHash] != instanceHash && len(cur.Group.Instances) > 0
+		g.Tags[cloud.TagInstanceHash] = instanceHash
+		if roll {
+			// Moved on only once the refresh succeeded: an interrupted roll
+			// is started again by the next apply.
+			g.Tags[cloud.TagInstanceHash] = old[cloud.TagInstanceHash]
+		}
+		if !maps.Equal(old, g.Tags) {
+			if err := cloud.SetFootprintGroupTags(ctx, as, g.Name, g.Tags, old); err != nil {
+				return e.cpuPartial(ctx, spec.Name, tr, err)
+			}
+		}
+	}
+	var want []cloud.GroupScheduledAction
+	for _, a := range plan.Decision.ScheduledActions {
+		want = append(want, cloud.GroupScheduledAction{Name: a.Name, Recurrence: a.Recurrence, TimeZone: a.TimeZone, Min: int32Ptr(a.Min), Max: int32Ptr(a.Max), Desired: int32Ptr(a.Desired)})
+	}
+	if err := cloud.SyncScheduledActions(ctx, as, g.Name, want); err != nil {
+		return e.cpuPartial(ctx, spec.Name, tr, err)
+	}
+	if roll {
+		o.progress("CPU footprint %s: rolling the instances to launch template version %d (instance refresh, %d%% kept in service)", spec.Name, ref.Version, spec.minHealthy())
+		id, err := cloud.StartFootprintRefresh(ctx, as, g.Name, ref.ID, ref.Version, spec.minHealthy(), o.poll())
+		if err != nil {
+			return e.cpuPartial(ctx, spec.Name, tr, err)
+		}
+		if err := cloud.WaitFootprintRefresh(ctx, as, g.Name, id, o.poll()); err != nil {
+			return e.cpuPartial(ctx, spec.Name, tr, err)
+		}
+		if err := cloud.SetFootprintGroupTags(ctx, as, g.Name, map[string]string{cloud.TagInstanceHash: instanceHash}, nil); err != nil {
+			return e.cpuPartial(ctx, spec.Name, tr, err)
+		}
+	}
+	f, err := cloud.FindFootprint(ctx, e.Clients.EC2, as, spec.Name)
+	if err != nil {
+		return e.cpuPartial(ctx, spec.Name, tr, err)
+	}
+	out := cpuFootprintFromCloud(f)
+	out.Applied = plan
+	return out, nil
+}
+
+// cpuPartial returns what exists of the footprint together with cause, as
+// a *PartialError, read with a fresh context bounded by RecordTimeout (ctx
+// may be the cancelled or expired one that caused the failure). When
+// nothing can be read but a write was made, it returns the footprint by
+// name, so that the caller records it and a later apply or destroy finds
+// what may still land; nil only when nothing was written.
+func (e *Env) cpuPartial(ctx context.Context, name string, tr *cpuTracker, cause error) (*CPUFootprint, error) {
+	if !tr.wrote {
+		return nil, cause
+	}
+	rctx, cancel := recordContext(ctx, RecordTimeout)
+	defer cancel()
+	f, err := cloud.FindFootprint(rctx, e.Clients.EC2, e.Clients.AutoScaling, name)
+	switch {
+	case err == nil:
+		out := cpuFootprintFromCloud(f)
+		if out.CreationToken == "" {
+			out.CreationToken = tr.token
+		}
+		return out, &PartialError{Err: cause}
+	case errors.Is(err, ErrNotFound):
+		// A call in flight may still land: recorded by name.
+		return &CPUFootprint{Name: name, LaunchTemplateID: tr.ltID, CreationToken: tr.token}, &PartialError{Err: cause}
+	default:
+		return &CPUFootprint{Name: name, LaunchTemplateID: tr.ltID, CreationToken: tr.token}, &PartialError{Err: fmt.Errorf("%w; reading the footprint back failed too (%v)", cause, err)}
+	}
+}
 
 // DecideCPUFootprint is what a plan shows for a footprint: its inputs
 // checked, then the instance type chosen among those offered in the zones

@@ -15,6 +15,8 @@ var _ = internal.GetEnvOrDefault
 
 // Per-service endpoint overrides.
 type Endpoints struct {
+	// URL of the EC2 Auto Scaling endpoint.
+	Autoscaling *string `pulumi:"autoscaling"`
 	// URL of the EC2 endpoint.
 	Ec2 *string `pulumi:"ec2"`
 	// URL of the KMS endpoint.
@@ -42,6 +44,8 @@ type EndpointsInput interface {
 
 // Per-service endpoint overrides.
 type EndpointsArgs struct {
+	// URL of the EC2 Auto Scaling endpoint.
+	Autoscaling pulumi.StringPtrInput `pulumi:"autoscaling"`
 	// URL of the EC2 endpoint.
 	Ec2 pulumi.StringPtrInput `pulumi:"ec2"`
 	// URL of the KMS endpoint.
@@ -134,6 +138,11 @@ func (o EndpointsOutput) ToEndpointsPtrOutputWithContext(ctx context.Context) En
 	}).(EndpointsPtrOutput)
 }
 
+// URL of the EC2 Auto Scaling endpoint.
+func (o EndpointsOutput) Autoscaling() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Endpoints) *string { return v.Autoscaling }).(pulumi.StringPtrOutput)
+}
+
 // URL of the EC2 endpoint.
 func (o EndpointsOutput) Ec2() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Endpoints) *string { return v.Ec2 }).(pulumi.StringPtrOutput)
@@ -186,6 +195,16 @@ func (o EndpointsPtrOutput) Elem() EndpointsOutput {
 		var ret Endpoints
 		return ret
 	}).(EndpointsOutput)
+}
+
+// URL of the EC2 Auto Scaling endpoint.
+func (o EndpointsPtrOutput) Autoscaling() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Endpoints) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Autoscaling
+	}).(pulumi.StringPtrOutput)
 }
 
 // URL of the EC2 endpoint.

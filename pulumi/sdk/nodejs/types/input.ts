@@ -10,6 +10,10 @@ import * as outputs from "../types/output";
  */
 export interface EndpointsArgs {
     /**
+     * URL of the EC2 Auto Scaling endpoint.
+     */
+    autoscaling?: pulumi.Input<string>;
+    /**
      * URL of the EC2 endpoint.
      */
     ec2?: pulumi.Input<string>;

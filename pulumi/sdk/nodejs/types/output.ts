@@ -10,6 +10,10 @@ import * as outputs from "../types/output";
  */
 export interface Endpoints {
     /**
+     * URL of the EC2 Auto Scaling endpoint.
+     */
+    autoscaling?: string;
+    /**
      * URL of the EC2 endpoint.
      */
     ec2?: string;

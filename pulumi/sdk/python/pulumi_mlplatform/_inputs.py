@@ -52,6 +52,10 @@ if not MYPY:
         """
         Per-service endpoint overrides.
         """
+        autoscaling: NotRequired[pulumi.Input[_builtins.str]]
+        """
+        URL of the EC2 Auto Scaling endpoint.
+        """
         ec2: NotRequired[pulumi.Input[_builtins.str]]
         """
         URL of the EC2 endpoint.
@@ -82,6 +86,7 @@ elif False:
 @pulumi.input_type
 class EndpointsArgs:
     def __init__(__self__, *,
+                 autoscaling: Optional[pulumi.Input[_builtins.str]] = None,
                  ec2: Optional[pulumi.Input[_builtins.str]] = None,
                  kms: Optional[pulumi.Input[_builtins.str]] = None,
                  s3: Optional[pulumi.Input[_builtins.str]] = None,
@@ -90,6 +95,7 @@ class EndpointsArgs:
                  sts: Optional[pulumi.Input[_builtins.str]] = None):
         """
         Per-service endpoint overrides.
+        :param pulumi.Input[_builtins.str] autoscaling: URL of the EC2 Auto Scaling endpoint.
         :param pulumi.Input[_builtins.str] ec2: URL of the EC2 endpoint.
         :param pulumi.Input[_builtins.str] kms: URL of the KMS endpoint.
         :param pulumi.Input[_builtins.str] s3: URL of the S3 endpoint.
@@ -97,6 +103,8 @@ class EndpointsArgs:
         :param pulumi.Input[_builtins.str] ssm: URL of the SSM endpoint.
         :param pulumi.Input[_builtins.str] sts: URL of the STS endpoint.
         """
+        if autoscaling is not None:
+            pulumi.set(__self__, "autoscaling", autoscaling)
         if ec2 is not None:
             pulumi.set(__self__, "ec2", ec2)
         if kms is not None:
@@ -109,6 +117,18 @@ class EndpointsArgs:
             pulumi.set(__self__, "ssm", ssm)
         if sts is not None:
             pulumi.set(__self__, "sts", sts)
+
+    @_builtins.property
+    @pulumi.getter
+    def autoscaling(self) -> Optional[pulumi.Input[_builtins.str]]:
+        """
+        URL of the EC2 Auto Scaling endpoint.
+        """
+        return pulumi.get(self, "autoscaling")
+
+    @autoscaling.setter
+    def autoscaling(self, value: Optional[pulumi.Input[_builtins.str]]):
+        pulumi.set(self, "autoscaling", value)
 
     @_builtins.property
     @pulumi.getter

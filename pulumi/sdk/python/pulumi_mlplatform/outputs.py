@@ -38,6 +38,7 @@ class Endpoints(dict):
     Per-service endpoint overrides.
     """
     def __init__(__self__, *,
+                 autoscaling: Optional[_builtins.str] = None,
                  ec2: Optional[_builtins.str] = None,
                  kms: Optional[_builtins.str] = None,
                  s3: Optional[_builtins.str] = None,
@@ -46,6 +47,7 @@ class Endpoints(dict):
                  sts: Optional[_builtins.str] = None):
         """
         Per-service endpoint overrides.
+        :param _builtins.str autoscaling: URL of the EC2 Auto Scaling endpoint.
         :param _builtins.str ec2: URL of the EC2 endpoint.
         :param _builtins.str kms: URL of the KMS endpoint.
         :param _builtins.str s3: URL of the S3 endpoint.
@@ -53,6 +55,8 @@ class Endpoints(dict):
         :param _builtins.str ssm: URL of the SSM endpoint.
         :param _builtins.str sts: URL of the STS endpoint.
         """
+        if autoscaling is not None:
+            pulumi.set(__self__, "autoscaling", autoscaling)
         if ec2 is not None:
             pulumi.set(__self__, "ec2", ec2)
         if kms is not None:
@@ -65,6 +69,14 @@ class Endpoints(dict):
             pulumi.set(__self__, "ssm", ssm)
         if sts is not None:
             pulumi.set(__self__, "sts", sts)
+
+    @_builtins.property
+    @pulumi.getter
+    def autoscaling(self) -> Optional[_builtins.str]:
+        """
+        URL of the EC2 Auto Scaling endpoint.
+        """
+        return pulumi.get(self, "autoscaling")
 
     @_builtins.property
     @pulumi.getter
