@@ -25,6 +25,7 @@ func cpuInputs(name string, over map[string]any) func(*fixtures) map[string]any 
 			"min_size":         1,
 			"max_size":         2,
 			"desired_capacity": 1,
+			"root_volume":      map[string]any{"size_gib": 20},
 			"tags":             map[string]any{"team": "smb"},
 		}, over)
 	}
@@ -116,6 +117,7 @@ func importCPU(f *fixtures) map[string]any {
 		"max_size":         2,
 		"desired_capacity": 1,
 		"image":            f.amiA,
+		"root_volume":      map[string]any{"size_gib": 20},
 		"subnet_ids":       []any{f.defaultSubnets["mec1-az1"]},
 		"tags":             map[string]any{"team": "smb"},
 	}
