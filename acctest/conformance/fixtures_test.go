@@ -33,6 +33,8 @@ const (
 type fixtures struct {
 	amiA, amiB string // two x86_64 AMIs; imageParam names amiA at first
 	vpcID      string // the default VPC
+	// defaultSubnets are the default subnet of each zone id.
+	defaultSubnets map[string]string
 }
 
 func newFixtures(t *testing.T, h *acctest.Harness) *fixtures {
@@ -80,6 +82,9 @@ func newFixtures(t *testing.T, h *acctest.Harness) *fixtures {
 		t.Fatalf("finding the default VPC: %v", err)
 	}
 	f.vpcID = aws.ToString(vpcs.Vpcs[0].VpcId)
+	if f.defaultSubnets, err = defaultSubnetsByZone(ctx, c.EC2); err != nil {
+		t.Fatalf("finding the default subnets: %v", err)
+	}
 	h.Shim.ResetLog()
 	return f
 }

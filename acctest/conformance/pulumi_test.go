@@ -120,6 +120,16 @@ func pulumiValue(v any, userKeys bool, unknownOf func(any) (pulumi.Input, error)
 			arr = append(arr, pv)
 		}
 		return arr, nil
+	case blocks:
+		arr := pulumi.Array{}
+		for _, e := range x {
+			pv, err := pulumiValue(map[string]any(e), false, unknownOf)
+			if err != nil {
+				return nil, err
+			}
+			arr = append(arr, pv)
+		}
+		return arr, nil
 	case map[string]any:
 		m := pulumi.Map{}
 		for k, e := range x {
@@ -296,6 +306,12 @@ func containsUnknown(v any) bool {
 	switch x := v.(type) {
 	case unknown:
 		return true
+	case blocks:
+		for _, e := range x {
+			if containsUnknown(map[string]any(e)) {
+				return true
+			}
+		}
 	case []any:
 		for _, e := range x {
 			if containsUnknown(e) {

@@ -18,6 +18,7 @@ var (
 	gpuCluster     = kind{tf: "mlplatform_gpu_cluster", pulumi: "mlplatform:index:GpuCluster"}
 	featureStore   = kind{tf: "mlplatform_feature_store", pulumi: "mlplatform:index:FeatureStore"}
 	residencyGuard = kind{tf: "mlplatform_residency_guard", pulumi: "mlplatform:index:ResidencyGuard"}
+	cpuFootprint   = kind{tf: "mlplatform_cpu_footprint", pulumi: "mlplatform:index:CpuFootprint"}
 )
 
 // outcome is what a step does to the resource, as both front ends must
@@ -32,6 +33,10 @@ const (
 	refused  outcome = "refused"          // the plan (or, for values known only then, the apply) fails
 	imported outcome = "imported"         // the existing resource adopted; the next plan creates and replaces nothing
 )
+
+// blocks is a list of nested blocks: repeated blocks in Terraform (e.g. a
+// footprint's schedule), a list of objects for Pulumi.
+type blocks []map[string]any
 
 // unknown marks an input value that is known only at apply: Terraform takes
 // it from a terraform_data's output created in the same step, Pulumi from

@@ -260,6 +260,16 @@ func hclBody(in map[string]any, unknownRef func(any) string) string {
 	keys := mapsKeys(in)
 	sort.Strings(keys)
 	for _, k := range keys {
+		if bs, ok := in[k].(blocks); ok {
+			for _, blk := range bs {
+				fmt.Fprintf(&b, "  %s {\n", k)
+				for _, line := range strings.Split(strings.TrimRight(hclBody(blk, unknownRef), "\n"), "\n") {
+					fmt.Fprintf(&b, "  %s\n", line)
+				}
+				b.WriteString("  }\n")
+			}
+			continue
+		}
 		fmt.Fprintf(&b, "  %s = %s\n", k, hcl(in[k], unknownRef))
 	}
 	return b.String()

@@ -264,7 +264,7 @@ func PlanCPUFootprintChange(prior CPUFootprintRecord, spec CPUFootprintSpec, p *
 	if spec.Size != o.Size {
 		add(&c.InPlace, "desired_capacity", "sizes %d/%d/%d -> %d/%d/%d (min/max/desired) change in place", o.Size.Min, o.Size.Max, o.Size.Desired, spec.Size.Min, spec.Size.Max, spec.Size.Desired)
 	}
-	if fmt.Sprint(o.Schedules) != fmt.Sprint(spec.Schedules) {
+	if !slices.EqualFunc(o.Schedules, spec.Schedules, sameSchedule) {
 		add(&c.InPlace, "schedule", "the scheduled actions change in place")
 	}
 	if p.SubnetIDs == nil || !slices.Equal(slices.Sorted(slices.Values(p.SubnetIDs)), slices.Sorted(slices.Values(prior.SubnetIDs))) {
@@ -381,4 +381,11 @@ func ReadBackCPUFootprint(found *CPUFootprint, declared CPUFootprintRecord) CPUF
 func sameScheduledAction(a, b ScheduledAction) bool {
 	eq := func(x, y *int) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
 	return a.Recurrence == b.Recurrence && a.TimeZone == b.TimeZone && eq(a.Min, b.Min) && eq(a.Max, b.Max) && eq(a.Desired, b.Desired)
+}
+
+// sameSchedule compares schedules by value (their sizes are pointers).
+func sameSchedule(a, b Schedule) bool {
+	eq := func(x, y *int) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
+	return a.Name == b.Name && a.Recurrence == b.Recurrence && a.TimeZone == b.TimeZone && a.Duration == b.Duration &&
+		eq(a.Min, b.Min) && eq(a.Max, b.Max) && eq(a.Desired, b.Desired)
 }

@@ -5,6 +5,11 @@ import * as pulumi from "@pulumi/pulumi";
 import * as utilities from "./utilities";
 
 // Export members:
+export { CpuFootprintArgs } from "./cpuFootprint";
+export type CpuFootprint = import("./cpuFootprint").CpuFootprint;
+export const CpuFootprint: typeof import("./cpuFootprint").CpuFootprint = null as any;
+utilities.lazyLoad(exports, ["CpuFootprint"], () => require("./cpuFootprint"));
+
 export { FeatureStoreArgs } from "./featureStore";
 export type FeatureStore = import("./featureStore").FeatureStore;
 export const FeatureStore: typeof import("./featureStore").FeatureStore = null as any;
@@ -44,6 +49,8 @@ const _module = {
     version: utilities.getVersion(),
     construct: (name: string, type: string, urn: string): pulumi.Resource => {
         switch (type) {
+            case "mlplatform:index:CpuFootprint":
+                return new CpuFootprint(name, <any>undefined, { urn })
             case "mlplatform:index:FeatureStore":
                 return new FeatureStore(name, <any>undefined, { urn })
             case "mlplatform:index:GpuCluster":

@@ -21,6 +21,8 @@ func (m *module) Version() semver.Version {
 
 func (m *module) Construct(ctx *pulumi.Context, name, typ, urn string) (r pulumi.Resource, err error) {
 	switch typ {
+	case "mlplatform:index:CpuFootprint":
+		r = &CpuFootprint{}
 	case "mlplatform:index:FeatureStore":
 		r = &FeatureStore{}
 	case "mlplatform:index:GpuCluster":

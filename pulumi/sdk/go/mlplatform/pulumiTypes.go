@@ -13,6 +13,380 @@ import (
 
 var _ = internal.GetEnvOrDefault
 
+type CpuRequirements struct {
+	// `x86_64`, `arm64` or `any` (default).
+	Architecture *string `pulumi:"architecture"`
+	// Allow burstable types (t3, t4g, ...). Default `false`.
+	Burstable *bool `pulumi:"burstable"`
+	// ISA features every instance must have, as `/proc/cpuinfo` names them: sse4_2, avx, avx2, fma, f16c, avx512f, avx512cd, avx512bw, avx512dq, avx512vl, avx512_vnni, avx512_bf16, avx512_fp16, amx_tile, amx_bf16, amx_int8, asimd, sve, sve2, bf16, i8mm, svebf16.
+	CpuFeatures []string `pulumi:"cpuFeatures"`
+	// Most an instance may cost per hour (On-Demand, USD). A type whose price is unknown never meets it.
+	MaxHourlyPrice *float64 `pulumi:"maxHourlyPrice"`
+	// Minimum memory per instance, GiB.
+	MinMemoryGib *float64 `pulumi:"minMemoryGib"`
+	// Minimum vCPUs per instance.
+	MinVcpus *int `pulumi:"minVcpus"`
+}
+
+// CpuRequirementsInput is an input type that accepts CpuRequirementsArgs and CpuRequirementsOutput values.
+// You can construct a concrete instance of `CpuRequirementsInput` via:
+//
+//	CpuRequirementsArgs{...}
+type CpuRequirementsInput interface {
+	pulumi.Input
+
+	ToCpuRequirementsOutput() CpuRequirementsOutput
+	ToCpuRequirementsOutputWithContext(context.Context) CpuRequirementsOutput
+}
+
+type CpuRequirementsArgs struct {
+	// `x86_64`, `arm64` or `any` (default).
+	Architecture pulumi.StringPtrInput `pulumi:"architecture"`
+	// Allow burstable types (t3, t4g, ...). Default `false`.
+	Burstable pulumi.BoolPtrInput `pulumi:"burstable"`
+	// ISA features every instance must have, as `/proc/cpuinfo` names them: sse4_2, avx, avx2, fma, f16c, avx512f, avx512cd, avx512bw, avx512dq, avx512vl, avx512_vnni, avx512_bf16, avx512_fp16, amx_tile, amx_bf16, amx_int8, asimd, sve, sve2, bf16, i8mm, svebf16.
+	CpuFeatures pulumi.StringArrayInput `pulumi:"cpuFeatures"`
+	// Most an instance may cost per hour (On-Demand, USD). A type whose price is unknown never meets it.
+	MaxHourlyPrice pulumi.Float64PtrInput `pulumi:"maxHourlyPrice"`
+	// Minimum memory per instance, GiB.
+	MinMemoryGib pulumi.Float64PtrInput `pulumi:"minMemoryGib"`
+	// Minimum vCPUs per instance.
+	MinVcpus pulumi.IntPtrInput `pulumi:"minVcpus"`
+}
+
+func (CpuRequirementsArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*CpuRequirements)(nil)).Elem()
+}
+
+func (i CpuRequirementsArgs) ToCpuRequirementsOutput() CpuRequirementsOutput {
+	return i.ToCpuRequirementsOutputWithContext(context.Background())
+}
+
+func (i CpuRequirementsArgs) ToCpuRequirementsOutputWithContext(ctx context.Context) CpuRequirementsOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(CpuRequirementsOutput)
+}
+
+func (i CpuRequirementsArgs) ToCpuRequirementsPtrOutput() CpuRequirementsPtrOutput {
+	return i.ToCpuRequirementsPtrOutputWithContext(context.Background())
+}
+
+func (i CpuRequirementsArgs) ToCpuRequirementsPtrOutputWithContext(ctx context.Context) CpuRequirementsPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(CpuRequirementsOutput).ToCpuRequirementsPtrOutputWithContext(ctx)
+}
+
+// CpuRequirementsPtrInput is an input type that accepts CpuRequirementsArgs, CpuRequirementsPtr and CpuRequirementsPtrOutput values.
+// You can construct a concrete instance of `CpuRequirementsPtrInput` via:
+//
+//	        CpuRequirementsArgs{...}
+//
+//	or:
+//
+//	        nil
+type CpuRequirementsPtrInput interface {
+	pulumi.Input
+
+	ToCpuRequirementsPtrOutput() CpuRequirementsPtrOutput
+	ToCpuRequirementsPtrOutputWithContext(context.Context) CpuRequirementsPtrOutput
+}
+
+type cpuRequirementsPtrType CpuRequirementsArgs
+
+func CpuRequirementsPtr(v *CpuRequirementsArgs) CpuRequirementsPtrInput {
+	return (*cpuRequirementsPtrType)(v)
+}
+
+func (*cpuRequirementsPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**CpuRequirements)(nil)).Elem()
+}
+
+func (i *cpuRequirementsPtrType) ToCpuRequirementsPtrOutput() CpuRequirementsPtrOutput {
+	return i.ToCpuRequirementsPtrOutputWithContext(context.Background())
+}
+
+func (i *cpuRequirementsPtrType) ToCpuRequirementsPtrOutputWithContext(ctx context.Context) CpuRequirementsPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(CpuRequirementsPtrOutput)
+}
+
+type CpuRequirementsOutput struct{ *pulumi.OutputState }
+
+func (CpuRequirementsOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*CpuRequirements)(nil)).Elem()
+}
+
+func (o CpuRequirementsOutput) ToCpuRequirementsOutput() CpuRequirementsOutput {
+	return o
+}
+
+func (o CpuRequirementsOutput) ToCpuRequirementsOutputWithContext(ctx context.Context) CpuRequirementsOutput {
+	return o
+}
+
+func (o CpuRequirementsOutput) ToCpuRequirementsPtrOutput() CpuRequirementsPtrOutput {
+	return o.ToCpuRequirementsPtrOutputWithContext(context.Background())
+}
+
+func (o CpuRequirementsOutput) ToCpuRequirementsPtrOutputWithContext(ctx context.Context) CpuRequirementsPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v CpuRequirements) *CpuRequirements {
+		return &v
+	}).(CpuRequirementsPtrOutput)
+}
+
+// `x86_64`, `arm64` or `any` (default).
+func (o CpuRequirementsOutput) Architecture() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v CpuRequirements) *string { return v.Architecture }).(pulumi.StringPtrOutput)
+}
+
+// Allow burstable types (t3, t4g, ...). Default `false`.
+func (o CpuRequirementsOutput) Burstable() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v CpuRequirements) *bool { return v.Burstable }).(pulumi.BoolPtrOutput)
+}
+
+// ISA features every instance must have, as `/proc/cpuinfo` names them: sse4_2, avx, avx2, fma, f16c, avx512f, avx512cd, avx512bw, avx512dq, avx512vl, avx512_vnni, avx512_bf16, avx512_fp16, amx_tile, amx_bf16, amx_int8, asimd, sve, sve2, bf16, i8mm, svebf16.
+func (o CpuRequirementsOutput) CpuFeatures() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v CpuRequirements) []string { return v.CpuFeatures }).(pulumi.StringArrayOutput)
+}
+
+// Most an instance may cost per hour (On-Demand, USD). A type whose price is unknown never meets it.
+func (o CpuRequirementsOutput) MaxHourlyPrice() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v CpuRequirements) *float64 { return v.MaxHourlyPrice }).(pulumi.Float64PtrOutput)
+}
+
+// Minimum memory per instance, GiB.
+func (o CpuRequirementsOutput) MinMemoryGib() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v CpuRequirements) *float64 { return v.MinMemoryGib }).(pulumi.Float64PtrOutput)
+}
+
+// Minimum vCPUs per instance.
+func (o CpuRequirementsOutput) MinVcpus() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v CpuRequirements) *int { return v.MinVcpus }).(pulumi.IntPtrOutput)
+}
+
+type CpuRequirementsPtrOutput struct{ *pulumi.OutputState }
+
+func (CpuRequirementsPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**CpuRequirements)(nil)).Elem()
+}
+
+func (o CpuRequirementsPtrOutput) ToCpuRequirementsPtrOutput() CpuRequirementsPtrOutput {
+	return o
+}
+
+func (o CpuRequirementsPtrOutput) ToCpuRequirementsPtrOutputWithContext(ctx context.Context) CpuRequirementsPtrOutput {
+	return o
+}
+
+func (o CpuRequirementsPtrOutput) Elem() CpuRequirementsOutput {
+	return o.ApplyT(func(v *CpuRequirements) CpuRequirements {
+		if v != nil {
+			return *v
+		}
+		var ret CpuRequirements
+		return ret
+	}).(CpuRequirementsOutput)
+}
+
+// `x86_64`, `arm64` or `any` (default).
+func (o CpuRequirementsPtrOutput) Architecture() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *CpuRequirements) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Architecture
+	}).(pulumi.StringPtrOutput)
+}
+
+// Allow burstable types (t3, t4g, ...). Default `false`.
+func (o CpuRequirementsPtrOutput) Burstable() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v *CpuRequirements) *bool {
+		if v == nil {
+			return nil
+		}
+		return v.Burstable
+	}).(pulumi.BoolPtrOutput)
+}
+
+// ISA features every instance must have, as `/proc/cpuinfo` names them: sse4_2, avx, avx2, fma, f16c, avx512f, avx512cd, avx512bw, avx512dq, avx512vl, avx512_vnni, avx512_bf16, avx512_fp16, amx_tile, amx_bf16, amx_int8, asimd, sve, sve2, bf16, i8mm, svebf16.
+func (o CpuRequirementsPtrOutput) CpuFeatures() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v *CpuRequirements) []string {
+		if v == nil {
+			return nil
+		}
+		return v.CpuFeatures
+	}).(pulumi.StringArrayOutput)
+}
+
+// Most an instance may cost per hour (On-Demand, USD). A type whose price is unknown never meets it.
+func (o CpuRequirementsPtrOutput) MaxHourlyPrice() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v *CpuRequirements) *float64 {
+		if v == nil {
+			return nil
+		}
+		return v.MaxHourlyPrice
+	}).(pulumi.Float64PtrOutput)
+}
+
+// Minimum memory per instance, GiB.
+func (o CpuRequirementsPtrOutput) MinMemoryGib() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v *CpuRequirements) *float64 {
+		if v == nil {
+			return nil
+		}
+		return v.MinMemoryGib
+	}).(pulumi.Float64PtrOutput)
+}
+
+// Minimum vCPUs per instance.
+func (o CpuRequirementsPtrOutput) MinVcpus() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *CpuRequirements) *int {
+		if v == nil {
+			return nil
+		}
+		return v.MinVcpus
+	}).(pulumi.IntPtrOutput)
+}
+
+type CpuSchedule struct {
+	DesiredCapacity *int `pulumi:"desiredCapacity"`
+	// Length of the window, e.g. `11h`: the footprint's sizes come back when it ends.
+	Duration *string `pulumi:"duration"`
+	MaxSize  *int    `pulumi:"maxSize"`
+	MinSize  *int    `pulumi:"minSize"`
+	// Name of the scheduled action (1 to 63 letters, digits, `-` or `_`); the action that ends a window is `<name>-end`.
+	Name string `pulumi:"name"`
+	// Cron expression (minute hour day-of-month month day-of-week), e.g. `0 20 * * 1-5`.
+	Recurrence string `pulumi:"recurrence"`
+	// IANA time zone of `recurrence`. Default `Asia/Dubai`.
+	TimeZone *string `pulumi:"timeZone"`
+}
+
+// CpuScheduleInput is an input type that accepts CpuScheduleArgs and CpuScheduleOutput values.
+// You can construct a concrete instance of `CpuScheduleInput` via:
+//
+//	CpuScheduleArgs{...}
+type CpuScheduleInput interface {
+	pulumi.Input
+
+	ToCpuScheduleOutput() CpuScheduleOutput
+	ToCpuScheduleOutputWithContext(context.Context) CpuScheduleOutput
+}
+
+type CpuScheduleArgs struct {
+	DesiredCapacity pulumi.IntPtrInput `pulumi:"desiredCapacity"`
+	// Length of the window, e.g. `11h`: the footprint's sizes come back when it ends.
+	Duration pulumi.StringPtrInput `pulumi:"duration"`
+	MaxSize  pulumi.IntPtrInput    `pulumi:"maxSize"`
+	MinSize  pulumi.IntPtrInput    `pulumi:"minSize"`
+	// Name of the scheduled action (1 to 63 letters, digits, `-` or `_`); the action that ends a window is `<name>-end`.
+	Name pulumi.StringInput `pulumi:"name"`
+	// Cron expression (minute hour day-of-month month day-of-week), e.g. `0 20 * * 1-5`.
+	Recurrence pulumi.StringInput `pulumi:"recurrence"`
+	// IANA time zone of `recurrence`. Default `Asia/Dubai`.
+	TimeZone pulumi.StringPtrInput `pulumi:"timeZone"`
+}
+
+func (CpuScheduleArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*CpuSchedule)(nil)).Elem()
+}
+
+func (i CpuScheduleArgs) ToCpuScheduleOutput() CpuScheduleOutput {
+	return i.ToCpuScheduleOutputWithContext(context.Background())
+}
+
+func (i CpuScheduleArgs) ToCpuScheduleOutputWithContext(ctx context.Context) CpuScheduleOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(CpuScheduleOutput)
+}
+
+// CpuScheduleArrayInput is an input type that accepts CpuScheduleArray and CpuScheduleArrayOutput values.
+// You can construct a concrete instance of `CpuScheduleArrayInput` via:
+//
+//	CpuScheduleArray{ CpuScheduleArgs{...} }
+type CpuScheduleArrayInput interface {
+	pulumi.Input
+
+	ToCpuScheduleArrayOutput() CpuScheduleArrayOutput
+	ToCpuScheduleArrayOutputWithContext(context.Context) CpuScheduleArrayOutput
+}
+
+type CpuScheduleArray []CpuScheduleInput
+
+func (CpuScheduleArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]CpuSchedule)(nil)).Elem()
+}
+
+func (i CpuScheduleArray) ToCpuScheduleArrayOutput() CpuScheduleArrayOutput {
+	return i.ToCpuScheduleArrayOutputWithContext(context.Background())
+}
+
+func (i CpuScheduleArray) ToCpuScheduleArrayOutputWithContext(ctx context.Context) CpuScheduleArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(CpuScheduleArrayOutput)
+}
+
+type CpuScheduleOutput struct{ *pulumi.OutputState }
+
+func (CpuScheduleOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*CpuSchedule)(nil)).Elem()
+}
+
+func (o CpuScheduleOutput) ToCpuScheduleOutput() CpuScheduleOutput {
+	return o
+}
+
+func (o CpuScheduleOutput) ToCpuScheduleOutputWithContext(ctx context.Context) CpuScheduleOutput {
+	return o
+}
+
+func (o CpuScheduleOutput) DesiredCapacity() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v CpuSchedule) *int { return v.DesiredCapacity }).(pulumi.IntPtrOutput)
+}
+
+// Length of the window, e.g. `11h`: the footprint's sizes come back when it ends.
+func (o CpuScheduleOutput) Duration() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v CpuSchedule) *string { return v.Duration }).(pulumi.StringPtrOutput)
+}
+
+func (o CpuScheduleOutput) MaxSize() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v CpuSchedule) *int { return v.MaxSize }).(pulumi.IntPtrOutput)
+}
+
+func (o CpuScheduleOutput) MinSize() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v CpuSchedule) *int { return v.MinSize }).(pulumi.IntPtrOutput)
+}
+
+// Name of the scheduled action (1 to 63 letters, digits, `-` or `_`); the action that ends a window is `<name>-end`.
+func (o CpuScheduleOutput) Name() pulumi.StringOutput {
+	return o.ApplyT(func(v CpuSchedule) string { return v.Name }).(pulumi.StringOutput)
+}
+
+// Cron expression (minute hour day-of-month month day-of-week), e.g. `0 20 * * 1-5`.
+func (o CpuScheduleOutput) Recurrence() pulumi.StringOutput {
+	return o.ApplyT(func(v CpuSchedule) string { return v.Recurrence }).(pulumi.StringOutput)
+}
+
+// IANA time zone of `recurrence`. Default `Asia/Dubai`.
+func (o CpuScheduleOutput) TimeZone() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v CpuSchedule) *string { return v.TimeZone }).(pulumi.StringPtrOutput)
+}
+
+type CpuScheduleArrayOutput struct{ *pulumi.OutputState }
+
+func (CpuScheduleArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]CpuSchedule)(nil)).Elem()
+}
+
+func (o CpuScheduleArrayOutput) ToCpuScheduleArrayOutput() CpuScheduleArrayOutput {
+	return o
+}
+
+func (o CpuScheduleArrayOutput) ToCpuScheduleArrayOutputWithContext(ctx context.Context) CpuScheduleArrayOutput {
+	return o
+}
+
+func (o CpuScheduleArrayOutput) Index(i pulumi.IntInput) CpuScheduleOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) CpuSchedule {
+		return vs[0].([]CpuSchedule)[vs[1].(int)]
+	}).(CpuScheduleOutput)
+}
+
 // Per-service endpoint overrides.
 type Endpoints struct {
 	// URL of the EC2 Auto Scaling endpoint.
@@ -2654,6 +3028,10 @@ func (o ThroughputPtrOutput) WriteCapacityUnits() pulumi.IntPtrOutput {
 }
 
 func init() {
+	pulumi.RegisterInputType(reflect.TypeOf((*CpuRequirementsInput)(nil)).Elem(), CpuRequirementsArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*CpuRequirementsPtrInput)(nil)).Elem(), CpuRequirementsArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*CpuScheduleInput)(nil)).Elem(), CpuScheduleArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*CpuScheduleArrayInput)(nil)).Elem(), CpuScheduleArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*EndpointsInput)(nil)).Elem(), EndpointsArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*EndpointsPtrInput)(nil)).Elem(), EndpointsArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*FeatureDefinitionInput)(nil)).Elem(), FeatureDefinitionArgs{})
@@ -2681,6 +3059,10 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*ResidencyConfigPtrInput)(nil)).Elem(), ResidencyConfigArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ThroughputInput)(nil)).Elem(), ThroughputArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ThroughputPtrInput)(nil)).Elem(), ThroughputArgs{})
+	pulumi.RegisterOutputType(CpuRequirementsOutput{})
+	pulumi.RegisterOutputType(CpuRequirementsPtrOutput{})
+	pulumi.RegisterOutputType(CpuScheduleOutput{})
+	pulumi.RegisterOutputType(CpuScheduleArrayOutput{})
 	pulumi.RegisterOutputType(EndpointsOutput{})
 	pulumi.RegisterOutputType(EndpointsPtrOutput{})
 	pulumi.RegisterOutputType(FeatureDefinitionOutput{})

@@ -5,6 +5,55 @@ import * as pulumi from "@pulumi/pulumi";
 import * as inputs from "../types/input";
 import * as outputs from "../types/output";
 
+export interface CpuRequirementsArgs {
+    /**
+     * `x86_64`, `arm64` or `any` (default).
+     */
+    architecture?: pulumi.Input<string>;
+    /**
+     * Allow burstable types (t3, t4g, ...). Default `false`.
+     */
+    burstable?: pulumi.Input<boolean>;
+    /**
+     * ISA features every instance must have, as `/proc/cpuinfo` names them: sse4_2, avx, avx2, fma, f16c, avx512f, avx512cd, avx512bw, avx512dq, avx512vl, avx512_vnni, avx512_bf16, avx512_fp16, amx_tile, amx_bf16, amx_int8, asimd, sve, sve2, bf16, i8mm, svebf16.
+     */
+    cpuFeatures?: pulumi.Input<pulumi.Input<string>[]>;
+    /**
+     * Most an instance may cost per hour (On-Demand, USD). A type whose price is unknown never meets it.
+     */
+    maxHourlyPrice?: pulumi.Input<number>;
+    /**
+     * Minimum memory per instance, GiB.
+     */
+    minMemoryGib?: pulumi.Input<number>;
+    /**
+     * Minimum vCPUs per instance.
+     */
+    minVcpus?: pulumi.Input<number>;
+}
+
+export interface CpuScheduleArgs {
+    desiredCapacity?: pulumi.Input<number>;
+    /**
+     * Length of the window, e.g. `11h`: the footprint's sizes come back when it ends.
+     */
+    duration?: pulumi.Input<string>;
+    maxSize?: pulumi.Input<number>;
+    minSize?: pulumi.Input<number>;
+    /**
+     * Name of the scheduled action (1 to 63 letters, digits, `-` or `_`); the action that ends a window is `<name>-end`.
+     */
+    name: pulumi.Input<string>;
+    /**
+     * Cron expression (minute hour day-of-month month day-of-week), e.g. `0 20 * * 1-5`.
+     */
+    recurrence: pulumi.Input<string>;
+    /**
+     * IANA time zone of `recurrence`. Default `Asia/Dubai`.
+     */
+    timeZone?: pulumi.Input<string>;
+}
+
 /**
  * Per-service endpoint overrides.
  */

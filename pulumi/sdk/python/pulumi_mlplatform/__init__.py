@@ -6,6 +6,7 @@ import builtins as _builtins
 from . import _utilities
 import typing
 # Export this package's modules as members:
+from .cpu_footprint import *
 from .feature_store import *
 from .gpu_cluster import *
 from .platform import *
@@ -29,6 +30,7 @@ _utilities.register(
   "mod": "index",
   "fqn": "pulumi_mlplatform",
   "classes": {
+   "mlplatform:index:CpuFootprint": "CpuFootprint",
    "mlplatform:index:FeatureStore": "FeatureStore",
    "mlplatform:index:GpuCluster": "GpuCluster",
    "mlplatform:index:Platform": "Platform",

@@ -15,6 +15,10 @@ else:
 from . import _utilities
 
 __all__ = [
+    'CpuRequirementsArgs',
+    'CpuRequirementsArgsDict',
+    'CpuScheduleArgs',
+    'CpuScheduleArgsDict',
     'EndpointsArgs',
     'EndpointsArgsDict',
     'FeatureDefinitionArgs',
@@ -46,6 +50,267 @@ __all__ = [
 ]
 
 MYPY = False
+
+if not MYPY:
+    class CpuRequirementsArgsDict(TypedDict):
+        architecture: NotRequired[pulumi.Input[_builtins.str]]
+        """
+        `x86_64`, `arm64` or `any` (default).
+        """
+        burstable: NotRequired[pulumi.Input[_builtins.bool]]
+        """
+        Allow burstable types (t3, t4g, ...). Default `false`.
+        """
+        cpu_features: NotRequired[pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]]
+        """
+        ISA features every instance must have, as `/proc/cpuinfo` names them: sse4_2, avx, avx2, fma, f16c, avx512f, avx512cd, avx512bw, avx512dq, avx512vl, avx512_vnni, avx512_bf16, avx512_fp16, amx_tile, amx_bf16, amx_int8, asimd, sve, sve2, bf16, i8mm, svebf16.
+        """
+        max_hourly_price: NotRequired[pulumi.Input[_builtins.float]]
+        """
+        Most an instance may cost per hour (On-Demand, USD). A type whose price is unknown never meets it.
+        """
+        min_memory_gib: NotRequired[pulumi.Input[_builtins.float]]
+        """
+        Minimum memory per instance, GiB.
+        """
+        min_vcpus: NotRequired[pulumi.Input[_builtins.int]]
+        """
+        Minimum vCPUs per instance.
+        """
+elif False:
+    CpuRequirementsArgsDict: TypeAlias = Mapping[str, Any]
+
+@pulumi.input_type
+class CpuRequirementsArgs:
+    def __init__(__self__, *,
+                 architecture: Optional[pulumi.Input[_builtins.str]] = None,
+                 burstable: Optional[pulumi.Input[_builtins.bool]] = None,
+                 cpu_features: Optional[pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]] = None,
+                 max_hourly_price: Optional[pulumi.Input[_builtins.float]] = None,
+                 min_memory_gib: Optional[pulumi.Input[_builtins.float]] = None,
+                 min_vcpus: Optional[pulumi.Input[_builtins.int]] = None):
+        """
+        :param pulumi.Input[_builtins.str] architecture: `x86_64`, `arm64` or `any` (default).
+        :param pulumi.Input[_builtins.bool] burstable: Allow burstable types (t3, t4g, ...). Default `false`.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] cpu_features: ISA features every instance must have, as `/proc/cpuinfo` names them: sse4_2, avx, avx2, fma, f16c, avx512f, avx512cd, avx512bw, avx512dq, avx512vl, avx512_vnni, avx512_bf16, avx512_fp16, amx_tile, amx_bf16, amx_int8, asimd, sve, sve2, bf16, i8mm, svebf16.
+        :param pulumi.Input[_builtins.float] max_hourly_price: Most an instance may cost per hour (On-Demand, USD). A type whose price is unknown never meets it.
+        :param pulumi.Input[_builtins.float] min_memory_gib: Minimum memory per instance, GiB.
+        :param pulumi.Input[_builtins.int] min_vcpus: Minimum vCPUs per instance.
+        """
+        if architecture is not None:
+            pulumi.set(__self__, "architecture", architecture)
+        if burstable is not None:
+            pulumi.set(__self__, "burstable", burstable)
+        if cpu_features is not None:
+            pulumi.set(__self__, "cpu_features", cpu_features)
+        if max_hourly_price is not None:
+            pulumi.set(__self__, "max_hourly_price", max_hourly_price)
+        if min_memory_gib is not None:
+            pulumi.set(__self__, "min_memory_gib", min_memory_gib)
+        if min_vcpus is not None:
+            pulumi.set(__self__, "min_vcpus", min_vcpus)
+
+    @_builtins.property
+    @pulumi.getter
+    def architecture(self) -> Optional[pulumi.Input[_builtins.str]]:
+        """
+        `x86_64`, `arm64` or `any` (default).
+        """
+        return pulumi.get(self, "architecture")
+
+    @architecture.setter
+    def architecture(self, value: Optional[pulumi.Input[_builtins.str]]):
+        pulumi.set(self, "architecture", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def burstable(self) -> Optional[pulumi.Input[_builtins.bool]]:
+        """
+        Allow burstable types (t3, t4g, ...). Default `false`.
+        """
+        return pulumi.get(self, "burstable")
+
+    @burstable.setter
+    def burstable(self, value: Optional[pulumi.Input[_builtins.bool]]):
+        pulumi.set(self, "burstable", value)
+
+    @_builtins.property
+    @pulumi.getter(name="cpuFeatures")
+    def cpu_features(self) -> Optional[pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]]:
+        """
+        ISA features every instance must have, as `/proc/cpuinfo` names them: sse4_2, avx, avx2, fma, f16c, avx512f, avx512cd, avx512bw, avx512dq, avx512vl, avx512_vnni, avx512_bf16, avx512_fp16, amx_tile, amx_bf16, amx_int8, asimd, sve, sve2, bf16, i8mm, svebf16.
+        """
+        return pulumi.get(self, "cpu_features")
+
+    @cpu_features.setter
+    def cpu_features(self, value: Optional[pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "cpu_features", value)
+
+    @_builtins.property
+    @pulumi.getter(name="maxHourlyPrice")
+    def max_hourly_price(self) -> Optional[pulumi.Input[_builtins.float]]:
+        """
+        Most an instance may cost per hour (On-Demand, USD). A type whose price is unknown never meets it.
+        """
+        return pulumi.get(self, "max_hourly_price")
+
+    @max_hourly_price.setter
+    def max_hourly_price(self, value: Optional[pulumi.Input[_builtins.float]]):
+        pulumi.set(self, "max_hourly_price", value)
+
+    @_builtins.property
+    @pulumi.getter(name="minMemoryGib")
+    def min_memory_gib(self) -> Optional[pulumi.Input[_builtins.float]]:
+        """
+        Minimum memory per instance, GiB.
+        """
+        return pulumi.get(self, "min_memory_gib")
+
+    @min_memory_gib.setter
+    def min_memory_gib(self, value: Optional[pulumi.Input[_builtins.float]]):
+        pulumi.set(self, "min_memory_gib", value)
+
+    @_builtins.property
+    @pulumi.getter(name="minVcpus")
+    def min_vcpus(self) -> Optional[pulumi.Input[_builtins.int]]:
+        """
+        Minimum vCPUs per instance.
+        """
+        return pulumi.get(self, "min_vcpus")
+
+    @min_vcpus.setter
+    def min_vcpus(self, value: Optional[pulumi.Input[_builtins.int]]):
+        pulumi.set(self, "min_vcpus", value)
+
+
+if not MYPY:
+    class CpuScheduleArgsDict(TypedDict):
+        name: pulumi.Input[_builtins.str]
+        """
+        Name of the scheduled action (1 to 63 letters, digits, `-` or `_`); the action that ends a window is `<name>-end`.
+        """
+        recurrence: pulumi.Input[_builtins.str]
+        """
+        Cron expression (minute hour day-of-month month day-of-week), e.g. `0 20 * * 1-5`.
+        """
+        desired_capacity: NotRequired[pulumi.Input[_builtins.int]]
+        duration: NotRequired[pulumi.Input[_builtins.str]]
+        """
+        Length of the window, e.g. `11h`: the footprint's sizes come back when it ends.
+        """
+        max_size: NotRequired[pulumi.Input[_builtins.int]]
+        min_size: NotRequired[pulumi.Input[_builtins.int]]
+        time_zone: NotRequired[pulumi.Input[_builtins.str]]
+        """
+        IANA time zone of `recurrence`. Default `Asia/Dubai`.
+        """
+elif False:
+    CpuScheduleArgsDict: TypeAlias = Mapping[str, Any]
+
+@pulumi.input_type
+class CpuScheduleArgs:
+    def __init__(__self__, *,
+                 name: pulumi.Input[_builtins.str],
+                 recurrence: pulumi.Input[_builtins.str],
+                 desired_capacity: Optional[pulumi.Input[_builtins.int]] = None,
+                 duration: Optional[pulumi.Input[_builtins.str]] = None,
+                 max_size: Optional[pulumi.Input[_builtins.int]] = None,
+                 min_size: Optional[pulumi.Input[_builtins.int]] = None,
+                 time_zone: Optional[pulumi.Input[_builtins.str]] = None):
+        """
+        :param pulumi.Input[_builtins.str] name: Name of the scheduled action (1 to 63 letters, digits, `-` or `_`); the action that ends a window is `<name>-end`.
+        :param pulumi.Input[_builtins.str] recurrence: Cron expression (minute hour day-of-month month day-of-week), e.g. `0 20 * * 1-5`.
+        :param pulumi.Input[_builtins.str] duration: Length of the window, e.g. `11h`: the footprint's sizes come back when it ends.
+        :param pulumi.Input[_builtins.str] time_zone: IANA time zone of `recurrence`. Default `Asia/Dubai`.
+        """
+        pulumi.set(__self__, "name", name)
+        pulumi.set(__self__, "recurrence", recurrence)
+        if desired_capacity is not None:
+            pulumi.set(__self__, "desired_capacity", desired_capacity)
+        if duration is not None:
+            pulumi.set(__self__, "duration", duration)
+        if max_size is not None:
+            pulumi.set(__self__, "max_size", max_size)
+        if min_size is not None:
+            pulumi.set(__self__, "min_size", min_size)
+        if time_zone is not None:
+            pulumi.set(__self__, "time_zone", time_zone)
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> pulumi.Input[_builtins.str]:
+        """
+        Name of the scheduled action (1 to 63 letters, digits, `-` or `_`); the action that ends a window is `<name>-end`.
+        """
+        return pulumi.get(self, "name")
+
+    @name.setter
+    def name(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "name", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def recurrence(self) -> pulumi.Input[_builtins.str]:
+        """
+        Cron expression (minute hour day-of-month month day-of-week), e.g. `0 20 * * 1-5`.
+        """
+        return pulumi.get(self, "recurrence")
+
+    @recurrence.setter
+    def recurrence(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "recurrence", value)
+
+    @_builtins.property
+    @pulumi.getter(name="desiredCapacity")
+    def desired_capacity(self) -> Optional[pulumi.Input[_builtins.int]]:
+        return pulumi.get(self, "desired_capacity")
+
+    @desired_capacity.setter
+    def desired_capacity(self, value: Optional[pulumi.Input[_builtins.int]]):
+        pulumi.set(self, "desired_capacity", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def duration(self) -> Optional[pulumi.Input[_builtins.str]]:
+        """
+        Length of the window, e.g. `11h`: the footprint's sizes come back when it ends.
+        """
+        return pulumi.get(self, "duration")
+
+    @duration.setter
+    def duration(self, value: Optional[pulumi.Input[_builtins.str]]):
+        pulumi.set(self, "duration", value)
+
+    @_builtins.property
+    @pulumi.getter(name="maxSize")
+    def max_size(self) -> Optional[pulumi.Input[_builtins.int]]:
+        return pulumi.get(self, "max_size")
+
+    @max_size.setter
+    def max_size(self, value: Optional[pulumi.Input[_builtins.int]]):
+        pulumi.set(self, "max_size", value)
+
+    @_builtins.property
+    @pulumi.getter(name="minSize")
+    def min_size(self) -> Optional[pulumi.Input[_builtins.int]]:
+        return pulumi.get(self, "min_size")
+
+    @min_size.setter
+    def min_size(self, value: Optional[pulumi.Input[_builtins.int]]):
+        pulumi.set(self, "min_size", value)
+
+    @_builtins.property
+    @pulumi.getter(name="timeZone")
+    def time_zone(self) -> Optional[pulumi.Input[_builtins.str]]:
+        """
+        IANA time zone of `recurrence`. Default `Asia/Dubai`.
+        """
+        return pulumi.get(self, "time_zone")
+
+    @time_zone.setter
+    def time_zone(self, value: Optional[pulumi.Input[_builtins.str]]):
+        pulumi.set(self, "time_zone", value)
+
 
 if not MYPY:
     class EndpointsArgsDict(TypedDict):

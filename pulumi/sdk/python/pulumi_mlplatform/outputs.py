@@ -16,6 +16,8 @@ from . import _utilities
 from . import outputs
 
 __all__ = [
+    'CpuRequirements',
+    'CpuSchedule',
     'Endpoints',
     'FeatureDefinition',
     'GpuCapacity',
@@ -31,6 +33,208 @@ __all__ = [
     'ResidencyConfig',
     'Throughput',
 ]
+
+@pulumi.output_type
+class CpuRequirements(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "cpuFeatures":
+            suggest = "cpu_features"
+        elif key == "maxHourlyPrice":
+            suggest = "max_hourly_price"
+        elif key == "minMemoryGib":
+            suggest = "min_memory_gib"
+        elif key == "minVcpus":
+            suggest = "min_vcpus"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CpuRequirements. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CpuRequirements.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CpuRequirements.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 architecture: Optional[_builtins.str] = None,
+                 burstable: Optional[_builtins.bool] = None,
+                 cpu_features: Optional[Sequence[_builtins.str]] = None,
+                 max_hourly_price: Optional[_builtins.float] = None,
+                 min_memory_gib: Optional[_builtins.float] = None,
+                 min_vcpus: Optional[_builtins.int] = None):
+        """
+        :param _builtins.str architecture: `x86_64`, `arm64` or `any` (default).
+        :param _builtins.bool burstable: Allow burstable types (t3, t4g, ...). Default `false`.
+        :param Sequence[_builtins.str] cpu_features: ISA features every instance must have, as `/proc/cpuinfo` names them: sse4_2, avx, avx2, fma, f16c, avx512f, avx512cd, avx512bw, avx512dq, avx512vl, avx512_vnni, avx512_bf16, avx512_fp16, amx_tile, amx_bf16, amx_int8, asimd, sve, sve2, bf16, i8mm, svebf16.
+        :param _builtins.float max_hourly_price: Most an instance may cost per hour (On-Demand, USD). A type whose price is unknown never meets it.
+        :param _builtins.float min_memory_gib: Minimum memory per instance, GiB.
+        :param _builtins.int min_vcpus: Minimum vCPUs per instance.
+        """
+        if architecture is not None:
+            pulumi.set(__self__, "architecture", architecture)
+        if burstable is not None:
+            pulumi.set(__self__, "burstable", burstable)
+        if cpu_features is not None:
+            pulumi.set(__self__, "cpu_features", cpu_features)
+        if max_hourly_price is not None:
+            pulumi.set(__self__, "max_hourly_price", max_hourly_price)
+        if min_memory_gib is not None:
+            pulumi.set(__self__, "min_memory_gib", min_memory_gib)
+        if min_vcpus is not None:
+            pulumi.set(__self__, "min_vcpus", min_vcpus)
+
+    @_builtins.property
+    @pulumi.getter
+    def architecture(self) -> Optional[_builtins.str]:
+        """
+        `x86_64`, `arm64` or `any` (default).
+        """
+        return pulumi.get(self, "architecture")
+
+    @_builtins.property
+    @pulumi.getter
+    def burstable(self) -> Optional[_builtins.bool]:
+        """
+        Allow burstable types (t3, t4g, ...). Default `false`.
+        """
+        return pulumi.get(self, "burstable")
+
+    @_builtins.property
+    @pulumi.getter(name="cpuFeatures")
+    def cpu_features(self) -> Optional[Sequence[_builtins.str]]:
+        """
+        ISA features every instance must have, as `/proc/cpuinfo` names them: sse4_2, avx, avx2, fma, f16c, avx512f, avx512cd, avx512bw, avx512dq, avx512vl, avx512_vnni, avx512_bf16, avx512_fp16, amx_tile, amx_bf16, amx_int8, asimd, sve, sve2, bf16, i8mm, svebf16.
+        """
+        return pulumi.get(self, "cpu_features")
+
+    @_builtins.property
+    @pulumi.getter(name="maxHourlyPrice")
+    def max_hourly_price(self) -> Optional[_builtins.float]:
+        """
+        Most an instance may cost per hour (On-Demand, USD). A type whose price is unknown never meets it.
+        """
+        return pulumi.get(self, "max_hourly_price")
+
+    @_builtins.property
+    @pulumi.getter(name="minMemoryGib")
+    def min_memory_gib(self) -> Optional[_builtins.float]:
+        """
+        Minimum memory per instance, GiB.
+        """
+        return pulumi.get(self, "min_memory_gib")
+
+    @_builtins.property
+    @pulumi.getter(name="minVcpus")
+    def min_vcpus(self) -> Optional[_builtins.int]:
+        """
+        Minimum vCPUs per instance.
+        """
+        return pulumi.get(self, "min_vcpus")
+
+
+@pulumi.output_type
+class CpuSchedule(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "desiredCapacity":
+            suggest = "desired_capacity"
+        elif key == "maxSize":
+            suggest = "max_size"
+        elif key == "minSize":
+            suggest = "min_size"
+        elif key == "timeZone":
+            suggest = "time_zone"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CpuSchedule. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CpuSchedule.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CpuSchedule.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 name: _builtins.str,
+                 recurrence: _builtins.str,
+                 desired_capacity: Optional[_builtins.int] = None,
+                 duration: Optional[_builtins.str] = None,
+                 max_size: Optional[_builtins.int] = None,
+                 min_size: Optional[_builtins.int] = None,
+                 time_zone: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str name: Name of the scheduled action (1 to 63 letters, digits, `-` or `_`); the action that ends a window is `<name>-end`.
+        :param _builtins.str recurrence: Cron expression (minute hour day-of-month month day-of-week), e.g. `0 20 * * 1-5`.
+        :param _builtins.str duration: Length of the window, e.g. `11h`: the footprint's sizes come back when it ends.
+        :param _builtins.str time_zone: IANA time zone of `recurrence`. Default `Asia/Dubai`.
+        """
+        pulumi.set(__self__, "name", name)
+        pulumi.set(__self__, "recurrence", recurrence)
+        if desired_capacity is not None:
+            pulumi.set(__self__, "desired_capacity", desired_capacity)
+        if duration is not None:
+            pulumi.set(__self__, "duration", duration)
+        if max_size is not None:
+            pulumi.set(__self__, "max_size", max_size)
+        if min_size is not None:
+            pulumi.set(__self__, "min_size", min_size)
+        if time_zone is not None:
+            pulumi.set(__self__, "time_zone", time_zone)
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> _builtins.str:
+        """
+        Name of the scheduled action (1 to 63 letters, digits, `-` or `_`); the action that ends a window is `<name>-end`.
+        """
+        return pulumi.get(self, "name")
+
+    @_builtins.property
+    @pulumi.getter
+    def recurrence(self) -> _builtins.str:
+        """
+        Cron expression (minute hour day-of-month month day-of-week), e.g. `0 20 * * 1-5`.
+        """
+        return pulumi.get(self, "recurrence")
+
+    @_builtins.property
+    @pulumi.getter(name="desiredCapacity")
+    def desired_capacity(self) -> Optional[_builtins.int]:
+        return pulumi.get(self, "desired_capacity")
+
+    @_builtins.property
+    @pulumi.getter
+    def duration(self) -> Optional[_builtins.str]:
+        """
+        Length of the window, e.g. `11h`: the footprint's sizes come back when it ends.
+        """
+        return pulumi.get(self, "duration")
+
+    @_builtins.property
+    @pulumi.getter(name="maxSize")
+    def max_size(self) -> Optional[_builtins.int]:
+        return pulumi.get(self, "max_size")
+
+    @_builtins.property
+    @pulumi.getter(name="minSize")
+    def min_size(self) -> Optional[_builtins.int]:
+        return pulumi.get(self, "min_size")
+
+    @_builtins.property
+    @pulumi.getter(name="timeZone")
+    def time_zone(self) -> Optional[_builtins.str]:
+        """
+        IANA time zone of `recurrence`. Default `Asia/Dubai`.
+        """
+        return pulumi.get(self, "time_zone")
+
 
 @pulumi.output_type
 class Endpoints(dict):
