@@ -46,6 +46,8 @@ type Harness struct {
 	URL  string
 	Moto *Moto
 	Shim *Shim
+	// SageMakerEndpoints is the shim's SageMaker endpoint double (test code).
+	SageMakerEndpoints *ShimEndpoints
 }
 
 // Start starts moto and the shim in front of it.
@@ -60,7 +62,8 @@ func Start(ctx context.Context, opts Options) (*Harness, error) {
 	}
 	RegisterSageMakerFeatureGroups(s)
 	RegisterEC2GPUCluster(s)
-	return &Harness{URL: s.URL, Moto: m, Shim: s}, nil
+	endpoints := RegisterSageMakerEndpoints(s)
+	return &Harness{URL: s.URL, Moto: m, Shim: s, SageMakerEndpoints: endpoints}, nil
 }
 
 // Stop stops the shim and moto.
