@@ -156,6 +156,7 @@ func (p *mlplatformProvider) Resources(_ context.Context) []func() resource.Reso
 		NewResidencyGuardResource,
 		NewGPUClusterResource,
 		NewFeatureStoreResource,
+		NewServingEndpointResource,
 	}
 }
 
