@@ -406,7 +406,7 @@ func (d *ShimEndpoints) addTags(w http.ResponseWriter, r *Request, next HandlerF
 	tags := d.tagged(in.ResourceArn)
 	if tags == nil {
 		d.mu.Unlock()
-		next(w, r)
+		d.notHeld(w, r, in.ResourceArn, next)
 		return
 	}
 	for _, t := range in.Tags {
@@ -423,7 +423,7 @@ func (d *ShimEndpoints) listTags(w http.ResponseWriter, r *Request, next Handler
 	tags := d.tagged(in.ResourceArn)
 	if tags == nil {
 		d.mu.Unlock()
-		next(w, r)
+		d.notHeld(w, r, in.ResourceArn, next)
 		return
 	}
 	out := []map[string]string{}
@@ -444,7 +444,7 @@ func (d *ShimEndpoints) deleteTags(w http.ResponseWriter, r *Request, next Handl
 	tags := d.tagged(in.ResourceArn)
 	if tags == nil {
 		d.mu.Unlock()
-		next(w, r)
+		d.notHeld(w, r, in.ResourceArn, next)
 		return
 	}
 	for _, k := range in.TagKeys {
@@ -452,6 +452,17 @@ func (d *ShimEndpoints) deleteTags(w http.ResponseWriter, r *Request, next Handl
 	}
 	d.mu.Unlock()
 	WriteJSON(w, map[string]any{})
+}
+
+// notHeld answers a tagging call on an ARN the double does not hold: an
+// endpoint or endpoint config ARN is not found (as SageMaker answers), any
+// other goes to next.
+func (d *ShimEndpoints) notHeld(w http.ResponseWriter, r *Request, arn string, next HandlerFunc) {
+	if strings.Contains(arn, ":endpoint/") || strings.Contains(arn, ":endpoint-config/") {
+		smValidation(w, r, "Could not find resource %q.", arn)
+		return
+	}
+	next(w, r)
 }
 
 func removeTag(tags []shimTag, key string) []shimTag {
