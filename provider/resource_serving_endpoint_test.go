@@ -474,3 +474,28 @@ resource "mlplatform_serving_endpoint" "this" {
 		},
 	})
 }
+
+// The documentation's example applies as written (with a real key and
+// buckets in place of the placeholders), so it cannot drift from the schema.
+func TestAccServingEndpoint_example(t *testing.T) {
+	h := acctest.Setup(t)
+	createBucket(t, h, "uae-models", acctest.Region)
+	createBucket(t, h, "uae-inference-capture", acctest.Region)
+	key := createKey(t, h, acctest.Region)
+	example := readExample(t, "../examples/resources/mlplatform_serving_endpoint/resource.tf")
+	example = regexp.MustCompile(`arn:aws:kms:me-central-1:123456789012:key/[0-9a-f-]+`).ReplaceAllString(example, key)
+	const name = "mlplatform_serving_endpoint.fraud"
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{{
+			Config: acctest.ProviderConfig("require_customer_managed_keys = true") + example,
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr(name, "status", "InService"),
+				resource.TestCheckResourceAttr(name, "variants.0.instance_type", "ml.g6.xlarge"),
+				resource.TestCheckResourceAttr(name, "data_capture.kms_key_arn", key),
+				resource.TestCheckResourceAttr(name, "deployment.traffic_routing", "canary"),
+			),
+		}},
+	})
+}
