@@ -499,3 +499,106 @@ func TestAccServingEndpoint_example(t *testing.T) {
 		}},
 	})
 }
+
+func TestAccServingEndpoint_serverless(t *testing.T) {
+	h := acctest.Setup(t)
+	servingFixtures(t, h)
+	cfg := func(memory int) string {
+		return acctest.ProviderConfig("") + fmt.Sprintf(`
+resource "mlplatform_serving_endpoint" "this" {
+  name = "fraud"
+  model = {
+    image              = %q
+    execution_role_arn = %q
+  }
+  variants = [{
+    name       = "small"
+    serverless = { memory_size_mb = %d, max_concurrency = 5 }
+  }]
+}
+`, servingImage, servingRole, memory)
+	}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             checkServingGone(h),
+		Steps: []resource.TestStep{
+			{
+				Config: cfg(2048),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(servingName, "status", "InService"),
+					resource.TestCheckResourceAttr(servingName, "variants.0.serverless.memory_size_mb", "2048"),
+					resource.TestCheckNoResourceAttr(servingName, "variants.0.instance_type"),
+					resource.TestCheckNoResourceAttr(servingName, "variants.0.initial_instance_count"),
+				),
+			},
+			{Config: cfg(2048), PlanOnly: true},
+			{
+				Config: cfg(4096),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(servingName, plancheck.ResourceActionUpdate),
+				}},
+				Check: resource.TestCheckResourceAttr(servingName, "variants.0.serverless.memory_size_mb", "4096"),
+			},
+			{
+				Config:      cfg(1500),
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`variants\[0\]\.serverless\.memory_size_mb`),
+			},
+		},
+	})
+}
+
+// A canary deployment reaches UpdateEndpoint as declared: 10% of capacity,
+// 300 seconds, the rollback alarm.
+func TestAccServingEndpoint_canary(t *testing.T) {
+	h := acctest.Setup(t)
+	servingFixtures(t, h)
+	canary := `
+  deployment = {
+    traffic_routing                   = "canary"
+    size_type                         = "capacity_percent"
+    size_value                        = 10
+    wait_seconds                      = 300
+    termination_wait_seconds          = 120
+    maximum_execution_timeout_seconds = 3600
+    rollback_alarms                   = ["fraud-p99-latency"]
+  }`
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             checkServingGone(h),
+		Steps: []resource.TestStep{
+			{Config: servingConfig(servingImage, "ml.g6.xlarge", 2, canary)},
+			{
+				Config: servingConfig(servingImage2, "ml.g6.xlarge", 2, canary),
+				Check: func(*terraform.State) error {
+					ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+					defer cancel()
+					c, err := h.Clients(ctx, acctest.Region)
+					if err != nil {
+						return err
+					}
+					out, err := c.SageMaker.DescribeEndpoint(ctx, &sagemaker.DescribeEndpointInput{EndpointName: aws.String("fraud")})
+					if err != nil {
+						return err
+					}
+					d := out.LastDeploymentConfig
+					if d == nil || d.BlueGreenUpdatePolicy == nil || d.BlueGreenUpdatePolicy.TrafficRoutingConfiguration == nil {
+						return fmt.Errorf("UpdateEndpoint carried no blue/green deployment config: %+v", d)
+					}
+					bg := d.BlueGreenUpdatePolicy
+					r := bg.TrafficRoutingConfiguration
+					if r.Type != "CANARY" || r.CanarySize == nil || r.CanarySize.Type != "CAPACITY_PERCENT" || aws.ToInt32(r.CanarySize.Value) != 10 ||
+						aws.ToInt32(r.WaitIntervalInSeconds) != 300 || aws.ToInt32(bg.TerminationWaitInSeconds) != 120 || aws.ToInt32(bg.MaximumExecutionTimeoutInSeconds) != 3600 {
+						return fmt.Errorf("deployment sent: %+v, routing %+v", bg, r)
+					}
+					if d.AutoRollbackConfiguration == nil || len(d.AutoRollbackConfiguration.Alarms) != 1 || aws.ToString(d.AutoRollbackConfiguration.Alarms[0].AlarmName) != "fraud-p99-latency" {
+						return fmt.Errorf("rollback alarms sent: %+v", d.AutoRollbackConfiguration)
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
