@@ -162,3 +162,46 @@ func TestAccServingEndpoint_createRefusesForeignEndpoint(t *testing.T) {
 		t.Errorf("%d models left by the refused create", len(ms.Models))
 	}
 }
+
+// The answers of UpdateEndpoint and of every delete call are lost (served,
+// then a 500): the SDK's retries are refused (the update is in progress) or
+// find the thing gone, and the provider goes on from what the endpoint says.
+// The blue/green update completes, and destroy leaves nothing.
+func TestAccServingEndpoint_updateAndDeleteLostResponse(t *testing.T) {
+	h := acctest.Setup(t)
+	servingFixtures(t, h)
+	var firstConfig string
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             resource.ComposeAggregateTestCheckFunc(checkServingGone(h), expectServingCalls(h, 1, 1)),
+		Steps: []resource.TestStep{
+			{
+				Config: servingConfig(servingImage, "ml.m5.large", 1, ""),
+				Check: resource.TestCheckResourceAttrWith(servingName, "endpoint_config_name", func(v string) error {
+					firstConfig = v
+					for _, action := range []string{"UpdateEndpoint", "DeleteEndpointConfig", "DeleteEndpoint"} {
+						t.Cleanup(acctest.InjectSageMaker(h.Shim, acctest.SageMakerFault{Action: action, LoseResponse: true, Times: 1}))
+					}
+					return nil
+				}),
+			},
+			{
+				Config: servingConfig(servingImage2, "ml.m5.large", 1, ""),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(servingName, "model.image", servingImage2),
+					resource.TestCheckResourceAttr(servingName, "last_deployment_outcome", "Updated"),
+					func(*terraform.State) error {
+						if n := len(h.Shim.Calls("sagemaker", "UpdateEndpoint")); n < 2 {
+							return fmt.Errorf("%d UpdateEndpoint calls, want the lost one and a retry", n)
+						}
+						if cs := h.SageMakerEndpoints.Configs(acctest.Region); len(cs) != 1 || cs[0] == firstConfig {
+							return fmt.Errorf("endpoint configs %v: want only the new one", cs)
+						}
+						return nil
+					},
+				),
+			},
+		},
+	})
+}

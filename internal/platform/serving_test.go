@@ -175,3 +175,27 @@ func TestReadBackServingEndpoint(t *testing.T) {
 		t.Errorf("declared-only values lost: %+v", rb)
 	}
 }
+
+// FuzzServingInstanceType: any string gets an answer without panicking, and
+// an accepted type is ml.FAMILY.SIZE of a known family.
+func FuzzServingInstanceType(f *testing.F) {
+	for _, s := range []string{"ml.g6.xlarge", "ml.p5.48xlarge", "ml.m5.large", "g6.xlarge", "ml..large", "ml.g6.", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if ServingInstanceTypeProblem(s) != "" {
+			return
+		}
+		parts := strings.Split(s, ".")
+		if len(parts) != 3 || parts[0] != "ml" {
+			t.Fatalf("%q accepted", s)
+		}
+		found := false
+		for _, fam := range ServingFamilies() {
+			found = found || fam == parts[1]
+		}
+		if !found {
+			t.Fatalf("%q accepted with an unknown family", s)
+		}
+	})
+}
