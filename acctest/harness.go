@@ -48,6 +48,8 @@ type Harness struct {
 	Shim *Shim
 	// Refreshes is the instance-refresh double (moto has none).
 	Refreshes *RefreshDouble
+	// SageMakerEndpoints is the shim's SageMaker endpoint double (test code).
+	SageMakerEndpoints *ShimEndpoints
 }
 
 // Start starts moto and the shim in front of it.
@@ -62,7 +64,8 @@ func Start(ctx context.Context, opts Options) (*Harness, error) {
 	}
 	RegisterSageMakerFeatureGroups(s)
 	RegisterEC2GPUCluster(s)
-	return &Harness{URL: s.URL, Moto: m, Shim: s, Refreshes: RegisterAutoScalingRefreshes(s)}, nil
+	endpoints := RegisterSageMakerEndpoints(s)
+	return &Harness{URL: s.URL, Moto: m, Shim: s, Refreshes: RegisterAutoScalingRefreshes(s), SageMakerEndpoints: endpoints}, nil
 }
 
 // Stop stops the shim and moto.

@@ -187,6 +187,20 @@ func (s *Shim) Handle(service, action string, h HandlerFunc) (remove func()) {
 	}
 }
 
+// HandleOver is Handle for a double that serves only part of an operation
+// (the tagging calls of its own ARNs): h gets next, the handler it was
+// registered over (moto when there is none), for the requests it leaves.
+func (s *Shim) HandleOver(service, action string, h func(w http.ResponseWriter, r *Request, next HandlerFunc)) (remove func()) {
+	k := opKey{service, action}
+	s.mu.Lock()
+	var next HandlerFunc = forwardToMoto
+	if hs := s.handlers[k]; len(hs) > 0 {
+		next = hs[len(hs)-1].h
+	}
+	s.mu.Unlock()
+	return s.Handle(service, action, func(w http.ResponseWriter, r *Request) { h(w, r, next) })
+}
+
 // OnReset registers f to run on every Reset, for the state of Handle'd
 // operations (placement groups, capacity reservations, ...).
 func (s *Shim) OnReset(f func()) {

@@ -159,6 +159,7 @@ func (p *mlplatformProvider) Resources(_ context.Context) []func() resource.Reso
 		NewGPUClusterResource,
 		NewFeatureStoreResource,
 		NewCPUFootprintResource,
+		NewServingEndpointResource,
 	}
 }
 

@@ -1,0 +1,41 @@
+# A GPU endpoint (one NVIDIA L4 per instance) serving a fraud model from an
+# in-region ECR image and S3 bucket, with 20% of requests captured to an
+# in-region bucket under the team's key. Changing the model or the variant
+# is a blue/green update: canary first (10% of capacity for 5 minutes); the
+# old fleet goes only once the new one serves, and an update that SageMaker
+# rolls back fails the apply with its reason.
+resource "mlplatform_serving_endpoint" "fraud" {
+  name = "fraud-scoring"
+
+  model = {
+    image              = "123456789012.dkr.ecr.me-central-1.amazonaws.com/fraud-scoring:1.4.0"
+    model_data_uri     = "s3://uae-models/fraud-scoring/model.tar.gz"
+    execution_role_arn = "arn:aws:iam::123456789012:role/sagemaker-serving"
+    environment        = { SAGEMAKER_PROGRAM = "inference.py" }
+  }
+
+  variants = [{
+    name                   = "primary"
+    instance_type          = "ml.g6.xlarge"
+    initial_instance_count = 2
+  }]
+
+  deployment = {
+    traffic_routing          = "canary"
+    size_type                = "capacity_percent"
+    size_value               = 10
+    wait_seconds             = 300
+    termination_wait_seconds = 600
+    rollback_alarms          = ["fraud-scoring-p99-latency", "fraud-scoring-5xx"]
+  }
+
+  data_capture = {
+    sampling_percentage = 20
+    destination_s3_uri  = "s3://uae-inference-capture/fraud-scoring"
+    kms_key_arn         = "arn:aws:kms:me-central-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+  }
+
+  kms_key_arn = "arn:aws:kms:me-central-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+
+  tags = { team = "fraud" }
+}

@@ -1,0 +1,453 @@
+package platform
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mlplatform/mlplatform/internal/cloud"
+	"github.com/mlplatform/mlplatform/internal/residency"
+)
+
+// ServingWait bounds and reports a serving endpoint wait.
+type ServingWait = cloud.WaitOptions
+
+var (
+	// ErrServingEndpointResidency is wrapped when a write is refused because
+	// the residency policy (enforce mode) is broken.
+	ErrServingEndpointResidency = errors.New("serving endpoint breaks the residency policy")
+	// ErrServingEndpointExists is wrapped when an endpoint of the name exists
+	// that this resource cannot prove it created.
+	ErrServingEndpointExists = errors.New("an endpoint of that name already exists")
+	// ErrServingRolledBack is wrapped when an update ended with the endpoint
+	// InService on its old config: SageMaker rolled the deployment back.
+	ErrServingRolledBack = errors.New("SageMaker rolled the update back")
+)
+
+// ServingFieldErrors is a serving endpoint spec that failed validation.
+type ServingFieldErrors []FieldError
+
+func (es ServingFieldErrors) Error() string {
+	msgs := make([]string, len(es))
+	for i, e := range es {
+		msgs[i] = e.Error()
+	}
+	return "invalid serving endpoint: " + strings.Join(msgs, "; ")
+}
+
+// CheckServingEndpoint is the plan-time check, the same for both front ends:
+// the spec is validated, and when valid its residency is checked (the
+// image's registry, the model data and capture buckets, the KMS keys, the
+// role, the required tags). Warnings say where a deployment guardrail falls
+// back to all at once. Values at the paths in unknown are skipped: create
+// and update check again, all known, before any write.
+func (e *Env) CheckServingEndpoint(ctx context.Context, s ServingEndpointSpec, unknown []string) ([]FieldError, []residency.Violation, []Problem, error) {
+	if errs := ValidateServingEndpoint(s, unknown); len(errs) > 0 {
+		return errs, nil, nil, nil
+	}
+	vs, err := e.checkServingResidency(ctx, s, unknown)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return nil, vs, ServingDeploymentWarnings(s, unknown), nil
+}
+
+func (e *Env) checkServingResidency(ctx context.Context, s ServingEndpointSpec, unknown []string) ([]residency.Violation, error) {
+	tagsPath := ServingEndpointTagsPath
+	if slices.Contains(unknown, ServingEndpointTagsPath) {
+		tagsPath = ""
+	}
+	vs, err := e.CheckResidency(ctx, ServingEndpointResidencyRefs(s, unknown), s.Tags, tagsPath)
+	if err != nil {
+		return nil, fmt.Errorf("checking residency of serving endpoint %s: %w", s.Name, err)
+	}
+	return vs, nil
+}
+
+// guardServing validates s and checks its residency, all values known. In
+// enforce mode violations are an error too.
+func (e *Env) guardServing(ctx context.Context, s ServingEndpointSpec) ([]residency.Violation, error) {
+	if errs := ValidateServingEndpoint(s, nil); len(errs) > 0 {
+		return nil, ServingFieldErrors(errs)
+	}
+	vs, err := e.checkServingResidency(ctx, s, nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(vs) > 0 && e.Policy.Enforcing() {
+		return vs, fmt.Errorf("%w: %s", ErrServingEndpointResidency, residency.Summarize(vs))
+	}
+	return vs, nil
+}
+
+// servingNames returns fresh names for a model and an endpoint config of the
+// endpoint: the endpoint's name with a random suffix, so an update never
+// collides with the config it replaces (SageMaker cannot rename a config).
+func servingNames(endpoint string) (model, config string) {
+	suffix := NewCreationToken()[:8]
+	base := endpoint
+	if len(base) > svMaxNameLen-9 {
+		base = strings.TrimRight(base[:svMaxNameLen-9], "-")
+	}
+	name := base + "-" + suffix
+	return name, name
+}
+
+// FindServingEndpoint reads an endpoint, the config it serves and that
+// config's model. A missing endpoint is ErrNotFound.
+func (e *Env) FindServingEndpoint(ctx context.Context, name string) (*ServingEndpoint, error) {
+	return findServing(ctx, e.Clients.SageMaker, name)
+}
+
+func findServing(ctx context.Context, api cloud.ServingAPI, name string) (*ServingEndpoint, error) {
+	ep, err := cloud.FindServingEndpoint(ctx, api, name)
+	if err != nil {
+		return nil, err
+	}
+	return describeServing(ctx, api, ep)
+}
+
+// describeServing adds the config and model to what the endpoint says.
+func describeServing(ctx context.Context, api cloud.ServingAPI, ep *cloud.ServingEndpointInfo) (*ServingEndpoint, error) {
+	var cfg *cloud.ServingEndpointConfigInfo
+	var model *cloud.ServingModelInfo
+	if ep.ConfigName != "" {
+		c, err := cloud.FindServingEndpointConfig(ctx, api, ep.ConfigName)
+		switch {
+		case errors.Is(err, cloud.ErrNotFound):
+		case err != nil:
+			return nil, err
+		default:
+			cfg = c
+		}
+	}
+	if cfg != nil && len(cfg.Variants) > 0 && cfg.Variants[0].ModelName != "" {
+		m, err := cloud.FindServingModel(ctx, api, cfg.Variants[0].ModelName)
+		switch {
+		case errors.Is(err, cloud.ErrNotFound):
+		case err != nil:
+			return nil, err
+		default:
+			model = m
+		}
+	}
+	return servingEndpointFrom(ep, cfg, model), nil
+}
+
+// findServingAfterFailure reads the endpoint on a fresh, short, bounded
+// context (ctx's values kept, its cancellation not).
+func findServingAfterFailure(ctx context.Context, api cloud.ServingAPI, name string) (*ServingEndpoint, error) {
+	ctx, cancel := recordContext(ctx, servingRecordTimeout)
+	defer cancel()
+	return findServing(ctx, api, name)
+}
+
+// cleanupServing deletes a config and a model this verb made and no endpoint
+// serves, on a fresh bounded context; what it could not delete comes back as
+// warnings.
+func cleanupServing(ctx context.Context, api cloud.ServingAPI, config, model string) []string {
+	ctx, cancel := recordContext(ctx, servingRecordTimeout)
+	defer cancel()
+	var out []string
+	if config != "" {
+		if err := cloud.DeleteServingEndpointConfig(ctx, api, config); err != nil {
+			out = append(out, fmt.Sprintf("endpoint config %s is left over and no endpoint uses it: %v; delete it with the SageMaker console or CLI", config, err))
+		}
+	}
+	if model != "" {
+		if err := cloud.DeleteServingModel(ctx, api, model); err != nil {
+			out = append(out, fmt.Sprintf("model %s is left over and no endpoint uses it: %v; delete it with the SageMaker console or CLI", model, err))
+		}
+	}
+	return out
+}
+
+// CreateServingEndpoint validates s, checks its residency (fail closed:
+// everything is known now), creates the model, an endpoint config and the
+// endpoint (generated model and config names; the default tags and a fresh
+// creation token on each), and waits until the endpoint is InService.
+//
+// Whenever the endpoint exists after a failure (the wait timed out or was
+// interrupted, the endpoint Failed), the returned ServingEndpoint is not
+// nil: the caller records it, so that it is never orphaned. An endpoint of
+// the name that this create cannot prove it made is refused with
+// ErrServingEndpointExists.
+func (e *Env) CreateServingEndpoint(ctx context.Context, s ServingEndpointSpec, wait ServingWait) (*ServingEndpoint, []residency.Violation, error) {
+	vs, err := e.guardServing(ctx, s)
+	if err != nil {
+		return nil, vs, err
+	}
+	ep, err := createServing(ctx, e.Clients.SageMaker, s, e.MergeTags(s.Tags), NewCreationToken(), wait)
+	return ep, vs, err
+}
+
+func createServing(ctx context.Context, api cloud.ServingAPI, s ServingEndpointSpec, tags map[string]string, token string, wait ServingWait) (*ServingEndpoint, error) {
+	if wait.Timeout <= 0 {
+		wait.Timeout = ServingEndpointCreateTimeout
+	}
+	tags = cloneTags(tags)
+	tags[ServingEndpointTokenTag] = token
+	modelName, configName, err := createModelAndConfig(ctx, api, s, tags)
+	if err != nil {
+		return nil, err
+	}
+	arn, err := cloud.CreateServingEndpoint(ctx, api, s.Name, configName, tags)
+	if err != nil {
+		found, ferr := findServingAfterFailure(ctx, api, s.Name)
+		if errors.Is(ferr, cloud.ErrNotFound) && !errors.Is(err, cloud.ErrServingExists) {
+			// A call in flight when the client gave up may still land.
+			for _, d := range []time.Duration{time.Second, 2 * time.Second} {
+				if cloud.SleepOrDone(context.WithoutCancel(ctx), d) != nil {
+					break
+				}
+				if found, ferr = findServingAfterFailure(ctx, api, s.Name); !errors.Is(ferr, cloud.ErrNotFound) {
+					break
+				}
+			}
+		}
+		ours := ferr == nil && found.CreationToken == token
+		switch {
+		case ours && ctx.Err() == nil:
+			arn = found.ARN // created; only the answer was lost
+		case ours:
+			return found, fmt.Errorf("endpoint %s was created (%s), but the create was interrupted before it was in service: %w", s.Name, found.ARN, err)
+		case errors.Is(err, cloud.ErrServingExists) || ferr == nil:
+			ws := cleanupServing(ctx, api, configName, modelName)
+			return nil, errors.Join(fmt.Errorf("creating endpoint %s: %w and this resource did not create it (its %s tag does not match): import it to manage it here, or choose another name",
+				s.Name, ErrServingEndpointExists, ServingEndpointTokenTag), warningsErr(ws))
+		case errors.Is(ferr, cloud.ErrNotFound):
+			return nil, fmt.Errorf("%w; endpoint %s was not found afterwards (model %s and endpoint config %s were created for it and are left; should the endpoint appear later, it carries the tag %s = %s: import it)",
+				err, s.Name, modelName, configName, ServingEndpointTokenTag, token)
+		default:
+			return nil, fmt.Errorf("%w; whether endpoint %s was created could not be checked (%w). Should it exist, it carries the tag %s = %s: import it", err, s.Name, ferr, ServingEndpointTokenTag, token)
+		}
+	}
+	info, err := cloud.WaitServingEndpoint(ctx, api, s.Name, wait)
+	if err != nil {
+		found, ferr := findServingAfterFailure(ctx, api, s.Name)
+		if ferr != nil {
+			found = &ServingEndpoint{Spec: s, ARN: arn, Status: "Unknown", ConfigName: configName, ModelName: modelName, CreationToken: token}
+		}
+		return found, fmt.Errorf("endpoint %s was created (%s) but was not seen in service: %w", s.Name, arn, err)
+	}
+	ep, err := describeServing(ctx, api, info)
+	if err != nil {
+		return nil, fmt.Errorf("reading endpoint %s after create: %w", s.Name, err)
+	}
+	ep.LastDeployment = DeploymentCreated
+	return ep, nil
+}
+
+func warningsErr(ws []string) error {
+	if len(ws) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(ws, "\n"))
+}
+
+func cloneTags(tags map[string]string) map[string]string {
+	out := make(map[string]string, len(tags)+1)
+	for k, v := range tags {
+		out[k] = v
+	}
+	return out
+}
+
+// createModelAndConfig creates a model and an endpoint config under fresh
+// names. A create whose answer was lost is recognised by the name, which
+// nothing else uses. On failure nothing of this call is left.
+func createModelAndConfig(ctx context.Context, api cloud.ServingAPI, s ServingEndpointSpec, tags map[string]string) (string, string, error) {
+	modelName, configName := servingNames(s.Name)
+	if _, err := cloud.CreateServingModel(ctx, api, servingModelConfig(modelName, s, tags)); err != nil && !landed(ctx, err, func(c context.Context) error {
+		_, ferr := cloud.FindServingModel(c, api, modelName)
+		return ferr
+	}) {
+		return "", "", err
+	}
+	if _, err := cloud.CreateServingEndpointConfig(ctx, api, servingConfigSpec(configName, modelName, s, tags)); err != nil && !landed(ctx, err, func(c context.Context) error {
+		_, ferr := cloud.FindServingEndpointConfig(c, api, configName)
+		return ferr
+	}) {
+		return "", "", errors.Join(err, warningsErr(cleanupServing(ctx, api, "", modelName)))
+	}
+	return modelName, configName, nil
+}
+
+// landed reports whether a create that failed with err took effect anyway
+// (its answer lost, or the retry told the name is taken): the thing exists
+// under the fresh name only this call used.
+func landed(ctx context.Context, err error, find func(context.Context) error) bool {
+	if ctx.Err() != nil && !errors.Is(err, cloud.ErrServingExists) {
+		return false
+	}
+	rctx, cancel := recordContext(ctx, servingRecordTimeout)
+	defer cancel()
+	return find(rctx) == nil
+}
+
+// ServingEndpointPrior is what the front end's state holds of an endpoint
+// before an update.
+type ServingEndpointPrior struct {
+	Spec       ServingEndpointSpec
+	ConfigName string
+	ModelName  string
+}
+
+// UpdateServingEndpoint moves the endpoint from prior to s. A change of the
+// model, the variants, the data capture or the key is a blue/green update:
+// a new model and endpoint config (fresh names), UpdateEndpoint with the
+// deployment config, a wait until the endpoint settles; then the endpoint's
+// config name is compared with the new one, and an endpoint back InService
+// on its old config is ErrServingRolledBack with SageMaker's failure reason
+// (the new config and model, which nothing uses, are deleted). The old
+// config and model are deleted only once the new config serves. Tags are
+// changed in place; a change of the deployment alone changes nothing in AWS.
+func (e *Env) UpdateServingEndpoint(ctx context.Context, prior ServingEndpointPrior, s ServingEndpointSpec, wait ServingWait) (*ServingEndpoint, []residency.Violation, error) {
+	vs, err := e.guardServing(ctx, s)
+	if err != nil {
+		return nil, vs, err
+	}
+	ep, err := updateServing(ctx, e.Clients.SageMaker, prior, s, e.MergeTags(s.Tags), wait)
+	return ep, vs, err
+}
+
+func updateServing(ctx context.Context, api cloud.ServingAPI, prior ServingEndpointPrior, s ServingEndpointSpec, tags map[string]string, wait ServingWait) (*ServingEndpoint, error) {
+	if wait.Timeout <= 0 {
+		wait.Timeout = ServingEndpointUpdateTimeout
+	}
+	cur, err := cloud.FindServingEndpoint(ctx, api, s.Name)
+	if err != nil {
+		return nil, fmt.Errorf("reading endpoint %s before update: %w", s.Name, err)
+	}
+	if cur.Status != cloud.EndpointInService {
+		// An earlier apply left it changing: let it settle first.
+		if cur, err = cloud.WaitServingEndpoint(ctx, api, s.Name, wait); err != nil {
+			return nil, fmt.Errorf("endpoint %s is not in service, so it cannot be updated: %w", s.Name, err)
+		}
+	}
+	current, err := describeServing(ctx, api, cur)
+	if err != nil {
+		return nil, fmt.Errorf("reading endpoint %s before update: %w", s.Name, err)
+	}
+	var warnings []string
+	lastDeployment := ""
+	if PlanServingEndpoint(current.Spec, s, nil).NewConfig() {
+		oldConfig, oldModel := cur.ConfigName, current.ModelName
+		modelName, configName, err := createModelAndConfig(ctx, api, s, cloneTagsWith(tags, current.CreationToken))
+		if err != nil {
+			return nil, err
+		}
+		if err := cloud.UpdateServingEndpoint(ctx, api, s.Name, configName, servingDeployment(s)); err != nil {
+			// The answer may be lost and the update under way: the
+			// endpoint says so.
+			rctx, cancel := recordContext(ctx, servingRecordTimeout)
+			after, ferr := cloud.FindServingEndpoint(rctx, api, s.Name)
+			cancel()
+			if ferr != nil || (after.Status != cloud.EndpointUpdating && after.ConfigName != configName) {
+				return nil, errors.Join(err, warningsErr(cleanupServing(ctx, api, configName, modelName)))
+			}
+		}
+		info, err := cloud.WaitServingEndpoint(ctx, api, s.Name, wait)
+		if err != nil {
+			// Still deploying, or failed: leave both configs; the next
+			// apply sees which one serves.
+			return nil, fmt.Errorf("updating endpoint %s to endpoint config %s: %w", s.Name, configName, err)
+		}
+		if info.ConfigName != configName {
+			ws := cleanupServing(ctx, api, configName, modelName)
+			reason := info.FailureReason
+			if reason == "" {
+				reason = "SageMaker gave no reason"
+			}
+			rolled, derr := describeServing(ctx, api, info)
+			if derr != nil {
+				rolled = &ServingEndpoint{Spec: prior.Spec, ARN: info.ARN, Status: info.Status, ConfigName: info.ConfigName, ModelName: prior.ModelName}
+			}
+			rolled.LastDeployment = DeploymentRolledBack
+			rolled.FailureReason = info.FailureReason
+			rolled.Warnings = ws
+			return rolled, fmt.Errorf("updating endpoint %s: %w: the endpoint is in service on its old endpoint config %s, not on the new %s: %s",
+				s.Name, ErrServingRolledBack, info.ConfigName, configName, reason)
+		}
+		// The new config serves: the old one and its model can go.
+		if oldConfig != "" && oldConfig != configName {
+			warnings = append(warnings, cleanupServing(ctx, api, oldConfig, "")...)
+		}
+		if oldModel != "" && oldModel != modelName {
+			warnings = append(warnings, cleanupServing(ctx, api, "", oldModel)...)
+		}
+		lastDeployment = DeploymentUpdated
+		cur = info
+	}
+	keep := []string{ServingEndpointTokenTag}
+	if err := cloud.SetServingTags(ctx, api, cur.ARN, tags, keep); err != nil {
+		return nil, fmt.Errorf("updating tags of endpoint %s: %w", s.Name, err)
+	}
+	ep, err := findServing(ctx, api, s.Name)
+	if err != nil {
+		return nil, fmt.Errorf("reading endpoint %s after update: %w", s.Name, err)
+	}
+	ep.LastDeployment = lastDeployment
+	ep.Warnings = warnings
+	return ep, nil
+}
+
+func cloneTagsWith(tags map[string]string, token string) map[string]string {
+	out := cloneTags(tags)
+	if token != "" {
+		out[ServingEndpointTokenTag] = token
+	}
+	return out
+}
+
+// DeleteServingEndpoint deletes the endpoint and waits until it is gone,
+// then its endpoint config and model, in that order (a config or model goes
+// only once no endpoint serves it). known names the config and model the
+// state recorded, deleted too when the endpoint is gone already. Anything
+// already gone is not an error.
+func (e *Env) DeleteServingEndpoint(ctx context.Context, name string, known ServingEndpointPrior, wait ServingWait) error {
+	return deleteServing(ctx, e.Clients.SageMaker, name, known, wait)
+}
+
+func deleteServing(ctx context.Context, api cloud.ServingAPI, name string, known ServingEndpointPrior, wait ServingWait) error {
+	if wait.Timeout <= 0 {
+		wait.Timeout = ServingEndpointDeleteTimeout
+	}
+	configs, models := []string{}, []string{}
+	addName := func(list *[]string, n string) {
+		if n != "" && !slices.Contains(*list, n) {
+			*list = append(*list, n)
+		}
+	}
+	cur, err := findServing(ctx, api, name)
+	switch {
+	case errors.Is(err, cloud.ErrNotFound):
+	case err != nil:
+		return fmt.Errorf("reading endpoint %s before delete: %w", name, err)
+	default:
+		addName(&configs, cur.ConfigName)
+		addName(&models, cur.ModelName)
+		if err := cloud.DeleteServingEndpoint(ctx, api, name); err != nil {
+			return err
+		}
+		if err := cloud.WaitServingEndpointDeleted(ctx, api, name, wait); err != nil {
+			return err
+		}
+	}
+	addName(&configs, known.ConfigName)
+	addName(&models, known.ModelName)
+	for _, c := range configs {
+		if err := cloud.DeleteServingEndpointConfig(ctx, api, c); err != nil {
+			return err
+		}
+	}
+	for _, m := range models {
+		if err := cloud.DeleteServingModel(ctx, api, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,112 @@
+package platform
+
+import (
+	"maps"
+	"slices"
+)
+
+// ServingEndpointReadBack is what exists, in the shape the user declared it:
+// what both front ends write into their state after a create, update,
+// refresh or import.
+type ServingEndpointReadBack struct {
+	// Spec is what exists, with the rules of ReadBackServingEndpointOf.
+	Spec ServingEndpointSpec
+	// TagsAll is every tag the endpoint carries, the token aside.
+	TagsAll map[string]string
+
+	ARN            string
+	Status         string
+	FailureReason  string
+	ConfigName     string
+	ModelName      string
+	LastDeployment string
+}
+
+// ReadBackServingEndpoint is ReadBackServingEndpointOf under the
+// environment's default tags.
+func (e *Env) ReadBackServingEndpoint(found *ServingEndpoint, declared ServingEndpointSpec, lastDeployment string) ServingEndpointReadBack {
+	return ReadBackServingEndpointOf(found, declared, lastDeployment, e.DefaultTags)
+}
+
+// ReadBackServingEndpointOf puts what AWS says of an endpoint into the
+// declared shape, one set of rules for both front ends:
+//   - what AWS does not report keeps its declared value: the deployment
+//     settings and each variant's autoscaling;
+//   - a weight left unset stays unset where AWS reports the default, 1;
+//     capture options left unset stay unset where AWS reports both;
+//   - each instance variant's count is the count the endpoint runs now, so
+//     a variant scaled outside the provider shows as a change (drift);
+//   - tags are the endpoint's tags less the default tags (same value) the
+//     user did not set; TagsAll are all of them;
+//   - lastDeployment (the front end's record) is kept unless this call
+//     deployed something.
+func ReadBackServingEndpointOf(found *ServingEndpoint, declared ServingEndpointSpec, lastDeployment string, defaultTags map[string]string) ServingEndpointReadBack {
+	s := found.Spec
+	out := ServingEndpointReadBack{
+		TagsAll:        maps.Clone(s.Tags),
+		ARN:            found.ARN,
+		Status:         found.Status,
+		FailureReason:  found.FailureReason,
+		ConfigName:     found.ConfigName,
+		ModelName:      found.ModelName,
+		LastDeployment: lastDeployment,
+	}
+	if found.LastDeployment != "" {
+		out.LastDeployment = found.LastDeployment
+	}
+	if out.TagsAll == nil {
+		out.TagsAll = map[string]string{}
+	}
+	rs := ServingEndpointSpec{
+		Name:       s.Name,
+		Model:      s.Model,
+		KMSKeyARN:  s.KMSKeyARN,
+		Deployment: declared.Deployment,
+	}
+	if len(rs.Model.Environment) == 0 && declared.Model.Environment != nil {
+		rs.Model.Environment = map[string]string{}
+	}
+	for _, v := range s.Variants {
+		var prior *ServingVariant
+		for i := range declared.Variants {
+			if declared.Variants[i].Name == v.Name {
+				prior = &declared.Variants[i]
+			}
+		}
+		if prior != nil {
+			if prior.InitialWeight == 0 && v.InitialWeight == 1 {
+				v.InitialWeight = 0
+			}
+			v.Autoscaling = prior.Autoscaling
+		} else if v.InitialWeight == 1 {
+			v.InitialWeight = 0
+		}
+		rs.Variants = append(rs.Variants, v)
+	}
+	if d := s.DataCapture; d != nil {
+		c := *d
+		c.CaptureOptions = slices.Clone(d.CaptureOptions)
+		p := declared.DataCapture
+		if (p == nil || len(p.CaptureOptions) == 0) && len(c.CaptureOptions) == 2 && slices.Contains(c.CaptureOptions, CaptureInput) && slices.Contains(c.CaptureOptions, CaptureOutput) {
+			c.CaptureOptions = nil
+		}
+		if p != nil && len(p.CaptureOptions) > 0 && normCapture(p) != nil && slices.Equal(normCapture(p).CaptureOptions, normCapture(&c).CaptureOptions) {
+			c.CaptureOptions = slices.Clone(p.CaptureOptions) // the declared order
+		}
+		rs.DataCapture = &c
+	}
+	own := map[string]string{}
+	for k, v := range s.Tags {
+		if dv, isDefault := defaultTags[k]; isDefault && dv == v {
+			if _, mine := declared.Tags[k]; !mine {
+				continue
+			}
+		}
+		own[k] = v
+	}
+	if len(own) > 0 || declared.Tags != nil {
+		rs.Tags = own
+	}
+	out.Spec = rs
+	return out
+}

@@ -1,0 +1,563 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/mlplatform/mlplatform/internal/platform"
+)
+
+var (
+	_ resource.ResourceWithConfigure   = &servingEndpointResource{}
+	_ resource.ResourceWithModifyPlan  = &servingEndpointResource{}
+	_ resource.ResourceWithImportState = &servingEndpointResource{}
+)
+
+// NewServingEndpointResource is the mlplatform_serving_endpoint constructor.
+func NewServingEndpointResource() resource.Resource { return &servingEndpointResource{} }
+
+type servingEndpointResource struct {
+	meta *Meta
+}
+
+type servingEndpointModel struct {
+	ID                    types.String          `tfsdk:"id"`
+	Name                  types.String          `tfsdk:"name"`
+	Model                 *servingModelModel    `tfsdk:"model"`
+	Variants              []servingVariantModel `tfsdk:"variants"`
+	Deployment            *servingDeployModel   `tfsdk:"deployment"`
+	DataCapture           *servingCaptureModel  `tfsdk:"data_capture"`
+	KMSKeyARN             types.String          `tfsdk:"kms_key_arn"`
+	Tags                  types.Map             `tfsdk:"tags"`
+	TagsAll               types.Map             `tfsdk:"tags_all"`
+	ARN                   types.String          `tfsdk:"arn"`
+	Status                types.String          `tfsdk:"status"`
+	FailureReason         types.String          `tfsdk:"failure_reason"`
+	EndpointConfigName    types.String          `tfsdk:"endpoint_config_name"`
+	ModelName             types.String          `tfsdk:"model_name"`
+	LastDeploymentOutcome types.String          `tfsdk:"last_deployment_outcome"`
+	Timeouts              timeouts.Value        `tfsdk:"timeouts"`
+}
+
+type servingModelModel struct {
+	Image            types.String `tfsdk:"image"`
+	ModelDataURI     types.String `tfsdk:"model_data_uri"`
+	Environment      types.Map    `tfsdk:"environment"`
+	ExecutionRoleARN types.String `tfsdk:"execution_role_arn"`
+}
+
+type servingVariantModel struct {
+	Name                 types.String            `tfsdk:"name"`
+	InstanceType         types.String            `tfsdk:"instance_type"`
+	InitialInstanceCount types.Int64             `tfsdk:"initial_instance_count"`
+	InitialWeight        types.Float64           `tfsdk:"initial_weight"`
+	Serverless           *servingServerlessModel `tfsdk:"serverless"`
+}
+
+type servingServerlessModel struct {
+	MemorySizeMB   types.Int64 `tfsdk:"memory_size_mb"`
+	MaxConcurrency types.Int64 `tfsdk:"max_concurrency"`
+}
+
+type servingDeployModel struct {
+	TrafficRouting         types.String `tfsdk:"traffic_routing"`
+	SizeType               types.String `tfsdk:"size_type"`
+	SizeValue              types.Int64  `tfsdk:"size_value"`
+	WaitSeconds            types.Int64  `tfsdk:"wait_seconds"`
+	TerminationWaitSeconds types.Int64  `tfsdk:"termination_wait_seconds"`
+	MaxExecutionSeconds    types.Int64  `tfsdk:"maximum_execution_timeout_seconds"`
+	RollbackAlarms         types.List   `tfsdk:"rollback_alarms"`
+}
+
+type servingCaptureModel struct {
+	Enabled            types.Bool   `tfsdk:"enabled"`
+	SamplingPercentage types.Int64  `tfsdk:"sampling_percentage"`
+	DestinationS3URI   types.String `tfsdk:"destination_s3_uri"`
+	KMSKeyARN          types.String `tfsdk:"kms_key_arn"`
+	CaptureOptions     types.List   `tfsdk:"capture_options"`
+}
+
+func (r *servingEndpointResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_serving_endpoint"
+}
+
+func (r *servingEndpointResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	code := func(vs []string) string { return "`" + strings.Join(vs, "`, `") + "`" }
+	computed := func(desc string) schema.StringAttribute {
+		return schema.StringAttribute{Computed: true, MarkdownDescription: desc, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}}
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "A SageMaker real-time endpoint (model, endpoint config and endpoint) on GPU or CPU instances, or serverless, that stays in the jurisdiction and stays up through changes. " +
+			"The image's registry, the model data and data capture buckets and every KMS key are checked against the residency policy at plan time. " +
+			"A change of the model, the variants, the data capture or the key is a blue/green update through `UpdateEndpoint` with a new endpoint config (generated names, so updates never collide): " +
+			"the endpoint keeps its ARN, the old config and model are deleted only once the new config serves, and an update that SageMaker silently rolled back fails the apply with SageMaker's reason. " +
+			"The plan warns when a deployment guardrail (canary, linear) will fall back to all at once, and says which rule.",
+		Attributes: map[string]schema.Attribute{
+			"id": computed("The endpoint name."),
+			"name": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "Endpoint name (1 to 63 letters, digits and hyphens). Changing it creates a new endpoint (new ARN and URL).",
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+			"model": schema.SingleNestedAttribute{
+				Required:            true,
+				MarkdownDescription: "The container that serves. A change deploys a new model and endpoint config blue/green.",
+				Attributes: map[string]schema.Attribute{
+					"image":              schema.StringAttribute{Required: true, MarkdownDescription: "ECR image URI (`ACCOUNT.dkr.ecr.REGION.amazonaws.com/REPO:TAG` or `@sha256:DIGEST`); its registry's region must be in the jurisdiction."},
+					"model_data_uri":     schema.StringAttribute{Optional: true, MarkdownDescription: "S3 URI of the model artifacts (`s3://BUCKET/KEY`), in a bucket in the jurisdiction."},
+					"environment":        schema.MapAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "Environment variables of the container."},
+					"execution_role_arn": schema.StringAttribute{Required: true, MarkdownDescription: "IAM role SageMaker assumes to pull the image and the model data."},
+				},
+			},
+			"variants": schema.ListNestedAttribute{
+				Required:            true,
+				MarkdownDescription: "Production variants (1 to 10): each on instances (`instance_type`, `initial_instance_count`) or serverless, never mixed in one endpoint.",
+				Validators:          []validator.List{listvalidator.SizeBetween(1, 10)},
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"name":                   schema.StringAttribute{Required: true, MarkdownDescription: "Variant name."},
+					"instance_type":          schema.StringAttribute{Optional: true, MarkdownDescription: "SageMaker instance type, GPU or CPU: `ml.FAMILY.SIZE`, e.g. `ml.g6.xlarge`, `ml.m5.large`. Families: " + code(platform.ServingFamilies()) + "."},
+					"initial_instance_count": schema.Int64Attribute{Optional: true, MarkdownDescription: "Instances of an instance variant (1 to 1000). A variant scaled outside Terraform shows as a change."},
+					"initial_weight":         schema.Float64Attribute{Optional: true, MarkdownDescription: "Traffic weight relative to the other variants; unset means 1."},
+					"serverless": schema.SingleNestedAttribute{
+						Optional:            true,
+						MarkdownDescription: "Serverless variant, for small footprints.",
+						Attributes: map[string]schema.Attribute{
+							"memory_size_mb":  schema.Int64Attribute{Required: true, MarkdownDescription: "Memory: 1024, 2048, 3072, 4096, 5120 or 6144 MB."},
+							"max_concurrency": schema.Int64Attribute{Required: true, MarkdownDescription: "Concurrent invocations (1 to 200)."},
+						},
+					},
+				}},
+			},
+			"deployment": schema.SingleNestedAttribute{
+				Optional:            true,
+				MarkdownDescription: "How an update shifts traffic to the new fleet (blue/green). Changing it alone changes nothing in AWS; the next update uses it.",
+				Attributes: map[string]schema.Attribute{
+					"traffic_routing": schema.StringAttribute{Optional: true, MarkdownDescription: "One of " + code(platform.TrafficRoutings()) + "; unset means `all_at_once`. Canary and linear shifting run on single-variant instance endpoints only; elsewhere SageMaker shifts all at once, and the plan warns.",
+						Validators: []validator.String{stringvalidator.OneOf(platform.TrafficRoutings()...)}},
+					"size_type":  schema.StringAttribute{Optional: true, MarkdownDescription: "Canary size or linear step unit: " + code(platform.SizeTypes()) + "."},
+					"size_value": schema.Int64Attribute{Optional: true, MarkdownDescription: "Canary size or linear step."},
+					"wait_seconds": schema.Int64Attribute{Optional: true, MarkdownDescription: "Wait between traffic shifts (0 to 3600).",
+						Validators: []validator.Int64{int64validator.Between(0, 3600)}},
+					"termination_wait_seconds":          schema.Int64Attribute{Optional: true, MarkdownDescription: "How long the old fleet is kept after the switch (0 to 3600)."},
+					"maximum_execution_timeout_seconds": schema.Int64Attribute{Optional: true, MarkdownDescription: "Bound of the whole deployment (600 to 28800); unset: SageMaker's default."},
+					"rollback_alarms":                   schema.ListAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "CloudWatch alarm names that roll the deployment back (at most 10)."},
+				},
+			},
+			"data_capture": schema.SingleNestedAttribute{
+				Optional:            true,
+				MarkdownDescription: "Capture of requests and responses, to a bucket in the jurisdiction.",
+				Attributes: map[string]schema.Attribute{
+					"enabled": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true), MarkdownDescription: "Capture on (default) or off."},
+					"sampling_percentage": schema.Int64Attribute{Required: true, MarkdownDescription: "Share of requests captured, 0 to 100.",
+						Validators: []validator.Int64{int64validator.Between(0, 100)}},
+					"destination_s3_uri": schema.StringAttribute{Required: true, MarkdownDescription: "Where captures go (`s3://BUCKET/PREFIX`), in a bucket in the jurisdiction."},
+					"kms_key_arn":        schema.StringAttribute{Optional: true, MarkdownDescription: "KMS key ARN that encrypts the captures; in the jurisdiction."},
+					"capture_options":    schema.ListAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "What is captured: " + code(platform.CaptureModes()) + "; unset means both."},
+				},
+			},
+			"kms_key_arn":             schema.StringAttribute{Optional: true, MarkdownDescription: "KMS key ARN that encrypts the instances' storage volumes; in the jurisdiction."},
+			"tags":                    schema.MapAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "Tags of the endpoint, merged over the provider's `default_tags`. Changing them is an in-place update."},
+			"tags_all":                schema.MapAttribute{ElementType: types.StringType, Computed: true, MarkdownDescription: "All tags of the endpoint: `tags` merged over the provider's `default_tags`."},
+			"arn":                     computed("ARN of the endpoint; it stays the same across blue/green updates."),
+			"status":                  computed("Status of the endpoint: `InService` once serving."),
+			"failure_reason":          computed("SageMaker's reason when the endpoint failed or the last update was rolled back."),
+			"endpoint_config_name":    computed("The endpoint config the endpoint serves now (a generated name; it changes with every blue/green update)."),
+			"model_name":              computed("The model the endpoint serves now (a generated name)."),
+			"last_deployment_outcome": computed("Outcome of the last create or update this provider ran: `Created`, `Updated` or `RolledBack` (SageMaker rolled the update back: the apply failed and the endpoint serves its old config)."),
+			"timeouts": timeouts.Attributes(ctx, timeouts.Opts{
+				Create: true, Update: true, Delete: true,
+				CreateDescription: "How long to wait for the endpoint to be in service (default 60m).",
+				UpdateDescription: "How long to wait for a blue/green update (default 90m).",
+				DeleteDescription: "How long to wait for the endpoint to be deleted (default 30m).",
+			}),
+		},
+	}
+}
+
+func (r *servingEndpointResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.meta = metaFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+// ModifyPlan validates the endpoint, checks its residency, warns where a
+// deployment guardrail falls back to all at once, and marks what a
+// blue/green update will change.
+func (r *servingEndpointResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return
+	}
+	var plan servingEndpointModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	spec, unknown := servingEndpointSpec(&plan)
+	if r.meta == nil {
+		addServingFieldErrors(platform.ValidateServingEndpoint(spec, unknown), &resp.Diagnostics)
+		return
+	}
+	errs, vs, warnings, err := r.meta.CheckServingEndpoint(ctx, spec, unknown)
+	if err != nil {
+		resp.Diagnostics.AddError("checking data residency", err.Error())
+		return
+	}
+	addServingFieldErrors(errs, &resp.Diagnostics)
+	ReportViolations(r.meta.Policy.Mode, vs, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if tagsAll := r.meta.PlannedTagsAll(spec.Tags, !slices.Contains(unknown, platform.ServingEndpointTagsPath)); tagsAll != nil {
+		all, d := types.MapValueFrom(ctx, types.StringType, tagsAll)
+		resp.Diagnostics.Append(d...)
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("tags_all"), all)...)
+	} else {
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("tags_all"), types.MapUnknown(types.StringType))...)
+	}
+	if req.State.Raw.IsNull() {
+		addProblems(warnings, &resp.Diagnostics)
+		return
+	}
+	var state servingEndpointModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	old, _ := servingEndpointSpec(&state)
+	p := platform.PlanServingEndpoint(old, spec, unknown)
+	addProblems(p.Warnings, &resp.Diagnostics)
+	if p.NewConfig() {
+		for _, a := range []string{"endpoint_config_name", "model_name", "last_deployment_outcome", "status", "failure_reason"} {
+			resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root(a), types.StringUnknown())...)
+		}
+	}
+}
+
+func (r *servingEndpointResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan servingEndpointModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, d := plan.Timeouts.Create(ctx, platform.ServingEndpointCreateTimeout)
+	resp.Diagnostics.Append(d...)
+	spec, _ := servingEndpointSpec(&plan)
+	ep, vs, err := r.meta.CreateServingEndpoint(ctx, spec, servingWait(ctx, spec.Name, "creation", timeout))
+	ReportViolations(r.meta.Policy.Mode, vs, &resp.Diagnostics)
+	if ep != nil {
+		// Created, even if not in service: record it so that it is tainted
+		// and replaced, never orphaned.
+		resp.Diagnostics.Append(r.readBack(ctx, &plan, ep, "")...)
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	}
+	if err != nil {
+		addServingError(fmt.Sprintf("creating serving endpoint (%s)", spec.Name), err, &resp.Diagnostics)
+	}
+}
+
+func (r *servingEndpointResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state servingEndpointModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	name := state.Name.ValueString()
+	ep, err := r.meta.FindServingEndpoint(ctx, name)
+	if errors.Is(err, platform.ErrNotFound) {
+		tflog.Warn(ctx, "serving endpoint is gone; removing it from state", map[string]any{"name": name})
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if err != nil {
+		resp.Diagnostics.AddError(fmt.Sprintf("reading serving endpoint (%s)", name), err.Error())
+		return
+	}
+	resp.Diagnostics.Append(r.readBack(ctx, &state, ep, state.LastDeploymentOutcome.ValueString())...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+func (r *servingEndpointResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, state servingEndpointModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, d := plan.Timeouts.Update(ctx, platform.ServingEndpointUpdateTimeout)
+	resp.Diagnostics.Append(d...)
+	spec, _ := servingEndpointSpec(&plan)
+	old, _ := servingEndpointSpec(&state)
+	prior := platform.ServingEndpointPrior{Spec: old, ConfigName: state.EndpointConfigName.ValueString(), ModelName: state.ModelName.ValueString()}
+	ep, vs, err := r.meta.UpdateServingEndpoint(ctx, prior, spec, servingWait(ctx, spec.Name, "update", timeout))
+	ReportViolations(r.meta.Policy.Mode, vs, &resp.Diagnostics)
+	if ep != nil {
+		for _, w := range ep.Warnings {
+			resp.Diagnostics.AddWarning(fmt.Sprintf("updating serving endpoint (%s)", spec.Name), w)
+		}
+	}
+	if err != nil {
+		// Keep the declared values of before: the next plan shows the
+		// change again. What serves now is recorded.
+		if ep != nil {
+			resp.Diagnostics.Append(r.readBack(ctx, &state, ep, state.LastDeploymentOutcome.ValueString())...)
+		}
+		resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+		addServingError(fmt.Sprintf("updating serving endpoint (%s)", spec.Name), err, &resp.Diagnostics)
+		return
+	}
+	resp.Diagnostics.Append(r.readBack(ctx, &plan, ep, state.LastDeploymentOutcome.ValueString())...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *servingEndpointResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state servingEndpointModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, d := state.Timeouts.Delete(ctx, platform.ServingEndpointDeleteTimeout)
+	resp.Diagnostics.Append(d...)
+	name := state.Name.ValueString()
+	known := platform.ServingEndpointPrior{ConfigName: state.EndpointConfigName.ValueString(), ModelName: state.ModelName.ValueString()}
+	if err := r.meta.DeleteServingEndpoint(ctx, name, known, servingWait(ctx, name, "deletion", timeout)); err != nil {
+		resp.Diagnostics.AddError(fmt.Sprintf("deleting serving endpoint (%s)", name), err.Error())
+	}
+}
+
+// ImportState imports an endpoint by name.
+func (r *servingEndpointResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), req.ID)...)
+}
+
+func servingWait(ctx context.Context, name, what string, timeout time.Duration) platform.ServingWait {
+	return platform.ServingWait{
+		Timeout: timeout,
+		Progress: func(state string, elapsed time.Duration) {
+			tflog.Info(ctx, "waiting for serving endpoint "+what, map[string]any{"name": name, "state": state, "elapsed": elapsed.Round(time.Second).String()})
+		},
+	}
+}
+
+func addServingError(summary string, err error, diags *diag.Diagnostics) {
+	var fe platform.ServingFieldErrors
+	switch {
+	case errors.As(err, &fe):
+		addServingFieldErrors(fe, diags)
+	case errors.Is(err, platform.ErrServingEndpointResidency) && diags.HasError():
+	default:
+		diags.AddError(summary, err.Error())
+	}
+}
+
+func addServingFieldErrors(errs []platform.FieldError, diags *diag.Diagnostics) {
+	for _, e := range errs {
+		diags.AddAttributeError(parsePath(e.Path), "Invalid serving endpoint: "+e.Path, e.Msg)
+	}
+}
+
+// servingEndpointSpec translates the model to the core's spec and lists the
+// attribute paths whose values are not known yet.
+func servingEndpointSpec(m *servingEndpointModel) (platform.ServingEndpointSpec, []string) {
+	var unknown []string
+	str := func(p string, v types.String) string {
+		if v.IsUnknown() {
+			unknown = append(unknown, p)
+		}
+		return v.ValueString()
+	}
+	i64 := func(p string, v types.Int64) int64 {
+		if v.IsUnknown() {
+			unknown = append(unknown, p)
+		}
+		return v.ValueInt64()
+	}
+	strMap := func(p string, v types.Map) map[string]string {
+		if v.IsNull() {
+			return nil
+		}
+		if v.IsUnknown() {
+			unknown = append(unknown, p)
+			return nil
+		}
+		out := map[string]string{}
+		for k, e := range v.Elements() {
+			sv, ok := e.(types.String)
+			if !ok || sv.IsUnknown() {
+				unknown = append(unknown, p)
+				continue
+			}
+			out[k] = sv.ValueString()
+		}
+		return out
+	}
+	strList := func(p string, v types.List) []string {
+		if v.IsNull() {
+			return nil
+		}
+		if v.IsUnknown() {
+			unknown = append(unknown, p)
+			return nil
+		}
+		var out []string
+		for i, e := range v.Elements() {
+			sv, ok := e.(types.String)
+			if !ok || sv.IsUnknown() {
+				unknown = append(unknown, fmt.Sprintf("%s[%d]", p, i))
+			}
+			out = append(out, sv.ValueString())
+		}
+		return out
+	}
+	s := platform.ServingEndpointSpec{
+		Name:      str("name", m.Name),
+		KMSKeyARN: str("kms_key_arn", m.KMSKeyARN),
+		Tags:      strMap(platform.ServingEndpointTagsPath, m.Tags),
+	}
+	if mm := m.Model; mm != nil {
+		s.Model = platform.ServingModel{
+			Image:            str("model.image", mm.Image),
+			ModelDataURI:     str("model.model_data_uri", mm.ModelDataURI),
+			Environment:      strMap("model.environment", mm.Environment),
+			ExecutionRoleARN: str("model.execution_role_arn", mm.ExecutionRoleARN),
+		}
+	}
+	for i, v := range m.Variants {
+		at := fmt.Sprintf("variants[%d]", i)
+		sv := platform.ServingVariant{
+			Name:                 str(at+".name", v.Name),
+			InstanceType:         str(at+".instance_type", v.InstanceType),
+			InitialInstanceCount: i64(at+".initial_instance_count", v.InitialInstanceCount),
+			InitialWeight:        v.InitialWeight.ValueFloat64(),
+		}
+		if v.InitialWeight.IsUnknown() {
+			unknown = append(unknown, at+".initial_weight")
+		}
+		if sl := v.Serverless; sl != nil {
+			sv.Serverless = &platform.ServingServerless{MemoryMB: i64(at+".serverless.memory_size_mb", sl.MemorySizeMB), MaxConcurrency: i64(at+".serverless.max_concurrency", sl.MaxConcurrency)}
+		}
+		s.Variants = append(s.Variants, sv)
+	}
+	if d := m.Deployment; d != nil {
+		s.Deployment = &platform.ServingDeployment{
+			TrafficRouting:         str("deployment.traffic_routing", d.TrafficRouting),
+			SizeType:               str("deployment.size_type", d.SizeType),
+			SizeValue:              i64("deployment.size_value", d.SizeValue),
+			WaitSeconds:            i64("deployment.wait_seconds", d.WaitSeconds),
+			TerminationWaitSeconds: i64("deployment.termination_wait_seconds", d.TerminationWaitSeconds),
+			MaxExecutionSeconds:    i64("deployment.maximum_execution_timeout_seconds", d.MaxExecutionSeconds),
+			RollbackAlarms:         strList("deployment.rollback_alarms", d.RollbackAlarms),
+		}
+	}
+	if c := m.DataCapture; c != nil {
+		if c.Enabled.IsUnknown() {
+			unknown = append(unknown, "data_capture.enabled")
+		}
+		s.DataCapture = &platform.ServingDataCapture{
+			Enabled:            c.Enabled.IsNull() || c.Enabled.ValueBool(),
+			SamplingPercentage: i64("data_capture.sampling_percentage", c.SamplingPercentage),
+			DestinationS3URI:   str("data_capture.destination_s3_uri", c.DestinationS3URI),
+			KMSKeyARN:          str("data_capture.kms_key_arn", c.KMSKeyARN),
+			CaptureOptions:     strList("data_capture.capture_options", c.CaptureOptions),
+		}
+	}
+	return s, unknown
+}
+
+// servingEndpointSpecModel writes the declared parts of s into m (the
+// inverse of servingEndpointSpec), keeping m's computed values.
+func servingEndpointSpecModel(m *servingEndpointModel, s platform.ServingEndpointSpec) (servingEndpointModel, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	out := *m
+	out.ID, out.Name = types.StringValue(s.Name), types.StringValue(s.Name)
+	out.KMSKeyARN = optionalString(s.KMSKeyARN)
+	out.Tags = optionalMap(s.Tags, &diags)
+	out.Model = &servingModelModel{
+		Image:            types.StringValue(s.Model.Image),
+		ModelDataURI:     optionalString(s.Model.ModelDataURI),
+		Environment:      optionalMap(s.Model.Environment, &diags),
+		ExecutionRoleARN: types.StringValue(s.Model.ExecutionRoleARN),
+	}
+	out.Variants = nil
+	for _, v := range s.Variants {
+		vm := servingVariantModel{
+			Name:                 types.StringValue(v.Name),
+			InstanceType:         optionalString(v.InstanceType),
+			InitialInstanceCount: optionalInt(v.InitialInstanceCount),
+			InitialWeight:        types.Float64Null(),
+		}
+		if v.InitialWeight != 0 {
+			vm.InitialWeight = types.Float64Value(v.InitialWeight)
+		}
+		if sl := v.Serverless; sl != nil {
+			vm.Serverless = &servingServerlessModel{MemorySizeMB: types.Int64Value(sl.MemoryMB), MaxConcurrency: types.Int64Value(sl.MaxConcurrency)}
+		}
+		out.Variants = append(out.Variants, vm)
+	}
+	out.DataCapture = nil
+	if c := s.DataCapture; c != nil {
+		out.DataCapture = &servingCaptureModel{
+			Enabled:            types.BoolValue(c.Enabled),
+			SamplingPercentage: types.Int64Value(c.SamplingPercentage),
+			DestinationS3URI:   types.StringValue(c.DestinationS3URI),
+			KMSKeyARN:          optionalString(c.KMSKeyARN),
+			CaptureOptions:     optionalList(c.CaptureOptions, &diags),
+		}
+	}
+	return out, diags
+}
+
+func optionalMap(m map[string]string, diags *diag.Diagnostics) types.Map {
+	if m == nil {
+		return types.MapNull(types.StringType)
+	}
+	v, d := types.MapValueFrom(context.Background(), types.StringType, m)
+	diags.Append(d...)
+	return v
+}
+
+func optionalList(l []string, diags *diag.Diagnostics) types.List {
+	if l == nil {
+		return types.ListNull(types.StringType)
+	}
+	v, d := types.ListValueFrom(context.Background(), types.StringType, l)
+	diags.Append(d...)
+	return v
+}
+
+// readBack writes what exists into m, in the shape m declared it, by the
+// core's read-back rules (platform.ReadBackServingEndpointOf).
+func (r *servingEndpointResource) readBack(ctx context.Context, m *servingEndpointModel, ep *platform.ServingEndpoint, lastDeployment string) diag.Diagnostics {
+	declared, _ := servingEndpointSpec(m)
+	rb := r.meta.ReadBackServingEndpoint(ep, declared, lastDeployment)
+	out, diags := servingEndpointSpecModel(m, rb.Spec)
+	out.Deployment = m.Deployment // not observable: as declared
+	all, d := types.MapValueFrom(ctx, types.StringType, rb.TagsAll)
+	diags.Append(d...)
+	out.TagsAll = all
+	out.ARN = types.StringValue(rb.ARN)
+	out.Status = types.StringValue(rb.Status)
+	out.FailureReason = types.StringValue(rb.FailureReason)
+	out.EndpointConfigName = types.StringValue(rb.ConfigName)
+	out.ModelName = types.StringValue(rb.ModelName)
+	out.LastDeploymentOutcome = types.StringValue(rb.LastDeployment)
+	*m = out
+	return diags
+}
