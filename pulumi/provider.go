@@ -116,6 +116,7 @@ func resources() []infer.InferredResource {
 		infer.Resource(ResidencyGuard{}),
 		infer.Resource(GpuCluster{}),
 		infer.Resource(FeatureStore{}),
+		infer.Resource(ServingEndpoint{}),
 	}
 }
 

@@ -26,8 +26,11 @@ func withUnknownInputs(prov p.Provider) p.Provider {
 	if diff := prov.Diff; diff != nil {
 		prov.Diff = func(ctx context.Context, req p.DiffRequest) (p.DiffResponse, error) {
 			paths := unknownPaths(req.Inputs)
-			if req.Urn.Type() == gpuClusterToken {
+			switch req.Urn.Type() {
+			case gpuClusterToken:
 				paths = gpuClusterUnknowns(req.Inputs)
+			case servingEndpointToken:
+				paths = servingUnknowns(paths, unknownTagPaths(req.Inputs))
 			}
 			return diff(context.WithValue(ctx, unknownInputsKey{}, paths), req)
 		}
@@ -89,3 +92,19 @@ func snakeCase(s string) string {
 
 // gpuClusterToken is the GPU cluster's type token.
 const gpuClusterToken = "mlplatform:index:GpuCluster"
+
+// unknownTagPaths lists tags["key"] for each tag value not known yet, or
+// tags when the whole map is unknown: tag keys keep their spelling.
+func unknownTagPaths(inputs property.Map) []string {
+	var out []string
+	if tags, ok := inputs.GetOk("tags"); ok && tags.IsMap() {
+		for k, v := range tags.AsMap().All {
+			if v.HasComputed() {
+				out = append(out, fmt.Sprintf("tags[%q]", k))
+			}
+		}
+	} else if ok && tags.IsComputed() {
+		out = append(out, "tags")
+	}
+	return out
+}

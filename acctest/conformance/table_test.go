@@ -57,6 +57,10 @@ var (
 )
 
 func scenarios() []scenario {
+	return append(coreScenarios(), servingScenarios()...)
+}
+
+func coreScenarios() []scenario {
 	return []scenario{
 		{
 			name: "gpu_cluster/lifecycle", kind: gpuCluster, resource: "conf-gpu",
