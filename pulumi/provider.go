@@ -117,6 +117,7 @@ func resources() []infer.InferredResource {
 		infer.Resource(GpuCluster{}),
 		infer.Resource(FeatureStore{}),
 		infer.Resource(CpuFootprint{}),
+		infer.Resource(ServingEndpoint{}),
 	}
 }
 

@@ -31,6 +31,8 @@ func withUnknownInputs(prov p.Provider) p.Provider {
 				paths = gpuClusterUnknowns(req.Inputs)
 			case cpuFootprintToken:
 				paths = cpuFootprintUnknowns(req.Inputs)
+			case servingEndpointToken:
+				paths = servingUnknowns(paths, unknownTagPaths(req.Inputs))
 			}
 			return diff(context.WithValue(ctx, unknownInputsKey{}, paths), req)
 		}

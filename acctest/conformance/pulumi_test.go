@@ -149,12 +149,13 @@ func pulumiValue(v any, userKeys bool, unknownOf func(any) (pulumi.Input, error)
 
 // events collects the engine events of one operation.
 type eventLog struct {
-	ch   chan events.EngineEvent
-	done chan struct{}
-	mu   sync.Mutex
-	ops  []string
-	warn []string
-	errs []string
+	ch       chan events.EngineEvent
+	done     chan struct{}
+	mu       sync.Mutex
+	ops      []string
+	opFailed bool // the resource's own operation (create, update, delete) failed
+	warn     []string
+	errs     []string
 }
 
 func (d *pulumiDriver) collect() *eventLog {
@@ -166,6 +167,9 @@ func (d *pulumiDriver) collect() *eventLog {
 			l.mu.Lock()
 			if p := e.ResourcePreEvent; p != nil && p.Metadata.Type == d.sc.kind.pulumi && strings.HasSuffix(p.Metadata.URN, suffix) {
 				l.ops = append(l.ops, string(p.Metadata.Op))
+			}
+			if f := e.ResOpFailedEvent; f != nil && f.Metadata.Type == d.sc.kind.pulumi && strings.HasSuffix(f.Metadata.URN, suffix) {
+				l.opFailed = true
 			}
 			if g := e.DiagnosticEvent; g != nil {
 				switch g.Severity {
@@ -257,8 +261,10 @@ func (d *pulumiDriver) step(ctx context.Context, t *testing.T, idx int, st step,
 			res.planned = res.outcome
 		}
 		// Without unknown values, up's checks ran on known values: a
-		// refusal there is the plan-time refusal of a skipped preview.
-		res.outcome, res.atApply, res.message = refused, hasUnknown, strings.Join(l.errs, "\n")+"\n"+err.Error()+"\n"+out.String()
+		// refusal there is the plan-time refusal of a skipped preview,
+		// unless the resource's operation itself failed (SageMaker rolled
+		// an update back).
+		res.outcome, res.atApply, res.message = refused, hasUnknown || l.opFailed, strings.Join(l.errs, "\n")+"\n"+err.Error()+"\n"+out.String()
 	}
 	return res
 }

@@ -15,10 +15,11 @@ type kind struct {
 }
 
 var (
-	gpuCluster     = kind{tf: "mlplatform_gpu_cluster", pulumi: "mlplatform:index:GpuCluster"}
-	featureStore   = kind{tf: "mlplatform_feature_store", pulumi: "mlplatform:index:FeatureStore"}
-	residencyGuard = kind{tf: "mlplatform_residency_guard", pulumi: "mlplatform:index:ResidencyGuard"}
-	cpuFootprint   = kind{tf: "mlplatform_cpu_footprint", pulumi: "mlplatform:index:CpuFootprint"}
+	gpuCluster      = kind{tf: "mlplatform_gpu_cluster", pulumi: "mlplatform:index:GpuCluster"}
+	featureStore    = kind{tf: "mlplatform_feature_store", pulumi: "mlplatform:index:FeatureStore"}
+	residencyGuard  = kind{tf: "mlplatform_residency_guard", pulumi: "mlplatform:index:ResidencyGuard"}
+	cpuFootprint    = kind{tf: "mlplatform_cpu_footprint", pulumi: "mlplatform:index:CpuFootprint"}
+	servingEndpoint = kind{tf: "mlplatform_serving_endpoint", pulumi: "mlplatform:index:ServingEndpoint"}
 )
 
 // outcome is what a step does to the resource, as both front ends must

@@ -57,7 +57,8 @@ var (
 )
 
 func scenarios() []scenario {
-	return append(coreScenarios(), cpuFootprintScenarios()...)
+	out := append(coreScenarios(), cpuFootprintScenarios()...)
+	return append(out, servingScenarios()...)
 }
 
 func coreScenarios() []scenario {

@@ -35,6 +35,11 @@ export type ResidencyGuard = import("./residencyGuard").ResidencyGuard;
 export const ResidencyGuard: typeof import("./residencyGuard").ResidencyGuard = null as any;
 utilities.lazyLoad(exports, ["ResidencyGuard"], () => require("./residencyGuard"));
 
+export { ServingEndpointArgs } from "./servingEndpoint";
+export type ServingEndpoint = import("./servingEndpoint").ServingEndpoint;
+export const ServingEndpoint: typeof import("./servingEndpoint").ServingEndpoint = null as any;
+utilities.lazyLoad(exports, ["ServingEndpoint"], () => require("./servingEndpoint"));
+
 
 // Export sub-modules:
 import * as config from "./config";
@@ -59,6 +64,8 @@ const _module = {
                 return new Platform(name, <any>undefined, { urn })
             case "mlplatform:index:ResidencyGuard":
                 return new ResidencyGuard(name, <any>undefined, { urn })
+            case "mlplatform:index:ServingEndpoint":
+                return new ServingEndpoint(name, <any>undefined, { urn })
             default:
                 throw new Error(`unknown resource type ${type}`);
         }

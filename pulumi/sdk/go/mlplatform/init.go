@@ -31,6 +31,8 @@ func (m *module) Construct(ctx *pulumi.Context, name, typ, urn string) (r pulumi
 		r = &Platform{}
 	case "mlplatform:index:ResidencyGuard":
 		r = &ResidencyGuard{}
+	case "mlplatform:index:ServingEndpoint":
+		r = &ServingEndpoint{}
 	default:
 		return nil, fmt.Errorf("unknown resource type: %s", typ)
 	}

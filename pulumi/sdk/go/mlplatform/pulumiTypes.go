@@ -2864,6 +2864,835 @@ func (o ResidencyConfigPtrOutput) RequiredTags() pulumi.StringArrayOutput {
 	}).(pulumi.StringArrayOutput)
 }
 
+type ServingCapture struct {
+	// What is captured: Input, Output; unset means both.
+	CaptureOptions []string `pulumi:"captureOptions"`
+	// Where captures go (`s3://BUCKET/PREFIX`), in a bucket in the jurisdiction.
+	DestinationS3Uri string `pulumi:"destinationS3Uri"`
+	// Capture on (default) or off.
+	Enabled *bool `pulumi:"enabled"`
+	// KMS key ARN that encrypts the captures; in the jurisdiction.
+	KmsKeyArn *string `pulumi:"kmsKeyArn"`
+	// Share of requests captured, 0 to 100.
+	SamplingPercentage int `pulumi:"samplingPercentage"`
+}
+
+// ServingCaptureInput is an input type that accepts ServingCaptureArgs and ServingCaptureOutput values.
+// You can construct a concrete instance of `ServingCaptureInput` via:
+//
+//	ServingCaptureArgs{...}
+type ServingCaptureInput interface {
+	pulumi.Input
+
+	ToServingCaptureOutput() ServingCaptureOutput
+	ToServingCaptureOutputWithContext(context.Context) ServingCaptureOutput
+}
+
+type ServingCaptureArgs struct {
+	// What is captured: Input, Output; unset means both.
+	CaptureOptions pulumi.StringArrayInput `pulumi:"captureOptions"`
+	// Where captures go (`s3://BUCKET/PREFIX`), in a bucket in the jurisdiction.
+	DestinationS3Uri pulumi.StringInput `pulumi:"destinationS3Uri"`
+	// Capture on (default) or off.
+	Enabled pulumi.BoolPtrInput `pulumi:"enabled"`
+	// KMS key ARN that encrypts the captures; in the jurisdiction.
+	KmsKeyArn pulumi.StringPtrInput `pulumi:"kmsKeyArn"`
+	// Share of requests captured, 0 to 100.
+	SamplingPercentage pulumi.IntInput `pulumi:"samplingPercentage"`
+}
+
+func (ServingCaptureArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*ServingCapture)(nil)).Elem()
+}
+
+func (i ServingCaptureArgs) ToServingCaptureOutput() ServingCaptureOutput {
+	return i.ToServingCaptureOutputWithContext(context.Background())
+}
+
+func (i ServingCaptureArgs) ToServingCaptureOutputWithContext(ctx context.Context) ServingCaptureOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServingCaptureOutput)
+}
+
+func (i ServingCaptureArgs) ToServingCapturePtrOutput() ServingCapturePtrOutput {
+	return i.ToServingCapturePtrOutputWithContext(context.Background())
+}
+
+func (i ServingCaptureArgs) ToServingCapturePtrOutputWithContext(ctx context.Context) ServingCapturePtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServingCaptureOutput).ToServingCapturePtrOutputWithContext(ctx)
+}
+
+// ServingCapturePtrInput is an input type that accepts ServingCaptureArgs, ServingCapturePtr and ServingCapturePtrOutput values.
+// You can construct a concrete instance of `ServingCapturePtrInput` via:
+//
+//	        ServingCaptureArgs{...}
+//
+//	or:
+//
+//	        nil
+type ServingCapturePtrInput interface {
+	pulumi.Input
+
+	ToServingCapturePtrOutput() ServingCapturePtrOutput
+	ToServingCapturePtrOutputWithContext(context.Context) ServingCapturePtrOutput
+}
+
+type servingCapturePtrType ServingCaptureArgs
+
+func ServingCapturePtr(v *ServingCaptureArgs) ServingCapturePtrInput {
+	return (*servingCapturePtrType)(v)
+}
+
+func (*servingCapturePtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**ServingCapture)(nil)).Elem()
+}
+
+func (i *servingCapturePtrType) ToServingCapturePtrOutput() ServingCapturePtrOutput {
+	return i.ToServingCapturePtrOutputWithContext(context.Background())
+}
+
+func (i *servingCapturePtrType) ToServingCapturePtrOutputWithContext(ctx context.Context) ServingCapturePtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServingCapturePtrOutput)
+}
+
+type ServingCaptureOutput struct{ *pulumi.OutputState }
+
+func (ServingCaptureOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*ServingCapture)(nil)).Elem()
+}
+
+func (o ServingCaptureOutput) ToServingCaptureOutput() ServingCaptureOutput {
+	return o
+}
+
+func (o ServingCaptureOutput) ToServingCaptureOutputWithContext(ctx context.Context) ServingCaptureOutput {
+	return o
+}
+
+func (o ServingCaptureOutput) ToServingCapturePtrOutput() ServingCapturePtrOutput {
+	return o.ToServingCapturePtrOutputWithContext(context.Background())
+}
+
+func (o ServingCaptureOutput) ToServingCapturePtrOutputWithContext(ctx context.Context) ServingCapturePtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v ServingCapture) *ServingCapture {
+		return &v
+	}).(ServingCapturePtrOutput)
+}
+
+// What is captured: Input, Output; unset means both.
+func (o ServingCaptureOutput) CaptureOptions() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v ServingCapture) []string { return v.CaptureOptions }).(pulumi.StringArrayOutput)
+}
+
+// Where captures go (`s3://BUCKET/PREFIX`), in a bucket in the jurisdiction.
+func (o ServingCaptureOutput) DestinationS3Uri() pulumi.StringOutput {
+	return o.ApplyT(func(v ServingCapture) string { return v.DestinationS3Uri }).(pulumi.StringOutput)
+}
+
+// Capture on (default) or off.
+func (o ServingCaptureOutput) Enabled() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v ServingCapture) *bool { return v.Enabled }).(pulumi.BoolPtrOutput)
+}
+
+// KMS key ARN that encrypts the captures; in the jurisdiction.
+func (o ServingCaptureOutput) KmsKeyArn() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ServingCapture) *string { return v.KmsKeyArn }).(pulumi.StringPtrOutput)
+}
+
+// Share of requests captured, 0 to 100.
+func (o ServingCaptureOutput) SamplingPercentage() pulumi.IntOutput {
+	return o.ApplyT(func(v ServingCapture) int { return v.SamplingPercentage }).(pulumi.IntOutput)
+}
+
+type ServingCapturePtrOutput struct{ *pulumi.OutputState }
+
+func (ServingCapturePtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**ServingCapture)(nil)).Elem()
+}
+
+func (o ServingCapturePtrOutput) ToServingCapturePtrOutput() ServingCapturePtrOutput {
+	return o
+}
+
+func (o ServingCapturePtrOutput) ToServingCapturePtrOutputWithContext(ctx context.Context) ServingCapturePtrOutput {
+	return o
+}
+
+func (o ServingCapturePtrOutput) Elem() ServingCaptureOutput {
+	return o.ApplyT(func(v *ServingCapture) ServingCapture {
+		if v != nil {
+			return *v
+		}
+		var ret ServingCapture
+		return ret
+	}).(ServingCaptureOutput)
+}
+
+// What is captured: Input, Output; unset means both.
+func (o ServingCapturePtrOutput) CaptureOptions() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v *ServingCapture) []string {
+		if v == nil {
+			return nil
+		}
+		return v.CaptureOptions
+	}).(pulumi.StringArrayOutput)
+}
+
+// Where captures go (`s3://BUCKET/PREFIX`), in a bucket in the jurisdiction.
+func (o ServingCapturePtrOutput) DestinationS3Uri() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ServingCapture) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.DestinationS3Uri
+	}).(pulumi.StringPtrOutput)
+}
+
+// Capture on (default) or off.
+func (o ServingCapturePtrOutput) Enabled() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v *ServingCapture) *bool {
+		if v == nil {
+			return nil
+		}
+		return v.Enabled
+	}).(pulumi.BoolPtrOutput)
+}
+
+// KMS key ARN that encrypts the captures; in the jurisdiction.
+func (o ServingCapturePtrOutput) KmsKeyArn() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ServingCapture) *string {
+		if v == nil {
+			return nil
+		}
+		return v.KmsKeyArn
+	}).(pulumi.StringPtrOutput)
+}
+
+// Share of requests captured, 0 to 100.
+func (o ServingCapturePtrOutput) SamplingPercentage() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *ServingCapture) *int {
+		if v == nil {
+			return nil
+		}
+		return &v.SamplingPercentage
+	}).(pulumi.IntPtrOutput)
+}
+
+type ServingDeployment struct {
+	// Bound of the whole deployment (600 to 28800); unset: SageMaker's default.
+	MaximumExecutionTimeoutSeconds *int `pulumi:"maximumExecutionTimeoutSeconds"`
+	// CloudWatch alarm names that roll the deployment back (at most 10).
+	RollbackAlarms []string `pulumi:"rollbackAlarms"`
+	// Canary size or linear step unit: capacity_percent, instance_count.
+	SizeType *string `pulumi:"sizeType"`
+	// Canary size or linear step.
+	SizeValue *int `pulumi:"sizeValue"`
+	// How long the old fleet is kept after the switch (0 to 3600).
+	TerminationWaitSeconds *int `pulumi:"terminationWaitSeconds"`
+	// One of all_at_once, canary, linear; unset means `all_at_once`. Canary and linear shifting run on single-variant instance endpoints only; elsewhere SageMaker shifts all at once, and preview warns.
+	TrafficRouting *string `pulumi:"trafficRouting"`
+	// Wait between traffic shifts (0 to 3600).
+	WaitSeconds *int `pulumi:"waitSeconds"`
+}
+
+// ServingDeploymentInput is an input type that accepts ServingDeploymentArgs and ServingDeploymentOutput values.
+// You can construct a concrete instance of `ServingDeploymentInput` via:
+//
+//	ServingDeploymentArgs{...}
+type ServingDeploymentInput interface {
+	pulumi.Input
+
+	ToServingDeploymentOutput() ServingDeploymentOutput
+	ToServingDeploymentOutputWithContext(context.Context) ServingDeploymentOutput
+}
+
+type ServingDeploymentArgs struct {
+	// Bound of the whole deployment (600 to 28800); unset: SageMaker's default.
+	MaximumExecutionTimeoutSeconds pulumi.IntPtrInput `pulumi:"maximumExecutionTimeoutSeconds"`
+	// CloudWatch alarm names that roll the deployment back (at most 10).
+	RollbackAlarms pulumi.StringArrayInput `pulumi:"rollbackAlarms"`
+	// Canary size or linear step unit: capacity_percent, instance_count.
+	SizeType pulumi.StringPtrInput `pulumi:"sizeType"`
+	// Canary size or linear step.
+	SizeValue pulumi.IntPtrInput `pulumi:"sizeValue"`
+	// How long the old fleet is kept after the switch (0 to 3600).
+	TerminationWaitSeconds pulumi.IntPtrInput `pulumi:"terminationWaitSeconds"`
+	// One of all_at_once, canary, linear; unset means `all_at_once`. Canary and linear shifting run on single-variant instance endpoints only; elsewhere SageMaker shifts all at once, and preview warns.
+	TrafficRouting pulumi.StringPtrInput `pulumi:"trafficRouting"`
+	// Wait between traffic shifts (0 to 3600).
+	WaitSeconds pulumi.IntPtrInput `pulumi:"waitSeconds"`
+}
+
+func (ServingDeploymentArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*ServingDeployment)(nil)).Elem()
+}
+
+func (i ServingDeploymentArgs) ToServingDeploymentOutput() ServingDeploymentOutput {
+	return i.ToServingDeploymentOutputWithContext(context.Background())
+}
+
+func (i ServingDeploymentArgs) ToServingDeploymentOutputWithContext(ctx context.Context) ServingDeploymentOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServingDeploymentOutput)
+}
+
+func (i ServingDeploymentArgs) ToServingDeploymentPtrOutput() ServingDeploymentPtrOutput {
+	return i.ToServingDeploymentPtrOutputWithContext(context.Background())
+}
+
+func (i ServingDeploymentArgs) ToServingDeploymentPtrOutputWithContext(ctx context.Context) ServingDeploymentPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServingDeploymentOutput).ToServingDeploymentPtrOutputWithContext(ctx)
+}
+
+// ServingDeploymentPtrInput is an input type that accepts ServingDeploymentArgs, ServingDeploymentPtr and ServingDeploymentPtrOutput values.
+// You can construct a concrete instance of `ServingDeploymentPtrInput` via:
+//
+//	        ServingDeploymentArgs{...}
+//
+//	or:
+//
+//	        nil
+type ServingDeploymentPtrInput interface {
+	pulumi.Input
+
+	ToServingDeploymentPtrOutput() ServingDeploymentPtrOutput
+	ToServingDeploymentPtrOutputWithContext(context.Context) ServingDeploymentPtrOutput
+}
+
+type servingDeploymentPtrType ServingDeploymentArgs
+
+func ServingDeploymentPtr(v *ServingDeploymentArgs) ServingDeploymentPtrInput {
+	return (*servingDeploymentPtrType)(v)
+}
+
+func (*servingDeploymentPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**ServingDeployment)(nil)).Elem()
+}
+
+func (i *servingDeploymentPtrType) ToServingDeploymentPtrOutput() ServingDeploymentPtrOutput {
+	return i.ToServingDeploymentPtrOutputWithContext(context.Background())
+}
+
+func (i *servingDeploymentPtrType) ToServingDeploymentPtrOutputWithContext(ctx context.Context) ServingDeploymentPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServingDeploymentPtrOutput)
+}
+
+type ServingDeploymentOutput struct{ *pulumi.OutputState }
+
+func (ServingDeploymentOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*ServingDeployment)(nil)).Elem()
+}
+
+func (o ServingDeploymentOutput) ToServingDeploymentOutput() ServingDeploymentOutput {
+	return o
+}
+
+func (o ServingDeploymentOutput) ToServingDeploymentOutputWithContext(ctx context.Context) ServingDeploymentOutput {
+	return o
+}
+
+func (o ServingDeploymentOutput) ToServingDeploymentPtrOutput() ServingDeploymentPtrOutput {
+	return o.ToServingDeploymentPtrOutputWithContext(context.Background())
+}
+
+func (o ServingDeploymentOutput) ToServingDeploymentPtrOutputWithContext(ctx context.Context) ServingDeploymentPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v ServingDeployment) *ServingDeployment {
+		return &v
+	}).(ServingDeploymentPtrOutput)
+}
+
+// Bound of the whole deployment (600 to 28800); unset: SageMaker's default.
+func (o ServingDeploymentOutput) MaximumExecutionTimeoutSeconds() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v ServingDeployment) *int { return v.MaximumExecutionTimeoutSeconds }).(pulumi.IntPtrOutput)
+}
+
+// CloudWatch alarm names that roll the deployment back (at most 10).
+func (o ServingDeploymentOutput) RollbackAlarms() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v ServingDeployment) []string { return v.RollbackAlarms }).(pulumi.StringArrayOutput)
+}
+
+// Canary size or linear step unit: capacity_percent, instance_count.
+func (o ServingDeploymentOutput) SizeType() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ServingDeployment) *string { return v.SizeType }).(pulumi.StringPtrOutput)
+}
+
+// Canary size or linear step.
+func (o ServingDeploymentOutput) SizeValue() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v ServingDeployment) *int { return v.SizeValue }).(pulumi.IntPtrOutput)
+}
+
+// How long the old fleet is kept after the switch (0 to 3600).
+func (o ServingDeploymentOutput) TerminationWaitSeconds() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v ServingDeployment) *int { return v.TerminationWaitSeconds }).(pulumi.IntPtrOutput)
+}
+
+// One of all_at_once, canary, linear; unset means `all_at_once`. Canary and linear shifting run on single-variant instance endpoints only; elsewhere SageMaker shifts all at once, and preview warns.
+func (o ServingDeploymentOutput) TrafficRouting() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ServingDeployment) *string { return v.TrafficRouting }).(pulumi.StringPtrOutput)
+}
+
+// Wait between traffic shifts (0 to 3600).
+func (o ServingDeploymentOutput) WaitSeconds() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v ServingDeployment) *int { return v.WaitSeconds }).(pulumi.IntPtrOutput)
+}
+
+type ServingDeploymentPtrOutput struct{ *pulumi.OutputState }
+
+func (ServingDeploymentPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**ServingDeployment)(nil)).Elem()
+}
+
+func (o ServingDeploymentPtrOutput) ToServingDeploymentPtrOutput() ServingDeploymentPtrOutput {
+	return o
+}
+
+func (o ServingDeploymentPtrOutput) ToServingDeploymentPtrOutputWithContext(ctx context.Context) ServingDeploymentPtrOutput {
+	return o
+}
+
+func (o ServingDeploymentPtrOutput) Elem() ServingDeploymentOutput {
+	return o.ApplyT(func(v *ServingDeployment) ServingDeployment {
+		if v != nil {
+			return *v
+		}
+		var ret ServingDeployment
+		return ret
+	}).(ServingDeploymentOutput)
+}
+
+// Bound of the whole deployment (600 to 28800); unset: SageMaker's default.
+func (o ServingDeploymentPtrOutput) MaximumExecutionTimeoutSeconds() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *ServingDeployment) *int {
+		if v == nil {
+			return nil
+		}
+		return v.MaximumExecutionTimeoutSeconds
+	}).(pulumi.IntPtrOutput)
+}
+
+// CloudWatch alarm names that roll the deployment back (at most 10).
+func (o ServingDeploymentPtrOutput) RollbackAlarms() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v *ServingDeployment) []string {
+		if v == nil {
+			return nil
+		}
+		return v.RollbackAlarms
+	}).(pulumi.StringArrayOutput)
+}
+
+// Canary size or linear step unit: capacity_percent, instance_count.
+func (o ServingDeploymentPtrOutput) SizeType() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ServingDeployment) *string {
+		if v == nil {
+			return nil
+		}
+		return v.SizeType
+	}).(pulumi.StringPtrOutput)
+}
+
+// Canary size or linear step.
+func (o ServingDeploymentPtrOutput) SizeValue() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *ServingDeployment) *int {
+		if v == nil {
+			return nil
+		}
+		return v.SizeValue
+	}).(pulumi.IntPtrOutput)
+}
+
+// How long the old fleet is kept after the switch (0 to 3600).
+func (o ServingDeploymentPtrOutput) TerminationWaitSeconds() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *ServingDeployment) *int {
+		if v == nil {
+			return nil
+		}
+		return v.TerminationWaitSeconds
+	}).(pulumi.IntPtrOutput)
+}
+
+// One of all_at_once, canary, linear; unset means `all_at_once`. Canary and linear shifting run on single-variant instance endpoints only; elsewhere SageMaker shifts all at once, and preview warns.
+func (o ServingDeploymentPtrOutput) TrafficRouting() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ServingDeployment) *string {
+		if v == nil {
+			return nil
+		}
+		return v.TrafficRouting
+	}).(pulumi.StringPtrOutput)
+}
+
+// Wait between traffic shifts (0 to 3600).
+func (o ServingDeploymentPtrOutput) WaitSeconds() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *ServingDeployment) *int {
+		if v == nil {
+			return nil
+		}
+		return v.WaitSeconds
+	}).(pulumi.IntPtrOutput)
+}
+
+type ServingModel struct {
+	// Environment variables of the container.
+	Environment map[string]string `pulumi:"environment"`
+	// IAM role SageMaker assumes to pull the image and the model data.
+	ExecutionRoleArn string `pulumi:"executionRoleArn"`
+	// ECR image URI (`ACCOUNT.dkr.ecr.REGION.amazonaws.com/REPO:TAG` or `@sha256:DIGEST`); its registry's region must be in the jurisdiction.
+	Image string `pulumi:"image"`
+	// S3 URI of the model artifacts (`s3://BUCKET/KEY`), in a bucket in the jurisdiction.
+	ModelDataUri *string `pulumi:"modelDataUri"`
+}
+
+// ServingModelInput is an input type that accepts ServingModelArgs and ServingModelOutput values.
+// You can construct a concrete instance of `ServingModelInput` via:
+//
+//	ServingModelArgs{...}
+type ServingModelInput interface {
+	pulumi.Input
+
+	ToServingModelOutput() ServingModelOutput
+	ToServingModelOutputWithContext(context.Context) ServingModelOutput
+}
+
+type ServingModelArgs struct {
+	// Environment variables of the container.
+	Environment pulumi.StringMapInput `pulumi:"environment"`
+	// IAM role SageMaker assumes to pull the image and the model data.
+	ExecutionRoleArn pulumi.StringInput `pulumi:"executionRoleArn"`
+	// ECR image URI (`ACCOUNT.dkr.ecr.REGION.amazonaws.com/REPO:TAG` or `@sha256:DIGEST`); its registry's region must be in the jurisdiction.
+	Image pulumi.StringInput `pulumi:"image"`
+	// S3 URI of the model artifacts (`s3://BUCKET/KEY`), in a bucket in the jurisdiction.
+	ModelDataUri pulumi.StringPtrInput `pulumi:"modelDataUri"`
+}
+
+func (ServingModelArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*ServingModel)(nil)).Elem()
+}
+
+func (i ServingModelArgs) ToServingModelOutput() ServingModelOutput {
+	return i.ToServingModelOutputWithContext(context.Background())
+}
+
+func (i ServingModelArgs) ToServingModelOutputWithContext(ctx context.Context) ServingModelOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServingModelOutput)
+}
+
+type ServingModelOutput struct{ *pulumi.OutputState }
+
+func (ServingModelOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*ServingModel)(nil)).Elem()
+}
+
+func (o ServingModelOutput) ToServingModelOutput() ServingModelOutput {
+	return o
+}
+
+func (o ServingModelOutput) ToServingModelOutputWithContext(ctx context.Context) ServingModelOutput {
+	return o
+}
+
+// Environment variables of the container.
+func (o ServingModelOutput) Environment() pulumi.StringMapOutput {
+	return o.ApplyT(func(v ServingModel) map[string]string { return v.Environment }).(pulumi.StringMapOutput)
+}
+
+// IAM role SageMaker assumes to pull the image and the model data.
+func (o ServingModelOutput) ExecutionRoleArn() pulumi.StringOutput {
+	return o.ApplyT(func(v ServingModel) string { return v.ExecutionRoleArn }).(pulumi.StringOutput)
+}
+
+// ECR image URI (`ACCOUNT.dkr.ecr.REGION.amazonaws.com/REPO:TAG` or `@sha256:DIGEST`); its registry's region must be in the jurisdiction.
+func (o ServingModelOutput) Image() pulumi.StringOutput {
+	return o.ApplyT(func(v ServingModel) string { return v.Image }).(pulumi.StringOutput)
+}
+
+// S3 URI of the model artifacts (`s3://BUCKET/KEY`), in a bucket in the jurisdiction.
+func (o ServingModelOutput) ModelDataUri() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ServingModel) *string { return v.ModelDataUri }).(pulumi.StringPtrOutput)
+}
+
+type ServingServerless struct {
+	// Concurrent invocations (1 to 200).
+	MaxConcurrency int `pulumi:"maxConcurrency"`
+	// Memory: 1024, 2048, 3072, 4096, 5120 or 6144 MB.
+	MemorySizeMb int `pulumi:"memorySizeMb"`
+}
+
+// ServingServerlessInput is an input type that accepts ServingServerlessArgs and ServingServerlessOutput values.
+// You can construct a concrete instance of `ServingServerlessInput` via:
+//
+//	ServingServerlessArgs{...}
+type ServingServerlessInput interface {
+	pulumi.Input
+
+	ToServingServerlessOutput() ServingServerlessOutput
+	ToServingServerlessOutputWithContext(context.Context) ServingServerlessOutput
+}
+
+type ServingServerlessArgs struct {
+	// Concurrent invocations (1 to 200).
+	MaxConcurrency pulumi.IntInput `pulumi:"maxConcurrency"`
+	// Memory: 1024, 2048, 3072, 4096, 5120 or 6144 MB.
+	MemorySizeMb pulumi.IntInput `pulumi:"memorySizeMb"`
+}
+
+func (ServingServerlessArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*ServingServerless)(nil)).Elem()
+}
+
+func (i ServingServerlessArgs) ToServingServerlessOutput() ServingServerlessOutput {
+	return i.ToServingServerlessOutputWithContext(context.Background())
+}
+
+func (i ServingServerlessArgs) ToServingServerlessOutputWithContext(ctx context.Context) ServingServerlessOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServingServerlessOutput)
+}
+
+func (i ServingServerlessArgs) ToServingServerlessPtrOutput() ServingServerlessPtrOutput {
+	return i.ToServingServerlessPtrOutputWithContext(context.Background())
+}
+
+func (i ServingServerlessArgs) ToServingServerlessPtrOutputWithContext(ctx context.Context) ServingServerlessPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServingServerlessOutput).ToServingServerlessPtrOutputWithContext(ctx)
+}
+
+// ServingServerlessPtrInput is an input type that accepts ServingServerlessArgs, ServingServerlessPtr and ServingServerlessPtrOutput values.
+// You can construct a concrete instance of `ServingServerlessPtrInput` via:
+//
+//	        ServingServerlessArgs{...}
+//
+//	or:
+//
+//	        nil
+type ServingServerlessPtrInput interface {
+	pulumi.Input
+
+	ToServingServerlessPtrOutput() ServingServerlessPtrOutput
+	ToServingServerlessPtrOutputWithContext(context.Context) ServingServerlessPtrOutput
+}
+
+type servingServerlessPtrType ServingServerlessArgs
+
+func ServingServerlessPtr(v *ServingServerlessArgs) ServingServerlessPtrInput {
+	return (*servingServerlessPtrType)(v)
+}
+
+func (*servingServerlessPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**ServingServerless)(nil)).Elem()
+}
+
+func (i *servingServerlessPtrType) ToServingServerlessPtrOutput() ServingServerlessPtrOutput {
+	return i.ToServingServerlessPtrOutputWithContext(context.Background())
+}
+
+func (i *servingServerlessPtrType) ToServingServerlessPtrOutputWithContext(ctx context.Context) ServingServerlessPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServingServerlessPtrOutput)
+}
+
+type ServingServerlessOutput struct{ *pulumi.OutputState }
+
+func (ServingServerlessOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*ServingServerless)(nil)).Elem()
+}
+
+func (o ServingServerlessOutput) ToServingServerlessOutput() ServingServerlessOutput {
+	return o
+}
+
+func (o ServingServerlessOutput) ToServingServerlessOutputWithContext(ctx context.Context) ServingServerlessOutput {
+	return o
+}
+
+func (o ServingServerlessOutput) ToServingServerlessPtrOutput() ServingServerlessPtrOutput {
+	return o.ToServingServerlessPtrOutputWithContext(context.Background())
+}
+
+func (o ServingServerlessOutput) ToServingServerlessPtrOutputWithContext(ctx context.Context) ServingServerlessPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v ServingServerless) *ServingServerless {
+		return &v
+	}).(ServingServerlessPtrOutput)
+}
+
+// Concurrent invocations (1 to 200).
+func (o ServingServerlessOutput) MaxConcurrency() pulumi.IntOutput {
+	return o.ApplyT(func(v ServingServerless) int { return v.MaxConcurrency }).(pulumi.IntOutput)
+}
+
+// Memory: 1024, 2048, 3072, 4096, 5120 or 6144 MB.
+func (o ServingServerlessOutput) MemorySizeMb() pulumi.IntOutput {
+	return o.ApplyT(func(v ServingServerless) int { return v.MemorySizeMb }).(pulumi.IntOutput)
+}
+
+type ServingServerlessPtrOutput struct{ *pulumi.OutputState }
+
+func (ServingServerlessPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**ServingServerless)(nil)).Elem()
+}
+
+func (o ServingServerlessPtrOutput) ToServingServerlessPtrOutput() ServingServerlessPtrOutput {
+	return o
+}
+
+func (o ServingServerlessPtrOutput) ToServingServerlessPtrOutputWithContext(ctx context.Context) ServingServerlessPtrOutput {
+	return o
+}
+
+func (o ServingServerlessPtrOutput) Elem() ServingServerlessOutput {
+	return o.ApplyT(func(v *ServingServerless) ServingServerless {
+		if v != nil {
+			return *v
+		}
+		var ret ServingServerless
+		return ret
+	}).(ServingServerlessOutput)
+}
+
+// Concurrent invocations (1 to 200).
+func (o ServingServerlessPtrOutput) MaxConcurrency() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *ServingServerless) *int {
+		if v == nil {
+			return nil
+		}
+		return &v.MaxConcurrency
+	}).(pulumi.IntPtrOutput)
+}
+
+// Memory: 1024, 2048, 3072, 4096, 5120 or 6144 MB.
+func (o ServingServerlessPtrOutput) MemorySizeMb() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *ServingServerless) *int {
+		if v == nil {
+			return nil
+		}
+		return &v.MemorySizeMb
+	}).(pulumi.IntPtrOutput)
+}
+
+type ServingVariant struct {
+	// Instances of an instance variant (1 to 1000). A variant scaled outside the program shows as a change.
+	InitialInstanceCount *int `pulumi:"initialInstanceCount"`
+	// Traffic weight relative to the other variants; unset means 1.
+	InitialWeight *float64 `pulumi:"initialWeight"`
+	// SageMaker instance type, GPU or CPU: `ml.FAMILY.SIZE`, e.g. `ml.g6.xlarge`, `ml.m5.large`. Families: c4, c5, c5d, c6g, c6gd, c6gn, c6i, c6id, c7g, c7i, g4dn, g5, g6, g6e, g7e, gr6, inf1, inf2, m4, m5, m5d, m6g, m6gd, m6i, m6id, m7i, p2, p3, p4d, p4de, p5, p5e, p5en, p6-b200, r5, r5d, r6g, r6gd, r6i, r6id, r7i, r8g, t2, t3, trn1, trn1n, trn2.
+	InstanceType *string `pulumi:"instanceType"`
+	Name         string  `pulumi:"name"`
+	// Serverless variant, for small footprints.
+	Serverless *ServingServerless `pulumi:"serverless"`
+}
+
+// ServingVariantInput is an input type that accepts ServingVariantArgs and ServingVariantOutput values.
+// You can construct a concrete instance of `ServingVariantInput` via:
+//
+//	ServingVariantArgs{...}
+type ServingVariantInput interface {
+	pulumi.Input
+
+	ToServingVariantOutput() ServingVariantOutput
+	ToServingVariantOutputWithContext(context.Context) ServingVariantOutput
+}
+
+type ServingVariantArgs struct {
+	// Instances of an instance variant (1 to 1000). A variant scaled outside the program shows as a change.
+	InitialInstanceCount pulumi.IntPtrInput `pulumi:"initialInstanceCount"`
+	// Traffic weight relative to the other variants; unset means 1.
+	InitialWeight pulumi.Float64PtrInput `pulumi:"initialWeight"`
+	// SageMaker instance type, GPU or CPU: `ml.FAMILY.SIZE`, e.g. `ml.g6.xlarge`, `ml.m5.large`. Families: c4, c5, c5d, c6g, c6gd, c6gn, c6i, c6id, c7g, c7i, g4dn, g5, g6, g6e, g7e, gr6, inf1, inf2, m4, m5, m5d, m6g, m6gd, m6i, m6id, m7i, p2, p3, p4d, p4de, p5, p5e, p5en, p6-b200, r5, r5d, r6g, r6gd, r6i, r6id, r7i, r8g, t2, t3, trn1, trn1n, trn2.
+	InstanceType pulumi.StringPtrInput `pulumi:"instanceType"`
+	Name         pulumi.StringInput    `pulumi:"name"`
+	// Serverless variant, for small footprints.
+	Serverless ServingServerlessPtrInput `pulumi:"serverless"`
+}
+
+func (ServingVariantArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*ServingVariant)(nil)).Elem()
+}
+
+func (i ServingVariantArgs) ToServingVariantOutput() ServingVariantOutput {
+	return i.ToServingVariantOutputWithContext(context.Background())
+}
+
+func (i ServingVariantArgs) ToServingVariantOutputWithContext(ctx context.Context) ServingVariantOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServingVariantOutput)
+}
+
+// ServingVariantArrayInput is an input type that accepts ServingVariantArray and ServingVariantArrayOutput values.
+// You can construct a concrete instance of `ServingVariantArrayInput` via:
+//
+//	ServingVariantArray{ ServingVariantArgs{...} }
+type ServingVariantArrayInput interface {
+	pulumi.Input
+
+	ToServingVariantArrayOutput() ServingVariantArrayOutput
+	ToServingVariantArrayOutputWithContext(context.Context) ServingVariantArrayOutput
+}
+
+type ServingVariantArray []ServingVariantInput
+
+func (ServingVariantArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]ServingVariant)(nil)).Elem()
+}
+
+func (i ServingVariantArray) ToServingVariantArrayOutput() ServingVariantArrayOutput {
+	return i.ToServingVariantArrayOutputWithContext(context.Background())
+}
+
+func (i ServingVariantArray) ToServingVariantArrayOutputWithContext(ctx context.Context) ServingVariantArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServingVariantArrayOutput)
+}
+
+type ServingVariantOutput struct{ *pulumi.OutputState }
+
+func (ServingVariantOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*ServingVariant)(nil)).Elem()
+}
+
+func (o ServingVariantOutput) ToServingVariantOutput() ServingVariantOutput {
+	return o
+}
+
+func (o ServingVariantOutput) ToServingVariantOutputWithContext(ctx context.Context) ServingVariantOutput {
+	return o
+}
+
+// Instances of an instance variant (1 to 1000). A variant scaled outside the program shows as a change.
+func (o ServingVariantOutput) InitialInstanceCount() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v ServingVariant) *int { return v.InitialInstanceCount }).(pulumi.IntPtrOutput)
+}
+
+// Traffic weight relative to the other variants; unset means 1.
+func (o ServingVariantOutput) InitialWeight() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v ServingVariant) *float64 { return v.InitialWeight }).(pulumi.Float64PtrOutput)
+}
+
+// SageMaker instance type, GPU or CPU: `ml.FAMILY.SIZE`, e.g. `ml.g6.xlarge`, `ml.m5.large`. Families: c4, c5, c5d, c6g, c6gd, c6gn, c6i, c6id, c7g, c7i, g4dn, g5, g6, g6e, g7e, gr6, inf1, inf2, m4, m5, m5d, m6g, m6gd, m6i, m6id, m7i, p2, p3, p4d, p4de, p5, p5e, p5en, p6-b200, r5, r5d, r6g, r6gd, r6i, r6id, r7i, r8g, t2, t3, trn1, trn1n, trn2.
+func (o ServingVariantOutput) InstanceType() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ServingVariant) *string { return v.InstanceType }).(pulumi.StringPtrOutput)
+}
+
+func (o ServingVariantOutput) Name() pulumi.StringOutput {
+	return o.ApplyT(func(v ServingVariant) string { return v.Name }).(pulumi.StringOutput)
+}
+
+// Serverless variant, for small footprints.
+func (o ServingVariantOutput) Serverless() ServingServerlessPtrOutput {
+	return o.ApplyT(func(v ServingVariant) *ServingServerless { return v.Serverless }).(ServingServerlessPtrOutput)
+}
+
+type ServingVariantArrayOutput struct{ *pulumi.OutputState }
+
+func (ServingVariantArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]ServingVariant)(nil)).Elem()
+}
+
+func (o ServingVariantArrayOutput) ToServingVariantArrayOutput() ServingVariantArrayOutput {
+	return o
+}
+
+func (o ServingVariantArrayOutput) ToServingVariantArrayOutputWithContext(ctx context.Context) ServingVariantArrayOutput {
+	return o
+}
+
+func (o ServingVariantArrayOutput) Index(i pulumi.IntInput) ServingVariantOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) ServingVariant {
+		return vs[0].([]ServingVariant)[vs[1].(int)]
+	}).(ServingVariantOutput)
+}
+
 type Throughput struct {
 	Mode               string `pulumi:"mode"`
 	ReadCapacityUnits  *int   `pulumi:"readCapacityUnits"`
@@ -3057,6 +3886,15 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*PlatformTrainingPtrInput)(nil)).Elem(), PlatformTrainingArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ResidencyConfigInput)(nil)).Elem(), ResidencyConfigArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ResidencyConfigPtrInput)(nil)).Elem(), ResidencyConfigArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServingCaptureInput)(nil)).Elem(), ServingCaptureArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServingCapturePtrInput)(nil)).Elem(), ServingCaptureArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServingDeploymentInput)(nil)).Elem(), ServingDeploymentArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServingDeploymentPtrInput)(nil)).Elem(), ServingDeploymentArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServingModelInput)(nil)).Elem(), ServingModelArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServingServerlessInput)(nil)).Elem(), ServingServerlessArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServingServerlessPtrInput)(nil)).Elem(), ServingServerlessArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServingVariantInput)(nil)).Elem(), ServingVariantArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServingVariantArrayInput)(nil)).Elem(), ServingVariantArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ThroughputInput)(nil)).Elem(), ThroughputArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ThroughputPtrInput)(nil)).Elem(), ThroughputArgs{})
 	pulumi.RegisterOutputType(CpuRequirementsOutput{})
@@ -3092,6 +3930,15 @@ func init() {
 	pulumi.RegisterOutputType(PlatformTrainingPtrOutput{})
 	pulumi.RegisterOutputType(ResidencyConfigOutput{})
 	pulumi.RegisterOutputType(ResidencyConfigPtrOutput{})
+	pulumi.RegisterOutputType(ServingCaptureOutput{})
+	pulumi.RegisterOutputType(ServingCapturePtrOutput{})
+	pulumi.RegisterOutputType(ServingDeploymentOutput{})
+	pulumi.RegisterOutputType(ServingDeploymentPtrOutput{})
+	pulumi.RegisterOutputType(ServingModelOutput{})
+	pulumi.RegisterOutputType(ServingServerlessOutput{})
+	pulumi.RegisterOutputType(ServingServerlessPtrOutput{})
+	pulumi.RegisterOutputType(ServingVariantOutput{})
+	pulumi.RegisterOutputType(ServingVariantArrayOutput{})
 	pulumi.RegisterOutputType(ThroughputOutput{})
 	pulumi.RegisterOutputType(ThroughputPtrOutput{})
 }

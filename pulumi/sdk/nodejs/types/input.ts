@@ -278,6 +278,110 @@ export interface ResidencyConfigArgs {
     requiredTags?: pulumi.Input<pulumi.Input<string>[]>;
 }
 
+export interface ServingCaptureArgs {
+    /**
+     * What is captured: Input, Output; unset means both.
+     */
+    captureOptions?: pulumi.Input<pulumi.Input<string>[]>;
+    /**
+     * Where captures go (`s3://BUCKET/PREFIX`), in a bucket in the jurisdiction.
+     */
+    destinationS3Uri: pulumi.Input<string>;
+    /**
+     * Capture on (default) or off.
+     */
+    enabled?: pulumi.Input<boolean>;
+    /**
+     * KMS key ARN that encrypts the captures; in the jurisdiction.
+     */
+    kmsKeyArn?: pulumi.Input<string>;
+    /**
+     * Share of requests captured, 0 to 100.
+     */
+    samplingPercentage: pulumi.Input<number>;
+}
+
+export interface ServingDeploymentArgs {
+    /**
+     * Bound of the whole deployment (600 to 28800); unset: SageMaker's default.
+     */
+    maximumExecutionTimeoutSeconds?: pulumi.Input<number>;
+    /**
+     * CloudWatch alarm names that roll the deployment back (at most 10).
+     */
+    rollbackAlarms?: pulumi.Input<pulumi.Input<string>[]>;
+    /**
+     * Canary size or linear step unit: capacity_percent, instance_count.
+     */
+    sizeType?: pulumi.Input<string>;
+    /**
+     * Canary size or linear step.
+     */
+    sizeValue?: pulumi.Input<number>;
+    /**
+     * How long the old fleet is kept after the switch (0 to 3600).
+     */
+    terminationWaitSeconds?: pulumi.Input<number>;
+    /**
+     * One of all_at_once, canary, linear; unset means `all_at_once`. Canary and linear shifting run on single-variant instance endpoints only; elsewhere SageMaker shifts all at once, and preview warns.
+     */
+    trafficRouting?: pulumi.Input<string>;
+    /**
+     * Wait between traffic shifts (0 to 3600).
+     */
+    waitSeconds?: pulumi.Input<number>;
+}
+
+export interface ServingModelArgs {
+    /**
+     * Environment variables of the container.
+     */
+    environment?: pulumi.Input<{[key: string]: pulumi.Input<string>}>;
+    /**
+     * IAM role SageMaker assumes to pull the image and the model data.
+     */
+    executionRoleArn: pulumi.Input<string>;
+    /**
+     * ECR image URI (`ACCOUNT.dkr.ecr.REGION.amazonaws.com/REPO:TAG` or `@sha256:DIGEST`); its registry's region must be in the jurisdiction.
+     */
+    image: pulumi.Input<string>;
+    /**
+     * S3 URI of the model artifacts (`s3://BUCKET/KEY`), in a bucket in the jurisdiction.
+     */
+    modelDataUri?: pulumi.Input<string>;
+}
+
+export interface ServingServerlessArgs {
+    /**
+     * Concurrent invocations (1 to 200).
+     */
+    maxConcurrency: pulumi.Input<number>;
+    /**
+     * Memory: 1024, 2048, 3072, 4096, 5120 or 6144 MB.
+     */
+    memorySizeMb: pulumi.Input<number>;
+}
+
+export interface ServingVariantArgs {
+    /**
+     * Instances of an instance variant (1 to 1000). A variant scaled outside the program shows as a change.
+     */
+    initialInstanceCount?: pulumi.Input<number>;
+    /**
+     * Traffic weight relative to the other variants; unset means 1.
+     */
+    initialWeight?: pulumi.Input<number>;
+    /**
+     * SageMaker instance type, GPU or CPU: `ml.FAMILY.SIZE`, e.g. `ml.g6.xlarge`, `ml.m5.large`. Families: c4, c5, c5d, c6g, c6gd, c6gn, c6i, c6id, c7g, c7i, g4dn, g5, g6, g6e, g7e, gr6, inf1, inf2, m4, m5, m5d, m6g, m6gd, m6i, m6id, m7i, p2, p3, p4d, p4de, p5, p5e, p5en, p6-b200, r5, r5d, r6g, r6gd, r6i, r6id, r7i, r8g, t2, t3, trn1, trn1n, trn2.
+     */
+    instanceType?: pulumi.Input<string>;
+    name: pulumi.Input<string>;
+    /**
+     * Serverless variant, for small footprints.
+     */
+    serverless?: pulumi.Input<inputs.ServingServerlessArgs>;
+}
+
 export interface ThroughputArgs {
     mode: pulumi.Input<string>;
     readCapacityUnits?: pulumi.Input<number>;

@@ -235,6 +235,110 @@ export interface ResidencyConfig {
     requiredTags?: string[];
 }
 
+export interface ServingCapture {
+    /**
+     * What is captured: Input, Output; unset means both.
+     */
+    captureOptions?: string[];
+    /**
+     * Where captures go (`s3://BUCKET/PREFIX`), in a bucket in the jurisdiction.
+     */
+    destinationS3Uri: string;
+    /**
+     * Capture on (default) or off.
+     */
+    enabled?: boolean;
+    /**
+     * KMS key ARN that encrypts the captures; in the jurisdiction.
+     */
+    kmsKeyArn?: string;
+    /**
+     * Share of requests captured, 0 to 100.
+     */
+    samplingPercentage: number;
+}
+
+export interface ServingDeployment {
+    /**
+     * Bound of the whole deployment (600 to 28800); unset: SageMaker's default.
+     */
+    maximumExecutionTimeoutSeconds?: number;
+    /**
+     * CloudWatch alarm names that roll the deployment back (at most 10).
+     */
+    rollbackAlarms?: string[];
+    /**
+     * Canary size or linear step unit: capacity_percent, instance_count.
+     */
+    sizeType?: string;
+    /**
+     * Canary size or linear step.
+     */
+    sizeValue?: number;
+    /**
+     * How long the old fleet is kept after the switch (0 to 3600).
+     */
+    terminationWaitSeconds?: number;
+    /**
+     * One of all_at_once, canary, linear; unset means `all_at_once`. Canary and linear shifting run on single-variant instance endpoints only; elsewhere SageMaker shifts all at once, and preview warns.
+     */
+    trafficRouting?: string;
+    /**
+     * Wait between traffic shifts (0 to 3600).
+     */
+    waitSeconds?: number;
+}
+
+export interface ServingModel {
+    /**
+     * Environment variables of the container.
+     */
+    environment?: {[key: string]: string};
+    /**
+     * IAM role SageMaker assumes to pull the image and the model data.
+     */
+    executionRoleArn: string;
+    /**
+     * ECR image URI (`ACCOUNT.dkr.ecr.REGION.amazonaws.com/REPO:TAG` or `@sha256:DIGEST`); its registry's region must be in the jurisdiction.
+     */
+    image: string;
+    /**
+     * S3 URI of the model artifacts (`s3://BUCKET/KEY`), in a bucket in the jurisdiction.
+     */
+    modelDataUri?: string;
+}
+
+export interface ServingServerless {
+    /**
+     * Concurrent invocations (1 to 200).
+     */
+    maxConcurrency: number;
+    /**
+     * Memory: 1024, 2048, 3072, 4096, 5120 or 6144 MB.
+     */
+    memorySizeMb: number;
+}
+
+export interface ServingVariant {
+    /**
+     * Instances of an instance variant (1 to 1000). A variant scaled outside the program shows as a change.
+     */
+    initialInstanceCount?: number;
+    /**
+     * Traffic weight relative to the other variants; unset means 1.
+     */
+    initialWeight?: number;
+    /**
+     * SageMaker instance type, GPU or CPU: `ml.FAMILY.SIZE`, e.g. `ml.g6.xlarge`, `ml.m5.large`. Families: c4, c5, c5d, c6g, c6gd, c6gn, c6i, c6id, c7g, c7i, g4dn, g5, g6, g6e, g7e, gr6, inf1, inf2, m4, m5, m5d, m6g, m6gd, m6i, m6id, m7i, p2, p3, p4d, p4de, p5, p5e, p5en, p6-b200, r5, r5d, r6g, r6gd, r6i, r6id, r7i, r8g, t2, t3, trn1, trn1n, trn2.
+     */
+    instanceType?: string;
+    name: string;
+    /**
+     * Serverless variant, for small footprints.
+     */
+    serverless?: outputs.ServingServerless;
+}
+
 export interface Throughput {
     mode: string;
     readCapacityUnits?: number;

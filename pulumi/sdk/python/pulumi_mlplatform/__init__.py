@@ -12,6 +12,7 @@ from .gpu_cluster import *
 from .platform import *
 from .provider import *
 from .residency_guard import *
+from .serving_endpoint import *
 from ._inputs import *
 from . import outputs
 
@@ -34,7 +35,8 @@ _utilities.register(
    "mlplatform:index:FeatureStore": "FeatureStore",
    "mlplatform:index:GpuCluster": "GpuCluster",
    "mlplatform:index:Platform": "Platform",
-   "mlplatform:index:ResidencyGuard": "ResidencyGuard"
+   "mlplatform:index:ResidencyGuard": "ResidencyGuard",
+   "mlplatform:index:ServingEndpoint": "ServingEndpoint"
   }
  }
 ]

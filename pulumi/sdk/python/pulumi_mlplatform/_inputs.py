@@ -45,6 +45,16 @@ __all__ = [
     'PlatformTrainingArgsDict',
     'ResidencyConfigArgs',
     'ResidencyConfigArgsDict',
+    'ServingCaptureArgs',
+    'ServingCaptureArgsDict',
+    'ServingDeploymentArgs',
+    'ServingDeploymentArgsDict',
+    'ServingModelArgs',
+    'ServingModelArgsDict',
+    'ServingServerlessArgs',
+    'ServingServerlessArgsDict',
+    'ServingVariantArgs',
+    'ServingVariantArgsDict',
     'ThroughputArgs',
     'ThroughputArgsDict',
 ]
@@ -1529,6 +1539,512 @@ class ResidencyConfigArgs:
     @required_tags.setter
     def required_tags(self, value: Optional[pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]]):
         pulumi.set(self, "required_tags", value)
+
+
+if not MYPY:
+    class ServingCaptureArgsDict(TypedDict):
+        destination_s3_uri: pulumi.Input[_builtins.str]
+        """
+        Where captures go (`s3://BUCKET/PREFIX`), in a bucket in the jurisdiction.
+        """
+        sampling_percentage: pulumi.Input[_builtins.int]
+        """
+        Share of requests captured, 0 to 100.
+        """
+        capture_options: NotRequired[pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]]
+        """
+        What is captured: Input, Output; unset means both.
+        """
+        enabled: NotRequired[pulumi.Input[_builtins.bool]]
+        """
+        Capture on (default) or off.
+        """
+        kms_key_arn: NotRequired[pulumi.Input[_builtins.str]]
+        """
+        KMS key ARN that encrypts the captures; in the jurisdiction.
+        """
+elif False:
+    ServingCaptureArgsDict: TypeAlias = Mapping[str, Any]
+
+@pulumi.input_type
+class ServingCaptureArgs:
+    def __init__(__self__, *,
+                 destination_s3_uri: pulumi.Input[_builtins.str],
+                 sampling_percentage: pulumi.Input[_builtins.int],
+                 capture_options: Optional[pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]] = None,
+                 enabled: Optional[pulumi.Input[_builtins.bool]] = None,
+                 kms_key_arn: Optional[pulumi.Input[_builtins.str]] = None):
+        """
+        :param pulumi.Input[_builtins.str] destination_s3_uri: Where captures go (`s3://BUCKET/PREFIX`), in a bucket in the jurisdiction.
+        :param pulumi.Input[_builtins.int] sampling_percentage: Share of requests captured, 0 to 100.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] capture_options: What is captured: Input, Output; unset means both.
+        :param pulumi.Input[_builtins.bool] enabled: Capture on (default) or off.
+        :param pulumi.Input[_builtins.str] kms_key_arn: KMS key ARN that encrypts the captures; in the jurisdiction.
+        """
+        pulumi.set(__self__, "destination_s3_uri", destination_s3_uri)
+        pulumi.set(__self__, "sampling_percentage", sampling_percentage)
+        if capture_options is not None:
+            pulumi.set(__self__, "capture_options", capture_options)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if kms_key_arn is not None:
+            pulumi.set(__self__, "kms_key_arn", kms_key_arn)
+
+    @_builtins.property
+    @pulumi.getter(name="destinationS3Uri")
+    def destination_s3_uri(self) -> pulumi.Input[_builtins.str]:
+        """
+        Where captures go (`s3://BUCKET/PREFIX`), in a bucket in the jurisdiction.
+        """
+        return pulumi.get(self, "destination_s3_uri")
+
+    @destination_s3_uri.setter
+    def destination_s3_uri(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "destination_s3_uri", value)
+
+    @_builtins.property
+    @pulumi.getter(name="samplingPercentage")
+    def sampling_percentage(self) -> pulumi.Input[_builtins.int]:
+        """
+        Share of requests captured, 0 to 100.
+        """
+        return pulumi.get(self, "sampling_percentage")
+
+    @sampling_percentage.setter
+    def sampling_percentage(self, value: pulumi.Input[_builtins.int]):
+        pulumi.set(self, "sampling_percentage", value)
+
+    @_builtins.property
+    @pulumi.getter(name="captureOptions")
+    def capture_options(self) -> Optional[pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]]:
+        """
+        What is captured: Input, Output; unset means both.
+        """
+        return pulumi.get(self, "capture_options")
+
+    @capture_options.setter
+    def capture_options(self, value: Optional[pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "capture_options", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[pulumi.Input[_builtins.bool]]:
+        """
+        Capture on (default) or off.
+        """
+        return pulumi.get(self, "enabled")
+
+    @enabled.setter
+    def enabled(self, value: Optional[pulumi.Input[_builtins.bool]]):
+        pulumi.set(self, "enabled", value)
+
+    @_builtins.property
+    @pulumi.getter(name="kmsKeyArn")
+    def kms_key_arn(self) -> Optional[pulumi.Input[_builtins.str]]:
+        """
+        KMS key ARN that encrypts the captures; in the jurisdiction.
+        """
+        return pulumi.get(self, "kms_key_arn")
+
+    @kms_key_arn.setter
+    def kms_key_arn(self, value: Optional[pulumi.Input[_builtins.str]]):
+        pulumi.set(self, "kms_key_arn", value)
+
+
+if not MYPY:
+    class ServingDeploymentArgsDict(TypedDict):
+        maximum_execution_timeout_seconds: NotRequired[pulumi.Input[_builtins.int]]
+        """
+        Bound of the whole deployment (600 to 28800); unset: SageMaker's default.
+        """
+        rollback_alarms: NotRequired[pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]]
+        """
+        CloudWatch alarm names that roll the deployment back (at most 10).
+        """
+        size_type: NotRequired[pulumi.Input[_builtins.str]]
+        """
+        Canary size or linear step unit: capacity_percent, instance_count.
+        """
+        size_value: NotRequired[pulumi.Input[_builtins.int]]
+        """
+        Canary size or linear step.
+        """
+        termination_wait_seconds: NotRequired[pulumi.Input[_builtins.int]]
+        """
+        How long the old fleet is kept after the switch (0 to 3600).
+        """
+        traffic_routing: NotRequired[pulumi.Input[_builtins.str]]
+        """
+        One of all_at_once, canary, linear; unset means `all_at_once`. Canary and linear shifting run on single-variant instance endpoints only; elsewhere SageMaker shifts all at once, and preview warns.
+        """
+        wait_seconds: NotRequired[pulumi.Input[_builtins.int]]
+        """
+        Wait between traffic shifts (0 to 3600).
+        """
+elif False:
+    ServingDeploymentArgsDict: TypeAlias = Mapping[str, Any]
+
+@pulumi.input_type
+class ServingDeploymentArgs:
+    def __init__(__self__, *,
+                 maximum_execution_timeout_seconds: Optional[pulumi.Input[_builtins.int]] = None,
+                 rollback_alarms: Optional[pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]] = None,
+                 size_type: Optional[pulumi.Input[_builtins.str]] = None,
+                 size_value: Optional[pulumi.Input[_builtins.int]] = None,
+                 termination_wait_seconds: Optional[pulumi.Input[_builtins.int]] = None,
+                 traffic_routing: Optional[pulumi.Input[_builtins.str]] = None,
+                 wait_seconds: Optional[pulumi.Input[_builtins.int]] = None):
+        """
+        :param pulumi.Input[_builtins.int] maximum_execution_timeout_seconds: Bound of the whole deployment (600 to 28800); unset: SageMaker's default.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] rollback_alarms: CloudWatch alarm names that roll the deployment back (at most 10).
+        :param pulumi.Input[_builtins.str] size_type: Canary size or linear step unit: capacity_percent, instance_count.
+        :param pulumi.Input[_builtins.int] size_value: Canary size or linear step.
+        :param pulumi.Input[_builtins.int] termination_wait_seconds: How long the old fleet is kept after the switch (0 to 3600).
+        :param pulumi.Input[_builtins.str] traffic_routing: One of all_at_once, canary, linear; unset means `all_at_once`. Canary and linear shifting run on single-variant instance endpoints only; elsewhere SageMaker shifts all at once, and preview warns.
+        :param pulumi.Input[_builtins.int] wait_seconds: Wait between traffic shifts (0 to 3600).
+        """
+        if maximum_execution_timeout_seconds is not None:
+            pulumi.set(__self__, "maximum_execution_timeout_seconds", maximum_execution_timeout_seconds)
+        if rollback_alarms is not None:
+            pulumi.set(__self__, "rollback_alarms", rollback_alarms)
+        if size_type is not None:
+            pulumi.set(__self__, "size_type", size_type)
+        if size_value is not None:
+            pulumi.set(__self__, "size_value", size_value)
+        if termination_wait_seconds is not None:
+            pulumi.set(__self__, "termination_wait_seconds", termination_wait_seconds)
+        if traffic_routing is not None:
+            pulumi.set(__self__, "traffic_routing", traffic_routing)
+        if wait_seconds is not None:
+            pulumi.set(__self__, "wait_seconds", wait_seconds)
+
+    @_builtins.property
+    @pulumi.getter(name="maximumExecutionTimeoutSeconds")
+    def maximum_execution_timeout_seconds(self) -> Optional[pulumi.Input[_builtins.int]]:
+        """
+        Bound of the whole deployment (600 to 28800); unset: SageMaker's default.
+        """
+        return pulumi.get(self, "maximum_execution_timeout_seconds")
+
+    @maximum_execution_timeout_seconds.setter
+    def maximum_execution_timeout_seconds(self, value: Optional[pulumi.Input[_builtins.int]]):
+        pulumi.set(self, "maximum_execution_timeout_seconds", value)
+
+    @_builtins.property
+    @pulumi.getter(name="rollbackAlarms")
+    def rollback_alarms(self) -> Optional[pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]]:
+        """
+        CloudWatch alarm names that roll the deployment back (at most 10).
+        """
+        return pulumi.get(self, "rollback_alarms")
+
+    @rollback_alarms.setter
+    def rollback_alarms(self, value: Optional[pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "rollback_alarms", value)
+
+    @_builtins.property
+    @pulumi.getter(name="sizeType")
+    def size_type(self) -> Optional[pulumi.Input[_builtins.str]]:
+        """
+        Canary size or linear step unit: capacity_percent, instance_count.
+        """
+        return pulumi.get(self, "size_type")
+
+    @size_type.setter
+    def size_type(self, value: Optional[pulumi.Input[_builtins.str]]):
+        pulumi.set(self, "size_type", value)
+
+    @_builtins.property
+    @pulumi.getter(name="sizeValue")
+    def size_value(self) -> Optional[pulumi.Input[_builtins.int]]:
+        """
+        Canary size or linear step.
+        """
+        return pulumi.get(self, "size_value")
+
+    @size_value.setter
+    def size_value(self, value: Optional[pulumi.Input[_builtins.int]]):
+        pulumi.set(self, "size_value", value)
+
+    @_builtins.property
+    @pulumi.getter(name="terminationWaitSeconds")
+    def termination_wait_seconds(self) -> Optional[pulumi.Input[_builtins.int]]:
+        """
+        How long the old fleet is kept after the switch (0 to 3600).
+        """
+        return pulumi.get(self, "termination_wait_seconds")
+
+    @termination_wait_seconds.setter
+    def termination_wait_seconds(self, value: Optional[pulumi.Input[_builtins.int]]):
+        pulumi.set(self, "termination_wait_seconds", value)
+
+    @_builtins.property
+    @pulumi.getter(name="trafficRouting")
+    def traffic_routing(self) -> Optional[pulumi.Input[_builtins.str]]:
+        """
+        One of all_at_once, canary, linear; unset means `all_at_once`. Canary and linear shifting run on single-variant instance endpoints only; elsewhere SageMaker shifts all at once, and preview warns.
+        """
+        return pulumi.get(self, "traffic_routing")
+
+    @traffic_routing.setter
+    def traffic_routing(self, value: Optional[pulumi.Input[_builtins.str]]):
+        pulumi.set(self, "traffic_routing", value)
+
+    @_builtins.property
+    @pulumi.getter(name="waitSeconds")
+    def wait_seconds(self) -> Optional[pulumi.Input[_builtins.int]]:
+        """
+        Wait between traffic shifts (0 to 3600).
+        """
+        return pulumi.get(self, "wait_seconds")
+
+    @wait_seconds.setter
+    def wait_seconds(self, value: Optional[pulumi.Input[_builtins.int]]):
+        pulumi.set(self, "wait_seconds", value)
+
+
+if not MYPY:
+    class ServingModelArgsDict(TypedDict):
+        execution_role_arn: pulumi.Input[_builtins.str]
+        """
+        IAM role SageMaker assumes to pull the image and the model data.
+        """
+        image: pulumi.Input[_builtins.str]
+        """
+        ECR image URI (`ACCOUNT.dkr.ecr.REGION.amazonaws.com/REPO:TAG` or `@sha256:DIGEST`); its registry's region must be in the jurisdiction.
+        """
+        environment: NotRequired[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]]
+        """
+        Environment variables of the container.
+        """
+        model_data_uri: NotRequired[pulumi.Input[_builtins.str]]
+        """
+        S3 URI of the model artifacts (`s3://BUCKET/KEY`), in a bucket in the jurisdiction.
+        """
+elif False:
+    ServingModelArgsDict: TypeAlias = Mapping[str, Any]
+
+@pulumi.input_type
+class ServingModelArgs:
+    def __init__(__self__, *,
+                 execution_role_arn: pulumi.Input[_builtins.str],
+                 image: pulumi.Input[_builtins.str],
+                 environment: Optional[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
+                 model_data_uri: Optional[pulumi.Input[_builtins.str]] = None):
+        """
+        :param pulumi.Input[_builtins.str] execution_role_arn: IAM role SageMaker assumes to pull the image and the model data.
+        :param pulumi.Input[_builtins.str] image: ECR image URI (`ACCOUNT.dkr.ecr.REGION.amazonaws.com/REPO:TAG` or `@sha256:DIGEST`); its registry's region must be in the jurisdiction.
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] environment: Environment variables of the container.
+        :param pulumi.Input[_builtins.str] model_data_uri: S3 URI of the model artifacts (`s3://BUCKET/KEY`), in a bucket in the jurisdiction.
+        """
+        pulumi.set(__self__, "execution_role_arn", execution_role_arn)
+        pulumi.set(__self__, "image", image)
+        if environment is not None:
+            pulumi.set(__self__, "environment", environment)
+        if model_data_uri is not None:
+            pulumi.set(__self__, "model_data_uri", model_data_uri)
+
+    @_builtins.property
+    @pulumi.getter(name="executionRoleArn")
+    def execution_role_arn(self) -> pulumi.Input[_builtins.str]:
+        """
+        IAM role SageMaker assumes to pull the image and the model data.
+        """
+        return pulumi.get(self, "execution_role_arn")
+
+    @execution_role_arn.setter
+    def execution_role_arn(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "execution_role_arn", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def image(self) -> pulumi.Input[_builtins.str]:
+        """
+        ECR image URI (`ACCOUNT.dkr.ecr.REGION.amazonaws.com/REPO:TAG` or `@sha256:DIGEST`); its registry's region must be in the jurisdiction.
+        """
+        return pulumi.get(self, "image")
+
+    @image.setter
+    def image(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "image", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def environment(self) -> Optional[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]]:
+        """
+        Environment variables of the container.
+        """
+        return pulumi.get(self, "environment")
+
+    @environment.setter
+    def environment(self, value: Optional[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "environment", value)
+
+    @_builtins.property
+    @pulumi.getter(name="modelDataUri")
+    def model_data_uri(self) -> Optional[pulumi.Input[_builtins.str]]:
+        """
+        S3 URI of the model artifacts (`s3://BUCKET/KEY`), in a bucket in the jurisdiction.
+        """
+        return pulumi.get(self, "model_data_uri")
+
+    @model_data_uri.setter
+    def model_data_uri(self, value: Optional[pulumi.Input[_builtins.str]]):
+        pulumi.set(self, "model_data_uri", value)
+
+
+if not MYPY:
+    class ServingServerlessArgsDict(TypedDict):
+        max_concurrency: pulumi.Input[_builtins.int]
+        """
+        Concurrent invocations (1 to 200).
+        """
+        memory_size_mb: pulumi.Input[_builtins.int]
+        """
+        Memory: 1024, 2048, 3072, 4096, 5120 or 6144 MB.
+        """
+elif False:
+    ServingServerlessArgsDict: TypeAlias = Mapping[str, Any]
+
+@pulumi.input_type
+class ServingServerlessArgs:
+    def __init__(__self__, *,
+                 max_concurrency: pulumi.Input[_builtins.int],
+                 memory_size_mb: pulumi.Input[_builtins.int]):
+        """
+        :param pulumi.Input[_builtins.int] max_concurrency: Concurrent invocations (1 to 200).
+        :param pulumi.Input[_builtins.int] memory_size_mb: Memory: 1024, 2048, 3072, 4096, 5120 or 6144 MB.
+        """
+        pulumi.set(__self__, "max_concurrency", max_concurrency)
+        pulumi.set(__self__, "memory_size_mb", memory_size_mb)
+
+    @_builtins.property
+    @pulumi.getter(name="maxConcurrency")
+    def max_concurrency(self) -> pulumi.Input[_builtins.int]:
+        """
+        Concurrent invocations (1 to 200).
+        """
+        return pulumi.get(self, "max_concurrency")
+
+    @max_concurrency.setter
+    def max_concurrency(self, value: pulumi.Input[_builtins.int]):
+        pulumi.set(self, "max_concurrency", value)
+
+    @_builtins.property
+    @pulumi.getter(name="memorySizeMb")
+    def memory_size_mb(self) -> pulumi.Input[_builtins.int]:
+        """
+        Memory: 1024, 2048, 3072, 4096, 5120 or 6144 MB.
+        """
+        return pulumi.get(self, "memory_size_mb")
+
+    @memory_size_mb.setter
+    def memory_size_mb(self, value: pulumi.Input[_builtins.int]):
+        pulumi.set(self, "memory_size_mb", value)
+
+
+if not MYPY:
+    class ServingVariantArgsDict(TypedDict):
+        name: pulumi.Input[_builtins.str]
+        initial_instance_count: NotRequired[pulumi.Input[_builtins.int]]
+        """
+        Instances of an instance variant (1 to 1000). A variant scaled outside the program shows as a change.
+        """
+        initial_weight: NotRequired[pulumi.Input[_builtins.float]]
+        """
+        Traffic weight relative to the other variants; unset means 1.
+        """
+        instance_type: NotRequired[pulumi.Input[_builtins.str]]
+        """
+        SageMaker instance type, GPU or CPU: `ml.FAMILY.SIZE`, e.g. `ml.g6.xlarge`, `ml.m5.large`. Families: c4, c5, c5d, c6g, c6gd, c6gn, c6i, c6id, c7g, c7i, g4dn, g5, g6, g6e, g7e, gr6, inf1, inf2, m4, m5, m5d, m6g, m6gd, m6i, m6id, m7i, p2, p3, p4d, p4de, p5, p5e, p5en, p6-b200, r5, r5d, r6g, r6gd, r6i, r6id, r7i, r8g, t2, t3, trn1, trn1n, trn2.
+        """
+        serverless: NotRequired[pulumi.Input['ServingServerlessArgsDict']]
+        """
+        Serverless variant, for small footprints.
+        """
+elif False:
+    ServingVariantArgsDict: TypeAlias = Mapping[str, Any]
+
+@pulumi.input_type
+class ServingVariantArgs:
+    def __init__(__self__, *,
+                 name: pulumi.Input[_builtins.str],
+                 initial_instance_count: Optional[pulumi.Input[_builtins.int]] = None,
+                 initial_weight: Optional[pulumi.Input[_builtins.float]] = None,
+                 instance_type: Optional[pulumi.Input[_builtins.str]] = None,
+                 serverless: Optional[pulumi.Input['ServingServerlessArgs']] = None):
+        """
+        :param pulumi.Input[_builtins.int] initial_instance_count: Instances of an instance variant (1 to 1000). A variant scaled outside the program shows as a change.
+        :param pulumi.Input[_builtins.float] initial_weight: Traffic weight relative to the other variants; unset means 1.
+        :param pulumi.Input[_builtins.str] instance_type: SageMaker instance type, GPU or CPU: `ml.FAMILY.SIZE`, e.g. `ml.g6.xlarge`, `ml.m5.large`. Families: c4, c5, c5d, c6g, c6gd, c6gn, c6i, c6id, c7g, c7i, g4dn, g5, g6, g6e, g7e, gr6, inf1, inf2, m4, m5, m5d, m6g, m6gd, m6i, m6id, m7i, p2, p3, p4d, p4de, p5, p5e, p5en, p6-b200, r5, r5d, r6g, r6gd, r6i, r6id, r7i, r8g, t2, t3, trn1, trn1n, trn2.
+        :param pulumi.Input['ServingServerlessArgs'] serverless: Serverless variant, for small footprints.
+        """
+        pulumi.set(__self__, "name", name)
+        if initial_instance_count is not None:
+            pulumi.set(__self__, "initial_instance_count", initial_instance_count)
+        if initial_weight is not None:
+            pulumi.set(__self__, "initial_weight", initial_weight)
+        if instance_type is not None:
+            pulumi.set(__self__, "instance_type", instance_type)
+        if serverless is not None:
+            pulumi.set(__self__, "serverless", serverless)
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> pulumi.Input[_builtins.str]:
+        return pulumi.get(self, "name")
+
+    @name.setter
+    def name(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "name", value)
+
+    @_builtins.property
+    @pulumi.getter(name="initialInstanceCount")
+    def initial_instance_count(self) -> Optional[pulumi.Input[_builtins.int]]:
+        """
+        Instances of an instance variant (1 to 1000). A variant scaled outside the program shows as a change.
+        """
+        return pulumi.get(self, "initial_instance_count")
+
+    @initial_instance_count.setter
+    def initial_instance_count(self, value: Optional[pulumi.Input[_builtins.int]]):
+        pulumi.set(self, "initial_instance_count", value)
+
+    @_builtins.property
+    @pulumi.getter(name="initialWeight")
+    def initial_weight(self) -> Optional[pulumi.Input[_builtins.float]]:
+        """
+        Traffic weight relative to the other variants; unset means 1.
+        """
+        return pulumi.get(self, "initial_weight")
+
+    @initial_weight.setter
+    def initial_weight(self, value: Optional[pulumi.Input[_builtins.float]]):
+        pulumi.set(self, "initial_weight", value)
+
+    @_builtins.property
+    @pulumi.getter(name="instanceType")
+    def instance_type(self) -> Optional[pulumi.Input[_builtins.str]]:
+        """
+        SageMaker instance type, GPU or CPU: `ml.FAMILY.SIZE`, e.g. `ml.g6.xlarge`, `ml.m5.large`. Families: c4, c5, c5d, c6g, c6gd, c6gn, c6i, c6id, c7g, c7i, g4dn, g5, g6, g6e, g7e, gr6, inf1, inf2, m4, m5, m5d, m6g, m6gd, m6i, m6id, m7i, p2, p3, p4d, p4de, p5, p5e, p5en, p6-b200, r5, r5d, r6g, r6gd, r6i, r6id, r7i, r8g, t2, t3, trn1, trn1n, trn2.
+        """
+        return pulumi.get(self, "instance_type")
+
+    @instance_type.setter
+    def instance_type(self, value: Optional[pulumi.Input[_builtins.str]]):
+        pulumi.set(self, "instance_type", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def serverless(self) -> Optional[pulumi.Input['ServingServerlessArgs']]:
+        """
+        Serverless variant, for small footprints.
+        """
+        return pulumi.get(self, "serverless")
+
+    @serverless.setter
+    def serverless(self, value: Optional[pulumi.Input['ServingServerlessArgs']]):
+        pulumi.set(self, "serverless", value)
 
 
 if not MYPY:

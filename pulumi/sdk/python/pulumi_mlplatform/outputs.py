@@ -31,6 +31,11 @@ __all__ = [
     'OnlineStore',
     'OnlineStoreTtl',
     'ResidencyConfig',
+    'ServingCapture',
+    'ServingDeployment',
+    'ServingModel',
+    'ServingServerless',
+    'ServingVariant',
     'Throughput',
 ]
 
@@ -1037,6 +1042,417 @@ class ResidencyConfig(dict):
         Tag keys every resource must carry (after `defaultTags` are merged).
         """
         return pulumi.get(self, "required_tags")
+
+
+@pulumi.output_type
+class ServingCapture(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "destinationS3Uri":
+            suggest = "destination_s3_uri"
+        elif key == "samplingPercentage":
+            suggest = "sampling_percentage"
+        elif key == "captureOptions":
+            suggest = "capture_options"
+        elif key == "kmsKeyArn":
+            suggest = "kms_key_arn"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in ServingCapture. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        ServingCapture.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        ServingCapture.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 destination_s3_uri: _builtins.str,
+                 sampling_percentage: _builtins.int,
+                 capture_options: Optional[Sequence[_builtins.str]] = None,
+                 enabled: Optional[_builtins.bool] = None,
+                 kms_key_arn: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str destination_s3_uri: Where captures go (`s3://BUCKET/PREFIX`), in a bucket in the jurisdiction.
+        :param _builtins.int sampling_percentage: Share of requests captured, 0 to 100.
+        :param Sequence[_builtins.str] capture_options: What is captured: Input, Output; unset means both.
+        :param _builtins.bool enabled: Capture on (default) or off.
+        :param _builtins.str kms_key_arn: KMS key ARN that encrypts the captures; in the jurisdiction.
+        """
+        pulumi.set(__self__, "destination_s3_uri", destination_s3_uri)
+        pulumi.set(__self__, "sampling_percentage", sampling_percentage)
+        if capture_options is not None:
+            pulumi.set(__self__, "capture_options", capture_options)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if kms_key_arn is not None:
+            pulumi.set(__self__, "kms_key_arn", kms_key_arn)
+
+    @_builtins.property
+    @pulumi.getter(name="destinationS3Uri")
+    def destination_s3_uri(self) -> _builtins.str:
+        """
+        Where captures go (`s3://BUCKET/PREFIX`), in a bucket in the jurisdiction.
+        """
+        return pulumi.get(self, "destination_s3_uri")
+
+    @_builtins.property
+    @pulumi.getter(name="samplingPercentage")
+    def sampling_percentage(self) -> _builtins.int:
+        """
+        Share of requests captured, 0 to 100.
+        """
+        return pulumi.get(self, "sampling_percentage")
+
+    @_builtins.property
+    @pulumi.getter(name="captureOptions")
+    def capture_options(self) -> Optional[Sequence[_builtins.str]]:
+        """
+        What is captured: Input, Output; unset means both.
+        """
+        return pulumi.get(self, "capture_options")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        """
+        Capture on (default) or off.
+        """
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter(name="kmsKeyArn")
+    def kms_key_arn(self) -> Optional[_builtins.str]:
+        """
+        KMS key ARN that encrypts the captures; in the jurisdiction.
+        """
+        return pulumi.get(self, "kms_key_arn")
+
+
+@pulumi.output_type
+class ServingDeployment(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "maximumExecutionTimeoutSeconds":
+            suggest = "maximum_execution_timeout_seconds"
+        elif key == "rollbackAlarms":
+            suggest = "rollback_alarms"
+        elif key == "sizeType":
+            suggest = "size_type"
+        elif key == "sizeValue":
+            suggest = "size_value"
+        elif key == "terminationWaitSeconds":
+            suggest = "termination_wait_seconds"
+        elif key == "trafficRouting":
+            suggest = "traffic_routing"
+        elif key == "waitSeconds":
+            suggest = "wait_seconds"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in ServingDeployment. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        ServingDeployment.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        ServingDeployment.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 maximum_execution_timeout_seconds: Optional[_builtins.int] = None,
+                 rollback_alarms: Optional[Sequence[_builtins.str]] = None,
+                 size_type: Optional[_builtins.str] = None,
+                 size_value: Optional[_builtins.int] = None,
+                 termination_wait_seconds: Optional[_builtins.int] = None,
+                 traffic_routing: Optional[_builtins.str] = None,
+                 wait_seconds: Optional[_builtins.int] = None):
+        """
+        :param _builtins.int maximum_execution_timeout_seconds: Bound of the whole deployment (600 to 28800); unset: SageMaker's default.
+        :param Sequence[_builtins.str] rollback_alarms: CloudWatch alarm names that roll the deployment back (at most 10).
+        :param _builtins.str size_type: Canary size or linear step unit: capacity_percent, instance_count.
+        :param _builtins.int size_value: Canary size or linear step.
+        :param _builtins.int termination_wait_seconds: How long the old fleet is kept after the switch (0 to 3600).
+        :param _builtins.str traffic_routing: One of all_at_once, canary, linear; unset means `all_at_once`. Canary and linear shifting run on single-variant instance endpoints only; elsewhere SageMaker shifts all at once, and preview warns.
+        :param _builtins.int wait_seconds: Wait between traffic shifts (0 to 3600).
+        """
+        if maximum_execution_timeout_seconds is not None:
+            pulumi.set(__self__, "maximum_execution_timeout_seconds", maximum_execution_timeout_seconds)
+        if rollback_alarms is not None:
+            pulumi.set(__self__, "rollback_alarms", rollback_alarms)
+        if size_type is not None:
+            pulumi.set(__self__, "size_type", size_type)
+        if size_value is not None:
+            pulumi.set(__self__, "size_value", size_value)
+        if termination_wait_seconds is not None:
+            pulumi.set(__self__, "termination_wait_seconds", termination_wait_seconds)
+        if traffic_routing is not None:
+            pulumi.set(__self__, "traffic_routing", traffic_routing)
+        if wait_seconds is not None:
+            pulumi.set(__self__, "wait_seconds", wait_seconds)
+
+    @_builtins.property
+    @pulumi.getter(name="maximumExecutionTimeoutSeconds")
+    def maximum_execution_timeout_seconds(self) -> Optional[_builtins.int]:
+        """
+        Bound of the whole deployment (600 to 28800); unset: SageMaker's default.
+        """
+        return pulumi.get(self, "maximum_execution_timeout_seconds")
+
+    @_builtins.property
+    @pulumi.getter(name="rollbackAlarms")
+    def rollback_alarms(self) -> Optional[Sequence[_builtins.str]]:
+        """
+        CloudWatch alarm names that roll the deployment back (at most 10).
+        """
+        return pulumi.get(self, "rollback_alarms")
+
+    @_builtins.property
+    @pulumi.getter(name="sizeType")
+    def size_type(self) -> Optional[_builtins.str]:
+        """
+        Canary size or linear step unit: capacity_percent, instance_count.
+        """
+        return pulumi.get(self, "size_type")
+
+    @_builtins.property
+    @pulumi.getter(name="sizeValue")
+    def size_value(self) -> Optional[_builtins.int]:
+        """
+        Canary size or linear step.
+        """
+        return pulumi.get(self, "size_value")
+
+    @_builtins.property
+    @pulumi.getter(name="terminationWaitSeconds")
+    def termination_wait_seconds(self) -> Optional[_builtins.int]:
+        """
+        How long the old fleet is kept after the switch (0 to 3600).
+        """
+        return pulumi.get(self, "termination_wait_seconds")
+
+    @_builtins.property
+    @pulumi.getter(name="trafficRouting")
+    def traffic_routing(self) -> Optional[_builtins.str]:
+        """
+        One of all_at_once, canary, linear; unset means `all_at_once`. Canary and linear shifting run on single-variant instance endpoints only; elsewhere SageMaker shifts all at once, and preview warns.
+        """
+        return pulumi.get(self, "traffic_routing")
+
+    @_builtins.property
+    @pulumi.getter(name="waitSeconds")
+    def wait_seconds(self) -> Optional[_builtins.int]:
+        """
+        Wait between traffic shifts (0 to 3600).
+        """
+        return pulumi.get(self, "wait_seconds")
+
+
+@pulumi.output_type
+class ServingModel(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "executionRoleArn":
+            suggest = "execution_role_arn"
+        elif key == "modelDataUri":
+            suggest = "model_data_uri"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in ServingModel. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        ServingModel.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        ServingModel.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 execution_role_arn: _builtins.str,
+                 image: _builtins.str,
+                 environment: Optional[Mapping[str, _builtins.str]] = None,
+                 model_data_uri: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str execution_role_arn: IAM role SageMaker assumes to pull the image and the model data.
+        :param _builtins.str image: ECR image URI (`ACCOUNT.dkr.ecr.REGION.amazonaws.com/REPO:TAG` or `@sha256:DIGEST`); its registry's region must be in the jurisdiction.
+        :param Mapping[str, _builtins.str] environment: Environment variables of the container.
+        :param _builtins.str model_data_uri: S3 URI of the model artifacts (`s3://BUCKET/KEY`), in a bucket in the jurisdiction.
+        """
+        pulumi.set(__self__, "execution_role_arn", execution_role_arn)
+        pulumi.set(__self__, "image", image)
+        if environment is not None:
+            pulumi.set(__self__, "environment", environment)
+        if model_data_uri is not None:
+            pulumi.set(__self__, "model_data_uri", model_data_uri)
+
+    @_builtins.property
+    @pulumi.getter(name="executionRoleArn")
+    def execution_role_arn(self) -> _builtins.str:
+        """
+        IAM role SageMaker assumes to pull the image and the model data.
+        """
+        return pulumi.get(self, "execution_role_arn")
+
+    @_builtins.property
+    @pulumi.getter
+    def image(self) -> _builtins.str:
+        """
+        ECR image URI (`ACCOUNT.dkr.ecr.REGION.amazonaws.com/REPO:TAG` or `@sha256:DIGEST`); its registry's region must be in the jurisdiction.
+        """
+        return pulumi.get(self, "image")
+
+    @_builtins.property
+    @pulumi.getter
+    def environment(self) -> Optional[Mapping[str, _builtins.str]]:
+        """
+        Environment variables of the container.
+        """
+        return pulumi.get(self, "environment")
+
+    @_builtins.property
+    @pulumi.getter(name="modelDataUri")
+    def model_data_uri(self) -> Optional[_builtins.str]:
+        """
+        S3 URI of the model artifacts (`s3://BUCKET/KEY`), in a bucket in the jurisdiction.
+        """
+        return pulumi.get(self, "model_data_uri")
+
+
+@pulumi.output_type
+class ServingServerless(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "maxConcurrency":
+            suggest = "max_concurrency"
+        elif key == "memorySizeMb":
+            suggest = "memory_size_mb"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in ServingServerless. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        ServingServerless.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        ServingServerless.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 max_concurrency: _builtins.int,
+                 memory_size_mb: _builtins.int):
+        """
+        :param _builtins.int max_concurrency: Concurrent invocations (1 to 200).
+        :param _builtins.int memory_size_mb: Memory: 1024, 2048, 3072, 4096, 5120 or 6144 MB.
+        """
+        pulumi.set(__self__, "max_concurrency", max_concurrency)
+        pulumi.set(__self__, "memory_size_mb", memory_size_mb)
+
+    @_builtins.property
+    @pulumi.getter(name="maxConcurrency")
+    def max_concurrency(self) -> _builtins.int:
+        """
+        Concurrent invocations (1 to 200).
+        """
+        return pulumi.get(self, "max_concurrency")
+
+    @_builtins.property
+    @pulumi.getter(name="memorySizeMb")
+    def memory_size_mb(self) -> _builtins.int:
+        """
+        Memory: 1024, 2048, 3072, 4096, 5120 or 6144 MB.
+        """
+        return pulumi.get(self, "memory_size_mb")
+
+
+@pulumi.output_type
+class ServingVariant(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "initialInstanceCount":
+            suggest = "initial_instance_count"
+        elif key == "initialWeight":
+            suggest = "initial_weight"
+        elif key == "instanceType":
+            suggest = "instance_type"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in ServingVariant. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        ServingVariant.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        ServingVariant.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 name: _builtins.str,
+                 initial_instance_count: Optional[_builtins.int] = None,
+                 initial_weight: Optional[_builtins.float] = None,
+                 instance_type: Optional[_builtins.str] = None,
+                 serverless: Optional['outputs.ServingServerless'] = None):
+        """
+        :param _builtins.int initial_instance_count: Instances of an instance variant (1 to 1000). A variant scaled outside the program shows as a change.
+        :param _builtins.float initial_weight: Traffic weight relative to the other variants; unset means 1.
+        :param _builtins.str instance_type: SageMaker instance type, GPU or CPU: `ml.FAMILY.SIZE`, e.g. `ml.g6.xlarge`, `ml.m5.large`. Families: c4, c5, c5d, c6g, c6gd, c6gn, c6i, c6id, c7g, c7i, g4dn, g5, g6, g6e, g7e, gr6, inf1, inf2, m4, m5, m5d, m6g, m6gd, m6i, m6id, m7i, p2, p3, p4d, p4de, p5, p5e, p5en, p6-b200, r5, r5d, r6g, r6gd, r6i, r6id, r7i, r8g, t2, t3, trn1, trn1n, trn2.
+        :param 'ServingServerless' serverless: Serverless variant, for small footprints.
+        """
+        pulumi.set(__self__, "name", name)
+        if initial_instance_count is not None:
+            pulumi.set(__self__, "initial_instance_count", initial_instance_count)
+        if initial_weight is not None:
+            pulumi.set(__self__, "initial_weight", initial_weight)
+        if instance_type is not None:
+            pulumi.set(__self__, "instance_type", instance_type)
+        if serverless is not None:
+            pulumi.set(__self__, "serverless", serverless)
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> _builtins.str:
+        return pulumi.get(self, "name")
+
+    @_builtins.property
+    @pulumi.getter(name="initialInstanceCount")
+    def initial_instance_count(self) -> Optional[_builtins.int]:
+        """
+        Instances of an instance variant (1 to 1000). A variant scaled outside the program shows as a change.
+        """
+        return pulumi.get(self, "initial_instance_count")
+
+    @_builtins.property
+    @pulumi.getter(name="initialWeight")
+    def initial_weight(self) -> Optional[_builtins.float]:
+        """
+        Traffic weight relative to the other variants; unset means 1.
+        """
+        return pulumi.get(self, "initial_weight")
+
+    @_builtins.property
+    @pulumi.getter(name="instanceType")
+    def instance_type(self) -> Optional[_builtins.str]:
+        """
+        SageMaker instance type, GPU or CPU: `ml.FAMILY.SIZE`, e.g. `ml.g6.xlarge`, `ml.m5.large`. Families: c4, c5, c5d, c6g, c6gd, c6gn, c6i, c6id, c7g, c7i, g4dn, g5, g6, g6e, g7e, gr6, inf1, inf2, m4, m5, m5d, m6g, m6gd, m6i, m6id, m7i, p2, p3, p4d, p4de, p5, p5e, p5en, p6-b200, r5, r5d, r6g, r6gd, r6i, r6id, r7i, r8g, t2, t3, trn1, trn1n, trn2.
+        """
+        return pulumi.get(self, "instance_type")
+
+    @_builtins.property
+    @pulumi.getter
+    def serverless(self) -> Optional['outputs.ServingServerless']:
+        """
+        Serverless variant, for small footprints.
+        """
+        return pulumi.get(self, "serverless")
 
 
 @pulumi.output_type

@@ -1,0 +1,120 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/mlplatform/mlplatform/acctest"
+)
+
+const (
+	svImage      = "123456789012.dkr.ecr.me-central-1.amazonaws.com/fraud:1"
+	svImage2     = "123456789012.dkr.ecr.me-central-1.amazonaws.com/fraud:2"
+	svImageEU    = "123456789012.dkr.ecr.eu-west-1.amazonaws.com/fraud:1"
+	svRole       = "arn:aws:iam::123456789012:role/serving"
+	svRollbackIs = "Deployment rolled back: alarm fraud-p99-latency went to ALARM"
+)
+
+// svInputs is an endpoint serving image on one ml.m5.large, its model data
+// in the UAE bucket, changed by over.
+func svInputs(name, image string, over map[string]any) func(*fixtures) map[string]any {
+	return func(*fixtures) map[string]any {
+		return merge(map[string]any{
+			"name": name,
+			"model": map[string]any{
+				"image":              image,
+				"model_data_uri":     "s3://" + uaeBucket + "/" + name + "/model.tar.gz",
+				"execution_role_arn": svRole,
+			},
+			"variants": []any{map[string]any{"name": "primary", "instance_type": "ml.m5.large", "initial_instance_count": 1}},
+			"tags":     map[string]any{"team": "fraud"},
+		}, over)
+	}
+}
+
+func servingScenarios() []scenario {
+	return []scenario{
+		{
+			name: "serving_endpoint/lifecycle", kind: servingEndpoint, resource: "conf-sv",
+			steps: []step{
+				{name: "create", inputs: svInputs("conf-sv", svImage, nil), want: created, check: wantConfigs(1)},
+				{name: "new image: blue/green in place, old config gone", inputs: svInputs("conf-sv", svImage2, nil), want: updated, check: wantConfigs(1)},
+				{name: "GPU variant: blue/green in place", inputs: svInputs("conf-sv", svImage2, map[string]any{
+					"variants": []any{map[string]any{"name": "primary", "instance_type": "ml.g6.xlarge", "initial_instance_count": 1}}}), want: updated, check: wantConfigs(1)},
+				{name: "retag in place, no new config", inputs: svInputs("conf-sv", svImage2, map[string]any{
+					"variants": []any{map[string]any{"name": "primary", "instance_type": "ml.g6.xlarge", "initial_instance_count": 1}}, "tags": map[string]any{"team": "risk"}}),
+					want: updated, check: sageMakerCalls(map[string]int{"CreateEndpointConfig": 0, "UpdateEndpoint": 0})},
+				{name: "new name replaces", inputs: svInputs("conf-sv-2", svImage2, nil), want: replaced, check: wantConfigs(1)},
+			},
+		},
+		{
+			name: "serving_endpoint/rollback", kind: servingEndpoint, resource: "conf-sv-rb",
+			steps: []step{
+				{name: "create", inputs: svInputs("conf-sv-rb", svImage, nil), want: created},
+				{name: "update rolled back by SageMaker: fails with its reason", outOfBand: rollBack(svRollbackIs), inputs: svInputs("conf-sv-rb", svImage2, nil),
+					want: refused, refusedAtApply: true, messages: []string{"rolled", "fraud-p99-latency"}, check: wantConfigs(1)},
+				{name: "the change is planned again and applies", outOfBand: rollBack(""), inputs: svInputs("conf-sv-rb", svImage2, nil), want: updated, check: wantConfigs(1)},
+			},
+		},
+		{
+			name: "serving_endpoint/residency", kind: servingEndpoint, resource: "conf-sv-res",
+			steps: []step{
+				{name: "image outside the jurisdiction refused, zero writes", inputs: svInputs("conf-sv-res", svImageEU, nil),
+					want: refused, messages: []string{"ecr-image-region", "eu-west-1"}, noWrites: true},
+				{name: "capture bucket outside refused, zero writes", inputs: svInputs("conf-sv-res", svImage, map[string]any{
+					"data_capture": map[string]any{"sampling_percentage": 10, "destination_s3_uri": "s3://" + euBucket + "/capture"}}),
+					want: refused, messages: []string{"s3-bucket-region", euBucket}, noWrites: true},
+				{name: "audit mode: created with a warning", residency: audit, inputs: svInputs("conf-sv-res", svImageEU, nil),
+					want: created, warnings: []string{"ecr-image-region"}},
+			},
+		},
+		{
+			name: "serving_endpoint/unknown", kind: servingEndpoint, resource: "conf-sv-unk",
+			steps: []step{
+				{name: "image outside known only at apply: refused at apply, zero writes", inputs: svInputs("conf-sv-unk", "", map[string]any{
+					"model": map[string]any{"image": unknown{svImageEU}, "execution_role_arn": svRole}}),
+					want: refused, refusedAtApply: true, messages: []string{"ecr-image-region"}, noWrites: true},
+				{name: "image inside known only at apply: created", inputs: svInputs("conf-sv-unk", "", map[string]any{
+					"model": map[string]any{"image": unknown{svImage}, "execution_role_arn": svRole}}), want: created},
+				{name: "tag value known only at apply: updated in place", inputs: svInputs("conf-sv-unk", "", map[string]any{
+					"model": map[string]any{"image": svImage, "execution_role_arn": svRole}, "tags": map[string]any{"team": unknown{"risk"}}}),
+					want: updated, check: sageMakerCalls(map[string]int{"CreateEndpointConfig": 0, "UpdateEndpoint": 0})},
+			},
+		},
+		{
+			name: "serving_endpoint/import_and_drift", kind: servingEndpoint, resource: "conf-sv-imp",
+			steps: []step{
+				{name: "create", inputs: svInputs("conf-sv-imp", svImage, nil), want: created},
+				{name: "import", inputs: svInputs("conf-sv-imp", svImage, nil), importID: "conf-sv-imp", want: imported},
+				{name: "variant scaled outside: scaled back", outOfBand: scaleVariant("conf-sv-imp", "primary", 3), inputs: svInputs("conf-sv-imp", svImage, nil), want: updated},
+			},
+		},
+	}
+}
+
+// wantConfigs checks how many endpoint configs exist: an update deletes the
+// old one once the new one serves.
+func wantConfigs(n int) func(context.Context, *acctest.Harness, *fixtures) error {
+	return func(_ context.Context, h *acctest.Harness, _ *fixtures) error {
+		if cs := h.SageMakerEndpoints.Configs(acctest.Region); len(cs) != n {
+			return fmt.Errorf("endpoint configs %v, want %d", cs, n)
+		}
+		return nil
+	}
+}
+
+// rollBack makes SageMaker roll every update back with reason ("" ends it).
+func rollBack(reason string) func(*testing.T, *acctest.Harness, *fixtures) {
+	return func(_ *testing.T, h *acctest.Harness, _ *fixtures) { h.SageMakerEndpoints.RollBack(reason) }
+}
+
+// scaleVariant changes a variant's instance count outside the front end.
+func scaleVariant(endpoint, variant string, count int) func(*testing.T, *acctest.Harness, *fixtures) {
+	return func(t *testing.T, h *acctest.Harness, _ *fixtures) {
+		t.Helper()
+		if err := h.SageMakerEndpoints.ScaleVariant(acctest.Region, endpoint, variant, count); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
