@@ -74,6 +74,9 @@ type GPUClusterSpec struct {
 	Tags          map[string]string
 	Rollout       Rollout
 	CapacityRetry CapacityRetry
+	// Validation is the validation gate; nil means none (the nodes are not
+	// validated and apply does not wait for reports).
+	Validation *ValidationSpec
 
 	// CreationToken is the owner's token the front end recorded (Terraform
 	// state, Pulumi outputs); empty for a create, which makes one.
