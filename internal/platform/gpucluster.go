@@ -207,6 +207,9 @@ func (s *GPUClusterSpec) Validate() []Problem {
 			add(path+".throughput", "Throughput needs gp3", "throughput is set on gp3 volumes only.")
 		}
 	}
+	if s.Validation != nil {
+		ps = append(ps, s.Validation.Validate("validation", s.Known)...)
+	}
 	if s.Known("user_data") && len(s.UserData) > 16*1024 {
 		add("user_data", "User data too large", fmt.Sprintf("user_data is %d bytes; EC2 accepts 16 KiB. Fetch the rest from S3 at boot.", len(s.UserData)))
 	}
