@@ -106,6 +106,9 @@ type GPUCluster struct {
 	Validation []NodeVerdict
 	// ValidationWarning is set when nodes failed and on_failure is warn.
 	ValidationWarning string
+	// ValidationProfile and ValidationBootstrap are what the nodes were
+	// given (the validation block); "" without one.
+	ValidationProfile, ValidationBootstrap string
 }
 
 // gpuClusterFromCloud converts what internal/cloud found; nil stays nil.

@@ -178,6 +178,9 @@ func (e *Env) gateAfterConverge(ctx context.Context, spec GPUClusterSpec, plan *
 		return gpuClusterFromCloud(c), nil
 	}
 	out, err := e.gateGPUCluster(ctx, spec, plan, c, o)
+	if out != nil {
+		out.ValidationProfile, out.ValidationBootstrap = plan.Profile, plan.Bootstrap
+	}
 	if err != nil {
 		return out, &PartialError{Err: err}
 	}

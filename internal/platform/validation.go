@@ -58,6 +58,7 @@ func ValidationChecks() []string {
 
 // Defaults of the validation block.
 const (
+	DefaultValidationWait            = true
 	DefaultValidationTimeout         = 20 * time.Minute
 	DefaultValidationMaxReplacements = 2
 	// MaxValidationTimeout bounds timeout: a gate that waits longer is a
