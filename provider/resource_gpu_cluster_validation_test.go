@@ -57,6 +57,7 @@ resource "mlplatform_gpu_cluster" "test" {
   zone_id       = "mec1-az1"
   image         = "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64"
   user_data     = "#!/bin/sh\necho the user's own user data\n"
+  root_volume   = { size_gib = 200 }
   capacity_retry = { attempts = 2, initial_delay = "10ms" }
 
   validation = {
