@@ -68,8 +68,9 @@ func moduleRoot() (string, error) {
 type NodeBehaviour struct {
 	// Silent nodes never report (a node whose bootstrap could not run).
 	Silent bool
-	// IdentityOf, when set, is the instance id the node's identity
-	// document names instead of its own: a forged report.
+	// IdentityOf, when set, is the instance id the node's signed identity
+	// document names instead of its own: a forged report, published under
+	// the node's key.
 	IdentityOf string
 	// Report, when set, rewrites the report hwprobe wrote before it is
 	// published: a node whose hardware fails a check this machine cannot
@@ -222,7 +223,9 @@ func (p *NodePlayer) play(ctx context.Context, clients *cloud.Clients, ltID stri
 	if err != nil {
 		return err
 	}
-	imds, err := startFakeIMDS(id, n.ZoneID, string(doc), sig)
+	// The metadata service names the node itself (so hwprobe publishes
+	// under the node's key); the signed document names id.
+	imds, err := startFakeIMDS(n.InstanceID, n.ZoneID, string(doc), sig)
 	if err != nil {
 		return err
 	}

@@ -149,7 +149,7 @@ func bootstrapScript(in BootstrapInput) string {
 	s.WriteString("set -u\nlog() { echo \"mlplatform-hwprobe: $*\" | tee /dev/console >&2 || true; }\n")
 	fmt.Fprintf(&s, "export AWS_REGION=%s\n", shellQuote(in.Region))
 	fmt.Fprintf(&s, "profile=%s\nreport=%s\n", BootstrapProfilePath, bootstrapReportPath)
-	s.WriteString("mkdir -p \"$(dirname \"$report\")\"\n")
+	s.WriteString("mkdir -p \"$(dirname \"$report\")\" && rm -f \"$report\"\n")
 	if in.HwprobeS3URI != "" {
 		fmt.Fprintf(&s, "hwprobe=%s\n", bootstrapBinaryPath)
 		fmt.Fprintf(&s, "if ! aws s3 cp --only-show-errors --region %s %s \"$hwprobe\"; then log 'cannot fetch hwprobe from %s'; exit 2; fi\n",
