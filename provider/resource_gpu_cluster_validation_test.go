@@ -122,6 +122,24 @@ func TestAccGPUCluster_validationPass(t *testing.T) {
 					return nil
 				},
 			),
+		}, {
+			// The reports, read back by the data source.
+			Config: gateConfig(name, "g6.xlarge", 2, key, p.Signer.CertPEM, "") + fmt.Sprintf(`
+data "mlplatform_validation_reports" "test" {
+  name                 = mlplatform_gpu_cluster.test.name
+  reports_s3_uri       = "s3://uae-hwprobe-reports/clusters/"
+  trusted_certificates = %q
+}
+`, p.Signer.CertPEM),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr("data.mlplatform_validation_reports.test", "id", "s3://uae-hwprobe-reports/clusters/"+name+"/"),
+				resource.TestCheckResourceAttr("data.mlplatform_validation_reports.test", "reports.#", "2"),
+				resource.TestCheckResourceAttr("data.mlplatform_validation_reports.test", "reports.0.status", "pass"),
+				resource.TestCheckResourceAttr("data.mlplatform_validation_reports.test", "reports.1.attested_zone_id", "mec1-az1"),
+				resource.TestCheckResourceAttr("data.mlplatform_validation_reports.test", "reports.0.checks.0.id", "host.region"),
+				resource.TestCheckResourceAttr("data.mlplatform_validation_reports.test", "reports.0.checks.0.observed", "me-central-1"),
+				resource.TestCheckTypeSetElemNestedAttrs("data.mlplatform_validation_reports.test", "reports.0.checks.*", map[string]string{"id": "cpu.feature", "subject": "avx2", "status": "pass"}),
+			),
 		}},
 	})
 }

@@ -92,6 +92,15 @@ type NodeVerdict struct {
 	AttestedRegion, AttestedZoneID string
 	GeneratedAt                    time.Time
 	Passed, Failed, NotRun         int
+	// Checks are the report's checks, benchmark figures included (their
+	// observed value carries the efficiency against the peak).
+	Checks []ReportCheck
+}
+
+// ReportCheck is one check of a report.
+type ReportCheck struct {
+	ID, Subject, Status, Expected, Observed, Reason string
+	Optional                                        bool
 }
 
 // GateResult is the gate's decision after one look at the reports.
@@ -261,6 +270,7 @@ func (g *Gate) outcome(v *NodeVerdict, r report.Report) {
 	}
 	v.Passed, v.Failed, v.NotRun = res.Summary.Pass, res.Summary.Fail, res.Summary.NotRun
 	for _, c := range res.Checks {
+		v.Checks = append(v.Checks, ReportCheck{ID: c.ID, Subject: c.Subject, Status: string(c.Status), Expected: c.Expected, Observed: c.Observed, Reason: c.Reason, Optional: c.Optional})
 		switch {
 		case c.Status == "fail":
 			v.Failures = append(v.Failures, describeCheck(c.Name(), c.Expected, c.Observed, c.Reason))
