@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/mlplatform/mlplatform/internal/residency"
 )
@@ -81,7 +82,11 @@ func GetReport(ctx context.Context, api ReportsAPI, uri, key string) ([]byte, er
 	if err != nil {
 		return nil, fmt.Errorf("reading report: %w", err)
 	}
-	out, err := api.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+	// The body is read after the call returns: the call's own deadline
+	// (which ends with the call) is replaced by one over call and read.
+	ctx, cancel := context.WithTimeout(ctx, DefaultLimits().OperationTimeout)
+	defer cancel()
+	out, err := api.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)}, withoutCallDeadline)
 	if err != nil {
 		return nil, fmt.Errorf("reading report s3://%s/%s: %w", bucket, key, err)
 	}
@@ -94,6 +99,21 @@ func GetReport(ctx context.Context, api ReportsAPI, uri, key string) ([]byte, er
 		return nil, fmt.Errorf("report s3://%s/%s is larger than %d bytes", bucket, key, MaxReportBytes)
 	}
 	return b, nil
+}
+
+// callDeadlineID names boundedCalls' middleware (clients.go).
+const callDeadlineID = "mlplatformCallDeadline"
+
+// withoutCallDeadline removes the per-call deadline of boundedCalls from
+// one call, for a call whose response body is read after it returns.
+func withoutCallDeadline(o *s3.Options) {
+	o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
+		if _, ok := s.Initialize.Get(callDeadlineID); !ok {
+			return nil // not installed
+		}
+		_, err := s.Initialize.Remove(callDeadlineID)
+		return err
+	})
 }
 
 // ConsoleAPI is the part of the EC2 client that reads console output.

@@ -87,6 +87,17 @@ func TestValidationReportsMoto(t *testing.T) {
 	if err != nil || string(body) != `{"n":3}` {
 		t.Errorf("GetReport = %q, %v", body, err)
 	}
+	// A large body is read whole after the call returned, through the
+	// clients' per-call deadline.
+	big := strings.Repeat("x", 3<<20)
+	put("gate/train-a/i-big/20261123T060000Z.json", big)
+	clients, err := cloud.New(ctx, cloud.Config{Region: region, Endpoints: map[string]string{"s3": m.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body, err := cloud.GetReport(ctx, clients.S3, "s3://reports/gate/train-a/", "gate/train-a/i-big/20261123T060000Z.json"); err != nil || len(body) != len(big) {
+		t.Errorf("GetReport of 3 MiB through the bounded client = %d bytes, %v", len(body), err)
+	}
 	if _, err := cloud.GetReport(ctx, s3c, "s3://reports/gate/", "gate/none.json"); err == nil {
 		t.Error("GetReport of a missing key succeeded")
 	}
