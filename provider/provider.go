@@ -167,6 +167,7 @@ func (p *mlplatformProvider) DataSources(_ context.Context) []func() datasource.
 	return []func() datasource.DataSource{
 		NewInstanceTypesDataSource,
 		NewResidencyDataSource,
+		NewValidationReportsDataSource,
 	}
 }
 

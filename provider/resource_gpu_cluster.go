@@ -70,6 +70,10 @@ type gpuClusterModel struct {
 	PrivateIPs            types.List     `tfsdk:"private_ips"`
 	Nodes                 types.List     `tfsdk:"nodes"`
 	CreationToken         types.String   `tfsdk:"creation_token"`
+	Validation            types.Object   `tfsdk:"validation"`
+	ValidationProfile     types.String   `tfsdk:"validation_profile"`
+	ValidationBootstrap   types.String   `tfsdk:"validation_bootstrap"`
+	ValidationResults     types.List     `tfsdk:"validation_results"`
 	Timeouts              timeouts.Value `tfsdk:"timeouts"`
 }
 
@@ -226,7 +230,7 @@ func (r *gpuClusterResource) Schema(ctx context.Context, _ resource.SchemaReques
 			},
 			"user_data": schema.StringAttribute{
 				Optional:            true,
-				MarkdownDescription: "User data run at boot (plain text, at most 16 KiB): the slot for the hwprobe bootstrap. Changing it rolls the nodes.",
+				MarkdownDescription: "User data run at boot (plain text, at most 16 KiB). With a `validation` block it runs first, beside the hwprobe bootstrap (it must then begin with `#!`, `#cloud-config`, `#cloud-boothook` or `#include`). Changing it rolls the nodes.",
 			},
 			"tags": schema.MapAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: fmt.Sprintf("Tags of the nodes, their volumes and the launch template, at most %d with `default_tags`. Keys starting with `aws:` or `mlplatform:` are reserved. Changing them retags in place; nothing is rolled.", platform.MaxGPUClusterTags)},
 			"tags_all": schema.MapAttribute{
@@ -278,6 +282,9 @@ func (r *gpuClusterResource) Schema(ctx context.Context, _ resource.SchemaReques
 		Blocks: map[string]schema.Block{
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
 		},
+	}
+	for k, a := range gpuValidationSchema() {
+		resp.Schema.Attributes[k] = a
 	}
 }
 
@@ -380,6 +387,7 @@ func (r *gpuClusterResource) ModifyPlan(ctx context.Context, req resource.Modify
 			plan.PlacementZoneID = types.StringUnknown()
 		}
 	}
+	planValidationAttrs(&plan, &state, p, prior != nil, p.Change != nil && !p.Change.Empty())
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 }
 
@@ -410,7 +418,11 @@ func (r *gpuClusterResource) Create(ctx context.Context, req resource.CreateRequ
 		// Even after a failure (Ctrl-C, a timeout, lost answers): what
 		// exists goes to state, so no GPU node is ever orphaned.
 		setGPUClusterState(ctx, &plan, platform.RecordGPUCluster(c, gpuClusterRecord(ctx, &plan, &resp.Diagnostics)), &resp.Diagnostics)
+		setValidationResults(ctx, &plan, c, &resp.Diagnostics)
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		if c.ValidationWarning != "" {
+			resp.Diagnostics.AddWarning(fmt.Sprintf("validating GPU cluster (%s)", spec.Name), c.ValidationWarning)
+		}
 	}
 	var pe *platform.PartialError
 	if c != nil && errors.As(err, &pe) && pe.Complete {
@@ -500,13 +512,20 @@ func (r *gpuClusterResource) Update(ctx context.Context, req resource.UpdateRequ
 		// finishes it.
 		if c != nil {
 			setGPUClusterState(ctx, &state, platform.RecordGPUCluster(c, gpuClusterRecord(ctx, &state, &resp.Diagnostics)), &resp.Diagnostics)
+			if !state.Validation.IsNull() && len(c.Validation) > 0 {
+				setValidationResults(ctx, &state, c, &resp.Diagnostics)
+			}
 			resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 		}
 		addGPUClusterError(&resp.Diagnostics, fmt.Sprintf("updating GPU cluster (%s)", spec.Name), err)
 		return
 	}
 	setGPUClusterState(ctx, &plan, platform.RecordGPUCluster(c, gpuClusterRecord(ctx, &plan, &resp.Diagnostics)), &resp.Diagnostics)
+	setValidationResults(ctx, &plan, c, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	if c.ValidationWarning != "" {
+		resp.Diagnostics.AddWarning(fmt.Sprintf("validating GPU cluster (%s)", spec.Name), c.ValidationWarning)
+	}
 }
 
 func (r *gpuClusterResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
@@ -590,6 +609,7 @@ func (r *gpuClusterResource) readImported(ctx context.Context, m *gpuClusterMode
 	if len(s.SecurityGroupIDs) > 0 {
 		m.SecurityGroupIDs, _ = types.SetValueFrom(ctx, types.StringType, s.SecurityGroupIDs)
 	}
+	nullValidation(m)
 	m.Timeouts = timeouts.Value{Object: types.ObjectNull(map[string]attr.Type{"create": types.StringType, "update": types.StringType, "delete": types.StringType})}
 }
 
@@ -747,6 +767,7 @@ func gpuClusterSpec(ctx context.Context, m, config *gpuClusterModel, diags *diag
 		}
 	}
 	s.UserData = str("user_data", m.UserData)
+	s.Validation = gpuValidationSpec(ctx, m.Validation, &s, diags)
 	if m.Tags.IsUnknown() {
 		s.Unknown = append(s.Unknown, "tags")
 	} else if !m.Tags.IsNull() {

@@ -53,6 +53,7 @@ type GpuClusterArgs struct {
 	Tags               map[string]string `pulumi:"tags,optional"`
 	Rollout            *GpuRollout       `pulumi:"rollout,optional"`
 	CapacityRetry      *GpuCapacityRetry `pulumi:"capacityRetry,optional"`
+	Validation         *GpuValidation    `pulumi:"validation,optional"`
 }
 
 // GpuCapacity is what capacity nodes launch into.
@@ -105,6 +106,9 @@ type GpuClusterState struct {
 	PrivateIPs            []string          `pulumi:"privateIps,optional"`
 	Nodes                 []GpuNode         `pulumi:"nodes,optional"`
 	CreationToken         *string           `pulumi:"creationToken,optional"`
+	// ValidationProfile and ValidationResults: the validation gate's.
+	ValidationProfile *string               `pulumi:"validationProfile,optional"`
+	ValidationResults []GpuValidationResult `pulumi:"validationResults,optional"`
 }
 
 // GpuNode is one node of the cluster.
@@ -214,6 +218,7 @@ func (GpuCluster) Create(ctx context.Context, req infer.CreateRequest[GpuCluster
 	ctx, cancel := gpuClusterDeadline(ctx, platform.OpCreate)
 	defer cancel()
 	c, err := env.CreateGPUCluster(ctx, spec, gpuClusterOptions(ctx))
+	warnValidation(ctx, c)
 	var pe *platform.PartialError
 	if c != nil && errors.As(err, &pe) && pe.Complete {
 		// Every node was launched from the declared template: the resource
@@ -279,6 +284,7 @@ func (GpuCluster) Read(ctx context.Context, req infer.ReadRequest[GpuClusterArgs
 	rec := platform.ReadBackGPUCluster(c, declared.record())
 	args.NodeCount, args.InstanceType = rec.Spec.NodeCount, rec.Spec.InstanceType
 	state := gpuClusterStateOf(args, rec)
+	state.ValidationProfile, state.ValidationResults = req.State.ValidationProfile, req.State.ValidationResults
 	return infer.ReadResponse[GpuClusterArgs, GpuClusterState]{ID: c.Name, Inputs: args, State: state}, nil
 }
 
@@ -299,6 +305,7 @@ func (GpuCluster) Update(ctx context.Context, req infer.UpdateRequest[GpuCluster
 	ctx, cancel := gpuClusterDeadline(ctx, platform.OpUpdate)
 	defer cancel()
 	c, err := env.UpdateGPUCluster(ctx, spec, gpuClusterOptions(ctx))
+	warnValidation(ctx, c)
 	if err != nil {
 		if c != nil {
 			return infer.UpdateResponse[GpuClusterState]{Output: gpuClusterState(env, req.State.GpuClusterArgs, c)},
@@ -349,6 +356,7 @@ func (c GpuClusterArgs) spec(unknown []string) platform.GPUClusterSpec {
 		UserData:         deref(c.UserData),
 		Tags:             c.Tags,
 	}
+	s.Validation = c.Validation.validationSpec(&s)
 	if len(s.SecurityGroupIDs) == 0 {
 		s.SecurityGroupIDs = nil
 	}
@@ -388,7 +396,9 @@ func (c GpuClusterArgs) spec(unknown []string) platform.GPUClusterSpec {
 // declared, and what exists as outputs.
 func gpuClusterState(env *platform.Env, args GpuClusterArgs, c *platform.GPUCluster) GpuClusterState {
 	declared := GpuClusterState{GpuClusterArgs: args, TagsAll: env.MergeTags(args.Tags)}
-	return gpuClusterStateOf(args, platform.RecordGPUCluster(c, declared.record()))
+	s := gpuClusterStateOf(args, platform.RecordGPUCluster(c, declared.record()))
+	s.ValidationProfile, s.ValidationResults = validationOutputs(c)
+	return s
 }
 
 // gpuClusterStateOf writes a core record into the state.

@@ -22,21 +22,25 @@ const module = "github.com/mlplatform/mlplatform"
 type layer struct {
 	name     string
 	prefixes []string // directories ("provider/") or files ("main.go")
-	// allowed lists the packages under internal/ the layer may import, as
-	// "internal/platform"; a package may always import itself and packages
+	// allowed lists the packages under internal/ and hwprobe/ the layer may
+	// import, as "internal/platform" or "hwprobe/profile" (a package and the
+	// packages below it); a package may always import itself and packages
 	// below its own directory.
 	allowed []string
 }
 
 // layers is the import rule. Front ends reach AWS only through
-// internal/platform; the core's bottom (residency) is pure.
+// internal/platform; the core's bottom (residency) is pure. The domain
+// renders and reads hwprobe's profiles, reports and identity documents with
+// hwprobe's pure packages, never with the packages that probe a node
+// (probe, gpu, bench).
 var layers = []layer{
 	{name: "front end (Terraform)", prefixes: []string{"main.go", "provider/"}, allowed: []string{"internal/platform", "internal/residency", "internal/catalog"}},
 	{name: "front end (Pulumi)", prefixes: []string{"pulumi/"}, allowed: []string{"internal/platform", "internal/residency", "internal/catalog"}},
 	{name: "front end (CLI)", prefixes: []string{"cmd/"}, allowed: []string{"internal/platform", "internal/residency", "internal/catalog", "internal/review"}},
-	{name: "hwprobe", prefixes: []string{"hwprobe/"}, allowed: []string{"internal/residency", "internal/catalog"}},
+	{name: "hwprobe", prefixes: []string{"hwprobe/"}, allowed: []string{"hwprobe", "internal/residency", "internal/catalog"}},
 	{name: "core: review", prefixes: []string{"internal/review/"}, allowed: []string{"internal/platform", "internal/residency", "internal/catalog"}},
-	{name: "core: platform", prefixes: []string{"internal/platform/"}, allowed: []string{"internal/cloud", "internal/residency", "internal/catalog"}},
+	{name: "core: platform", prefixes: []string{"internal/platform/"}, allowed: []string{"internal/cloud", "internal/residency", "internal/catalog", "hwprobe/profile", "hwprobe/report", "hwprobe/identity"}},
 	{name: "core: cloud", prefixes: []string{"internal/cloud/"}, allowed: []string{"internal/residency", "internal/catalog"}},
 	{name: "core: catalog", prefixes: []string{"internal/catalog/"}, allowed: []string{"internal/residency"}},
 	{name: "core: residency", prefixes: []string{"internal/residency/"}, allowed: nil},
@@ -94,7 +98,7 @@ func checkLayering(root string) ([]violation, int, error) {
 				return fmt.Errorf("%s: import %s: %w", rel, is.Path.Value, err)
 			}
 			pkg, internal := strings.CutPrefix(imp, module+"/")
-			if !internal || !strings.HasPrefix(pkg, "internal/") {
+			if !internal || (!strings.HasPrefix(pkg, "internal/") && !strings.HasPrefix(pkg, "hwprobe/")) {
 				continue
 			}
 			if pkg == own || strings.HasPrefix(own, pkg+"/") || strings.HasPrefix(pkg, own+"/") {
@@ -159,7 +163,7 @@ func TestLayering(t *testing.T) {
 			b.WriteString("  " + v.String() + "\n")
 		}
 		t.Errorf("%d imports break the layering of ARCHITECTURE.md (front ends -> internal/platform -> internal/catalog, internal/residency, internal/cloud; "+
-			"front ends never import internal/cloud: reach AWS through internal/platform, and in tests through acctest):\n%s", len(vs), b.String())
+			"front ends never import internal/cloud: reach AWS through internal/platform, and in tests through acctest; the core uses only hwprobe's pure packages profile, report and identity):\n%s", len(vs), b.String())
 	}
 	t.Logf("checked the imports of %d files", checked)
 }
@@ -197,7 +201,10 @@ func TestLayering_catches(t *testing.T) {
 	write("internal/catalog/c.go", imp(m+"internal/residency", m+"internal/cloud"))
 	write("internal/cloud/c.go", imp(m+"internal/residency", m+"internal/platform"))
 	write("internal/platform/p.go", imp(m+"internal/cloud", m+"internal/catalog", m+"internal/residency", m+"internal/platform/sub"))
-	write("hwprobe/probe/p.go", imp(m+"internal/residency", m+"internal/platform"))
+	write("hwprobe/probe/p.go", imp(m+"internal/residency", m+"internal/platform", m+"hwprobe/identity"))
+	write("internal/platform/v.go", imp(m+"hwprobe/profile", m+"hwprobe/report", m+"hwprobe/identity", m+"hwprobe/probe", m+"hwprobe/bench"))
+	write("internal/cloud/v.go", imp(m+"hwprobe/profile"))
+	write("provider/resource_y.go", imp(m+"hwprobe/profile"))
 	write("acctest/a.go", imp(m+"internal/cloud"))
 	write("provider/testdata/bad.go", imp(m+"internal/cloud"))
 
@@ -214,16 +221,20 @@ func TestLayering_catches(t *testing.T) {
 		"hwprobe/probe/p.go -> internal/platform",
 		"internal/catalog/c.go -> internal/cloud",
 		"internal/cloud/c.go -> internal/platform",
+		"internal/cloud/v.go -> hwprobe/profile",
+		"internal/platform/v.go -> hwprobe/bench",
+		"internal/platform/v.go -> hwprobe/probe",
 		"internal/residency/r.go -> internal/platform",
 		"main.go -> internal/cloud",
 		"provider/resource_x_test.go -> internal/cloud",
+		"provider/resource_y.go -> hwprobe/profile",
 		"pulumi/x.go -> internal/cloud",
 	}
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
 		t.Errorf("violations:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 	}
-	if checked != 11 { // acctest/ and testdata are not checked
-		t.Errorf("checked %d files, want 11", checked)
+	if checked != 14 { // acctest/ and testdata are not checked
+		t.Errorf("checked %d files, want 14", checked)
 	}
 }

@@ -49,6 +49,10 @@ type Env struct {
 	DefaultTagsUnknown bool
 	UnknownDefaultTags []string
 
+	// TrustedCertificates (PEM) verify the identity documents of validated
+	// nodes when a validation block names none.
+	TrustedCertificates string
+
 	// CatalogCache is where instance-catalog facts are kept between
 	// provider processes; nil: not kept (MLPLATFORM_CATALOG_CACHE=off).
 	CatalogCache *catalog.Cache

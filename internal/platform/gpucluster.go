@@ -74,6 +74,9 @@ type GPUClusterSpec struct {
 	Tags          map[string]string
 	Rollout       Rollout
 	CapacityRetry CapacityRetry
+	// Validation is the validation gate; nil means none (the nodes are not
+	// validated and apply does not wait for reports).
+	Validation *ValidationSpec
 
 	// CreationToken is the owner's token the front end recorded (Terraform
 	// state, Pulumi outputs); empty for a create, which makes one.
@@ -203,6 +206,9 @@ func (s *GPUClusterSpec) Validate() []Problem {
 		if v.Throughput > 0 && v.Type != "" && v.Type != "gp3" {
 			add(path+".throughput", "Throughput needs gp3", "throughput is set on gp3 volumes only.")
 		}
+	}
+	if s.Validation != nil {
+		ps = append(ps, s.Validation.Validate("validation", s.Known)...)
 	}
 	if s.Known("user_data") && len(s.UserData) > 16*1024 {
 		add("user_data", "User data too large", fmt.Sprintf("user_data is %d bytes; EC2 accepts 16 KiB. Fetch the rest from S3 at boot.", len(s.UserData)))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -295,6 +296,7 @@ func PlanGPUClusterChange(prior GPUClusterRecord, desired GPUClusterSpec, res GP
 	add(&cs.Nodes, "data_volumes", !slices.Equal(desired.DataVolumes, old.DataVolumes), roll)
 	add(&cs.Nodes, "user_data", desired.UserData != old.UserData, roll)
 	add(&cs.Nodes, "capacity", desired.Capacity != old.Capacity, roll)
+	add(&cs.Nodes, "validation", !validationRenderEqual(desired.Validation, old.Validation), "changes the profile and bootstrap the nodes run: the nodes are rolled")
 	if desired.PlacementGroup == "" && desired.Known("placement_group_name") && res.PlacementGroup != "" && prior.PlacementGroup == "" {
 		cs.Nodes = append(cs.Nodes, GPUClusterChange{Path: "placement_group_name", Reason: fmt.Sprintf("the cluster's own placement group %s is gone: the apply creates it again", res.PlacementGroup)})
 	}
@@ -314,6 +316,9 @@ func PlanGPUClusterChange(prior GPUClusterRecord, desired GPUClusterSpec, res GP
 	add(&cs.Settings, "zone_fallback", desired.ZoneFallback != old.ZoneFallback, "used by later launches")
 	add(&cs.Settings, "rollout", desired.Rollout != old.Rollout, "used by later rollouts")
 	add(&cs.Settings, "capacity_retry", desired.CapacityRetry != old.CapacityRetry, "used by later launches")
+	if validationRenderEqual(desired.Validation, old.Validation) && !reflect.DeepEqual(desired.Validation, old.Validation) {
+		cs.Settings = append(cs.Settings, GPUClusterChange{Path: "validation", Reason: "used by later validations"})
+	}
 	return cs
 }
 

@@ -18,7 +18,13 @@ func (e *Env) ImportGPUCluster(ctx context.Context, c *GPUCluster) (GPUClusterSp
 	if err != nil {
 		return GPUClusterSpec{}, fmt.Errorf("reading its launch template %s: %w", cloud.GPUClusterResourceName(c.Name), err)
 	}
-	return importedGPUClusterSpec(c, t), nil
+	s := importedGPUClusterSpec(c, t)
+	if parts, err := ParseBootstrap(s.UserData); err == nil {
+		// A validated cluster's user data is the bootstrap around the
+		// user's own.
+		s.UserData = parts.UserData
+	}
+	return s, nil
 }
 
 func importedGPUClusterSpec(c *GPUCluster, t cloud.NodeTemplate) GPUClusterSpec {

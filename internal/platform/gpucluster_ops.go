@@ -30,6 +30,10 @@ type GPUClusterPlan struct {
 	PlacementGroup string
 	// TagsAll are the tags every node carries; nil when not known at plan.
 	TagsAll map[string]string
+	// Profile and Bootstrap are the hwprobe profile every node is validated
+	// against and the user data that runs it (the validation block); ""
+	// without one or when an input is not known yet.
+	Profile, Bootstrap string
 	// Change is set by PlanGPUClusterUpdate: what applying the spec over
 	// the recorded cluster does.
 	Change     *GPUClusterChangeSet
@@ -67,6 +71,8 @@ type GPUClusterOptions struct {
 	Wait WaitOptions
 	// Sleep replaces the capacity backoff's timer (tests).
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Gate tunes the validation gate's wait.
+	Gate GateOptions
 }
 
 func (o GPUClusterOptions) progress(format string, args ...any) {
@@ -121,6 +127,9 @@ func (e *Env) PlanGPUCluster(ctx context.Context, spec GPUClusterSpec) (*GPUClus
 	}
 	if spec.Known("image") {
 		refs = append(refs, residency.Ref{Path: "image", Kind: residency.KindImage, Value: spec.Image})
+	}
+	if spec.Validation != nil {
+		refs = append(refs, spec.Validation.ResidencyRefs("validation", spec.Known)...)
 	}
 	if strings.HasPrefix(spec.InstanceProfile, "arn:") && spec.Known("instance_profile") {
 		refs = append(refs, residency.Ref{Path: "instance_profile", Kind: residency.KindARN, Value: spec.InstanceProfile})
@@ -298,6 +307,9 @@ func (e *Env) PlanGPUCluster(ctx context.Context, spec GPUClusterSpec) (*GPUClus
 		p.PlacementGroup = pg
 	}
 	p.TagsAll = e.PlannedTagsAll(spec.Tags, spec.Known("tags") && len(spec.unknownTagKeys()) == 0)
+	if err := e.planValidation(ctx, spec, p); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -402,8 +414,11 @@ func (e *Env) CreateGPUCluster(ctx context.Context, spec GPUClusterSpec, o GPUCl
 	if spec.CreationToken == "" {
 		spec.CreationToken = NewCreationToken()
 	}
-	c, err = e.convergeGPUCluster(ctx, spec, o)
-	return gpuClusterFromCloud(c), err
+	c, plan, err := e.convergeGPUCluster(ctx, spec, o)
+	if err != nil {
+		return gpuClusterFromCloud(c), err
+	}
+	return e.gateAfterConverge(ctx, spec, plan, c, o)
 }
 
 // UpdateGPUCluster converges an existing cluster on spec: scale in (highest
@@ -412,8 +427,11 @@ func (e *Env) CreateGPUCluster(ctx context.Context, spec GPUClusterSpec, o GPUCl
 // placement group, and retag. Like CreateGPUCluster it returns what exists
 // alongside any error.
 func (e *Env) UpdateGPUCluster(ctx context.Context, spec GPUClusterSpec, o GPUClusterOptions) (*GPUCluster, error) {
-	c, err := e.convergeGPUCluster(ctx, spec, o)
-	return gpuClusterFromCloud(c), err
+	c, plan, err := e.convergeGPUCluster(ctx, spec, o)
+	if err != nil {
+		return gpuClusterFromCloud(c), err
+	}
+	return e.gateAfterConverge(ctx, spec, plan, c, o)
 }
 
 // FindGPUCluster reads cluster name (three EC2 calls up to 1000 nodes).
@@ -456,15 +474,15 @@ type tracker struct {
 	inFlight bool            // a launch ended without a definite answer
 }
 
-func (e *Env) convergeGPUCluster(ctx context.Context, spec GPUClusterSpec, o GPUClusterOptions) (*cloud.GPUCluster, error) {
+func (e *Env) convergeGPUCluster(ctx context.Context, spec GPUClusterSpec, o GPUClusterOptions) (*cloud.GPUCluster, *GPUClusterPlan, error) {
 	spec.Unknown = nil
 	// Check again at apply, with every value known: fail closed.
 	plan, err := e.PlanGPUCluster(ctx, spec)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := plan.Err(e.Policy); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	api := e.Clients.EC2
 	owned := spec.PlacementGroup == ""
@@ -473,7 +491,7 @@ func (e *Env) convergeGPUCluster(ctx context.Context, spec GPUClusterSpec, o GPU
 	var oldTags map[string]string
 	if c, err := cloud.FindGPUCluster(ctx, api, spec.Name); err == nil {
 		if spec.CreationToken != "" && c.CreationToken != "" && c.CreationToken != spec.CreationToken {
-			return nil, &cloud.OwnershipError{Resource: "GPU cluster " + spec.Name, Token: c.CreationToken}
+			return nil, nil, &cloud.OwnershipError{Resource: "GPU cluster " + spec.Name, Token: c.CreationToken}
 		}
 		oldTags = c.LaunchTemplateTags
 		if c.LaunchTemplateID == "" {
@@ -481,7 +499,7 @@ func (e *Env) convergeGPUCluster(ctx context.Context, spec GPUClusterSpec, o GPU
 			oldTags = map[string]string{}
 		}
 	} else if !errors.Is(err, cloud.ErrNotFound) {
-		return nil, err
+		return nil, nil, err
 	}
 	if owned {
 		pgTags := map[string]string{cloud.TagCluster: spec.Name}
@@ -489,28 +507,33 @@ func (e *Env) convergeGPUCluster(ctx context.Context, spec GPUClusterSpec, o GPU
 			pgTags[cloud.TagCreationToken] = spec.CreationToken
 		}
 		if err := cloud.EnsurePlacementGroup(ctx, api, tmpl.PlacementGroup, pgTags); err != nil {
-			return e.partial(ctx, spec, tr, err)
+			c, err := e.partial(ctx, spec, tr, err)
+			return c, plan, err
 		}
 		tr.pgReady = true
 	}
 	ref, err := cloud.EnsureLaunchTemplate(ctx, api, spec.Name, tmpl, owned, spec.CreationToken)
 	if err != nil {
-		return e.partial(ctx, spec, tr, err)
+		c, err := e.partial(ctx, spec, tr, err)
+		return c, plan, err
 	}
 	tr.ltID = ref.ID
 	if err := e.reconcileNodes(ctx, spec, plan, ref, o, tr); err != nil {
-		return e.partial(ctx, spec, tr, err)
+		c, err := e.partial(ctx, spec, tr, err)
+		return c, plan, err
 	}
 	c, err := cloud.FindGPUCluster(ctx, api, spec.Name)
 	if err != nil {
-		return e.partial(ctx, spec, tr, err)
+		c, err := e.partial(ctx, spec, tr, err)
+		return c, plan, err
 	}
 	if oldTags != nil {
 		if err := retagNodes(ctx, api, c, tmpl.Tags, oldTags, spec.CreationToken); err != nil {
-			return e.partial(ctx, spec, tr, err)
+			c, err := e.partial(ctx, spec, tr, err)
+			return c, plan, err
 		}
 	}
-	return c, nil
+	return c, plan, nil
 }
 
 // partial returns what exists of the cluster together with cause, as a

@@ -102,6 +102,13 @@ type GPUCluster struct {
 	CreationToken string
 	Nodes         []GPUNode // live nodes, sorted by index then launch time
 	Gone          []GPUNode // shutting-down and terminated nodes still listed
+	// Validation is what the validation gate found per node, when it ran.
+	Validation []NodeVerdict
+	// ValidationWarning is set when nodes failed and on_failure is warn.
+	ValidationWarning string
+	// ValidationProfile and ValidationBootstrap are what the nodes were
+	// given (the validation block); "" without one.
+	ValidationProfile, ValidationBootstrap string
 }
 
 // gpuClusterFromCloud converts what internal/cloud found; nil stays nil.

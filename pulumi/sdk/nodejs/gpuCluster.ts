@@ -144,6 +144,9 @@ export class GpuCluster extends pulumi.CustomResource {
      * User data run at boot (plain text, at most 16 KiB). Changing it rolls the nodes.
      */
     declare public readonly userData: pulumi.Output<string | undefined>;
+    declare public readonly validation: pulumi.Output<outputs.GpuValidation | undefined>;
+    declare public /*out*/ readonly validationProfile: pulumi.Output<string | undefined>;
+    declare public /*out*/ readonly validationResults: pulumi.Output<outputs.GpuValidationResult[] | undefined>;
     /**
      * VPC to pick the subnet from in the zone. Changing it replaces the cluster.
      */
@@ -198,6 +201,7 @@ export class GpuCluster extends pulumi.CustomResource {
             resourceInputs["subnetId"] = args?.subnetId;
             resourceInputs["tags"] = args?.tags;
             resourceInputs["userData"] = args?.userData;
+            resourceInputs["validation"] = args?.validation;
             resourceInputs["vpcId"] = args?.vpcId;
             resourceInputs["zone"] = args?.zone;
             resourceInputs["zoneFallback"] = args?.zoneFallback;
@@ -212,6 +216,8 @@ export class GpuCluster extends pulumi.CustomResource {
             resourceInputs["placementZoneId"] = undefined /*out*/;
             resourceInputs["privateIps"] = undefined /*out*/;
             resourceInputs["tagsAll"] = undefined /*out*/;
+            resourceInputs["validationProfile"] = undefined /*out*/;
+            resourceInputs["validationResults"] = undefined /*out*/;
         } else {
             resourceInputs["capacity"] = undefined /*out*/;
             resourceInputs["capacityRetry"] = undefined /*out*/;
@@ -240,6 +246,9 @@ export class GpuCluster extends pulumi.CustomResource {
             resourceInputs["tags"] = undefined /*out*/;
             resourceInputs["tagsAll"] = undefined /*out*/;
             resourceInputs["userData"] = undefined /*out*/;
+            resourceInputs["validation"] = undefined /*out*/;
+            resourceInputs["validationProfile"] = undefined /*out*/;
+            resourceInputs["validationResults"] = undefined /*out*/;
             resourceInputs["vpcId"] = undefined /*out*/;
             resourceInputs["zone"] = undefined /*out*/;
             resourceInputs["zoneFallback"] = undefined /*out*/;
@@ -322,6 +331,7 @@ export interface GpuClusterArgs {
      * User data run at boot (plain text, at most 16 KiB). Changing it rolls the nodes.
      */
     userData?: pulumi.Input<string>;
+    validation?: pulumi.Input<inputs.GpuValidationArgs>;
     /**
      * VPC to pick the subnet from in the zone. Changing it replaces the cluster.
      */

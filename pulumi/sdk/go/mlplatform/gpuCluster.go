@@ -69,7 +69,10 @@ type GpuCluster struct {
 	// `tags` merged over the provider's `defaultTags`.
 	TagsAll pulumi.StringMapOutput `pulumi:"tagsAll"`
 	// User data run at boot (plain text, at most 16 KiB). Changing it rolls the nodes.
-	UserData pulumi.StringPtrOutput `pulumi:"userData"`
+	UserData          pulumi.StringPtrOutput         `pulumi:"userData"`
+	Validation        GpuValidationPtrOutput         `pulumi:"validation"`
+	ValidationProfile pulumi.StringPtrOutput         `pulumi:"validationProfile"`
+	ValidationResults GpuValidationResultArrayOutput `pulumi:"validationResults"`
 	// VPC to pick the subnet from in the zone. Changing it replaces the cluster.
 	VpcId pulumi.StringPtrOutput `pulumi:"vpcId"`
 	// Availability zone name, e.g. `me-central-1a`. Prefer `zoneId`. Changing it replaces the cluster.
@@ -162,7 +165,8 @@ type gpuClusterArgs struct {
 	// Tags of the nodes, their volumes, the launch template and the placement group.
 	Tags map[string]string `pulumi:"tags"`
 	// User data run at boot (plain text, at most 16 KiB). Changing it rolls the nodes.
-	UserData *string `pulumi:"userData"`
+	UserData   *string        `pulumi:"userData"`
+	Validation *GpuValidation `pulumi:"validation"`
 	// VPC to pick the subnet from in the zone. Changing it replaces the cluster.
 	VpcId *string `pulumi:"vpcId"`
 	// Availability zone name, e.g. `me-central-1a`. Prefer `zoneId`. Changing it replaces the cluster.
@@ -208,7 +212,8 @@ type GpuClusterArgs struct {
 	// Tags of the nodes, their volumes, the launch template and the placement group.
 	Tags pulumi.StringMapInput
 	// User data run at boot (plain text, at most 16 KiB). Changing it rolls the nodes.
-	UserData pulumi.StringPtrInput
+	UserData   pulumi.StringPtrInput
+	Validation GpuValidationPtrInput
 	// VPC to pick the subnet from in the zone. Changing it replaces the cluster.
 	VpcId pulumi.StringPtrInput
 	// Availability zone name, e.g. `me-central-1a`. Prefer `zoneId`. Changing it replaces the cluster.
@@ -389,6 +394,18 @@ func (o GpuClusterOutput) TagsAll() pulumi.StringMapOutput {
 // User data run at boot (plain text, at most 16 KiB). Changing it rolls the nodes.
 func (o GpuClusterOutput) UserData() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *GpuCluster) pulumi.StringPtrOutput { return v.UserData }).(pulumi.StringPtrOutput)
+}
+
+func (o GpuClusterOutput) Validation() GpuValidationPtrOutput {
+	return o.ApplyT(func(v *GpuCluster) GpuValidationPtrOutput { return v.Validation }).(GpuValidationPtrOutput)
+}
+
+func (o GpuClusterOutput) ValidationProfile() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *GpuCluster) pulumi.StringPtrOutput { return v.ValidationProfile }).(pulumi.StringPtrOutput)
+}
+
+func (o GpuClusterOutput) ValidationResults() GpuValidationResultArrayOutput {
+	return o.ApplyT(func(v *GpuCluster) GpuValidationResultArrayOutput { return v.ValidationResults }).(GpuValidationResultArrayOutput)
 }
 
 // VPC to pick the subnet from in the zone. Changing it replaces the cluster.

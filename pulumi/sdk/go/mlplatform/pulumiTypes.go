@@ -765,6 +765,124 @@ func (o FeatureDefinitionArrayOutput) Index(i pulumi.IntInput) FeatureDefinition
 	}).(FeatureDefinitionOutput)
 }
 
+type GpuBenchmark struct {
+	Max           *float64 `pulumi:"max"`
+	Min           *float64 `pulumi:"min"`
+	MinEfficiency *float64 `pulumi:"minEfficiency"`
+	Name          string   `pulumi:"name"`
+	Optional      *bool    `pulumi:"optional"`
+}
+
+// GpuBenchmarkInput is an input type that accepts GpuBenchmarkArgs and GpuBenchmarkOutput values.
+// You can construct a concrete instance of `GpuBenchmarkInput` via:
+//
+//	GpuBenchmarkArgs{...}
+type GpuBenchmarkInput interface {
+	pulumi.Input
+
+	ToGpuBenchmarkOutput() GpuBenchmarkOutput
+	ToGpuBenchmarkOutputWithContext(context.Context) GpuBenchmarkOutput
+}
+
+type GpuBenchmarkArgs struct {
+	Max           pulumi.Float64PtrInput `pulumi:"max"`
+	Min           pulumi.Float64PtrInput `pulumi:"min"`
+	MinEfficiency pulumi.Float64PtrInput `pulumi:"minEfficiency"`
+	Name          pulumi.StringInput     `pulumi:"name"`
+	Optional      pulumi.BoolPtrInput    `pulumi:"optional"`
+}
+
+func (GpuBenchmarkArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*GpuBenchmark)(nil)).Elem()
+}
+
+func (i GpuBenchmarkArgs) ToGpuBenchmarkOutput() GpuBenchmarkOutput {
+	return i.ToGpuBenchmarkOutputWithContext(context.Background())
+}
+
+func (i GpuBenchmarkArgs) ToGpuBenchmarkOutputWithContext(ctx context.Context) GpuBenchmarkOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(GpuBenchmarkOutput)
+}
+
+// GpuBenchmarkArrayInput is an input type that accepts GpuBenchmarkArray and GpuBenchmarkArrayOutput values.
+// You can construct a concrete instance of `GpuBenchmarkArrayInput` via:
+//
+//	GpuBenchmarkArray{ GpuBenchmarkArgs{...} }
+type GpuBenchmarkArrayInput interface {
+	pulumi.Input
+
+	ToGpuBenchmarkArrayOutput() GpuBenchmarkArrayOutput
+	ToGpuBenchmarkArrayOutputWithContext(context.Context) GpuBenchmarkArrayOutput
+}
+
+type GpuBenchmarkArray []GpuBenchmarkInput
+
+func (GpuBenchmarkArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]GpuBenchmark)(nil)).Elem()
+}
+
+func (i GpuBenchmarkArray) ToGpuBenchmarkArrayOutput() GpuBenchmarkArrayOutput {
+	return i.ToGpuBenchmarkArrayOutputWithContext(context.Background())
+}
+
+func (i GpuBenchmarkArray) ToGpuBenchmarkArrayOutputWithContext(ctx context.Context) GpuBenchmarkArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(GpuBenchmarkArrayOutput)
+}
+
+type GpuBenchmarkOutput struct{ *pulumi.OutputState }
+
+func (GpuBenchmarkOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*GpuBenchmark)(nil)).Elem()
+}
+
+func (o GpuBenchmarkOutput) ToGpuBenchmarkOutput() GpuBenchmarkOutput {
+	return o
+}
+
+func (o GpuBenchmarkOutput) ToGpuBenchmarkOutputWithContext(ctx context.Context) GpuBenchmarkOutput {
+	return o
+}
+
+func (o GpuBenchmarkOutput) Max() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v GpuBenchmark) *float64 { return v.Max }).(pulumi.Float64PtrOutput)
+}
+
+func (o GpuBenchmarkOutput) Min() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v GpuBenchmark) *float64 { return v.Min }).(pulumi.Float64PtrOutput)
+}
+
+func (o GpuBenchmarkOutput) MinEfficiency() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v GpuBenchmark) *float64 { return v.MinEfficiency }).(pulumi.Float64PtrOutput)
+}
+
+func (o GpuBenchmarkOutput) Name() pulumi.StringOutput {
+	return o.ApplyT(func(v GpuBenchmark) string { return v.Name }).(pulumi.StringOutput)
+}
+
+func (o GpuBenchmarkOutput) Optional() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v GpuBenchmark) *bool { return v.Optional }).(pulumi.BoolPtrOutput)
+}
+
+type GpuBenchmarkArrayOutput struct{ *pulumi.OutputState }
+
+func (GpuBenchmarkArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]GpuBenchmark)(nil)).Elem()
+}
+
+func (o GpuBenchmarkArrayOutput) ToGpuBenchmarkArrayOutput() GpuBenchmarkArrayOutput {
+	return o
+}
+
+func (o GpuBenchmarkArrayOutput) ToGpuBenchmarkArrayOutputWithContext(ctx context.Context) GpuBenchmarkArrayOutput {
+	return o
+}
+
+func (o GpuBenchmarkArrayOutput) Index(i pulumi.IntInput) GpuBenchmarkOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) GpuBenchmark {
+		return vs[0].([]GpuBenchmark)[vs[1].(int)]
+	}).(GpuBenchmarkOutput)
+}
+
 type GpuCapacity struct {
 	// Id (`cr-...`) of the capacity reservation or capacity block.
 	ReservationId *string `pulumi:"reservationId"`
@@ -1612,6 +1730,434 @@ func (o GpuRootVolumePtrOutput) Type() pulumi.StringPtrOutput {
 		}
 		return v.Type
 	}).(pulumi.StringPtrOutput)
+}
+
+type GpuValidation struct {
+	// Benchmarks with thresholds: absolute (`min`, `max`) or `minEfficiency`, a fraction of the catalog peak.
+	Benchmarks []GpuBenchmark `pulumi:"benchmarks"`
+	// Profile sections to check: `host`, `cpu`, `cpu_features`, `gpu`, `efa`. Default: all.
+	Checks []string `pulumi:"checks"`
+	// In-region S3 location of the hwprobe binary. Default: hwprobe on the image at `/usr/local/bin/hwprobe`.
+	HwprobeS3Uri *string `pulumi:"hwprobeS3Uri"`
+	// SHA-256 of the binary at `hwprobeS3Uri`.
+	HwprobeSha256 *string `pulumi:"hwprobeSha256"`
+	// `quick` (default) or `full` (adds GEMM, memory bandwidth and NCCL against a fraction of the catalog peak).
+	Level *string `pulumi:"level"`
+	// Nodes `replace` may relaunch in one update. Default 2.
+	MaxReplacements *int `pulumi:"maxReplacements"`
+	// `fail` (default), `warn` or `replace` (relaunch a failing node at its index, up to `maxReplacements`).
+	OnFailure *string `pulumi:"onFailure"`
+	// KMS key the reports are encrypted with, inside the jurisdiction.
+	ReportsKmsKeyArn *string `pulumi:"reportsKmsKeyArn"`
+	// In-region S3 prefix the nodes publish their reports to; each cluster writes under `<name>/`.
+	ReportsS3Uri *string `pulumi:"reportsS3Uri"`
+	// How long to wait for the reports, e.g. `20m` (default 20m0s).
+	Timeout *string `pulumi:"timeout"`
+	// PEM certificates that verify the nodes' signed identity documents (AWS's RSA-2048 certificate for the region).
+	TrustedCertificates *string `pulumi:"trustedCertificates"`
+	// Wait for every node's hwprobe report before the update succeeds. Default `true`.
+	Wait *bool `pulumi:"wait"`
+}
+
+// GpuValidationInput is an input type that accepts GpuValidationArgs and GpuValidationOutput values.
+// You can construct a concrete instance of `GpuValidationInput` via:
+//
+//	GpuValidationArgs{...}
+type GpuValidationInput interface {
+	pulumi.Input
+
+	ToGpuValidationOutput() GpuValidationOutput
+	ToGpuValidationOutputWithContext(context.Context) GpuValidationOutput
+}
+
+type GpuValidationArgs struct {
+	// Benchmarks with thresholds: absolute (`min`, `max`) or `minEfficiency`, a fraction of the catalog peak.
+	Benchmarks GpuBenchmarkArrayInput `pulumi:"benchmarks"`
+	// Profile sections to check: `host`, `cpu`, `cpu_features`, `gpu`, `efa`. Default: all.
+	Checks pulumi.StringArrayInput `pulumi:"checks"`
+	// In-region S3 location of the hwprobe binary. Default: hwprobe on the image at `/usr/local/bin/hwprobe`.
+	HwprobeS3Uri pulumi.StringPtrInput `pulumi:"hwprobeS3Uri"`
+	// SHA-256 of the binary at `hwprobeS3Uri`.
+	HwprobeSha256 pulumi.StringPtrInput `pulumi:"hwprobeSha256"`
+	// `quick` (default) or `full` (adds GEMM, memory bandwidth and NCCL against a fraction of the catalog peak).
+	Level pulumi.StringPtrInput `pulumi:"level"`
+	// Nodes `replace` may relaunch in one update. Default 2.
+	MaxReplacements pulumi.IntPtrInput `pulumi:"maxReplacements"`
+	// `fail` (default), `warn` or `replace` (relaunch a failing node at its index, up to `maxReplacements`).
+	OnFailure pulumi.StringPtrInput `pulumi:"onFailure"`
+	// KMS key the reports are encrypted with, inside the jurisdiction.
+	ReportsKmsKeyArn pulumi.StringPtrInput `pulumi:"reportsKmsKeyArn"`
+	// In-region S3 prefix the nodes publish their reports to; each cluster writes under `<name>/`.
+	ReportsS3Uri pulumi.StringPtrInput `pulumi:"reportsS3Uri"`
+	// How long to wait for the reports, e.g. `20m` (default 20m0s).
+	Timeout pulumi.StringPtrInput `pulumi:"timeout"`
+	// PEM certificates that verify the nodes' signed identity documents (AWS's RSA-2048 certificate for the region).
+	TrustedCertificates pulumi.StringPtrInput `pulumi:"trustedCertificates"`
+	// Wait for every node's hwprobe report before the update succeeds. Default `true`.
+	Wait pulumi.BoolPtrInput `pulumi:"wait"`
+}
+
+func (GpuValidationArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*GpuValidation)(nil)).Elem()
+}
+
+func (i GpuValidationArgs) ToGpuValidationOutput() GpuValidationOutput {
+	return i.ToGpuValidationOutputWithContext(context.Background())
+}
+
+func (i GpuValidationArgs) ToGpuValidationOutputWithContext(ctx context.Context) GpuValidationOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(GpuValidationOutput)
+}
+
+func (i GpuValidationArgs) ToGpuValidationPtrOutput() GpuValidationPtrOutput {
+	return i.ToGpuValidationPtrOutputWithContext(context.Background())
+}
+
+func (i GpuValidationArgs) ToGpuValidationPtrOutputWithContext(ctx context.Context) GpuValidationPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(GpuValidationOutput).ToGpuValidationPtrOutputWithContext(ctx)
+}
+
+// GpuValidationPtrInput is an input type that accepts GpuValidationArgs, GpuValidationPtr and GpuValidationPtrOutput values.
+// You can construct a concrete instance of `GpuValidationPtrInput` via:
+//
+//	        GpuValidationArgs{...}
+//
+//	or:
+//
+//	        nil
+type GpuValidationPtrInput interface {
+	pulumi.Input
+
+	ToGpuValidationPtrOutput() GpuValidationPtrOutput
+	ToGpuValidationPtrOutputWithContext(context.Context) GpuValidationPtrOutput
+}
+
+type gpuValidationPtrType GpuValidationArgs
+
+func GpuValidationPtr(v *GpuValidationArgs) GpuValidationPtrInput {
+	return (*gpuValidationPtrType)(v)
+}
+
+func (*gpuValidationPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**GpuValidation)(nil)).Elem()
+}
+
+func (i *gpuValidationPtrType) ToGpuValidationPtrOutput() GpuValidationPtrOutput {
+	return i.ToGpuValidationPtrOutputWithContext(context.Background())
+}
+
+func (i *gpuValidationPtrType) ToGpuValidationPtrOutputWithContext(ctx context.Context) GpuValidationPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(GpuValidationPtrOutput)
+}
+
+type GpuValidationOutput struct{ *pulumi.OutputState }
+
+func (GpuValidationOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*GpuValidation)(nil)).Elem()
+}
+
+func (o GpuValidationOutput) ToGpuValidationOutput() GpuValidationOutput {
+	return o
+}
+
+func (o GpuValidationOutput) ToGpuValidationOutputWithContext(ctx context.Context) GpuValidationOutput {
+	return o
+}
+
+func (o GpuValidationOutput) ToGpuValidationPtrOutput() GpuValidationPtrOutput {
+	return o.ToGpuValidationPtrOutputWithContext(context.Background())
+}
+
+func (o GpuValidationOutput) ToGpuValidationPtrOutputWithContext(ctx context.Context) GpuValidationPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v GpuValidation) *GpuValidation {
+		return &v
+	}).(GpuValidationPtrOutput)
+}
+
+// Benchmarks with thresholds: absolute (`min`, `max`) or `minEfficiency`, a fraction of the catalog peak.
+func (o GpuValidationOutput) Benchmarks() GpuBenchmarkArrayOutput {
+	return o.ApplyT(func(v GpuValidation) []GpuBenchmark { return v.Benchmarks }).(GpuBenchmarkArrayOutput)
+}
+
+// Profile sections to check: `host`, `cpu`, `cpu_features`, `gpu`, `efa`. Default: all.
+func (o GpuValidationOutput) Checks() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v GpuValidation) []string { return v.Checks }).(pulumi.StringArrayOutput)
+}
+
+// In-region S3 location of the hwprobe binary. Default: hwprobe on the image at `/usr/local/bin/hwprobe`.
+func (o GpuValidationOutput) HwprobeS3Uri() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v GpuValidation) *string { return v.HwprobeS3Uri }).(pulumi.StringPtrOutput)
+}
+
+// SHA-256 of the binary at `hwprobeS3Uri`.
+func (o GpuValidationOutput) HwprobeSha256() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v GpuValidation) *string { return v.HwprobeSha256 }).(pulumi.StringPtrOutput)
+}
+
+// `quick` (default) or `full` (adds GEMM, memory bandwidth and NCCL against a fraction of the catalog peak).
+func (o GpuValidationOutput) Level() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v GpuValidation) *string { return v.Level }).(pulumi.StringPtrOutput)
+}
+
+// Nodes `replace` may relaunch in one update. Default 2.
+func (o GpuValidationOutput) MaxReplacements() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v GpuValidation) *int { return v.MaxReplacements }).(pulumi.IntPtrOutput)
+}
+
+// `fail` (default), `warn` or `replace` (relaunch a failing node at its index, up to `maxReplacements`).
+func (o GpuValidationOutput) OnFailure() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v GpuValidation) *string { return v.OnFailure }).(pulumi.StringPtrOutput)
+}
+
+// KMS key the reports are encrypted with, inside the jurisdiction.
+func (o GpuValidationOutput) ReportsKmsKeyArn() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v GpuValidation) *string { return v.ReportsKmsKeyArn }).(pulumi.StringPtrOutput)
+}
+
+// In-region S3 prefix the nodes publish their reports to; each cluster writes under `<name>/`.
+func (o GpuValidationOutput) ReportsS3Uri() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v GpuValidation) *string { return v.ReportsS3Uri }).(pulumi.StringPtrOutput)
+}
+
+// How long to wait for the reports, e.g. `20m` (default 20m0s).
+func (o GpuValidationOutput) Timeout() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v GpuValidation) *string { return v.Timeout }).(pulumi.StringPtrOutput)
+}
+
+// PEM certificates that verify the nodes' signed identity documents (AWS's RSA-2048 certificate for the region).
+func (o GpuValidationOutput) TrustedCertificates() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v GpuValidation) *string { return v.TrustedCertificates }).(pulumi.StringPtrOutput)
+}
+
+// Wait for every node's hwprobe report before the update succeeds. Default `true`.
+func (o GpuValidationOutput) Wait() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v GpuValidation) *bool { return v.Wait }).(pulumi.BoolPtrOutput)
+}
+
+type GpuValidationPtrOutput struct{ *pulumi.OutputState }
+
+func (GpuValidationPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**GpuValidation)(nil)).Elem()
+}
+
+func (o GpuValidationPtrOutput) ToGpuValidationPtrOutput() GpuValidationPtrOutput {
+	return o
+}
+
+func (o GpuValidationPtrOutput) ToGpuValidationPtrOutputWithContext(ctx context.Context) GpuValidationPtrOutput {
+	return o
+}
+
+func (o GpuValidationPtrOutput) Elem() GpuValidationOutput {
+	return o.ApplyT(func(v *GpuValidation) GpuValidation {
+		if v != nil {
+			return *v
+		}
+		var ret GpuValidation
+		return ret
+	}).(GpuValidationOutput)
+}
+
+// Benchmarks with thresholds: absolute (`min`, `max`) or `minEfficiency`, a fraction of the catalog peak.
+func (o GpuValidationPtrOutput) Benchmarks() GpuBenchmarkArrayOutput {
+	return o.ApplyT(func(v *GpuValidation) []GpuBenchmark {
+		if v == nil {
+			return nil
+		}
+		return v.Benchmarks
+	}).(GpuBenchmarkArrayOutput)
+}
+
+// Profile sections to check: `host`, `cpu`, `cpu_features`, `gpu`, `efa`. Default: all.
+func (o GpuValidationPtrOutput) Checks() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v *GpuValidation) []string {
+		if v == nil {
+			return nil
+		}
+		return v.Checks
+	}).(pulumi.StringArrayOutput)
+}
+
+// In-region S3 location of the hwprobe binary. Default: hwprobe on the image at `/usr/local/bin/hwprobe`.
+func (o GpuValidationPtrOutput) HwprobeS3Uri() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *GpuValidation) *string {
+		if v == nil {
+			return nil
+		}
+		return v.HwprobeS3Uri
+	}).(pulumi.StringPtrOutput)
+}
+
+// SHA-256 of the binary at `hwprobeS3Uri`.
+func (o GpuValidationPtrOutput) HwprobeSha256() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *GpuValidation) *string {
+		if v == nil {
+			return nil
+		}
+		return v.HwprobeSha256
+	}).(pulumi.StringPtrOutput)
+}
+
+// `quick` (default) or `full` (adds GEMM, memory bandwidth and NCCL against a fraction of the catalog peak).
+func (o GpuValidationPtrOutput) Level() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *GpuValidation) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Level
+	}).(pulumi.StringPtrOutput)
+}
+
+// Nodes `replace` may relaunch in one update. Default 2.
+func (o GpuValidationPtrOutput) MaxReplacements() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *GpuValidation) *int {
+		if v == nil {
+			return nil
+		}
+		return v.MaxReplacements
+	}).(pulumi.IntPtrOutput)
+}
+
+// `fail` (default), `warn` or `replace` (relaunch a failing node at its index, up to `maxReplacements`).
+func (o GpuValidationPtrOutput) OnFailure() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *GpuValidation) *string {
+		if v == nil {
+			return nil
+		}
+		return v.OnFailure
+	}).(pulumi.StringPtrOutput)
+}
+
+// KMS key the reports are encrypted with, inside the jurisdiction.
+func (o GpuValidationPtrOutput) ReportsKmsKeyArn() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *GpuValidation) *string {
+		if v == nil {
+			return nil
+		}
+		return v.ReportsKmsKeyArn
+	}).(pulumi.StringPtrOutput)
+}
+
+// In-region S3 prefix the nodes publish their reports to; each cluster writes under `<name>/`.
+func (o GpuValidationPtrOutput) ReportsS3Uri() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *GpuValidation) *string {
+		if v == nil {
+			return nil
+		}
+		return v.ReportsS3Uri
+	}).(pulumi.StringPtrOutput)
+}
+
+// How long to wait for the reports, e.g. `20m` (default 20m0s).
+func (o GpuValidationPtrOutput) Timeout() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *GpuValidation) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Timeout
+	}).(pulumi.StringPtrOutput)
+}
+
+// PEM certificates that verify the nodes' signed identity documents (AWS's RSA-2048 certificate for the region).
+func (o GpuValidationPtrOutput) TrustedCertificates() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *GpuValidation) *string {
+		if v == nil {
+			return nil
+		}
+		return v.TrustedCertificates
+	}).(pulumi.StringPtrOutput)
+}
+
+// Wait for every node's hwprobe report before the update succeeds. Default `true`.
+func (o GpuValidationPtrOutput) Wait() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v *GpuValidation) *bool {
+		if v == nil {
+			return nil
+		}
+		return v.Wait
+	}).(pulumi.BoolPtrOutput)
+}
+
+type GpuValidationResult struct {
+	AttestedRegion string   `pulumi:"attestedRegion"`
+	AttestedZoneId string   `pulumi:"attestedZoneId"`
+	Failures       []string `pulumi:"failures"`
+	GeneratedAt    string   `pulumi:"generatedAt"`
+	Index          int      `pulumi:"index"`
+	InstanceId     string   `pulumi:"instanceId"`
+	ReportKey      string   `pulumi:"reportKey"`
+	Status         string   `pulumi:"status"`
+	Summary        string   `pulumi:"summary"`
+}
+
+type GpuValidationResultOutput struct{ *pulumi.OutputState }
+
+func (GpuValidationResultOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*GpuValidationResult)(nil)).Elem()
+}
+
+func (o GpuValidationResultOutput) ToGpuValidationResultOutput() GpuValidationResultOutput {
+	return o
+}
+
+func (o GpuValidationResultOutput) ToGpuValidationResultOutputWithContext(ctx context.Context) GpuValidationResultOutput {
+	return o
+}
+
+func (o GpuValidationResultOutput) AttestedRegion() pulumi.StringOutput {
+	return o.ApplyT(func(v GpuValidationResult) string { return v.AttestedRegion }).(pulumi.StringOutput)
+}
+
+func (o GpuValidationResultOutput) AttestedZoneId() pulumi.StringOutput {
+	return o.ApplyT(func(v GpuValidationResult) string { return v.AttestedZoneId }).(pulumi.StringOutput)
+}
+
+func (o GpuValidationResultOutput) Failures() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v GpuValidationResult) []string { return v.Failures }).(pulumi.StringArrayOutput)
+}
+
+func (o GpuValidationResultOutput) GeneratedAt() pulumi.StringOutput {
+	return o.ApplyT(func(v GpuValidationResult) string { return v.GeneratedAt }).(pulumi.StringOutput)
+}
+
+func (o GpuValidationResultOutput) Index() pulumi.IntOutput {
+	return o.ApplyT(func(v GpuValidationResult) int { return v.Index }).(pulumi.IntOutput)
+}
+
+func (o GpuValidationResultOutput) InstanceId() pulumi.StringOutput {
+	return o.ApplyT(func(v GpuValidationResult) string { return v.InstanceId }).(pulumi.StringOutput)
+}
+
+func (o GpuValidationResultOutput) ReportKey() pulumi.StringOutput {
+	return o.ApplyT(func(v GpuValidationResult) string { return v.ReportKey }).(pulumi.StringOutput)
+}
+
+func (o GpuValidationResultOutput) Status() pulumi.StringOutput {
+	return o.ApplyT(func(v GpuValidationResult) string { return v.Status }).(pulumi.StringOutput)
+}
+
+func (o GpuValidationResultOutput) Summary() pulumi.StringOutput {
+	return o.ApplyT(func(v GpuValidationResult) string { return v.Summary }).(pulumi.StringOutput)
+}
+
+type GpuValidationResultArrayOutput struct{ *pulumi.OutputState }
+
+func (GpuValidationResultArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]GpuValidationResult)(nil)).Elem()
+}
+
+func (o GpuValidationResultArrayOutput) ToGpuValidationResultArrayOutput() GpuValidationResultArrayOutput {
+	return o
+}
+
+func (o GpuValidationResultArrayOutput) ToGpuValidationResultArrayOutputWithContext(ctx context.Context) GpuValidationResultArrayOutput {
+	return o
+}
+
+func (o GpuValidationResultArrayOutput) Index(i pulumi.IntInput) GpuValidationResultOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) GpuValidationResult {
+		return vs[0].([]GpuValidationResult)[vs[1].(int)]
+	}).(GpuValidationResultOutput)
 }
 
 type GuardReportEntry struct {
@@ -3865,6 +4411,8 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*EndpointsPtrInput)(nil)).Elem(), EndpointsArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*FeatureDefinitionInput)(nil)).Elem(), FeatureDefinitionArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*FeatureDefinitionArrayInput)(nil)).Elem(), FeatureDefinitionArray{})
+	pulumi.RegisterInputType(reflect.TypeOf((*GpuBenchmarkInput)(nil)).Elem(), GpuBenchmarkArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*GpuBenchmarkArrayInput)(nil)).Elem(), GpuBenchmarkArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*GpuCapacityInput)(nil)).Elem(), GpuCapacityArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*GpuCapacityPtrInput)(nil)).Elem(), GpuCapacityArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*GpuCapacityRetryInput)(nil)).Elem(), GpuCapacityRetryArgs{})
@@ -3875,6 +4423,8 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*GpuRolloutPtrInput)(nil)).Elem(), GpuRolloutArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*GpuRootVolumeInput)(nil)).Elem(), GpuRootVolumeArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*GpuRootVolumePtrInput)(nil)).Elem(), GpuRootVolumeArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*GpuValidationInput)(nil)).Elem(), GpuValidationArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*GpuValidationPtrInput)(nil)).Elem(), GpuValidationArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*OfflineStoreInput)(nil)).Elem(), OfflineStoreArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*OfflineStorePtrInput)(nil)).Elem(), OfflineStoreArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*OnlineStoreInput)(nil)).Elem(), OnlineStoreArgs{})
@@ -3905,6 +4455,8 @@ func init() {
 	pulumi.RegisterOutputType(EndpointsPtrOutput{})
 	pulumi.RegisterOutputType(FeatureDefinitionOutput{})
 	pulumi.RegisterOutputType(FeatureDefinitionArrayOutput{})
+	pulumi.RegisterOutputType(GpuBenchmarkOutput{})
+	pulumi.RegisterOutputType(GpuBenchmarkArrayOutput{})
 	pulumi.RegisterOutputType(GpuCapacityOutput{})
 	pulumi.RegisterOutputType(GpuCapacityPtrOutput{})
 	pulumi.RegisterOutputType(GpuCapacityRetryOutput{})
@@ -3917,6 +4469,10 @@ func init() {
 	pulumi.RegisterOutputType(GpuRolloutPtrOutput{})
 	pulumi.RegisterOutputType(GpuRootVolumeOutput{})
 	pulumi.RegisterOutputType(GpuRootVolumePtrOutput{})
+	pulumi.RegisterOutputType(GpuValidationOutput{})
+	pulumi.RegisterOutputType(GpuValidationPtrOutput{})
+	pulumi.RegisterOutputType(GpuValidationResultOutput{})
+	pulumi.RegisterOutputType(GpuValidationResultArrayOutput{})
 	pulumi.RegisterOutputType(GuardReportEntryOutput{})
 	pulumi.RegisterOutputType(GuardReportEntryArrayOutput{})
 	pulumi.RegisterOutputType(OfflineStoreOutput{})

@@ -107,6 +107,14 @@ export interface FeatureDefinitionArgs {
     vectorDimension?: pulumi.Input<number>;
 }
 
+export interface GpuBenchmarkArgs {
+    max?: pulumi.Input<number>;
+    min?: pulumi.Input<number>;
+    minEfficiency?: pulumi.Input<number>;
+    name: pulumi.Input<string>;
+    optional?: pulumi.Input<boolean>;
+}
+
 export interface GpuCapacityArgs {
     /**
      * Id (`cr-...`) of the capacity reservation or capacity block.
@@ -145,6 +153,57 @@ export interface GpuRootVolumeArgs {
     sizeGib?: pulumi.Input<number>;
     throughput?: pulumi.Input<number>;
     type?: pulumi.Input<string>;
+}
+
+export interface GpuValidationArgs {
+    /**
+     * Benchmarks with thresholds: absolute (`min`, `max`) or `minEfficiency`, a fraction of the catalog peak.
+     */
+    benchmarks?: pulumi.Input<pulumi.Input<inputs.GpuBenchmarkArgs>[]>;
+    /**
+     * Profile sections to check: `host`, `cpu`, `cpu_features`, `gpu`, `efa`. Default: all.
+     */
+    checks?: pulumi.Input<pulumi.Input<string>[]>;
+    /**
+     * In-region S3 location of the hwprobe binary. Default: hwprobe on the image at `/usr/local/bin/hwprobe`.
+     */
+    hwprobeS3Uri?: pulumi.Input<string>;
+    /**
+     * SHA-256 of the binary at `hwprobeS3Uri`.
+     */
+    hwprobeSha256?: pulumi.Input<string>;
+    /**
+     * `quick` (default) or `full` (adds GEMM, memory bandwidth and NCCL against a fraction of the catalog peak).
+     */
+    level?: pulumi.Input<string>;
+    /**
+     * Nodes `replace` may relaunch in one update. Default 2.
+     */
+    maxReplacements?: pulumi.Input<number>;
+    /**
+     * `fail` (default), `warn` or `replace` (relaunch a failing node at its index, up to `maxReplacements`).
+     */
+    onFailure?: pulumi.Input<string>;
+    /**
+     * KMS key the reports are encrypted with, inside the jurisdiction.
+     */
+    reportsKmsKeyArn?: pulumi.Input<string>;
+    /**
+     * In-region S3 prefix the nodes publish their reports to; each cluster writes under `<name>/`.
+     */
+    reportsS3Uri?: pulumi.Input<string>;
+    /**
+     * How long to wait for the reports, e.g. `20m` (default 20m0s).
+     */
+    timeout?: pulumi.Input<string>;
+    /**
+     * PEM certificates that verify the nodes' signed identity documents (AWS's RSA-2048 certificate for the region).
+     */
+    trustedCertificates?: pulumi.Input<string>;
+    /**
+     * Wait for every node's hwprobe report before the update succeeds. Default `true`.
+     */
+    wait?: pulumi.Input<boolean>;
 }
 
 export interface OfflineStoreArgs {

@@ -107,6 +107,14 @@ export interface FeatureDefinition {
     vectorDimension?: number;
 }
 
+export interface GpuBenchmark {
+    max?: number;
+    min?: number;
+    minEfficiency?: number;
+    name: string;
+    optional?: boolean;
+}
+
 export interface GpuCapacity {
     /**
      * Id (`cr-...`) of the capacity reservation or capacity block.
@@ -157,6 +165,69 @@ export interface GpuRootVolume {
     sizeGib?: number;
     throughput?: number;
     type?: string;
+}
+
+export interface GpuValidation {
+    /**
+     * Benchmarks with thresholds: absolute (`min`, `max`) or `minEfficiency`, a fraction of the catalog peak.
+     */
+    benchmarks?: outputs.GpuBenchmark[];
+    /**
+     * Profile sections to check: `host`, `cpu`, `cpu_features`, `gpu`, `efa`. Default: all.
+     */
+    checks?: string[];
+    /**
+     * In-region S3 location of the hwprobe binary. Default: hwprobe on the image at `/usr/local/bin/hwprobe`.
+     */
+    hwprobeS3Uri?: string;
+    /**
+     * SHA-256 of the binary at `hwprobeS3Uri`.
+     */
+    hwprobeSha256?: string;
+    /**
+     * `quick` (default) or `full` (adds GEMM, memory bandwidth and NCCL against a fraction of the catalog peak).
+     */
+    level?: string;
+    /**
+     * Nodes `replace` may relaunch in one update. Default 2.
+     */
+    maxReplacements?: number;
+    /**
+     * `fail` (default), `warn` or `replace` (relaunch a failing node at its index, up to `maxReplacements`).
+     */
+    onFailure?: string;
+    /**
+     * KMS key the reports are encrypted with, inside the jurisdiction.
+     */
+    reportsKmsKeyArn?: string;
+    /**
+     * In-region S3 prefix the nodes publish their reports to; each cluster writes under `<name>/`.
+     */
+    reportsS3Uri?: string;
+    /**
+     * How long to wait for the reports, e.g. `20m` (default 20m0s).
+     */
+    timeout?: string;
+    /**
+     * PEM certificates that verify the nodes' signed identity documents (AWS's RSA-2048 certificate for the region).
+     */
+    trustedCertificates?: string;
+    /**
+     * Wait for every node's hwprobe report before the update succeeds. Default `true`.
+     */
+    wait?: boolean;
+}
+
+export interface GpuValidationResult {
+    attestedRegion: string;
+    attestedZoneId: string;
+    failures: string[];
+    generatedAt: string;
+    index: number;
+    instanceId: string;
+    reportKey: string;
+    status: string;
+    summary: string;
 }
 
 export interface GuardReportEntry {

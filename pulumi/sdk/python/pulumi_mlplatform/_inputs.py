@@ -23,6 +23,8 @@ __all__ = [
     'EndpointsArgsDict',
     'FeatureDefinitionArgs',
     'FeatureDefinitionArgsDict',
+    'GpuBenchmarkArgs',
+    'GpuBenchmarkArgsDict',
     'GpuCapacityRetryArgs',
     'GpuCapacityRetryArgsDict',
     'GpuCapacityArgs',
@@ -33,6 +35,8 @@ __all__ = [
     'GpuRolloutArgsDict',
     'GpuRootVolumeArgs',
     'GpuRootVolumeArgsDict',
+    'GpuValidationArgs',
+    'GpuValidationArgsDict',
     'OfflineStoreArgs',
     'OfflineStoreArgsDict',
     'OnlineStoreTtlArgs',
@@ -569,6 +573,80 @@ class FeatureDefinitionArgs:
 
 
 if not MYPY:
+    class GpuBenchmarkArgsDict(TypedDict):
+        name: pulumi.Input[_builtins.str]
+        max: NotRequired[pulumi.Input[_builtins.float]]
+        min: NotRequired[pulumi.Input[_builtins.float]]
+        min_efficiency: NotRequired[pulumi.Input[_builtins.float]]
+        optional: NotRequired[pulumi.Input[_builtins.bool]]
+elif False:
+    GpuBenchmarkArgsDict: TypeAlias = Mapping[str, Any]
+
+@pulumi.input_type
+class GpuBenchmarkArgs:
+    def __init__(__self__, *,
+                 name: pulumi.Input[_builtins.str],
+                 max: Optional[pulumi.Input[_builtins.float]] = None,
+                 min: Optional[pulumi.Input[_builtins.float]] = None,
+                 min_efficiency: Optional[pulumi.Input[_builtins.float]] = None,
+                 optional: Optional[pulumi.Input[_builtins.bool]] = None):
+        pulumi.set(__self__, "name", name)
+        if max is not None:
+            pulumi.set(__self__, "max", max)
+        if min is not None:
+            pulumi.set(__self__, "min", min)
+        if min_efficiency is not None:
+            pulumi.set(__self__, "min_efficiency", min_efficiency)
+        if optional is not None:
+            pulumi.set(__self__, "optional", optional)
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> pulumi.Input[_builtins.str]:
+        return pulumi.get(self, "name")
+
+    @name.setter
+    def name(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "name", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def max(self) -> Optional[pulumi.Input[_builtins.float]]:
+        return pulumi.get(self, "max")
+
+    @max.setter
+    def max(self, value: Optional[pulumi.Input[_builtins.float]]):
+        pulumi.set(self, "max", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def min(self) -> Optional[pulumi.Input[_builtins.float]]:
+        return pulumi.get(self, "min")
+
+    @min.setter
+    def min(self, value: Optional[pulumi.Input[_builtins.float]]):
+        pulumi.set(self, "min", value)
+
+    @_builtins.property
+    @pulumi.getter(name="minEfficiency")
+    def min_efficiency(self) -> Optional[pulumi.Input[_builtins.float]]:
+        return pulumi.get(self, "min_efficiency")
+
+    @min_efficiency.setter
+    def min_efficiency(self, value: Optional[pulumi.Input[_builtins.float]]):
+        pulumi.set(self, "min_efficiency", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def optional(self) -> Optional[pulumi.Input[_builtins.bool]]:
+        return pulumi.get(self, "optional")
+
+    @optional.setter
+    def optional(self, value: Optional[pulumi.Input[_builtins.bool]]):
+        pulumi.set(self, "optional", value)
+
+
+if not MYPY:
     class GpuCapacityRetryArgsDict(TypedDict):
         attempts: NotRequired[pulumi.Input[_builtins.int]]
         initial_delay: NotRequired[pulumi.Input[_builtins.str]]
@@ -845,6 +923,258 @@ class GpuRootVolumeArgs:
     @type.setter
     def type(self, value: Optional[pulumi.Input[_builtins.str]]):
         pulumi.set(self, "type", value)
+
+
+if not MYPY:
+    class GpuValidationArgsDict(TypedDict):
+        benchmarks: NotRequired[pulumi.Input[Sequence[pulumi.Input['GpuBenchmarkArgsDict']]]]
+        """
+        Benchmarks with thresholds: absolute (`min`, `max`) or `minEfficiency`, a fraction of the catalog peak.
+        """
+        checks: NotRequired[pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]]
+        """
+        Profile sections to check: `host`, `cpu`, `cpu_features`, `gpu`, `efa`. Default: all.
+        """
+        hwprobe_s3_uri: NotRequired[pulumi.Input[_builtins.str]]
+        """
+        In-region S3 location of the hwprobe binary. Default: hwprobe on the image at `/usr/local/bin/hwprobe`.
+        """
+        hwprobe_sha256: NotRequired[pulumi.Input[_builtins.str]]
+        """
+        SHA-256 of the binary at `hwprobeS3Uri`.
+        """
+        level: NotRequired[pulumi.Input[_builtins.str]]
+        """
+        `quick` (default) or `full` (adds GEMM, memory bandwidth and NCCL against a fraction of the catalog peak).
+        """
+        max_replacements: NotRequired[pulumi.Input[_builtins.int]]
+        """
+        Nodes `replace` may relaunch in one update. Default 2.
+        """
+        on_failure: NotRequired[pulumi.Input[_builtins.str]]
+        """
+        `fail` (default), `warn` or `replace` (relaunch a failing node at its index, up to `maxReplacements`).
+        """
+        reports_kms_key_arn: NotRequired[pulumi.Input[_builtins.str]]
+        """
+        KMS key the reports are encrypted with, inside the jurisdiction.
+        """
+        reports_s3_uri: NotRequired[pulumi.Input[_builtins.str]]
+        """
+        In-region S3 prefix the nodes publish their reports to; each cluster writes under `<name>/`.
+        """
+        timeout: NotRequired[pulumi.Input[_builtins.str]]
+        """
+        How long to wait for the reports, e.g. `20m` (default 20m0s).
+        """
+        trusted_certificates: NotRequired[pulumi.Input[_builtins.str]]
+        """
+        PEM certificates that verify the nodes' signed identity documents (AWS's RSA-2048 certificate for the region).
+        """
+        wait: NotRequired[pulumi.Input[_builtins.bool]]
+        """
+        Wait for every node's hwprobe report before the update succeeds. Default `true`.
+        """
+elif False:
+    GpuValidationArgsDict: TypeAlias = Mapping[str, Any]
+
+@pulumi.input_type
+class GpuValidationArgs:
+    def __init__(__self__, *,
+                 benchmarks: Optional[pulumi.Input[Sequence[pulumi.Input['GpuBenchmarkArgs']]]] = None,
+                 checks: Optional[pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]] = None,
+                 hwprobe_s3_uri: Optional[pulumi.Input[_builtins.str]] = None,
+                 hwprobe_sha256: Optional[pulumi.Input[_builtins.str]] = None,
+                 level: Optional[pulumi.Input[_builtins.str]] = None,
+                 max_replacements: Optional[pulumi.Input[_builtins.int]] = None,
+                 on_failure: Optional[pulumi.Input[_builtins.str]] = None,
+                 reports_kms_key_arn: Optional[pulumi.Input[_builtins.str]] = None,
+                 reports_s3_uri: Optional[pulumi.Input[_builtins.str]] = None,
+                 timeout: Optional[pulumi.Input[_builtins.str]] = None,
+                 trusted_certificates: Optional[pulumi.Input[_builtins.str]] = None,
+                 wait: Optional[pulumi.Input[_builtins.bool]] = None):
+        """
+        :param pulumi.Input[Sequence[pulumi.Input['GpuBenchmarkArgs']]] benchmarks: Benchmarks with thresholds: absolute (`min`, `max`) or `minEfficiency`, a fraction of the catalog peak.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] checks: Profile sections to check: `host`, `cpu`, `cpu_features`, `gpu`, `efa`. Default: all.
+        :param pulumi.Input[_builtins.str] hwprobe_s3_uri: In-region S3 location of the hwprobe binary. Default: hwprobe on the image at `/usr/local/bin/hwprobe`.
+        :param pulumi.Input[_builtins.str] hwprobe_sha256: SHA-256 of the binary at `hwprobeS3Uri`.
+        :param pulumi.Input[_builtins.str] level: `quick` (default) or `full` (adds GEMM, memory bandwidth and NCCL against a fraction of the catalog peak).
+        :param pulumi.Input[_builtins.int] max_replacements: Nodes `replace` may relaunch in one update. Default 2.
+        :param pulumi.Input[_builtins.str] on_failure: `fail` (default), `warn` or `replace` (relaunch a failing node at its index, up to `maxReplacements`).
+        :param pulumi.Input[_builtins.str] reports_kms_key_arn: KMS key the reports are encrypted with, inside the jurisdiction.
+        :param pulumi.Input[_builtins.str] reports_s3_uri: In-region S3 prefix the nodes publish their reports to; each cluster writes under `<name>/`.
+        :param pulumi.Input[_builtins.str] timeout: How long to wait for the reports, e.g. `20m` (default 20m0s).
+        :param pulumi.Input[_builtins.str] trusted_certificates: PEM certificates that verify the nodes' signed identity documents (AWS's RSA-2048 certificate for the region).
+        :param pulumi.Input[_builtins.bool] wait: Wait for every node's hwprobe report before the update succeeds. Default `true`.
+        """
+        if benchmarks is not None:
+            pulumi.set(__self__, "benchmarks", benchmarks)
+        if checks is not None:
+            pulumi.set(__self__, "checks", checks)
+        if hwprobe_s3_uri is not None:
+            pulumi.set(__self__, "hwprobe_s3_uri", hwprobe_s3_uri)
+        if hwprobe_sha256 is not None:
+            pulumi.set(__self__, "hwprobe_sha256", hwprobe_sha256)
+        if level is not None:
+            pulumi.set(__self__, "level", level)
+        if max_replacements is not None:
+            pulumi.set(__self__, "max_replacements", max_replacements)
+        if on_failure is not None:
+            pulumi.set(__self__, "on_failure", on_failure)
+        if reports_kms_key_arn is not None:
+            pulumi.set(__self__, "reports_kms_key_arn", reports_kms_key_arn)
+        if reports_s3_uri is not None:
+            pulumi.set(__self__, "reports_s3_uri", reports_s3_uri)
+        if timeout is not None:
+            pulumi.set(__self__, "timeout", timeout)
+        if trusted_certificates is not None:
+            pulumi.set(__self__, "trusted_certificates", trusted_certificates)
+        if wait is not None:
+            pulumi.set(__self__, "wait", wait)
+
+    @_builtins.property
+    @pulumi.getter
+    def benchmarks(self) -> Optional[pulumi.Input[Sequence[pulumi.Input['GpuBenchmarkArgs']]]]:
+        """
+        Benchmarks with thresholds: absolute (`min`, `max`) or `minEfficiency`, a fraction of the catalog peak.
+        """
+        return pulumi.get(self, "benchmarks")
+
+    @benchmarks.setter
+    def benchmarks(self, value: Optional[pulumi.Input[Sequence[pulumi.Input['GpuBenchmarkArgs']]]]):
+        pulumi.set(self, "benchmarks", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def checks(self) -> Optional[pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]]:
+        """
+        Profile sections to check: `host`, `cpu`, `cpu_features`, `gpu`, `efa`. Default: all.
+        """
+        return pulumi.get(self, "checks")
+
+    @checks.setter
+    def checks(self, value: Optional[pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "checks", value)
+
+    @_builtins.property
+    @pulumi.getter(name="hwprobeS3Uri")
+    def hwprobe_s3_uri(self) -> Optional[pulumi.Input[_builtins.str]]:
+        """
+        In-region S3 location of the hwprobe binary. Default: hwprobe on the image at `/usr/local/bin/hwprobe`.
+        """
+        return pulumi.get(self, "hwprobe_s3_uri")
+
+    @hwprobe_s3_uri.setter
+    def hwprobe_s3_uri(self, value: Optional[pulumi.Input[_builtins.str]]):
+        pulumi.set(self, "hwprobe_s3_uri", value)
+
+    @_builtins.property
+    @pulumi.getter(name="hwprobeSha256")
+    def hwprobe_sha256(self) -> Optional[pulumi.Input[_builtins.str]]:
+        """
+        SHA-256 of the binary at `hwprobeS3Uri`.
+        """
+        return pulumi.get(self, "hwprobe_sha256")
+
+    @hwprobe_sha256.setter
+    def hwprobe_sha256(self, value: Optional[pulumi.Input[_builtins.str]]):
+        pulumi.set(self, "hwprobe_sha256", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def level(self) -> Optional[pulumi.Input[_builtins.str]]:
+        """
+        `quick` (default) or `full` (adds GEMM, memory bandwidth and NCCL against a fraction of the catalog peak).
+        """
+        return pulumi.get(self, "level")
+
+    @level.setter
+    def level(self, value: Optional[pulumi.Input[_builtins.str]]):
+        pulumi.set(self, "level", value)
+
+    @_builtins.property
+    @pulumi.getter(name="maxReplacements")
+    def max_replacements(self) -> Optional[pulumi.Input[_builtins.int]]:
+        """
+        Nodes `replace` may relaunch in one update. Default 2.
+        """
+        return pulumi.get(self, "max_replacements")
+
+    @max_replacements.setter
+    def max_replacements(self, value: Optional[pulumi.Input[_builtins.int]]):
+        pulumi.set(self, "max_replacements", value)
+
+    @_builtins.property
+    @pulumi.getter(name="onFailure")
+    def on_failure(self) -> Optional[pulumi.Input[_builtins.str]]:
+        """
+        `fail` (default), `warn` or `replace` (relaunch a failing node at its index, up to `maxReplacements`).
+        """
+        return pulumi.get(self, "on_failure")
+
+    @on_failure.setter
+    def on_failure(self, value: Optional[pulumi.Input[_builtins.str]]):
+        pulumi.set(self, "on_failure", value)
+
+    @_builtins.property
+    @pulumi.getter(name="reportsKmsKeyArn")
+    def reports_kms_key_arn(self) -> Optional[pulumi.Input[_builtins.str]]:
+        """
+        KMS key the reports are encrypted with, inside the jurisdiction.
+        """
+        return pulumi.get(self, "reports_kms_key_arn")
+
+    @reports_kms_key_arn.setter
+    def reports_kms_key_arn(self, value: Optional[pulumi.Input[_builtins.str]]):
+        pulumi.set(self, "reports_kms_key_arn", value)
+
+    @_builtins.property
+    @pulumi.getter(name="reportsS3Uri")
+    def reports_s3_uri(self) -> Optional[pulumi.Input[_builtins.str]]:
+        """
+        In-region S3 prefix the nodes publish their reports to; each cluster writes under `<name>/`.
+        """
+        return pulumi.get(self, "reports_s3_uri")
+
+    @reports_s3_uri.setter
+    def reports_s3_uri(self, value: Optional[pulumi.Input[_builtins.str]]):
+        pulumi.set(self, "reports_s3_uri", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def timeout(self) -> Optional[pulumi.Input[_builtins.str]]:
+        """
+        How long to wait for the reports, e.g. `20m` (default 20m0s).
+        """
+        return pulumi.get(self, "timeout")
+
+    @timeout.setter
+    def timeout(self, value: Optional[pulumi.Input[_builtins.str]]):
+        pulumi.set(self, "timeout", value)
+
+    @_builtins.property
+    @pulumi.getter(name="trustedCertificates")
+    def trusted_certificates(self) -> Optional[pulumi.Input[_builtins.str]]:
+        """
+        PEM certificates that verify the nodes' signed identity documents (AWS's RSA-2048 certificate for the region).
+        """
+        return pulumi.get(self, "trusted_certificates")
+
+    @trusted_certificates.setter
+    def trusted_certificates(self, value: Optional[pulumi.Input[_builtins.str]]):
+        pulumi.set(self, "trusted_certificates", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def wait(self) -> Optional[pulumi.Input[_builtins.bool]]:
+        """
+        Wait for every node's hwprobe report before the update succeeds. Default `true`.
+        """
+        return pulumi.get(self, "wait")
+
+    @wait.setter
+    def wait(self, value: Optional[pulumi.Input[_builtins.bool]]):
+        pulumi.set(self, "wait", value)
 
 
 if not MYPY:

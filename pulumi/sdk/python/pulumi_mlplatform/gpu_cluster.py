@@ -38,6 +38,7 @@ class GpuClusterArgs:
                  subnet_id: Optional[pulumi.Input[_builtins.str]] = None,
                  tags: Optional[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  user_data: Optional[pulumi.Input[_builtins.str]] = None,
+                 validation: Optional[pulumi.Input['GpuValidationArgs']] = None,
                  vpc_id: Optional[pulumi.Input[_builtins.str]] = None,
                  zone: Optional[pulumi.Input[_builtins.str]] = None,
                  zone_fallback: Optional[pulumi.Input[_builtins.bool]] = None,
@@ -97,6 +98,8 @@ class GpuClusterArgs:
             pulumi.set(__self__, "tags", tags)
         if user_data is not None:
             pulumi.set(__self__, "user_data", user_data)
+        if validation is not None:
+            pulumi.set(__self__, "validation", validation)
         if vpc_id is not None:
             pulumi.set(__self__, "vpc_id", vpc_id)
         if zone is not None:
@@ -311,6 +314,15 @@ class GpuClusterArgs:
         pulumi.set(self, "user_data", value)
 
     @_builtins.property
+    @pulumi.getter
+    def validation(self) -> Optional[pulumi.Input['GpuValidationArgs']]:
+        return pulumi.get(self, "validation")
+
+    @validation.setter
+    def validation(self, value: Optional[pulumi.Input['GpuValidationArgs']]):
+        pulumi.set(self, "validation", value)
+
+    @_builtins.property
     @pulumi.getter(name="vpcId")
     def vpc_id(self) -> Optional[pulumi.Input[_builtins.str]]:
         """
@@ -382,6 +394,7 @@ class GpuCluster(pulumi.CustomResource):
                  subnet_id: Optional[pulumi.Input[_builtins.str]] = None,
                  tags: Optional[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  user_data: Optional[pulumi.Input[_builtins.str]] = None,
+                 validation: Optional[pulumi.Input[Union['GpuValidationArgs', 'GpuValidationArgsDict']]] = None,
                  vpc_id: Optional[pulumi.Input[_builtins.str]] = None,
                  zone: Optional[pulumi.Input[_builtins.str]] = None,
                  zone_fallback: Optional[pulumi.Input[_builtins.bool]] = None,
@@ -455,6 +468,7 @@ class GpuCluster(pulumi.CustomResource):
                  subnet_id: Optional[pulumi.Input[_builtins.str]] = None,
                  tags: Optional[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  user_data: Optional[pulumi.Input[_builtins.str]] = None,
+                 validation: Optional[pulumi.Input[Union['GpuValidationArgs', 'GpuValidationArgsDict']]] = None,
                  vpc_id: Optional[pulumi.Input[_builtins.str]] = None,
                  zone: Optional[pulumi.Input[_builtins.str]] = None,
                  zone_fallback: Optional[pulumi.Input[_builtins.bool]] = None,
@@ -491,6 +505,7 @@ class GpuCluster(pulumi.CustomResource):
             __props__.__dict__["subnet_id"] = subnet_id
             __props__.__dict__["tags"] = tags
             __props__.__dict__["user_data"] = user_data
+            __props__.__dict__["validation"] = validation
             __props__.__dict__["vpc_id"] = vpc_id
             __props__.__dict__["zone"] = zone
             __props__.__dict__["zone_fallback"] = zone_fallback
@@ -505,6 +520,8 @@ class GpuCluster(pulumi.CustomResource):
             __props__.__dict__["placement_zone_id"] = None
             __props__.__dict__["private_ips"] = None
             __props__.__dict__["tags_all"] = None
+            __props__.__dict__["validation_profile"] = None
+            __props__.__dict__["validation_results"] = None
         super(GpuCluster, __self__).__init__(
             'mlplatform:index:GpuCluster',
             resource_name,
@@ -554,6 +571,9 @@ class GpuCluster(pulumi.CustomResource):
         __props__.__dict__["tags"] = None
         __props__.__dict__["tags_all"] = None
         __props__.__dict__["user_data"] = None
+        __props__.__dict__["validation"] = None
+        __props__.__dict__["validation_profile"] = None
+        __props__.__dict__["validation_results"] = None
         __props__.__dict__["vpc_id"] = None
         __props__.__dict__["zone"] = None
         __props__.__dict__["zone_fallback"] = None
@@ -775,6 +795,21 @@ class GpuCluster(pulumi.CustomResource):
         User data run at boot (plain text, at most 16 KiB). Changing it rolls the nodes.
         """
         return pulumi.get(self, "user_data")
+
+    @_builtins.property
+    @pulumi.getter
+    def validation(self) -> pulumi.Output[Optional['outputs.GpuValidation']]:
+        return pulumi.get(self, "validation")
+
+    @_builtins.property
+    @pulumi.getter(name="validationProfile")
+    def validation_profile(self) -> pulumi.Output[Optional[_builtins.str]]:
+        return pulumi.get(self, "validation_profile")
+
+    @_builtins.property
+    @pulumi.getter(name="validationResults")
+    def validation_results(self) -> pulumi.Output[Optional[Sequence['outputs.GpuValidationResult']]]:
+        return pulumi.get(self, "validation_results")
 
     @_builtins.property
     @pulumi.getter(name="vpcId")

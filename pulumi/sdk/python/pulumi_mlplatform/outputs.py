@@ -20,12 +20,15 @@ __all__ = [
     'CpuSchedule',
     'Endpoints',
     'FeatureDefinition',
+    'GpuBenchmark',
     'GpuCapacity',
     'GpuCapacityRetry',
     'GpuDataVolume',
     'GpuNode',
     'GpuRollout',
     'GpuRootVolume',
+    'GpuValidation',
+    'GpuValidationResult',
     'GuardReportEntry',
     'OfflineStore',
     'OnlineStore',
@@ -409,6 +412,67 @@ class FeatureDefinition(dict):
 
 
 @pulumi.output_type
+class GpuBenchmark(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "minEfficiency":
+            suggest = "min_efficiency"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in GpuBenchmark. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        GpuBenchmark.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        GpuBenchmark.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 name: _builtins.str,
+                 max: Optional[_builtins.float] = None,
+                 min: Optional[_builtins.float] = None,
+                 min_efficiency: Optional[_builtins.float] = None,
+                 optional: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "name", name)
+        if max is not None:
+            pulumi.set(__self__, "max", max)
+        if min is not None:
+            pulumi.set(__self__, "min", min)
+        if min_efficiency is not None:
+            pulumi.set(__self__, "min_efficiency", min_efficiency)
+        if optional is not None:
+            pulumi.set(__self__, "optional", optional)
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> _builtins.str:
+        return pulumi.get(self, "name")
+
+    @_builtins.property
+    @pulumi.getter
+    def max(self) -> Optional[_builtins.float]:
+        return pulumi.get(self, "max")
+
+    @_builtins.property
+    @pulumi.getter
+    def min(self) -> Optional[_builtins.float]:
+        return pulumi.get(self, "min")
+
+    @_builtins.property
+    @pulumi.getter(name="minEfficiency")
+    def min_efficiency(self) -> Optional[_builtins.float]:
+        return pulumi.get(self, "min_efficiency")
+
+    @_builtins.property
+    @pulumi.getter
+    def optional(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "optional")
+
+
+@pulumi.output_type
 class GpuCapacity(dict):
     @staticmethod
     def __key_warning(key: str):
@@ -753,6 +817,279 @@ class GpuRootVolume(dict):
     @pulumi.getter
     def type(self) -> Optional[_builtins.str]:
         return pulumi.get(self, "type")
+
+
+@pulumi.output_type
+class GpuValidation(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "hwprobeS3Uri":
+            suggest = "hwprobe_s3_uri"
+        elif key == "hwprobeSha256":
+            suggest = "hwprobe_sha256"
+        elif key == "maxReplacements":
+            suggest = "max_replacements"
+        elif key == "onFailure":
+            suggest = "on_failure"
+        elif key == "reportsKmsKeyArn":
+            suggest = "reports_kms_key_arn"
+        elif key == "reportsS3Uri":
+            suggest = "reports_s3_uri"
+        elif key == "trustedCertificates":
+            suggest = "trusted_certificates"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in GpuValidation. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        GpuValidation.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        GpuValidation.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 benchmarks: Optional[Sequence['outputs.GpuBenchmark']] = None,
+                 checks: Optional[Sequence[_builtins.str]] = None,
+                 hwprobe_s3_uri: Optional[_builtins.str] = None,
+                 hwprobe_sha256: Optional[_builtins.str] = None,
+                 level: Optional[_builtins.str] = None,
+                 max_replacements: Optional[_builtins.int] = None,
+                 on_failure: Optional[_builtins.str] = None,
+                 reports_kms_key_arn: Optional[_builtins.str] = None,
+                 reports_s3_uri: Optional[_builtins.str] = None,
+                 timeout: Optional[_builtins.str] = None,
+                 trusted_certificates: Optional[_builtins.str] = None,
+                 wait: Optional[_builtins.bool] = None):
+        """
+        :param Sequence['GpuBenchmark'] benchmarks: Benchmarks with thresholds: absolute (`min`, `max`) or `minEfficiency`, a fraction of the catalog peak.
+        :param Sequence[_builtins.str] checks: Profile sections to check: `host`, `cpu`, `cpu_features`, `gpu`, `efa`. Default: all.
+        :param _builtins.str hwprobe_s3_uri: In-region S3 location of the hwprobe binary. Default: hwprobe on the image at `/usr/local/bin/hwprobe`.
+        :param _builtins.str hwprobe_sha256: SHA-256 of the binary at `hwprobeS3Uri`.
+        :param _builtins.str level: `quick` (default) or `full` (adds GEMM, memory bandwidth and NCCL against a fraction of the catalog peak).
+        :param _builtins.int max_replacements: Nodes `replace` may relaunch in one update. Default 2.
+        :param _builtins.str on_failure: `fail` (default), `warn` or `replace` (relaunch a failing node at its index, up to `maxReplacements`).
+        :param _builtins.str reports_kms_key_arn: KMS key the reports are encrypted with, inside the jurisdiction.
+        :param _builtins.str reports_s3_uri: In-region S3 prefix the nodes publish their reports to; each cluster writes under `<name>/`.
+        :param _builtins.str timeout: How long to wait for the reports, e.g. `20m` (default 20m0s).
+        :param _builtins.str trusted_certificates: PEM certificates that verify the nodes' signed identity documents (AWS's RSA-2048 certificate for the region).
+        :param _builtins.bool wait: Wait for every node's hwprobe report before the update succeeds. Default `true`.
+        """
+        if benchmarks is not None:
+            pulumi.set(__self__, "benchmarks", benchmarks)
+        if checks is not None:
+            pulumi.set(__self__, "checks", checks)
+        if hwprobe_s3_uri is not None:
+            pulumi.set(__self__, "hwprobe_s3_uri", hwprobe_s3_uri)
+        if hwprobe_sha256 is not None:
+            pulumi.set(__self__, "hwprobe_sha256", hwprobe_sha256)
+        if level is not None:
+            pulumi.set(__self__, "level", level)
+        if max_replacements is not None:
+            pulumi.set(__self__, "max_replacements", max_replacements)
+        if on_failure is not None:
+            pulumi.set(__self__, "on_failure", on_failure)
+        if reports_kms_key_arn is not None:
+            pulumi.set(__self__, "reports_kms_key_arn", reports_kms_key_arn)
+        if reports_s3_uri is not None:
+            pulumi.set(__self__, "reports_s3_uri", reports_s3_uri)
+        if timeout is not None:
+            pulumi.set(__self__, "timeout", timeout)
+        if trusted_certificates is not None:
+            pulumi.set(__self__, "trusted_certificates", trusted_certificates)
+        if wait is not None:
+            pulumi.set(__self__, "wait", wait)
+
+    @_builtins.property
+    @pulumi.getter
+    def benchmarks(self) -> Optional[Sequence['outputs.GpuBenchmark']]:
+        """
+        Benchmarks with thresholds: absolute (`min`, `max`) or `minEfficiency`, a fraction of the catalog peak.
+        """
+        return pulumi.get(self, "benchmarks")
+
+    @_builtins.property
+    @pulumi.getter
+    def checks(self) -> Optional[Sequence[_builtins.str]]:
+        """
+        Profile sections to check: `host`, `cpu`, `cpu_features`, `gpu`, `efa`. Default: all.
+        """
+        return pulumi.get(self, "checks")
+
+    @_builtins.property
+    @pulumi.getter(name="hwprobeS3Uri")
+    def hwprobe_s3_uri(self) -> Optional[_builtins.str]:
+        """
+        In-region S3 location of the hwprobe binary. Default: hwprobe on the image at `/usr/local/bin/hwprobe`.
+        """
+        return pulumi.get(self, "hwprobe_s3_uri")
+
+    @_builtins.property
+    @pulumi.getter(name="hwprobeSha256")
+    def hwprobe_sha256(self) -> Optional[_builtins.str]:
+        """
+        SHA-256 of the binary at `hwprobeS3Uri`.
+        """
+        return pulumi.get(self, "hwprobe_sha256")
+
+    @_builtins.property
+    @pulumi.getter
+    def level(self) -> Optional[_builtins.str]:
+        """
+        `quick` (default) or `full` (adds GEMM, memory bandwidth and NCCL against a fraction of the catalog peak).
+        """
+        return pulumi.get(self, "level")
+
+    @_builtins.property
+    @pulumi.getter(name="maxReplacements")
+    def max_replacements(self) -> Optional[_builtins.int]:
+        """
+        Nodes `replace` may relaunch in one update. Default 2.
+        """
+        return pulumi.get(self, "max_replacements")
+
+    @_builtins.property
+    @pulumi.getter(name="onFailure")
+    def on_failure(self) -> Optional[_builtins.str]:
+        """
+        `fail` (default), `warn` or `replace` (relaunch a failing node at its index, up to `maxReplacements`).
+        """
+        return pulumi.get(self, "on_failure")
+
+    @_builtins.property
+    @pulumi.getter(name="reportsKmsKeyArn")
+    def reports_kms_key_arn(self) -> Optional[_builtins.str]:
+        """
+        KMS key the reports are encrypted with, inside the jurisdiction.
+        """
+        return pulumi.get(self, "reports_kms_key_arn")
+
+    @_builtins.property
+    @pulumi.getter(name="reportsS3Uri")
+    def reports_s3_uri(self) -> Optional[_builtins.str]:
+        """
+        In-region S3 prefix the nodes publish their reports to; each cluster writes under `<name>/`.
+        """
+        return pulumi.get(self, "reports_s3_uri")
+
+    @_builtins.property
+    @pulumi.getter
+    def timeout(self) -> Optional[_builtins.str]:
+        """
+        How long to wait for the reports, e.g. `20m` (default 20m0s).
+        """
+        return pulumi.get(self, "timeout")
+
+    @_builtins.property
+    @pulumi.getter(name="trustedCertificates")
+    def trusted_certificates(self) -> Optional[_builtins.str]:
+        """
+        PEM certificates that verify the nodes' signed identity documents (AWS's RSA-2048 certificate for the region).
+        """
+        return pulumi.get(self, "trusted_certificates")
+
+    @_builtins.property
+    @pulumi.getter
+    def wait(self) -> Optional[_builtins.bool]:
+        """
+        Wait for every node's hwprobe report before the update succeeds. Default `true`.
+        """
+        return pulumi.get(self, "wait")
+
+
+@pulumi.output_type
+class GpuValidationResult(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "attestedRegion":
+            suggest = "attested_region"
+        elif key == "attestedZoneId":
+            suggest = "attested_zone_id"
+        elif key == "generatedAt":
+            suggest = "generated_at"
+        elif key == "instanceId":
+            suggest = "instance_id"
+        elif key == "reportKey":
+            suggest = "report_key"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in GpuValidationResult. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        GpuValidationResult.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        GpuValidationResult.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 attested_region: _builtins.str,
+                 attested_zone_id: _builtins.str,
+                 failures: Sequence[_builtins.str],
+                 generated_at: _builtins.str,
+                 index: _builtins.int,
+                 instance_id: _builtins.str,
+                 report_key: _builtins.str,
+                 status: _builtins.str,
+                 summary: _builtins.str):
+        pulumi.set(__self__, "attested_region", attested_region)
+        pulumi.set(__self__, "attested_zone_id", attested_zone_id)
+        pulumi.set(__self__, "failures", failures)
+        pulumi.set(__self__, "generated_at", generated_at)
+        pulumi.set(__self__, "index", index)
+        pulumi.set(__self__, "instance_id", instance_id)
+        pulumi.set(__self__, "report_key", report_key)
+        pulumi.set(__self__, "status", status)
+        pulumi.set(__self__, "summary", summary)
+
+    @_builtins.property
+    @pulumi.getter(name="attestedRegion")
+    def attested_region(self) -> _builtins.str:
+        return pulumi.get(self, "attested_region")
+
+    @_builtins.property
+    @pulumi.getter(name="attestedZoneId")
+    def attested_zone_id(self) -> _builtins.str:
+        return pulumi.get(self, "attested_zone_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def failures(self) -> Sequence[_builtins.str]:
+        return pulumi.get(self, "failures")
+
+    @_builtins.property
+    @pulumi.getter(name="generatedAt")
+    def generated_at(self) -> _builtins.str:
+        return pulumi.get(self, "generated_at")
+
+    @_builtins.property
+    @pulumi.getter
+    def index(self) -> _builtins.int:
+        return pulumi.get(self, "index")
+
+    @_builtins.property
+    @pulumi.getter(name="instanceId")
+    def instance_id(self) -> _builtins.str:
+        return pulumi.get(self, "instance_id")
+
+    @_builtins.property
+    @pulumi.getter(name="reportKey")
+    def report_key(self) -> _builtins.str:
+        return pulumi.get(self, "report_key")
+
+    @_builtins.property
+    @pulumi.getter
+    def status(self) -> _builtins.str:
+        return pulumi.get(self, "status")
+
+    @_builtins.property
+    @pulumi.getter
+    def summary(self) -> _builtins.str:
+        return pulumi.get(self, "summary")
 
 
 @pulumi.output_type

@@ -1,0 +1,327 @@
+package acctest
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+
+	"github.com/mlplatform/mlplatform/internal/cloud"
+	"github.com/mlplatform/mlplatform/internal/platform"
+)
+
+// The node player: acceptance tests of the validation gate play the nodes
+// the emulator cannot run. For each node of a cluster it reads the profile
+// from the launch template's user data (the bootstrap the provider
+// rendered), runs the real hwprobe binary on this machine against it (the
+// real CPU probe), and publishes the report to the emulator's S3 with
+// hwprobe's own publish command. EC2's instance metadata service is
+// played by a test double on loopback, serving the node's identity
+// document signed with the test's NodeSigner; it is test code and says so.
+
+// BuildHwprobe builds hwprobe from this module into dir and returns its
+// path.
+func BuildHwprobe(ctx context.Context, dir string) (string, error) {
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, "hwprobe")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./hwprobe/cmd/hwprobe")
+	cmd.Dir = root
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building hwprobe: %w\n%s", err, b)
+	}
+	return out, nil
+}
+
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// NodeBehaviour is how a played node behaves.
+type NodeBehaviour struct {
+	// Silent nodes never report (a node whose bootstrap could not run).
+	Silent bool
+	// IdentityOf, when set, is the instance id the node's signed identity
+	// document names instead of its own: a forged report, published under
+	// the node's key.
+	IdentityOf string
+	// Report, when set, rewrites the report hwprobe wrote before it is
+	// published: a node whose hardware fails a check this machine cannot
+	// fail (a GPU's NVLink link down).
+	Report func([]byte) ([]byte, error)
+}
+
+// NodePlayer plays the nodes of GPU clusters for one test.
+type NodePlayer struct {
+	H       *Harness
+	Signer  *NodeSigner
+	Hwprobe string // the hwprobe binary
+	Dir     string // scratch directory
+	// Behaviour says how the node at an index behaves, by its launch:
+	// Behaviour(index, nth) where nth counts that index's instances (0 for
+	// the first, 1 for its first replacement).
+	Behaviour func(index, nth int) NodeBehaviour
+	Logf      func(format string, args ...any)
+
+	mu     sync.Mutex
+	played map[string]bool
+	nth    map[int]int
+	errs   []error
+}
+
+// NewNodePlayer builds hwprobe and makes a signer. Its CertPEM is what the
+// configuration must trust (trusted_certificates).
+func NewNodePlayer(t *testing.T, h *Harness) *NodePlayer {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	bin, err := BuildHwprobe(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := NewNodeSigner()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &NodePlayer{H: h, Signer: signer, Hwprobe: bin, Dir: dir, Logf: t.Logf, played: map[string]bool{}, nth: map[int]int{}}
+}
+
+// Watch plays every new running node of cluster until ctx ends.
+func (p *NodePlayer) Watch(ctx context.Context, cluster string) {
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if err := p.PlayNew(ctx, cluster); err != nil && ctx.Err() == nil {
+			p.mu.Lock()
+			p.errs = append(p.errs, err)
+			p.mu.Unlock()
+			p.Logf("node player: %v", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// Errs are the errors the player met.
+func (p *NodePlayer) Errs() []error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]error(nil), p.errs...)
+}
+
+// Played lists the instance ids played so far.
+func (p *NodePlayer) Played() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []string
+	for id := range p.played {
+		out = append(out, id)
+	}
+	return out
+}
+
+// PlayNew plays the running nodes of cluster not played yet.
+func (p *NodePlayer) PlayNew(ctx context.Context, cluster string) error {
+	clients, err := p.H.Clients(ctx, Region)
+	if err != nil {
+		return err
+	}
+	c, err := cloud.FindGPUCluster(ctx, clients.EC2, cluster)
+	if errors.Is(err, cloud.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, n := range c.Nodes {
+		if n.State != "running" {
+			continue
+		}
+		p.mu.Lock()
+		done := p.played[n.InstanceID]
+		nth := p.nth[n.Index]
+		if !done {
+			p.played[n.InstanceID] = true
+			p.nth[n.Index]++
+		}
+		p.mu.Unlock()
+		if done {
+			continue
+		}
+		b := NodeBehaviour{}
+		if p.Behaviour != nil {
+			b = p.Behaviour(n.Index, nth)
+		}
+		if b.Silent {
+			p.Logf("node player: node %d (%s) stays silent", n.Index, n.InstanceID)
+			continue
+		}
+		if err := p.play(ctx, clients, c.LaunchTemplateID, n, b); err != nil {
+			return fmt.Errorf("node %d (%s): %w", n.Index, n.InstanceID, err)
+		}
+	}
+	return nil
+}
+
+// play runs hwprobe for one node and publishes its report.
+func (p *NodePlayer) play(ctx context.Context, clients *cloud.Clients, ltID string, n cloud.GPUNode, b NodeBehaviour) error {
+	lt, err := clients.EC2.DescribeLaunchTemplateVersions(ctx, &ec2.DescribeLaunchTemplateVersionsInput{LaunchTemplateId: aws.String(ltID), Versions: []string{"$Latest"}})
+	if err != nil || len(lt.LaunchTemplateVersions) == 0 {
+		return fmt.Errorf("reading the launch template: %v", err)
+	}
+	raw, err := base64.StdEncoding.DecodeString(aws.ToString(lt.LaunchTemplateVersions[0].LaunchTemplateData.UserData))
+	if err != nil {
+		return fmt.Errorf("user data: %w", err)
+	}
+	parts, err := platform.ParseBootstrap(string(raw))
+	if err != nil {
+		return err
+	}
+	prof := parts.Profile
+	acct, err := cloud.CallerAccount(ctx, clients.STS)
+	if err != nil {
+		return err
+	}
+	id := n.InstanceID
+	if b.IdentityOf != "" {
+		id = b.IdentityOf
+	}
+	doc := IdentityDocument{AccountID: acct, AvailabilityZone: n.Zone, ImageID: n.ImageID, InstanceID: id, InstanceType: n.InstanceType,
+		PendingTime: n.LaunchTime.UTC().Format(time.RFC3339), PrivateIP: n.PrivateIP, Region: Region}.JSON()
+	sig, err := p.Signer.Sign(doc)
+	if err != nil {
+		return err
+	}
+	// The metadata service names the node itself (so hwprobe publishes
+	// under the node's key); the signed document names id.
+	imds, err := startFakeIMDS(n.InstanceID, n.ZoneID, string(doc), sig)
+	if err != nil {
+		return err
+	}
+	defer imds.Close()
+
+	dir, err := os.MkdirTemp(p.Dir, n.InstanceID+"-")
+	if err != nil {
+		return err
+	}
+	profPath, repPath := filepath.Join(dir, "profile.hcl"), filepath.Join(dir, "report.json")
+	if err := os.WriteFile(profPath, []byte(prof), 0o644); err != nil {
+		return err
+	}
+	env := os.Environ()
+	for k, v := range p.H.Env() {
+		env = append(env, k+"="+v)
+	}
+	env = append(env, "AWS_EC2_METADATA_DISABLED=false", "AWS_EC2_METADATA_SERVICE_ENDPOINT="+imds.URL, "AWS_ENDPOINT_URL_S3="+p.H.URL)
+	run := func(args ...string) (string, int, error) {
+		cmd := exec.CommandContext(ctx, p.Hwprobe, args...)
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return string(out), ee.ExitCode(), nil
+		}
+		return string(out), 0, err
+	}
+	// The bootstrap's own command lines (validate, then publish).
+	out, code, err := run("validate", "--profile", profPath, "--format", "table", "--report", repPath)
+	if err != nil {
+		return fmt.Errorf("hwprobe validate: %w", err)
+	}
+	p.Logf("node player: node %d (%s): hwprobe validate exit %d\n%s", n.Index, n.InstanceID, code, out)
+	if _, err := os.Stat(repPath); err != nil {
+		return fmt.Errorf("hwprobe validate wrote no report (exit %d): %s", code, out)
+	}
+	if b.Report != nil {
+		raw, err := os.ReadFile(repPath)
+		if err != nil {
+			return err
+		}
+		if raw, err = b.Report(raw); err != nil {
+			return err
+		}
+		if err := os.WriteFile(repPath, raw, 0o644); err != nil {
+			return err
+		}
+	}
+	out, code, err = run("report", "publish", "--profile", profPath, "--report", repPath)
+	if err != nil || code != 0 {
+		return fmt.Errorf("hwprobe report publish exit %d: %v\n%s", code, err, out)
+	}
+	p.Logf("node player: node %d (%s): published %s", n.Index, n.InstanceID, strings.TrimSpace(out))
+	return nil
+}
+
+// fakeIMDS is a test double of EC2's instance metadata service (IMDSv2)
+// for one node, on loopback.
+type fakeIMDS struct {
+	URL string
+	srv *http.Server
+}
+
+func (f *fakeIMDS) Close() { _ = f.srv.Close() }
+
+func startFakeIMDS(instanceID, zoneID, doc, sig string) (*fakeIMDS, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	paths := map[string]string{
+		"/latest/meta-data/instance-id":                    instanceID,
+		"/latest/meta-data/placement/availability-zone-id": zoneID,
+		"/latest/dynamic/instance-identity/document":       doc,
+		"/latest/dynamic/instance-identity/rsa2048":        sig,
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut && r.URL.Path == "/latest/api/token" {
+			w.Header().Set("X-Aws-Ec2-Metadata-Token-Ttl-Seconds", "21600")
+			_, _ = w.Write([]byte("test-token"))
+			return
+		}
+		if r.Header.Get("X-Aws-Ec2-Metadata-Token") != "test-token" {
+			http.Error(w, "no token", http.StatusUnauthorized)
+			return
+		}
+		v, ok := paths[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write([]byte(v))
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return &fakeIMDS{URL: "http://" + ln.Addr().String(), srv: srv}, nil
+}

@@ -1,0 +1,273 @@
+package platform
+
+import (
+	"context"
+	"crypto/x509"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mlplatform/mlplatform/internal/cloud"
+)
+
+// The GPU cluster's validation gate: the profile and bootstrap at plan, and
+// after the nodes run, the wait for their reports.
+
+// validationKnown reports whether every value of the validation block is
+// known.
+func (s *GPUClusterSpec) validationKnown() bool {
+	for _, u := range s.Unknown {
+		if u == "validation" || strings.HasPrefix(u, "validation.") {
+			return false
+		}
+	}
+	return true
+}
+
+// planValidation renders the profile and bootstrap into the plan when every
+// input is known, and makes the launch template's user data the bootstrap.
+func (e *Env) planValidation(ctx context.Context, spec GPUClusterSpec, p *GPUClusterPlan) error {
+	v := spec.Validation
+	if v == nil {
+		return nil
+	}
+	if v.Wait && v.TrustedCertificates == "" && e.TrustedCertificates == "" && spec.Known("validation.trusted_certificates") {
+		p.Problems = append(p.Problems, Problem{Path: "validation.trusted_certificates", Summary: "No trusted certificates",
+			Detail: "The gate verifies each node's signed identity document: set validation.trusted_certificates (or the provider's validation_trusted_certificates) to AWS's RSA-2048 certificate for the region (PEM, from the EC2 documentation \"Verify the instance identity document\")."})
+	}
+	known := spec.validationKnown() && spec.Known("name") && spec.Known("instance_type") && spec.Known("user_data") &&
+		spec.Known("efa_interfaces") && len(p.allowedOffered) > 0
+	if !known || p.Type.Name == "" {
+		return nil
+	}
+	cat, err := e.Catalog(ctx)
+	if err != nil {
+		return err
+	}
+	it, ok := cat.Lookup(spec.InstanceType)
+	if !ok {
+		return nil // checkType said so
+	}
+	prof := ProfileForGPUCluster(spec, NodeFactsFromCatalog(it, p.EFAInterfaces), e.Region(), p.allowedOffered)
+	p.Profile = RenderProfile(prof)
+	ud, err := Bootstrap(BootstrapInput{Profile: p.Profile, Region: e.Region(), UserData: spec.UserData,
+		HwprobeS3URI: v.HwprobeS3URI, HwprobeSHA256: v.HwprobeSHA256, GPU: it.GPU != nil})
+	if err != nil {
+		p.Problems = append(p.Problems, Problem{Path: "user_data", Summary: "User data cannot run beside the validation bootstrap", Detail: err.Error()})
+		return nil
+	}
+	if len(ud) > 16*1024 {
+		p.Problems = append(p.Problems, Problem{Path: "user_data", Summary: "User data too large with the validation bootstrap",
+			Detail: fmt.Sprintf("user_data and the validation bootstrap make %d bytes; EC2 accepts 16 KiB. Fetch the rest of your user data from S3 at boot.", len(ud))})
+		return nil
+	}
+	p.Bootstrap = ud
+	p.Template.UserData = ud
+	return nil
+}
+
+// validationRenderEqual reports whether two validation blocks render the
+// same bootstrap: their other settings (wait, timeout, on_failure,
+// max_replacements, trusted certificates) change only what the gate does.
+func validationRenderEqual(a, b *ValidationSpec) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	x, y := a.WithDefaults(), b.WithDefaults()
+	return slices.Equal(x.Checks, y.Checks) && x.Level == y.Level && reflect.DeepEqual(x.Benchmarks, y.Benchmarks) &&
+		x.ReportsS3URI == y.ReportsS3URI && x.ReportsKMSKeyARN == y.ReportsKMSKeyARN && x.HwprobeS3URI == y.HwprobeS3URI && x.HwprobeSHA256 == y.HwprobeSHA256
+}
+
+// GateOptions tune the gate's wait. The zero value is ready.
+type GateOptions struct {
+	Interval time.Duration // between looks; default 15s
+	Now      func() time.Time
+}
+
+// gateGPUCluster waits for the cluster's reports and acts on the decision:
+// pass, warn (returned as the cluster's ValidationWarning), fail, or
+// replace failing nodes and wait again. It returns the cluster as it is
+// after any replacement.
+func (e *Env) gateGPUCluster(ctx context.Context, spec GPUClusterSpec, plan *GPUClusterPlan, c *cloud.GPUCluster, o GPUClusterOptions) (*GPUCluster, error) {
+	v := spec.Validation.WithDefaults()
+	out := gpuClusterFromCloud(c)
+	if !v.Wait || plan.Profile == "" {
+		return out, nil
+	}
+	gate, err := e.newGate(ctx, v, plan.Profile)
+	if err != nil {
+		return out, err
+	}
+	prefix := v.ReportsPrefix(spec.Name)
+	resource := "GPU cluster " + spec.Name
+	now := o.Gate.Now
+	if now == nil {
+		now = time.Now
+	}
+	interval := o.Gate.Interval
+	if interval <= 0 {
+		interval = 15 * time.Second
+	}
+	sleep := o.Sleep
+	if sleep == nil {
+		sleep = cloud.SleepOrDone
+	}
+	cache := map[string][]byte{}
+	replaced := 0
+	deadline := now().Add(v.Timeout)
+	for {
+		expected := expectedNodes(out)
+		reports, err := e.readReports(ctx, prefix, cache)
+		if err != nil {
+			return out, err
+		}
+		res := gate.Decide(expected, reports, now(), deadline)
+		o.progress("GPU cluster %s: validation: %s", spec.Name, res.Progress)
+		out.Validation = res.Nodes
+		switch res.Action {
+		case GatePass:
+			return out, nil
+		case GateWarn:
+			out.ValidationWarning = res.Warning(resource)
+			return out, nil
+		case GateFail:
+			return out, &GateError{Resource: resource, Result: res}
+		case GateTimeout:
+			return out, &GateError{Resource: resource, Result: res, Timeout: v.Timeout, Console: e.consoleTails(ctx, res)}
+		case GateReplace:
+			if replaced+len(res.Replace) > *v.MaxReplacements {
+				res.Action = GateFail
+				return out, &GateError{Resource: resource, Result: res, ReplacementsUsed: replaced}
+			}
+			var ids []cloud.GPUNode
+			for _, n := range c.Nodes {
+				if slices.Contains(res.Replace, n.Index) {
+					ids = append(ids, n)
+				}
+			}
+			o.progress("GPU cluster %s: validation: replacing nodes %s (%d of %d replacements used)", spec.Name, cloud.FormatIndices(res.Replace), replaced+len(res.Replace), *v.MaxReplacements)
+			if err := e.terminate(ctx, spec.Name, ids, o); err != nil {
+				return out, err
+			}
+			replaced += len(res.Replace)
+			// The converge launches the missing indices again, in the
+			// cluster's zone (one placement group), inside the
+			// jurisdiction.
+			next, _, err := e.convergeGPUCluster(ctx, spec, o)
+			if err != nil {
+				return gpuClusterFromCloud(next), err
+			}
+			c, out = next, gpuClusterFromCloud(next)
+			deadline = now().Add(v.Timeout)
+			continue
+		}
+		if err := sleep(ctx, interval); err != nil {
+			return out, fmt.Errorf("waiting for validation reports (%s): %w", res.Progress, err)
+		}
+	}
+}
+
+// gateAfterConverge runs the gate over a converged cluster. A gate that
+// does not pass leaves the cluster as it is, returned with a
+// *PartialError that is not complete: the apply fails and the cluster is
+// recorded (a create taints it, so the next apply replaces it).
+func (e *Env) gateAfterConverge(ctx context.Context, spec GPUClusterSpec, plan *GPUClusterPlan, c *cloud.GPUCluster, o GPUClusterOptions) (*GPUCluster, error) {
+	if spec.Validation == nil {
+		return gpuClusterFromCloud(c), nil
+	}
+	out, err := e.gateGPUCluster(ctx, spec, plan, c, o)
+	if out != nil {
+		out.ValidationProfile, out.ValidationBootstrap = plan.Profile, plan.Bootstrap
+	}
+	if err != nil {
+		return out, &PartialError{Err: err}
+	}
+	return out, nil
+}
+
+// newGate builds the gate: trusted certificates, account, zones.
+func (e *Env) newGate(ctx context.Context, v ValidationSpec, profileText string) (*Gate, error) {
+	pemText := v.TrustedCertificates
+	if pemText == "" {
+		pemText = e.TrustedCertificates
+	}
+	var trusted []*x509.Certificate
+	if pemText != "" {
+		certs, err := parseTrusted(pemText)
+		if err != nil {
+			return nil, fmt.Errorf("validation trusted certificates: %w", err)
+		}
+		trusted = certs
+	}
+	account, err := cloud.CallerAccount(ctx, e.Clients.STS)
+	if err != nil {
+		return nil, err
+	}
+	zones, err := e.Zones(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]string{}
+	for _, z := range zones {
+		byName[z.Name] = z.ID
+	}
+	return &Gate{Spec: v, ProfileSHA256: ProfileSHA256(profileText), Trusted: trusted, Region: e.Region(), AccountID: account, ZoneIDs: byName, Policy: e.Policy}, nil
+}
+
+// readReports lists the prefix and reads the reports not read before.
+func (e *Env) readReports(ctx context.Context, prefix string, cache map[string][]byte) ([]ReportObject, error) {
+	keys, err := cloud.ListReports(ctx, e.Clients.S3, prefix)
+	if err != nil {
+		return nil, err
+	}
+	var out []ReportObject
+	for _, k := range keys {
+		id := k.Key + "\x00" + k.ETag
+		body, ok := cache[id]
+		if !ok {
+			if body, err = cloud.GetReport(ctx, e.Clients.S3, prefix, k.Key); err != nil {
+				return nil, err
+			}
+			cache[id] = body
+		}
+		out = append(out, ReportObject{Key: k.Rel, LastModified: k.LastModified, Body: body})
+	}
+	return out, nil
+}
+
+// consoleTails reads the end of the missing nodes' console output, with a
+// fresh bounded context (the gate's own may have expired).
+func (e *Env) consoleTails(ctx context.Context, res GateResult) map[string]string {
+	rctx, cancel := recordContext(ctx, RecordTimeout)
+	defer cancel()
+	out := map[string]string{}
+	for _, n := range res.Nodes {
+		if n.Status != NodeMissing {
+			continue
+		}
+		if s, err := cloud.ConsoleTail(rctx, e.Clients.EC2, n.InstanceID, 20); err == nil {
+			out[n.InstanceID] = s
+		}
+	}
+	return out
+}
+
+func expectedNodes(c *GPUCluster) []ExpectedNode {
+	var out []ExpectedNode
+	for _, n := range c.Nodes {
+		out = append(out, ExpectedNode{Index: n.Index, InstanceID: n.InstanceID, Zone: n.Zone, ZoneID: n.ZoneID, LaunchTime: n.LaunchTime})
+	}
+	slices.SortFunc(out, func(a, b ExpectedNode) int { return a.Index - b.Index })
+	return out
+}
+
+// ValidationSummaries are the per-node lines of the last gate, by index.
+func (c *GPUCluster) ValidationSummaries() map[int]NodeVerdict {
+	out := map[int]NodeVerdict{}
+	for _, v := range c.Validation {
+		out[v.Index] = v
+	}
+	return out
+}

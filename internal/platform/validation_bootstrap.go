@@ -1,0 +1,239 @@
+package platform
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/textproto"
+	"strings"
+)
+
+// The bootstrap is cloud-init user data, MIME multipart so that a user's
+// own user data still runs: the user's part first, then a cloud-config part
+// that writes the profile, then a shell script that gets hwprobe, runs
+// `hwprobe validate` and publishes the report. It works on any image with
+// cloud-init, a POSIX shell, sha256sum and the AWS CLI (Amazon Linux 2023,
+// the Ubuntu deep learning AMIs).
+
+// Paths on the node.
+const (
+	BootstrapProfilePath = "/etc/mlplatform/hwprobe/profile.hcl"
+	bootstrapReportPath  = "/var/lib/mlplatform/hwprobe/report.json"
+	bootstrapBinaryPath  = "/var/lib/mlplatform/hwprobe/hwprobe"
+	// bootstrapBoundary separates the parts; it cannot occur in them (the
+	// profile is base64, the script is ours, the user's part is checked).
+	bootstrapBoundary = "MLPLATFORM-HWPROBE-BOUNDARY-7c1f"
+	// BootstrapScriptMarker begins the bootstrap's script part.
+	BootstrapScriptMarker = "# mlplatform validation bootstrap"
+)
+
+// BootstrapInput is what the bootstrap needs.
+type BootstrapInput struct {
+	Profile  string // HCL text, as RenderProfile made it
+	Region   string // where hwprobe is fetched and the report published
+	UserData string // the user's own user data; "" for none
+	// HwprobeS3URI and HwprobeSHA256: where the binary is and its
+	// checksum; an empty URI uses DefaultHwprobePath on the image.
+	HwprobeS3URI  string
+	HwprobeSHA256 string
+	// GPU is false for a node without GPUs: hwprobe does not load NVML.
+	GPU bool
+}
+
+// cloudConfig is the cloud-config part (JSON is YAML, so cloud-init reads
+// it): the profile, written before the scripts run, merged with the user's
+// own cloud-config without replacing its lists.
+type cloudConfig struct {
+	MergeHow   []mergeRule `json:"merge_how"`
+	WriteFiles []writeFile `json:"write_files"`
+}
+
+type mergeRule struct {
+	Name     string   `json:"name"`
+	Settings []string `json:"settings"`
+}
+
+type writeFile struct {
+	Path        string `json:"path"`
+	Permissions string `json:"permissions"`
+	Encoding    string `json:"encoding"`
+	Content     string `json:"content"`
+}
+
+// userDataType is the MIME type cloud-init gives a part from its first
+// line.
+func userDataType(ud string) (string, error) {
+	first, _, _ := strings.Cut(ud, "\n")
+	first = strings.TrimSpace(first)
+	switch {
+	case strings.HasPrefix(first, "#!"):
+		return "text/x-shellscript", nil
+	case strings.HasPrefix(first, "#cloud-config"):
+		return "text/cloud-config", nil
+	case strings.HasPrefix(first, "#cloud-boothook"):
+		return "text/cloud-boothook", nil
+	case strings.HasPrefix(first, "#include"):
+		return "text/x-include-url", nil
+	}
+	return "", errors.New("user_data must begin with #! (a script), #cloud-config, #cloud-boothook or #include so that it can run beside the validation bootstrap")
+}
+
+// Bootstrap renders the node's user data.
+func Bootstrap(in BootstrapInput) (string, error) {
+	var b bytes.Buffer
+	b.WriteString("Content-Type: multipart/mixed; boundary=\"" + bootstrapBoundary + "\"\nMIME-Version: 1.0\n\n")
+	w := multipart.NewWriter(&b)
+	if err := w.SetBoundary(bootstrapBoundary); err != nil {
+		return "", err
+	}
+	part := func(ctype, name, body string) error {
+		h := textproto.MIMEHeader{}
+		h.Set("Content-Type", ctype+`; charset="utf-8"`)
+		h.Set("Content-Disposition", `attachment; filename="`+name+`"`)
+		h.Set("MIME-Version", "1.0")
+		pw, err := w.CreatePart(h)
+		if err != nil {
+			return err
+		}
+		_, err = io.WriteString(pw, body)
+		return err
+	}
+	if in.UserData != "" {
+		ctype, err := userDataType(in.UserData)
+		if err != nil {
+			return "", err
+		}
+		if strings.Contains(in.UserData, bootstrapBoundary) {
+			return "", errors.New("user_data contains the bootstrap's MIME boundary")
+		}
+		if err := part(ctype, "user-data", in.UserData); err != nil {
+			return "", err
+		}
+	}
+	cc := cloudConfig{
+		MergeHow: []mergeRule{{Name: "list", Settings: []string{"append"}}, {Name: "dict", Settings: []string{"no_replace", "recurse_list"}}},
+		WriteFiles: []writeFile{{Path: BootstrapProfilePath, Permissions: "0644", Encoding: "b64",
+			Content: base64.StdEncoding.EncodeToString([]byte(in.Profile))}},
+	}
+	ccJSON, err := json.Marshal(cc)
+	if err != nil {
+		return "", err
+	}
+	if err := part("text/cloud-config", "mlplatform-hwprobe-profile", "#cloud-config\n"+string(ccJSON)+"\n"); err != nil {
+		return "", err
+	}
+	if err := part("text/x-shellscript", "mlplatform-hwprobe.sh", bootstrapScript(in)); err != nil {
+		return "", err
+	}
+	if err := w.Close(); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// bootstrapScript gets hwprobe, validates and publishes. A failed check
+// still publishes (the report says what failed); hwprobe that cannot run
+// writes why to the console, which the gate reads when a node never
+// reports.
+func bootstrapScript(in BootstrapInput) string {
+	var s strings.Builder
+	s.WriteString("#!/bin/sh\n" + BootstrapScriptMarker + ": get hwprobe, validate the node against its profile, publish the report.\n")
+	s.WriteString("set -u\nlog() { echo \"mlplatform-hwprobe: $*\" | tee /dev/console >&2 || true; }\n")
+	fmt.Fprintf(&s, "export AWS_REGION=%s\n", shellQuote(in.Region))
+	fmt.Fprintf(&s, "profile=%s\nreport=%s\n", BootstrapProfilePath, bootstrapReportPath)
+	s.WriteString("mkdir -p \"$(dirname \"$report\")\" && rm -f \"$report\"\n")
+	if in.HwprobeS3URI != "" {
+		fmt.Fprintf(&s, "hwprobe=%s\n", bootstrapBinaryPath)
+		fmt.Fprintf(&s, "if ! aws s3 cp --only-show-errors --region %s %s \"$hwprobe\"; then log 'cannot fetch hwprobe from %s'; exit 2; fi\n",
+			shellQuote(in.Region), shellQuote(in.HwprobeS3URI), strings.ReplaceAll(in.HwprobeS3URI, "'", ""))
+		fmt.Fprintf(&s, "if ! echo %s | sha256sum -c -; then log 'hwprobe checksum mismatch: not running it'; exit 2; fi\n",
+			shellQuote(in.HwprobeSHA256+"  "+bootstrapBinaryPath))
+		s.WriteString("chmod 0755 \"$hwprobe\"\n")
+	} else {
+		fmt.Fprintf(&s, "hwprobe=%s\n", DefaultHwprobePath)
+		s.WriteString("if [ ! -x \"$hwprobe\" ]; then log \"hwprobe not found at $hwprobe on this image\"; exit 2; fi\n")
+	}
+	gpu := ""
+	if !in.GPU {
+		gpu = " --no-gpu"
+	}
+	s.WriteString("\"$hwprobe\" validate --profile \"$profile\" --format table --report \"$report\"" + gpu + "\nrc=$?\n")
+	s.WriteString("log \"validate exit code $rc\"\n")
+	s.WriteString("if [ ! -s \"$report\" ]; then log 'hwprobe wrote no report'; exit 2; fi\n")
+	s.WriteString("if ! \"$hwprobe\" report publish --profile \"$profile\" --report \"$report\"; then log 'cannot publish the report'; exit 2; fi\n")
+	s.WriteString("log 'report published'\n")
+	return s.String()
+}
+
+// BootstrapParts are the parts of a bootstrap's user data.
+type BootstrapParts struct {
+	UserData string // the user's own part, "" when none
+	Profile  string // the profile's HCL text
+	Script   string // the bootstrap script
+}
+
+// ParseBootstrap reads user data that Bootstrap rendered back into its
+// parts (what a node, or a test playing one, finds in the launch template).
+func ParseBootstrap(userData string) (BootstrapParts, error) {
+	head, body, ok := strings.Cut(userData, "\n\n")
+	if !ok {
+		return BootstrapParts{}, errors.New("user data: no MIME header")
+	}
+	var ctype string
+	for _, line := range strings.Split(head, "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.EqualFold(strings.TrimSpace(k), "Content-Type") {
+			ctype = strings.TrimSpace(v)
+		}
+	}
+	mt, params, err := mime.ParseMediaType(ctype)
+	if err != nil || mt != "multipart/mixed" || params["boundary"] == "" {
+		return BootstrapParts{}, fmt.Errorf("user data is not MIME multipart (Content-Type %q)", ctype)
+	}
+	r := multipart.NewReader(strings.NewReader(body), params["boundary"])
+	var out BootstrapParts
+	for {
+		p, err := r.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return BootstrapParts{}, fmt.Errorf("user data part: %w", err)
+		}
+		b, err := io.ReadAll(io.LimitReader(p, 64<<10))
+		if err != nil {
+			return BootstrapParts{}, fmt.Errorf("user data part: %w", err)
+		}
+		switch name := p.FileName(); name {
+		case "user-data":
+			out.UserData = string(b)
+		case "mlplatform-hwprobe-profile":
+			var cc cloudConfig
+			if err := json.Unmarshal(bytes.TrimPrefix(b, []byte("#cloud-config\n")), &cc); err != nil {
+				return BootstrapParts{}, fmt.Errorf("profile part: %w", err)
+			}
+			for _, f := range cc.WriteFiles {
+				if f.Path == BootstrapProfilePath {
+					raw, err := base64.StdEncoding.DecodeString(f.Content)
+					if err != nil {
+						return BootstrapParts{}, fmt.Errorf("profile part: %w", err)
+					}
+					out.Profile = string(raw)
+				}
+			}
+		case "mlplatform-hwprobe.sh":
+			out.Script = string(b)
+		}
+	}
+	if out.Profile == "" || out.Script == "" {
+		return BootstrapParts{}, errors.New("user data carries no validation bootstrap (profile and script)")
+	}
+	return out, nil
+}

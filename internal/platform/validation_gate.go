@@ -1,0 +1,365 @@
+package platform
+
+import (
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mlplatform/mlplatform/hwprobe/identity"
+	"github.com/mlplatform/mlplatform/hwprobe/report"
+	"github.com/mlplatform/mlplatform/internal/residency"
+)
+
+// Node outcomes of the validation gate.
+const (
+	NodePass     = "pass"     // a verified report whose checks passed
+	NodeFail     = "fail"     // a verified report with a failed check, or attested outside the jurisdiction
+	NodeRejected = "rejected" // only reports whose identity does not verify or is another node's
+	NodeMissing  = "missing"  // no report yet
+)
+
+// Gate actions.
+const (
+	GateWait    = "wait"    // not every node has reported and time is left
+	GatePass    = "pass"    // every node passed
+	GateFail    = "fail"    // a node failed and on_failure is fail (or replacements ran out)
+	GateWarn    = "warn"    // a node failed and on_failure is warn
+	GateReplace = "replace" // replace the failing nodes (Replace) and wait again
+	GateTimeout = "timeout" // the deadline passed with nodes missing
+)
+
+// clockSkew is how much earlier than a node's launch a report may say it
+// was generated (the node's clock and EC2's differ a little).
+const clockSkew = 5 * time.Minute
+
+// ExpectedNode is a node the gate waits for.
+type ExpectedNode struct {
+	Index      int
+	InstanceID string
+	Zone       string // zone name, as EC2 reports it
+	ZoneID     string
+	LaunchTime time.Time
+}
+
+// ReportObject is one object under the reports prefix: its key relative to
+// the prefix (INSTANCE-ID/TIME.json) and its body.
+type ReportObject struct {
+	Key          string
+	LastModified time.Time
+	Body         []byte
+}
+
+// Gate judges the reports of one resource's nodes.
+type Gate struct {
+	Spec ValidationSpec // with defaults
+	// ProfileSHA256 is the checksum of the profile the nodes were given:
+	// a report against another profile is stale and ignored.
+	ProfileSHA256 string
+	Trusted       []*x509.Certificate
+	Region        string
+	AccountID     string
+	// ZoneIDs maps the region's zone names to zone ids.
+	ZoneIDs map[string]string
+	Policy  *residency.Policy
+}
+
+// ProfileSHA256 is the checksum a report carries for profile text.
+func ProfileSHA256(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(sum[:])
+}
+
+// NodeVerdict is what the gate found for one node.
+type NodeVerdict struct {
+	Index      int
+	InstanceID string
+	Status     string // NodePass, NodeFail, NodeRejected, NodeMissing
+	// Summary is one line: the checks passed, or the first failure.
+	Summary string
+	// Failures are the failed (or required, not run) checks, each "check
+	// subject: expected X, observed Y".
+	Failures []string
+	// Rejected are the reports refused, each with why.
+	Rejected []string
+	// ReportKey is the report judged, relative to the prefix.
+	ReportKey                      string
+	AttestedRegion, AttestedZoneID string
+	GeneratedAt                    time.Time
+	Passed, Failed, NotRun         int
+	// Checks are the report's checks, benchmark figures included (their
+	// observed value carries the efficiency against the peak).
+	Checks []ReportCheck
+}
+
+// ReportCheck is one check of a report.
+type ReportCheck struct {
+	ID, Subject, Status, Expected, Observed, Reason string
+	Optional                                        bool
+}
+
+// GateResult is the gate's decision after one look at the reports.
+type GateResult struct {
+	Nodes    []NodeVerdict
+	Reported int
+	Failing  int
+	Action   string
+	// Replace are the indices to replace (GateReplace).
+	Replace []int
+	// Progress is the line logged after every look: "6/8 nodes reported,
+	// 1 failing: node 3 gpu.nvlink gpu3: expected >= 18, observed 17".
+	Progress string
+}
+
+// ParseReport decodes a report object's JSON.
+func ParseReport(body []byte) (report.Report, error) {
+	var r report.Report
+	if err := json.Unmarshal(body, &r); err != nil {
+		return report.Report{}, fmt.Errorf("report: %w", err)
+	}
+	if r.Schema != report.SchemaVersion {
+		return report.Report{}, fmt.Errorf("report: schema %q, want %s", r.Schema, report.SchemaVersion)
+	}
+	return r, nil
+}
+
+// parseTrusted reads PEM certificates.
+func parseTrusted(pemText string) ([]*x509.Certificate, error) {
+	return identity.ParseCertificates([]byte(pemText))
+}
+
+// Decide judges the reports against the expected nodes at now. Reports of
+// other instances, older than the node's launch, or against another
+// profile are ignored; a report whose identity document does not verify
+// against the trusted certificates, or names another instance, account,
+// region or zone than the node's, is rejected and says why.
+func (g *Gate) Decide(expected []ExpectedNode, reports []ReportObject, now, deadline time.Time) GateResult {
+	byInstance := map[string][]ReportObject{}
+	for _, r := range reports {
+		id, _, _ := strings.Cut(r.Key, "/")
+		byInstance[id] = append(byInstance[id], r)
+	}
+	res := GateResult{}
+	var failing []string
+	for _, n := range expected {
+		v := g.judge(n, byInstance[n.InstanceID])
+		if v.Status != NodeMissing {
+			res.Reported++
+		}
+		if v.Status == NodeFail || v.Status == NodeRejected {
+			res.Failing++
+			failing = append(failing, fmt.Sprintf("node %d %s", n.Index, v.Summary))
+			res.Replace = append(res.Replace, n.Index)
+		}
+		res.Nodes = append(res.Nodes, v)
+	}
+	res.Progress = fmt.Sprintf("%d/%d nodes reported", res.Reported, len(expected))
+	if res.Failing > 0 {
+		res.Progress += fmt.Sprintf(", %d failing: %s", res.Failing, strings.Join(failing, "; "))
+	}
+	switch {
+	case res.Reported == len(expected) && res.Failing == 0:
+		res.Action = GatePass
+	case res.Reported == len(expected):
+		switch g.Spec.OnFailure {
+		case OnFailureWarn:
+			res.Action = GateWarn
+		case OnFailureReplace:
+			res.Action = GateReplace
+		default:
+			res.Action = GateFail
+		}
+	case !now.Before(deadline):
+		res.Action = GateTimeout
+	default:
+		res.Action = GateWait
+	}
+	if res.Action != GateReplace {
+		res.Replace = nil
+	}
+	return res
+}
+
+// judge picks the node's newest accepted report.
+func (g *Gate) judge(n ExpectedNode, objs []ReportObject) NodeVerdict {
+	v := NodeVerdict{Index: n.Index, InstanceID: n.InstanceID, Status: NodeMissing, Summary: "no report yet"}
+	slices.SortFunc(objs, func(a, b ReportObject) int { return strings.Compare(b.Key, a.Key) }) // newest first
+	for _, o := range objs {
+		r, err := ParseReport(o.Body)
+		if err != nil {
+			v.Rejected = append(v.Rejected, fmt.Sprintf("%s: %v", o.Key, err))
+			continue
+		}
+		if !n.LaunchTime.IsZero() && r.GeneratedAt.Before(n.LaunchTime.Add(-clockSkew)) {
+			continue // an earlier instance's, or an earlier apply's
+		}
+		if g.ProfileSHA256 != "" && (r.Profile == nil || r.Profile.SHA256 != g.ProfileSHA256) {
+			continue // validated against another profile
+		}
+		region, zoneID, err := g.attest(n, r)
+		if err != nil {
+			v.Rejected = append(v.Rejected, fmt.Sprintf("%s: %v", o.Key, err))
+			continue
+		}
+		v.ReportKey, v.GeneratedAt, v.AttestedRegion, v.AttestedZoneID = o.Key, r.GeneratedAt, region, zoneID
+		g.outcome(&v, r)
+		return v
+	}
+	if len(v.Rejected) > 0 {
+		v.Status = NodeRejected
+		v.Summary = "report rejected: " + v.Rejected[0]
+	}
+	return v
+}
+
+// attest verifies the report's identity document and that it is the
+// node's: instance, account, region, zone.
+func (g *Gate) attest(n ExpectedNode, r report.Report) (region, zoneID string, err error) {
+	id := r.Identity
+	if id == nil || id.Document == "" {
+		return "", "", errors.New("no signed identity document")
+	}
+	if len(g.Trusted) == 0 {
+		return "", "", errors.New("identity not verified: no trusted certificates are configured")
+	}
+	if _, err := identity.Verify([]byte(id.Document), []byte(id.Signature), g.Trusted); err != nil {
+		return "", "", fmt.Errorf("identity document does not verify: %w", err)
+	}
+	doc, err := identity.ParseDocument([]byte(id.Document))
+	if err != nil {
+		return "", "", err
+	}
+	zoneID = g.ZoneIDs[doc.AvailabilityZone]
+	switch {
+	case doc.InstanceID != n.InstanceID:
+		return "", "", fmt.Errorf("identity of instance %s, not of node %d (%s)", doc.InstanceID, n.Index, n.InstanceID)
+	case g.AccountID != "" && doc.AccountID != g.AccountID:
+		return "", "", fmt.Errorf("identity of account %s, not %s", doc.AccountID, g.AccountID)
+	case doc.Region != g.Region:
+		return "", "", fmt.Errorf("identity in region %s, the node runs in %s", doc.Region, g.Region)
+	case n.Zone != "" && doc.AvailabilityZone != n.Zone:
+		return "", "", fmt.Errorf("identity in zone %s, the node runs in %s", doc.AvailabilityZone, n.Zone)
+	case n.ZoneID != "" && zoneID != "" && zoneID != n.ZoneID:
+		return "", "", fmt.Errorf("identity in zone %s, the node runs in %s", zoneID, n.ZoneID)
+	}
+	if zoneID == "" {
+		zoneID = n.ZoneID
+	}
+	return doc.Region, zoneID, nil
+}
+
+// outcome reads the report's checks and the attested location into v.
+func (g *Gate) outcome(v *NodeVerdict, r report.Report) {
+	if g.Policy != nil && (!g.Policy.RegionAllowed(v.AttestedRegion) || !g.Policy.ZoneIDAllowed(v.AttestedZoneID)) {
+		v.Status = NodeFail
+		f := fmt.Sprintf("residency: attested in %s (%s), outside the jurisdiction", v.AttestedRegion, v.AttestedZoneID)
+		v.Failures = append(v.Failures, f)
+		v.Summary = f
+		return
+	}
+	res := r.Validation
+	if res == nil {
+		v.Status, v.Summary = NodeFail, "the report carries no validation result"
+		v.Failures = append(v.Failures, v.Summary)
+		return
+	}
+	v.Passed, v.Failed, v.NotRun = res.Summary.Pass, res.Summary.Fail, res.Summary.NotRun
+	for _, c := range res.Checks {
+		v.Checks = append(v.Checks, ReportCheck{ID: c.ID, Subject: c.Subject, Status: string(c.Status), Expected: c.Expected, Observed: c.Observed, Reason: c.Reason, Optional: c.Optional})
+		switch {
+		case c.Status == "fail":
+			v.Failures = append(v.Failures, describeCheck(c.Name(), c.Expected, c.Observed, c.Reason))
+		case c.Status == "not-run" && !c.Optional:
+			v.Failures = append(v.Failures, describeCheck(c.Name(), c.Expected, "not run", c.Reason))
+		}
+	}
+	if res.Exit != 0 && len(v.Failures) == 0 {
+		v.Failures = append(v.Failures, fmt.Sprintf("hwprobe validate exit code %d", res.Exit))
+	}
+	if len(v.Failures) > 0 {
+		v.Status, v.Summary = NodeFail, v.Failures[0]
+		return
+	}
+	v.Status = NodePass
+	v.Summary = fmt.Sprintf("%d checks passed", res.Summary.Pass)
+}
+
+func describeCheck(name, expected, observed, reason string) string {
+	s := name
+	if expected != "" || observed != "" {
+		s += fmt.Sprintf(": expected %s, observed %s", orDash(expected), orDash(observed))
+	}
+	if reason != "" {
+		s += " (" + reason + ")"
+	}
+	return s
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// GateError is a gate that did not pass: failed nodes, or nodes that never
+// reported.
+type GateError struct {
+	Resource string
+	Result   GateResult
+	// Timeout is the wait that ran out (GateTimeout).
+	Timeout time.Duration
+	// Console is what the missing nodes' console output ends with, by
+	// instance id, where it could be read.
+	Console map[string]string
+	// ReplacementsUsed when replacements ran out.
+	ReplacementsUsed int
+}
+
+func (e *GateError) Error() string {
+	var b strings.Builder
+	switch e.Result.Action {
+	case GateTimeout:
+		fmt.Fprintf(&b, "validation of %s timed out after %s: %s", e.Resource, e.Timeout, e.Result.Progress)
+		for _, n := range e.Result.Nodes {
+			if n.Status != NodeMissing {
+				continue
+			}
+			fmt.Fprintf(&b, "\n  node %d (%s) never reported", n.Index, n.InstanceID)
+			if c := strings.TrimSpace(e.Console[n.InstanceID]); c != "" {
+				fmt.Fprintf(&b, "; its console output ends with:\n    %s", strings.ReplaceAll(c, "\n", "\n    "))
+			} else {
+				b.WriteString("; its console output could not be read")
+			}
+		}
+	default:
+		fmt.Fprintf(&b, "validation of %s failed: %d of %d nodes failed", e.Resource, e.Result.Failing, len(e.Result.Nodes))
+		if e.ReplacementsUsed > 0 {
+			fmt.Fprintf(&b, " after %d replacements (max_replacements)", e.ReplacementsUsed)
+		}
+	}
+	for _, n := range e.Result.Nodes {
+		if n.Status != NodeFail && n.Status != NodeRejected {
+			continue
+		}
+		fmt.Fprintf(&b, "\n  node %d (%s):", n.Index, n.InstanceID)
+		for _, f := range n.Failures {
+			b.WriteString("\n    " + f)
+		}
+		for _, r := range n.Rejected {
+			b.WriteString("\n    rejected " + r)
+		}
+	}
+	return b.String()
+}
+
+// Warning is the text of a GateWarn result.
+func (r GateResult) Warning(resource string) string {
+	s := (&GateError{Resource: resource, Result: r}).Error()
+	return s + "\n(on_failure = \"warn\": the nodes are kept)"
+}
