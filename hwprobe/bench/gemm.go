@@ -21,6 +21,13 @@ type sgemmKernel struct {
 	// packRows, when set, packs alpha times a full mr x kb panel of
 	// row-major A (rows ld apart, src holding all of them) as packA does.
 	packRows func(dst, src []float32, ld, kb int, alpha float32)
+	// packRows16, when set, packs a full mr x kb panel of row-major bf16 A
+	// (rows ld apart) as packA16 does.
+	packRows16 func(dst []float32, src []uint16, ld, kb int)
+	// packPair, when set (nr = 32), packs one k pair of row-major bf16 B,
+	// rows lo and hi, across whole panels stride words apart as packB16
+	// does.
+	packPair func(dst []float32, lo, hi []uint16, panels, stride int)
 }
 
 // gemm is a BLIS-style blocked GEMM for row-major float32 matrices: B is
@@ -108,8 +115,8 @@ func (g *gemm) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float3
 func (g *gemm) Bgemm(m, n, k int, a []uint16, lda int, b []uint16, ldb int, c []float32, ldc int) {
 	mr, nr := g.kern.mr, g.kern.nr
 	g.run(m, n, k, packers{
-		a: func(dst []float32, i, p, mb, kb int) { packA16(dst, a[i*lda+p:], lda, mb, kb, mr) },
-		b: func(dst []float32, p, j, kb, nb int) { packB16(dst, b[p*ldb+j:], ldb, kb, nb, nr) },
+		a: func(dst []float32, i, p, mb, kb int) { packA16(dst, a[i*lda+p:], lda, mb, kb, mr, g.kern.packRows16) },
+		b: func(dst []float32, p, j, kb, nb int) { packB16(dst, b[p*ldb+j:], ldb, kb, nb, nr, g.kern.packPair) },
 	}, 0, c, ldc)
 }
 
@@ -511,10 +518,29 @@ func packAbf16(dst []float32, A op, mb, kb, mr int, alpha float32) {
 }
 
 // packB16 packs a kb x nb block of row-major bf16 B (leading dimension
-// ld) for the bf16 kernel: per k pair, one word per column.
-func packB16(dst []float32, b []uint16, ld, kb, nb, nr int) {
+// ld) for the bf16 kernel: per k pair, one word per column. pair, when
+// set, packs the whole pairs of the whole panels a pair at a time, reading
+// B's rows in order.
+func packB16(dst []float32, b []uint16, ld, kb, nb, nr int, pair func(dst []float32, lo, hi []uint16, panels, stride int)) {
 	kp := (kb + 1) / 2
-	for jr := 0; jr < nb; jr += nr {
+	start := 0
+	if pair != nil && nr == 32 && kb >= 2 {
+		panels := nb / nr
+		for p := 0; p < kb/2; p++ {
+			pair(dst[p*nr:], b[2*p*ld:], b[(2*p+1)*ld:], panels, nr*kp)
+		}
+		if kb%2 == 1 {
+			lo := b[(kb-1)*ld:]
+			for jr := 0; jr < panels*nr; jr += nr {
+				d := dst[jr*kp+(kp-1)*nr : jr*kp+kp*nr]
+				for j := range d {
+					d[j] = math.Float32frombits(uint32(lo[jr+j]))
+				}
+			}
+		}
+		start = panels * nr
+	}
+	for jr := start; jr < nb; jr += nr {
 		panel := dst[jr*kp : jr*kp+nr*kp]
 		w := min(nr, nb-jr)
 		for p := 0; p < kp; p++ {
@@ -536,12 +562,17 @@ func packB16(dst []float32, b []uint16, ld, kb, nb, nr int) {
 }
 
 // packA16 packs an mb x kb block of row-major bf16 A (leading dimension
-// ld) for the bf16 kernel: per k pair, one word per row.
-func packA16(dst []float32, a []uint16, ld, mb, kb, mr int) {
+// ld) for the bf16 kernel: per k pair, one word per row. rows, when set,
+// packs the full panels.
+func packA16(dst []float32, a []uint16, ld, mb, kb, mr int, rows func(dst []float32, src []uint16, ld, kb int)) {
 	kp := (kb + 1) / 2
 	for ir := 0; ir < mb; ir += mr {
 		panel := dst[ir*kp : ir*kp+mr*kp]
 		h := min(mr, mb-ir)
+		if rows != nil && h == mr {
+			rows(panel, a[ir*ld:], ld, kb)
+			continue
+		}
 		if h < mr {
 			clear(panel)
 		}

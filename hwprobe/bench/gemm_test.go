@@ -196,3 +196,40 @@ func TestPackRows(t *testing.T) {
 		}
 	}
 }
+
+// TestPackBF16Fast checks the bf16 kernel's fast packers against the
+// scalar packA16 and packB16: odd and even k, whole and partial panels.
+func TestPackBF16Fast(t *testing.T) {
+	kern, ok := bf16Kernel()
+	if !ok || kern.packRows16 == nil || kern.packPair == nil {
+		t.Skip("no fast bf16 packers on this host")
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, kb := range []int{1, 2, 3, 8, 63, 512, 513} {
+		ld := kb + 5
+		a := toBF16Slice(randMat(r, 3*kern.mr*ld))
+		mb := 2*kern.mr + 3
+		kp := (kb + 1) / 2
+		want := make([]float32, (mb+kern.mr)*kp)
+		got := make([]float32, len(want))
+		packA16(want, a[ld+1:], ld, mb, kb, kern.mr, nil)
+		packA16(got, a[ld+1:], ld, mb, kb, kern.mr, kern.packRows16)
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("packA16 kb=%d: word %d = %#x, want %#x", kb, i, math.Float32bits(got[i]), math.Float32bits(want[i]))
+			}
+		}
+		nb := 3*kern.nr + 5
+		ldb := nb + 7
+		b := toBF16Slice(randMat(r, (kb+1)*ldb))
+		want = make([]float32, (nb+kern.nr)*kp)
+		got = make([]float32, len(want))
+		packB16(want, b[2:], ldb, kb, nb, kern.nr, nil)
+		packB16(got, b[2:], ldb, kb, nb, kern.nr, kern.packPair)
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("packB16 kb=%d: word %d = %#x, want %#x", kb, i, math.Float32bits(got[i]), math.Float32bits(want[i]))
+			}
+		}
+	}
+}
