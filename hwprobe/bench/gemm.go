@@ -4,6 +4,7 @@ import (
 	"math"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -63,16 +64,22 @@ func newGemm(kern sgemmKernel, bf16 bool, threads int) *gemm {
 	// kc=256 (an L1-resident B micro-panel), and kc=1024 1.02-1.03x kc=512
 	// (1.03-1.09x at n=4096). mc: about 280 KiB of packed A per block,
 	// about a quarter of a 1 MiB L2 (mc made no measurable difference
-	// between 56 and 126 rows). nc: B's block lives in L3.
+	// between 56 and 126 rows).
 	// bf16 keeps 512 pairs (kc = 1024 values): 1024 pairs ran 0.96x of it
 	// at n=4096.
+	// nc: the packed block of B (kc x nc) is kept to 8 MiB, a quarter of
+	// a Zen CCD's 32 MiB L3 (the host shares it, and this VM's CPUID does
+	// not report it): fp32 nc = 2048, bf16 4096. At n=4096, fp32, best of
+	// 12 interleaved runs each: nc=2048 408 GFLOP/s, nc=4096 (a 16 MiB
+	// block) 401.
 	kp := 1024
-	g := &gemm{kern: kern, bf16: bf16, threads: threads, kc: kp, nc: 4096}
+	g := &gemm{kern: kern, bf16: bf16, threads: threads, kc: kp}
 	if bf16 {
 		kp = 512
 		g.kc = 2 * kp
 	}
 	g.mc = max(kern.mr, (280<<10)/(4*kp)/kern.mr*kern.mr)
+	g.nc = max(kern.nr, (8<<20)/(4*kp)/kern.nr*kern.nr)
 	return g
 }
 
@@ -179,47 +186,65 @@ func (g *gemm) run(m, n, k int, pk packers, beta float32, c []float32, ldc int) 
 	wg.Wait()
 }
 
-// runShared is the blocked algorithm with the rows of C split between the
-// threads and one shared packed block of B per (jc, pc) step: every thread
-// packs its share of the block's panels, waits for the others, multiplies
-// its rows, and waits again before the block is overwritten.
+// runShared is the blocked algorithm with one shared packed block of B
+// per (jc, pc) step: the threads pack the block's panels, wait for each
+// other, multiply the mc-row blocks of A against it, and wait again
+// before the block is overwritten. Both the B panels (packChunk at a time)
+// and the row blocks are handed out from a counter rather than split in
+// fixed shares: on a shared host a thread that loses its core for a while
+// leaves its share to the others instead of holding them at the barrier.
 func (g *gemm) runShared(m, n, k int, pk packers, beta float32, c []float32, ldc int) {
+	const packChunk = 8
 	mr, nr, t := g.kern.mr, g.kern.nr, g.threads
 	tilesM := (m + mr - 1) / mr
 	kc := min(g.kc, k)
 	nc := min(g.nc, (n+nr-1)/nr*nr)
+	mc := min(g.mc, tilesM*mr)
+	blocksM := (m + mc - 1) / mc
 	g.shared = grow(g.shared, kc*nc)
 	for len(g.work) < t {
 		g.work = append(g.work, gemmWork{})
 	}
+	steps := (n + nc - 1) / nc * ((k + kc - 1) / kc)
+	next := make([]atomic.Int64, 2*steps) // per step: B panels, A blocks
+	store := beta == 0 && g.kern.set != nil
 	bar := newBarrier(t)
 	worker := func(w int) {
-		i0, i1 := min(m, tilesM*w/t*mr), min(m, tilesM*(w+1)/t*mr)
 		wk := &g.work[w]
-		mc := min(g.mc, (i1-i0+mr-1)/mr*mr)
 		wk.packA = grow(wk.packA, kc*mc)
 		wk.tile = grow(wk.tile, mr*nr)
-		store := beta == 0 && g.kern.set != nil
 		if !store {
+			i0, i1 := min(m, tilesM*w/t*mr), min(m, tilesM*(w+1)/t*mr)
 			scaleC(i1-i0, n, beta, c[i0*ldc:], ldc)
 		}
+		step := 0
 		for jc := 0; jc < n; jc += nc {
 			nb := min(nc, n-jc)
 			panels := (nb + nr - 1) / nr
-			p0, p1 := panels*w/t, panels*(w+1)/t
 			for pc := 0; pc < k; pc += kc {
 				kb := min(kc, k-pc)
 				kp := g.packedK(kb)
-				if p1 > p0 {
+				for ctr := &next[2*step]; ; {
+					p0 := int(ctr.Add(packChunk)) - packChunk
+					if p0 >= panels {
+						break
+					}
+					p1 := min(panels, p0+packChunk)
 					pk.b(g.shared[p0*nr*kp:], pc, jc+p0*nr, kb, min(nb, p1*nr)-p0*nr)
 				}
 				bar.wait()
-				for ic := i0; ic < i1; ic += mc {
-					mb := min(mc, i1-ic)
+				for ctr := &next[2*step+1]; ; {
+					b := int(ctr.Add(1)) - 1
+					if b >= blocksM {
+						break
+					}
+					ic := b * mc
+					mb := min(mc, m-ic)
 					pk.a(wk.packA, ic, pc, mb, kb)
 					g.macro(wk, g.shared, mb, nb, kb, c[ic*ldc+jc:], ldc, store && pc == 0)
 				}
 				bar.wait()
+				step++
 			}
 		}
 	}

@@ -233,3 +233,31 @@ func TestPackBF16Fast(t *testing.T) {
 		}
 	}
 }
+
+// TestGemmSharedCounters covers the shared-B path where the B panels are
+// handed out several chunks per block (nc of 20 panels, the last chunk
+// partial) and the row blocks outnumber the threads, with beta 0 and not.
+func TestGemmSharedCounters(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, kc := range gemmKernelsUnderTest() {
+		for _, threads := range []int{2, 3} {
+			for _, beta := range []float32{0, 0.5} {
+				m, n, k := 48*kc.kern.mr+5, 21*kc.kern.nr+3, 150
+				lda, ldb, ldc := k+1, n+2, n+3
+				a, b, c := randMat(r, m*lda), randMat(r, k*ldb), randMat(r, m*ldc)
+				want := refGemm(false, false, m, n, k, 1, a, lda, b, ldb, float64(beta), c, ldc)
+				g := newGemm(kc.kern, kc.bf16, threads)
+				g.kc, g.mc, g.nc = 64, 3*kc.kern.mr, 20*kc.kern.nr
+				g.Sgemm(false, false, m, n, k, 1, a, lda, b, ldb, beta, c, ldc)
+				bound := kc.tol * math.Sqrt(float64(k)+1) * math.Max(1, math.Sqrt(float64(k))/4)
+				for i := 0; i < m; i++ {
+					for j := 0; j < n; j++ {
+						if d := math.Abs(float64(c[i*ldc+j]) - want[i*n+j]); d > bound {
+							t.Fatalf("%s t%d beta=%g: C[%d,%d] = %g, want %g", kc.kern.name, threads, beta, i, j, c[i*ldc+j], want[i*n+j])
+						}
+					}
+				}
+			}
+		}
+	}
+}
