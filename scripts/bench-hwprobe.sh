@@ -131,7 +131,7 @@ compare() {
 		done
 		sed "s/^/round=$r /" "$work/round" >>"$work/all"
 	done
-	echo "== $label ($rounds interleaved rounds, $reps reps each; $unit)"
+	echo "== $label ($rounds interleaved rounds, $reps reps each; $unit; load after: $(cut -d' ' -f1-3 /proc/loadavg))"
 	awk -v label="$label" -v target="$target" -v f="$f" -v unit="$unit" '
 		function get(line, k,   n, i, a, kv) { n = split(line, a, " "); for (i = 1; i <= n; i++) { split(a[i], kv, "="); if (kv[1] == k) return substr(a[i], length(k) + 2) } return "" }
 		function median(arr, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (arr[j] < arr[i]) { t = arr[i]; arr[i] = arr[j]; arr[j] = t } return (n % 2) ? arr[(n + 1) / 2] : (arr[n / 2] + arr[n / 2 + 1]) / 2 }

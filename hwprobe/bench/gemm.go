@@ -4,6 +4,7 @@ import (
 	"math"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -21,6 +22,13 @@ type sgemmKernel struct {
 	// packRows, when set, packs alpha times a full mr x kb panel of
 	// row-major A (rows ld apart, src holding all of them) as packA does.
 	packRows func(dst, src []float32, ld, kb int, alpha float32)
+	// packRows16, when set, packs a full mr x kb panel of row-major bf16 A
+	// (rows ld apart) as packA16 does.
+	packRows16 func(dst []float32, src []uint16, ld, kb int)
+	// packPair, when set (nr = 32), packs one k pair of row-major bf16 B,
+	// rows lo and hi, across whole panels stride words apart as packB16
+	// does.
+	packPair func(dst []float32, lo, hi []uint16, panels, stride int)
 }
 
 // gemm is a BLIS-style blocked GEMM for row-major float32 matrices: B is
@@ -56,16 +64,22 @@ func newGemm(kern sgemmKernel, bf16 bool, threads int) *gemm {
 	// kc=256 (an L1-resident B micro-panel), and kc=1024 1.02-1.03x kc=512
 	// (1.03-1.09x at n=4096). mc: about 280 KiB of packed A per block,
 	// about a quarter of a 1 MiB L2 (mc made no measurable difference
-	// between 56 and 126 rows). nc: B's block lives in L3.
+	// between 56 and 126 rows).
 	// bf16 keeps 512 pairs (kc = 1024 values): 1024 pairs ran 0.96x of it
 	// at n=4096.
+	// nc: the packed block of B (kc x nc) is kept to 8 MiB, a quarter of
+	// a Zen CCD's 32 MiB L3 (the host shares it, and this VM's CPUID does
+	// not report it): fp32 nc = 2048, bf16 4096. At n=4096, fp32, best of
+	// 12 interleaved runs each: nc=2048 408 GFLOP/s, nc=4096 (a 16 MiB
+	// block) 401.
 	kp := 1024
-	g := &gemm{kern: kern, bf16: bf16, threads: threads, kc: kp, nc: 4096}
+	g := &gemm{kern: kern, bf16: bf16, threads: threads, kc: kp}
 	if bf16 {
 		kp = 512
 		g.kc = 2 * kp
 	}
 	g.mc = max(kern.mr, (280<<10)/(4*kp)/kern.mr*kern.mr)
+	g.nc = max(kern.nr, (8<<20)/(4*kp)/kern.nr*kern.nr)
 	return g
 }
 
@@ -108,8 +122,8 @@ func (g *gemm) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float3
 func (g *gemm) Bgemm(m, n, k int, a []uint16, lda int, b []uint16, ldb int, c []float32, ldc int) {
 	mr, nr := g.kern.mr, g.kern.nr
 	g.run(m, n, k, packers{
-		a: func(dst []float32, i, p, mb, kb int) { packA16(dst, a[i*lda+p:], lda, mb, kb, mr) },
-		b: func(dst []float32, p, j, kb, nb int) { packB16(dst, b[p*ldb+j:], ldb, kb, nb, nr) },
+		a: func(dst []float32, i, p, mb, kb int) { packA16(dst, a[i*lda+p:], lda, mb, kb, mr, g.kern.packRows16) },
+		b: func(dst []float32, p, j, kb, nb int) { packB16(dst, b[p*ldb+j:], ldb, kb, nb, nr, g.kern.packPair) },
 	}, 0, c, ldc)
 }
 
@@ -172,47 +186,65 @@ func (g *gemm) run(m, n, k int, pk packers, beta float32, c []float32, ldc int) 
 	wg.Wait()
 }
 
-// runShared is the blocked algorithm with the rows of C split between the
-// threads and one shared packed block of B per (jc, pc) step: every thread
-// packs its share of the block's panels, waits for the others, multiplies
-// its rows, and waits again before the block is overwritten.
+// runShared is the blocked algorithm with one shared packed block of B
+// per (jc, pc) step: the threads pack the block's panels, wait for each
+// other, multiply the mc-row blocks of A against it, and wait again
+// before the block is overwritten. Both the B panels (packChunk at a time)
+// and the row blocks are handed out from a counter rather than split in
+// fixed shares: on a shared host a thread that loses its core for a while
+// leaves its share to the others instead of holding them at the barrier.
 func (g *gemm) runShared(m, n, k int, pk packers, beta float32, c []float32, ldc int) {
+	const packChunk = 8
 	mr, nr, t := g.kern.mr, g.kern.nr, g.threads
 	tilesM := (m + mr - 1) / mr
 	kc := min(g.kc, k)
 	nc := min(g.nc, (n+nr-1)/nr*nr)
+	mc := min(g.mc, tilesM*mr)
+	blocksM := (m + mc - 1) / mc
 	g.shared = grow(g.shared, kc*nc)
 	for len(g.work) < t {
 		g.work = append(g.work, gemmWork{})
 	}
+	steps := (n + nc - 1) / nc * ((k + kc - 1) / kc)
+	next := make([]atomic.Int64, 2*steps) // per step: B panels, A blocks
+	store := beta == 0 && g.kern.set != nil
 	bar := newBarrier(t)
 	worker := func(w int) {
-		i0, i1 := min(m, tilesM*w/t*mr), min(m, tilesM*(w+1)/t*mr)
 		wk := &g.work[w]
-		mc := min(g.mc, (i1-i0+mr-1)/mr*mr)
 		wk.packA = grow(wk.packA, kc*mc)
 		wk.tile = grow(wk.tile, mr*nr)
-		store := beta == 0 && g.kern.set != nil
 		if !store {
+			i0, i1 := min(m, tilesM*w/t*mr), min(m, tilesM*(w+1)/t*mr)
 			scaleC(i1-i0, n, beta, c[i0*ldc:], ldc)
 		}
+		step := 0
 		for jc := 0; jc < n; jc += nc {
 			nb := min(nc, n-jc)
 			panels := (nb + nr - 1) / nr
-			p0, p1 := panels*w/t, panels*(w+1)/t
 			for pc := 0; pc < k; pc += kc {
 				kb := min(kc, k-pc)
 				kp := g.packedK(kb)
-				if p1 > p0 {
+				for ctr := &next[2*step]; ; {
+					p0 := int(ctr.Add(packChunk)) - packChunk
+					if p0 >= panels {
+						break
+					}
+					p1 := min(panels, p0+packChunk)
 					pk.b(g.shared[p0*nr*kp:], pc, jc+p0*nr, kb, min(nb, p1*nr)-p0*nr)
 				}
 				bar.wait()
-				for ic := i0; ic < i1; ic += mc {
-					mb := min(mc, i1-ic)
+				for ctr := &next[2*step+1]; ; {
+					b := int(ctr.Add(1)) - 1
+					if b >= blocksM {
+						break
+					}
+					ic := b * mc
+					mb := min(mc, m-ic)
 					pk.a(wk.packA, ic, pc, mb, kb)
 					g.macro(wk, g.shared, mb, nb, kb, c[ic*ldc+jc:], ldc, store && pc == 0)
 				}
 				bar.wait()
+				step++
 			}
 		}
 	}
@@ -511,10 +543,29 @@ func packAbf16(dst []float32, A op, mb, kb, mr int, alpha float32) {
 }
 
 // packB16 packs a kb x nb block of row-major bf16 B (leading dimension
-// ld) for the bf16 kernel: per k pair, one word per column.
-func packB16(dst []float32, b []uint16, ld, kb, nb, nr int) {
+// ld) for the bf16 kernel: per k pair, one word per column. pair, when
+// set, packs the whole pairs of the whole panels a pair at a time, reading
+// B's rows in order.
+func packB16(dst []float32, b []uint16, ld, kb, nb, nr int, pair func(dst []float32, lo, hi []uint16, panels, stride int)) {
 	kp := (kb + 1) / 2
-	for jr := 0; jr < nb; jr += nr {
+	start := 0
+	if pair != nil && nr == 32 && kb >= 2 {
+		panels := nb / nr
+		for p := 0; p < kb/2; p++ {
+			pair(dst[p*nr:], b[2*p*ld:], b[(2*p+1)*ld:], panels, nr*kp)
+		}
+		if kb%2 == 1 {
+			lo := b[(kb-1)*ld:]
+			for jr := 0; jr < panels*nr; jr += nr {
+				d := dst[jr*kp+(kp-1)*nr : jr*kp+kp*nr]
+				for j := range d {
+					d[j] = math.Float32frombits(uint32(lo[jr+j]))
+				}
+			}
+		}
+		start = panels * nr
+	}
+	for jr := start; jr < nb; jr += nr {
 		panel := dst[jr*kp : jr*kp+nr*kp]
 		w := min(nr, nb-jr)
 		for p := 0; p < kp; p++ {
@@ -536,12 +587,17 @@ func packB16(dst []float32, b []uint16, ld, kb, nb, nr int) {
 }
 
 // packA16 packs an mb x kb block of row-major bf16 A (leading dimension
-// ld) for the bf16 kernel: per k pair, one word per row.
-func packA16(dst []float32, a []uint16, ld, mb, kb, mr int) {
+// ld) for the bf16 kernel: per k pair, one word per row. rows, when set,
+// packs the full panels.
+func packA16(dst []float32, a []uint16, ld, mb, kb, mr int, rows func(dst []float32, src []uint16, ld, kb int)) {
 	kp := (kb + 1) / 2
 	for ir := 0; ir < mb; ir += mr {
 		panel := dst[ir*kp : ir*kp+mr*kp]
 		h := min(mr, mb-ir)
+		if rows != nil && h == mr {
+			rows(panel, a[ir*ld:], ld, kb)
+			continue
+		}
 		if h < mr {
 			clear(panel)
 		}

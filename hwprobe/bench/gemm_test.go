@@ -196,3 +196,68 @@ func TestPackRows(t *testing.T) {
 		}
 	}
 }
+
+// TestPackBF16Fast checks the bf16 kernel's fast packers against the
+// scalar packA16 and packB16: odd and even k, whole and partial panels.
+func TestPackBF16Fast(t *testing.T) {
+	kern, ok := bf16Kernel()
+	if !ok || kern.packRows16 == nil || kern.packPair == nil {
+		t.Skip("no fast bf16 packers on this host")
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, kb := range []int{1, 2, 3, 8, 63, 512, 513} {
+		ld := kb + 5
+		a := toBF16Slice(randMat(r, 3*kern.mr*ld))
+		mb := 2*kern.mr + 3
+		kp := (kb + 1) / 2
+		want := make([]float32, (mb+kern.mr)*kp)
+		got := make([]float32, len(want))
+		packA16(want, a[ld+1:], ld, mb, kb, kern.mr, nil)
+		packA16(got, a[ld+1:], ld, mb, kb, kern.mr, kern.packRows16)
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("packA16 kb=%d: word %d = %#x, want %#x", kb, i, math.Float32bits(got[i]), math.Float32bits(want[i]))
+			}
+		}
+		nb := 3*kern.nr + 5
+		ldb := nb + 7
+		b := toBF16Slice(randMat(r, (kb+1)*ldb))
+		want = make([]float32, (nb+kern.nr)*kp)
+		got = make([]float32, len(want))
+		packB16(want, b[2:], ldb, kb, nb, kern.nr, nil)
+		packB16(got, b[2:], ldb, kb, nb, kern.nr, kern.packPair)
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("packB16 kb=%d: word %d = %#x, want %#x", kb, i, math.Float32bits(got[i]), math.Float32bits(want[i]))
+			}
+		}
+	}
+}
+
+// TestGemmSharedCounters covers the shared-B path where the B panels are
+// handed out several chunks per block (nc of 20 panels, the last chunk
+// partial) and the row blocks outnumber the threads, with beta 0 and not.
+func TestGemmSharedCounters(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, kc := range gemmKernelsUnderTest() {
+		for _, threads := range []int{2, 3} {
+			for _, beta := range []float32{0, 0.5} {
+				m, n, k := 48*kc.kern.mr+5, 21*kc.kern.nr+3, 150
+				lda, ldb, ldc := k+1, n+2, n+3
+				a, b, c := randMat(r, m*lda), randMat(r, k*ldb), randMat(r, m*ldc)
+				want := refGemm(false, false, m, n, k, 1, a, lda, b, ldb, float64(beta), c, ldc)
+				g := newGemm(kc.kern, kc.bf16, threads)
+				g.kc, g.mc, g.nc = 64, 3*kc.kern.mr, 20*kc.kern.nr
+				g.Sgemm(false, false, m, n, k, 1, a, lda, b, ldb, beta, c, ldc)
+				bound := kc.tol * math.Sqrt(float64(k)+1) * math.Max(1, math.Sqrt(float64(k))/4)
+				for i := 0; i < m; i++ {
+					for j := 0; j < n; j++ {
+						if d := math.Abs(float64(c[i*ldc+j]) - want[i*n+j]); d > bound {
+							t.Fatalf("%s t%d beta=%g: C[%d,%d] = %g, want %g", kc.kern.name, threads, beta, i, j, c[i*ldc+j], want[i*n+j])
+						}
+					}
+				}
+			}
+		}
+	}
+}

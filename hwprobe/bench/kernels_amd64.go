@@ -63,7 +63,8 @@ func bf16Kernel() (sgemmKernel, bool) {
 	if !hasAVX512() || !cpuid.CPU.Supports(cpuid.AVX512BF16) {
 		return sgemmKernel{}, false
 	}
-	return sgemmKernel{name: "builtin-avx512-bf16", mr: 14, nr: 32, fn: bf16Kernel14x32, set: bf16Kernel14x32Set}, true
+	return sgemmKernel{name: "builtin-avx512-bf16", mr: 14, nr: 32, fn: bf16Kernel14x32, set: bf16Kernel14x32Set,
+		packRows16: packRows16x14, packPair: packPair32}, true
 }
 
 // streamKernels returns the assembly STREAM kernels when AVX-512 is present.
@@ -94,7 +95,7 @@ func saxpy(y, x []float32, alpha float32) {
 }
 
 //go:noescape
-func packA14(dst, src *float32, idx *int32, kb int, alpha float32)
+func packA14(dst, src *float32, idx *int32, kb, ld int, alpha float32)
 
 // packRows14 packs alpha times a 14 x kb panel of row-major A (rows ld
 // apart) into dst with one gather per k step; it falls back to the scalar
@@ -118,5 +119,58 @@ func packRows14(dst, src []float32, ld, kb int, alpha float32) {
 	for i := range mr {
 		idx[i] = int32(i * ld)
 	}
-	packA14(&dst[0], &src[0], &idx[0], kb, alpha)
+	packA14(&dst[0], &src[0], &idx[0], kb, 4*ld, alpha)
+}
+
+//go:noescape
+func packA14w(dst *float32, src *uint16, idx *int32, kb, ld int)
+
+//go:noescape
+func packB16x32(dst *float32, lo, hi *uint16, panels, stride int)
+
+// packRows16x14 packs a 14 x kb panel of row-major bf16 A (rows ld apart)
+// for the bf16 kernel with one gather per k pair; an odd last k is packed
+// alone (high half zero). It falls back to the scalar loop when the row
+// offsets do not fit the gather's 32-bit indices.
+func packRows16x14(dst []float32, src []uint16, ld, kb int) {
+	const mr = 14
+	if kb == 0 {
+		return
+	}
+	kp := (kb + 1) / 2
+	_ = dst[mr*kp-1]
+	_ = src[(mr-1)*ld+kb-1]
+	whole := kb / 2
+	if (mr-1)*ld > math.MaxInt32 {
+		whole = 0
+	}
+	if whole > 0 {
+		var idx [16]int32
+		for i := range mr {
+			idx[i] = int32(i * ld)
+		}
+		packA14w(&dst[0], &src[0], &idx[0], whole, 2*ld)
+	}
+	for i := range mr {
+		row := src[i*ld : i*ld+kb]
+		for p := whole; p < kp; p++ {
+			w := uint32(row[2*p])
+			if 2*p+1 < kb {
+				w |= uint32(row[2*p+1]) << 16
+			}
+			dst[p*mr+i] = math.Float32frombits(w)
+		}
+	}
+}
+
+// packPair32 packs one k pair (rows lo and hi) of row-major bf16 B across
+// panels whole 32-column panels, the panels stride words apart in dst.
+func packPair32(dst []float32, lo, hi []uint16, panels, stride int) {
+	if panels == 0 {
+		return
+	}
+	_ = dst[(panels-1)*stride+31]
+	_ = lo[panels*32-1]
+	_ = hi[panels*32-1]
+	packB16x32(&dst[0], &lo[0], &hi[0], panels, 4*stride)
 }

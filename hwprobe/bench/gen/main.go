@@ -32,6 +32,8 @@ func generate() []byte {
 	streamAVX512(&a)
 	saxpyAVX512(&a)
 	packAAVX512(&a)
+	packA16AVX512(&a)
+	packB16AVX512(&a)
 	return a.Bytes()
 }
 
@@ -353,46 +355,115 @@ func saxpyAVX512(a *asm) {
 }
 
 // packAAVX512 writes packA14, which packs a 14 x kb panel of row-major A
-// (rows idx[i] elements apart, idx[14] = idx[15] = 0) times alpha into
-// the 14x32 kernel's layout: per k step, the 14 values of one column. One
-// masked gather per column reads the 14 rows in step, where a row-by-row
-// copy writes 56-byte-strided scalars.
+// (rows idx[i] elements apart, idx[14] = idx[15] = 0, ld bytes apart)
+// times alpha into the 14x32 kernel's layout: per k step, the 14 values
+// of one column. One masked gather per column reads the 14 rows in step,
+// where a row-by-row copy writes 56-byte-strided scalars.
 func packAAVX512(a *asm) {
-	fmt.Fprintf(&a.Buffer, "\n// func packA14(dst, src *float32, idx *int32, kb int, alpha float32)\nTEXT ·packA14(SB), NOSPLIT, $0-36\n")
+	packGather(a, "packA14", "dst, src *float32, idx *int32, kb, ld int, alpha float32", 44, true)
+}
+
+// packA16AVX512 writes packA14w, which packs a 14-row panel of row-major
+// bf16 A (rows idx[i] elements apart, ld bytes apart) for the bf16 kernel:
+// per k pair, the 14 rows' 32-bit words (two bf16 values each), one masked
+// gather per pair. kb is the number of whole pairs.
+func packA16AVX512(a *asm) {
+	packGather(a, "packA14w", "dst *float32, src *uint16, idx *int32, kb, ld int", 40, false)
+}
+
+// packGather writes a 14-row gather packer. Each step reads 4 bytes of
+// every row. The rows of A are far apart (often pages) and A is usually
+// in memory, not cache, so the 14 streams are prefetched in software: 16
+// steps (one cache line of each row) per iteration, each iteration
+// touching the lines pfDist bytes ahead.
+func packGather(a *asm, name, sig string, frame int, fp32 bool) {
+	const pfDist = 1024
+	fmt.Fprintf(&a.Buffer, "\n// func %s(%s)\nTEXT ·%s(SB), NOSPLIT, $0-%d\n", name, sig, name, frame)
 	a.f("MOVQ dst+0(FP), DI")
 	a.f("MOVQ src+8(FP), SI")
 	a.f("MOVQ idx+16(FP), R9")
 	a.f("MOVQ kb+24(FP), CX")
-	a.f("VBROADCASTSS alpha+32(FP), Z31")
+	a.f("MOVQ ld+32(FP), R13")
+	scale := 2
+	if fp32 {
+		scale = 4
+		a.f("VBROADCASTSS alpha+40(FP), Z31")
+	}
 	a.f("VMOVDQU32 (R9), Z30")
 	a.f("MOVL $0x3fff, R10")
 	a.f("KMOVW R10, K1")
 	a.f("MOVQ CX, R11")
-	a.f("SHRQ $1, R11")
-	a.f("ANDQ $1, CX")
+	a.f("SHRQ $4, R11")
+	a.f("ANDQ $15, CX")
+	gather := func(u, z int) {
+		a.f("KMOVW K1, K2")
+		if fp32 {
+			a.f("VGATHERDPS %d(SI)(Z30*%d), K2, Z%d", 4*u, scale, z)
+			a.f("VMULPS Z31, Z%d, Z%d", z, z)
+		} else {
+			a.f("VPGATHERDD %d(SI)(Z30*%d), K2, Z%d", 4*u, scale, z)
+		}
+		a.f("VMOVDQU32 Z%d, K1, %d(DI)", z, 4*mr512*u)
+	}
 	a.f("TESTQ R11, R11")
-	a.f("JZ packA14tail")
-	a.label("packA14loop")
-	a.f("KMOVW K1, K2")
-	a.f("KMOVW K1, K3")
-	a.f("VGATHERDPS (SI)(Z30*4), K2, Z0")
-	a.f("VGATHERDPS 4(SI)(Z30*4), K3, Z1")
-	a.f("VMULPS Z31, Z0, Z0")
-	a.f("VMULPS Z31, Z1, Z1")
-	a.f("VMOVUPS Z0, K1, (DI)")
-	a.f("VMOVUPS Z1, K1, %d(DI)", 4*mr512)
-	a.f("ADDQ $8, SI")
-	a.f("ADDQ $%d, DI", 8*mr512)
+	a.f("JZ %stail", name)
+	a.label(name + "loop")
+	a.f("LEAQ %d(SI), R12", pfDist)
+	for r := 0; r < mr512; r++ {
+		a.f("PREFETCHT0 (R12)")
+		a.f("ADDQ R13, R12")
+	}
+	for u := 0; u < 16; u++ {
+		gather(u, u%8)
+	}
+	a.f("ADDQ $64, SI")
+	a.f("ADDQ $%d, DI", 64*mr512)
 	a.f("DECQ R11")
-	a.f("JNZ packA14loop")
-	a.label("packA14tail")
+	a.f("JNZ %sloop", name)
+	a.label(name + "tail")
 	a.f("TESTQ CX, CX")
-	a.f("JZ packA14done")
-	a.f("KMOVW K1, K2")
-	a.f("VGATHERDPS (SI)(Z30*4), K2, Z0")
-	a.f("VMULPS Z31, Z0, Z0")
-	a.f("VMOVUPS Z0, K1, (DI)")
-	a.label("packA14done")
+	a.f("JZ %sdone", name)
+	a.label(name + "tailloop")
+	gather(0, 0)
+	a.f("ADDQ $4, SI")
+	a.f("ADDQ $%d, DI", 4*mr512)
+	a.f("DECQ CX")
+	a.f("JNZ %stailloop", name)
+	a.label(name + "done")
+	a.f("VZEROUPPER")
+	a.f("RET")
+}
+
+// packB16AVX512 writes packB16x32, which packs one k pair of row-major bf16
+// B across whole 32-column panels: for each panel, 32 words holding lo[j]
+// in the low half and hi[j] in the high half, the panels stride bytes
+// apart in dst; lo and hi (the pair's two rows) are read in order.
+func packB16AVX512(a *asm) {
+	fmt.Fprintf(&a.Buffer, "\n// func packB16x32(dst *float32, lo, hi *uint16, panels, stride int)\nTEXT ·packB16x32(SB), NOSPLIT, $0-40\n")
+	a.f("MOVQ dst+0(FP), DI")
+	a.f("MOVQ lo+8(FP), SI")
+	a.f("MOVQ hi+16(FP), R9")
+	a.f("MOVQ panels+24(FP), CX")
+	a.f("MOVQ stride+32(FP), R10")
+	a.f("TESTQ CX, CX")
+	a.f("JZ packB16done")
+	a.label("packB16loop")
+	a.f("VPMOVZXWD (SI), Z0")
+	a.f("VPMOVZXWD 32(SI), Z1")
+	a.f("VPMOVZXWD (R9), Z2")
+	a.f("VPMOVZXWD 32(R9), Z3")
+	a.f("VPSLLD $16, Z2, Z2")
+	a.f("VPSLLD $16, Z3, Z3")
+	a.f("VPORD Z2, Z0, Z0")
+	a.f("VPORD Z3, Z1, Z1")
+	a.f("VMOVDQU32 Z0, (DI)")
+	a.f("VMOVDQU32 Z1, 64(DI)")
+	a.f("ADDQ $64, SI")
+	a.f("ADDQ $64, R9")
+	a.f("ADDQ R10, DI")
+	a.f("DECQ CX")
+	a.f("JNZ packB16loop")
+	a.label("packB16done")
 	a.f("VZEROUPPER")
 	a.f("RET")
 }
