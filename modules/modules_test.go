@@ -39,9 +39,11 @@ func TestMain(m *testing.M) { acctest.Main(m) }
 // declare.
 const providerAddress = "registry.terraform.io/mlplatform/mlplatform"
 
-// exampleDir copies a module example as written (every .tf file of the
-// folder) into a scratch folder, with its module source pointed at the
-// module's absolute path (the copy lives elsewhere).
+// exampleDir copies the modules of this folder (their .tf files, examples
+// included) into a scratch folder and returns the copy of module's
+// examples/basic, so that the example runs as written: its module source
+// "../.." and the composition's sources "../<module>" stay inside one tree
+// (Terraform refuses a relative source that escapes an absolute one).
 func exampleDir(t *testing.T, module string) string {
 	t.Helper()
 	src := filepath.Join(module, "examples", "basic")
@@ -49,27 +51,41 @@ func exampleDir(t *testing.T, module string) string {
 	if err != nil || len(names) == 0 {
 		t.Fatalf("no example in %s: %v", src, err)
 	}
-	abs, err := filepath.Abs(module)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, calls := t.TempDir(), 0
+	calls := 0
 	for _, n := range names {
 		b, err := os.ReadFile(n)
 		if err != nil {
 			t.Fatal(err)
 		}
-		text := string(b)
-		calls += strings.Count(text, `source = "../.."`)
-		text = strings.ReplaceAll(text, `source = "../.."`, fmt.Sprintf("source = %q", abs))
-		if err := os.WriteFile(filepath.Join(dir, filepath.Base(n)), []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		calls += strings.Count(string(b), `source = "../.."`)
 	}
 	if calls == 0 {
 		t.Fatalf("%s: no module call with source \"../..\"", src)
 	}
-	return dir
+	root := t.TempDir()
+	err = filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && d.Name() == ".terraform":
+			return filepath.SkipDir
+		case d.IsDir() || filepath.Ext(path) != ".tf":
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(root, path)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o600)
+	})
+	if err != nil {
+		t.Fatalf("copying the modules: %v", err)
+	}
+	return filepath.Join(root, src)
 }
 
 // cli runs the real Terraform CLI (acctest.Setup finds it) in one folder,
