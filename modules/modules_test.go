@@ -775,3 +775,80 @@ func nestedModuleResource(t *testing.T, show, module, address string) map[string
 	t.Fatalf("%s not in the state:\n%s", address, show)
 	return nil
 }
+
+// TestAccModules_uaeMLPlatformRefuses plans modules/uae-ml-platform's
+// example with one thing wrong at a time through the real Terraform CLI:
+// each plan fails with its reason and the provider makes no AWS write call.
+func TestAccModules_uaeMLPlatformRefuses(t *testing.T) {
+	h := acctest.Setup(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := h.Clients(ctx, acctest.Region)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := c.KMS.CreateKey(ctx, &kms.CreateKeyInput{Description: aws.String("module example key")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for b, region := range map[string]string{"uae-ml-data": acctest.Region, "uae-ml-capture": acctest.Region, "eu-capture": "eu-west-1"} {
+		fc, err := h.Clients(ctx, region)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fc.S3.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(b),
+			CreateBucketConfiguration: &s3types.CreateBucketConfiguration{LocationConstraint: s3types.BucketLocationConstraint(region)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vars := func(capture string) []string {
+		return []string{"plan", "-input=false", "-no-color", "-var", "kms_key_arn=" + aws.ToString(key.KeyMetadata.Arn),
+			"-var", "data_bucket=uae-ml-data", "-var", "capture_bucket=" + capture,
+			"-var", "endpoint_image=123456789012.dkr.ecr.me-central-1.amazonaws.com/uae-model:1",
+			"-var", "feature_store_role_arn=arn:aws:iam::123456789012:role/feature-store",
+			"-var", "serving_role_arn=arn:aws:iam::123456789012:role/serving"}
+	}
+	for _, tc := range []struct {
+		name, from, to, capture string
+		want                    *regexp.Regexp
+	}{
+		{name: "auditMode", from: `mode                          = "enforce"`, to: `mode                          = "audit"`, capture: "uae-ml-capture",
+			want: regexp.MustCompile(`residency mode is audit`)},
+		{name: "serverlessCapture", from: `endpoint_instance_type = "ml.m5.large"`, to: `endpoint_instance_type = null`, capture: "uae-ml-capture",
+			want: regexp.MustCompile(`data capture needs an instance variant`)},
+		{name: "captureOutsideUAE", capture: "eu-capture",
+			want: regexp.MustCompile(`(?s)Residency violation.*s3_uris\[1\].*eu-capture`)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := exampleDir(t, "uae-ml-platform")
+			if tc.from != "" {
+				p := filepath.Join(dir, "main.tf")
+				b, err := os.ReadFile(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(string(b), tc.from) {
+					t.Fatalf("the example has no %q", tc.from)
+				}
+				if err := os.WriteFile(p, []byte(strings.Replace(string(b), tc.from, tc.to, 1)), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tf := newCLI(t, dir)
+			if _, err := tf.run("init", "-input=false", "-no-color"); err != nil {
+				t.Fatal(err)
+			}
+			before := len(h.Shim.Writes())
+			_, err := tf.run(vars(tc.capture)...)
+			if err == nil {
+				t.Fatal("the plan succeeded")
+			}
+			if msg := strings.Join(strings.Fields(err.Error()), " "); !tc.want.MatchString(msg) {
+				t.Fatalf("the plan failed without %s:\n%v", tc.want, err)
+			}
+			if w := h.Shim.Writes(); len(w) != before {
+				t.Errorf("%d AWS write calls during a refused plan: %v", len(w)-before, w[before:])
+			}
+		})
+	}
+}
