@@ -621,7 +621,8 @@ func TestAccModules_smbInference(t *testing.T) {
 // feature group, the inference footprint's Auto Scaling group and the
 // ml.m5.large endpoint with its data capture in the UAE exist, every
 // resource carries the required tags, and no training node is launched
-// (training is off by default). Destroy removes all of it.
+// (training is off by default); a plan with training on adds the cluster and
+// replaces nothing. Destroy removes all of it.
 func TestAccModules_uaeMLPlatform(t *testing.T) {
 	h := acctest.Setup(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -712,6 +713,25 @@ func TestAccModules_uaeMLPlatform(t *testing.T) {
 			if got := attrs["data_capture.destination_s3_uri"]; got != "s3://"+captureBucket+"/uae-ml-inference" {
 				t.Errorf("data capture destination %q", got)
 			}
+		}
+	}
+
+	// Turning training on plans the cluster behind the guard, which now
+	// also checks the training zone; nothing else changes. moto does not
+	// publish the Deep Learning AMI parameter: take a public one it has.
+	plan, err := tf.run(append([]string{"plan", "-input=false", "-no-color", "-var", "training_enabled=true",
+		"-var", "training_image=/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64"}, vars...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"module.platform.module.training[0].mlplatform_gpu_cluster.this will be created", `"mec1-az1"`, "Plan: 1 to add, "} {
+		if !strings.Contains(plan, want) {
+			t.Errorf("the plan with training on has no %q:\n%s", want, plan)
+		}
+	}
+	for _, not := range []string{"mlplatform_feature_store.this must be replaced", "mlplatform_cpu_footprint.this must be replaced", "mlplatform_serving_endpoint.this must be replaced"} {
+		if strings.Contains(plan, not) {
+			t.Errorf("turning training on: %s", not)
 		}
 	}
 

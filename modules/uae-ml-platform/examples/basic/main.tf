@@ -50,6 +50,7 @@ module "platform" {
   serving_role_arn       = var.serving_role_arn
 
   training_enabled = var.training_enabled
+  training_image   = var.training_image
 }
 
 output "residency" {

@@ -33,3 +33,9 @@ variable "training_enabled" {
   type        = bool
   default     = false
 }
+
+variable "training_image" {
+  description = "AMI id or SSM parameter name of the training nodes' image."
+  type        = string
+  default     = "/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
+}
