@@ -1,9 +1,9 @@
 variable "name" {
-  description = "Name of the footprint and the endpoint: 1 to 63 letters, digits and hyphens, starting with a letter or digit. The Auto Scaling group is `mlplatform-cpu-<name>`. Changing it replaces both."
+  description = "Name of the footprint and the endpoint: 1 to 63 letters, digits and hyphens, starting and ending with a letter or digit. The Auto Scaling group is `mlplatform-cpu-<name>`. Changing it replaces both."
   type        = string
 
   validation {
-    condition     = can(regex("^[A-Za-z0-9](-*[A-Za-z0-9]){0,62}$", var.name))
+    condition     = can(regex("^[A-Za-z0-9](-*[A-Za-z0-9])*$", var.name)) && length(var.name) <= 63
     error_message = "name must be 1 to 63 letters, digits and hyphens, starting and ending with a letter or digit (SageMaker's endpoint name rule)."
   }
 }
