@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
@@ -28,6 +29,7 @@ import (
 
 	"github.com/mlplatform/mlplatform/acctest"
 	"github.com/mlplatform/mlplatform/hwprobe/profile"
+	"github.com/mlplatform/mlplatform/internal/cloud"
 	"github.com/mlplatform/mlplatform/provider"
 )
 
@@ -37,9 +39,11 @@ func TestMain(m *testing.M) { acctest.Main(m) }
 // declare.
 const providerAddress = "registry.terraform.io/mlplatform/mlplatform"
 
-// exampleDir copies a module example as written (every .tf file of the
-// folder) into a scratch folder, with its module source pointed at the
-// module's absolute path (the copy lives elsewhere).
+// exampleDir copies the modules of this folder (their .tf files, examples
+// included) into a scratch folder and returns the copy of module's
+// examples/basic, so that the example runs as written: its module source
+// "../.." and the composition's sources "../<module>" stay inside one tree
+// (Terraform refuses a relative source that escapes an absolute one).
 func exampleDir(t *testing.T, module string) string {
 	t.Helper()
 	src := filepath.Join(module, "examples", "basic")
@@ -47,27 +51,41 @@ func exampleDir(t *testing.T, module string) string {
 	if err != nil || len(names) == 0 {
 		t.Fatalf("no example in %s: %v", src, err)
 	}
-	abs, err := filepath.Abs(module)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, calls := t.TempDir(), 0
+	calls := 0
 	for _, n := range names {
 		b, err := os.ReadFile(n)
 		if err != nil {
 			t.Fatal(err)
 		}
-		text := string(b)
-		calls += strings.Count(text, `source = "../.."`)
-		text = strings.ReplaceAll(text, `source = "../.."`, fmt.Sprintf("source = %q", abs))
-		if err := os.WriteFile(filepath.Join(dir, filepath.Base(n)), []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		calls += strings.Count(string(b), `source = "../.."`)
 	}
 	if calls == 0 {
 		t.Fatalf("%s: no module call with source \"../..\"", src)
 	}
-	return dir
+	root := t.TempDir()
+	err = filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && d.Name() == ".terraform":
+			return filepath.SkipDir
+		case d.IsDir() || filepath.Ext(path) != ".tf":
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(root, path)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o600)
+	})
+	if err != nil {
+		t.Fatalf("copying the modules: %v", err)
+	}
+	return filepath.Join(root, src)
 }
 
 // cli runs the real Terraform CLI (acctest.Setup finds it) in one folder,
@@ -435,4 +453,422 @@ func countPrefix(flat map[string]string, prefix string) int {
 		}
 	}
 	return len(seen)
+}
+
+// applyExample runs init and apply of a module example with vars, and
+// registers a destroy for the end of the test unless the test destroyed it
+// itself (destroy sets *destroyed).
+func applyExample(t *testing.T, tf *cli, vars []string) (destroy func()) {
+	t.Helper()
+	if _, err := tf.run("init", "-input=false", "-no-color"); err != nil {
+		t.Fatal(err)
+	}
+	destroyed := false
+	destroy = func() {
+		t.Helper()
+		if _, err := tf.run(append([]string{"destroy", "-auto-approve", "-input=false", "-no-color"}, vars...)...); err != nil {
+			t.Fatal(err)
+		}
+		destroyed = true
+	}
+	t.Cleanup(func() {
+		if !destroyed {
+			if _, err := tf.run(append([]string{"destroy", "-auto-approve", "-input=false", "-no-color"}, vars...)...); err != nil {
+				t.Errorf("cleaning up: %v", err)
+			}
+		}
+	})
+	if _, err := tf.run(append([]string{"apply", "-auto-approve", "-input=false", "-no-color"}, vars...)...); err != nil {
+		t.Fatal(err)
+	}
+	return destroy
+}
+
+// outputs reads `terraform output -json` into name -> value.
+func (c *cli) outputs() map[string]any {
+	c.t.Helper()
+	out, err := c.run("output", "-json", "-no-color")
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	var raw map[string]struct {
+		Value any `json:"value"`
+	}
+	if err := json.Unmarshal([]byte(out), &raw); err != nil {
+		c.t.Fatalf("terraform output -json: %v\n%s", err, out)
+	}
+	vals := map[string]any{}
+	for k, v := range raw {
+		vals[k] = v.Value
+	}
+	return vals
+}
+
+// groupExists says whether the Auto Scaling group exists, and how many
+// scheduled actions it has.
+func groupExists(c *cloud.Clients, name string) (bool, int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := c.AutoScaling.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{name}})
+	if err != nil {
+		return false, 0, fmt.Errorf("describing auto scaling groups: %w", err)
+	}
+	if len(out.AutoScalingGroups) == 0 {
+		return false, 0, nil
+	}
+	acts, err := c.AutoScaling.DescribeScheduledActions(ctx, &autoscaling.DescribeScheduledActionsInput{AutoScalingGroupName: aws.String(name)})
+	if err != nil {
+		return true, 0, fmt.Errorf("describing scheduled actions: %w", err)
+	}
+	return true, len(acts.ScheduledUpdateGroupActions), nil
+}
+
+// endpointStatus returns the endpoint's status and ARN, or "" when it does
+// not exist.
+func endpointStatus(c *cloud.Clients, name string) (status, arn string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := c.SageMaker.DescribeEndpoint(ctx, &sagemaker.DescribeEndpointInput{EndpointName: aws.String(name)})
+	if err != nil {
+		return "", ""
+	}
+	return string(out.EndpointStatus), aws.ToString(out.EndpointArn)
+}
+
+// TestAccModules_smbInference applies modules/smb-inference's example
+// against the emulator through the real Terraform CLI: the footprint's Auto
+// Scaling group exists with the off-hours window's two scheduled actions
+// (start and end), the serverless endpoint is in service with the ARN the
+// module outputs, the type chosen meets the example's requirements and the
+// scheduled monthly cost is below the unscheduled one. Destroy removes the
+// group and the endpoint.
+func TestAccModules_smbInference(t *testing.T) {
+	h := acctest.Setup(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := h.Clients(ctx, acctest.Region)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := c.KMS.CreateKey(ctx, &kms.CreateKeyInput{Description: aws.String("module example key")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tf := newCLI(t, exampleDir(t, "smb-inference"))
+	vars := []string{"-var", "kms_key_arn=" + aws.ToString(key.KeyMetadata.Arn),
+		"-var", "endpoint_image=123456789012.dkr.ecr.me-central-1.amazonaws.com/smb-model:1",
+		"-var", "execution_role_arn=arn:aws:iam::123456789012:role/serving"}
+	destroy := applyExample(t, tf, vars)
+
+	const group = "mlplatform-cpu-smb-inference"
+	if ok, acts, err := groupExists(c, group); err != nil || !ok || acts != 2 {
+		t.Errorf("group %s: exists %v, %d scheduled actions (want 2: the window and its end), %v", group, ok, acts, err)
+	}
+	status, arn := endpointStatus(c, "smb-inference")
+	if status != "InService" {
+		t.Errorf("endpoint smb-inference status %q, want InService", status)
+	}
+
+	out := tf.outputs()
+	if got := out["endpoint_arn"]; got != arn || arn == "" {
+		t.Errorf("output endpoint_arn = %v, SageMaker says %q", got, arn)
+	}
+	fp, _ := out["footprint"].(map[string]any)
+	typ, _ := fp["type"].(string)
+	if !regexp.MustCompile(`^[a-z][a-z0-9-]*\.(x?large|[0-9]+xlarge)$`).MatchString(typ) {
+		t.Errorf("footprint type = %q", typ)
+	}
+	if why, _ := fp["why"].(string); why == "" {
+		t.Error("footprint why is empty")
+	}
+	monthly, _ := fp["monthly_usd"].(float64)
+	sched, _ := fp["monthly_sched_usd"].(float64)
+	if !(monthly > 0 && sched > 0 && sched < monthly) {
+		t.Errorf("monthly cost %v, with the off-hours schedule %v: want 0 < scheduled < unscheduled", monthly, sched)
+	}
+	t.Logf("chose %s (%v): %.2f USD a month, %.2f with the off-hours schedule", typ, fp["why"], monthly, sched)
+
+	show, err := tf.run("show", "-json", "-no-color")
+	if err != nil {
+		t.Fatal(err)
+	}
+	attrs := moduleResource(t, show, "module.smb", "module.smb.mlplatform_cpu_footprint.this")
+	for k, v := range map[string]string{"schedule.0.time_zone": "Asia/Dubai", "schedule.0.recurrence": "0 20 * * 1-5",
+		"schedule.0.duration": "11h", "schedule.0.desired_capacity": "0", "root_volume.size_gib": "30",
+		"desired_capacity": "2", "tags_all.owner": "smb-team", "tags_all.workload": "inference"} {
+		if attrs[k] != v {
+			t.Errorf("footprint %s = %q, want %q", k, attrs[k], v)
+		}
+	}
+	ep := moduleResource(t, show, "module.smb", "module.smb.mlplatform_serving_endpoint.this")
+	if ep["variants.0.serverless.memory_size_mb"] != "2048" || ep["variants.0.instance_type"] != "" {
+		t.Errorf("endpoint variant: serverless memory %q, instance type %q; want a 2048 MB serverless variant",
+			ep["variants.0.serverless.memory_size_mb"], ep["variants.0.instance_type"])
+	}
+
+	destroy()
+	if ok, _, err := groupExists(c, group); err != nil || ok {
+		t.Errorf("group %s still exists after destroy (%v)", group, err)
+	}
+	if status, _ := endpointStatus(c, "smb-inference"); status != "" {
+		t.Errorf("endpoint smb-inference still exists after destroy (%s)", status)
+	}
+}
+
+// TestAccModules_uaeMLPlatform applies modules/uae-ml-platform's example
+// against the emulator through the real Terraform CLI: the residency guard
+// passes on every location (region, both buckets, the key, the image), the
+// feature group, the inference footprint's Auto Scaling group and the
+// ml.m5.large endpoint with its data capture in the UAE exist, every
+// resource carries the required tags, and no training node is launched
+// (training is off by default); a plan with training on adds the cluster and
+// replaces nothing. Destroy removes all of it.
+func TestAccModules_uaeMLPlatform(t *testing.T) {
+	h := acctest.Setup(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := h.Clients(ctx, acctest.Region)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := c.KMS.CreateKey(ctx, &kms.CreateKeyInput{Description: aws.String("module example key")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const dataBucket, captureBucket = "uae-ml-data", "uae-ml-capture"
+	for _, b := range []string{dataBucket, captureBucket} {
+		if _, err := c.S3.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(b),
+			CreateBucketConfiguration: &s3types.CreateBucketConfiguration{LocationConstraint: s3types.BucketLocationConstraint(acctest.Region)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tf := newCLI(t, exampleDir(t, "uae-ml-platform"))
+	vars := []string{"-var", "kms_key_arn=" + aws.ToString(key.KeyMetadata.Arn),
+		"-var", "data_bucket=" + dataBucket, "-var", "capture_bucket=" + captureBucket,
+		"-var", "endpoint_image=123456789012.dkr.ecr.me-central-1.amazonaws.com/uae-model:1",
+		"-var", "feature_store_role_arn=arn:aws:iam::123456789012:role/feature-store",
+		"-var", "serving_role_arn=arn:aws:iam::123456789012:role/serving"}
+	start := time.Now()
+	destroy := applyExample(t, tf, vars)
+	t.Logf("init and apply: %s", time.Since(start).Round(time.Second))
+
+	const group, endpoint, features = "mlplatform-cpu-uae-ml-inference", "uae-ml-inference", "uae-ml-features"
+	if ok, acts, err := groupExists(c, group); err != nil || !ok || acts != 2 {
+		t.Errorf("group %s: exists %v, %d scheduled actions (want 2), %v", group, ok, acts, err)
+	}
+	status, arn := endpointStatus(c, endpoint)
+	if status != "InService" {
+		t.Errorf("endpoint %s status %q, want InService", endpoint, status)
+	}
+	if _, err := c.SageMaker.DescribeFeatureGroup(ctx, &sagemaker.DescribeFeatureGroupInput{FeatureGroupName: aws.String(features)}); err != nil {
+		t.Errorf("feature group %s: %v", features, err)
+	}
+	if n, err := liveNodes(c.EC2, "uae-ml-train"); err != nil || n != 0 {
+		t.Errorf("%d training nodes with training off (%v)", n, err)
+	}
+
+	out := tf.outputs()
+	res, _ := out["residency"].(map[string]any)
+	if res["jurisdiction"] != "AE" || res["region"] != "me-central-1" || res["mode"] != "enforce" || res["compliant"] != true {
+		t.Errorf("output residency = %v", res)
+	}
+	checked, _ := res["checked"].([]any)
+	for _, want := range []string{"region me-central-1: pass", "s3_uri s3://" + dataBucket + "/: pass",
+		"s3_uri s3://" + captureBucket + "/uae-ml-inference: pass", "ecr_image 123456789012.dkr.ecr.me-central-1.amazonaws.com/uae-model:1: pass"} {
+		if !slices.Contains(checked, any(want)) {
+			t.Errorf("the guard's report has no %q: %v", want, checked)
+		}
+	}
+	inf, _ := out["inference"].(map[string]any)
+	if inf["endpoint_arn"] != arn || arn == "" || inf["endpoint_kind"] != "1 x ml.m5.large" || inf["asg_name"] != group {
+		t.Errorf("output inference = %v (SageMaker's ARN %q)", inf, arn)
+	}
+	if m, s := inf["monthly_cost_usd"].(float64), inf["monthly_cost_scheduled_usd"].(float64); !(s > 0 && s < m) {
+		t.Errorf("monthly cost %v, scheduled %v: want 0 < scheduled < unscheduled", m, s)
+	}
+	if out["training"] != nil {
+		t.Errorf("output training = %v, want null", out["training"])
+	}
+	t.Logf("inference: %v %v (%v), %v USD a month, %v with the off-hours schedule", inf["instance_type"], inf["endpoint_kind"],
+		inf["decision_reason"], inf["monthly_cost_usd"], inf["monthly_cost_scheduled_usd"])
+
+	show, err := tf.run("show", "-json", "-no-color")
+	if err != nil {
+		t.Fatal(err)
+	}
+	required := map[string]string{"tags_all.owner": "ml-platform", "tags_all.cost-center": "ai-research",
+		"tags_all.data-classification": "confidential", "tags_all.platform": "uae-ml"}
+	for _, r := range []struct{ module, address string }{
+		{"module.platform.module.features", "module.platform.module.features.mlplatform_feature_store.this"},
+		{"module.platform.module.inference", "module.platform.module.inference.mlplatform_cpu_footprint.this"},
+		{"module.platform.module.inference", "module.platform.module.inference.mlplatform_serving_endpoint.this"},
+	} {
+		attrs := nestedModuleResource(t, show, r.module, r.address)
+		for k, v := range required {
+			if attrs[k] != v {
+				t.Errorf("%s: %s = %q, want %q", r.address, k, attrs[k], v)
+			}
+		}
+		if strings.HasSuffix(r.address, "serving_endpoint.this") {
+			if got := attrs["data_capture.destination_s3_uri"]; got != "s3://"+captureBucket+"/uae-ml-inference" {
+				t.Errorf("data capture destination %q", got)
+			}
+		}
+	}
+
+	// Turning training on plans the cluster behind the guard, which now
+	// also checks the training zone; nothing else changes. moto does not
+	// publish the Deep Learning AMI parameter: take a public one it has.
+	plan, err := tf.run(append([]string{"plan", "-input=false", "-no-color", "-var", "training_enabled=true",
+		"-var", "training_image=/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64"}, vars...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"module.platform.module.training[0].mlplatform_gpu_cluster.this will be created", `"mec1-az1"`, "Plan: 1 to add, "} {
+		if !strings.Contains(plan, want) {
+			t.Errorf("the plan with training on has no %q:\n%s", want, plan)
+		}
+	}
+	for _, not := range []string{"mlplatform_feature_store.this must be replaced", "mlplatform_cpu_footprint.this must be replaced", "mlplatform_serving_endpoint.this must be replaced"} {
+		if strings.Contains(plan, not) {
+			t.Errorf("turning training on: %s", not)
+		}
+	}
+
+	destroy()
+	if ok, _, err := groupExists(c, group); err != nil || ok {
+		t.Errorf("group %s still exists after destroy (%v)", group, err)
+	}
+	if status, _ := endpointStatus(c, endpoint); status != "" {
+		t.Errorf("endpoint %s still exists after destroy (%s)", endpoint, status)
+	}
+	if _, err := c.SageMaker.DescribeFeatureGroup(ctx, &sagemaker.DescribeFeatureGroupInput{FeatureGroupName: aws.String(features)}); err == nil {
+		t.Errorf("feature group %s still exists after destroy", features)
+	}
+}
+
+// nestedModuleResource finds a resource of a module at any depth in
+// `terraform show -json` and flattens its values.
+func nestedModuleResource(t *testing.T, show, module, address string) map[string]string {
+	t.Helper()
+	type mod struct {
+		Address   string `json:"address"`
+		Resources []struct {
+			Address string         `json:"address"`
+			Values  map[string]any `json:"values"`
+		} `json:"resources"`
+		ChildModules []json.RawMessage `json:"child_modules"`
+	}
+	var st struct {
+		Values struct {
+			RootModule mod `json:"root_module"`
+		} `json:"values"`
+	}
+	if err := json.Unmarshal([]byte(show), &st); err != nil {
+		t.Fatalf("terraform show -json: %v", err)
+	}
+	var find func(m mod) map[string]string
+	find = func(m mod) map[string]string {
+		if m.Address == module {
+			for _, r := range m.Resources {
+				if r.Address == address {
+					flat := map[string]string{}
+					flatten("", r.Values, flat)
+					return flat
+				}
+			}
+		}
+		for _, raw := range m.ChildModules {
+			var c mod
+			if err := json.Unmarshal(raw, &c); err != nil {
+				t.Fatal(err)
+			}
+			if f := find(c); f != nil {
+				return f
+			}
+		}
+		return nil
+	}
+	if f := find(st.Values.RootModule); f != nil {
+		return f
+	}
+	t.Fatalf("%s not in the state:\n%s", address, show)
+	return nil
+}
+
+// TestAccModules_uaeMLPlatformRefuses plans modules/uae-ml-platform's
+// example with one thing wrong at a time through the real Terraform CLI:
+// each plan fails with its reason and the provider makes no AWS write call.
+func TestAccModules_uaeMLPlatformRefuses(t *testing.T) {
+	h := acctest.Setup(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := h.Clients(ctx, acctest.Region)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := c.KMS.CreateKey(ctx, &kms.CreateKeyInput{Description: aws.String("module example key")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for b, region := range map[string]string{"uae-ml-data": acctest.Region, "uae-ml-capture": acctest.Region, "eu-capture": "eu-west-1"} {
+		fc, err := h.Clients(ctx, region)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fc.S3.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(b),
+			CreateBucketConfiguration: &s3types.CreateBucketConfiguration{LocationConstraint: s3types.BucketLocationConstraint(region)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vars := func(capture string) []string {
+		return []string{"plan", "-input=false", "-no-color", "-var", "kms_key_arn=" + aws.ToString(key.KeyMetadata.Arn),
+			"-var", "data_bucket=uae-ml-data", "-var", "capture_bucket=" + capture,
+			"-var", "endpoint_image=123456789012.dkr.ecr.me-central-1.amazonaws.com/uae-model:1",
+			"-var", "feature_store_role_arn=arn:aws:iam::123456789012:role/feature-store",
+			"-var", "serving_role_arn=arn:aws:iam::123456789012:role/serving"}
+	}
+	for _, tc := range []struct {
+		name, from, to, capture string
+		want                    *regexp.Regexp
+	}{
+		{name: "auditMode", from: `mode                          = "enforce"`, to: `mode                          = "audit"`, capture: "uae-ml-capture",
+			want: regexp.MustCompile(`residency mode is audit`)},
+		{name: "serverlessCapture", from: `endpoint_instance_type = "ml.m5.large"`, to: `endpoint_instance_type = null`, capture: "uae-ml-capture",
+			want: regexp.MustCompile(`data capture needs an instance variant`)},
+		{name: "captureOutsideUAE", capture: "eu-capture",
+			want: regexp.MustCompile(`(?s)Residency violation.*s3_uris\[1\].*eu-capture`)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := exampleDir(t, "uae-ml-platform")
+			if tc.from != "" {
+				p := filepath.Join(dir, "main.tf")
+				b, err := os.ReadFile(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(string(b), tc.from) {
+					t.Fatalf("the example has no %q", tc.from)
+				}
+				if err := os.WriteFile(p, []byte(strings.Replace(string(b), tc.from, tc.to, 1)), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tf := newCLI(t, dir)
+			if _, err := tf.run("init", "-input=false", "-no-color"); err != nil {
+				t.Fatal(err)
+			}
+			before := len(h.Shim.Writes())
+			_, err := tf.run(vars(tc.capture)...)
+			if err == nil {
+				t.Fatal("the plan succeeded")
+			}
+			if msg := strings.Join(strings.Fields(err.Error()), " "); !tc.want.MatchString(msg) {
+				t.Fatalf("the plan failed without %s:\n%v", tc.want, err)
+			}
+			if w := h.Shim.Writes(); len(w) != before {
+				t.Errorf("%d AWS write calls during a refused plan: %v", len(w)-before, w[before:])
+			}
+		})
+	}
 }
