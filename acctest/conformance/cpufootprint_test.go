@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"testing"
 
@@ -63,6 +64,20 @@ func cpuFootprintScenarios() []scenario {
 					want: updated, check: wantGroup("mlplatform-cpu-conf-cpu", 1, 3, 2, 2)},
 				{name: "new name replaces", inputs: cpuInputs("conf-cpu-2", map[string]any{"instance_type": "m7i.large", "max_size": 3, "desired_capacity": 2}),
 					want: replaced, check: wantGroup("mlplatform-cpu-conf-cpu-2", 1, 3, 2, 0)},
+			},
+		},
+		{
+			name: "cpu_footprint/selection", kind: cpuFootprint, resource: "conf-cpu-sel",
+			steps: []step{
+				{name: "AMX required: a type with AMX, never a cheaper one without", inputs: cpuInputs("conf-cpu-sel", map[string]any{"instance_type": nil,
+					"requirements": map[string]any{"min_vcpus": 2, "cpu_features": []any{"amx_tile", "amx_bf16"}}}),
+					want: created, check: wantTemplateTypeLike("mlplatform-cpu-conf-cpu-sel", `^[cmr][78]i(-flex)?\.`)},
+				{name: "arm64 required: a Graviton type, rolled in place", inputs: cpuInputs("conf-cpu-sel", map[string]any{"instance_type": nil,
+					"requirements": map[string]any{"min_vcpus": 4, "architecture": "arm64"}}),
+					want: updated, check: wantTemplateTypeLike("mlplatform-cpu-conf-cpu-sel", `^[a-z]+[0-9]+g[a-z]*\.`)},
+				{name: "spot above an on-demand base, in place", inputs: cpuInputs("conf-cpu-sel", map[string]any{"instance_type": nil,
+					"requirements": map[string]any{"min_vcpus": 4, "architecture": "arm64"}, "capacity_type": "spot", "on_demand_base": 1}),
+					want: updated, check: wantSpot("mlplatform-cpu-conf-cpu-sel", 1, 5)},
 			},
 		},
 		{
@@ -192,6 +207,49 @@ func wantTemplateType(name, instanceType string) func(context.Context, *acctest.
 		}
 		if got := string(out.LaunchTemplateVersions[0].LaunchTemplateData.InstanceType); got != instanceType {
 			return fmt.Errorf("launch template %s launches %s, want %s", name, got, instanceType)
+		}
+		return nil
+	}
+}
+
+// wantTemplateTypeLike checks the launch template's type matches pattern.
+func wantTemplateTypeLike(name, pattern string) func(context.Context, *acctest.Harness, *fixtures) error {
+	re := regexp.MustCompile(pattern)
+	return func(ctx context.Context, h *acctest.Harness, _ *fixtures) error {
+		c, err := h.Clients(ctx, acctest.Region)
+		if err != nil {
+			return err
+		}
+		out, err := c.EC2.DescribeLaunchTemplateVersions(ctx, &ec2.DescribeLaunchTemplateVersionsInput{LaunchTemplateName: aws.String(name), Versions: []string{"$Latest"}})
+		if err != nil {
+			return err
+		}
+		if len(out.LaunchTemplateVersions) != 1 || out.LaunchTemplateVersions[0].LaunchTemplateData == nil {
+			return fmt.Errorf("no latest version of launch template %s", name)
+		}
+		if got := string(out.LaunchTemplateVersions[0].LaunchTemplateData.InstanceType); !re.MatchString(got) {
+			return fmt.Errorf("launch template %s launches %s, want a type like %s", name, got, pattern)
+		}
+		return nil
+	}
+}
+
+// wantSpot checks the group's mixed instances policy: spot above base
+// On-Demand instances, drawn from n types.
+func wantSpot(name string, base int32, n int) func(context.Context, *acctest.Harness, *fixtures) error {
+	return func(ctx context.Context, h *acctest.Harness, _ *fixtures) error {
+		out, err := describeGroup(ctx, h, name)
+		if err != nil || len(out.AutoScalingGroups) != 1 {
+			return fmt.Errorf("finding group %s: %v", name, err)
+		}
+		mp := out.AutoScalingGroups[0].MixedInstancesPolicy
+		if mp == nil || mp.InstancesDistribution == nil || mp.LaunchTemplate == nil {
+			return fmt.Errorf("group %s has no mixed instances policy", name)
+		}
+		d := mp.InstancesDistribution
+		if aws.ToInt32(d.OnDemandBaseCapacity) != base || aws.ToInt32(d.OnDemandPercentageAboveBaseCapacity) != 0 || len(mp.LaunchTemplate.Overrides) != n {
+			return fmt.Errorf("group %s: on-demand base %d, %d%% above it, %d types; want base %d, 0%%, %d types",
+				name, aws.ToInt32(d.OnDemandBaseCapacity), aws.ToInt32(d.OnDemandPercentageAboveBaseCapacity), len(mp.LaunchTemplate.Overrides), base, n)
 		}
 		return nil
 	}
