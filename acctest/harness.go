@@ -236,6 +236,9 @@ func Setup(t testing.TB) *Harness {
 // emulator (Pulumi engine tests, tests of internal/cloud).
 func SetupEmulator(t testing.TB) *Harness {
 	t.Helper()
+	if os.Getenv("TF_ACC") == "" {
+		t.Skip("acceptance test: set TF_ACC=1 to run it against the AWS emulator (make testacc, make test)")
+	}
 	s := current.Load()
 	if s == nil {
 		t.Fatal("acctest: the harness is not set up; add func TestMain(m *testing.M) { acctest.Main(m) } to this test package")
