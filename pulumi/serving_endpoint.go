@@ -52,11 +52,22 @@ type ServingModel struct {
 
 // ServingVariant is one production variant.
 type ServingVariant struct {
-	Name                 string             `pulumi:"name"`
-	InstanceType         *string            `pulumi:"instanceType,optional"`
-	InitialInstanceCount *int               `pulumi:"initialInstanceCount,optional"`
-	InitialWeight        *float64           `pulumi:"initialWeight,optional"`
-	Serverless           *ServingServerless `pulumi:"serverless,optional"`
+	Name                 string              `pulumi:"name"`
+	InstanceType         *string             `pulumi:"instanceType,optional"`
+	InitialInstanceCount *int                `pulumi:"initialInstanceCount,optional"`
+	InitialWeight        *float64            `pulumi:"initialWeight,optional"`
+	Serverless           *ServingServerless  `pulumi:"serverless,optional"`
+	Autoscaling          *ServingAutoscaling `pulumi:"autoscaling,optional"`
+}
+
+// ServingAutoscaling is an instance variant's autoscaling through
+// Application Auto Scaling.
+type ServingAutoscaling struct {
+	MinCapacity                  int     `pulumi:"minCapacity"`
+	MaxCapacity                  int     `pulumi:"maxCapacity"`
+	TargetInvocationsPerInstance float64 `pulumi:"targetInvocationsPerInstance"`
+	ScaleInCooldownSeconds       *int    `pulumi:"scaleInCooldownSeconds,optional"`
+	ScaleOutCooldownSeconds      *int    `pulumi:"scaleOutCooldownSeconds,optional"`
 }
 
 // ServingServerless is a serverless variant's capacity.
@@ -128,9 +139,21 @@ func (m *ServingModel) Annotate(a infer.Annotator) {
 // Annotate describes a variant.
 func (v *ServingVariant) Annotate(a infer.Annotator) {
 	a.Describe(&v.InstanceType, "SageMaker instance type, GPU or CPU: `ml.FAMILY.SIZE`, e.g. `ml.g6.xlarge`, `ml.m5.large`. Families: "+strings.Join(platform.ServingFamilies(), ", ")+".")
-	a.Describe(&v.InitialInstanceCount, "Instances of an instance variant (1 to 1000). A variant scaled outside the program shows as a change.")
+	a.Describe(&v.InitialInstanceCount, "Instances of an instance variant (1 to 1000). A variant scaled outside the program shows as a change, unless it has autoscaling: autoscaling owns its count then.")
 	a.Describe(&v.InitialWeight, "Traffic weight relative to the other variants; unset means 1.")
 	a.Describe(&v.Serverless, "Serverless variant, for small footprints.")
+	a.Describe(&v.Autoscaling, "Autoscaling of an instance variant through Application Auto Scaling: a scalable target (`endpoint/NAME/variant/VARIANT`, `sagemaker:variant:DesiredInstanceCount`) registered once the endpoint is in service, "+
+		"with a target-tracking policy on `SageMakerVariantInvocationsPerInstance`. Changing it changes the target and the policy in place. "+
+		"The instance count autoscaling sets is not a change; bounds, target or cooldowns changed outside the program are. Not for serverless variants.")
+}
+
+// Annotate describes a variant's autoscaling.
+func (s *ServingAutoscaling) Annotate(a infer.Annotator) {
+	a.Describe(&s.MinCapacity, "Fewest instances (at least 1).")
+	a.Describe(&s.MaxCapacity, "Most instances (at least minCapacity, at most 1000).")
+	a.Describe(&s.TargetInvocationsPerInstance, "Invocations per instance per minute that the policy tracks (more than 0).")
+	a.Describe(&s.ScaleInCooldownSeconds, fmt.Sprintf("Seconds after a scale-in before the next (default %d).", platform.ServingDefaultCooldownSeconds))
+	a.Describe(&s.ScaleOutCooldownSeconds, fmt.Sprintf("Seconds after a scale-out before the next (default %d).", platform.ServingDefaultCooldownSeconds))
 }
 
 // Annotate describes a serverless variant.
@@ -363,6 +386,18 @@ func (c ServingEndpointArgs) spec() platform.ServingEndpointSpec {
 		if sl := v.Serverless; sl != nil {
 			sv.Serverless = &platform.ServingServerless{MemoryMB: int64(sl.MemorySizeMB), MaxConcurrency: int64(sl.MaxConcurrency)}
 		}
+		if as := v.Autoscaling; as != nil {
+			cooldown := func(c *int) int64 {
+				if c == nil {
+					return platform.ServingDefaultCooldownSeconds
+				}
+				return int64(*c)
+			}
+			sv.Autoscaling = &platform.ServingAutoscaling{
+				Min: int64(as.MinCapacity), Max: int64(as.MaxCapacity), TargetInvocations: as.TargetInvocationsPerInstance,
+				ScaleInCooldownSeconds: cooldown(as.ScaleInCooldownSeconds), ScaleOutCooldownSeconds: cooldown(as.ScaleOutCooldownSeconds),
+			}
+		}
 		s.Variants = append(s.Variants, sv)
 	}
 	if d := c.Deployment; d != nil {
@@ -398,6 +433,18 @@ func servingArgsOf(s platform.ServingEndpointSpec) ServingEndpointArgs {
 		}
 		if sl := v.Serverless; sl != nil {
 			sv.Serverless = &ServingServerless{MemorySizeMB: int(sl.MemoryMB), MaxConcurrency: int(sl.MaxConcurrency)}
+		}
+		if as := v.Autoscaling; as != nil {
+			cooldown := func(c int64) *int {
+				if c == platform.ServingDefaultCooldownSeconds {
+					return nil // the default, as an unset input
+				}
+				return ptr(int(c))
+			}
+			sv.Autoscaling = &ServingAutoscaling{
+				MinCapacity: int(as.Min), MaxCapacity: int(as.Max), TargetInvocationsPerInstance: as.TargetInvocations,
+				ScaleInCooldownSeconds: cooldown(as.ScaleInCooldownSeconds), ScaleOutCooldownSeconds: cooldown(as.ScaleOutCooldownSeconds),
+			}
 		}
 		a.Variants = append(a.Variants, sv)
 	}
