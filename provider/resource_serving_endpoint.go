@@ -56,6 +56,8 @@ type servingEndpointModel struct {
 	EndpointConfigName    types.String          `tfsdk:"endpoint_config_name"`
 	ModelName             types.String          `tfsdk:"model_name"`
 	LastDeploymentOutcome types.String          `tfsdk:"last_deployment_outcome"`
+	MonthlyCostUSD        types.Float64         `tfsdk:"monthly_cost_usd"`
+	PriceSource           types.String          `tfsdk:"price_source"`
 	Timeouts              timeouts.Value        `tfsdk:"timeouts"`
 }
 
@@ -208,6 +210,9 @@ func (r *servingEndpointResource) Schema(ctx context.Context, _ resource.SchemaR
 			"endpoint_config_name":    computed("The endpoint config the endpoint serves now (a generated name; it changes with every blue/green update)."),
 			"model_name":              computed("The model the endpoint serves now (a generated name)."),
 			"last_deployment_outcome": computed("Outcome of the last create or update this provider ran: `Created`, `Updated` or `RolledBack` (SageMaker rolled the update back: the apply failed and the endpoint serves its old config)."),
+			"monthly_cost_usd": schema.Float64Attribute{Computed: true, MarkdownDescription: fmt.Sprintf("On-Demand cost of a month (%d hours) with every instance variant at its `initial_instance_count`: instances x hourly price, summed. "+
+				"Serverless variants count 0 (priced per use); an autoscaled variant's range is in `price_source`. Shown in the plan; unknown while a type or count is.", platform.ServingHoursPerMonth)},
+			"price_source": schema.StringAttribute{Computed: true, MarkdownDescription: "Where each price in `monthly_cost_usd` comes from, its date, and whether it is an estimate (a price not quoted for the provider's region is)."},
 			"timeouts": timeouts.Attributes(ctx, timeouts.Opts{
 				Create: true, Update: true, Delete: true,
 				CreateDescription: "How long to wait for the endpoint to be in service (default 60m).",
@@ -256,6 +261,9 @@ func (r *servingEndpointResource) ModifyPlan(ctx context.Context, req resource.M
 	} else {
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("tags_all"), types.MapUnknown(types.StringType))...)
 	}
+	cost, price := servingCost(spec, r.meta.Region(), unknown, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("monthly_cost_usd"), cost)...)
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("price_source"), price)...)
 	if req.State.Raw.IsNull() {
 		addProblems(warnings, &resp.Diagnostics)
 		return
@@ -610,6 +618,21 @@ func (r *servingEndpointResource) readBack(ctx context.Context, m *servingEndpoi
 	out.EndpointConfigName = types.StringValue(rb.ConfigName)
 	out.ModelName = types.StringValue(rb.ModelName)
 	out.LastDeploymentOutcome = types.StringValue(rb.LastDeployment)
+	out.MonthlyCostUSD, out.PriceSource = servingCost(rb.Spec, r.meta.Region(), nil, &diags)
 	*m = out
 	return diags
+}
+
+// servingCost is the core's monthly cost of s, unknown while a value it
+// needs is.
+func servingCost(s platform.ServingEndpointSpec, region string, unknown []string, diags *diag.Diagnostics) (types.Float64, types.String) {
+	c, ok, err := platform.ServingEndpointCostOf(s, region, unknown)
+	if err != nil {
+		diags.AddError("pricing serving endpoint", err.Error())
+		return types.Float64Unknown(), types.StringUnknown()
+	}
+	if !ok {
+		return types.Float64Unknown(), types.StringUnknown()
+	}
+	return types.Float64Value(c.MonthlyUSD), types.StringValue(c.Source)
 }

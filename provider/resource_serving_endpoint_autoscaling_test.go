@@ -11,8 +11,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/applicationautoscaling"
 	aastypes "github.com/aws/aws-sdk-go-v2/service/applicationautoscaling/types"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/mlplatform/mlplatform/acctest"
 )
@@ -113,7 +115,13 @@ func TestAccServingEndpoint_autoscaling(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				Config: servingScalingConfig("ml.m5.large", `min_capacity = 1, max_capacity = 4, target_invocations_per_instance = 100`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					// The cost is in the plan: 1 x 0.115 USD/h x 730 h.
+					plancheck.ExpectKnownValue(servingName, tfjsonpath.New("monthly_cost_usd"), knownvalue.Float64Exact(83.95)),
+					plancheck.ExpectKnownValue(servingName, tfjsonpath.New("price_source"), knownvalue.StringRegexp(regexp.MustCompile(`ml\.m5\.large 0\.115 USD/h \(us-east-1 price, estimate\).*autoscales between 1 and 4 instances: 83\.95 to 335\.80`))),
+				}},
 				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(servingName, "monthly_cost_usd", "83.95"),
 					resource.TestCheckResourceAttr(servingName, "status", "InService"),
 					resource.TestCheckResourceAttr(servingName, "variants.0.autoscaling.max_capacity", "4"),
 					resource.TestCheckResourceAttr(servingName, "variants.0.autoscaling.scale_in_cooldown_seconds", "300"),

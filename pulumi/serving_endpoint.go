@@ -106,6 +106,8 @@ type ServingEndpointState struct {
 	EndpointConfigName    *string           `pulumi:"endpointConfigName,optional"`
 	ModelName             *string           `pulumi:"modelName,optional"`
 	LastDeploymentOutcome *string           `pulumi:"lastDeploymentOutcome,optional"`
+	MonthlyCostUSD        *float64          `pulumi:"monthlyCostUsd,optional"`
+	PriceSource           *string           `pulumi:"priceSource,optional"`
 }
 
 // Annotate describes the resource.
@@ -185,6 +187,9 @@ func (c *ServingCapture) Annotate(a infer.Annotator) {
 // Annotate describes the outputs.
 func (s *ServingEndpointState) Annotate(a infer.Annotator) {
 	a.Describe(&s.TagsAll, "All tags of the endpoint: `tags` merged over the provider's `defaultTags`.")
+	a.Describe(&s.MonthlyCostUSD, fmt.Sprintf("On-Demand cost of a month (%d hours) with every instance variant at its initialInstanceCount: instances x hourly price, summed. "+
+		"Serverless variants count 0 (priced per use); an autoscaled variant's range is in priceSource.", platform.ServingHoursPerMonth))
+	a.Describe(&s.PriceSource, "Where each price in monthlyCostUsd comes from, its date, and whether it is an estimate (a price not quoted for the provider's region is).")
 	a.Describe(&s.ARN, "ARN of the endpoint; it stays the same across blue/green updates.")
 	a.Describe(&s.Status, "Status of the endpoint: `InService` once serving.")
 	a.Describe(&s.FailureReason, "SageMaker's reason when the endpoint failed or the last update was rolled back.")
@@ -245,7 +250,11 @@ func servingUnknowns(paths, tagPaths []string) []string {
 func (ServingEndpoint) Create(ctx context.Context, req infer.CreateRequest[ServingEndpointArgs]) (infer.CreateResponse[ServingEndpointState], error) {
 	args := req.Inputs
 	if req.DryRun {
-		return infer.CreateResponse[ServingEndpointState]{ID: deref(args.Name), Output: ServingEndpointState{ServingEndpointArgs: args}}, nil
+		out := ServingEndpointState{ServingEndpointArgs: args}
+		if env, err := envFrom(ctx); err == nil {
+			out.MonthlyCostUSD, out.PriceSource = servingCost(args.spec(), env.Region(), unknownInputs(ctx))
+		}
+		return infer.CreateResponse[ServingEndpointState]{ID: deref(args.Name), Output: out}, nil
 	}
 	env, err := envFrom(ctx)
 	if err != nil {
@@ -304,6 +313,10 @@ func (ServingEndpoint) Update(ctx context.Context, req infer.UpdateRequest[Servi
 	if req.DryRun {
 		out := req.State
 		out.ServingEndpointArgs = args
+		out.MonthlyCostUSD, out.PriceSource = nil, nil
+		if env, err := envFrom(ctx); err == nil {
+			out.MonthlyCostUSD, out.PriceSource = servingCost(args.spec(), env.Region(), unknownInputs(ctx))
+		}
 		return infer.UpdateResponse[ServingEndpointState]{Output: out}, nil
 	}
 	env, err := envFrom(ctx)
@@ -459,6 +472,7 @@ func servingArgsOf(s platform.ServingEndpointSpec) ServingEndpointArgs {
 // shape (the core's read-back rules), and what serves.
 func servingState(env *platform.Env, args ServingEndpointArgs, ep *platform.ServingEndpoint, lastDeployment string) ServingEndpointState {
 	rb := env.ReadBackServingEndpoint(ep, args.spec(), lastDeployment)
+	cost, source := servingCost(rb.Spec, env.Region(), nil)
 	declared := servingArgsOf(rb.Spec)
 	declared.Deployment = args.Deployment // not observable: as declared
 	if args.DataCapture != nil && declared.DataCapture != nil && args.DataCapture.Enabled == nil && declared.DataCapture.Enabled != nil && *declared.DataCapture.Enabled {
@@ -473,7 +487,19 @@ func servingState(env *platform.Env, args ServingEndpointArgs, ep *platform.Serv
 		EndpointConfigName:    optString(rb.ConfigName),
 		ModelName:             optString(rb.ModelName),
 		LastDeploymentOutcome: optString(rb.LastDeployment),
+		MonthlyCostUSD:        cost,
+		PriceSource:           source,
 	}
+}
+
+// servingCost is the core's monthly cost of s; nil while a value it needs
+// is unknown or the prices cannot be read.
+func servingCost(s platform.ServingEndpointSpec, region string, unknown []string) (*float64, *string) {
+	c, ok, err := platform.ServingEndpointCostOf(s, region, unknown)
+	if err != nil || !ok {
+		return nil, nil
+	}
+	return ptr(c.MonthlyUSD), ptr(c.Source)
 }
 
 // servingWait bounds a wait by the program's custom timeout, else by the
