@@ -40,13 +40,14 @@ type providerModel struct {
 }
 
 type endpointsModel struct {
-	EC2         types.String `tfsdk:"ec2"`
-	S3          types.String `tfsdk:"s3"`
-	KMS         types.String `tfsdk:"kms"`
-	SageMaker   types.String `tfsdk:"sagemaker"`
-	SSM         types.String `tfsdk:"ssm"`
-	STS         types.String `tfsdk:"sts"`
-	AutoScaling types.String `tfsdk:"autoscaling"`
+	EC2            types.String `tfsdk:"ec2"`
+	S3             types.String `tfsdk:"s3"`
+	KMS            types.String `tfsdk:"kms"`
+	SageMaker      types.String `tfsdk:"sagemaker"`
+	SSM            types.String `tfsdk:"ssm"`
+	STS            types.String `tfsdk:"sts"`
+	AutoScaling    types.String `tfsdk:"autoscaling"`
+	AppAutoScaling types.String `tfsdk:"applicationautoscaling"`
 }
 
 type residencyModel struct {
@@ -98,7 +99,7 @@ func (p *mlplatformProvider) Schema(_ context.Context, _ provider.SchemaRequest,
 				Attributes: map[string]schema.Attribute{
 					"ec2": endpointAttr("ec2"), "s3": endpointAttr("s3"), "kms": endpointAttr("kms"),
 					"sagemaker": endpointAttr("sagemaker"), "ssm": endpointAttr("ssm"), "sts": endpointAttr("sts"),
-					"autoscaling": endpointAttr("autoscaling"),
+					"autoscaling": endpointAttr("autoscaling"), "applicationautoscaling": endpointAttr("applicationautoscaling"),
 				},
 			},
 			"residency": schema.SingleNestedBlock{
@@ -185,7 +186,7 @@ func newMeta(ctx context.Context, cfg providerModel, version string) (*Meta, err
 		}
 	}
 	if e := cfg.Endpoints; e != nil {
-		for k, v := range map[string]types.String{"ec2": e.EC2, "s3": e.S3, "kms": e.KMS, "sagemaker": e.SageMaker, "ssm": e.SSM, "sts": e.STS, "autoscaling": e.AutoScaling} {
+		for k, v := range map[string]types.String{"ec2": e.EC2, "s3": e.S3, "kms": e.KMS, "sagemaker": e.SageMaker, "ssm": e.SSM, "sts": e.STS, "autoscaling": e.AutoScaling, "applicationautoscaling": e.AppAutoScaling} {
 			if s := v.ValueString(); s != "" {
 				pc.Endpoints[k] = s
 			}

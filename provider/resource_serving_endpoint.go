@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -55,6 +56,8 @@ type servingEndpointModel struct {
 	EndpointConfigName    types.String          `tfsdk:"endpoint_config_name"`
 	ModelName             types.String          `tfsdk:"model_name"`
 	LastDeploymentOutcome types.String          `tfsdk:"last_deployment_outcome"`
+	MonthlyCostUSD        types.Float64         `tfsdk:"monthly_cost_usd"`
+	PriceSource           types.String          `tfsdk:"price_source"`
 	Timeouts              timeouts.Value        `tfsdk:"timeouts"`
 }
 
@@ -71,6 +74,15 @@ type servingVariantModel struct {
 	InitialInstanceCount types.Int64             `tfsdk:"initial_instance_count"`
 	InitialWeight        types.Float64           `tfsdk:"initial_weight"`
 	Serverless           *servingServerlessModel `tfsdk:"serverless"`
+	Autoscaling          *servingScalingModel    `tfsdk:"autoscaling"`
+}
+
+type servingScalingModel struct {
+	MinCapacity             types.Int64   `tfsdk:"min_capacity"`
+	MaxCapacity             types.Int64   `tfsdk:"max_capacity"`
+	TargetInvocations       types.Float64 `tfsdk:"target_invocations_per_instance"`
+	ScaleInCooldownSeconds  types.Int64   `tfsdk:"scale_in_cooldown_seconds"`
+	ScaleOutCooldownSeconds types.Int64   `tfsdk:"scale_out_cooldown_seconds"`
 }
 
 type servingServerlessModel struct {
@@ -135,7 +147,7 @@ func (r *servingEndpointResource) Schema(ctx context.Context, _ resource.SchemaR
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"name":                   schema.StringAttribute{Required: true, MarkdownDescription: "Variant name."},
 					"instance_type":          schema.StringAttribute{Optional: true, MarkdownDescription: "SageMaker instance type, GPU or CPU: `ml.FAMILY.SIZE`, e.g. `ml.g6.xlarge`, `ml.m5.large`. Families: " + code(platform.ServingFamilies()) + "."},
-					"initial_instance_count": schema.Int64Attribute{Optional: true, MarkdownDescription: "Instances of an instance variant (1 to 1000). A variant scaled outside Terraform shows as a change."},
+					"initial_instance_count": schema.Int64Attribute{Optional: true, MarkdownDescription: "Instances of an instance variant (1 to 1000). A variant scaled outside Terraform shows as a change, unless it has `autoscaling`: autoscaling owns its count then."},
 					"initial_weight":         schema.Float64Attribute{Optional: true, MarkdownDescription: "Traffic weight relative to the other variants; unset means 1."},
 					"serverless": schema.SingleNestedAttribute{
 						Optional:            true,
@@ -143,6 +155,21 @@ func (r *servingEndpointResource) Schema(ctx context.Context, _ resource.SchemaR
 						Attributes: map[string]schema.Attribute{
 							"memory_size_mb":  schema.Int64Attribute{Required: true, MarkdownDescription: "Memory: 1024, 2048, 3072, 4096, 5120 or 6144 MB."},
 							"max_concurrency": schema.Int64Attribute{Required: true, MarkdownDescription: "Concurrent invocations (1 to 200)."},
+						},
+					},
+					"autoscaling": schema.SingleNestedAttribute{
+						Optional: true,
+						MarkdownDescription: "Autoscaling of an instance variant through Application Auto Scaling: a scalable target (`endpoint/NAME/variant/VARIANT`, `sagemaker:variant:DesiredInstanceCount`) registered once the endpoint is in service, " +
+							"with a target-tracking policy on `SageMakerVariantInvocationsPerInstance`. Changing it changes the target and the policy in place. " +
+							"The instance count autoscaling sets is not a change; bounds, target or cooldowns changed outside Terraform are. Not for serverless variants.",
+						Attributes: map[string]schema.Attribute{
+							"min_capacity":                    schema.Int64Attribute{Required: true, MarkdownDescription: "Fewest instances (at least 1)."},
+							"max_capacity":                    schema.Int64Attribute{Required: true, MarkdownDescription: "Most instances (at least `min_capacity`, at most 1000)."},
+							"target_invocations_per_instance": schema.Float64Attribute{Required: true, MarkdownDescription: "Invocations per instance per minute that the policy tracks (more than 0)."},
+							"scale_in_cooldown_seconds": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(platform.ServingDefaultCooldownSeconds),
+								MarkdownDescription: fmt.Sprintf("Seconds after a scale-in before the next (default %d).", platform.ServingDefaultCooldownSeconds)},
+							"scale_out_cooldown_seconds": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(platform.ServingDefaultCooldownSeconds),
+								MarkdownDescription: fmt.Sprintf("Seconds after a scale-out before the next (default %d).", platform.ServingDefaultCooldownSeconds)},
 						},
 					},
 				}},
@@ -183,6 +210,9 @@ func (r *servingEndpointResource) Schema(ctx context.Context, _ resource.SchemaR
 			"endpoint_config_name":    computed("The endpoint config the endpoint serves now (a generated name; it changes with every blue/green update)."),
 			"model_name":              computed("The model the endpoint serves now (a generated name)."),
 			"last_deployment_outcome": computed("Outcome of the last create or update this provider ran: `Created`, `Updated` or `RolledBack` (SageMaker rolled the update back: the apply failed and the endpoint serves its old config)."),
+			"monthly_cost_usd": schema.Float64Attribute{Computed: true, MarkdownDescription: fmt.Sprintf("On-Demand cost of a month (%d hours) with every instance variant at its `initial_instance_count`: instances x hourly price, summed. "+
+				"Serverless variants count 0 (priced per use); an autoscaled variant's range is in `price_source`. Shown in the plan; unknown while a type or count is.", platform.ServingHoursPerMonth)},
+			"price_source": schema.StringAttribute{Computed: true, MarkdownDescription: "Where each price in `monthly_cost_usd` comes from, its date, and whether it is an estimate (a price not quoted for the provider's region is)."},
 			"timeouts": timeouts.Attributes(ctx, timeouts.Opts{
 				Create: true, Update: true, Delete: true,
 				CreateDescription: "How long to wait for the endpoint to be in service (default 60m).",
@@ -231,6 +261,9 @@ func (r *servingEndpointResource) ModifyPlan(ctx context.Context, req resource.M
 	} else {
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("tags_all"), types.MapUnknown(types.StringType))...)
 	}
+	cost, price := servingCost(spec, r.meta.Region(), unknown, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("monthly_cost_usd"), cost)...)
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("price_source"), price)...)
 	if req.State.Raw.IsNull() {
 		addProblems(warnings, &resp.Diagnostics)
 		return
@@ -389,6 +422,12 @@ func servingEndpointSpec(m *servingEndpointModel) (platform.ServingEndpointSpec,
 		}
 		return v.ValueInt64()
 	}
+	cooldown := func(p string, v types.Int64) int64 {
+		if v.IsNull() {
+			return platform.ServingDefaultCooldownSeconds
+		}
+		return i64(p, v)
+	}
 	strMap := func(p string, v types.Map) map[string]string {
 		if v.IsNull() {
 			return nil
@@ -453,6 +492,18 @@ func servingEndpointSpec(m *servingEndpointModel) (platform.ServingEndpointSpec,
 		if sl := v.Serverless; sl != nil {
 			sv.Serverless = &platform.ServingServerless{MemoryMB: i64(at+".serverless.memory_size_mb", sl.MemorySizeMB), MaxConcurrency: i64(at+".serverless.max_concurrency", sl.MaxConcurrency)}
 		}
+		if a := v.Autoscaling; a != nil {
+			if a.TargetInvocations.IsUnknown() {
+				unknown = append(unknown, at+".autoscaling.target_invocations_per_instance")
+			}
+			sv.Autoscaling = &platform.ServingAutoscaling{
+				Min:                     i64(at+".autoscaling.min_capacity", a.MinCapacity),
+				Max:                     i64(at+".autoscaling.max_capacity", a.MaxCapacity),
+				TargetInvocations:       a.TargetInvocations.ValueFloat64(),
+				ScaleInCooldownSeconds:  cooldown(at+".autoscaling.scale_in_cooldown_seconds", a.ScaleInCooldownSeconds),
+				ScaleOutCooldownSeconds: cooldown(at+".autoscaling.scale_out_cooldown_seconds", a.ScaleOutCooldownSeconds),
+			}
+		}
 		s.Variants = append(s.Variants, sv)
 	}
 	if d := m.Deployment; d != nil {
@@ -509,6 +560,15 @@ func servingEndpointSpecModel(m *servingEndpointModel, s platform.ServingEndpoin
 		if sl := v.Serverless; sl != nil {
 			vm.Serverless = &servingServerlessModel{MemorySizeMB: types.Int64Value(sl.MemoryMB), MaxConcurrency: types.Int64Value(sl.MaxConcurrency)}
 		}
+		if a := v.Autoscaling; a != nil {
+			vm.Autoscaling = &servingScalingModel{
+				MinCapacity:             types.Int64Value(a.Min),
+				MaxCapacity:             types.Int64Value(a.Max),
+				TargetInvocations:       types.Float64Value(a.TargetInvocations),
+				ScaleInCooldownSeconds:  types.Int64Value(a.ScaleInCooldownSeconds),
+				ScaleOutCooldownSeconds: types.Int64Value(a.ScaleOutCooldownSeconds),
+			}
+		}
 		out.Variants = append(out.Variants, vm)
 	}
 	out.DataCapture = nil
@@ -558,6 +618,21 @@ func (r *servingEndpointResource) readBack(ctx context.Context, m *servingEndpoi
 	out.EndpointConfigName = types.StringValue(rb.ConfigName)
 	out.ModelName = types.StringValue(rb.ModelName)
 	out.LastDeploymentOutcome = types.StringValue(rb.LastDeployment)
+	out.MonthlyCostUSD, out.PriceSource = servingCost(rb.Spec, r.meta.Region(), nil, &diags)
 	*m = out
 	return diags
+}
+
+// servingCost is the core's monthly cost of s, unknown while a value it
+// needs is.
+func servingCost(s platform.ServingEndpointSpec, region string, unknown []string, diags *diag.Diagnostics) (types.Float64, types.String) {
+	c, ok, err := platform.ServingEndpointCostOf(s, region, unknown)
+	if err != nil {
+		diags.AddError("pricing serving endpoint", err.Error())
+		return types.Float64Unknown(), types.StringUnknown()
+	}
+	if !ok {
+		return types.Float64Unknown(), types.StringUnknown()
+	}
+	return types.Float64Value(c.MonthlyUSD), types.StringValue(c.Source)
 }

@@ -29,13 +29,14 @@ type Config struct {
 
 // Endpoints are per-service endpoint overrides: emulators, VPC endpoints.
 type Endpoints struct {
-	EC2         *string `pulumi:"ec2,optional"`
-	S3          *string `pulumi:"s3,optional"`
-	KMS         *string `pulumi:"kms,optional"`
-	SageMaker   *string `pulumi:"sagemaker,optional"`
-	SSM         *string `pulumi:"ssm,optional"`
-	STS         *string `pulumi:"sts,optional"`
-	AutoScaling *string `pulumi:"autoscaling,optional"`
+	EC2            *string `pulumi:"ec2,optional"`
+	S3             *string `pulumi:"s3,optional"`
+	KMS            *string `pulumi:"kms,optional"`
+	SageMaker      *string `pulumi:"sagemaker,optional"`
+	SSM            *string `pulumi:"ssm,optional"`
+	STS            *string `pulumi:"sts,optional"`
+	AutoScaling    *string `pulumi:"autoscaling,optional"`
+	AppAutoScaling *string `pulumi:"applicationautoscaling,optional"`
 }
 
 // ResidencyConfig is the data-residency policy every resource is checked
@@ -72,7 +73,7 @@ func (e *Endpoints) Annotate(a infer.Annotator) {
 	for _, f := range []struct {
 		field *(*string)
 		svc   string
-	}{{&e.EC2, "EC2"}, {&e.S3, "S3"}, {&e.KMS, "KMS"}, {&e.SageMaker, "SageMaker"}, {&e.SSM, "SSM"}, {&e.STS, "STS"}, {&e.AutoScaling, "EC2 Auto Scaling"}} {
+	}{{&e.EC2, "EC2"}, {&e.S3, "S3"}, {&e.KMS, "KMS"}, {&e.SageMaker, "SageMaker"}, {&e.SSM, "SSM"}, {&e.STS, "STS"}, {&e.AutoScaling, "EC2 Auto Scaling"}, {&e.AppAutoScaling, "Application Auto Scaling"}} {
 		a.Describe(f.field, fmt.Sprintf("URL of the %s endpoint.", f.svc))
 	}
 }
@@ -140,7 +141,7 @@ func (c *Config) platformConfig(ctx context.Context) platform.Config {
 		}
 	}
 	if e := c.Endpoints; e != nil {
-		for k, v := range map[string]*string{"ec2": e.EC2, "s3": e.S3, "kms": e.KMS, "sagemaker": e.SageMaker, "ssm": e.SSM, "sts": e.STS, "autoscaling": e.AutoScaling} {
+		for k, v := range map[string]*string{"ec2": e.EC2, "s3": e.S3, "kms": e.KMS, "sagemaker": e.SageMaker, "ssm": e.SSM, "sts": e.STS, "autoscaling": e.AutoScaling, "applicationautoscaling": e.AppAutoScaling} {
 			if s := deref(v); s != "" {
 				pc.Endpoints[k] = s
 			}

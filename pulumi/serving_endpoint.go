@@ -52,11 +52,22 @@ type ServingModel struct {
 
 // ServingVariant is one production variant.
 type ServingVariant struct {
-	Name                 string             `pulumi:"name"`
-	InstanceType         *string            `pulumi:"instanceType,optional"`
-	InitialInstanceCount *int               `pulumi:"initialInstanceCount,optional"`
-	InitialWeight        *float64           `pulumi:"initialWeight,optional"`
-	Serverless           *ServingServerless `pulumi:"serverless,optional"`
+	Name                 string              `pulumi:"name"`
+	InstanceType         *string             `pulumi:"instanceType,optional"`
+	InitialInstanceCount *int                `pulumi:"initialInstanceCount,optional"`
+	InitialWeight        *float64            `pulumi:"initialWeight,optional"`
+	Serverless           *ServingServerless  `pulumi:"serverless,optional"`
+	Autoscaling          *ServingAutoscaling `pulumi:"autoscaling,optional"`
+}
+
+// ServingAutoscaling is an instance variant's autoscaling through
+// Application Auto Scaling.
+type ServingAutoscaling struct {
+	MinCapacity                  int     `pulumi:"minCapacity"`
+	MaxCapacity                  int     `pulumi:"maxCapacity"`
+	TargetInvocationsPerInstance float64 `pulumi:"targetInvocationsPerInstance"`
+	ScaleInCooldownSeconds       *int    `pulumi:"scaleInCooldownSeconds,optional"`
+	ScaleOutCooldownSeconds      *int    `pulumi:"scaleOutCooldownSeconds,optional"`
 }
 
 // ServingServerless is a serverless variant's capacity.
@@ -95,6 +106,8 @@ type ServingEndpointState struct {
 	EndpointConfigName    *string           `pulumi:"endpointConfigName,optional"`
 	ModelName             *string           `pulumi:"modelName,optional"`
 	LastDeploymentOutcome *string           `pulumi:"lastDeploymentOutcome,optional"`
+	MonthlyCostUSD        *float64          `pulumi:"monthlyCostUsd,optional"`
+	PriceSource           *string           `pulumi:"priceSource,optional"`
 }
 
 // Annotate describes the resource.
@@ -128,9 +141,21 @@ func (m *ServingModel) Annotate(a infer.Annotator) {
 // Annotate describes a variant.
 func (v *ServingVariant) Annotate(a infer.Annotator) {
 	a.Describe(&v.InstanceType, "SageMaker instance type, GPU or CPU: `ml.FAMILY.SIZE`, e.g. `ml.g6.xlarge`, `ml.m5.large`. Families: "+strings.Join(platform.ServingFamilies(), ", ")+".")
-	a.Describe(&v.InitialInstanceCount, "Instances of an instance variant (1 to 1000). A variant scaled outside the program shows as a change.")
+	a.Describe(&v.InitialInstanceCount, "Instances of an instance variant (1 to 1000). A variant scaled outside the program shows as a change, unless it has autoscaling: autoscaling owns its count then.")
 	a.Describe(&v.InitialWeight, "Traffic weight relative to the other variants; unset means 1.")
 	a.Describe(&v.Serverless, "Serverless variant, for small footprints.")
+	a.Describe(&v.Autoscaling, "Autoscaling of an instance variant through Application Auto Scaling: a scalable target (`endpoint/NAME/variant/VARIANT`, `sagemaker:variant:DesiredInstanceCount`) registered once the endpoint is in service, "+
+		"with a target-tracking policy on `SageMakerVariantInvocationsPerInstance`. Changing it changes the target and the policy in place. "+
+		"The instance count autoscaling sets is not a change; bounds, target or cooldowns changed outside the program are. Not for serverless variants.")
+}
+
+// Annotate describes a variant's autoscaling.
+func (s *ServingAutoscaling) Annotate(a infer.Annotator) {
+	a.Describe(&s.MinCapacity, "Fewest instances (at least 1).")
+	a.Describe(&s.MaxCapacity, "Most instances (at least minCapacity, at most 1000).")
+	a.Describe(&s.TargetInvocationsPerInstance, "Invocations per instance per minute that the policy tracks (more than 0).")
+	a.Describe(&s.ScaleInCooldownSeconds, fmt.Sprintf("Seconds after a scale-in before the next (default %d).", platform.ServingDefaultCooldownSeconds))
+	a.Describe(&s.ScaleOutCooldownSeconds, fmt.Sprintf("Seconds after a scale-out before the next (default %d).", platform.ServingDefaultCooldownSeconds))
 }
 
 // Annotate describes a serverless variant.
@@ -162,6 +187,9 @@ func (c *ServingCapture) Annotate(a infer.Annotator) {
 // Annotate describes the outputs.
 func (s *ServingEndpointState) Annotate(a infer.Annotator) {
 	a.Describe(&s.TagsAll, "All tags of the endpoint: `tags` merged over the provider's `defaultTags`.")
+	a.Describe(&s.MonthlyCostUSD, fmt.Sprintf("On-Demand cost of a month (%d hours) with every instance variant at its initialInstanceCount: instances x hourly price, summed. "+
+		"Serverless variants count 0 (priced per use); an autoscaled variant's range is in priceSource.", platform.ServingHoursPerMonth))
+	a.Describe(&s.PriceSource, "Where each price in monthlyCostUsd comes from, its date, and whether it is an estimate (a price not quoted for the provider's region is).")
 	a.Describe(&s.ARN, "ARN of the endpoint; it stays the same across blue/green updates.")
 	a.Describe(&s.Status, "Status of the endpoint: `InService` once serving.")
 	a.Describe(&s.FailureReason, "SageMaker's reason when the endpoint failed or the last update was rolled back.")
@@ -222,7 +250,11 @@ func servingUnknowns(paths, tagPaths []string) []string {
 func (ServingEndpoint) Create(ctx context.Context, req infer.CreateRequest[ServingEndpointArgs]) (infer.CreateResponse[ServingEndpointState], error) {
 	args := req.Inputs
 	if req.DryRun {
-		return infer.CreateResponse[ServingEndpointState]{ID: deref(args.Name), Output: ServingEndpointState{ServingEndpointArgs: args}}, nil
+		out := ServingEndpointState{ServingEndpointArgs: args}
+		if env, err := envFrom(ctx); err == nil {
+			out.MonthlyCostUSD, out.PriceSource = servingCost(args.spec(), env.Region(), unknownInputs(ctx))
+		}
+		return infer.CreateResponse[ServingEndpointState]{ID: deref(args.Name), Output: out}, nil
 	}
 	env, err := envFrom(ctx)
 	if err != nil {
@@ -281,6 +313,10 @@ func (ServingEndpoint) Update(ctx context.Context, req infer.UpdateRequest[Servi
 	if req.DryRun {
 		out := req.State
 		out.ServingEndpointArgs = args
+		out.MonthlyCostUSD, out.PriceSource = nil, nil
+		if env, err := envFrom(ctx); err == nil {
+			out.MonthlyCostUSD, out.PriceSource = servingCost(args.spec(), env.Region(), unknownInputs(ctx))
+		}
 		return infer.UpdateResponse[ServingEndpointState]{Output: out}, nil
 	}
 	env, err := envFrom(ctx)
@@ -363,6 +399,18 @@ func (c ServingEndpointArgs) spec() platform.ServingEndpointSpec {
 		if sl := v.Serverless; sl != nil {
 			sv.Serverless = &platform.ServingServerless{MemoryMB: int64(sl.MemorySizeMB), MaxConcurrency: int64(sl.MaxConcurrency)}
 		}
+		if as := v.Autoscaling; as != nil {
+			cooldown := func(c *int) int64 {
+				if c == nil {
+					return platform.ServingDefaultCooldownSeconds
+				}
+				return int64(*c)
+			}
+			sv.Autoscaling = &platform.ServingAutoscaling{
+				Min: int64(as.MinCapacity), Max: int64(as.MaxCapacity), TargetInvocations: as.TargetInvocationsPerInstance,
+				ScaleInCooldownSeconds: cooldown(as.ScaleInCooldownSeconds), ScaleOutCooldownSeconds: cooldown(as.ScaleOutCooldownSeconds),
+			}
+		}
 		s.Variants = append(s.Variants, sv)
 	}
 	if d := c.Deployment; d != nil {
@@ -399,6 +447,18 @@ func servingArgsOf(s platform.ServingEndpointSpec) ServingEndpointArgs {
 		if sl := v.Serverless; sl != nil {
 			sv.Serverless = &ServingServerless{MemorySizeMB: int(sl.MemoryMB), MaxConcurrency: int(sl.MaxConcurrency)}
 		}
+		if as := v.Autoscaling; as != nil {
+			cooldown := func(c int64) *int {
+				if c == platform.ServingDefaultCooldownSeconds {
+					return nil // the default, as an unset input
+				}
+				return ptr(int(c))
+			}
+			sv.Autoscaling = &ServingAutoscaling{
+				MinCapacity: int(as.Min), MaxCapacity: int(as.Max), TargetInvocationsPerInstance: as.TargetInvocations,
+				ScaleInCooldownSeconds: cooldown(as.ScaleInCooldownSeconds), ScaleOutCooldownSeconds: cooldown(as.ScaleOutCooldownSeconds),
+			}
+		}
 		a.Variants = append(a.Variants, sv)
 	}
 	if dc := s.DataCapture; dc != nil {
@@ -412,6 +472,7 @@ func servingArgsOf(s platform.ServingEndpointSpec) ServingEndpointArgs {
 // shape (the core's read-back rules), and what serves.
 func servingState(env *platform.Env, args ServingEndpointArgs, ep *platform.ServingEndpoint, lastDeployment string) ServingEndpointState {
 	rb := env.ReadBackServingEndpoint(ep, args.spec(), lastDeployment)
+	cost, source := servingCost(rb.Spec, env.Region(), nil)
 	declared := servingArgsOf(rb.Spec)
 	declared.Deployment = args.Deployment // not observable: as declared
 	if args.DataCapture != nil && declared.DataCapture != nil && args.DataCapture.Enabled == nil && declared.DataCapture.Enabled != nil && *declared.DataCapture.Enabled {
@@ -426,7 +487,19 @@ func servingState(env *platform.Env, args ServingEndpointArgs, ep *platform.Serv
 		EndpointConfigName:    optString(rb.ConfigName),
 		ModelName:             optString(rb.ModelName),
 		LastDeploymentOutcome: optString(rb.LastDeployment),
+		MonthlyCostUSD:        cost,
+		PriceSource:           source,
 	}
+}
+
+// servingCost is the core's monthly cost of s; nil while a value it needs
+// is unknown or the prices cannot be read.
+func servingCost(s platform.ServingEndpointSpec, region string, unknown []string) (*float64, *string) {
+	c, ok, err := platform.ServingEndpointCostOf(s, region, unknown)
+	if err != nil || !ok {
+		return nil, nil
+	}
+	return ptr(c.MonthlyUSD), ptr(c.Source)
 }
 
 // servingWait bounds a wait by the program's custom timeout, else by the

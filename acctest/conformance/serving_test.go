@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/applicationautoscaling"
+	aastypes "github.com/aws/aws-sdk-go-v2/service/applicationautoscaling/types"
+
 	"github.com/mlplatform/mlplatform/acctest"
 )
 
@@ -90,6 +94,58 @@ func servingScenarios() []scenario {
 				{name: "variant scaled outside: scaled back", outOfBand: scaleVariant("conf-sv-imp", "primary", 3), inputs: svInputs("conf-sv-imp", svImage, nil), want: updated},
 			},
 		},
+		{
+			name: "serving_endpoint/autoscaling", kind: servingEndpoint, resource: "conf-sv-as",
+			steps: []step{
+				{name: "create with autoscaling: registered", inputs: svScaled(100), want: created, check: wantScaling("conf-sv-as", 1, 4, 100)},
+				{name: "scaled within bounds outside: no change", outOfBand: scaleVariant("conf-sv-as", "primary", 3), inputs: svScaled(100), want: noChange},
+				{name: "new target: policy updated in place, no new config", inputs: svScaled(250), want: updated, check: func(ctx context.Context, h *acctest.Harness, f *fixtures) error {
+					if err := wantConfigs(1)(ctx, h, f); err != nil {
+						return err
+					}
+					return wantScaling("conf-sv-as", 1, 4, 250)(ctx, h, f)
+				}},
+			},
+		},
+	}
+}
+
+// svScaled is the autoscaling scenario's endpoint: one ml.m5.large variant
+// scaled between 1 and 4 on target invocations per instance (a whole
+// number: the neutral inputs carry no float).
+func svScaled(target int) func(*fixtures) map[string]any {
+	return svInputs("conf-sv-as", svImage, map[string]any{
+		"variants": []any{map[string]any{"name": "primary", "instance_type": "ml.m5.large", "initial_instance_count": 1,
+			"autoscaling": map[string]any{"min_capacity": 1, "max_capacity": 4, "target_invocations_per_instance": target}}},
+	})
+}
+
+// wantScaling checks the variant's scalable target and target-tracking
+// policy in Application Auto Scaling.
+func wantScaling(endpoint string, minC, maxC int32, target float64) func(context.Context, *acctest.Harness, *fixtures) error {
+	return func(ctx context.Context, h *acctest.Harness, _ *fixtures) error {
+		c, err := h.Clients(ctx, acctest.Region)
+		if err != nil {
+			return err
+		}
+		id := "endpoint/" + endpoint + "/variant/primary"
+		ts, err := c.AppAutoScaling.DescribeScalableTargets(ctx, &applicationautoscaling.DescribeScalableTargetsInput{ServiceNamespace: aastypes.ServiceNamespaceSagemaker, ResourceIds: []string{id}})
+		if err != nil {
+			return err
+		}
+		if len(ts.ScalableTargets) != 1 || aws.ToInt32(ts.ScalableTargets[0].MinCapacity) != minC || aws.ToInt32(ts.ScalableTargets[0].MaxCapacity) != maxC {
+			return fmt.Errorf("scalable targets of %s: %+v, want min %d max %d", id, ts.ScalableTargets, minC, maxC)
+		}
+		ps, err := c.AppAutoScaling.DescribeScalingPolicies(ctx, &applicationautoscaling.DescribeScalingPoliciesInput{ServiceNamespace: aastypes.ServiceNamespaceSagemaker, ResourceId: aws.String(id)})
+		if err != nil {
+			return err
+		}
+		for _, p := range ps.ScalingPolicies {
+			if tt := p.TargetTrackingScalingPolicyConfiguration; tt != nil && aws.ToString(p.ResourceId) == id && aws.ToFloat64(tt.TargetValue) == target {
+				return nil
+			}
+		}
+		return fmt.Errorf("no target-tracking policy on %s with target %g (%d policies)", id, target, len(ps.ScalingPolicies))
 	}
 }
 

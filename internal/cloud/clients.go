@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/applicationautoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
@@ -32,7 +33,7 @@ import (
 var ErrNotFound = errors.New("not found")
 
 // Services lists the service keys accepted in Config.Endpoints.
-var services = []string{"ec2", "s3", "kms", "sagemaker", "ssm", "sts", "autoscaling"}
+var services = []string{"ec2", "s3", "kms", "sagemaker", "ssm", "sts", "autoscaling", "applicationautoscaling"}
 
 // Services returns the endpoint keys that Config.Endpoints accepts.
 func Services() []string { return append([]string(nil), services...) }
@@ -166,6 +167,8 @@ type Clients struct {
 	STS       *sts.Client
 	// AutoScaling is EC2 Auto Scaling (CPU footprints).
 	AutoScaling *autoscaling.Client
+	// AppAutoScaling is Application Auto Scaling (serving variants).
+	AppAutoScaling *applicationautoscaling.Client
 }
 
 // New loads the standard AWS configuration (credential chain, AWS_ENDPOINT_URL
@@ -239,6 +242,11 @@ func New(ctx context.Context, cfg Config) (*Clients, error) {
 				o.BaseEndpoint = u
 			}
 		}),
+		AppAutoScaling: applicationautoscaling.NewFromConfig(awsCfg, func(o *applicationautoscaling.Options) {
+			if u := ep("applicationautoscaling"); u != nil {
+				o.BaseEndpoint = u
+			}
+		}),
 	}, nil
 }
 
@@ -261,5 +269,9 @@ func (c *Clients) ForRegion(region string) *Clients {
 		SSM:         ssm.NewFromConfig(cfg, func(o *ssm.Options) { *o = c.SSM.Options(); o.Region = region }),
 		STS:         sts.NewFromConfig(cfg, func(o *sts.Options) { *o = c.STS.Options(); o.Region = region }),
 		AutoScaling: autoscaling.NewFromConfig(cfg, func(o *autoscaling.Options) { *o = c.AutoScaling.Options(); o.Region = region }),
+		AppAutoScaling: applicationautoscaling.NewFromConfig(cfg, func(o *applicationautoscaling.Options) {
+			*o = c.AppAutoScaling.Options()
+			o.Region = region
+		}),
 	}
 }

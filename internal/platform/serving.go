@@ -145,7 +145,14 @@ type ServingServerless struct {
 	MaxConcurrency int64 // 1 to 200
 }
 
-// ServingAutoscaling bounds a variant's instance count.
+// ServingDefaultCooldownSeconds is the scale-in and scale-out cooldown a
+// front end declares when the user sets none (Application Auto Scaling's
+// default for SageMaker variants).
+const ServingDefaultCooldownSeconds = 300
+
+// ServingAutoscaling bounds a variant's instance count: Application Auto
+// Scaling keeps it between Min and Max, tracking TargetInvocations per
+// instance per minute.
 type ServingAutoscaling struct {
 	Min, Max                int64
 	TargetInvocations       float64 // per instance per minute
@@ -317,8 +324,11 @@ func svVariants(v *fsValidator, s ServingEndpointSpec) {
 			if a.TargetInvocations <= 0 {
 				v.add(at+".autoscaling.target_invocations_per_instance", "the target must be more than 0 invocations per instance per minute (got %g)", a.TargetInvocations)
 			}
-			if a.ScaleInCooldownSeconds < 0 || a.ScaleOutCooldownSeconds < 0 {
-				v.add(at+".autoscaling", "cooldowns must be 0 seconds or more")
+			if a.ScaleInCooldownSeconds < 0 {
+				v.add(at+".autoscaling.scale_in_cooldown_seconds", "the cooldown must be 0 seconds or more (got %d)", a.ScaleInCooldownSeconds)
+			}
+			if a.ScaleOutCooldownSeconds < 0 {
+				v.add(at+".autoscaling.scale_out_cooldown_seconds", "the cooldown must be 0 seconds or more (got %d)", a.ScaleOutCooldownSeconds)
 			}
 			if x.InitialInstanceCount > 0 && (x.InitialInstanceCount < a.Min || x.InitialInstanceCount > a.Max) && a.Max >= a.Min {
 				v.add(at+".initial_instance_count", "initial_instance_count %d is outside the autoscaling range %d to %d", x.InitialInstanceCount, a.Min, a.Max)

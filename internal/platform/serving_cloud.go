@@ -28,6 +28,10 @@ type ServingEndpoint struct {
 	// Warnings are things done but left unfinished that do not fail the
 	// verb (an old endpoint config that could not be deleted).
 	Warnings []string
+
+	// configCounts are the instance counts the served endpoint config
+	// declares, by variant (the Spec carries the counts the endpoint runs).
+	configCounts map[string]int64
 }
 
 // Deployment outcomes.
@@ -119,6 +123,10 @@ func servingEndpointFrom(e *cloud.ServingEndpointInfo, c *cloud.ServingEndpointC
 				sv.Serverless = &ServingServerless{MemoryMB: int64(v.MemoryMB), MaxConcurrency: int64(v.MaxConcurrency)}
 			} else {
 				sv.InstanceType, sv.InitialInstanceCount = v.InstanceType, int64(v.InitialCount)
+				if out.configCounts == nil {
+					out.configCounts = map[string]int64{}
+				}
+				out.configCounts[v.Name] = int64(v.InitialCount)
 				// The count the endpoint runs now: a variant scaled
 				// outside the provider shows as a change.
 				if r, ok := running[v.Name]; ok && r.DesiredCount > 0 {

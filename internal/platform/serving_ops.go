@@ -99,7 +99,14 @@ func servingNames(endpoint string) (model, config string) {
 // FindServingEndpoint reads an endpoint, the config it serves and that
 // config's model. A missing endpoint is ErrNotFound.
 func (e *Env) FindServingEndpoint(ctx context.Context, name string) (*ServingEndpoint, error) {
-	return findServing(ctx, e.Clients.SageMaker, name)
+	ep, err := findServing(ctx, e.Clients.SageMaker, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := withServingScaling(ctx, e.Clients.AppAutoScaling, ep); err != nil {
+		return nil, fmt.Errorf("reading autoscaling of endpoint %s: %w", name, err)
+	}
+	return ep, nil
 }
 
 func findServing(ctx context.Context, api cloud.ServingAPI, name string) (*ServingEndpoint, error) {
@@ -180,11 +187,11 @@ func (e *Env) CreateServingEndpoint(ctx context.Context, s ServingEndpointSpec, 
 	if err != nil {
 		return nil, vs, err
 	}
-	ep, err := createServing(ctx, e.Clients.SageMaker, s, e.MergeTags(s.Tags), NewCreationToken(), wait)
+	ep, err := createServing(ctx, e.Clients.SageMaker, e.Clients.AppAutoScaling, s, e.MergeTags(s.Tags), NewCreationToken(), wait)
 	return ep, vs, err
 }
 
-func createServing(ctx context.Context, api cloud.ServingAPI, s ServingEndpointSpec, tags map[string]string, token string, wait ServingWait) (*ServingEndpoint, error) {
+func createServing(ctx context.Context, api cloud.ServingAPI, as cloud.ServingScalingAPI, s ServingEndpointSpec, tags map[string]string, token string, wait ServingWait) (*ServingEndpoint, error) {
 	if wait.Timeout <= 0 {
 		wait.Timeout = ServingEndpointCreateTimeout
 	}
@@ -238,6 +245,23 @@ func createServing(ctx context.Context, api cloud.ServingAPI, s ServingEndpointS
 		return nil, fmt.Errorf("reading endpoint %s after create: %w", s.Name, err)
 	}
 	ep.LastDeployment = DeploymentCreated
+	if as == nil {
+		return ep, nil
+	}
+	// Autoscaling acts on a variant only once its endpoint is in service.
+	have, err := cloud.FindServingScaling(ctx, as, s.Name)
+	if err == nil {
+		err = applyServingScaling(ctx, as, s, have)
+	}
+	if err != nil {
+		rctx, cancel := recordContext(ctx, servingRecordTimeout)
+		defer cancel()
+		_ = withServingScaling(rctx, as, ep) // what is registered, for the record
+		return ep, fmt.Errorf("endpoint %s is in service, but its autoscaling was not set (the next apply sets it): %w", s.Name, err)
+	}
+	if err := withServingScaling(ctx, as, ep); err != nil {
+		return ep, fmt.Errorf("reading autoscaling of endpoint %s after create: %w", s.Name, err)
+	}
 	return ep, nil
 }
 
@@ -310,11 +334,11 @@ func (e *Env) UpdateServingEndpoint(ctx context.Context, prior ServingEndpointPr
 	if err != nil {
 		return nil, vs, err
 	}
-	ep, err := updateServing(ctx, e.Clients.SageMaker, prior, s, e.MergeTags(s.Tags), wait)
+	ep, err := updateServing(ctx, e.Clients.SageMaker, e.Clients.AppAutoScaling, prior, s, e.MergeTags(s.Tags), wait)
 	return ep, vs, err
 }
 
-func updateServing(ctx context.Context, api cloud.ServingAPI, prior ServingEndpointPrior, s ServingEndpointSpec, tags map[string]string, wait ServingWait) (*ServingEndpoint, error) {
+func updateServing(ctx context.Context, api cloud.ServingAPI, as cloud.ServingScalingAPI, prior ServingEndpointPrior, s ServingEndpointSpec, tags map[string]string, wait ServingWait) (*ServingEndpoint, error) {
 	if wait.Timeout <= 0 {
 		wait.Timeout = ServingEndpointUpdateTimeout
 	}
@@ -332,6 +356,14 @@ func updateServing(ctx context.Context, api cloud.ServingAPI, prior ServingEndpo
 	if err != nil {
 		return nil, fmt.Errorf("reading endpoint %s before update: %w", s.Name, err)
 	}
+	// A count changed by autoscaling is not a change of the config.
+	countsOwnedByScaling(current, s)
+	var have map[string]cloud.ServingScaling
+	if as != nil {
+		if have, err = cloud.FindServingScaling(ctx, as, s.Name); err != nil {
+			return nil, fmt.Errorf("reading autoscaling of endpoint %s before update: %w", s.Name, err)
+		}
+	}
 	var warnings []string
 	lastDeployment := ""
 	if PlanServingEndpoint(current.Spec, s, nil).NewConfig() {
@@ -339,6 +371,16 @@ func updateServing(ctx context.Context, api cloud.ServingAPI, prior ServingEndpo
 		modelName, configName, err := createModelAndConfig(ctx, api, s, cloneTagsWith(tags, current.CreationToken))
 		if err != nil {
 			return nil, err
+		}
+		// A scaled variant whose instance type changes, or that goes
+		// away, is deregistered first: Application Auto Scaling refuses
+		// the update otherwise. It is registered again once the new
+		// config serves.
+		for _, name := range scalingBlockedByUpdate(current.Spec, s, have) {
+			if err := cloud.DeleteServingScaling(ctx, as, s.Name, name); err != nil {
+				return nil, errors.Join(err, warningsErr(cleanupServing(ctx, api, configName, modelName)))
+			}
+			delete(have, name)
 		}
 		if err := cloud.UpdateServingEndpoint(ctx, api, s.Name, configName, servingDeployment(s)); err != nil {
 			// The answer may be lost and the update under way: the
@@ -366,6 +408,17 @@ func updateServing(ctx context.Context, api cloud.ServingAPI, prior ServingEndpo
 			if derr != nil {
 				rolled = &ServingEndpoint{Spec: prior.Spec, ARN: info.ARN, Status: info.Status, ConfigName: info.ConfigName, ModelName: prior.ModelName}
 			}
+			if as != nil {
+				// The old config serves again: so does its autoscaling.
+				rctx, cancel := recordContext(ctx, servingRecordTimeout)
+				old := prior.Spec
+				old.Name = s.Name
+				if err := applyServingScaling(rctx, as, old, have); err != nil {
+					ws = append(ws, fmt.Sprintf("the autoscaling of the old config could not be restored: %v; the next apply sets it", err))
+				}
+				_ = withServingScaling(rctx, as, rolled)
+				cancel()
+			}
 			rolled.LastDeployment = DeploymentRolledBack
 			rolled.FailureReason = info.FailureReason
 			rolled.Warnings = ws
@@ -386,9 +439,18 @@ func updateServing(ctx context.Context, api cloud.ServingAPI, prior ServingEndpo
 	if err := cloud.SetServingTags(ctx, api, cur.ARN, tags, keep); err != nil {
 		return nil, fmt.Errorf("updating tags of endpoint %s: %w", s.Name, err)
 	}
+	if as != nil {
+		// After the new config serves: register, change or deregister.
+		if err := applyServingScaling(ctx, as, s, have); err != nil {
+			return nil, fmt.Errorf("updating autoscaling of endpoint %s: %w", s.Name, err)
+		}
+	}
 	ep, err := findServing(ctx, api, s.Name)
 	if err != nil {
 		return nil, fmt.Errorf("reading endpoint %s after update: %w", s.Name, err)
+	}
+	if err := withServingScaling(ctx, as, ep); err != nil {
+		return nil, fmt.Errorf("reading autoscaling of endpoint %s after update: %w", s.Name, err)
 	}
 	ep.LastDeployment = lastDeployment
 	ep.Warnings = warnings
@@ -409,10 +471,10 @@ func cloneTagsWith(tags map[string]string, token string) map[string]string {
 // state recorded, deleted too when the endpoint is gone already. Anything
 // already gone is not an error.
 func (e *Env) DeleteServingEndpoint(ctx context.Context, name string, known ServingEndpointPrior, wait ServingWait) error {
-	return deleteServing(ctx, e.Clients.SageMaker, name, known, wait)
+	return deleteServing(ctx, e.Clients.SageMaker, e.Clients.AppAutoScaling, name, known, wait)
 }
 
-func deleteServing(ctx context.Context, api cloud.ServingAPI, name string, known ServingEndpointPrior, wait ServingWait) error {
+func deleteServing(ctx context.Context, api cloud.ServingAPI, as cloud.ServingScalingAPI, name string, known ServingEndpointPrior, wait ServingWait) error {
 	if wait.Timeout <= 0 {
 		wait.Timeout = ServingEndpointDeleteTimeout
 	}
@@ -420,6 +482,12 @@ func deleteServing(ctx context.Context, api cloud.ServingAPI, name string, known
 	addName := func(list *[]string, n string) {
 		if n != "" && !slices.Contains(*list, n) {
 			*list = append(*list, n)
+		}
+	}
+	// Autoscaling goes first: it would act on a deleting endpoint.
+	if as != nil {
+		if err := deleteAllServingScaling(ctx, as, name); err != nil {
+			return err
 		}
 	}
 	cur, err := findServing(ctx, api, name)

@@ -240,7 +240,7 @@ func TestServingCreateWaitsForInService(t *testing.T) {
 	var seen []string
 	w := fastWait
 	w.Progress = func(state string, _ time.Duration) { seen = append(seen, state) }
-	ep, err := createServing(context.Background(), f, servingSpec(), map[string]string{"team": "risk"}, "tok", w)
+	ep, err := createServing(context.Background(), f, nil, servingSpec(), map[string]string{"team": "risk"}, "tok", w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func TestServingCreateWaitTimeout(t *testing.T) {
 	f := newFakeServing()
 	f.statuses = []string{"Creating"}
 	w := ServingWait{Timeout: 50 * time.Millisecond, Poll: 5 * time.Millisecond, MaxPoll: 5 * time.Millisecond}
-	ep, err := createServing(context.Background(), f, servingSpec(), nil, "tok", w)
+	ep, err := createServing(context.Background(), f, nil, servingSpec(), nil, "tok", w)
 	if err == nil || !strings.Contains(err.Error(), "still Creating") || !strings.Contains(err.Error(), "timeout 50ms") || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v", err)
 	}
@@ -273,7 +273,7 @@ func TestServingCreateWaitTimeout(t *testing.T) {
 func TestServingCreateFailedCarriesReason(t *testing.T) {
 	f := newFakeServing()
 	f.statuses = []string{"Creating", "Failed"}
-	ep, err := createServing(context.Background(), f, servingSpec(), nil, "tok", fastWait)
+	ep, err := createServing(context.Background(), f, nil, servingSpec(), nil, "tok", fastWait)
 	if err == nil || !strings.Contains(err.Error(), "is Failed") {
 		t.Fatalf("err = %v", err)
 	}
@@ -285,7 +285,7 @@ func TestServingCreateFailedCarriesReason(t *testing.T) {
 func createdFake(t *testing.T) (*fakeServing, *ServingEndpoint) {
 	t.Helper()
 	f := newFakeServing()
-	ep, err := createServing(context.Background(), f, servingSpec(), nil, "tok", fastWait)
+	ep, err := createServing(context.Background(), f, nil, servingSpec(), nil, "tok", fastWait)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +297,7 @@ func TestServingUpdateBlueGreen(t *testing.T) {
 	f, ep := createdFake(t)
 	s := servingSpec()
 	s.Model.Image = "123456789012.dkr.ecr.me-central-1.amazonaws.com/fraud:2"
-	got, err := updateServing(context.Background(), f, ServingEndpointPrior{Spec: servingSpec(), ConfigName: ep.ConfigName, ModelName: ep.ModelName}, s, nil, fastWait)
+	got, err := updateServing(context.Background(), f, nil, ServingEndpointPrior{Spec: servingSpec(), ConfigName: ep.ConfigName, ModelName: ep.ModelName}, s, nil, fastWait)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +325,7 @@ func TestServingUpdateRolledBack(t *testing.T) {
 	f.rollback = "alarm fraud-p99 went to ALARM during the canary"
 	s := servingSpec()
 	s.Variants[0].InstanceType = "ml.g6.xlarge"
-	got, err := updateServing(context.Background(), f, ServingEndpointPrior{Spec: servingSpec(), ConfigName: ep.ConfigName, ModelName: ep.ModelName}, s, nil, fastWait)
+	got, err := updateServing(context.Background(), f, nil, ServingEndpointPrior{Spec: servingSpec(), ConfigName: ep.ConfigName, ModelName: ep.ModelName}, s, nil, fastWait)
 	if !errors.Is(err, ErrServingRolledBack) || !strings.Contains(err.Error(), f.rollback) {
 		t.Fatalf("err = %v; want ErrServingRolledBack with SageMaker's reason", err)
 	}
@@ -347,7 +347,7 @@ func TestServingUpdateRolledBack(t *testing.T) {
 func TestServingUpdateTagsOnly(t *testing.T) {
 	f, ep := createdFake(t)
 	s := servingSpec()
-	got, err := updateServing(context.Background(), f, ServingEndpointPrior{Spec: servingSpec(), ConfigName: ep.ConfigName}, s, map[string]string{"team": "fraud"}, fastWait)
+	got, err := updateServing(context.Background(), f, nil, ServingEndpointPrior{Spec: servingSpec(), ConfigName: ep.ConfigName}, s, map[string]string{"team": "fraud"}, fastWait)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +364,7 @@ func TestServingUpdateTagsOnly(t *testing.T) {
 func TestServingDeleteOrder(t *testing.T) {
 	f, ep := createdFake(t)
 	f.deletePolls = 2
-	if err := deleteServing(context.Background(), f, "fraud", ServingEndpointPrior{ConfigName: ep.ConfigName, ModelName: ep.ModelName}, fastWait); err != nil {
+	if err := deleteServing(context.Background(), f, nil, "fraud", ServingEndpointPrior{ConfigName: ep.ConfigName, ModelName: ep.ModelName}, fastWait); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"DeleteEndpoint fraud", "DeleteEndpointConfig " + ep.ConfigName, "DeleteModel " + ep.ModelName}
@@ -375,7 +375,7 @@ func TestServingDeleteOrder(t *testing.T) {
 		t.Error("something is left")
 	}
 	// Again: everything is gone already, which is no error.
-	if err := deleteServing(context.Background(), f, "fraud", ServingEndpointPrior{ConfigName: ep.ConfigName, ModelName: ep.ModelName}, fastWait); err != nil {
+	if err := deleteServing(context.Background(), f, nil, "fraud", ServingEndpointPrior{ConfigName: ep.ConfigName, ModelName: ep.ModelName}, fastWait); err != nil {
 		t.Fatalf("second delete: %v", err)
 	}
 }
@@ -384,7 +384,7 @@ func TestServingDeleteWaitTimeout(t *testing.T) {
 	f, ep := createdFake(t)
 	f.deletePolls = 1 << 20
 	w := ServingWait{Timeout: 30 * time.Millisecond, Poll: 5 * time.Millisecond, MaxPoll: 5 * time.Millisecond}
-	err := deleteServing(context.Background(), f, "fraud", ServingEndpointPrior{ConfigName: ep.ConfigName, ModelName: ep.ModelName}, w)
+	err := deleteServing(context.Background(), f, nil, "fraud", ServingEndpointPrior{ConfigName: ep.ConfigName, ModelName: ep.ModelName}, w)
 	if err == nil || !strings.Contains(err.Error(), "still Deleting") {
 		t.Fatalf("err = %v", err)
 	}

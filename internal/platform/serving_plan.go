@@ -18,11 +18,12 @@ type ServingEndpointChange struct {
 // a new endpoint (replace). The model, the variants, the data capture and
 // the key are served by a new endpoint config, deployed blue/green in place:
 // the endpoint, its ARN and its URL stay. Tags change in place; the
-// deployment settings are used by the next update and change nothing now.
+// deployment settings are used by the next update and change nothing now;
+// a variant's autoscaling changes its scalable target and policy in place.
 type ServingEndpointPlan struct {
 	Replace  []ServingEndpointChange
 	Config   []ServingEndpointChange // served by a new endpoint config
-	InPlace  []ServingEndpointChange // tags, deployment
+	InPlace  []ServingEndpointChange // tags, deployment, autoscaling
 	Unknown  bool                    // a compared value is known only at apply
 	Warnings []Problem
 }
@@ -65,6 +66,21 @@ func PlanServingEndpoint(old, new ServingEndpointSpec, unknown []string) Serving
 	cfg(servingVariantsPath, !variantsEqual(old.Variants, new.Variants), "production variants change")
 	cfg(servingDataCapturePath, !reflect.DeepEqual(normCapture(old.DataCapture), normCapture(new.DataCapture)), "data capture changes")
 	cfg("kms_key_arn", old.KMSKeyARN != new.KMSKeyARN, "storage key %q to %q", old.KMSKeyARN, new.KMSKeyARN)
+	for i, v := range new.Variants {
+		at := fmt.Sprintf("%s[%d].autoscaling", servingVariantsPath, i)
+		var before *ServingAutoscaling
+		for _, o := range old.Variants {
+			if strings.EqualFold(o.Name, v.Name) {
+				before = o.Autoscaling
+			}
+		}
+		if !o.known(at) {
+			p.Unknown = true
+			p.InPlace = append(p.InPlace, ServingEndpointChange{at, "known only at apply"})
+		} else if !reflect.DeepEqual(before, v.Autoscaling) {
+			p.InPlace = append(p.InPlace, ServingEndpointChange{at, "autoscaling changes (Application Auto Scaling target and policy, in place)"})
+		}
+	}
 	if !reflect.DeepEqual(old.Deployment, new.Deployment) {
 		p.InPlace = append(p.InPlace, ServingEndpointChange{servingDeploymentPath, "deployment settings change (used by the next update)"})
 	}

@@ -31,11 +31,15 @@ func (e *Env) ReadBackServingEndpoint(found *ServingEndpoint, declared ServingEn
 // ReadBackServingEndpointOf puts what AWS says of an endpoint into the
 // declared shape, one set of rules for both front ends:
 //   - what AWS does not report keeps its declared value: the deployment
-//     settings and each variant's autoscaling;
+//     settings;
+//   - each variant's autoscaling is what Application Auto Scaling has
+//     registered, so a target changed outside shows as a change;
 //   - a weight left unset stays unset where AWS reports the default, 1;
 //     capture options left unset stay unset where AWS reports both;
 //   - each instance variant's count is the count the endpoint runs now, so
-//     a variant scaled outside the provider shows as a change (drift);
+//     a variant scaled outside the provider shows as a change (drift),
+//     except a variant with autoscaling: autoscaling owns its count, which
+//     reads back as its endpoint config declares it;
 //   - tags are the endpoint's tags less the default tags (same value) the
 //     user did not set; TagsAll are all of them;
 //   - lastDeployment (the front end's record) is kept unless this call
@@ -77,7 +81,6 @@ func ReadBackServingEndpointOf(found *ServingEndpoint, declared ServingEndpointS
 			if prior.InitialWeight == 0 && v.InitialWeight == 1 {
 				v.InitialWeight = 0
 			}
-			v.Autoscaling = prior.Autoscaling
 		} else if v.InitialWeight == 1 {
 			v.InitialWeight = 0
 		}

@@ -73,9 +73,17 @@ export class ServingEndpoint extends pulumi.CustomResource {
      */
     declare public /*out*/ readonly modelName: pulumi.Output<string | undefined>;
     /**
+     * On-Demand cost of a month (730 hours) with every instance variant at its initialInstanceCount: instances x hourly price, summed. Serverless variants count 0 (priced per use); an autoscaled variant's range is in priceSource.
+     */
+    declare public /*out*/ readonly monthlyCostUsd: pulumi.Output<number | undefined>;
+    /**
      * Endpoint name (1 to 63 letters, digits and hyphens). Default: the resource name. Changing it creates a new endpoint (new ARN and URL).
      */
     declare public readonly name: pulumi.Output<string | undefined>;
+    /**
+     * Where each price in monthlyCostUsd comes from, its date, and whether it is an estimate (a price not quoted for the provider's region is).
+     */
+    declare public /*out*/ readonly priceSource: pulumi.Output<string | undefined>;
     /**
      * Status of the endpoint: `InService` once serving.
      */
@@ -122,6 +130,8 @@ export class ServingEndpoint extends pulumi.CustomResource {
             resourceInputs["failureReason"] = undefined /*out*/;
             resourceInputs["lastDeploymentOutcome"] = undefined /*out*/;
             resourceInputs["modelName"] = undefined /*out*/;
+            resourceInputs["monthlyCostUsd"] = undefined /*out*/;
+            resourceInputs["priceSource"] = undefined /*out*/;
             resourceInputs["status"] = undefined /*out*/;
             resourceInputs["tagsAll"] = undefined /*out*/;
         } else {
@@ -134,7 +144,9 @@ export class ServingEndpoint extends pulumi.CustomResource {
             resourceInputs["lastDeploymentOutcome"] = undefined /*out*/;
             resourceInputs["model"] = undefined /*out*/;
             resourceInputs["modelName"] = undefined /*out*/;
+            resourceInputs["monthlyCostUsd"] = undefined /*out*/;
             resourceInputs["name"] = undefined /*out*/;
+            resourceInputs["priceSource"] = undefined /*out*/;
             resourceInputs["status"] = undefined /*out*/;
             resourceInputs["tags"] = undefined /*out*/;
             resourceInputs["tagsAll"] = undefined /*out*/;

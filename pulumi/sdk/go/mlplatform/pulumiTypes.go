@@ -389,6 +389,8 @@ func (o CpuScheduleArrayOutput) Index(i pulumi.IntInput) CpuScheduleOutput {
 
 // Per-service endpoint overrides.
 type Endpoints struct {
+	// URL of the Application Auto Scaling endpoint.
+	Applicationautoscaling *string `pulumi:"applicationautoscaling"`
 	// URL of the EC2 Auto Scaling endpoint.
 	Autoscaling *string `pulumi:"autoscaling"`
 	// URL of the EC2 endpoint.
@@ -418,6 +420,8 @@ type EndpointsInput interface {
 
 // Per-service endpoint overrides.
 type EndpointsArgs struct {
+	// URL of the Application Auto Scaling endpoint.
+	Applicationautoscaling pulumi.StringPtrInput `pulumi:"applicationautoscaling"`
 	// URL of the EC2 Auto Scaling endpoint.
 	Autoscaling pulumi.StringPtrInput `pulumi:"autoscaling"`
 	// URL of the EC2 endpoint.
@@ -512,6 +516,11 @@ func (o EndpointsOutput) ToEndpointsPtrOutputWithContext(ctx context.Context) En
 	}).(EndpointsPtrOutput)
 }
 
+// URL of the Application Auto Scaling endpoint.
+func (o EndpointsOutput) Applicationautoscaling() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Endpoints) *string { return v.Applicationautoscaling }).(pulumi.StringPtrOutput)
+}
+
 // URL of the EC2 Auto Scaling endpoint.
 func (o EndpointsOutput) Autoscaling() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Endpoints) *string { return v.Autoscaling }).(pulumi.StringPtrOutput)
@@ -569,6 +578,16 @@ func (o EndpointsPtrOutput) Elem() EndpointsOutput {
 		var ret Endpoints
 		return ret
 	}).(EndpointsOutput)
+}
+
+// URL of the Application Auto Scaling endpoint.
+func (o EndpointsPtrOutput) Applicationautoscaling() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Endpoints) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Applicationautoscaling
+	}).(pulumi.StringPtrOutput)
 }
 
 // URL of the EC2 Auto Scaling endpoint.
@@ -3410,6 +3429,219 @@ func (o ResidencyConfigPtrOutput) RequiredTags() pulumi.StringArrayOutput {
 	}).(pulumi.StringArrayOutput)
 }
 
+type ServingAutoscaling struct {
+	// Most instances (at least minCapacity, at most 1000).
+	MaxCapacity int `pulumi:"maxCapacity"`
+	// Fewest instances (at least 1).
+	MinCapacity int `pulumi:"minCapacity"`
+	// Seconds after a scale-in before the next (default 300).
+	ScaleInCooldownSeconds *int `pulumi:"scaleInCooldownSeconds"`
+	// Seconds after a scale-out before the next (default 300).
+	ScaleOutCooldownSeconds *int `pulumi:"scaleOutCooldownSeconds"`
+	// Invocations per instance per minute that the policy tracks (more than 0).
+	TargetInvocationsPerInstance float64 `pulumi:"targetInvocationsPerInstance"`
+}
+
+// ServingAutoscalingInput is an input type that accepts ServingAutoscalingArgs and ServingAutoscalingOutput values.
+// You can construct a concrete instance of `ServingAutoscalingInput` via:
+//
+//	ServingAutoscalingArgs{...}
+type ServingAutoscalingInput interface {
+	pulumi.Input
+
+	ToServingAutoscalingOutput() ServingAutoscalingOutput
+	ToServingAutoscalingOutputWithContext(context.Context) ServingAutoscalingOutput
+}
+
+type ServingAutoscalingArgs struct {
+	// Most instances (at least minCapacity, at most 1000).
+	MaxCapacity pulumi.IntInput `pulumi:"maxCapacity"`
+	// Fewest instances (at least 1).
+	MinCapacity pulumi.IntInput `pulumi:"minCapacity"`
+	// Seconds after a scale-in before the next (default 300).
+	ScaleInCooldownSeconds pulumi.IntPtrInput `pulumi:"scaleInCooldownSeconds"`
+	// Seconds after a scale-out before the next (default 300).
+	ScaleOutCooldownSeconds pulumi.IntPtrInput `pulumi:"scaleOutCooldownSeconds"`
+	// Invocations per instance per minute that the policy tracks (more than 0).
+	TargetInvocationsPerInstance pulumi.Float64Input `pulumi:"targetInvocationsPerInstance"`
+}
+
+func (ServingAutoscalingArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*ServingAutoscaling)(nil)).Elem()
+}
+
+func (i ServingAutoscalingArgs) ToServingAutoscalingOutput() ServingAutoscalingOutput {
+	return i.ToServingAutoscalingOutputWithContext(context.Background())
+}
+
+func (i ServingAutoscalingArgs) ToServingAutoscalingOutputWithContext(ctx context.Context) ServingAutoscalingOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServingAutoscalingOutput)
+}
+
+func (i ServingAutoscalingArgs) ToServingAutoscalingPtrOutput() ServingAutoscalingPtrOutput {
+	return i.ToServingAutoscalingPtrOutputWithContext(context.Background())
+}
+
+func (i ServingAutoscalingArgs) ToServingAutoscalingPtrOutputWithContext(ctx context.Context) ServingAutoscalingPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServingAutoscalingOutput).ToServingAutoscalingPtrOutputWithContext(ctx)
+}
+
+// ServingAutoscalingPtrInput is an input type that accepts ServingAutoscalingArgs, ServingAutoscalingPtr and ServingAutoscalingPtrOutput values.
+// You can construct a concrete instance of `ServingAutoscalingPtrInput` via:
+//
+//	        ServingAutoscalingArgs{...}
+//
+//	or:
+//
+//	        nil
+type ServingAutoscalingPtrInput interface {
+	pulumi.Input
+
+	ToServingAutoscalingPtrOutput() ServingAutoscalingPtrOutput
+	ToServingAutoscalingPtrOutputWithContext(context.Context) ServingAutoscalingPtrOutput
+}
+
+type servingAutoscalingPtrType ServingAutoscalingArgs
+
+func ServingAutoscalingPtr(v *ServingAutoscalingArgs) ServingAutoscalingPtrInput {
+	return (*servingAutoscalingPtrType)(v)
+}
+
+func (*servingAutoscalingPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**ServingAutoscaling)(nil)).Elem()
+}
+
+func (i *servingAutoscalingPtrType) ToServingAutoscalingPtrOutput() ServingAutoscalingPtrOutput {
+	return i.ToServingAutoscalingPtrOutputWithContext(context.Background())
+}
+
+func (i *servingAutoscalingPtrType) ToServingAutoscalingPtrOutputWithContext(ctx context.Context) ServingAutoscalingPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServingAutoscalingPtrOutput)
+}
+
+type ServingAutoscalingOutput struct{ *pulumi.OutputState }
+
+func (ServingAutoscalingOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*ServingAutoscaling)(nil)).Elem()
+}
+
+func (o ServingAutoscalingOutput) ToServingAutoscalingOutput() ServingAutoscalingOutput {
+	return o
+}
+
+func (o ServingAutoscalingOutput) ToServingAutoscalingOutputWithContext(ctx context.Context) ServingAutoscalingOutput {
+	return o
+}
+
+func (o ServingAutoscalingOutput) ToServingAutoscalingPtrOutput() ServingAutoscalingPtrOutput {
+	return o.ToServingAutoscalingPtrOutputWithContext(context.Background())
+}
+
+func (o ServingAutoscalingOutput) ToServingAutoscalingPtrOutputWithContext(ctx context.Context) ServingAutoscalingPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v ServingAutoscaling) *ServingAutoscaling {
+		return &v
+	}).(ServingAutoscalingPtrOutput)
+}
+
+// Most instances (at least minCapacity, at most 1000).
+func (o ServingAutoscalingOutput) MaxCapacity() pulumi.IntOutput {
+	return o.ApplyT(func(v ServingAutoscaling) int { return v.MaxCapacity }).(pulumi.IntOutput)
+}
+
+// Fewest instances (at least 1).
+func (o ServingAutoscalingOutput) MinCapacity() pulumi.IntOutput {
+	return o.ApplyT(func(v ServingAutoscaling) int { return v.MinCapacity }).(pulumi.IntOutput)
+}
+
+// Seconds after a scale-in before the next (default 300).
+func (o ServingAutoscalingOutput) ScaleInCooldownSeconds() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v ServingAutoscaling) *int { return v.ScaleInCooldownSeconds }).(pulumi.IntPtrOutput)
+}
+
+// Seconds after a scale-out before the next (default 300).
+func (o ServingAutoscalingOutput) ScaleOutCooldownSeconds() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v ServingAutoscaling) *int { return v.ScaleOutCooldownSeconds }).(pulumi.IntPtrOutput)
+}
+
+// Invocations per instance per minute that the policy tracks (more than 0).
+func (o ServingAutoscalingOutput) TargetInvocationsPerInstance() pulumi.Float64Output {
+	return o.ApplyT(func(v ServingAutoscaling) float64 { return v.TargetInvocationsPerInstance }).(pulumi.Float64Output)
+}
+
+type ServingAutoscalingPtrOutput struct{ *pulumi.OutputState }
+
+func (ServingAutoscalingPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**ServingAutoscaling)(nil)).Elem()
+}
+
+func (o ServingAutoscalingPtrOutput) ToServingAutoscalingPtrOutput() ServingAutoscalingPtrOutput {
+	return o
+}
+
+func (o ServingAutoscalingPtrOutput) ToServingAutoscalingPtrOutputWithContext(ctx context.Context) ServingAutoscalingPtrOutput {
+	return o
+}
+
+func (o ServingAutoscalingPtrOutput) Elem() ServingAutoscalingOutput {
+	return o.ApplyT(func(v *ServingAutoscaling) ServingAutoscaling {
+		if v != nil {
+			return *v
+		}
+		var ret ServingAutoscaling
+		return ret
+	}).(ServingAutoscalingOutput)
+}
+
+// Most instances (at least minCapacity, at most 1000).
+func (o ServingAutoscalingPtrOutput) MaxCapacity() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *ServingAutoscaling) *int {
+		if v == nil {
+			return nil
+		}
+		return &v.MaxCapacity
+	}).(pulumi.IntPtrOutput)
+}
+
+// Fewest instances (at least 1).
+func (o ServingAutoscalingPtrOutput) MinCapacity() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *ServingAutoscaling) *int {
+		if v == nil {
+			return nil
+		}
+		return &v.MinCapacity
+	}).(pulumi.IntPtrOutput)
+}
+
+// Seconds after a scale-in before the next (default 300).
+func (o ServingAutoscalingPtrOutput) ScaleInCooldownSeconds() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *ServingAutoscaling) *int {
+		if v == nil {
+			return nil
+		}
+		return v.ScaleInCooldownSeconds
+	}).(pulumi.IntPtrOutput)
+}
+
+// Seconds after a scale-out before the next (default 300).
+func (o ServingAutoscalingPtrOutput) ScaleOutCooldownSeconds() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *ServingAutoscaling) *int {
+		if v == nil {
+			return nil
+		}
+		return v.ScaleOutCooldownSeconds
+	}).(pulumi.IntPtrOutput)
+}
+
+// Invocations per instance per minute that the policy tracks (more than 0).
+func (o ServingAutoscalingPtrOutput) TargetInvocationsPerInstance() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v *ServingAutoscaling) *float64 {
+		if v == nil {
+			return nil
+		}
+		return &v.TargetInvocationsPerInstance
+	}).(pulumi.Float64PtrOutput)
+}
+
 type ServingCapture struct {
 	// What is captured: Input, Output; unset means both.
 	CaptureOptions []string `pulumi:"captureOptions"`
@@ -4110,7 +4342,9 @@ func (o ServingServerlessPtrOutput) MemorySizeMb() pulumi.IntPtrOutput {
 }
 
 type ServingVariant struct {
-	// Instances of an instance variant (1 to 1000). A variant scaled outside the program shows as a change.
+	// Autoscaling of an instance variant through Application Auto Scaling: a scalable target (`endpoint/NAME/variant/VARIANT`, `sagemaker:variant:DesiredInstanceCount`) registered once the endpoint is in service, with a target-tracking policy on `SageMakerVariantInvocationsPerInstance`. Changing it changes the target and the policy in place. The instance count autoscaling sets is not a change; bounds, target or cooldowns changed outside the program are. Not for serverless variants.
+	Autoscaling *ServingAutoscaling `pulumi:"autoscaling"`
+	// Instances of an instance variant (1 to 1000). A variant scaled outside the program shows as a change, unless it has autoscaling: autoscaling owns its count then.
 	InitialInstanceCount *int `pulumi:"initialInstanceCount"`
 	// Traffic weight relative to the other variants; unset means 1.
 	InitialWeight *float64 `pulumi:"initialWeight"`
@@ -4133,7 +4367,9 @@ type ServingVariantInput interface {
 }
 
 type ServingVariantArgs struct {
-	// Instances of an instance variant (1 to 1000). A variant scaled outside the program shows as a change.
+	// Autoscaling of an instance variant through Application Auto Scaling: a scalable target (`endpoint/NAME/variant/VARIANT`, `sagemaker:variant:DesiredInstanceCount`) registered once the endpoint is in service, with a target-tracking policy on `SageMakerVariantInvocationsPerInstance`. Changing it changes the target and the policy in place. The instance count autoscaling sets is not a change; bounds, target or cooldowns changed outside the program are. Not for serverless variants.
+	Autoscaling ServingAutoscalingPtrInput `pulumi:"autoscaling"`
+	// Instances of an instance variant (1 to 1000). A variant scaled outside the program shows as a change, unless it has autoscaling: autoscaling owns its count then.
 	InitialInstanceCount pulumi.IntPtrInput `pulumi:"initialInstanceCount"`
 	// Traffic weight relative to the other variants; unset means 1.
 	InitialWeight pulumi.Float64PtrInput `pulumi:"initialWeight"`
@@ -4195,7 +4431,12 @@ func (o ServingVariantOutput) ToServingVariantOutputWithContext(ctx context.Cont
 	return o
 }
 
-// Instances of an instance variant (1 to 1000). A variant scaled outside the program shows as a change.
+// Autoscaling of an instance variant through Application Auto Scaling: a scalable target (`endpoint/NAME/variant/VARIANT`, `sagemaker:variant:DesiredInstanceCount`) registered once the endpoint is in service, with a target-tracking policy on `SageMakerVariantInvocationsPerInstance`. Changing it changes the target and the policy in place. The instance count autoscaling sets is not a change; bounds, target or cooldowns changed outside the program are. Not for serverless variants.
+func (o ServingVariantOutput) Autoscaling() ServingAutoscalingPtrOutput {
+	return o.ApplyT(func(v ServingVariant) *ServingAutoscaling { return v.Autoscaling }).(ServingAutoscalingPtrOutput)
+}
+
+// Instances of an instance variant (1 to 1000). A variant scaled outside the program shows as a change, unless it has autoscaling: autoscaling owns its count then.
 func (o ServingVariantOutput) InitialInstanceCount() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v ServingVariant) *int { return v.InitialInstanceCount }).(pulumi.IntPtrOutput)
 }
@@ -4436,6 +4677,8 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*PlatformTrainingPtrInput)(nil)).Elem(), PlatformTrainingArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ResidencyConfigInput)(nil)).Elem(), ResidencyConfigArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ResidencyConfigPtrInput)(nil)).Elem(), ResidencyConfigArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServingAutoscalingInput)(nil)).Elem(), ServingAutoscalingArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServingAutoscalingPtrInput)(nil)).Elem(), ServingAutoscalingArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ServingCaptureInput)(nil)).Elem(), ServingCaptureArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ServingCapturePtrInput)(nil)).Elem(), ServingCaptureArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ServingDeploymentInput)(nil)).Elem(), ServingDeploymentArgs{})
@@ -4486,6 +4729,8 @@ func init() {
 	pulumi.RegisterOutputType(PlatformTrainingPtrOutput{})
 	pulumi.RegisterOutputType(ResidencyConfigOutput{})
 	pulumi.RegisterOutputType(ResidencyConfigPtrOutput{})
+	pulumi.RegisterOutputType(ServingAutoscalingOutput{})
+	pulumi.RegisterOutputType(ServingAutoscalingPtrOutput{})
 	pulumi.RegisterOutputType(ServingCaptureOutput{})
 	pulumi.RegisterOutputType(ServingCapturePtrOutput{})
 	pulumi.RegisterOutputType(ServingDeploymentOutput{})

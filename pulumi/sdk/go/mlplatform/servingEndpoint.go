@@ -34,8 +34,12 @@ type ServingEndpoint struct {
 	Model ServingModelOutput `pulumi:"model"`
 	// The model the endpoint serves now (a generated name).
 	ModelName pulumi.StringPtrOutput `pulumi:"modelName"`
+	// On-Demand cost of a month (730 hours) with every instance variant at its initialInstanceCount: instances x hourly price, summed. Serverless variants count 0 (priced per use); an autoscaled variant's range is in priceSource.
+	MonthlyCostUsd pulumi.Float64PtrOutput `pulumi:"monthlyCostUsd"`
 	// Endpoint name (1 to 63 letters, digits and hyphens). Default: the resource name. Changing it creates a new endpoint (new ARN and URL).
 	Name pulumi.StringPtrOutput `pulumi:"name"`
+	// Where each price in monthlyCostUsd comes from, its date, and whether it is an estimate (a price not quoted for the provider's region is).
+	PriceSource pulumi.StringPtrOutput `pulumi:"priceSource"`
 	// Status of the endpoint: `InService` once serving.
 	Status pulumi.StringPtrOutput `pulumi:"status"`
 	// Tags of the endpoint, merged over the provider's `defaultTags`.
@@ -208,9 +212,19 @@ func (o ServingEndpointOutput) ModelName() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ServingEndpoint) pulumi.StringPtrOutput { return v.ModelName }).(pulumi.StringPtrOutput)
 }
 
+// On-Demand cost of a month (730 hours) with every instance variant at its initialInstanceCount: instances x hourly price, summed. Serverless variants count 0 (priced per use); an autoscaled variant's range is in priceSource.
+func (o ServingEndpointOutput) MonthlyCostUsd() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v *ServingEndpoint) pulumi.Float64PtrOutput { return v.MonthlyCostUsd }).(pulumi.Float64PtrOutput)
+}
+
 // Endpoint name (1 to 63 letters, digits and hyphens). Default: the resource name. Changing it creates a new endpoint (new ARN and URL).
 func (o ServingEndpointOutput) Name() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ServingEndpoint) pulumi.StringPtrOutput { return v.Name }).(pulumi.StringPtrOutput)
+}
+
+// Where each price in monthlyCostUsd comes from, its date, and whether it is an estimate (a price not quoted for the provider's region is).
+func (o ServingEndpointOutput) PriceSource() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ServingEndpoint) pulumi.StringPtrOutput { return v.PriceSource }).(pulumi.StringPtrOutput)
 }
 
 // Status of the endpoint: `InService` once serving.

@@ -59,6 +59,10 @@ export interface CpuScheduleArgs {
  */
 export interface EndpointsArgs {
     /**
+     * URL of the Application Auto Scaling endpoint.
+     */
+    applicationautoscaling?: pulumi.Input<string>;
+    /**
      * URL of the EC2 Auto Scaling endpoint.
      */
     autoscaling?: pulumi.Input<string>;
@@ -337,6 +341,29 @@ export interface ResidencyConfigArgs {
     requiredTags?: pulumi.Input<pulumi.Input<string>[]>;
 }
 
+export interface ServingAutoscalingArgs {
+    /**
+     * Most instances (at least minCapacity, at most 1000).
+     */
+    maxCapacity: pulumi.Input<number>;
+    /**
+     * Fewest instances (at least 1).
+     */
+    minCapacity: pulumi.Input<number>;
+    /**
+     * Seconds after a scale-in before the next (default 300).
+     */
+    scaleInCooldownSeconds?: pulumi.Input<number>;
+    /**
+     * Seconds after a scale-out before the next (default 300).
+     */
+    scaleOutCooldownSeconds?: pulumi.Input<number>;
+    /**
+     * Invocations per instance per minute that the policy tracks (more than 0).
+     */
+    targetInvocationsPerInstance: pulumi.Input<number>;
+}
+
 export interface ServingCaptureArgs {
     /**
      * What is captured: Input, Output; unset means both.
@@ -423,7 +450,11 @@ export interface ServingServerlessArgs {
 
 export interface ServingVariantArgs {
     /**
-     * Instances of an instance variant (1 to 1000). A variant scaled outside the program shows as a change.
+     * Autoscaling of an instance variant through Application Auto Scaling: a scalable target (`endpoint/NAME/variant/VARIANT`, `sagemaker:variant:DesiredInstanceCount`) registered once the endpoint is in service, with a target-tracking policy on `SageMakerVariantInvocationsPerInstance`. Changing it changes the target and the policy in place. The instance count autoscaling sets is not a change; bounds, target or cooldowns changed outside the program are. Not for serverless variants.
+     */
+    autoscaling?: pulumi.Input<inputs.ServingAutoscalingArgs>;
+    /**
+     * Instances of an instance variant (1 to 1000). A variant scaled outside the program shows as a change, unless it has autoscaling: autoscaling owns its count then.
      */
     initialInstanceCount?: pulumi.Input<number>;
     /**

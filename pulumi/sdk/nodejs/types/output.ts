@@ -59,6 +59,10 @@ export interface CpuSchedule {
  */
 export interface Endpoints {
     /**
+     * URL of the Application Auto Scaling endpoint.
+     */
+    applicationautoscaling?: string;
+    /**
      * URL of the EC2 Auto Scaling endpoint.
      */
     autoscaling?: string;
@@ -306,6 +310,29 @@ export interface ResidencyConfig {
     requiredTags?: string[];
 }
 
+export interface ServingAutoscaling {
+    /**
+     * Most instances (at least minCapacity, at most 1000).
+     */
+    maxCapacity: number;
+    /**
+     * Fewest instances (at least 1).
+     */
+    minCapacity: number;
+    /**
+     * Seconds after a scale-in before the next (default 300).
+     */
+    scaleInCooldownSeconds?: number;
+    /**
+     * Seconds after a scale-out before the next (default 300).
+     */
+    scaleOutCooldownSeconds?: number;
+    /**
+     * Invocations per instance per minute that the policy tracks (more than 0).
+     */
+    targetInvocationsPerInstance: number;
+}
+
 export interface ServingCapture {
     /**
      * What is captured: Input, Output; unset means both.
@@ -392,7 +419,11 @@ export interface ServingServerless {
 
 export interface ServingVariant {
     /**
-     * Instances of an instance variant (1 to 1000). A variant scaled outside the program shows as a change.
+     * Autoscaling of an instance variant through Application Auto Scaling: a scalable target (`endpoint/NAME/variant/VARIANT`, `sagemaker:variant:DesiredInstanceCount`) registered once the endpoint is in service, with a target-tracking policy on `SageMakerVariantInvocationsPerInstance`. Changing it changes the target and the policy in place. The instance count autoscaling sets is not a change; bounds, target or cooldowns changed outside the program are. Not for serverless variants.
+     */
+    autoscaling?: outputs.ServingAutoscaling;
+    /**
+     * Instances of an instance variant (1 to 1000). A variant scaled outside the program shows as a change, unless it has autoscaling: autoscaling owns its count then.
      */
     initialInstanceCount?: number;
     /**

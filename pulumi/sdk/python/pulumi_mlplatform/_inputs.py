@@ -49,6 +49,8 @@ __all__ = [
     'PlatformTrainingArgsDict',
     'ResidencyConfigArgs',
     'ResidencyConfigArgsDict',
+    'ServingAutoscalingArgs',
+    'ServingAutoscalingArgsDict',
     'ServingCaptureArgs',
     'ServingCaptureArgsDict',
     'ServingDeploymentArgs',
@@ -331,6 +333,10 @@ if not MYPY:
         """
         Per-service endpoint overrides.
         """
+        applicationautoscaling: NotRequired[pulumi.Input[_builtins.str]]
+        """
+        URL of the Application Auto Scaling endpoint.
+        """
         autoscaling: NotRequired[pulumi.Input[_builtins.str]]
         """
         URL of the EC2 Auto Scaling endpoint.
@@ -365,6 +371,7 @@ elif False:
 @pulumi.input_type
 class EndpointsArgs:
     def __init__(__self__, *,
+                 applicationautoscaling: Optional[pulumi.Input[_builtins.str]] = None,
                  autoscaling: Optional[pulumi.Input[_builtins.str]] = None,
                  ec2: Optional[pulumi.Input[_builtins.str]] = None,
                  kms: Optional[pulumi.Input[_builtins.str]] = None,
@@ -374,6 +381,7 @@ class EndpointsArgs:
                  sts: Optional[pulumi.Input[_builtins.str]] = None):
         """
         Per-service endpoint overrides.
+        :param pulumi.Input[_builtins.str] applicationautoscaling: URL of the Application Auto Scaling endpoint.
         :param pulumi.Input[_builtins.str] autoscaling: URL of the EC2 Auto Scaling endpoint.
         :param pulumi.Input[_builtins.str] ec2: URL of the EC2 endpoint.
         :param pulumi.Input[_builtins.str] kms: URL of the KMS endpoint.
@@ -382,6 +390,8 @@ class EndpointsArgs:
         :param pulumi.Input[_builtins.str] ssm: URL of the SSM endpoint.
         :param pulumi.Input[_builtins.str] sts: URL of the STS endpoint.
         """
+        if applicationautoscaling is not None:
+            pulumi.set(__self__, "applicationautoscaling", applicationautoscaling)
         if autoscaling is not None:
             pulumi.set(__self__, "autoscaling", autoscaling)
         if ec2 is not None:
@@ -396,6 +406,18 @@ class EndpointsArgs:
             pulumi.set(__self__, "ssm", ssm)
         if sts is not None:
             pulumi.set(__self__, "sts", sts)
+
+    @_builtins.property
+    @pulumi.getter
+    def applicationautoscaling(self) -> Optional[pulumi.Input[_builtins.str]]:
+        """
+        URL of the Application Auto Scaling endpoint.
+        """
+        return pulumi.get(self, "applicationautoscaling")
+
+    @applicationautoscaling.setter
+    def applicationautoscaling(self, value: Optional[pulumi.Input[_builtins.str]]):
+        pulumi.set(self, "applicationautoscaling", value)
 
     @_builtins.property
     @pulumi.getter
@@ -1872,6 +1894,115 @@ class ResidencyConfigArgs:
 
 
 if not MYPY:
+    class ServingAutoscalingArgsDict(TypedDict):
+        max_capacity: pulumi.Input[_builtins.int]
+        """
+        Most instances (at least minCapacity, at most 1000).
+        """
+        min_capacity: pulumi.Input[_builtins.int]
+        """
+        Fewest instances (at least 1).
+        """
+        target_invocations_per_instance: pulumi.Input[_builtins.float]
+        """
+        Invocations per instance per minute that the policy tracks (more than 0).
+        """
+        scale_in_cooldown_seconds: NotRequired[pulumi.Input[_builtins.int]]
+        """
+        Seconds after a scale-in before the next (default 300).
+        """
+        scale_out_cooldown_seconds: NotRequired[pulumi.Input[_builtins.int]]
+        """
+        Seconds after a scale-out before the next (default 300).
+        """
+elif False:
+    ServingAutoscalingArgsDict: TypeAlias = Mapping[str, Any]
+
+@pulumi.input_type
+class ServingAutoscalingArgs:
+    def __init__(__self__, *,
+                 max_capacity: pulumi.Input[_builtins.int],
+                 min_capacity: pulumi.Input[_builtins.int],
+                 target_invocations_per_instance: pulumi.Input[_builtins.float],
+                 scale_in_cooldown_seconds: Optional[pulumi.Input[_builtins.int]] = None,
+                 scale_out_cooldown_seconds: Optional[pulumi.Input[_builtins.int]] = None):
+        """
+        :param pulumi.Input[_builtins.int] max_capacity: Most instances (at least minCapacity, at most 1000).
+        :param pulumi.Input[_builtins.int] min_capacity: Fewest instances (at least 1).
+        :param pulumi.Input[_builtins.float] target_invocations_per_instance: Invocations per instance per minute that the policy tracks (more than 0).
+        :param pulumi.Input[_builtins.int] scale_in_cooldown_seconds: Seconds after a scale-in before the next (default 300).
+        :param pulumi.Input[_builtins.int] scale_out_cooldown_seconds: Seconds after a scale-out before the next (default 300).
+        """
+        pulumi.set(__self__, "max_capacity", max_capacity)
+        pulumi.set(__self__, "min_capacity", min_capacity)
+        pulumi.set(__self__, "target_invocations_per_instance", target_invocations_per_instance)
+        if scale_in_cooldown_seconds is not None:
+            pulumi.set(__self__, "scale_in_cooldown_seconds", scale_in_cooldown_seconds)
+        if scale_out_cooldown_seconds is not None:
+            pulumi.set(__self__, "scale_out_cooldown_seconds", scale_out_cooldown_seconds)
+
+    @_builtins.property
+    @pulumi.getter(name="maxCapacity")
+    def max_capacity(self) -> pulumi.Input[_builtins.int]:
+        """
+        Most instances (at least minCapacity, at most 1000).
+        """
+        return pulumi.get(self, "max_capacity")
+
+    @max_capacity.setter
+    def max_capacity(self, value: pulumi.Input[_builtins.int]):
+        pulumi.set(self, "max_capacity", value)
+
+    @_builtins.property
+    @pulumi.getter(name="minCapacity")
+    def min_capacity(self) -> pulumi.Input[_builtins.int]:
+        """
+        Fewest instances (at least 1).
+        """
+        return pulumi.get(self, "min_capacity")
+
+    @min_capacity.setter
+    def min_capacity(self, value: pulumi.Input[_builtins.int]):
+        pulumi.set(self, "min_capacity", value)
+
+    @_builtins.property
+    @pulumi.getter(name="targetInvocationsPerInstance")
+    def target_invocations_per_instance(self) -> pulumi.Input[_builtins.float]:
+        """
+        Invocations per instance per minute that the policy tracks (more than 0).
+        """
+        return pulumi.get(self, "target_invocations_per_instance")
+
+    @target_invocations_per_instance.setter
+    def target_invocations_per_instance(self, value: pulumi.Input[_builtins.float]):
+        pulumi.set(self, "target_invocations_per_instance", value)
+
+    @_builtins.property
+    @pulumi.getter(name="scaleInCooldownSeconds")
+    def scale_in_cooldown_seconds(self) -> Optional[pulumi.Input[_builtins.int]]:
+        """
+        Seconds after a scale-in before the next (default 300).
+        """
+        return pulumi.get(self, "scale_in_cooldown_seconds")
+
+    @scale_in_cooldown_seconds.setter
+    def scale_in_cooldown_seconds(self, value: Optional[pulumi.Input[_builtins.int]]):
+        pulumi.set(self, "scale_in_cooldown_seconds", value)
+
+    @_builtins.property
+    @pulumi.getter(name="scaleOutCooldownSeconds")
+    def scale_out_cooldown_seconds(self) -> Optional[pulumi.Input[_builtins.int]]:
+        """
+        Seconds after a scale-out before the next (default 300).
+        """
+        return pulumi.get(self, "scale_out_cooldown_seconds")
+
+    @scale_out_cooldown_seconds.setter
+    def scale_out_cooldown_seconds(self, value: Optional[pulumi.Input[_builtins.int]]):
+        pulumi.set(self, "scale_out_cooldown_seconds", value)
+
+
+if not MYPY:
     class ServingCaptureArgsDict(TypedDict):
         destination_s3_uri: pulumi.Input[_builtins.str]
         """
@@ -2276,9 +2407,13 @@ class ServingServerlessArgs:
 if not MYPY:
     class ServingVariantArgsDict(TypedDict):
         name: pulumi.Input[_builtins.str]
+        autoscaling: NotRequired[pulumi.Input['ServingAutoscalingArgsDict']]
+        """
+        Autoscaling of an instance variant through Application Auto Scaling: a scalable target (`endpoint/NAME/variant/VARIANT`, `sagemaker:variant:DesiredInstanceCount`) registered once the endpoint is in service, with a target-tracking policy on `SageMakerVariantInvocationsPerInstance`. Changing it changes the target and the policy in place. The instance count autoscaling sets is not a change; bounds, target or cooldowns changed outside the program are. Not for serverless variants.
+        """
         initial_instance_count: NotRequired[pulumi.Input[_builtins.int]]
         """
-        Instances of an instance variant (1 to 1000). A variant scaled outside the program shows as a change.
+        Instances of an instance variant (1 to 1000). A variant scaled outside the program shows as a change, unless it has autoscaling: autoscaling owns its count then.
         """
         initial_weight: NotRequired[pulumi.Input[_builtins.float]]
         """
@@ -2299,17 +2434,21 @@ elif False:
 class ServingVariantArgs:
     def __init__(__self__, *,
                  name: pulumi.Input[_builtins.str],
+                 autoscaling: Optional[pulumi.Input['ServingAutoscalingArgs']] = None,
                  initial_instance_count: Optional[pulumi.Input[_builtins.int]] = None,
                  initial_weight: Optional[pulumi.Input[_builtins.float]] = None,
                  instance_type: Optional[pulumi.Input[_builtins.str]] = None,
                  serverless: Optional[pulumi.Input['ServingServerlessArgs']] = None):
         """
-        :param pulumi.Input[_builtins.int] initial_instance_count: Instances of an instance variant (1 to 1000). A variant scaled outside the program shows as a change.
+        :param pulumi.Input['ServingAutoscalingArgs'] autoscaling: Autoscaling of an instance variant through Application Auto Scaling: a scalable target (`endpoint/NAME/variant/VARIANT`, `sagemaker:variant:DesiredInstanceCount`) registered once the endpoint is in service, with a target-tracking policy on `SageMakerVariantInvocationsPerInstance`. Changing it changes the target and the policy in place. The instance count autoscaling sets is not a change; bounds, target or cooldowns changed outside the program are. Not for serverless variants.
+        :param pulumi.Input[_builtins.int] initial_instance_count: Instances of an instance variant (1 to 1000). A variant scaled outside the program shows as a change, unless it has autoscaling: autoscaling owns its count then.
         :param pulumi.Input[_builtins.float] initial_weight: Traffic weight relative to the other variants; unset means 1.
         :param pulumi.Input[_builtins.str] instance_type: SageMaker instance type, GPU or CPU: `ml.FAMILY.SIZE`, e.g. `ml.g6.xlarge`, `ml.m5.large`. Families: c4, c5, c5d, c6g, c6gd, c6gn, c6i, c6id, c7g, c7i, g4dn, g5, g6, g6e, g7e, gr6, inf1, inf2, m4, m5, m5d, m6g, m6gd, m6i, m6id, m7i, p2, p3, p4d, p4de, p5, p5e, p5en, p6-b200, r5, r5d, r6g, r6gd, r6i, r6id, r7i, r8g, t2, t3, trn1, trn1n, trn2.
         :param pulumi.Input['ServingServerlessArgs'] serverless: Serverless variant, for small footprints.
         """
         pulumi.set(__self__, "name", name)
+        if autoscaling is not None:
+            pulumi.set(__self__, "autoscaling", autoscaling)
         if initial_instance_count is not None:
             pulumi.set(__self__, "initial_instance_count", initial_instance_count)
         if initial_weight is not None:
@@ -2329,10 +2468,22 @@ class ServingVariantArgs:
         pulumi.set(self, "name", value)
 
     @_builtins.property
+    @pulumi.getter
+    def autoscaling(self) -> Optional[pulumi.Input['ServingAutoscalingArgs']]:
+        """
+        Autoscaling of an instance variant through Application Auto Scaling: a scalable target (`endpoint/NAME/variant/VARIANT`, `sagemaker:variant:DesiredInstanceCount`) registered once the endpoint is in service, with a target-tracking policy on `SageMakerVariantInvocationsPerInstance`. Changing it changes the target and the policy in place. The instance count autoscaling sets is not a change; bounds, target or cooldowns changed outside the program are. Not for serverless variants.
+        """
+        return pulumi.get(self, "autoscaling")
+
+    @autoscaling.setter
+    def autoscaling(self, value: Optional[pulumi.Input['ServingAutoscalingArgs']]):
+        pulumi.set(self, "autoscaling", value)
+
+    @_builtins.property
     @pulumi.getter(name="initialInstanceCount")
     def initial_instance_count(self) -> Optional[pulumi.Input[_builtins.int]]:
         """
-        Instances of an instance variant (1 to 1000). A variant scaled outside the program shows as a change.
+        Instances of an instance variant (1 to 1000). A variant scaled outside the program shows as a change, unless it has autoscaling: autoscaling owns its count then.
         """
         return pulumi.get(self, "initial_instance_count")
 

@@ -34,6 +34,7 @@ __all__ = [
     'OnlineStore',
     'OnlineStoreTtl',
     'ResidencyConfig',
+    'ServingAutoscaling',
     'ServingCapture',
     'ServingDeployment',
     'ServingModel',
@@ -250,6 +251,7 @@ class Endpoints(dict):
     Per-service endpoint overrides.
     """
     def __init__(__self__, *,
+                 applicationautoscaling: Optional[_builtins.str] = None,
                  autoscaling: Optional[_builtins.str] = None,
                  ec2: Optional[_builtins.str] = None,
                  kms: Optional[_builtins.str] = None,
@@ -259,6 +261,7 @@ class Endpoints(dict):
                  sts: Optional[_builtins.str] = None):
         """
         Per-service endpoint overrides.
+        :param _builtins.str applicationautoscaling: URL of the Application Auto Scaling endpoint.
         :param _builtins.str autoscaling: URL of the EC2 Auto Scaling endpoint.
         :param _builtins.str ec2: URL of the EC2 endpoint.
         :param _builtins.str kms: URL of the KMS endpoint.
@@ -267,6 +270,8 @@ class Endpoints(dict):
         :param _builtins.str ssm: URL of the SSM endpoint.
         :param _builtins.str sts: URL of the STS endpoint.
         """
+        if applicationautoscaling is not None:
+            pulumi.set(__self__, "applicationautoscaling", applicationautoscaling)
         if autoscaling is not None:
             pulumi.set(__self__, "autoscaling", autoscaling)
         if ec2 is not None:
@@ -281,6 +286,14 @@ class Endpoints(dict):
             pulumi.set(__self__, "ssm", ssm)
         if sts is not None:
             pulumi.set(__self__, "sts", sts)
+
+    @_builtins.property
+    @pulumi.getter
+    def applicationautoscaling(self) -> Optional[_builtins.str]:
+        """
+        URL of the Application Auto Scaling endpoint.
+        """
+        return pulumi.get(self, "applicationautoscaling")
 
     @_builtins.property
     @pulumi.getter
@@ -1382,6 +1395,95 @@ class ResidencyConfig(dict):
 
 
 @pulumi.output_type
+class ServingAutoscaling(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "maxCapacity":
+            suggest = "max_capacity"
+        elif key == "minCapacity":
+            suggest = "min_capacity"
+        elif key == "targetInvocationsPerInstance":
+            suggest = "target_invocations_per_instance"
+        elif key == "scaleInCooldownSeconds":
+            suggest = "scale_in_cooldown_seconds"
+        elif key == "scaleOutCooldownSeconds":
+            suggest = "scale_out_cooldown_seconds"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in ServingAutoscaling. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        ServingAutoscaling.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        ServingAutoscaling.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 max_capacity: _builtins.int,
+                 min_capacity: _builtins.int,
+                 target_invocations_per_instance: _builtins.float,
+                 scale_in_cooldown_seconds: Optional[_builtins.int] = None,
+                 scale_out_cooldown_seconds: Optional[_builtins.int] = None):
+        """
+        :param _builtins.int max_capacity: Most instances (at least minCapacity, at most 1000).
+        :param _builtins.int min_capacity: Fewest instances (at least 1).
+        :param _builtins.float target_invocations_per_instance: Invocations per instance per minute that the policy tracks (more than 0).
+        :param _builtins.int scale_in_cooldown_seconds: Seconds after a scale-in before the next (default 300).
+        :param _builtins.int scale_out_cooldown_seconds: Seconds after a scale-out before the next (default 300).
+        """
+        pulumi.set(__self__, "max_capacity", max_capacity)
+        pulumi.set(__self__, "min_capacity", min_capacity)
+        pulumi.set(__self__, "target_invocations_per_instance", target_invocations_per_instance)
+        if scale_in_cooldown_seconds is not None:
+            pulumi.set(__self__, "scale_in_cooldown_seconds", scale_in_cooldown_seconds)
+        if scale_out_cooldown_seconds is not None:
+            pulumi.set(__self__, "scale_out_cooldown_seconds", scale_out_cooldown_seconds)
+
+    @_builtins.property
+    @pulumi.getter(name="maxCapacity")
+    def max_capacity(self) -> _builtins.int:
+        """
+        Most instances (at least minCapacity, at most 1000).
+        """
+        return pulumi.get(self, "max_capacity")
+
+    @_builtins.property
+    @pulumi.getter(name="minCapacity")
+    def min_capacity(self) -> _builtins.int:
+        """
+        Fewest instances (at least 1).
+        """
+        return pulumi.get(self, "min_capacity")
+
+    @_builtins.property
+    @pulumi.getter(name="targetInvocationsPerInstance")
+    def target_invocations_per_instance(self) -> _builtins.float:
+        """
+        Invocations per instance per minute that the policy tracks (more than 0).
+        """
+        return pulumi.get(self, "target_invocations_per_instance")
+
+    @_builtins.property
+    @pulumi.getter(name="scaleInCooldownSeconds")
+    def scale_in_cooldown_seconds(self) -> Optional[_builtins.int]:
+        """
+        Seconds after a scale-in before the next (default 300).
+        """
+        return pulumi.get(self, "scale_in_cooldown_seconds")
+
+    @_builtins.property
+    @pulumi.getter(name="scaleOutCooldownSeconds")
+    def scale_out_cooldown_seconds(self) -> Optional[_builtins.int]:
+        """
+        Seconds after a scale-out before the next (default 300).
+        """
+        return pulumi.get(self, "scale_out_cooldown_seconds")
+
+
+@pulumi.output_type
 class ServingCapture(dict):
     @staticmethod
     def __key_warning(key: str):
@@ -1734,17 +1836,21 @@ class ServingVariant(dict):
 
     def __init__(__self__, *,
                  name: _builtins.str,
+                 autoscaling: Optional['outputs.ServingAutoscaling'] = None,
                  initial_instance_count: Optional[_builtins.int] = None,
                  initial_weight: Optional[_builtins.float] = None,
                  instance_type: Optional[_builtins.str] = None,
                  serverless: Optional['outputs.ServingServerless'] = None):
         """
-        :param _builtins.int initial_instance_count: Instances of an instance variant (1 to 1000). A variant scaled outside the program shows as a change.
+        :param 'ServingAutoscaling' autoscaling: Autoscaling of an instance variant through Application Auto Scaling: a scalable target (`endpoint/NAME/variant/VARIANT`, `sagemaker:variant:DesiredInstanceCount`) registered once the endpoint is in service, with a target-tracking policy on `SageMakerVariantInvocationsPerInstance`. Changing it changes the target and the policy in place. The instance count autoscaling sets is not a change; bounds, target or cooldowns changed outside the program are. Not for serverless variants.
+        :param _builtins.int initial_instance_count: Instances of an instance variant (1 to 1000). A variant scaled outside the program shows as a change, unless it has autoscaling: autoscaling owns its count then.
         :param _builtins.float initial_weight: Traffic weight relative to the other variants; unset means 1.
         :param _builtins.str instance_type: SageMaker instance type, GPU or CPU: `ml.FAMILY.SIZE`, e.g. `ml.g6.xlarge`, `ml.m5.large`. Families: c4, c5, c5d, c6g, c6gd, c6gn, c6i, c6id, c7g, c7i, g4dn, g5, g6, g6e, g7e, gr6, inf1, inf2, m4, m5, m5d, m6g, m6gd, m6i, m6id, m7i, p2, p3, p4d, p4de, p5, p5e, p5en, p6-b200, r5, r5d, r6g, r6gd, r6i, r6id, r7i, r8g, t2, t3, trn1, trn1n, trn2.
         :param 'ServingServerless' serverless: Serverless variant, for small footprints.
         """
         pulumi.set(__self__, "name", name)
+        if autoscaling is not None:
+            pulumi.set(__self__, "autoscaling", autoscaling)
         if initial_instance_count is not None:
             pulumi.set(__self__, "initial_instance_count", initial_instance_count)
         if initial_weight is not None:
@@ -1760,10 +1866,18 @@ class ServingVariant(dict):
         return pulumi.get(self, "name")
 
     @_builtins.property
+    @pulumi.getter
+    def autoscaling(self) -> Optional['outputs.ServingAutoscaling']:
+        """
+        Autoscaling of an instance variant through Application Auto Scaling: a scalable target (`endpoint/NAME/variant/VARIANT`, `sagemaker:variant:DesiredInstanceCount`) registered once the endpoint is in service, with a target-tracking policy on `SageMakerVariantInvocationsPerInstance`. Changing it changes the target and the policy in place. The instance count autoscaling sets is not a change; bounds, target or cooldowns changed outside the program are. Not for serverless variants.
+        """
+        return pulumi.get(self, "autoscaling")
+
+    @_builtins.property
     @pulumi.getter(name="initialInstanceCount")
     def initial_instance_count(self) -> Optional[_builtins.int]:
         """
-        Instances of an instance variant (1 to 1000). A variant scaled outside the program shows as a change.
+        Instances of an instance variant (1 to 1000). A variant scaled outside the program shows as a change, unless it has autoscaling: autoscaling owns its count then.
         """
         return pulumi.get(self, "initial_instance_count")
 

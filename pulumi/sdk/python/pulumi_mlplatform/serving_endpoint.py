@@ -219,6 +219,8 @@ class ServingEndpoint(pulumi.CustomResource):
             __props__.__dict__["failure_reason"] = None
             __props__.__dict__["last_deployment_outcome"] = None
             __props__.__dict__["model_name"] = None
+            __props__.__dict__["monthly_cost_usd"] = None
+            __props__.__dict__["price_source"] = None
             __props__.__dict__["status"] = None
             __props__.__dict__["tags_all"] = None
         super(ServingEndpoint, __self__).__init__(
@@ -252,7 +254,9 @@ class ServingEndpoint(pulumi.CustomResource):
         __props__.__dict__["last_deployment_outcome"] = None
         __props__.__dict__["model"] = None
         __props__.__dict__["model_name"] = None
+        __props__.__dict__["monthly_cost_usd"] = None
         __props__.__dict__["name"] = None
+        __props__.__dict__["price_source"] = None
         __props__.__dict__["status"] = None
         __props__.__dict__["tags"] = None
         __props__.__dict__["tags_all"] = None
@@ -332,12 +336,28 @@ class ServingEndpoint(pulumi.CustomResource):
         return pulumi.get(self, "model_name")
 
     @_builtins.property
+    @pulumi.getter(name="monthlyCostUsd")
+    def monthly_cost_usd(self) -> pulumi.Output[Optional[_builtins.float]]:
+        """
+        On-Demand cost of a month (730 hours) with every instance variant at its initialInstanceCount: instances x hourly price, summed. Serverless variants count 0 (priced per use); an autoscaled variant's range is in priceSource.
+        """
+        return pulumi.get(self, "monthly_cost_usd")
+
+    @_builtins.property
     @pulumi.getter
     def name(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
         Endpoint name (1 to 63 letters, digits and hyphens). Default: the resource name. Changing it creates a new endpoint (new ARN and URL).
         """
         return pulumi.get(self, "name")
+
+    @_builtins.property
+    @pulumi.getter(name="priceSource")
+    def price_source(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        Where each price in monthlyCostUsd comes from, its date, and whether it is an estimate (a price not quoted for the provider's region is).
+        """
+        return pulumi.get(self, "price_source")
 
     @_builtins.property
     @pulumi.getter
