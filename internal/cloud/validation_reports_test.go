@@ -91,6 +91,9 @@ func TestValidationReportsMoto(t *testing.T) {
 	// clients' per-call deadline.
 	big := strings.Repeat("x", 3<<20)
 	put("gate/train-a/i-big/20261123T060000Z.json", big)
+	t.Setenv("AWS_ACCESS_KEY_ID", "testing")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "testing")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	clients, err := cloud.New(ctx, cloud.Config{Region: region, Endpoints: map[string]string{"s3": m.URL}})
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -113,12 +114,14 @@ func TestRun(t *testing.T) {
 		"export AWS_ENDPOINT_URL=" + url,
 		"export AWS_REGION=me-central-1",
 		`provider "mlplatform" {`,
-		`ec2       = "` + url + `"`,
 		`jurisdiction = "AE"`,
 	} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout.String())
 		}
+	}
+	if !regexp.MustCompile(`\n\s+ec2 +=\s"` + regexp.QuoteMeta(url) + `"\n`).MatchString(stdout.String()) {
+		t.Errorf("output lacks the ec2 endpoint %s:\n%s", url, stdout.String())
 	}
 
 	cancel()
