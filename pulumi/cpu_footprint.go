@@ -12,7 +12,6 @@ import (
 
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
-	"github.com/pulumi/pulumi/sdk/v3/go/property"
 
 	"github.com/mlplatform/mlplatform/internal/platform"
 )
@@ -186,7 +185,7 @@ func (CpuFootprint) Check(ctx context.Context, req infer.CheckRequest) (infer.Ch
 	if err != nil {
 		return infer.CheckResponse[CpuFootprintArgs]{Inputs: args}, err
 	}
-	spec := args.spec(cpuFootprintUnknowns(req.NewInputs))
+	spec := args.spec(wholeListUnknowns(req.NewInputs))
 	plan, err := env.PlanCPUFootprint(ctx, spec)
 	if err != nil {
 		return infer.CheckResponse[CpuFootprintArgs]{Inputs: args}, fmt.Errorf("planning CPU footprint (%s): %w", spec.Name, err)
@@ -371,23 +370,6 @@ func cpuFootprintDiffPath(path string, args CpuFootprintArgs, state CpuFootprint
 		return path, false
 	}
 	return path, true
-}
-
-// cpuFootprintUnknowns lists the core paths of the inputs not known yet: a
-// list with an unknown element is unknown as a whole to the footprint's
-// checks (as the Terraform front end reports it); a tag value computed by
-// another resource is tags["key"], checked at apply.
-func cpuFootprintUnknowns(inputs property.Map) []string {
-	paths := unknownPaths(inputs)
-	out := slices.Clone(paths)
-	for _, u := range paths {
-		if i := strings.Index(u, "["); i > 0 && !strings.HasPrefix(u, "tags") {
-			out = append(out, u[:i])
-		}
-	}
-	out = append(out, unknownTagPaths(inputs)...)
-	slices.Sort(out)
-	return slices.Compact(out)
 }
 
 // spec translates the inputs to the domain spec; unknown lists the core

@@ -11,7 +11,6 @@ import (
 
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
-	"github.com/pulumi/pulumi/sdk/v3/go/property"
 
 	"github.com/mlplatform/mlplatform/internal/platform"
 )
@@ -192,7 +191,7 @@ func (GpuCluster) Check(ctx context.Context, req infer.CheckRequest) (infer.Chec
 	if err != nil {
 		return infer.CheckResponse[GpuClusterArgs]{Inputs: args}, err
 	}
-	spec := args.spec(gpuClusterUnknowns(req.NewInputs))
+	spec := args.spec(wholeListUnknowns(req.NewInputs))
 	plan, err := env.PlanGPUCluster(ctx, spec)
 	if err != nil {
 		return infer.CheckResponse[GpuClusterArgs]{Inputs: args}, fmt.Errorf("planning GPU cluster (%s): %w", spec.Name, err)
@@ -497,30 +496,6 @@ func gpuClusterDiff(cs *platform.GPUClusterChangeSet) infer.DiffResponse {
 func gpuClusterDeadline(ctx context.Context, op platform.Operation) (context.Context, context.CancelFunc) {
 	explicit, _ := ctx.Value(customTimeoutKey{}).(time.Duration)
 	return context.WithTimeout(ctx, platform.GPUClusterTimeout(op, explicit))
-}
-
-// gpuClusterUnknowns lists the core paths of inputs not known yet. Tag keys
-// are known; a tag value computed by another resource is tags["key"], and is
-// checked at apply.
-func gpuClusterUnknowns(inputs property.Map) []string {
-	unknown := unknownPaths(inputs)
-	// A list with an unknown element is unknown as a whole to the GPU
-	// cluster's checks, as the Terraform front end reports it.
-	for _, p := range slices.Clone(unknown) {
-		if i := strings.Index(p, "["); i > 0 && !slices.Contains(unknown, p[:i]) {
-			unknown = append(unknown, p[:i])
-		}
-	}
-	if tags, ok := inputs.GetOk("tags"); ok && tags.IsMap() {
-		for k, v := range tags.AsMap().All {
-			if v.HasComputed() {
-				unknown = append(unknown, fmt.Sprintf("tags[%q]", k))
-			}
-		}
-	} else if ok && tags.IsComputed() {
-		unknown = append(unknown, "tags")
-	}
-	return unknown
 }
 
 func int64Ptr(v *int) *int64 {

@@ -3,6 +3,7 @@ package pulumi
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	p "github.com/pulumi/pulumi-go-provider"
@@ -27,10 +28,8 @@ func withUnknownInputs(prov p.Provider) p.Provider {
 		prov.Diff = func(ctx context.Context, req p.DiffRequest) (p.DiffResponse, error) {
 			paths := unknownPaths(req.Inputs)
 			switch req.Urn.Type() {
-			case gpuClusterToken:
-				paths = gpuClusterUnknowns(req.Inputs)
-			case cpuFootprintToken:
-				paths = cpuFootprintUnknowns(req.Inputs)
+			case gpuClusterToken, cpuFootprintToken:
+				paths = wholeListUnknowns(req.Inputs)
 			case servingEndpointToken:
 				paths = servingUnknowns(paths, unknownTagPaths(req.Inputs))
 			}
@@ -109,4 +108,22 @@ func unknownTagPaths(inputs property.Map) []string {
 		out = append(out, "tags")
 	}
 	return out
+}
+
+// wholeListUnknowns lists the core paths of inputs not known yet for a
+// resource whose checks take a list with an unknown element as unknown as a
+// whole (as the Terraform front end reports it): each element path and its
+// list's path. Tag keys are known; a tag value computed by another resource
+// is tags["key"], checked at apply.
+func wholeListUnknowns(inputs property.Map) []string {
+	paths := unknownPaths(inputs)
+	out := slices.Clone(paths)
+	for _, u := range paths {
+		if i := strings.Index(u, "["); i > 0 {
+			out = append(out, u[:i])
+		}
+	}
+	out = append(out, unknownTagPaths(inputs)...)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
