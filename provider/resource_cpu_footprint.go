@@ -471,13 +471,10 @@ func setDecisionKnown(ctx context.Context, m *cpuFootprintModel, d platform.CPUD
 	m.RejectedCheaper = stringList64(ctx, d.Rejected, diags)
 	m.Candidates = stringList64(ctx, d.Candidates, diags)
 	m.InstanceTypes = stringList64(ctx, instanceTypes, diags)
-	m.HourlyPriceUSD = types.Float64Value(round4(d.HourlyUSD))
-	m.MonthlyCostUSD = types.Float64Value(round4(d.MonthlyAtDesired))
-	m.MonthlyScheduledUSD = types.Float64Value(round4(d.MonthlyScheduled))
-}
-
-func round4(f float64) float64 {
-	return float64(int64(f*10000+0.5)) / 10000
+	hourly, monthly, scheduled := d.Shown()
+	m.HourlyPriceUSD = types.Float64Value(hourly)
+	m.MonthlyCostUSD = types.Float64Value(monthly)
+	m.MonthlyScheduledUSD = types.Float64Value(scheduled)
 }
 
 // cpuFootprintRecord is the core's record of what the model holds.

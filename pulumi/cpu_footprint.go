@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -468,14 +467,13 @@ func cpuFootprintStateOf(args CpuFootprintArgs, r platform.CPUFootprintRecord) C
 	if d := r.Decision; d.InstanceType != "" {
 		s.ChosenInstanceType, s.DecisionReason = ptr(d.InstanceType), ptr(d.Reason)
 		s.RejectedCheaper, s.Candidates, s.InstanceTypes = d.Rejected, d.Candidates, r.InstanceTypes
-		s.HourlyPriceUSD, s.PriceSource = ptr(round4(d.HourlyUSD)), ptr(d.PriceSource)
-		s.MonthlyCostUSD, s.MonthlyCostScheduledUSD = ptr(round4(d.MonthlyAtDesired)), ptr(round4(d.MonthlyScheduled))
+		hourly, monthly, scheduled := d.Shown()
+		s.HourlyPriceUSD, s.PriceSource = ptr(hourly), ptr(d.PriceSource)
+		s.MonthlyCostUSD, s.MonthlyCostScheduledUSD = ptr(monthly), ptr(scheduled)
 		s.CostNote = optString(d.CostAssumptionNote)
 	}
 	return s
 }
-
-func round4(f float64) float64 { return math.Round(f*10000) / 10000 }
 
 // readBackArgs writes what a refresh read back into the declared inputs:
 // sizes (unless schedules own them), capacity, subnets the user declared,

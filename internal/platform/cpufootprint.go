@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -294,6 +295,14 @@ func (s *CPUFootprintSpec) Decide(cat *catalog.Catalog, allowedZoneIDs []string)
 	}
 	d.CostAssumptionNote = costNote(d, s.CapacityType)
 	return d, nil
+}
+
+// Shown gives the decision's hourly price and monthly costs as both front
+// ends display them: rounded to four decimals, so a plan shows the same
+// figure whichever front end made it.
+func (d CPUDecision) Shown() (hourly, monthly, scheduled float64) {
+	r := func(f float64) float64 { return math.Round(f*10000) / 10000 }
+	return r(d.HourlyUSD), r(d.MonthlyAtDesired), r(d.MonthlyScheduled)
 }
 
 func costNote(d CPUDecision, capacityType string) string {

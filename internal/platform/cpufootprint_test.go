@@ -139,3 +139,11 @@ func TestCPUFootprintValidateStatic(t *testing.T) {
 		t.Errorf("sizes with an unknown member are checked at apply: %+v", ps)
 	}
 }
+
+func TestCPUDecisionShown(t *testing.T) {
+	d := CPUDecision{HourlyUSD: 0.089254, MonthlyAtDesired: 130.30999, MonthlyScheduled: 87.654449}
+	h, m, s := d.Shown()
+	if h != 0.0893 || m != 130.31 || s != 87.6544 {
+		t.Errorf("Shown() = %v, %v, %v; want 0.0893, 130.31, 87.6544", h, m, s)
+	}
+}
