@@ -543,10 +543,7 @@ func cpuFootprintArgsOf(s platform.CPUFootprintSpec) CpuFootprintArgs {
 // cpuFootprintDeadline bounds a long operation by the resource's custom
 // timeout when the program set one, else by the core's default.
 func cpuFootprintDeadline(ctx context.Context, def time.Duration) (context.Context, context.CancelFunc) {
-	if explicit, _ := ctx.Value(customTimeoutKey{}).(time.Duration); explicit > 0 {
-		return context.WithTimeout(ctx, explicit)
-	}
-	return context.WithTimeout(ctx, def)
+	return context.WithTimeout(ctx, timeoutOr(ctx, def))
 }
 
 // cpuFootprintOptions sends the core's progress to the Pulumi log.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
@@ -494,8 +493,7 @@ func gpuClusterDiff(cs *platform.GPUClusterChangeSet) infer.DiffResponse {
 // timeout when the program set one, else by the core's default for op: no
 // wait runs without a deadline.
 func gpuClusterDeadline(ctx context.Context, op platform.Operation) (context.Context, context.CancelFunc) {
-	explicit, _ := ctx.Value(customTimeoutKey{}).(time.Duration)
-	return context.WithTimeout(ctx, platform.GPUClusterTimeout(op, explicit))
+	return context.WithTimeout(ctx, timeoutOr(ctx, platform.GPUClusterTimeout(op, 0)))
 }
 
 func int64Ptr(v *int) *int64 {

@@ -32,3 +32,13 @@ func withCustomTimeout(ctx context.Context, seconds float64) context.Context {
 	}
 	return context.WithValue(ctx, customTimeoutKey{}, time.Duration(seconds*float64(time.Second)))
 }
+
+// timeoutOr is the program's custom timeout for this operation when it set
+// one, else def (the core's default): every resource's waits follow this
+// one rule.
+func timeoutOr(ctx context.Context, def time.Duration) time.Duration {
+	if explicit, _ := ctx.Value(customTimeoutKey{}).(time.Duration); explicit > 0 {
+		return explicit
+	}
+	return def
+}

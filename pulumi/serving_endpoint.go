@@ -505,12 +505,8 @@ func servingCost(s platform.ServingEndpointSpec, region string, unknown []string
 // servingWait bounds a wait by the program's custom timeout, else by the
 // core's default, and reports progress to the Pulumi log.
 func servingWait(ctx context.Context, name, what string, def time.Duration) platform.ServingWait {
-	timeout := def
-	if explicit, _ := ctx.Value(customTimeoutKey{}).(time.Duration); explicit > 0 {
-		timeout = explicit
-	}
 	return platform.ServingWait{
-		Timeout: timeout,
+		Timeout: timeoutOr(ctx, def),
 		Progress: func(state string, elapsed time.Duration) {
 			p.GetLogger(ctx).InfoStatusf("serving endpoint %s %s: %s (%s)", name, what, state, elapsed.Round(time.Second))
 		},
