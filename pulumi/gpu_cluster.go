@@ -493,7 +493,7 @@ func gpuClusterDiff(cs *platform.GPUClusterChangeSet) infer.DiffResponse {
 // timeout when the program set one, else by the core's default for op: no
 // wait runs without a deadline.
 func gpuClusterDeadline(ctx context.Context, op platform.Operation) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, timeoutOr(ctx, platform.GPUClusterTimeout(op, 0)))
+	return context.WithTimeout(ctx, timeoutOr(ctx, platform.GPUClusterTimeout(op)))
 }
 
 func int64Ptr(v *int) *int64 {

@@ -35,12 +35,9 @@ const (
 	OpDelete Operation = "delete"
 )
 
-// GPUClusterTimeout is the deadline of op: explicit when the user set one
-// (more than zero), else the default.
-func GPUClusterTimeout(op Operation, explicit time.Duration) time.Duration {
-	if explicit > 0 {
-		return explicit
-	}
+// GPUClusterTimeout is the default deadline of op; a timeout the user set
+// wins, as each front end's timeout rule says.
+func GPUClusterTimeout(op Operation) time.Duration {
 	switch op {
 	case OpCreate:
 		return GPUClusterCreateTimeout

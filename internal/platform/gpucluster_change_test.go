@@ -149,7 +149,7 @@ func TestGPUClusterInputLimits(t *testing.T) {
 	if _, ps := RolloutFromInput("", n(0)); len(ps) != 1 || ps[0].Path != "rollout.batch_size" {
 		t.Errorf("batch_size 0: %+v", ps)
 	}
-	if GPUClusterTimeout(OpCreate, 0) != 60*time.Minute || GPUClusterTimeout(OpDelete, 0) != 30*time.Minute || GPUClusterTimeout(OpUpdate, time.Minute) != time.Minute {
+	if GPUClusterTimeout(OpCreate) != 60*time.Minute || GPUClusterTimeout(OpDelete) != 30*time.Minute || GPUClusterTimeout(OpUpdate) != 60*time.Minute {
 		t.Error("default timeouts")
 	}
 	if _, p := ParseTimeout("timeouts.create", "0s"); p == nil || p.Path != "timeouts.create" {
