@@ -34,7 +34,7 @@ func (e *Env) planValidation(ctx context.Context, spec GPUClusterSpec, p *GPUClu
 	}
 	if v.Wait && v.TrustedCertificates == "" && e.TrustedCertificates == "" && spec.Known("validation.trusted_certificates") && !slices.Contains(DefaultCertificateRegions(), e.Region()) {
 		p.Problems = append(p.Problems, Problem{Path: "validation.trusted_certificates", Summary: "No trusted certificates",
-			Detail: fmt.Sprintf("The gate verifies each node's signed identity document. mlplatform carries AWS's RSA-2048 certificates for %s, not for %s: set validation.trusted_certificates (or the provider's validation_trusted_certificates) to AWS's RSA-2048 certificate for the region (PEM, from %s).",
+			Detail: fmt.Sprintf("The gate verifies each node's signed identity document. mlplatform carries AWS's RSA-2048 certificates for %s, not for %s: set validation.trusted_certificates to AWS's RSA-2048 certificate for the region (PEM, from %s).",
 				strings.Join(DefaultCertificateRegions(), ", "), e.Region(), AWSIdentityCertificatesSource)})
 	}
 	known := spec.validationKnown() && spec.Known("name") && spec.Known("instance_type") && spec.Known("user_data") &&

@@ -23,9 +23,8 @@ import (
 // carries the SHA-256 of its DER, checked by TestAWSIdentityCertificates.
 // me-central-1's certificate is not among them: no copy of it that could
 // be checked against AWS's page was found, so it is not invented here.
-// Clusters in me-central-1 configure trusted_certificates (or the
-// provider's validation_trusted_certificates) with the certificate from
-// that page.
+// Clusters in me-central-1 configure trusted_certificates with the
+// certificate from that page.
 
 // AWSIdentityCertificate is one of AWS's published RSA-2048 certificates.
 type AWSIdentityCertificate struct {
