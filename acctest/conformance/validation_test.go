@@ -27,6 +27,7 @@ type gateRun struct {
 	mu      sync.Mutex
 	certPEM string
 	keyARN  string
+	player  *acctest.NodePlayer
 }
 
 func (g *gateRun) get() (string, string) {
@@ -53,7 +54,7 @@ func (g *gateRun) start(name string, behaviour func(index, nth int) acctest.Node
 		p := acctest.NewNodePlayer(t, h)
 		p.Behaviour = behaviour
 		g.mu.Lock()
-		g.certPEM, g.keyARN = p.Signer.CertPEM, aws.ToString(key.KeyMetadata.Arn)
+		g.certPEM, g.keyARN, g.player = p.Signer.CertPEM, aws.ToString(key.KeyMetadata.Arn), p
 		g.mu.Unlock()
 		wctx, stop := context.WithCancel(context.Background())
 		done := make(chan struct{})
@@ -112,8 +113,27 @@ func wantValidated(name string, nodes int) func(ctx context.Context, h *acctest.
 	}
 }
 
+// wantPlayed checks that the player ran n instances of the cluster.
+func (g *gateRun) wantPlayed(n int) func(ctx context.Context, h *acctest.Harness, f *fixtures) error {
+	return func(context.Context, *acctest.Harness, *fixtures) error {
+		g.mu.Lock()
+		p := g.player
+		g.mu.Unlock()
+		if got := len(p.Played()); got != n {
+			return fmt.Errorf("the node player ran %d instances, want %d", got, n)
+		}
+		if errs := p.Errs(); len(errs) > 0 {
+			return fmt.Errorf("node player: %v", errs)
+		}
+		return nil
+	}
+}
+
+// forgedNode is an instance id that is no node of the cluster.
+const forgedNode = "i-0123456789abcdef0"
+
 func validationScenarios() []scenario {
-	pass, fail, warn := &gateRun{}, &gateRun{}, &gateRun{}
+	pass, fail, warn, replace, timeout, forged := &gateRun{}, &gateRun{}, &gateRun{}, &gateRun{}, &gateRun{}, &gateRun{}
 	return []scenario{
 		{
 			name: "gpu_cluster/validation pass", kind: gpuCluster, resource: "conf-gate-pass",
@@ -134,6 +154,37 @@ func validationScenarios() []scenario {
 			steps: []step{
 				{name: "on_failure warn: apply succeeds with a warning", outOfBand: warn.start("conf-gate-warn", gateNodes(true)), inputs: warn.gateInputs("conf-gate-warn", map[string]any{"on_failure": "warn"}),
 					want: created, warnings: []string{"gpu.nvlink gpu3", "down: link 17"}, check: wantValidated("conf-gate-warn", 2)},
+			},
+		},
+		{
+			name: "gpu_cluster/validation replace", kind: gpuCluster, resource: "conf-gate-repl",
+			steps: []step{
+				{name: "on_failure replace: the failing node is replaced and apply passes", outOfBand: replace.start("conf-gate-repl", gateNodes(true)),
+					inputs: replace.gateInputs("conf-gate-repl", map[string]any{"on_failure": "replace"}), want: created, check: replace.wantPlayed(3)},
+			},
+		},
+		{
+			name: "gpu_cluster/validation timeout", kind: gpuCluster, resource: "conf-gate-time",
+			steps: []step{
+				{name: "a silent node: apply times out naming it", outOfBand: timeout.start("conf-gate-time", func(index, nth int) acctest.NodeBehaviour {
+					b := gateNodes(false)(index, nth)
+					b.Silent = index == 1
+					return b
+				}), inputs: timeout.gateInputs("conf-gate-time", map[string]any{"timeout": "1m"}),
+					want: refused, refusedAtApply: true, messages: []string{"validation of GPU cluster conf-gate-time timed out after 1m0s: 1/2 nodes reported", "node 1 (i-", "never reported"}},
+			},
+		},
+		{
+			name: "gpu_cluster/validation forged", kind: gpuCluster, resource: "conf-gate-forge",
+			steps: []step{
+				{name: "another instance's identity: the report is rejected", outOfBand: forged.start("conf-gate-forge", func(index, nth int) acctest.NodeBehaviour {
+					b := gateNodes(false)(index, nth)
+					if index == 1 {
+						b.IdentityOf = forgedNode
+					}
+					return b
+				}), inputs: forged.gateInputs("conf-gate-forge", nil),
+					want: refused, refusedAtApply: true, messages: []string{"1 of 2 nodes failed", "node 1 (i-", "identity of instance " + forgedNode + ", not of node 1"}},
 			},
 		},
 	}
