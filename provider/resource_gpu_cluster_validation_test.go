@@ -322,3 +322,21 @@ func TestAccGPUCluster_validationReplace(t *testing.T) {
 		}},
 	})
 }
+
+// Without trusted_certificates the gate would trust AWS's certificate for
+// the region, but none is embedded for me-central-1 (no checkable copy):
+// the plan says so and nothing is created.
+func TestAccGPUCluster_validationCertificates(t *testing.T) {
+	h := acctest.Setup(t)
+	createBucket(t, h, "uae-hwprobe-reports", acctest.Region)
+	key := createKey(t, h, acctest.Region)
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{{
+			Config:      gateConfig("gate-certs", gpuType, 1, key, "", ""),
+			PlanOnly:    true,
+			ExpectError: regexp.MustCompile(`(?s)No trusted certificates.*mlplatform carries\s+AWS's\s+RSA-2048\s+certificates\s+for\s+us-east-1,\s+us-west-2,\s+eu-central-1,\s+not\s+for\s+me-central-1:\s+set\s+validation\.trusted_certificates`),
+		}},
+	})
+}
