@@ -39,7 +39,7 @@ func BuildHwprobe(ctx context.Context, dir string) (string, error) {
 		return "", err
 	}
 	out := filepath.Join(dir, "hwprobe")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./hwprobe/cmd/hwprobe")
+	cmd := exec.CommandContext(ctx, "go", "build", "-tags", HwprobeTestTags, "-o", out, "./hwprobe/cmd/hwprobe")
 	cmd.Dir = root
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building hwprobe: %w\n%s", err, b)
@@ -76,6 +76,9 @@ type NodeBehaviour struct {
 	// published: a node whose hardware fails a check this machine cannot
 	// fail (a GPU's NVLink link down).
 	Report func([]byte) ([]byte, error)
+	// NVMLMock, when set, is the node's GPUs: an HWPROBE_NVML_MOCK spec
+	// (see node_gpu.go).
+	NVMLMock string
 }
 
 // NodePlayer plays the nodes of GPU clusters for one test.
@@ -243,6 +246,7 @@ func (p *NodePlayer) play(ctx context.Context, clients *cloud.Clients, ltID stri
 	for k, v := range p.H.Env() {
 		env = append(env, k+"="+v)
 	}
+	env = append(env, nvmlMockEnv(b.NVMLMock)...)
 	env = append(env, "AWS_EC2_METADATA_DISABLED=false", "AWS_EC2_METADATA_SERVICE_ENDPOINT="+imds.URL, "AWS_ENDPOINT_URL_S3="+p.H.URL)
 	run := func(args ...string) (string, int, error) {
 		cmd := exec.CommandContext(ctx, p.Hwprobe, args...)

@@ -70,7 +70,7 @@ func (d *validationReportsDataSource) Schema(_ context.Context, _ datasource.Sch
 			"id":                   str("The reports prefix read."),
 			"name":                 schema.StringAttribute{Required: true, MarkdownDescription: "Name of the cluster (its reports are under `<reports_s3_uri>/<name>/`)."},
 			"reports_s3_uri":       schema.StringAttribute{Required: true, MarkdownDescription: "The validation block's `reports_s3_uri`."},
-			"trusted_certificates": schema.StringAttribute{Optional: true, MarkdownDescription: "PEM certificates that verify the identity documents (the validation block's `trusted_certificates`)."},
+			"trusted_certificates": schema.StringAttribute{Optional: true, MarkdownDescription: "PEM certificates that verify the identity documents (the validation block's `trusted_certificates`). Unset: the AWS certificate embedded for the provider's region, where there is one."},
 			"reports": schema.ListNestedAttribute{
 				Computed:            true,
 				MarkdownDescription: "One entry per instance, sorted by instance id.",

@@ -83,7 +83,7 @@ func gpuValidationSchema() map[string]schema.Attribute {
 				"reports_kms_key_arn":  schema.StringAttribute{Optional: true, MarkdownDescription: "KMS key the reports are encrypted with (SSE-KMS); inside the jurisdiction."},
 				"hwprobe_s3_uri":       schema.StringAttribute{Optional: true, MarkdownDescription: "In-region S3 location of the hwprobe binary; the node checks `hwprobe_sha256` before running it. Default: hwprobe already on the image at `/usr/local/bin/hwprobe`."},
 				"hwprobe_sha256":       schema.StringAttribute{Optional: true, MarkdownDescription: "SHA-256 of the binary at `hwprobe_s3_uri` (64 hex digits)."},
-				"trusted_certificates": schema.StringAttribute{Optional: true, MarkdownDescription: "PEM certificates that verify the nodes' signed identity documents: AWS's RSA-2048 certificate for the region. A report whose identity does not verify, or is another instance's, account's, region's or zone's, is rejected."},
+				"trusted_certificates": schema.StringAttribute{Optional: true, MarkdownDescription: "PEM certificates that verify the nodes' signed identity documents: AWS's RSA-2048 certificate for the region. Unset: the AWS certificate embedded for the provider's region (us-east-1, us-west-2, eu-central-1; none for me-central-1, where this must be set). A report whose identity does not verify, or is another instance's, account's, region's or zone's, is rejected."},
 			},
 		},
 		"validation_profile": schema.StringAttribute{Computed: true, MarkdownDescription: "The hwprobe profile (HCL) every node is validated against, rendered from the declaration; known at plan when its inputs are."},

@@ -3,7 +3,6 @@ package provider_test
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -26,10 +25,12 @@ import (
 // the launch template's user data, runs the real hwprobe on this machine
 // (real CPU probe) and publishes each report to the emulator's S3, with an
 // identity document signed by the test's own key, which the configuration
-// trusts. This machine has no GPU and no NVML mock backend is built into
-// hwprobe, so the profiles check the host and the CPU features (checks =
-// ["host", "cpu_features"]); the GPU sections are covered by the core's
-// unit tests (TestGateDecide, TestProfileForGPUCluster).
+// trusts. This machine has no GPU: the player's hwprobe is built with the
+// test-only NVML backend (tag hwprobe_nvmlmock), and each node's GPUs are
+// go-nvml's mock server for its type (p5en: 8x H200, 18 NVLink links
+// each) with the faults a test names, so hwprobe's real GPU checks run.
+// The GPU clusters' profiles check the host and the GPUs (checks =
+// ["host", "gpu"]): a p5en's 192 vCPUs and AMX are not this machine's.
 
 // gateSetup creates the reports bucket and key and starts the node player
 // for cluster name; it stops when the test ends.
@@ -47,8 +48,18 @@ func gateSetup(t *testing.T, name string, behaviour func(index, nth int) acctest
 	return h, p, key
 }
 
-// gateConfig is a cluster of instanceType with a validation block.
+// gpuType is the GPU clusters' type in the gate's tests: p5en.48xlarge,
+// offered in me-central-1, whose GPUs the node player's mock plays.
+const gpuType = "p5en.48xlarge"
+
+// gateConfig is a cluster of instanceType with a validation block. A type
+// whose GPUs the node player can play is checked for host and GPUs;
+// another for host and CPU features.
 func gateConfig(name, instanceType string, nodes int, key, certPEM, extra string) string {
+	checks := `["host", "cpu_features"]`
+	if acctest.NVMLMockMachine(instanceType) != "" {
+		checks = `["host", "gpu"]`
+	}
 	return acctest.ProviderConfig("") + fmt.Sprintf(`
 resource "mlplatform_gpu_cluster" "test" {
   name          = %q
@@ -61,27 +72,32 @@ resource "mlplatform_gpu_cluster" "test" {
   capacity_retry = { attempts = 2, initial_delay = "10ms" }
 
   validation = {
-    checks               = ["host", "cpu_features"]
+    checks               = %s
     reports_s3_uri       = "s3://uae-hwprobe-reports/clusters/"
     reports_kms_key_arn  = %q
     trusted_certificates = %q
 %s
   }
 }
-`, name, instanceType, nodes, key, certPEM, extra)
+`, name, instanceType, nodes, checks, key, certPEM, extra)
 }
 
+// healthyGPUs plays every node with healthy GPUs.
+func healthyGPUs(int, int) acctest.NodeBehaviour { return acctest.GPUNode(gpuType) }
+
+// Healthy p5en nodes: hwprobe's GPU checks run against the mock H200s and
+// pass, and apply succeeds.
 func TestAccGPUCluster_validationPass(t *testing.T) {
 	const name = "gate-pass"
-	h, p, key := gateSetup(t, name, nil)
+	h, p, key := gateSetup(t, name, healthyGPUs)
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config: gateConfig(name, "g6.xlarge", 2, key, p.Signer.CertPEM, ""),
+			Config: gateConfig(name, gpuType, 2, key, p.Signer.CertPEM, ""),
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 				// The profile and bootstrap are in the plan.
-				plancheck.ExpectKnownValue(gpuClusterResource, tfjsonpath.New("validation_profile"), knownContains(`features = ["sse4_2", "avx", "avx2", "fma", "f16c"]`)),
+				plancheck.ExpectKnownValue(gpuClusterResource, tfjsonpath.New("validation_profile"), knownContains(`min_nvlink_links = 18`)),
 				plancheck.ExpectKnownValue(gpuClusterResource, tfjsonpath.New("validation_bootstrap"), knownContains("Content-Type: multipart/mixed")),
 			}},
 			Check: resource.ComposeAggregateTestCheckFunc(
@@ -91,7 +107,8 @@ func TestAccGPUCluster_validationPass(t *testing.T) {
 				resource.TestCheckResourceAttr(gpuClusterResource, "validation_results.0.attested_region", "me-central-1"),
 				resource.TestCheckResourceAttr(gpuClusterResource, "validation_results.0.attested_zone_id", "mec1-az1"),
 				resource.TestMatchResourceAttr(gpuClusterResource, "validation_results.1.summary", regexp.MustCompile(`^\d+ checks passed$`)),
-				resource.TestMatchResourceAttr(gpuClusterResource, "validation_profile", regexp.MustCompile(`instance_type = "g6.xlarge"`)),
+				resource.TestMatchResourceAttr(gpuClusterResource, "validation_profile", regexp.MustCompile(`instance_type = "p5en.48xlarge"`)),
+				resource.TestMatchResourceAttr(gpuClusterResource, "validation_profile", regexp.MustCompile(`(?s)gpu \{.*model += "H200".*count += 8`)),
 				func(s *terraform.State) error {
 					// The launch template carries the bootstrap around the
 					// user's own user data, and the player ran both nodes.
@@ -124,7 +141,7 @@ func TestAccGPUCluster_validationPass(t *testing.T) {
 			),
 		}, {
 			// The reports, read back by the data source.
-			Config: gateConfig(name, "g6.xlarge", 2, key, p.Signer.CertPEM, "") + fmt.Sprintf(`
+			Config: gateConfig(name, gpuType, 2, key, p.Signer.CertPEM, "") + fmt.Sprintf(`
 data "mlplatform_validation_reports" "test" {
   name                 = mlplatform_gpu_cluster.test.name
   reports_s3_uri       = "s3://uae-hwprobe-reports/clusters/"
@@ -138,7 +155,34 @@ data "mlplatform_validation_reports" "test" {
 				resource.TestCheckResourceAttr("data.mlplatform_validation_reports.test", "reports.1.attested_zone_id", "mec1-az1"),
 				resource.TestCheckResourceAttr("data.mlplatform_validation_reports.test", "reports.0.checks.0.id", "host.region"),
 				resource.TestCheckResourceAttr("data.mlplatform_validation_reports.test", "reports.0.checks.0.observed", "me-central-1"),
-				resource.TestCheckTypeSetElemNestedAttrs("data.mlplatform_validation_reports.test", "reports.0.checks.*", map[string]string{"id": "cpu.feature", "subject": "avx2", "status": "pass"}),
+				// The GPU checks ran and passed: not skipped, not "not run".
+				resource.TestCheckTypeSetElemNestedAttrs("data.mlplatform_validation_reports.test", "reports.0.checks.*", map[string]string{"id": "gpu.count", "status": "pass", "observed": "8"}),
+				resource.TestCheckTypeSetElemNestedAttrs("data.mlplatform_validation_reports.test", "reports.0.checks.*", map[string]string{"id": "gpu.model", "subject": "gpu0", "status": "pass", "observed": "NVIDIA H200 141GB HBM3e"}),
+				resource.TestCheckTypeSetElemNestedAttrs("data.mlplatform_validation_reports.test", "reports.1.checks.*", map[string]string{"id": "gpu.nvlink", "subject": "gpu7", "status": "pass", "observed": "18/18 active"}),
+				resource.TestCheckTypeSetElemNestedAttrs("data.mlplatform_validation_reports.test", "reports.1.checks.*", map[string]string{"id": "gpu.memory", "subject": "gpu3", "status": "pass"}),
+				func(s *terraform.State) error {
+					// Every GPU check of both nodes passed: 8 GPUs x 6
+					// checks and the count, none failed or not run.
+					attrs := s.RootModule().Resources["data.mlplatform_validation_reports.test"].Primary.Attributes
+					for r := range 2 {
+						gpuPass := 0
+						for k, v := range attrs {
+							pre := fmt.Sprintf("reports.%d.checks.", r)
+							if !strings.HasPrefix(k, pre) || !strings.HasSuffix(k, ".id") || !strings.HasPrefix(v, "gpu.") {
+								continue
+							}
+							st := attrs[strings.TrimSuffix(k, ".id")+".status"]
+							if st != "pass" {
+								return fmt.Errorf("report %d: %s is %s", r, v, st)
+							}
+							gpuPass++
+						}
+						if gpuPass != 49 {
+							return fmt.Errorf("report %d: %d GPU checks passed, want 49", r, gpuPass)
+						}
+					}
+					return nil
+				},
 			),
 		}},
 	})
@@ -162,17 +206,26 @@ func (c knownStringCheck) CheckValue(v any) error {
 
 func (c knownStringCheck) String() string { return "contains " + c.want }
 
-// A p5en profile demands AMX, which this machine lacks: apply fails
-// naming the node and the feature.
+// nvlinkDown plays node 1's first instance with GPU 3's NVLink 17 down,
+// and every other node healthy.
+func nvlinkDown(index, nth int) acctest.NodeBehaviour {
+	if index == 1 && nth == 0 {
+		return acctest.GPUNode(gpuType, "nvlink_down=3:17")
+	}
+	return acctest.GPUNode(gpuType)
+}
+
+// Node 1 has an NVLink down: apply fails naming the node, the GPU and the
+// link.
 func TestAccGPUCluster_validationFail(t *testing.T) {
 	const name = "gate-fail"
-	_, p, key := gateSetup(t, name, nil)
+	_, p, key := gateSetup(t, name, nvlinkDown)
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config:      gateConfig(name, "p5en.48xlarge", 1, key, p.Signer.CertPEM, ""),
-			ExpectError: regexp.MustCompile(`(?s)validation\s+of\s+GPU\s+cluster\s+gate-fail\s+failed:\s+1\s+of\s+1\s+nodes\s+failed.*node\s+0\s+\(i-[0-9a-f]+\):.*cpu\.feature\s+amx_tile:\s+expected\s+present,\s+observed\s+absent`),
+			Config:      gateConfig(name, gpuType, 2, key, p.Signer.CertPEM, ""),
+			ExpectError: regexp.MustCompile(`(?s)validation\s+of\s+GPU\s+cluster\s+gate-fail\s+failed:\s+1\s+of\s+2\s+nodes\s+failed.*node\s+1\s+\(i-[0-9a-f]+\):\s+gpu\.nvlink\s+gpu3:\s+expected\s+>=\s+18\s+active,\s+observed\s+17/18\s+active\s+\(gpu3:\s+17\s+of\s+18\s+NVLink\s+links\s+active,\s+profile\s+needs\s+18;\s+down:\s+link\s+17\)`),
 		}},
 	})
 }
@@ -181,26 +234,18 @@ func TestAccGPUCluster_validationFail(t *testing.T) {
 // the failure.
 func TestAccGPUCluster_validationWarn(t *testing.T) {
 	const name = "gate-warn"
-	_, p, key := gateSetup(t, name, nil)
+	_, p, key := gateSetup(t, name, nvlinkDown)
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config: gateConfig(name, "p5en.48xlarge", 1, key, p.Signer.CertPEM, `    on_failure = "warn"`),
+			Config: gateConfig(name, gpuType, 2, key, p.Signer.CertPEM, `    on_failure = "warn"`),
 			Check: resource.ComposeAggregateTestCheckFunc(
-				resource.TestCheckResourceAttr(gpuClusterResource, "validation_results.0.status", "fail"),
-				resource.TestMatchResourceAttr(gpuClusterResource, "validation_results.0.summary", regexp.MustCompile(`^cpu\.feature \w+: expected present, observed absent`)),
-				resource.TestCheckResourceAttr(gpuClusterResource, "node_ids.#", "1"),
-				func(s *terraform.State) error {
-					// Among the failures: AMX, which p5en's Sapphire Rapids
-					// has and this machine does not.
-					for k, v := range s.RootModule().Resources[gpuClusterResource].Primary.Attributes {
-						if strings.HasPrefix(k, "validation_results.0.failures.") && strings.HasPrefix(v, "cpu.feature amx_tile: expected present, observed absent") {
-							return nil
-						}
-					}
-					return fmt.Errorf("no amx_tile failure recorded")
-				},
+				resource.TestCheckResourceAttr(gpuClusterResource, "validation_results.0.status", "pass"),
+				resource.TestCheckResourceAttr(gpuClusterResource, "validation_results.1.status", "fail"),
+				resource.TestCheckResourceAttr(gpuClusterResource, "validation_results.1.summary", "gpu.nvlink gpu3: expected >= 18 active, observed 17/18 active (gpu3: 17 of 18 NVLink links active, profile needs 18; down: link 17)"),
+				resource.TestCheckResourceAttr(gpuClusterResource, "validation_results.1.failures.#", "1"),
+				resource.TestCheckResourceAttr(gpuClusterResource, "node_ids.#", "2"),
 			),
 		}},
 	})
@@ -209,12 +254,16 @@ func TestAccGPUCluster_validationWarn(t *testing.T) {
 // A node that never reports: apply fails after the timeout naming it.
 func TestAccGPUCluster_validationTimeout(t *testing.T) {
 	const name = "gate-timeout"
-	_, p, key := gateSetup(t, name, func(index, _ int) acctest.NodeBehaviour { return acctest.NodeBehaviour{Silent: index == 1} })
+	_, p, key := gateSetup(t, name, func(index, _ int) acctest.NodeBehaviour {
+		b := acctest.GPUNode(gpuType)
+		b.Silent = index == 1
+		return b
+	})
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config:      gateConfig(name, "g6.xlarge", 2, key, p.Signer.CertPEM, `    timeout = "1m"`),
+			Config:      gateConfig(name, gpuType, 2, key, p.Signer.CertPEM, `    timeout = "1m"`),
 			ExpectError: regexp.MustCompile(`(?s)validation\s+of\s+GPU\s+cluster\s+gate-timeout\s+timed\s+out\s+after\s+1m0s:\s+1/2\s+nodes\s+reported.*node\s+1\s+\(i-[0-9a-f]+\)\s+never\s+reported;\s+its\s+console\s+output`),
 		}},
 	})
@@ -225,40 +274,35 @@ func TestAccGPUCluster_validationForged(t *testing.T) {
 	const name = "gate-forged"
 	var other string
 	_, p, key := gateSetup(t, name, func(index, _ int) acctest.NodeBehaviour {
+		b := acctest.GPUNode(gpuType)
 		if index == 1 {
-			return acctest.NodeBehaviour{IdentityOf: other}
+			b.IdentityOf = other
 		}
-		return acctest.NodeBehaviour{}
+		return b
 	})
 	other = "i-0123456789abcdef0" // an instance that is not node 1
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config:      gateConfig(name, "g6.xlarge", 2, key, p.Signer.CertPEM, `    timeout = "3m"`),
+			Config:      gateConfig(name, gpuType, 2, key, p.Signer.CertPEM, `    timeout = "3m"`),
 			ExpectError: regexp.MustCompile(`(?s)1\s+of\s+2\s+nodes\s+failed.*node\s+1\s+\(i-[0-9a-f]+\):.*rejected\s+i-[0-9a-f]+/\d+T\d+Z\.json:\s+identity\s+of\s+instance\s+i-0123456789abcdef0,\s+not\s+of\s+node\s+1`),
 		}},
 	})
 }
 
-// on_failure = "replace": node 1's first instance reports a failed check
-// (the player adds the NVLink failure hwprobe would report on a node with
-// a link down: this machine has no GPU); the gate terminates it, a new
-// instance is launched at index 1 and reports healthy, and apply passes.
+// on_failure = "replace": node 1's first instance has an NVLink down and
+// hwprobe fails it; the gate terminates it, a new instance is launched at
+// index 1, its GPUs are healthy, and apply passes.
 func TestAccGPUCluster_validationReplace(t *testing.T) {
 	const name = "gate-replace"
-	_, p, key := gateSetup(t, name, func(index, nth int) acctest.NodeBehaviour {
-		if index == 1 && nth == 0 {
-			return acctest.NodeBehaviour{Report: addNVLinkFailure}
-		}
-		return acctest.NodeBehaviour{}
-	})
+	_, p, key := gateSetup(t, name, nvlinkDown)
 	var first []string
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config: gateConfig(name, "g6.xlarge", 2, key, p.Signer.CertPEM, `    on_failure = "replace"`),
+			Config: gateConfig(name, gpuType, 2, key, p.Signer.CertPEM, `    on_failure = "replace"`),
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestCheckResourceAttr(gpuClusterResource, "validation_results.#", "2"),
 				resource.TestCheckResourceAttr(gpuClusterResource, "validation_results.0.status", "pass"),
@@ -279,19 +323,20 @@ func TestAccGPUCluster_validationReplace(t *testing.T) {
 	})
 }
 
-// addNVLinkFailure adds to a report the failed check of a GPU with one
-// NVLink link down.
-func addNVLinkFailure(raw []byte) ([]byte, error) {
-	var r map[string]any
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return nil, err
-	}
-	v, _ := r["validation"].(map[string]any)
-	if v == nil {
-		return nil, fmt.Errorf("report without validation")
-	}
-	checks, _ := v["checks"].([]any)
-	v["checks"] = append(checks, map[string]any{"id": "gpu.nvlink", "subject": "gpu3", "status": "fail", "expected": ">= 18", "observed": "17", "reason": "17 of 18 NVLink links active"})
-	v["exit_code"] = 1
-	return json.MarshalIndent(r, "", "  ")
+// Without trusted_certificates the gate would trust AWS's certificate for
+// the region, but none is embedded for me-central-1 (no checkable copy):
+// the plan says so and nothing is created.
+func TestAccGPUCluster_validationCertificates(t *testing.T) {
+	h := acctest.Setup(t)
+	createBucket(t, h, "uae-hwprobe-reports", acctest.Region)
+	key := createKey(t, h, acctest.Region)
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{{
+			Config:      gateConfig("gate-certs", gpuType, 1, key, "", ""),
+			PlanOnly:    true,
+			ExpectError: regexp.MustCompile(`(?s)No trusted certificates.*mlplatform carries\s+AWS's\s+RSA-2048\s+certificates\s+for\s+us-east-1,\s+us-west-2,\s+eu-central-1,\s+not\s+for\s+me-central-1:\s+set\s+validation\.trusted_certificates`),
+		}},
+	})
 }

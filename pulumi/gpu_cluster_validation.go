@@ -64,7 +64,7 @@ func (v *GpuValidation) Annotate(a infer.Annotator) {
 	a.Describe(&v.ReportsKMSKeyARN, "KMS key the reports are encrypted with, inside the jurisdiction.")
 	a.Describe(&v.HwprobeS3URI, "In-region S3 location of the hwprobe binary. Default: hwprobe on the image at `/usr/local/bin/hwprobe`.")
 	a.Describe(&v.HwprobeSHA256, "SHA-256 of the binary at `hwprobeS3Uri`.")
-	a.Describe(&v.TrustedCertificates, "PEM certificates that verify the nodes' signed identity documents (AWS's RSA-2048 certificate for the region).")
+	a.Describe(&v.TrustedCertificates, "PEM certificates that verify the nodes' signed identity documents (AWS's RSA-2048 certificate for the region). Unset: the AWS certificate embedded for the provider's region (us-east-1, us-west-2, eu-central-1; none for me-central-1, where this must be set).")
 }
 
 // validationSpec translates the block; nil without one.

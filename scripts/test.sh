@@ -57,6 +57,9 @@ fi
 # Unit and acceptance tests (TF_ACC=1: moto + Terraform CLI): one line per
 # package that has tests.
 step go-test '^(ok|FAIL|---)' env TF_ACC=1 go test -count=1 -timeout 40m ./...
+# hwprobe's test-only NVML backend (go-nvml's mock servers) builds only with
+# its tag: vet and test that build too.
+step hwprobe-nvmlmock '^(ok|FAIL|---)' sh -c 'go vet -tags hwprobe_nvmlmock ./hwprobe/... && go test -count=1 -tags hwprobe_nvmlmock ./hwprobe/...'
 
 step examples '^[0-9]+ passed' bash scripts/examples-check.sh
 step tflint '^tflint:' bash scripts/tflint.sh

@@ -58,7 +58,7 @@ var (
 
 func scenarios() []scenario {
 	out := append(coreScenarios(), cpuFootprintScenarios()...)
-	return append(out, servingScenarios()...)
+	return append(append(out, servingScenarios()...), validationScenarios()...)
 }
 
 func coreScenarios() []scenario {

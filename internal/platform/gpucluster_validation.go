@@ -2,7 +2,6 @@ package platform
 
 import (
 	"context"
-	"crypto/x509"
 	"fmt"
 	"reflect"
 	"slices"
@@ -33,9 +32,10 @@ func (e *Env) planValidation(ctx context.Context, spec GPUClusterSpec, p *GPUClu
 	if v == nil {
 		return nil
 	}
-	if v.Wait && v.TrustedCertificates == "" && e.TrustedCertificates == "" && spec.Known("validation.trusted_certificates") {
+	if v.Wait && v.TrustedCertificates == "" && e.TrustedCertificates == "" && spec.Known("validation.trusted_certificates") && !slices.Contains(DefaultCertificateRegions(), e.Region()) {
 		p.Problems = append(p.Problems, Problem{Path: "validation.trusted_certificates", Summary: "No trusted certificates",
-			Detail: "The gate verifies each node's signed identity document: set validation.trusted_certificates (or the provider's validation_trusted_certificates) to AWS's RSA-2048 certificate for the region (PEM, from the EC2 documentation \"Verify the instance identity document\")."})
+			Detail: fmt.Sprintf("The gate verifies each node's signed identity document. mlplatform carries AWS's RSA-2048 certificates for %s, not for %s: set validation.trusted_certificates to AWS's RSA-2048 certificate for the region (PEM, from %s).",
+				strings.Join(DefaultCertificateRegions(), ", "), e.Region(), AWSIdentityCertificatesSource)})
 	}
 	known := spec.validationKnown() && spec.Known("name") && spec.Known("instance_type") && spec.Known("user_data") &&
 		spec.Known("efa_interfaces") && len(p.allowedOffered) > 0
@@ -193,13 +193,9 @@ func (e *Env) newGate(ctx context.Context, v ValidationSpec, profileText string)
 	if pemText == "" {
 		pemText = e.TrustedCertificates
 	}
-	var trusted []*x509.Certificate
-	if pemText != "" {
-		certs, err := parseTrusted(pemText)
-		if err != nil {
-			return nil, fmt.Errorf("validation trusted certificates: %w", err)
-		}
-		trusted = certs
+	trusted, err := trustedCertificates(pemText, e.Region())
+	if err != nil {
+		return nil, err
 	}
 	account, err := cloud.CallerAccount(ctx, e.Clients.STS)
 	if err != nil {

@@ -96,6 +96,9 @@ func run(ctx context.Context, args []string, a *app) error {
 		usage(a.stderr)
 		return exitError{code: exitCannotRun}
 	}
+	if err := configureNVML(a); err != nil {
+		return cannotRun(err)
+	}
 	name, rest := args[0], args[1:]
 	switch name {
 	case "help", "-h", "-help", "--help":

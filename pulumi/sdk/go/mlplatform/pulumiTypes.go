@@ -1772,7 +1772,7 @@ type GpuValidation struct {
 	ReportsS3Uri *string `pulumi:"reportsS3Uri"`
 	// How long to wait for the reports, e.g. `20m` (default 20m0s).
 	Timeout *string `pulumi:"timeout"`
-	// PEM certificates that verify the nodes' signed identity documents (AWS's RSA-2048 certificate for the region).
+	// PEM certificates that verify the nodes' signed identity documents (AWS's RSA-2048 certificate for the region). Unset: the AWS certificate embedded for the provider's region (us-east-1, us-west-2, eu-central-1; none for me-central-1, where this must be set).
 	TrustedCertificates *string `pulumi:"trustedCertificates"`
 	// Wait for every node's hwprobe report before the update succeeds. Default `true`.
 	Wait *bool `pulumi:"wait"`
@@ -1810,7 +1810,7 @@ type GpuValidationArgs struct {
 	ReportsS3Uri pulumi.StringPtrInput `pulumi:"reportsS3Uri"`
 	// How long to wait for the reports, e.g. `20m` (default 20m0s).
 	Timeout pulumi.StringPtrInput `pulumi:"timeout"`
-	// PEM certificates that verify the nodes' signed identity documents (AWS's RSA-2048 certificate for the region).
+	// PEM certificates that verify the nodes' signed identity documents (AWS's RSA-2048 certificate for the region). Unset: the AWS certificate embedded for the provider's region (us-east-1, us-west-2, eu-central-1; none for me-central-1, where this must be set).
 	TrustedCertificates pulumi.StringPtrInput `pulumi:"trustedCertificates"`
 	// Wait for every node's hwprobe report before the update succeeds. Default `true`.
 	Wait pulumi.BoolPtrInput `pulumi:"wait"`
@@ -1943,7 +1943,7 @@ func (o GpuValidationOutput) Timeout() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v GpuValidation) *string { return v.Timeout }).(pulumi.StringPtrOutput)
 }
 
-// PEM certificates that verify the nodes' signed identity documents (AWS's RSA-2048 certificate for the region).
+// PEM certificates that verify the nodes' signed identity documents (AWS's RSA-2048 certificate for the region). Unset: the AWS certificate embedded for the provider's region (us-east-1, us-west-2, eu-central-1; none for me-central-1, where this must be set).
 func (o GpuValidationOutput) TrustedCertificates() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v GpuValidation) *string { return v.TrustedCertificates }).(pulumi.StringPtrOutput)
 }
@@ -2077,7 +2077,7 @@ func (o GpuValidationPtrOutput) Timeout() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// PEM certificates that verify the nodes' signed identity documents (AWS's RSA-2048 certificate for the region).
+// PEM certificates that verify the nodes' signed identity documents (AWS's RSA-2048 certificate for the region). Unset: the AWS certificate embedded for the provider's region (us-east-1, us-west-2, eu-central-1; none for me-central-1, where this must be set).
 func (o GpuValidationPtrOutput) TrustedCertificates() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *GpuValidation) *string {
 		if v == nil {

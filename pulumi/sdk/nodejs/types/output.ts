@@ -213,7 +213,7 @@ export interface GpuValidation {
      */
     timeout?: string;
     /**
-     * PEM certificates that verify the nodes' signed identity documents (AWS's RSA-2048 certificate for the region).
+     * PEM certificates that verify the nodes' signed identity documents (AWS's RSA-2048 certificate for the region). Unset: the AWS certificate embedded for the provider's region (us-east-1, us-west-2, eu-central-1; none for me-central-1, where this must be set).
      */
     trustedCertificates?: string;
     /**

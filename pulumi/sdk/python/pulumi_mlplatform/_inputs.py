@@ -991,7 +991,7 @@ if not MYPY:
         """
         trusted_certificates: NotRequired[pulumi.Input[_builtins.str]]
         """
-        PEM certificates that verify the nodes' signed identity documents (AWS's RSA-2048 certificate for the region).
+        PEM certificates that verify the nodes' signed identity documents (AWS's RSA-2048 certificate for the region). Unset: the AWS certificate embedded for the provider's region (us-east-1, us-west-2, eu-central-1; none for me-central-1, where this must be set).
         """
         wait: NotRequired[pulumi.Input[_builtins.bool]]
         """
@@ -1026,7 +1026,7 @@ class GpuValidationArgs:
         :param pulumi.Input[_builtins.str] reports_kms_key_arn: KMS key the reports are encrypted with, inside the jurisdiction.
         :param pulumi.Input[_builtins.str] reports_s3_uri: In-region S3 prefix the nodes publish their reports to; each cluster writes under `<name>/`.
         :param pulumi.Input[_builtins.str] timeout: How long to wait for the reports, e.g. `20m` (default 20m0s).
-        :param pulumi.Input[_builtins.str] trusted_certificates: PEM certificates that verify the nodes' signed identity documents (AWS's RSA-2048 certificate for the region).
+        :param pulumi.Input[_builtins.str] trusted_certificates: PEM certificates that verify the nodes' signed identity documents (AWS's RSA-2048 certificate for the region). Unset: the AWS certificate embedded for the provider's region (us-east-1, us-west-2, eu-central-1; none for me-central-1, where this must be set).
         :param pulumi.Input[_builtins.bool] wait: Wait for every node's hwprobe report before the update succeeds. Default `true`.
         """
         if benchmarks is not None:
@@ -1178,7 +1178,7 @@ class GpuValidationArgs:
     @pulumi.getter(name="trustedCertificates")
     def trusted_certificates(self) -> Optional[pulumi.Input[_builtins.str]]:
         """
-        PEM certificates that verify the nodes' signed identity documents (AWS's RSA-2048 certificate for the region).
+        PEM certificates that verify the nodes' signed identity documents (AWS's RSA-2048 certificate for the region). Unset: the AWS certificate embedded for the provider's region (us-east-1, us-west-2, eu-central-1; none for me-central-1, where this must be set).
         """
         return pulumi.get(self, "trusted_certificates")
 

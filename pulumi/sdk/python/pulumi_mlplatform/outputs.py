@@ -887,7 +887,7 @@ class GpuValidation(dict):
         :param _builtins.str reports_kms_key_arn: KMS key the reports are encrypted with, inside the jurisdiction.
         :param _builtins.str reports_s3_uri: In-region S3 prefix the nodes publish their reports to; each cluster writes under `<name>/`.
         :param _builtins.str timeout: How long to wait for the reports, e.g. `20m` (default 20m0s).
-        :param _builtins.str trusted_certificates: PEM certificates that verify the nodes' signed identity documents (AWS's RSA-2048 certificate for the region).
+        :param _builtins.str trusted_certificates: PEM certificates that verify the nodes' signed identity documents (AWS's RSA-2048 certificate for the region). Unset: the AWS certificate embedded for the provider's region (us-east-1, us-west-2, eu-central-1; none for me-central-1, where this must be set).
         :param _builtins.bool wait: Wait for every node's hwprobe report before the update succeeds. Default `true`.
         """
         if benchmarks is not None:
@@ -999,7 +999,7 @@ class GpuValidation(dict):
     @pulumi.getter(name="trustedCertificates")
     def trusted_certificates(self) -> Optional[_builtins.str]:
         """
-        PEM certificates that verify the nodes' signed identity documents (AWS's RSA-2048 certificate for the region).
+        PEM certificates that verify the nodes' signed identity documents (AWS's RSA-2048 certificate for the region). Unset: the AWS certificate embedded for the provider's region (us-east-1, us-west-2, eu-central-1; none for me-central-1, where this must be set).
         """
         return pulumi.get(self, "trusted_certificates")
 
