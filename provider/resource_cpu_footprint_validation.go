@@ -112,10 +112,11 @@ func setFootprintValidation(ctx context.Context, m *cpuFootprintModel, f *platfo
 	}
 	fill(&m.ValidationProfile, prof)
 	fill(&m.ValidationBootstrap, boot)
+	if !m.ValidationResults.IsUnknown() {
+		return // the plan kept the last results: nothing the gate checks changed
+	}
 	if f == nil || f.Validation == nil {
-		if m.ValidationResults.IsUnknown() {
-			m.ValidationResults = types.ListValueMust(gpuValidationResultType, []attr.Value{})
-		}
+		m.ValidationResults = types.ListValueMust(gpuValidationResultType, []attr.Value{})
 		return
 	}
 	m.ValidationResults = verdictList(ctx, f.Validation, diags)
