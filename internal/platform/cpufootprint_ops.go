@@ -228,6 +228,10 @@ func (e *Env) DeleteCPUFootprint(ctx context.Context, name, owner string, o CPUF
 		if err := cloud.SyncScheduledActions(ctx, e.Clients.AutoScaling, f.Group.Name, nil); err != nil {
 			return err
 		}
+		// Its validation lifecycle hook too (an emulator keeps it).
+		if err := cloud.DeleteValidationHook(ctx, e.Clients.AutoScaling, f.Group.Name); err != nil {
+			return err
+		}
 		if err := cloud.DeleteFootprintGroup(ctx, e.Clients.AutoScaling, f.Group.Name); err != nil {
 			return err
 		}
