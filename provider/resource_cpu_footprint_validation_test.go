@@ -294,3 +294,42 @@ func addCPUFeatureFailure(raw []byte) ([]byte, error) {
 	v["exit_code"] = 1
 	return json.MarshalIndent(r, "", "  ")
 }
+
+// on_failure = "replace": the first instance reports a failed check;
+// hwprobe abandons its lifecycle action, Auto Scaling replaces it, the gate
+// counts the replacement against max_replacements and waits for the new
+// instance's report, which passes.
+func TestAccCPUFootprint_validationReplace(t *testing.T) {
+	const name = "fp-gate-replace"
+	h, p, key := footprintGateSetup(t, name, func(index, _ int) acctest.NodeBehaviour {
+		if index == 0 {
+			return acctest.NodeBehaviour{Report: addCPUFeatureFailure}
+		}
+		return acctest.NodeBehaviour{}
+	})
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             checkFootprintGone(t, h, name),
+		Steps: []resource.TestStep{{
+			Config: footprintGateConfig(name, 1, `["host", "cpu"]`, key, p.Signer.CertPEM, `    on_failure = "replace"`),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr(cpuFootprintResource, "validation_results.#", "1"),
+				resource.TestCheckResourceAttr(cpuFootprintResource, "validation_results.0.status", "pass"),
+				func(s *terraform.State) error {
+					cs, err := completions(p, 2, 30*time.Second)
+					if err != nil {
+						return err
+					}
+					if r := results(cs); !slices.Equal(r[:2], []string{"ABANDON", "CONTINUE"}) {
+						return fmt.Errorf("lifecycle results %v, want ABANDON (the failing instance), CONTINUE (its replacement)", r)
+					}
+					if got := s.RootModule().Resources[cpuFootprintResource].Primary.Attributes["validation_results.0.instance_id"]; got != cs[1].InstanceID {
+						return fmt.Errorf("the gate judged %s, want the replacement %s", got, cs[1].InstanceID)
+					}
+					return nil
+				},
+			),
+		}},
+	})
+}
