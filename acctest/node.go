@@ -284,7 +284,7 @@ func (p *NodePlayer) play(ctx context.Context, clients *cloud.Clients, ltID stri
 		return fmt.Errorf("hwprobe report publish exit %d: %v\n%s", code, err, out)
 	}
 	p.Logf("node player: node %d (%s): published %s", n.Index, n.InstanceID, strings.TrimSpace(out))
-	return nil
+	return p.completeLifecycle(n, parts.Script, repPath, run)
 }
 
 // fakeIMDS is a test double of EC2's instance metadata service (IMDSv2)

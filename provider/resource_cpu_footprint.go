@@ -72,6 +72,10 @@ type cpuFootprintModel struct {
 	LaunchTemplateID     types.String   `tfsdk:"launch_template_id"`
 	CreationToken        types.String   `tfsdk:"creation_token"`
 	Timeouts             timeouts.Value `tfsdk:"timeouts"`
+	Validation           types.Object   `tfsdk:"validation"`
+	ValidationProfile    types.String   `tfsdk:"validation_profile"`
+	ValidationBootstrap  types.String   `tfsdk:"validation_bootstrap"`
+	ValidationResults    types.List     `tfsdk:"validation_results"`
 }
 
 type cpuRequirementsModel struct {
@@ -208,6 +212,9 @@ func (r *cpuFootprintResource) Schema(ctx context.Context, _ resource.SchemaRequ
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
 		},
 	}
+	for k, a := range cpuFootprintValidationSchema() {
+		resp.Schema.Attributes[k] = a
+	}
 }
 
 func (r *cpuFootprintResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
@@ -275,6 +282,7 @@ func (r *cpuFootprintResource) ModifyPlan(ctx context.Context, req resource.Modi
 	if spec.Known("name") {
 		plan.ASGName = types.StringValue(platform.CPUFootprintResourceName(spec.Name))
 	}
+	planFootprintValidationAttrs(&plan, &state, p, prior != nil, p.Change != nil && !p.Change.NoOp())
 	if cs := p.Change; cs != nil {
 		for _, c := range cs.Replace {
 			resp.RequiresReplace.Append(parsePath(c.Path))
@@ -309,7 +317,11 @@ func (r *cpuFootprintResource) Create(ctx context.Context, req resource.CreateRe
 		// Even after a failure (Ctrl-C, a timeout, lost answers): what
 		// exists goes to state, tainted, so nothing is orphaned.
 		setCPUFootprintState(ctx, &plan, platform.RecordCPUFootprint(f, cpuFootprintRecord(ctx, &plan, &resp.Diagnostics)), &resp.Diagnostics)
+		setFootprintValidation(ctx, &plan, f, &resp.Diagnostics)
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		if f.ValidationWarning != "" {
+			resp.Diagnostics.AddWarning(fmt.Sprintf("validating CPU footprint (%s)", spec.Name), f.ValidationWarning)
+		}
 	}
 	if err != nil {
 		addGPUClusterError(&resp.Diagnostics, fmt.Sprintf("creating CPU footprint (%s)", spec.Name), err)
@@ -352,6 +364,9 @@ func (r *cpuFootprintResource) Read(ctx context.Context, req resource.ReadReques
 		}
 		state.Timeouts = timeouts.Value{Object: types.ObjectNull(map[string]attr.Type{"create": types.StringType, "update": types.StringType, "delete": types.StringType})}
 		setCPUFootprintSpec(ctx, &state, rec.Spec, &resp.Diagnostics)
+		state.Validation = types.ObjectNull(gpuValidationType)
+		state.ValidationProfile, state.ValidationBootstrap = types.StringNull(), types.StringNull()
+		state.ValidationResults = types.ListNull(gpuValidationResultType)
 	} else {
 		rec = platform.ReadBackCPUFootprint(f, cpuFootprintRecord(ctx, &state, &resp.Diagnostics))
 	}
@@ -389,7 +404,11 @@ func (r *cpuFootprintResource) Update(ctx context.Context, req resource.UpdateRe
 		return
 	}
 	setCPUFootprintState(ctx, &plan, platform.RecordCPUFootprint(f, cpuFootprintRecord(ctx, &plan, &resp.Diagnostics)), &resp.Diagnostics)
+	setFootprintValidation(ctx, &plan, f, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	if f.ValidationWarning != "" {
+		resp.Diagnostics.AddWarning(fmt.Sprintf("validating CPU footprint (%s)", spec.Name), f.ValidationWarning)
+	}
 }
 
 func (r *cpuFootprintResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
@@ -745,6 +764,7 @@ func cpuFootprintSpec(ctx context.Context, m, config *cpuFootprintModel, diags *
 		}
 	}
 	s.UserData = str("user_data", m.UserData)
+	s.Validation = footprintValidationSpec(ctx, m.Validation, &s, diags)
 	s.MinHealthyPercentage = num("min_healthy_percentage", m.MinHealthyPercentage)
 	if m.Tags.IsUnknown() {
 		unknown("tags")

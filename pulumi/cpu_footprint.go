@@ -53,6 +53,7 @@ type CpuFootprintArgs struct {
 	UserData             *string           `pulumi:"userData,optional"`
 	MinHealthyPercentage *int              `pulumi:"minHealthyPercentage,optional"`
 	Tags                 map[string]string `pulumi:"tags,optional"`
+	Validation           *GpuValidation    `pulumi:"validation,optional"`
 }
 
 // CpuRequirements are what the workload needs.
@@ -96,6 +97,9 @@ type CpuFootprintState struct {
 	ASGName                 *string           `pulumi:"asgName,optional"`
 	LaunchTemplateID        *string           `pulumi:"launchTemplateId,optional"`
 	CreationToken           *string           `pulumi:"creationToken,optional"`
+	// ValidationProfile and ValidationResults: the validation gate's.
+	ValidationProfile *string               `pulumi:"validationProfile,optional"`
+	ValidationResults []GpuValidationResult `pulumi:"validationResults,optional"`
 }
 
 // Annotate describes the resource.
@@ -130,6 +134,9 @@ func (c *CpuFootprintArgs) Annotate(a infer.Annotator) {
 	a.Describe(&c.UserData, "User data run at boot (plain text, at most 16 KiB). Changing it rolls the instances.")
 	a.Describe(&c.MinHealthyPercentage, fmt.Sprintf("Share of the group kept in service while an instance refresh rolls it, 0 to 100. Default %d.", platform.DefaultMinHealthyPercentage))
 	a.Describe(&c.Tags, "Tags of the group, its launch template, its instances and their volumes. Keys starting with `aws:` or `mlplatform:` are reserved.")
+	a.Describe(&c.Validation, "The validation gate: every instance runs hwprobe at boot against the chosen type's profile (vCPUs, memory, CPU features) and publishes a signed report in-region; the update succeeds only when the instances passed. "+
+		"The group gets a lifecycle hook (`"+platform.FootprintValidationHookName+"`, EC2_INSTANCE_LAUNCHING, heartbeat = `timeout`, default ABANDON): every instance launched later waits in Pending:Wait until hwprobe completes the action, CONTINUE when it passed, ABANDON when it failed. "+
+		"`onFailure: replace` terminates a failing instance through Auto Scaling (desired capacity kept) and waits for its replacement.")
 }
 
 // Annotate describes the requirements.
@@ -221,6 +228,8 @@ func (CpuFootprint) Create(ctx context.Context, req infer.CreateRequest[CpuFootp
 	}
 	declared := CpuFootprintState{CpuFootprintArgs: args}
 	state := cpuFootprintStateOf(args, platform.RecordCPUFootprint(f, declared.record()))
+	state.ValidationProfile, state.ValidationResults = footprintValidationOutputs(f)
+	warnFootprintValidation(ctx, f)
 	if err != nil {
 		return infer.CreateResponse[CpuFootprintState]{ID: spec.Name, Output: state}, infer.ResourceInitFailedError{Reasons: []string{fmt.Sprintf("creating CPU footprint (%s): %v", spec.Name, err)}}
 	}
@@ -263,6 +272,7 @@ func (CpuFootprint) Read(ctx context.Context, req infer.ReadRequest[CpuFootprint
 		args = readBackArgs(args, rec.Spec)
 	}
 	state := cpuFootprintStateOf(args, rec)
+	state.ValidationProfile, state.ValidationResults = req.State.ValidationProfile, req.State.ValidationResults
 	return infer.ReadResponse[CpuFootprintArgs, CpuFootprintState]{ID: f.Name, Inputs: args, State: state}, nil
 }
 
@@ -294,7 +304,10 @@ func (CpuFootprint) Update(ctx context.Context, req infer.UpdateRequest[CpuFootp
 		return infer.UpdateResponse[CpuFootprintState]{}, fmt.Errorf("updating CPU footprint (%s): %w", spec.Name, err)
 	}
 	declared := CpuFootprintState{CpuFootprintArgs: args, CreationToken: req.State.CreationToken}
-	return infer.UpdateResponse[CpuFootprintState]{Output: cpuFootprintStateOf(args, platform.RecordCPUFootprint(f, declared.record()))}, nil
+	out := cpuFootprintStateOf(args, platform.RecordCPUFootprint(f, declared.record()))
+	out.ValidationProfile, out.ValidationResults = footprintValidationOutputs(f)
+	warnFootprintValidation(ctx, f)
+	return infer.UpdateResponse[CpuFootprintState]{Output: out}, nil
 }
 
 // Delete removes the group (waiting for its instances to terminate), its
@@ -417,6 +430,7 @@ func (c CpuFootprintArgs) spec(unknown []string) platform.CPUFootprintSpec {
 		vol, ps := platform.VolumeFromInput(fmt.Sprintf("data_volumes[%d]", i), platform.VolumeInput{DeviceName: deref(v.DeviceName), SizeGiB: int64(v.SizeGiB), Type: deref(v.Type), IOPS: int64(deref(v.IOPS)), Throughput: int64(deref(v.Throughput))})
 		s.DataVolumes, s.InputProblems = append(s.DataVolumes, vol), append(s.InputProblems, ps...)
 	}
+	s.Validation = footprintValidationSpec(c.Validation, &s)
 	for _, u := range unknown {
 		if strings.HasPrefix(u, "tags.") {
 			continue // snake-cased tag keys: the caller lists tags["key"]

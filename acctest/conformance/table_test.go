@@ -58,6 +58,7 @@ var (
 
 func scenarios() []scenario {
 	out := append(coreScenarios(), cpuFootprintScenarios()...)
+	out = append(out, cpuFootprintValidationScenarios()...)
 	return append(append(out, servingScenarios()...), validationScenarios()...)
 }
 

@@ -45,6 +45,9 @@ type FootprintGroup struct {
 	Desired       int32
 	SubnetIDs     []string
 	Tags          map[string]string // propagated to instances at launch
+	// Hook, when set, is given to the group at creation, so that its
+	// first instances wait for validation too (see EnsureValidationHook).
+	Hook *LifecycleHook
 
 	// Found only.
 	ARN       string
@@ -81,6 +84,9 @@ func CreateFootprintGroup(ctx context.Context, api FootprintGroupAPI, g Footprin
 		in.MixedInstancesPolicy = mip
 	} else {
 		in.LaunchTemplate = templateSpec(g)
+	}
+	if g.Hook != nil {
+		in.LifecycleHookSpecificationList = []astypes.LifecycleHookSpecification{hookSpec(*g.Hook)}
 	}
 	_, err := api.CreateAutoScalingGroup(ctx, in)
 	if apiErrorCode(err) == "AlreadyExists" {

@@ -81,6 +81,11 @@ type CPUFootprintSpec struct {
 	// an instance refresh rolls it (a change of type, image, volumes, user
 	// data, ...); 0 means DefaultMinHealthyPercentage.
 	MinHealthyPercentage int
+	// Validation is the validation gate; nil means none. With it every
+	// instance, at apply and whenever the group launches one later, runs
+	// hwprobe against the chosen type's profile and waits in its launch
+	// lifecycle hook until it passed.
+	Validation *ValidationSpec
 
 	// CreationToken is the owner's token the front end recorded; empty for
 	// a create, which makes one.
@@ -154,6 +159,7 @@ func (s *CPUFootprintSpec) ValidateStatic() []Problem {
 		ps = append(ps, Problem{Path: path, Summary: summary, Detail: fmt.Sprintf(format, args...)})
 	}
 	ps = append(ps, s.validateLaunch()...)
+	ps = append(ps, s.validationProblems()...)
 	if s.known("name") && !footprintNameRE.MatchString(s.Name) {
 		add("name", "Invalid name", "%q: use 1-100 letters, digits, '.', '-' or '_', starting with a letter or digit.", s.Name)
 	}

@@ -29,6 +29,10 @@ type CPUFootprintOptions struct {
 	// Poll is the interval of the waits (group gone, instance refresh);
 	// 0 means 15s.
 	Poll time.Duration
+	// Sleep replaces the validation gate's timer (tests).
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Gate tunes the validation gate's wait.
+	Gate GateOptions
 }
 
 func (o CPUFootprintOptions) progress(format string, args ...any) {
@@ -72,6 +76,11 @@ type CPUFootprint struct {
 	// decided and resolved (the type, its cost, subnets, image, tags); nil
 	// from Find.
 	Applied *CPUFootprintPlan
+	// Validation is what the validation gate found per instance, when it
+	// ran; ValidationWarning is set when instances failed and on_failure is
+	// warn.
+	Validation        []NodeVerdict
+	ValidationWarning string
 }
 
 // CPUInstance is one instance of a footprint's group.
@@ -219,6 +228,10 @@ func (e *Env) DeleteCPUFootprint(ctx context.Context, name, owner string, o CPUF
 		if err := cloud.SyncScheduledActions(ctx, e.Clients.AutoScaling, f.Group.Name, nil); err != nil {
 			return err
 		}
+		// Its validation lifecycle hook too (an emulator keeps it).
+		if err := cloud.DeleteValidationHook(ctx, e.Clients.AutoScaling, f.Group.Name); err != nil {
+			return err
+		}
 		if err := cloud.DeleteFootprintGroup(ctx, e.Clients.AutoScaling, f.Group.Name); err != nil {
 			return err
 		}
@@ -282,6 +295,10 @@ func (e *Env) convergeCPUFootprint(ctx context.Context, prior *CPUFootprintRecor
 		Min: int32(spec.Size.Min), Max: int32(spec.Size.Max), Desired: int32(spec.Size.Desired),
 		SubnetIDs: plan.SubnetIDs, Tags: tags,
 	}
+	if spec.Validation != nil {
+		h := FootprintValidationHook(*spec.Validation)
+		g.Hook = &h
+	}
 	instanceHash := tmpl.InstanceHash()
 	roll := false
 	if cur == nil || cur.Group == nil {
@@ -329,6 +346,9 @@ func (e *Env) convergeCPUFootprint(ctx context.Context, prior *CPUFootprintRecor
 			}
 		}
 	}
+	if err := e.syncFootprintHook(ctx, prior, spec, g.Name, o); err != nil {
+		return e.cpuPartial(ctx, spec.Name, tr, err)
+	}
 	var want []cloud.GroupScheduledAction
 	for _, a := range plan.Decision.ScheduledActions {
 		want = append(want, cloud.GroupScheduledAction{Name: a.Name, Recurrence: a.Recurrence, TimeZone: a.TimeZone, Min: int32Ptr(a.Min), Max: int32Ptr(a.Max), Desired: int32Ptr(a.Desired)})
@@ -355,6 +375,12 @@ func (e *Env) convergeCPUFootprint(ctx context.Context, prior *CPUFootprintRecor
 	}
 	out := cpuFootprintFromCloud(f)
 	out.Applied = plan
+	if spec.Validation != nil {
+		if err := e.gateCPUFootprint(ctx, spec, plan, out, o); err != nil {
+			// The footprint is recorded as it is; a create taints it.
+			return out, &PartialError{Err: err}
+		}
+	}
 	return out, nil
 }
 

@@ -37,6 +37,10 @@ type CPUFootprintPlan struct {
 	Change     *CPUFootprintChange
 	Violations []residency.Violation
 	Problems   []Problem
+	// Profile and Bootstrap are the validation profile (HCL) and the
+	// instances' user data around it; "" without validation or while an
+	// input is known only at apply.
+	Profile, Bootstrap string
 
 	template cloud.FootprintTemplate
 }
@@ -78,6 +82,9 @@ func (e *Env) PlanCPUFootprint(ctx context.Context, spec CPUFootprintSpec) (*CPU
 	}
 	if spec.known("image") && spec.Image != "" {
 		refs = append(refs, residency.Ref{Path: "image", Kind: residency.KindImage, Value: spec.Image})
+	}
+	if spec.Validation != nil {
+		refs = append(refs, spec.Validation.ResidencyRefs("validation", spec.Known)...)
 	}
 	if strings.HasPrefix(spec.InstanceProfile, "arn:") && spec.known("instance_profile") {
 		refs = append(refs, residency.Ref{Path: "instance_profile", Kind: residency.KindARN, Value: spec.InstanceProfile})
@@ -169,6 +176,9 @@ func (e *Env) PlanCPUFootprint(ctx context.Context, spec CPUFootprintSpec) (*CPU
 		},
 		SecurityGroupIDs: slices.Sorted(slices.Values(spec.SecurityGroupIDs)),
 	}
+	if err := e.planFootprintValidation(ctx, spec, p); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -257,6 +267,13 @@ func PlanCPUFootprintChange(prior CPUFootprintRecord, spec CPUFootprintSpec, p *
 		if !spec.known(f.path) || fmt.Sprint(f.old) != fmt.Sprint(f.new) {
 			add(&c.Roll, f.path, "%s changes: the instances roll", f.path)
 		}
+	}
+	if !spec.validationKnown() || !validationRenderEqual(o.Validation, spec.Validation) {
+		add(&c.Roll, "validation", "the profile and bootstrap the instances run change: the instances roll")
+	}
+	if (o.Validation == nil) != (spec.Validation == nil) || o.Validation != nil && spec.Validation != nil &&
+		FootprintValidationHook(*o.Validation) != FootprintValidationHook(*spec.Validation) {
+		add(&c.InPlace, "validation", "the group's validation lifecycle hook is added, changed or removed in place")
 	}
 	if spec.capacityType() != o.capacityType() || spec.OnDemandBase != o.OnDemandBase || !slices.Equal(p.InstanceTypes, prior.InstanceTypes) {
 		add(&c.InPlace, "capacity_type", "the group's capacity (%s, on-demand base %d, types %s) changes in place", spec.capacityType(), spec.OnDemandBase, strings.Join(p.InstanceTypes, ", "))

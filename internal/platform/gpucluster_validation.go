@@ -96,77 +96,38 @@ func (e *Env) gateGPUCluster(ctx context.Context, spec GPUClusterSpec, plan *GPU
 	if !v.Wait || plan.Profile == "" {
 		return out, nil
 	}
-	gate, err := e.newGate(ctx, v, plan.Profile)
-	if err != nil {
-		return out, err
-	}
-	prefix := v.ReportsPrefix(spec.Name)
 	resource := "GPU cluster " + spec.Name
-	now := o.Gate.Now
-	if now == nil {
-		now = time.Now
-	}
-	interval := o.Gate.Interval
-	if interval <= 0 {
-		interval = 15 * time.Second
-	}
-	sleep := o.Sleep
-	if sleep == nil {
-		sleep = cloud.SleepOrDone
-	}
-	cache := map[string][]byte{}
-	replaced := 0
-	deadline := now().Add(v.Timeout)
-	for {
-		expected := expectedNodes(out)
-		reports, err := e.readReports(ctx, prefix, cache)
-		if err != nil {
-			return out, err
-		}
-		res := gate.Decide(expected, reports, now(), deadline)
-		o.progress("GPU cluster %s: validation: %s", spec.Name, res.Progress)
-		out.Validation = res.Nodes
-		switch res.Action {
-		case GatePass:
-			return out, nil
-		case GateWarn:
-			out.ValidationWarning = res.Warning(resource)
-			return out, nil
-		case GateFail:
-			return out, &GateError{Resource: resource, Result: res}
-		case GateTimeout:
-			return out, &GateError{Resource: resource, Result: res, Timeout: v.Timeout, Console: e.consoleTails(ctx, res)}
-		case GateReplace:
-			if replaced+len(res.Replace) > *v.MaxReplacements {
-				res.Action = GateFail
-				return out, &GateError{Resource: resource, Result: res, ReplacementsUsed: replaced}
-			}
+	res, err := e.runGate(ctx, gateRun{
+		Resource: resource, Spec: v, Profile: plan.Profile, Prefix: v.ReportsPrefix(spec.Name),
+		Options: o.Gate, Sleep: o.Sleep, Progress: o.progress,
+		Nodes: func(context.Context) ([]ExpectedNode, int, error) { return expectedNodes(out), 0, nil },
+		Replace: func(ctx context.Context, res GateResult, used int) error {
 			var ids []cloud.GPUNode
 			for _, n := range c.Nodes {
 				if slices.Contains(res.Replace, n.Index) {
 					ids = append(ids, n)
 				}
 			}
-			o.progress("GPU cluster %s: validation: replacing nodes %s (%d of %d replacements used)", spec.Name, cloud.FormatIndices(res.Replace), replaced+len(res.Replace), *v.MaxReplacements)
+			o.progress("GPU cluster %s: validation: replacing nodes %s (%d of %d replacements used)", spec.Name, cloud.FormatIndices(res.Replace), used, *v.MaxReplacements)
 			if err := e.terminate(ctx, spec.Name, ids, o); err != nil {
-				return out, err
+				return err
 			}
-			replaced += len(res.Replace)
 			// The converge launches the missing indices again, in the
 			// cluster's zone (one placement group), inside the
 			// jurisdiction.
 			next, _, err := e.convergeGPUCluster(ctx, spec, o)
-			if err != nil {
-				return gpuClusterFromCloud(next), err
-			}
 			c, out = next, gpuClusterFromCloud(next)
-			deadline = now().Add(v.Timeout)
-			continue
-		}
-		if err := sleep(ctx, interval); err != nil {
-			return out, fmt.Errorf("waiting for validation reports (%s): %w", res.Progress, err)
-		}
+			return err
+		},
+	})
+	if out == nil {
+		return out, err
 	}
+	out.Validation = res.Nodes
+	if err == nil && res.Action == GateWarn {
+		out.ValidationWarning = res.Warning(resource)
+	}
+	return out, err
 }
 
 // gateAfterConverge runs the gate over a converged cluster. A gate that

@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/hex"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/mlplatform/mlplatform/hwprobe/identity"
 	"github.com/mlplatform/mlplatform/hwprobe/report"
+	"github.com/mlplatform/mlplatform/internal/cloud"
 	"github.com/mlplatform/mlplatform/internal/residency"
 )
 
@@ -362,4 +364,98 @@ func (e *GateError) Error() string {
 func (r GateResult) Warning(resource string) string {
 	s := (&GateError{Resource: resource, Result: r}).Error()
 	return s + "\n(on_failure = \"warn\": the nodes are kept)"
+}
+
+// gateRun is one resource's wait for its nodes' reports: the loop both the
+// GPU cluster and the CPU footprint gate with, each giving its own nodes
+// and its own way to replace one.
+type gateRun struct {
+	Resource string         // "GPU cluster NAME", for messages
+	Spec     ValidationSpec // with defaults
+	Profile  string         // the profile text the nodes were given
+	Prefix   string         // the reports prefix, s3://bucket/prefix/NAME/
+	Options  GateOptions
+	Sleep    func(ctx context.Context, d time.Duration) error // nil: cloud.SleepOrDone
+	Progress func(format string, args ...any)
+	// Nodes lists the nodes to judge at this look; launching counts the
+	// nodes expected that are not listed yet (the gate cannot pass while
+	// any are).
+	Nodes func(ctx context.Context) (nodes []ExpectedNode, launching int, err error)
+	// Replace has the nodes at res.Replace terminated and relaunched.
+	Replace func(ctx context.Context, res GateResult, used int) error
+}
+
+// runGate looks at the reports every interval and acts on the decision:
+// pass, warn (the result's Action is GateWarn), fail or timeout (a
+// *GateError), or replace the failing nodes and wait again, the deadline
+// starting over, up to max_replacements.
+func (e *Env) runGate(ctx context.Context, r gateRun) (GateResult, error) {
+	v := r.Spec
+	gate, err := e.newGate(ctx, v, r.Profile)
+	if err != nil {
+		return GateResult{}, err
+	}
+	now := r.Options.Now
+	if now == nil {
+		now = time.Now
+	}
+	interval := r.Options.Interval
+	if interval <= 0 {
+		interval = 15 * time.Second
+	}
+	sleep := r.Sleep
+	if sleep == nil {
+		sleep = cloud.SleepOrDone
+	}
+	progress := r.Progress
+	if progress == nil {
+		progress = func(string, ...any) {}
+	}
+	cache := map[string][]byte{}
+	replaced := 0
+	deadline := now().Add(v.Timeout)
+	var res GateResult
+	for {
+		expected, launching, err := r.Nodes(ctx)
+		if err != nil {
+			return res, err
+		}
+		reports, err := e.readReports(ctx, r.Prefix, cache)
+		if err != nil {
+			return res, err
+		}
+		res = gate.Decide(expected, reports, now(), deadline)
+		if launching > 0 {
+			res.Progress += fmt.Sprintf(", %d launching", launching)
+			if res.Action == GatePass {
+				res.Action = GateWait
+				if !now().Before(deadline) {
+					res.Action = GateTimeout
+				}
+			}
+		}
+		progress("%s: validation: %s", r.Resource, res.Progress)
+		switch res.Action {
+		case GatePass, GateWarn:
+			return res, nil
+		case GateFail:
+			return res, &GateError{Resource: r.Resource, Result: res}
+		case GateTimeout:
+			return res, &GateError{Resource: r.Resource, Result: res, Timeout: v.Timeout, Console: e.consoleTails(ctx, res)}
+		case GateReplace:
+			if replaced+len(res.Replace) > *v.MaxReplacements {
+				res.Action = GateFail
+				return res, &GateError{Resource: r.Resource, Result: res, ReplacementsUsed: replaced}
+			}
+			if err := r.Replace(ctx, res, replaced+len(res.Replace)); err != nil {
+				return res, err
+			}
+			replaced += len(res.Replace)
+			deadline = now().Add(v.Timeout)
+			continue
+		}
+		if err := sleep(ctx, interval); err != nil {
+			return res, fmt.Errorf("waiting for validation reports (%s): %w", res.Progress, err)
+		}
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mlplatform/mlplatform/hwprobe/gpu"
+	"github.com/mlplatform/mlplatform/hwprobe/lifecycle"
 	"github.com/mlplatform/mlplatform/hwprobe/probe"
 	"github.com/mlplatform/mlplatform/hwprobe/report"
 	"github.com/mlplatform/mlplatform/hwprobe/validate"
@@ -57,6 +58,7 @@ type app struct {
 	newNVML        func() gpu.Library
 	newIMDS        func() probe.IMDS
 	newS3          func(ctx context.Context, region string, pathStyle bool) (report.S3, error)
+	newAutoScaling func(ctx context.Context, region string) (lifecycle.API, error)
 	now            func() time.Time
 }
 
@@ -69,6 +71,9 @@ func newApp(stdout, stderr io.Writer, getenv func(string) string) *app {
 		newIMDS: func() probe.IMDS { return probe.NewIMDSClient() },
 		newS3: func(ctx context.Context, region string, pathStyle bool) (report.S3, error) {
 			return report.NewS3Client(ctx, region, pathStyle)
+		},
+		newAutoScaling: func(ctx context.Context, region string) (lifecycle.API, error) {
+			return lifecycle.NewClient(ctx, region)
 		},
 		now: time.Now,
 	}
@@ -87,6 +92,7 @@ func commands() []command {
 		{"validate", "check the node against a profile and run its benchmarks", validateCmd},
 		{"report", "publish a validation report to S3 (report publish)", reportCmd},
 		{"bench", "run training and inference benchmarks", benchCmd},
+		{"lifecycle", "complete the node's Auto Scaling launch lifecycle action (lifecycle complete)", lifecycleCmd},
 		{"version", "print the hwprobe version", versionCmd},
 	}
 }

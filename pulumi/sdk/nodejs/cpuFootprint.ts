@@ -176,6 +176,12 @@ export class CpuFootprint extends pulumi.CustomResource {
      * User data run at boot (plain text, at most 16 KiB). Changing it rolls the instances.
      */
     declare public readonly userData: pulumi.Output<string | undefined>;
+    /**
+     * The validation gate: every instance runs hwprobe at boot against the chosen type's profile (vCPUs, memory, CPU features) and publishes a signed report in-region; the update succeeds only when the instances passed. The group gets a lifecycle hook (`mlplatform-validation`, EC2_INSTANCE_LAUNCHING, heartbeat = `timeout`, default ABANDON): every instance launched later waits in Pending:Wait until hwprobe completes the action, CONTINUE when it passed, ABANDON when it failed. `onFailure: replace` terminates a failing instance through Auto Scaling (desired capacity kept) and waits for its replacement.
+     */
+    declare public readonly validation: pulumi.Output<outputs.GpuValidation | undefined>;
+    declare public /*out*/ readonly validationProfile: pulumi.Output<string | undefined>;
+    declare public /*out*/ readonly validationResults: pulumi.Output<outputs.GpuValidationResult[] | undefined>;
 
     /**
      * Create a CpuFootprint resource with the given unique name, arguments, and options.
@@ -216,6 +222,7 @@ export class CpuFootprint extends pulumi.CustomResource {
             resourceInputs["subnetIds"] = args?.subnetIds;
             resourceInputs["tags"] = args?.tags;
             resourceInputs["userData"] = args?.userData;
+            resourceInputs["validation"] = args?.validation;
             resourceInputs["asgName"] = undefined /*out*/;
             resourceInputs["candidates"] = undefined /*out*/;
             resourceInputs["chosenInstanceType"] = undefined /*out*/;
@@ -232,6 +239,8 @@ export class CpuFootprint extends pulumi.CustomResource {
             resourceInputs["rejectedCheaper"] = undefined /*out*/;
             resourceInputs["resolvedSubnetIds"] = undefined /*out*/;
             resourceInputs["tagsAll"] = undefined /*out*/;
+            resourceInputs["validationProfile"] = undefined /*out*/;
+            resourceInputs["validationResults"] = undefined /*out*/;
         } else {
             resourceInputs["asgName"] = undefined /*out*/;
             resourceInputs["candidates"] = undefined /*out*/;
@@ -268,6 +277,9 @@ export class CpuFootprint extends pulumi.CustomResource {
             resourceInputs["tags"] = undefined /*out*/;
             resourceInputs["tagsAll"] = undefined /*out*/;
             resourceInputs["userData"] = undefined /*out*/;
+            resourceInputs["validation"] = undefined /*out*/;
+            resourceInputs["validationProfile"] = undefined /*out*/;
+            resourceInputs["validationResults"] = undefined /*out*/;
         }
         opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts);
         super(CpuFootprint.__pulumiType, name, resourceInputs, opts);
@@ -354,4 +366,8 @@ export interface CpuFootprintArgs {
      * User data run at boot (plain text, at most 16 KiB). Changing it rolls the instances.
      */
     userData?: pulumi.Input<string>;
+    /**
+     * The validation gate: every instance runs hwprobe at boot against the chosen type's profile (vCPUs, memory, CPU features) and publishes a signed report in-region; the update succeeds only when the instances passed. The group gets a lifecycle hook (`mlplatform-validation`, EC2_INSTANCE_LAUNCHING, heartbeat = `timeout`, default ABANDON): every instance launched later waits in Pending:Wait until hwprobe completes the action, CONTINUE when it passed, ABANDON when it failed. `onFailure: replace` terminates a failing instance through Auto Scaling (desired capacity kept) and waits for its replacement.
+     */
+    validation?: pulumi.Input<inputs.GpuValidationArgs>;
 }

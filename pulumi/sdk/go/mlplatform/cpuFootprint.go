@@ -86,6 +86,10 @@ type CpuFootprint struct {
 	TagsAll pulumi.StringMapOutput `pulumi:"tagsAll"`
 	// User data run at boot (plain text, at most 16 KiB). Changing it rolls the instances.
 	UserData pulumi.StringPtrOutput `pulumi:"userData"`
+	// The validation gate: every instance runs hwprobe at boot against the chosen type's profile (vCPUs, memory, CPU features) and publishes a signed report in-region; the update succeeds only when the instances passed. The group gets a lifecycle hook (`mlplatform-validation`, EC2_INSTANCE_LAUNCHING, heartbeat = `timeout`, default ABANDON): every instance launched later waits in Pending:Wait until hwprobe completes the action, CONTINUE when it passed, ABANDON when it failed. `onFailure: replace` terminates a failing instance through Auto Scaling (desired capacity kept) and waits for its replacement.
+	Validation        GpuValidationPtrOutput         `pulumi:"validation"`
+	ValidationProfile pulumi.StringPtrOutput         `pulumi:"validationProfile"`
+	ValidationResults GpuValidationResultArrayOutput `pulumi:"validationResults"`
 }
 
 // NewCpuFootprint registers a new resource with the given unique name, arguments, and options.
@@ -175,6 +179,8 @@ type cpuFootprintArgs struct {
 	Tags map[string]string `pulumi:"tags"`
 	// User data run at boot (plain text, at most 16 KiB). Changing it rolls the instances.
 	UserData *string `pulumi:"userData"`
+	// The validation gate: every instance runs hwprobe at boot against the chosen type's profile (vCPUs, memory, CPU features) and publishes a signed report in-region; the update succeeds only when the instances passed. The group gets a lifecycle hook (`mlplatform-validation`, EC2_INSTANCE_LAUNCHING, heartbeat = `timeout`, default ABANDON): every instance launched later waits in Pending:Wait until hwprobe completes the action, CONTINUE when it passed, ABANDON when it failed. `onFailure: replace` terminates a failing instance through Auto Scaling (desired capacity kept) and waits for its replacement.
+	Validation *GpuValidation `pulumi:"validation"`
 }
 
 // The set of arguments for constructing a CpuFootprint resource.
@@ -217,6 +223,8 @@ type CpuFootprintArgs struct {
 	Tags pulumi.StringMapInput
 	// User data run at boot (plain text, at most 16 KiB). Changing it rolls the instances.
 	UserData pulumi.StringPtrInput
+	// The validation gate: every instance runs hwprobe at boot against the chosen type's profile (vCPUs, memory, CPU features) and publishes a signed report in-region; the update succeeds only when the instances passed. The group gets a lifecycle hook (`mlplatform-validation`, EC2_INSTANCE_LAUNCHING, heartbeat = `timeout`, default ABANDON): every instance launched later waits in Pending:Wait until hwprobe completes the action, CONTINUE when it passed, ABANDON when it failed. `onFailure: replace` terminates a failing instance through Auto Scaling (desired capacity kept) and waits for its replacement.
+	Validation GpuValidationPtrInput
 }
 
 func (CpuFootprintArgs) ElementType() reflect.Type {
@@ -429,6 +437,19 @@ func (o CpuFootprintOutput) TagsAll() pulumi.StringMapOutput {
 // User data run at boot (plain text, at most 16 KiB). Changing it rolls the instances.
 func (o CpuFootprintOutput) UserData() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *CpuFootprint) pulumi.StringPtrOutput { return v.UserData }).(pulumi.StringPtrOutput)
+}
+
+// The validation gate: every instance runs hwprobe at boot against the chosen type's profile (vCPUs, memory, CPU features) and publishes a signed report in-region; the update succeeds only when the instances passed. The group gets a lifecycle hook (`mlplatform-validation`, EC2_INSTANCE_LAUNCHING, heartbeat = `timeout`, default ABANDON): every instance launched later waits in Pending:Wait until hwprobe completes the action, CONTINUE when it passed, ABANDON when it failed. `onFailure: replace` terminates a failing instance through Auto Scaling (desired capacity kept) and waits for its replacement.
+func (o CpuFootprintOutput) Validation() GpuValidationPtrOutput {
+	return o.ApplyT(func(v *CpuFootprint) GpuValidationPtrOutput { return v.Validation }).(GpuValidationPtrOutput)
+}
+
+func (o CpuFootprintOutput) ValidationProfile() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *CpuFootprint) pulumi.StringPtrOutput { return v.ValidationProfile }).(pulumi.StringPtrOutput)
+}
+
+func (o CpuFootprintOutput) ValidationResults() GpuValidationResultArrayOutput {
+	return o.ApplyT(func(v *CpuFootprint) GpuValidationResultArrayOutput { return v.ValidationResults }).(GpuValidationResultArrayOutput)
 }
 
 func init() {

@@ -39,7 +39,8 @@ class CpuFootprintArgs:
                  security_group_ids: Optional[pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  subnet_ids: Optional[pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  tags: Optional[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
-                 user_data: Optional[pulumi.Input[_builtins.str]] = None):
+                 user_data: Optional[pulumi.Input[_builtins.str]] = None,
+                 validation: Optional[pulumi.Input['GpuValidationArgs']] = None):
         """
         The set of arguments for constructing a CpuFootprint resource.
         :param pulumi.Input[_builtins.int] desired_capacity: Instances the group runs outside schedules. With `schedule` entries, the scheduled actions own the group's sizes between changes of the program: a size a schedule set is not drift.
@@ -61,6 +62,7 @@ class CpuFootprintArgs:
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] subnet_ids: Subnets of the group, each in an allowed zone that offers the type. Default: the default subnet of every allowed zone that offers the type.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] tags: Tags of the group, its launch template, its instances and their volumes. Keys starting with `aws:` or `mlplatform:` are reserved.
         :param pulumi.Input[_builtins.str] user_data: User data run at boot (plain text, at most 16 KiB). Changing it rolls the instances.
+        :param pulumi.Input['GpuValidationArgs'] validation: The validation gate: every instance runs hwprobe at boot against the chosen type's profile (vCPUs, memory, CPU features) and publishes a signed report in-region; the update succeeds only when the instances passed. The group gets a lifecycle hook (`mlplatform-validation`, EC2_INSTANCE_LAUNCHING, heartbeat = `timeout`, default ABANDON): every instance launched later waits in Pending:Wait until hwprobe completes the action, CONTINUE when it passed, ABANDON when it failed. `onFailure: replace` terminates a failing instance through Auto Scaling (desired capacity kept) and waits for its replacement.
         """
         pulumi.set(__self__, "desired_capacity", desired_capacity)
         pulumi.set(__self__, "max_size", max_size)
@@ -97,6 +99,8 @@ class CpuFootprintArgs:
             pulumi.set(__self__, "tags", tags)
         if user_data is not None:
             pulumi.set(__self__, "user_data", user_data)
+        if validation is not None:
+            pulumi.set(__self__, "validation", validation)
 
     @_builtins.property
     @pulumi.getter(name="desiredCapacity")
@@ -326,6 +330,18 @@ class CpuFootprintArgs:
     def user_data(self, value: Optional[pulumi.Input[_builtins.str]]):
         pulumi.set(self, "user_data", value)
 
+    @_builtins.property
+    @pulumi.getter
+    def validation(self) -> Optional[pulumi.Input['GpuValidationArgs']]:
+        """
+        The validation gate: every instance runs hwprobe at boot against the chosen type's profile (vCPUs, memory, CPU features) and publishes a signed report in-region; the update succeeds only when the instances passed. The group gets a lifecycle hook (`mlplatform-validation`, EC2_INSTANCE_LAUNCHING, heartbeat = `timeout`, default ABANDON): every instance launched later waits in Pending:Wait until hwprobe completes the action, CONTINUE when it passed, ABANDON when it failed. `onFailure: replace` terminates a failing instance through Auto Scaling (desired capacity kept) and waits for its replacement.
+        """
+        return pulumi.get(self, "validation")
+
+    @validation.setter
+    def validation(self, value: Optional[pulumi.Input['GpuValidationArgs']]):
+        pulumi.set(self, "validation", value)
+
 
 @pulumi.type_token("mlplatform:index:CpuFootprint")
 class CpuFootprint(pulumi.CustomResource):
@@ -352,6 +368,7 @@ class CpuFootprint(pulumi.CustomResource):
                  subnet_ids: Optional[pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  tags: Optional[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  user_data: Optional[pulumi.Input[_builtins.str]] = None,
+                 validation: Optional[pulumi.Input[Union['GpuValidationArgs', 'GpuValidationArgsDict']]] = None,
                  __props__=None):
         """
         A CPU footprint for a small or medium business: an EC2 Auto Scaling group of the cheapest instance type offered in the jurisdiction that meets `requirements` (vCPUs, memory, ISA features such as `avx512f` or `amx_tile`, architecture, price), or of an explicit `instanceType`. Preview shows the type chosen, why, which cheaper types were rejected and for what, and the monthly cost at `desiredCapacity` and with the `schedule` entries applied. The footprint owns its launch template, group (`mlplatform-cpu-<name>`) and scheduled actions: a size a schedule set is not drift. Sizes, capacity, schedules, subnets and tags change in place; a change of what an instance is (type, image, volumes, user data, security groups, instance profile, key) rolls the instances with an instance refresh that keeps `minHealthyPercentage` in service. Only a new `name` replaces the footprint. Residency (subnets' zones, KMS key, image, tags) is checked in Check, before anything is created.
@@ -377,6 +394,7 @@ class CpuFootprint(pulumi.CustomResource):
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] subnet_ids: Subnets of the group, each in an allowed zone that offers the type. Default: the default subnet of every allowed zone that offers the type.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] tags: Tags of the group, its launch template, its instances and their volumes. Keys starting with `aws:` or `mlplatform:` are reserved.
         :param pulumi.Input[_builtins.str] user_data: User data run at boot (plain text, at most 16 KiB). Changing it rolls the instances.
+        :param pulumi.Input[Union['GpuValidationArgs', 'GpuValidationArgsDict']] validation: The validation gate: every instance runs hwprobe at boot against the chosen type's profile (vCPUs, memory, CPU features) and publishes a signed report in-region; the update succeeds only when the instances passed. The group gets a lifecycle hook (`mlplatform-validation`, EC2_INSTANCE_LAUNCHING, heartbeat = `timeout`, default ABANDON): every instance launched later waits in Pending:Wait until hwprobe completes the action, CONTINUE when it passed, ABANDON when it failed. `onFailure: replace` terminates a failing instance through Auto Scaling (desired capacity kept) and waits for its replacement.
         """
         ...
     @overload
@@ -421,6 +439,7 @@ class CpuFootprint(pulumi.CustomResource):
                  subnet_ids: Optional[pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  tags: Optional[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  user_data: Optional[pulumi.Input[_builtins.str]] = None,
+                 validation: Optional[pulumi.Input[Union['GpuValidationArgs', 'GpuValidationArgsDict']]] = None,
                  __props__=None):
         opts = pulumi.ResourceOptions.merge(_utilities.get_resource_opts_defaults(), opts)
         if not isinstance(opts, pulumi.ResourceOptions):
@@ -455,6 +474,7 @@ class CpuFootprint(pulumi.CustomResource):
             __props__.__dict__["subnet_ids"] = subnet_ids
             __props__.__dict__["tags"] = tags
             __props__.__dict__["user_data"] = user_data
+            __props__.__dict__["validation"] = validation
             __props__.__dict__["asg_name"] = None
             __props__.__dict__["candidates"] = None
             __props__.__dict__["chosen_instance_type"] = None
@@ -471,6 +491,8 @@ class CpuFootprint(pulumi.CustomResource):
             __props__.__dict__["rejected_cheaper"] = None
             __props__.__dict__["resolved_subnet_ids"] = None
             __props__.__dict__["tags_all"] = None
+            __props__.__dict__["validation_profile"] = None
+            __props__.__dict__["validation_results"] = None
         super(CpuFootprint, __self__).__init__(
             'mlplatform:index:CpuFootprint',
             resource_name,
@@ -528,6 +550,9 @@ class CpuFootprint(pulumi.CustomResource):
         __props__.__dict__["tags"] = None
         __props__.__dict__["tags_all"] = None
         __props__.__dict__["user_data"] = None
+        __props__.__dict__["validation"] = None
+        __props__.__dict__["validation_profile"] = None
+        __props__.__dict__["validation_results"] = None
         return CpuFootprint(resource_name, opts=opts, __props__=__props__)
 
     @_builtins.property
@@ -809,4 +834,22 @@ class CpuFootprint(pulumi.CustomResource):
         User data run at boot (plain text, at most 16 KiB). Changing it rolls the instances.
         """
         return pulumi.get(self, "user_data")
+
+    @_builtins.property
+    @pulumi.getter
+    def validation(self) -> pulumi.Output[Optional['outputs.GpuValidation']]:
+        """
+        The validation gate: every instance runs hwprobe at boot against the chosen type's profile (vCPUs, memory, CPU features) and publishes a signed report in-region; the update succeeds only when the instances passed. The group gets a lifecycle hook (`mlplatform-validation`, EC2_INSTANCE_LAUNCHING, heartbeat = `timeout`, default ABANDON): every instance launched later waits in Pending:Wait until hwprobe completes the action, CONTINUE when it passed, ABANDON when it failed. `onFailure: replace` terminates a failing instance through Auto Scaling (desired capacity kept) and waits for its replacement.
+        """
+        return pulumi.get(self, "validation")
+
+    @_builtins.property
+    @pulumi.getter(name="validationProfile")
+    def validation_profile(self) -> pulumi.Output[Optional[_builtins.str]]:
+        return pulumi.get(self, "validation_profile")
+
+    @_builtins.property
+    @pulumi.getter(name="validationResults")
+    def validation_results(self) -> pulumi.Output[Optional[Sequence['outputs.GpuValidationResult']]]:
+        return pulumi.get(self, "validation_results")
 

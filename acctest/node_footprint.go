@@ -1,0 +1,157 @@
+package acctest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+
+	"github.com/mlplatform/mlplatform/internal/cloud"
+)
+
+// The node player for CPU footprints: it plays every instance of a
+// footprint's Auto Scaling group as NodePlayer plays a GPU cluster's
+// nodes (the profile from the launch template's user data, the real
+// hwprobe, the report published to the emulator's S3), and then runs the
+// bootstrap's last step, `hwprobe lifecycle complete`, against the
+// lifecycle-action double (RegisterAutoScalingLifecycle), which holds the
+// group's new instances in Pending:Wait until then.
+
+// lifecycleStepRE is the bootstrap's lifecycle step.
+var lifecycleStepRE = regexp.MustCompile(`"\$hwprobe" lifecycle complete --region '([^']*)' --hook '([^']*)' --group '([^']*)' --on-fail '([^']*)'`)
+
+// completeLifecycle runs the bootstrap's lifecycle step, when it has one,
+// as the node would: hwprobe reads the instance id from the metadata
+// service and the result from the report.
+func (p *NodePlayer) completeLifecycle(n cloud.GPUNode, script, report string, run func(args ...string) (string, int, error)) error {
+	m := lifecycleStepRE.FindStringSubmatch(script)
+	if m == nil {
+		return nil
+	}
+	out, code, err := run("lifecycle", "complete", "--region", m[1], "--hook", m[2], "--group", m[3], "--on-fail", m[4], "--report", report)
+	if err != nil || code != 0 {
+		return fmt.Errorf("hwprobe lifecycle complete exit %d: %v\n%s", code, err, out)
+	}
+	p.Logf("node player: node %d (%s): lifecycle action completed: %s", n.Index, n.InstanceID, strings.TrimSpace(out))
+	return nil
+}
+
+// FootprintPlayer plays the instances of one CPU footprint.
+type FootprintPlayer struct {
+	*NodePlayer
+	Lifecycle *LifecycleDouble
+	order     map[string]int // instance id -> the order it was first seen
+}
+
+// NewFootprintPlayer builds hwprobe, makes a signer and registers the
+// lifecycle-action double for the test.
+func NewFootprintPlayer(t *testing.T, h *Harness) *FootprintPlayer {
+	t.Helper()
+	d, remove := RegisterAutoScalingLifecycle(h.Shim)
+	t.Cleanup(remove)
+	return &FootprintPlayer{NodePlayer: NewNodePlayer(t, h), Lifecycle: d, order: map[string]int{}}
+}
+
+// WatchFootprint plays every new instance of footprint name until ctx
+// ends. Behaviour(index, 0) says how the index-th instance seen behaves.
+func (p *FootprintPlayer) WatchFootprint(ctx context.Context, name string) {
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if err := p.PlayNewFootprint(ctx, name); err != nil && ctx.Err() == nil {
+			p.mu.Lock()
+			p.errs = append(p.errs, err)
+			p.mu.Unlock()
+			p.Logf("node player: %v", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// PlayNewFootprint plays the instances of footprint name not played yet.
+func (p *FootprintPlayer) PlayNewFootprint(ctx context.Context, name string) error {
+	clients, err := p.H.Clients(ctx, Region)
+	if err != nil {
+		return err
+	}
+	f, err := cloud.FindFootprint(ctx, clients.EC2, clients.AutoScaling, name)
+	if errors.Is(err, cloud.ErrNotFound) || err == nil && (f.Group == nil || f.LaunchTemplateID == "") {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var ids []string
+	for _, in := range f.Group.Instances {
+		if !strings.HasPrefix(in.LifecycleState, "Terminat") {
+			ids = append(ids, in.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	out, err := clients.EC2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: ids})
+	if err != nil {
+		return err
+	}
+	zones, err := cloud.FindZones(ctx, clients.EC2)
+	if err != nil {
+		return err
+	}
+	zoneID := map[string]string{}
+	for _, z := range zones {
+		zoneID[z.Name] = z.ID
+	}
+	var nodes []cloud.GPUNode
+	for _, r := range out.Reservations {
+		for _, in := range r.Instances {
+			if in.State == nil || in.State.Name != "running" {
+				continue
+			}
+			id := aws.ToString(in.InstanceId)
+			p.mu.Lock()
+			idx, ok := p.order[id]
+			if !ok {
+				idx = len(p.order)
+				p.order[id] = idx
+			}
+			p.mu.Unlock()
+			zone := aws.ToString(in.Placement.AvailabilityZone)
+			nodes = append(nodes, cloud.GPUNode{Index: idx, InstanceID: id, State: "running", InstanceType: string(in.InstanceType), ImageID: aws.ToString(in.ImageId),
+				PrivateIP: aws.ToString(in.PrivateIpAddress), Zone: zone, ZoneID: zoneID[zone], LaunchTime: aws.ToTime(in.LaunchTime)})
+		}
+	}
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Index < nodes[j].Index })
+	for _, n := range nodes {
+		p.mu.Lock()
+		done := p.played[n.InstanceID]
+		p.played[n.InstanceID] = true
+		p.mu.Unlock()
+		if done {
+			continue
+		}
+		b := NodeBehaviour{}
+		if p.Behaviour != nil {
+			b = p.Behaviour(n.Index, 0)
+		}
+		if b.Silent {
+			p.Logf("node player: instance %d (%s) stays silent", n.Index, n.InstanceID)
+			continue
+		}
+		if err := p.play(ctx, clients, f.LaunchTemplateID, n, b); err != nil {
+			return fmt.Errorf("instance %d (%s): %w", n.Index, n.InstanceID, err)
+		}
+	}
+	return nil
+}

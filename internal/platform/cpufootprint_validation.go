@@ -1,0 +1,230 @@
+package platform
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mlplatform/mlplatform/internal/cloud"
+)
+
+// The CPU footprint's validation gate. At plan the profile of the chosen
+// type and the bootstrap around the user's own user data; at apply the
+// group's Auto Scaling lifecycle hook and the wait for the instances'
+// reports (the gate loop the GPU cluster uses). The hook holds for the
+// footprint's whole life: every instance the group launches later (scale
+// out, schedules, replacements) waits in Pending:Wait until hwprobe on it
+// completes the lifecycle action, CONTINUE when it passed and ABANDON when
+// it failed, so that no instance serves before its report passed.
+
+// MaxFootprintValidationTimeout bounds a footprint's validation timeout:
+// it is the lifecycle hook's heartbeat, which Auto Scaling caps at two
+// hours.
+const MaxFootprintValidationTimeout = cloud.MaxHookHeartbeat * time.Second
+
+// FootprintValidationHookName is the lifecycle hook a validated
+// footprint's group carries.
+const FootprintValidationHookName = cloud.ValidationHookName
+
+// validationProblems checks the block: the shared checks, and the
+// footprint's bound on the timeout.
+func (s *CPUFootprintSpec) validationProblems() []Problem {
+	v := s.Validation
+	if v == nil {
+		return nil
+	}
+	ps := v.Validate("validation", s.Known)
+	if v.Timeout > MaxFootprintValidationTimeout && v.Timeout <= MaxValidationTimeout {
+		ps = append(ps, Problem{Path: "validation.timeout", Summary: "Validation timeout too long for a footprint",
+			Detail: fmt.Sprintf("%s: a footprint's timeout is its Auto Scaling lifecycle hook's heartbeat, at most %s.", v.Timeout, MaxFootprintValidationTimeout)})
+	}
+	return ps
+}
+
+func (s *CPUFootprintSpec) validationKnown() bool {
+	for _, u := range s.Unknown {
+		if u == "validation" || strings.HasPrefix(u, "validation.") {
+			return false
+		}
+	}
+	return true
+}
+
+// FootprintValidationHook is the lifecycle hook of a footprint validated
+// by v: EC2_INSTANCE_LAUNCHING, heartbeat the validation timeout, default
+// result ABANDON.
+func FootprintValidationHook(v ValidationSpec) cloud.LifecycleHook {
+	return cloud.ValidationHook(int(v.WithDefaults().Timeout / time.Second))
+}
+
+// lifecycleOnFail is what hwprobe answers the hook for a failing node:
+// ABANDON, unless on_failure = "warn" keeps failing nodes.
+func lifecycleOnFail(v ValidationSpec) string {
+	if v.WithDefaults().OnFailure == OnFailureWarn {
+		return cloud.LifecycleContinue
+	}
+	return cloud.LifecycleAbandon
+}
+
+// ProfileForCPUFootprint renders the profile every instance of a footprint
+// is validated against: what the catalog says of the chosen type (vCPUs,
+// memory, CPU features), the validation block's benchmarks, and the
+// footprint's reports prefix.
+func ProfileForCPUFootprint(name string, v ValidationSpec, facts NodeFacts, region string, zoneIDs []string) string {
+	return RenderProfile(ProfileForInstanceType(v, facts, ProfileTarget{
+		Name: name, Region: region, ZoneIDs: zoneIDs,
+		ReportsPrefix: v.ReportsPrefix(name), ReportsKMSKeyARN: v.ReportsKMSKeyARN,
+	}))
+}
+
+// FootprintBootstrap is the user data of a validated footprint's
+// instances: the user's own first, then the profile, then the script that
+// validates, publishes and completes the lifecycle action.
+func FootprintBootstrap(name, region, profileText, userData string, v ValidationSpec) (string, error) {
+	return Bootstrap(BootstrapInput{Profile: profileText, Region: region, UserData: userData,
+		HwprobeS3URI: v.HwprobeS3URI, HwprobeSHA256: v.HwprobeSHA256,
+		Lifecycle: &BootstrapLifecycle{Hook: cloud.ValidationHookName, Group: CPUFootprintResourceName(name), OnFail: lifecycleOnFail(v)}})
+}
+
+// planFootprintValidation renders the profile and bootstrap into the plan
+// when every input is known, and makes the launch template's user data the
+// bootstrap.
+func (e *Env) planFootprintValidation(ctx context.Context, spec CPUFootprintSpec, p *CPUFootprintPlan) error {
+	v := spec.Validation
+	if v == nil {
+		return nil
+	}
+	if v.Wait && v.TrustedCertificates == "" && e.TrustedCertificates == "" && spec.Known("validation.trusted_certificates") {
+		p.Problems = append(p.Problems, Problem{Path: "validation.trusted_certificates", Summary: "No trusted certificates",
+			Detail: "The gate verifies each instance's signed identity document: set validation.trusted_certificates (or the provider's validation_trusted_certificates) to AWS's RSA-2048 certificate for the region (PEM, from the EC2 documentation \"Verify the instance identity document\")."})
+	}
+	if !p.Decided || !spec.validationKnown() || !spec.Known("name") || !spec.Known("user_data") {
+		return nil
+	}
+	cat, err := e.CatalogFor(ctx, p.Decision.InstanceType)
+	if err != nil {
+		return err
+	}
+	it, ok := cat.Lookup(p.Decision.InstanceType)
+	if !ok {
+		return nil // Decide said so
+	}
+	p.Profile = ProfileForCPUFootprint(spec.Name, *v, NodeFactsFromCatalog(it, 0), e.Region(), p.Decision.ZoneIDs)
+	ud, err := FootprintBootstrap(spec.Name, e.Region(), p.Profile, spec.UserData, *v)
+	if err != nil {
+		p.Problems = append(p.Problems, Problem{Path: "user_data", Summary: "User data cannot run beside the validation bootstrap", Detail: err.Error()})
+		return nil
+	}
+	if len(ud) > 16*1024 {
+		p.Problems = append(p.Problems, Problem{Path: "user_data", Summary: "User data too large with the validation bootstrap",
+			Detail: fmt.Sprintf("user_data and the validation bootstrap make %d bytes; EC2 accepts 16 KiB. Fetch the rest of your user data from S3 at boot.", len(ud))})
+		return nil
+	}
+	p.Bootstrap = ud
+	p.template.Node.UserData = ud
+	// One profile names one instance type: a validated spot footprint
+	// launches the chosen type only.
+	p.InstanceTypes = []string{p.Decision.InstanceType}
+	return nil
+}
+
+// syncFootprintHook puts the validation hook on the group when the
+// footprint is validated, and removes it when validation was removed.
+func (e *Env) syncFootprintHook(ctx context.Context, prior *CPUFootprintRecord, spec CPUFootprintSpec, group string, o CPUFootprintOptions) error {
+	if spec.Validation != nil {
+		h := FootprintValidationHook(*spec.Validation)
+		o.progress("CPU footprint %s: lifecycle hook %s (instances wait up to %ds for their validation, then %s)", spec.Name, h.Name, h.HeartbeatSecs, h.DefaultResult)
+		return cloud.EnsureValidationHook(ctx, e.Clients.AutoScaling, group, h)
+	}
+	if prior != nil && prior.Spec.Validation != nil {
+		o.progress("CPU footprint %s: removing lifecycle hook %s", spec.Name, cloud.ValidationHookName)
+		return cloud.DeleteValidationHook(ctx, e.Clients.AutoScaling, group)
+	}
+	return nil
+}
+
+// live reports whether an instance is (or is about to be) in the group.
+func liveInstance(state string) bool {
+	return !strings.HasPrefix(state, "Terminat") && !strings.HasPrefix(state, "Detach") && state != "Detached"
+}
+
+// gateCPUFootprint waits for the reports of the group's instances with the
+// shared gate loop. The nodes are the first desired-capacity instances the
+// group lists, numbered in the order seen; an instance a failing node's
+// ABANDON had Auto Scaling terminate stays judged by its report. replace
+// terminates a failing instance through Auto Scaling (the desired capacity
+// kept) and waits for its replacement's report.
+func (e *Env) gateCPUFootprint(ctx context.Context, spec CPUFootprintSpec, plan *CPUFootprintPlan, f *CPUFootprint, o CPUFootprintOptions) error {
+	v := spec.Validation.WithDefaults()
+	if !v.Wait || plan.Profile == "" {
+		return nil
+	}
+	zones, err := e.Zones(ctx)
+	if err != nil {
+		return err
+	}
+	zoneID := map[string]string{}
+	for _, z := range zones {
+		zoneID[z.Name] = z.ID
+	}
+	group := CPUFootprintResourceName(spec.Name)
+	var nodes []ExpectedNode // the instances judged, by index
+	out := map[string]bool{} // replaced: no longer judged
+	next := 0
+	live := map[string]bool{}
+	resource := "CPU footprint " + spec.Name
+	res, err := e.runGate(ctx, gateRun{
+		Resource: resource, Spec: v, Profile: plan.Profile, Prefix: v.ReportsPrefix(spec.Name),
+		Options: o.Gate, Sleep: o.Sleep, Progress: o.progress,
+		Nodes: func(ctx context.Context) ([]ExpectedNode, int, error) {
+			g, err := cloud.FindFootprintGroup(ctx, e.Clients.AutoScaling, group)
+			if errors.Is(err, cloud.ErrNotFound) {
+				return nil, 0, fmt.Errorf("validating %s: its Auto Scaling group %s is gone", resource, group)
+			}
+			if err != nil {
+				return nil, 0, err
+			}
+			clear(live)
+			for _, in := range g.Instances {
+				if !liveInstance(in.LifecycleState) {
+					continue
+				}
+				live[in.ID] = true
+				known := slices.ContainsFunc(nodes, func(n ExpectedNode) bool { return n.InstanceID == in.ID })
+				if known || out[in.ID] || len(nodes) >= int(g.Desired) {
+					continue
+				}
+				nodes = append(nodes, ExpectedNode{Index: next, InstanceID: in.ID, Zone: in.ZoneName, ZoneID: zoneID[in.ZoneName]})
+				next++
+			}
+			return slices.Clone(nodes), max(int(g.Desired)-len(nodes), 0), nil
+		},
+		Replace: func(ctx context.Context, res GateResult, used int) error {
+			var ids []string
+			for _, n := range nodes {
+				if slices.Contains(res.Replace, n.Index) {
+					ids = append(ids, n.InstanceID)
+				}
+			}
+			o.progress("%s: validation: replacing instances %s (%d of %d replacements used)", resource, strings.Join(ids, ", "), used, *v.MaxReplacements)
+			for _, id := range ids {
+				if live[id] {
+					if err := cloud.ReplaceGroupInstance(ctx, e.Clients.AutoScaling, id); err != nil {
+						return err
+					}
+				}
+				out[id] = true
+			}
+			nodes = slices.DeleteFunc(nodes, func(n ExpectedNode) bool { return out[n.InstanceID] })
+			return nil
+		},
+	})
+	f.Validation = res.Nodes
+	if err == nil && res.Action == GateWarn {
+		f.ValidationWarning = res.Warning(resource)
+	}
+	return err
+}

@@ -1,0 +1,156 @@
+package platform
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mlplatform/mlplatform/internal/catalog"
+)
+
+// guideC7iFootprint is the footprint the validation guide shows: its
+// profile in the guide is this render.
+func guideC7iFootprint(t *testing.T) string {
+	t.Helper()
+	c, err := catalog.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, ok := c.Lookup("c7i.large")
+	if !ok {
+		t.Fatal("c7i.large is not in the catalog")
+	}
+	eff := 0.5
+	v := ValidationSpec{
+		Benchmarks:       []BenchmarkThreshold{{Name: "cpu_sgemm", MinEfficiency: &eff}},
+		ReportsS3URI:     "s3://uae-hwprobe-reports/footprints/",
+		ReportsKMSKeyARN: "arn:aws:kms:me-central-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab",
+	}
+	return ProfileForCPUFootprint("smb-inference", v, NodeFactsFromCatalog(it, 0), "me-central-1", []string{"mec1-az3", "mec1-az1"})
+}
+
+// TestGuideC7iFootprintProfile keeps the guide's c7i footprint profile
+// equal to what the provider renders.
+func TestGuideC7iFootprintProfile(t *testing.T) {
+	want := guideC7iFootprint(t)
+	for _, p := range []string{"templates/guides/validation.md", "docs/guides/validation.md"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		const begin, end = "<!-- c7i-footprint-profile -->\n```hcl\n", "```\n<!-- /c7i-footprint-profile -->"
+		s := string(b)
+		i, j := strings.Index(s, begin), strings.Index(s, end)
+		if i < 0 || j < i {
+			t.Fatalf("%s: no c7i footprint profile between %q and %q", p, strings.TrimSpace(begin), end)
+		}
+		if got := s[i+len(begin) : j]; got != want {
+			t.Errorf("%s: the c7i footprint profile differs from the render; put this there:\n%s", p, want)
+		}
+	}
+	for _, w := range []string{`instance_type = "c7i.large"`, `"amx_tile"`, "min_threads = 2", `s3_uri = "s3://uae-hwprobe-reports/footprints/smb-inference/"`, `benchmark "cpu_sgemm"`} {
+		if !strings.Contains(want, w) {
+			t.Errorf("the c7i profile lacks %s:\n%s", w, want)
+		}
+	}
+}
+
+func TestFootprintValidationHook(t *testing.T) {
+	for _, tt := range []struct {
+		timeout time.Duration
+		want    int32
+	}{
+		{0, 1200},                // the default 20m
+		{5 * time.Minute, 300},   // the timeout is the heartbeat
+		{3 * time.Hour, 7200},    // Auto Scaling's most (validationProblems refuses it)
+		{time.Minute / 2, 30},    // never below Auto Scaling's least
+		{90 * time.Minute, 5400}, // within
+	} {
+		h := FootprintValidationHook(ValidationSpec{Timeout: tt.timeout})
+		if h.HeartbeatSecs != tt.want || h.Name != "mlplatform-validation" || h.Transition != "autoscaling:EC2_INSTANCE_LAUNCHING" || h.DefaultResult != "ABANDON" {
+			t.Errorf("timeout %s: hook %+v, want heartbeat %d", tt.timeout, h, tt.want)
+		}
+	}
+}
+
+func TestFootprintValidationProblems(t *testing.T) {
+	base := CPUFootprintSpec{Name: "fp", InstanceType: "c7i.large", Size: GroupSize{Min: 0, Max: 1, Desired: 1}}
+	long := base
+	long.Validation = &ValidationSpec{Timeout: 3 * time.Hour, ReportsS3URI: "s3://b/p/", ReportsKMSKeyARN: "arn:aws:kms:me-central-1:111122223333:key/k"}
+	if ps := long.ValidateStatic(); !slices.ContainsFunc(ps, func(p Problem) bool {
+		return p.Path == "validation.timeout" && strings.Contains(p.Detail, "heartbeat")
+	}) {
+		t.Errorf("a 3h timeout on a footprint: %+v, want the heartbeat bound", ps)
+	}
+	noReports := base
+	noReports.Validation = &ValidationSpec{}
+	if ps := noReports.ValidateStatic(); !slices.ContainsFunc(ps, func(p Problem) bool { return p.Path == "validation.reports_s3_uri" }) {
+		t.Errorf("no reports location: %+v, want validation.reports_s3_uri", ps)
+	}
+	unknown := noReports
+	unknown.Unknown = []string{"validation.reports_s3_uri", "validation.reports_kms_key_arn"}
+	for _, p := range unknown.ValidateStatic() {
+		if strings.HasPrefix(p.Path, "validation.reports") {
+			t.Errorf("a location known only at apply refused at plan: %+v", p)
+		}
+	}
+}
+
+func TestFootprintBootstrapLifecycle(t *testing.T) {
+	v := ValidationSpec{ReportsS3URI: "s3://b/p/"}
+	for _, tt := range []struct{ onFailure, want string }{{"", "ABANDON"}, {OnFailureReplace, "ABANDON"}, {OnFailureWarn, "CONTINUE"}} {
+		v.OnFailure = tt.onFailure
+		ud, err := FootprintBootstrap("smb", "me-central-1", "version = 1\n", "#!/bin/sh\necho mine\n", v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts, err := ParseBootstrap(ud)
+		if err != nil {
+			t.Fatal(err)
+		}
+		step := "lifecycle complete --region 'me-central-1' --hook 'mlplatform-validation' --group 'mlplatform-cpu-smb' --on-fail '" + tt.want + "' --report \"$report\""
+		if parts.UserData != "#!/bin/sh\necho mine\n" || !strings.Contains(parts.Script, step) {
+			t.Errorf("on_failure %q: script lacks %q or the user's part:\n%s", tt.onFailure, step, parts.Script)
+		}
+		// The action is completed only after the report is published.
+		if strings.Index(parts.Script, "report publish") > strings.Index(parts.Script, "lifecycle complete") {
+			t.Errorf("the lifecycle action is completed before the report is published:\n%s", parts.Script)
+		}
+	}
+}
+
+func TestPlanCPUFootprintChangeValidation(t *testing.T) {
+	v := &ValidationSpec{ReportsS3URI: "s3://b/p/", ReportsKMSKeyARN: "k"}
+	spec := CPUFootprintSpec{Name: "fp", InstanceType: "c7i.large", Size: GroupSize{Max: 1, Desired: 1}}
+	rec := CPUFootprintRecord{Spec: spec, GroupName: "g", LaunchTemplateID: "lt", Decision: CPUDecision{InstanceType: "c7i.large"}}
+	plan := &CPUFootprintPlan{Decided: true, Decision: CPUDecision{InstanceType: "c7i.large"}}
+	paths := func(cs []CPUFootprintChangeItem) []string {
+		var out []string
+		for _, c := range cs {
+			out = append(out, c.Path)
+		}
+		return out
+	}
+	with := spec
+	with.Validation = v
+	c := PlanCPUFootprintChange(rec, with, plan)
+	if !slices.Contains(paths(c.Roll), "validation") || !slices.Contains(paths(c.InPlace), "validation") {
+		t.Errorf("adding validation: roll %v, in place %v; want both to name validation (new bootstrap, new hook)", paths(c.Roll), paths(c.InPlace))
+	}
+	rec.Spec = with
+	longer := with
+	lv := *v
+	lv.Timeout, lv.OnFailure = 40*time.Minute, OnFailureReplace
+	longer.Validation = &lv
+	c = PlanCPUFootprintChange(rec, longer, plan)
+	if slices.Contains(paths(c.Roll), "validation") || !slices.Contains(paths(c.InPlace), "validation") {
+		t.Errorf("a longer timeout: roll %v, in place %v; want only the hook changed in place", paths(c.Roll), paths(c.InPlace))
+	}
+	c = PlanCPUFootprintChange(rec, spec, plan)
+	if !slices.Contains(paths(c.InPlace), "validation") {
+		t.Errorf("removing validation: in place %v, want the hook removed", paths(c.InPlace))
+	}
+}

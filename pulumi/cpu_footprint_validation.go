@@ -1,0 +1,40 @@
+package pulumi
+
+import (
+	"context"
+
+	p "github.com/pulumi/pulumi-go-provider"
+
+	"github.com/mlplatform/mlplatform/internal/platform"
+)
+
+// The CPU footprint's validation gate: the GPU cluster's block (GpuValidation,
+// the same translation), its profile and per-instance results as outputs.
+
+// footprintValidationSpec translates the block; nil without one.
+func footprintValidationSpec(v *GpuValidation, s *platform.CPUFootprintSpec) *platform.ValidationSpec {
+	var g platform.GPUClusterSpec
+	out := v.validationSpec(&g)
+	s.InputProblems = append(s.InputProblems, g.InputProblems...)
+	return out
+}
+
+// footprintValidationOutputs are the gate's outputs of a footprint: the
+// profile the instances run and what the gate found.
+func footprintValidationOutputs(f *platform.CPUFootprint) (*string, []GpuValidationResult) {
+	if f == nil {
+		return nil, nil
+	}
+	c := &platform.GPUCluster{Validation: f.Validation}
+	if f.Applied != nil {
+		c.ValidationProfile = f.Applied.Profile
+	}
+	return validationOutputs(c)
+}
+
+// warnFootprintValidation logs a warn result.
+func warnFootprintValidation(ctx context.Context, f *platform.CPUFootprint) {
+	if f != nil && f.ValidationWarning != "" {
+		p.GetLogger(ctx).Warning(f.ValidationWarning)
+	}
+}
