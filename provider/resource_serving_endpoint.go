@@ -312,7 +312,10 @@ func (r *servingEndpointResource) Read(ctx context.Context, req resource.ReadReq
 		return
 	}
 	name := state.Name.ValueString()
-	ep, err := r.meta.FindServingEndpoint(ctx, name)
+	// An update cut off by its timeout left the config of before recorded:
+	// once the endpoint serves another, the read deletes the unused ones.
+	recorded := platform.ServingEndpointPrior{ConfigName: state.EndpointConfigName.ValueString(), ModelName: state.ModelName.ValueString()}
+	ep, err := r.meta.ReadServingEndpoint(ctx, name, recorded)
 	if errors.Is(err, platform.ErrNotFound) {
 		tflog.Warn(ctx, "serving endpoint is gone; removing it from state", map[string]any{"name": name})
 		resp.State.RemoveResource(ctx)
@@ -321,6 +324,9 @@ func (r *servingEndpointResource) Read(ctx context.Context, req resource.ReadReq
 	if err != nil {
 		resp.Diagnostics.AddError(fmt.Sprintf("reading serving endpoint (%s)", name), err.Error())
 		return
+	}
+	for _, w := range ep.Warnings {
+		resp.Diagnostics.AddWarning(fmt.Sprintf("reading serving endpoint (%s)", name), w)
 	}
 	resp.Diagnostics.Append(r.readBack(ctx, &state, ep, state.LastDeploymentOutcome.ValueString())...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)

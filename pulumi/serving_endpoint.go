@@ -289,12 +289,16 @@ func (ServingEndpoint) Read(ctx context.Context, req infer.ReadRequest[ServingEn
 	if name == "" {
 		name = req.ID
 	}
-	ep, err := env.FindServingEndpoint(ctx, name)
+	recorded := platform.ServingEndpointPrior{ConfigName: deref(req.State.EndpointConfigName), ModelName: deref(req.State.ModelName)}
+	ep, err := env.ReadServingEndpoint(ctx, name, recorded)
 	if errors.Is(err, platform.ErrNotFound) {
 		return infer.ReadResponse[ServingEndpointArgs, ServingEndpointState]{}, nil
 	}
 	if err != nil {
 		return infer.ReadResponse[ServingEndpointArgs, ServingEndpointState]{}, fmt.Errorf("reading serving endpoint (%s): %w", name, err)
+	}
+	for _, w := range ep.Warnings {
+		p.GetLogger(ctx).Warningf("reading serving endpoint (%s): %s", name, w)
 	}
 	args := req.State.ServingEndpointArgs
 	if args.Model.Image == "" {

@@ -87,12 +87,7 @@ func (e *Env) guardServing(ctx context.Context, s ServingEndpointSpec) ([]reside
 // endpoint: the endpoint's name with a random suffix, so an update never
 // collides with the config it replaces (SageMaker cannot rename a config).
 func servingNames(endpoint string) (model, config string) {
-	suffix := NewCreationToken()[:8]
-	base := endpoint
-	if len(base) > svMaxNameLen-9 {
-		base = strings.TrimRight(base[:svMaxNameLen-9], "-")
-	}
-	name := base + "-" + suffix
+	name := servingNamePrefix(endpoint) + NewCreationToken()[:8]
 	return name, name
 }
 
@@ -356,6 +351,9 @@ func updateServing(ctx context.Context, api cloud.ServingAPI, as cloud.ServingSc
 	if err != nil {
 		return nil, fmt.Errorf("reading endpoint %s before update: %w", s.Name, err)
 	}
+	// What an earlier update cut off by its timeout left: configs and
+	// models this resource made that the endpoint no longer serves.
+	_, warnings := sweepServing(ctx, api, s.Name, current.CreationToken, cur.ConfigName, current.ModelName)
 	// A count changed by autoscaling is not a change of the config.
 	countsOwnedByScaling(current, s)
 	var have map[string]cloud.ServingScaling
@@ -364,7 +362,6 @@ func updateServing(ctx context.Context, api cloud.ServingAPI, as cloud.ServingSc
 			return nil, fmt.Errorf("reading autoscaling of endpoint %s before update: %w", s.Name, err)
 		}
 	}
-	var warnings []string
 	lastDeployment := ""
 	if PlanServingEndpoint(current.Spec, s, nil).NewConfig() {
 		oldConfig, oldModel := cur.ConfigName, current.ModelName
@@ -490,6 +487,7 @@ func deleteServing(ctx context.Context, api cloud.ServingAPI, as cloud.ServingSc
 			return err
 		}
 	}
+	token := ""
 	cur, err := findServing(ctx, api, name)
 	switch {
 	case errors.Is(err, cloud.ErrNotFound):
@@ -498,6 +496,7 @@ func deleteServing(ctx context.Context, api cloud.ServingAPI, as cloud.ServingSc
 	default:
 		addName(&configs, cur.ConfigName)
 		addName(&models, cur.ModelName)
+		token = cur.CreationToken
 		if err := cloud.DeleteServingEndpoint(ctx, api, name); err != nil {
 			return err
 		}
@@ -516,6 +515,10 @@ func deleteServing(ctx context.Context, api cloud.ServingAPI, as cloud.ServingSc
 		if err := cloud.DeleteServingModel(ctx, api, m); err != nil {
 			return err
 		}
+	}
+	// Configs and models of updates cut off before their clean-up.
+	if _, ws := sweepServing(ctx, api, name, token, "", ""); len(ws) > 0 {
+		return fmt.Errorf("endpoint %s is deleted, but not everything it owned: %s", name, strings.Join(ws, "; "))
 	}
 	return nil
 }
