@@ -205,7 +205,9 @@ func (d *ShimEndpoints) listConfigs(w http.ResponseWriter, r *Request) {
 			out = append(out, map[string]any{"EndpointConfigName": c.name, "EndpointConfigArn": c.arn, "CreationTime": epochSeconds(c.created)})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i]["EndpointConfigName"].(string) < out[j]["EndpointConfigName"].(string) })
+	sort.Slice(out, func(i, j int) bool {
+		return out[i]["EndpointConfigName"].(string) < out[j]["EndpointConfigName"].(string)
+	})
 	WriteJSON(w, map[string]any{"EndpointConfigs": out})
 }
 

@@ -260,7 +260,7 @@ func TestAccServingEndpoint_updateTimedOutLeavesNothing(t *testing.T) {
 					}
 				},
 				// The refresh before the plan finds the new config serving.
-				Config: servingConfig(servingImage2, "ml.m5.large", 1, timeouts),
+				Config:           servingConfig(servingImage2, "ml.m5.large", 1, timeouts),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr(servingName, "model.image", servingImage2),
