@@ -265,6 +265,14 @@ func (r *servingEndpointResource) ModifyPlan(ctx context.Context, req resource.M
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("monthly_cost_usd"), cost)...)
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("price_source"), price)...)
 	if req.State.Raw.IsNull() {
+		if !slices.Contains(unknown, "name") {
+			taken, err := r.meta.CheckServingEndpointCreate(ctx, spec.Name)
+			if err != nil {
+				resp.Diagnostics.AddError(fmt.Sprintf("checking serving endpoint (%s)", spec.Name), err.Error())
+				return
+			}
+			addServingFieldErrors(taken, &resp.Diagnostics)
+		}
 		addProblems(warnings, &resp.Diagnostics)
 		return
 	}

@@ -118,9 +118,9 @@ func TestAccServingEndpoint_createInterrupted(t *testing.T) {
 	})
 }
 
-// An endpoint of the name that this resource did not create (no matching
-// token) is refused, with "import it", and left alone; the model and config
-// made for it are deleted.
+// An endpoint of the name that this resource did not create (no ownership
+// tag) is refused at plan, on the name, with "import it": zero AWS writes,
+// one DescribeEndpoint per plan, and the endpoint left alone.
 func TestAccServingEndpoint_createRefusesForeignEndpoint(t *testing.T) {
 	h := acctest.Setup(t)
 	servingFixtures(t, h)
@@ -145,9 +145,16 @@ func TestAccServingEndpoint_createRefusesForeignEndpoint(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
 			Config:      servingConfig(servingImage, "ml.m5.large", 1, ""),
-			ExpectError: regexp.MustCompile(`(?s)` + words("an endpoint of that name already exists") + `.*` + words("import it")),
+			PlanOnly:    true,
+			ExpectError: regexp.MustCompile(`(?s)Invalid serving endpoint: name.*` + words("an endpoint of that name already exists") + `.*` + words("made outside this provider") + `.*` + words("import it")),
 		}},
 	})
+	for _, c := range h.Shim.Writes() {
+		t.Errorf("the refused plan wrote: %v", c)
+	}
+	if n := len(h.Shim.Calls("sagemaker", "DescribeEndpoint")); n != 1 {
+		t.Errorf("%d DescribeEndpoint calls for one planned create, want 1", n)
+	}
 	if cs := h.SageMakerEndpoints.Configs(acctest.Region); !slices.Equal(cs, []string{"theirs"}) {
 		t.Errorf("endpoint configs %v, want only the other configuration's", cs)
 	}

@@ -2,11 +2,13 @@ package cloud
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sagemaker"
+	"github.com/aws/smithy-go"
 )
 
 // ServingListAPI is the part of the SageMaker API that finds the endpoint
@@ -92,4 +94,24 @@ func ServingTags(ctx context.Context, api ServingListAPI, arn string) (map[strin
 		tok = page.NextToken
 	}
 	return tags, nil
+}
+
+// IsRefused reports whether err is an answer of the service refusing the
+// call (a client fault: validation, access, a name taken): the call had no
+// effect. A throttling error, a server fault, a transport error or a lost
+// answer are not: such a call may have taken effect.
+func IsRefused(err error) bool {
+	var ae smithy.APIError
+	if !errors.As(err, &ae) || ae.ErrorFault() != smithy.FaultClient {
+		return false
+	}
+	return !isThrottle(ae.ErrorCode())
+}
+
+func isThrottle(code string) bool {
+	switch code {
+	case "ThrottlingException", "Throttling", "RequestLimitExceeded", "TooManyRequestsException", "LimitExceededException":
+		return true
+	}
+	return false
 }

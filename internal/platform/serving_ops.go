@@ -55,6 +55,33 @@ func (e *Env) CheckServingEndpoint(ctx context.Context, s ServingEndpointSpec, u
 	return nil, vs, ServingDeploymentWarnings(s, unknown), nil
 }
 
+// CheckServingEndpointCreate is the plan-time check of a planned create,
+// the same for both front ends: a create cannot adopt an endpoint, so an
+// endpoint of the name that exists already is refused on the name
+// attribute, with the fix (import it, or choose another name), before any
+// write. It makes one DescribeEndpoint (and lists the tags of an endpoint
+// it finds). A name not known yet is not checked here: the create refuses
+// it at apply.
+func (e *Env) CheckServingEndpointCreate(ctx context.Context, name string) ([]FieldError, error) {
+	return checkServingCreate(ctx, e.Clients.SageMaker, name)
+}
+
+func checkServingCreate(ctx context.Context, api cloud.ServingAPI, name string) ([]FieldError, error) {
+	found, err := cloud.FindServingEndpoint(ctx, api, name)
+	if errors.Is(err, cloud.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("looking for an endpoint named %s: %w", name, err)
+	}
+	whose := fmt.Sprintf("it carries no %s tag: it was made outside this provider", ServingEndpointTokenTag)
+	if found.Tags[ServingEndpointTokenTag] != "" {
+		whose = fmt.Sprintf("its %s tag belongs to another resource", ServingEndpointTokenTag)
+	}
+	return []FieldError{{Path: "name", Msg: fmt.Sprintf("%v: endpoint %s (%s, %s) exists and %s. A create cannot adopt an endpoint it did not make: import it to manage it here, or choose another name",
+		ErrServingEndpointExists, name, found.ARN, found.Status, whose)}}, nil
+}
+
 func (e *Env) checkServingResidency(ctx context.Context, s ServingEndpointSpec, unknown []string) ([]residency.Violation, error) {
 	tagsPath := ServingEndpointTagsPath
 	if slices.Contains(unknown, ServingEndpointTagsPath) {
@@ -277,34 +304,58 @@ func cloneTags(tags map[string]string) map[string]string {
 
 // createModelAndConfig creates a model and an endpoint config under fresh
 // names. A create whose answer was lost is recognised by the name, which
-// nothing else uses. On failure nothing of this call is left.
+// nothing else uses. On failure nothing of this call is left: a create that
+// may still land (interrupted, timed out, lost) is looked for over a few
+// seconds and deleted.
 func createModelAndConfig(ctx context.Context, api cloud.ServingAPI, s ServingEndpointSpec, tags map[string]string) (string, string, error) {
 	modelName, configName := servingNames(s.Name)
-	if _, err := cloud.CreateServingModel(ctx, api, servingModelConfig(modelName, s, tags)); err != nil && !landed(ctx, err, func(c context.Context) error {
-		_, ferr := cloud.FindServingModel(c, api, modelName)
-		return ferr
-	}) {
-		return "", "", err
+	findModel := func(c context.Context) error {
+		_, err := cloud.FindServingModel(c, api, modelName)
+		return err
 	}
-	if _, err := cloud.CreateServingEndpointConfig(ctx, api, servingConfigSpec(configName, modelName, s, tags)); err != nil && !landed(ctx, err, func(c context.Context) error {
-		_, ferr := cloud.FindServingEndpointConfig(c, api, configName)
-		return ferr
-	}) {
-		return "", "", errors.Join(err, warningsErr(cleanupServing(ctx, api, "", modelName)))
+	findConfig := func(c context.Context) error {
+		_, err := cloud.FindServingEndpointConfig(c, api, configName)
+		return err
+	}
+	if _, err := cloud.CreateServingModel(ctx, api, servingModelConfig(modelName, s, tags)); err != nil {
+		if landed(ctx, err, findModel) && ctx.Err() == nil {
+			// created; only the answer was lost
+		} else {
+			return "", "", errors.Join(err, warningsErr(cleanupServing(ctx, api, "", modelName)))
+		}
+	}
+	if _, err := cloud.CreateServingEndpointConfig(ctx, api, servingConfigSpec(configName, modelName, s, tags)); err != nil {
+		if landed(ctx, err, findConfig) && ctx.Err() == nil {
+			return modelName, configName, nil
+		}
+		return "", "", errors.Join(err, warningsErr(cleanupServing(ctx, api, configName, modelName)))
 	}
 	return modelName, configName, nil
 }
 
-// landed reports whether a create that failed with err took effect anyway
-// (its answer lost, or the retry told the name is taken): the thing exists
-// under the fresh name only this call used.
+// landed reports whether a create that failed with err took effect anyway:
+// its answer lost, the retry told the name is taken, or the call still in
+// flight when the client gave up. The thing is looked for under the fresh
+// name only this call used, on a fresh bounded context, again after a
+// second and three seconds unless the service refused the call outright.
 func landed(ctx context.Context, err error, find func(context.Context) error) bool {
-	if ctx.Err() != nil && !errors.Is(err, cloud.ErrServingExists) {
-		return false
-	}
 	rctx, cancel := recordContext(ctx, servingRecordTimeout)
 	defer cancel()
-	return find(rctx) == nil
+	if find(rctx) == nil {
+		return true
+	}
+	if ctx.Err() == nil && cloud.IsRefused(err) && !errors.Is(err, cloud.ErrServingExists) {
+		return false
+	}
+	for _, d := range []time.Duration{time.Second, 2 * time.Second} {
+		if cloud.SleepOrDone(rctx, d) != nil {
+			return false
+		}
+		if find(rctx) == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // ServingEndpointPrior is what the front end's state holds of an endpoint

@@ -75,7 +75,7 @@ func (f *fakeServing) DescribeModel(_ context.Context, in *sagemaker.DescribeMod
 	if !ok {
 		return nil, notFound("model")
 	}
-	return &sagemaker.DescribeModelOutput{ModelName: m.ModelName, ExecutionRoleArn: m.ExecutionRoleArn, PrimaryContainer: m.PrimaryContainer}, nil
+	return &sagemaker.DescribeModelOutput{ModelName: m.ModelName, ModelArn: aws.String("arn:model/" + *m.ModelName), ExecutionRoleArn: m.ExecutionRoleArn, PrimaryContainer: m.PrimaryContainer}, nil
 }
 
 func (f *fakeServing) DeleteModel(_ context.Context, in *sagemaker.DeleteModelInput, _ ...func(*sagemaker.Options)) (*sagemaker.DeleteModelOutput, error) {
@@ -105,7 +105,7 @@ func (f *fakeServing) DescribeEndpointConfig(_ context.Context, in *sagemaker.De
 	if !ok {
 		return nil, notFound("endpoint config")
 	}
-	return &sagemaker.DescribeEndpointConfigOutput{EndpointConfigName: c.EndpointConfigName, ProductionVariants: c.ProductionVariants, KmsKeyId: c.KmsKeyId}, nil
+	return &sagemaker.DescribeEndpointConfigOutput{EndpointConfigName: c.EndpointConfigName, EndpointConfigArn: aws.String("arn:endpoint-config/" + *c.EndpointConfigName), ProductionVariants: c.ProductionVariants, KmsKeyId: c.KmsKeyId}, nil
 }
 
 func (f *fakeServing) DeleteEndpointConfig(_ context.Context, in *sagemaker.DeleteEndpointConfigInput, _ ...func(*sagemaker.Options)) (*sagemaker.DeleteEndpointConfigOutput, error) {

@@ -40,6 +40,12 @@ func (e *Env) ReadServingEndpoint(ctx context.Context, name string, recorded Ser
 
 func readServing(ctx context.Context, api cloud.ServingAPI, as cloud.ServingScalingAPI, name string, recorded ServingEndpointPrior) (*ServingEndpoint, error) {
 	ep, err := findServing(ctx, api, name)
+	if errors.Is(err, cloud.ErrNotFound) {
+		// Deleted outside: the config and model recorded for it serve
+		// nothing now. They go when they carry this provider's token.
+		dropRecordedServing(ctx, api, recorded)
+		return nil, err
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -121,4 +127,25 @@ func sweepServing(ctx context.Context, api cloud.ServingAPI, name, token, keepCo
 		}
 	}
 	return removed, warnings
+}
+
+// dropRecordedServing deletes the endpoint config and model recorded for an
+// endpoint that is gone, each only when it carries a creation token tag
+// (this provider made it). Best effort: what fails stays, as a config or
+// model nothing serves.
+func dropRecordedServing(ctx context.Context, api cloud.ServingAPI, recorded ServingEndpointPrior) {
+	if recorded.ConfigName != "" {
+		if c, err := cloud.FindServingEndpointConfig(ctx, api, recorded.ConfigName); err == nil {
+			if tags, err := cloud.ServingTags(ctx, api, c.ARN); err == nil && tags[ServingEndpointTokenTag] != "" {
+				_ = cloud.DeleteServingEndpointConfig(ctx, api, recorded.ConfigName)
+			}
+		}
+	}
+	if recorded.ModelName != "" {
+		if m, err := cloud.FindServingModel(ctx, api, recorded.ModelName); err == nil {
+			if tags, err := cloud.ServingTags(ctx, api, m.ARN); err == nil && tags[ServingEndpointTokenTag] != "" {
+				_ = cloud.DeleteServingModel(ctx, api, recorded.ModelName)
+			}
+		}
+	}
 }

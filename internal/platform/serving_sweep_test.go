@@ -140,3 +140,47 @@ func TestServingDeleteSweepsLeftovers(t *testing.T) {
 		t.Error("a model without the token was deleted")
 	}
 }
+
+// An endpoint deleted outside: the read says not found, and the config and
+// model recorded for it (they carry the token) are deleted with it.
+func TestServingReadDisappearedDropsRecorded(t *testing.T) {
+	f, ep := createdFake(t)
+	delete(f.endpoints, "fraud")
+	_, err := readServing(context.Background(), f, nil, "fraud", ServingEndpointPrior{ConfigName: ep.ConfigName, ModelName: ep.ModelName})
+	if !errors.Is(err, ErrNotFound) {
+		t.Fatalf("err = %v, want ErrNotFound", err)
+	}
+	if len(f.configs)+len(f.models) != 0 {
+		t.Errorf("configs %v, models %v left", slices.Collect(maps.Keys(f.configs)), slices.Collect(maps.Keys(f.models)))
+	}
+}
+
+// A planned create of a name an endpoint already has is refused on the name
+// with the fix, whether the endpoint was made outside (no token) or by
+// another resource; one DescribeEndpoint, no write. A free name passes.
+func TestServingCheckCreateRefusesExisting(t *testing.T) {
+	f := newFakeServing()
+	if errs, err := checkServingCreate(context.Background(), f, "fraud"); err != nil || len(errs) != 0 {
+		t.Fatalf("free name: %v, %v", errs, err)
+	}
+	if _, err := f.CreateEndpoint(context.Background(), &sagemaker.CreateEndpointInput{EndpointName: aws.String("fraud"), EndpointConfigName: aws.String("theirs")}); err != nil {
+		t.Fatal(err)
+	}
+	f.calls = nil
+	errs, err := checkServingCreate(context.Background(), f, "fraud")
+	if err != nil || len(errs) != 1 || errs[0].Path != "name" {
+		t.Fatalf("errs = %v, err = %v; want one error on name", errs, err)
+	}
+	for _, w := range []string{"already exists", "made outside this provider", "import it", "choose another name"} {
+		if !strings.Contains(errs[0].Msg, w) {
+			t.Errorf("message %q lacks %q", errs[0].Msg, w)
+		}
+	}
+	if calls := f.callLog(); len(calls) != 0 {
+		t.Errorf("writes: %v", calls)
+	}
+	f.tags["arn:endpoint/fraud"][ServingEndpointTokenTag] = "someone"
+	if errs, _ := checkServingCreate(context.Background(), f, "fraud"); len(errs) != 1 || !strings.Contains(errs[0].Msg, "another resource") {
+		t.Errorf("endpoint of another resource: %v", errs)
+	}
+}
