@@ -57,11 +57,15 @@ func (e *Env) CheckServingEndpoint(ctx context.Context, s ServingEndpointSpec, u
 
 // CheckServingEndpointCreate is the plan-time check of a planned create,
 // the same for both front ends: a create cannot adopt an endpoint, so an
-// endpoint of the name that exists already is refused on the name
-// attribute, with the fix (import it, or choose another name), before any
-// write. It makes one DescribeEndpoint (and lists the tags of an endpoint
-// it finds). A name not known yet is not checked here: the create refuses
-// it at apply.
+// endpoint of the name that carries no creation token (made outside this
+// provider) is refused on the name attribute, with the fix (import it, or
+// choose another name), before any write. An endpoint that carries a token
+// passes: it may be this resource's own, tainted and planned for
+// replacement (Terraform plans the create half of a replacement without
+// prior state); the create refuses it at apply when its token is not this
+// create's. It makes one DescribeEndpoint (and lists the tags of an
+// endpoint it finds). A name not known yet is not checked here: the create
+// refuses it at apply.
 func (e *Env) CheckServingEndpointCreate(ctx context.Context, name string) ([]FieldError, error) {
 	return checkServingCreate(ctx, e.Clients.SageMaker, name)
 }
@@ -74,12 +78,11 @@ func checkServingCreate(ctx context.Context, api cloud.ServingAPI, name string) 
 	if err != nil {
 		return nil, fmt.Errorf("looking for an endpoint named %s: %w", name, err)
 	}
-	whose := fmt.Sprintf("it carries no %s tag: it was made outside this provider", ServingEndpointTokenTag)
 	if found.Tags[ServingEndpointTokenTag] != "" {
-		whose = fmt.Sprintf("its %s tag belongs to another resource", ServingEndpointTokenTag)
+		return nil, nil
 	}
-	return []FieldError{{Path: "name", Msg: fmt.Sprintf("%v: endpoint %s (%s, %s) exists and %s. A create cannot adopt an endpoint it did not make: import it to manage it here, or choose another name",
-		ErrServingEndpointExists, name, found.ARN, found.Status, whose)}}, nil
+	return []FieldError{{Path: "name", Msg: fmt.Sprintf("%v: endpoint %s (%s, %s) exists and carries no %s tag: it was made outside this provider. A create cannot adopt an endpoint it did not make: import it to manage it here, or choose another name",
+		ErrServingEndpointExists, name, found.ARN, found.Status, ServingEndpointTokenTag)}}, nil
 }
 
 func (e *Env) checkServingResidency(ctx context.Context, s ServingEndpointSpec, unknown []string) ([]residency.Violation, error) {
