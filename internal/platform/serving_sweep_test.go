@@ -185,3 +185,19 @@ func TestServingCheckCreateRefusesExisting(t *testing.T) {
 		t.Errorf("endpoint with a token: %v, %v; want it left to the apply", errs, err)
 	}
 }
+
+// Data capture on a serverless endpoint is refused on data_capture:
+// SageMaker serverless endpoints do not capture.
+func TestServingValidateCaptureOnServerless(t *testing.T) {
+	s := servingSpec()
+	s.Variants = []ServingVariant{{Name: "small", Serverless: &ServingServerless{MemoryMB: 2048, MaxConcurrency: 5}}}
+	s.DataCapture = &ServingDataCapture{Enabled: true, SamplingPercentage: 10, DestinationS3URI: "s3://capture/fraud"}
+	errs := ValidateServingEndpoint(s, nil)
+	if len(errs) != 1 || errs[0].Path != "data_capture" || !strings.Contains(errs[0].Msg, "serverless") {
+		t.Fatalf("errs = %v", errs)
+	}
+	s.DataCapture.Enabled = false
+	if errs := ValidateServingEndpoint(s, nil); len(errs) != 0 {
+		t.Errorf("capture disabled: %v", errs)
+	}
+}
