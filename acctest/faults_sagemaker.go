@@ -1,6 +1,7 @@
 package acctest
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -83,6 +84,9 @@ func InjectSageMaker(s *Shim, f SageMakerFault) (remove func()) {
 			f.OnCall()
 		}
 		if f.Delay > 0 {
+			// The request reached the service: it is served even if the
+			// client gives up meanwhile.
+			r.HTTP = r.HTTP.WithContext(context.WithoutCancel(r.HTTP.Context()))
 			time.Sleep(f.Delay)
 		}
 		switch {

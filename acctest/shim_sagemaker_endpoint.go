@@ -66,6 +66,7 @@ func RegisterSageMakerEndpoints(s *Shim) *ShimEndpoints {
 		"CreateEndpointConfig":               d.createConfig,
 		"DescribeEndpointConfig":             d.describeConfig,
 		"DeleteEndpointConfig":               d.deleteConfig,
+		"ListEndpointConfigs":                d.listConfigs,
 		"CreateEndpoint":                     d.createEndpoint,
 		"DescribeEndpoint":                   d.describeEndpoint,
 		"UpdateEndpoint":                     d.updateEndpoint,
@@ -189,6 +190,25 @@ func (d *ShimEndpoints) describeConfig(w http.ResponseWriter, r *Request) {
 		}
 	}
 	WriteJSON(w, out)
+}
+
+// listConfigs serves ListEndpointConfigs: NameContains is honoured, the
+// answer comes in one page, by name.
+func (d *ShimEndpoints) listConfigs(w http.ResponseWriter, r *Request) {
+	var in struct{ NameContains string }
+	_ = r.DecodeJSON(&in)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := []map[string]any{}
+	for k, c := range d.configs {
+		if strings.HasPrefix(k, r.Region+"/") && strings.Contains(c.name, in.NameContains) {
+			out = append(out, map[string]any{"EndpointConfigName": c.name, "EndpointConfigArn": c.arn, "CreationTime": epochSeconds(c.created)})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return out[i]["EndpointConfigName"].(string) < out[j]["EndpointConfigName"].(string)
+	})
+	WriteJSON(w, map[string]any{"EndpointConfigs": out})
 }
 
 func (d *ShimEndpoints) deleteConfig(w http.ResponseWriter, r *Request) {

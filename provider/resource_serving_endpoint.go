@@ -265,6 +265,14 @@ func (r *servingEndpointResource) ModifyPlan(ctx context.Context, req resource.M
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("monthly_cost_usd"), cost)...)
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("price_source"), price)...)
 	if req.State.Raw.IsNull() {
+		if !slices.Contains(unknown, "name") {
+			taken, err := r.meta.CheckServingEndpointCreate(ctx, spec.Name)
+			if err != nil {
+				resp.Diagnostics.AddError(fmt.Sprintf("checking serving endpoint (%s)", spec.Name), err.Error())
+				return
+			}
+			addServingFieldErrors(taken, &resp.Diagnostics)
+		}
 		addProblems(warnings, &resp.Diagnostics)
 		return
 	}
@@ -312,7 +320,10 @@ func (r *servingEndpointResource) Read(ctx context.Context, req resource.ReadReq
 		return
 	}
 	name := state.Name.ValueString()
-	ep, err := r.meta.FindServingEndpoint(ctx, name)
+	// An update cut off by its timeout left the config of before recorded:
+	// once the endpoint serves another, the read deletes the unused ones.
+	recorded := platform.ServingEndpointPrior{ConfigName: state.EndpointConfigName.ValueString(), ModelName: state.ModelName.ValueString()}
+	ep, err := r.meta.ReadServingEndpoint(ctx, name, recorded)
 	if errors.Is(err, platform.ErrNotFound) {
 		tflog.Warn(ctx, "serving endpoint is gone; removing it from state", map[string]any{"name": name})
 		resp.State.RemoveResource(ctx)
@@ -321,6 +332,9 @@ func (r *servingEndpointResource) Read(ctx context.Context, req resource.ReadReq
 	if err != nil {
 		resp.Diagnostics.AddError(fmt.Sprintf("reading serving endpoint (%s)", name), err.Error())
 		return
+	}
+	for _, w := range ep.Warnings {
+		resp.Diagnostics.AddWarning(fmt.Sprintf("reading serving endpoint (%s)", name), w)
 	}
 	resp.Diagnostics.Append(r.readBack(ctx, &state, ep, state.LastDeploymentOutcome.ValueString())...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)

@@ -118,9 +118,9 @@ func TestAccServingEndpoint_createInterrupted(t *testing.T) {
 	})
 }
 
-// An endpoint of the name that this resource did not create (no matching
-// token) is refused, with "import it", and left alone; the model and config
-// made for it are deleted.
+// An endpoint of the name that this resource did not create (no ownership
+// tag) is refused at plan, on the name, with "import it": zero AWS writes,
+// one DescribeEndpoint per plan, and the endpoint left alone.
 func TestAccServingEndpoint_createRefusesForeignEndpoint(t *testing.T) {
 	h := acctest.Setup(t)
 	servingFixtures(t, h)
@@ -145,9 +145,16 @@ func TestAccServingEndpoint_createRefusesForeignEndpoint(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
 			Config:      servingConfig(servingImage, "ml.m5.large", 1, ""),
-			ExpectError: regexp.MustCompile(`(?s)` + words("an endpoint of that name already exists") + `.*` + words("import it")),
+			PlanOnly:    true,
+			ExpectError: regexp.MustCompile(`(?s)Invalid serving endpoint: name.*` + words("an endpoint of that name already exists") + `.*` + words("made outside this provider") + `.*` + words("import it")),
 		}},
 	})
+	for _, c := range h.Shim.Writes() {
+		t.Errorf("the refused plan wrote: %v", c)
+	}
+	if n := len(h.Shim.Calls("sagemaker", "DescribeEndpoint")); n != 1 {
+		t.Errorf("%d DescribeEndpoint calls for one planned create, want 1", n)
+	}
 	if cs := h.SageMakerEndpoints.Configs(acctest.Region); !slices.Equal(cs, []string{"theirs"}) {
 		t.Errorf("endpoint configs %v, want only the other configuration's", cs)
 	}
@@ -197,6 +204,80 @@ func TestAccServingEndpoint_updateAndDeleteLostResponse(t *testing.T) {
 						}
 						if cs := h.SageMakerEndpoints.Configs(acctest.Region); len(cs) != 1 || cs[0] == firstConfig {
 							return fmt.Errorf("endpoint configs %v: want only the new one", cs)
+						}
+						return nil
+					},
+				),
+			},
+		},
+	})
+}
+
+// countServingModels counts the models in the emulator.
+func countServingModels(h *acctest.Harness) (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := h.Clients(ctx, acctest.Region)
+	if err != nil {
+		return 0, err
+	}
+	ms, err := c.SageMaker.ListModels(ctx, &sagemaker.ListModelsInput{})
+	if err != nil {
+		return 0, err
+	}
+	return len(ms.Models), nil
+}
+
+// An update cut off by its timeout while SageMaker still deploys: the apply
+// fails and the state keeps the config of before, with both configs and
+// models in AWS. SageMaker then finishes; the next refresh sees the endpoint
+// serving the new config, deletes the old config and model (they carry the
+// endpoint's creation token), and the plan is empty.
+func TestAccServingEndpoint_updateTimedOutLeavesNothing(t *testing.T) {
+	h := acctest.Setup(t)
+	servingFixtures(t, h)
+	const timeouts = `  timeouts = { update = "1s" }`
+	var firstConfig string
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             checkServingGone(h),
+		Steps: []resource.TestStep{
+			{
+				Config: servingConfig(servingImage, "ml.m5.large", 1, timeouts),
+				Check: resource.TestCheckResourceAttrWith(servingName, "endpoint_config_name", func(v string) error {
+					firstConfig = v
+					// The first describe after UpdateEndpoint is held past
+					// the update's timeout; it lands afterwards.
+					t.Cleanup(acctest.InjectSageMaker(h.Shim, acctest.SageMakerFault{
+						Action: "DescribeEndpoint", Armed: acctest.AfterCall(h.Shim, "UpdateEndpoint"), Times: 1, Delay: 2 * time.Second,
+					}))
+					return nil
+				}),
+			},
+			{
+				Config:      servingConfig(servingImage2, "ml.m5.large", 1, timeouts),
+				ExpectError: regexp.MustCompile(`(?s)updating serving endpoint \(fraud\)`),
+			},
+			{
+				PreConfig: func() {
+					time.Sleep(2 * time.Second) // the held describe lands: the deployment ends
+					if cs := h.SageMakerEndpoints.Configs(acctest.Region); len(cs) != 2 {
+						t.Errorf("configs after the cut-off update: %v, want the old and the new", cs)
+					}
+				},
+				// The refresh before the plan finds the new config serving.
+				Config:           servingConfig(servingImage2, "ml.m5.large", 1, timeouts),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(servingName, "model.image", servingImage2),
+					func(s *terraform.State) error {
+						cs := h.SageMakerEndpoints.Configs(acctest.Region)
+						if got := s.RootModule().Resources[servingName].Primary.Attributes["endpoint_config_name"]; len(cs) != 1 || cs[0] != got || got == firstConfig {
+							return fmt.Errorf("configs %v, state %s, first %s: want only the serving one, not the first", cs, got, firstConfig)
+						}
+						if n, err := countServingModels(h); err != nil || n != 1 {
+							return fmt.Errorf("%d models (%v), want only the serving one", n, err)
 						}
 						return nil
 					},

@@ -223,6 +223,16 @@ func (ServingEndpoint) Check(ctx context.Context, req infer.CheckRequest) (infer
 	}
 	failures = append(failures, reportViolations(ctx, env.Policy, vs)...)
 	failures = append(failures, problemFailures(ctx, warnings)...)
+	if req.OldInputs.Len() == 0 && len(errs) == 0 && !slices.Contains(unknown, "name") {
+		// A create: an endpoint of the name must not exist.
+		taken, err := env.CheckServingEndpointCreate(ctx, spec.Name)
+		if err != nil {
+			return infer.CheckResponse[ServingEndpointArgs]{Inputs: args}, fmt.Errorf("checking serving endpoint (%s): %w", spec.Name, err)
+		}
+		for _, e := range taken {
+			failures = append(failures, p.CheckFailure{Property: propertyPath(e.Path), Reason: e.Msg})
+		}
+	}
 	return infer.CheckResponse[ServingEndpointArgs]{Inputs: args, Failures: failures}, nil
 }
 
@@ -289,12 +299,16 @@ func (ServingEndpoint) Read(ctx context.Context, req infer.ReadRequest[ServingEn
 	if name == "" {
 		name = req.ID
 	}
-	ep, err := env.FindServingEndpoint(ctx, name)
+	recorded := platform.ServingEndpointPrior{ConfigName: deref(req.State.EndpointConfigName), ModelName: deref(req.State.ModelName)}
+	ep, err := env.ReadServingEndpoint(ctx, name, recorded)
 	if errors.Is(err, platform.ErrNotFound) {
 		return infer.ReadResponse[ServingEndpointArgs, ServingEndpointState]{}, nil
 	}
 	if err != nil {
 		return infer.ReadResponse[ServingEndpointArgs, ServingEndpointState]{}, fmt.Errorf("reading serving endpoint (%s): %w", name, err)
+	}
+	for _, w := range ep.Warnings {
+		p.GetLogger(ctx).Warningf("reading serving endpoint (%s): %s", name, w)
 	}
 	args := req.State.ServingEndpointArgs
 	if args.Model.Image == "" {

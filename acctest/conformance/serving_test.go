@@ -8,6 +8,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/applicationautoscaling"
 	aastypes "github.com/aws/aws-sdk-go-v2/service/applicationautoscaling/types"
+	"github.com/aws/aws-sdk-go-v2/service/sagemaker"
+	smtypes "github.com/aws/aws-sdk-go-v2/service/sagemaker/types"
 
 	"github.com/mlplatform/mlplatform/acctest"
 )
@@ -95,6 +97,53 @@ func servingScenarios() []scenario {
 			},
 		},
 		{
+			name: "serving_endpoint/canary", kind: servingEndpoint, resource: "conf-sv-can",
+			steps: []step{
+				{name: "create two GPU instances with a canary deployment", inputs: svCanary(svImage), want: created},
+				{name: "new image: deployed as a 10% canary with its alarm", inputs: svCanary(svImage2), want: updated, check: func(ctx context.Context, h *acctest.Harness, f *fixtures) error {
+					if err := wantConfigs(1)(ctx, h, f); err != nil {
+						return err
+					}
+					return wantCanary("conf-sv-can")(ctx, h, f)
+				}},
+				{name: "canary on one instance variant of two: warned that it falls back to all at once", inputs: svInputs("conf-sv-can", svImage, map[string]any{
+					"variants": []any{
+						map[string]any{"name": "primary", "instance_type": "ml.g6.xlarge", "initial_instance_count": 2},
+						map[string]any{"name": "shadow", "instance_type": "ml.g6.xlarge", "initial_instance_count": 1},
+					},
+					"deployment": svCanaryDeployment,
+				}), want: updated, warnings: []string{"multi-variant rolling"}},
+			},
+		},
+		{
+			name: "serving_endpoint/serverless", kind: servingEndpoint, resource: "conf-sv-sl",
+			steps: []step{
+				{name: "create serverless", inputs: svServerless(2048), want: created, check: wantConfigs(1)},
+				{name: "more memory: a new config in place", inputs: svServerless(4096), want: updated, check: wantConfigs(1)},
+				{name: "serverless and instance variants mixed: refused, zero writes", inputs: svInputs("conf-sv-sl", svImage, map[string]any{
+					"variants": []any{
+						map[string]any{"name": "small", "serverless": map[string]any{"memory_size_mb": 2048, "max_concurrency": 5}},
+						map[string]any{"name": "big", "instance_type": "ml.m5.large", "initial_instance_count": 1},
+					},
+				}), want: refused, messages: []string{"serverless", "instance variants"}, noWrites: true},
+			},
+		},
+		{
+			name: "serving_endpoint/disappears", kind: servingEndpoint, resource: "conf-sv-gone",
+			steps: []step{
+				{name: "create", inputs: svInputs("conf-sv-gone", svImage, nil), want: created},
+				{name: "deleted outside: created again, the old config and model gone", outOfBand: deleteEndpoint("conf-sv-gone"), inputs: svInputs("conf-sv-gone", svImage, nil),
+					want: created, check: wantConfigs(1)},
+			},
+		},
+		{
+			name: "serving_endpoint/foreign", kind: servingEndpoint, resource: "conf-sv-for",
+			steps: []step{
+				{name: "an endpoint of the name made outside: refused at plan, zero writes", outOfBand: foreignEndpoint("conf-sv-for"), inputs: svInputs("conf-sv-for", svImage, nil),
+					want: refused, messages: []string{"already exists", "import it"}, noWrites: true},
+			},
+		},
+		{
 			name: "serving_endpoint/autoscaling", kind: servingEndpoint, resource: "conf-sv-as",
 			steps: []step{
 				{name: "create with autoscaling: registered", inputs: svScaled(100), want: created, check: wantScaling("conf-sv-as", 1, 4, 100)},
@@ -170,6 +219,99 @@ func scaleVariant(endpoint, variant string, count int) func(*testing.T, *acctest
 	return func(t *testing.T, h *acctest.Harness, _ *fixtures) {
 		t.Helper()
 		if err := h.SageMakerEndpoints.ScaleVariant(acctest.Region, endpoint, variant, count); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+var svCanaryDeployment = map[string]any{
+	"traffic_routing": "canary", "size_type": "capacity_percent", "size_value": 10, "wait_seconds": 300,
+	"termination_wait_seconds": 120, "rollback_alarms": []any{"fraud-p99-latency"},
+}
+
+// svCanary is the canary scenario's endpoint: two GPU instances, updated as
+// a 10% canary with a rollback alarm.
+func svCanary(image string) func(*fixtures) map[string]any {
+	return svInputs("conf-sv-can", image, map[string]any{
+		"variants":   []any{map[string]any{"name": "primary", "instance_type": "ml.g6.xlarge", "initial_instance_count": 2}},
+		"deployment": svCanaryDeployment,
+	})
+}
+
+// svServerless is the serverless scenario's endpoint.
+func svServerless(memory int) func(*fixtures) map[string]any {
+	return svInputs("conf-sv-sl", svImage, map[string]any{
+		"variants": []any{map[string]any{"name": "small", "serverless": map[string]any{"memory_size_mb": memory, "max_concurrency": 5}}},
+	})
+}
+
+// wantCanary checks the deployment UpdateEndpoint carried: canary of 10%
+// capacity, 300 s between steps, 120 s termination wait, one rollback alarm.
+func wantCanary(endpoint string) func(context.Context, *acctest.Harness, *fixtures) error {
+	return func(ctx context.Context, h *acctest.Harness, _ *fixtures) error {
+		c, err := h.Clients(ctx, acctest.Region)
+		if err != nil {
+			return err
+		}
+		out, err := c.SageMaker.DescribeEndpoint(ctx, &sagemaker.DescribeEndpointInput{EndpointName: aws.String(endpoint)})
+		if err != nil {
+			return err
+		}
+		d := out.LastDeploymentConfig
+		if d == nil || d.BlueGreenUpdatePolicy == nil || d.BlueGreenUpdatePolicy.TrafficRoutingConfiguration == nil {
+			return fmt.Errorf("UpdateEndpoint carried no blue/green deployment: %+v", d)
+		}
+		bg, r := d.BlueGreenUpdatePolicy, d.BlueGreenUpdatePolicy.TrafficRoutingConfiguration
+		if r.Type != "CANARY" || r.CanarySize == nil || r.CanarySize.Type != "CAPACITY_PERCENT" || aws.ToInt32(r.CanarySize.Value) != 10 ||
+			aws.ToInt32(r.WaitIntervalInSeconds) != 300 || aws.ToInt32(bg.TerminationWaitInSeconds) != 120 {
+			return fmt.Errorf("deployment sent: %+v, routing %+v", bg, r)
+		}
+		if d.AutoRollbackConfiguration == nil || len(d.AutoRollbackConfiguration.Alarms) != 1 || aws.ToString(d.AutoRollbackConfiguration.Alarms[0].AlarmName) != "fraud-p99-latency" {
+			return fmt.Errorf("rollback alarms sent: %+v", d.AutoRollbackConfiguration)
+		}
+		return nil
+	}
+}
+
+// deleteEndpoint deletes the endpoint outside the front end (its config and
+// model stay) and waits until it is gone.
+func deleteEndpoint(name string) func(*testing.T, *acctest.Harness, *fixtures) {
+	return func(t *testing.T, h *acctest.Harness, _ *fixtures) {
+		t.Helper()
+		ctx := context.Background()
+		c, err := h.Clients(ctx, acctest.Region)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.SageMaker.DeleteEndpoint(ctx, &sagemaker.DeleteEndpointInput{EndpointName: aws.String(name)}); err != nil {
+			t.Fatal(err)
+		}
+		for range 10 {
+			if _, err := c.SageMaker.DescribeEndpoint(ctx, &sagemaker.DescribeEndpointInput{EndpointName: aws.String(name)}); err != nil {
+				return
+			}
+		}
+		t.Fatalf("endpoint %s not gone after its delete", name)
+	}
+}
+
+// foreignEndpoint makes an endpoint of the name outside the front end,
+// without the ownership tag.
+func foreignEndpoint(name string) func(*testing.T, *acctest.Harness, *fixtures) {
+	return func(t *testing.T, h *acctest.Harness, _ *fixtures) {
+		t.Helper()
+		ctx := context.Background()
+		c, err := h.Clients(ctx, acctest.Region)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.SageMaker.CreateEndpointConfig(ctx, &sagemaker.CreateEndpointConfigInput{
+			EndpointConfigName: aws.String("theirs"),
+			ProductionVariants: []smtypes.ProductionVariant{{VariantName: aws.String("a"), ModelName: aws.String("m"), InstanceType: "ml.m5.large", InitialInstanceCount: aws.Int32(1)}},
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.SageMaker.CreateEndpoint(ctx, &sagemaker.CreateEndpointInput{EndpointName: aws.String(name), EndpointConfigName: aws.String("theirs")}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -30,6 +30,8 @@ type ServingAPI interface {
 	ListTags(ctx context.Context, in *sagemaker.ListTagsInput, opts ...func(*sagemaker.Options)) (*sagemaker.ListTagsOutput, error)
 	AddTags(ctx context.Context, in *sagemaker.AddTagsInput, opts ...func(*sagemaker.Options)) (*sagemaker.AddTagsOutput, error)
 	DeleteTags(ctx context.Context, in *sagemaker.DeleteTagsInput, opts ...func(*sagemaker.Options)) (*sagemaker.DeleteTagsOutput, error)
+	ListEndpointConfigs(ctx context.Context, in *sagemaker.ListEndpointConfigsInput, opts ...func(*sagemaker.Options)) (*sagemaker.ListEndpointConfigsOutput, error)
+	ListModels(ctx context.Context, in *sagemaker.ListModelsInput, opts ...func(*sagemaker.Options)) (*sagemaker.ListModelsOutput, error)
 }
 
 // Endpoint statuses of SageMaker.

@@ -208,6 +208,14 @@ func ValidateServingEndpoint(s ServingEndpointSpec, unknown []string) []FieldErr
 	svVariants(v, s)
 	svDeployment(v, s.Deployment)
 	svDataCapture(v, s.DataCapture)
+	if d := s.DataCapture; d != nil && d.Enabled && v.opts.known(servingVariantsPath) {
+		for i, x := range s.Variants {
+			if x.Serverless != nil {
+				v.add(servingDataCapturePath, "variants[%d] (%q) is serverless, and SageMaker serverless endpoints do not capture data: remove data_capture (or set enabled = false), or serve on instances", i, x.Name)
+				break
+			}
+		}
+	}
 	v.kmsKey("kms_key_arn", s.KMSKeyARN)
 	svTags(v, s.Tags)
 	return v.errs

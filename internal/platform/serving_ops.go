@@ -55,6 +55,36 @@ func (e *Env) CheckServingEndpoint(ctx context.Context, s ServingEndpointSpec, u
 	return nil, vs, ServingDeploymentWarnings(s, unknown), nil
 }
 
+// CheckServingEndpointCreate is the plan-time check of a planned create,
+// the same for both front ends: a create cannot adopt an endpoint, so an
+// endpoint of the name that carries no creation token (made outside this
+// provider) is refused on the name attribute, with the fix (import it, or
+// choose another name), before any write. An endpoint that carries a token
+// passes: it may be this resource's own, tainted and planned for
+// replacement (Terraform plans the create half of a replacement without
+// prior state); the create refuses it at apply when its token is not this
+// create's. It makes one DescribeEndpoint (and lists the tags of an
+// endpoint it finds). A name not known yet is not checked here: the create
+// refuses it at apply.
+func (e *Env) CheckServingEndpointCreate(ctx context.Context, name string) ([]FieldError, error) {
+	return checkServingCreate(ctx, e.Clients.SageMaker, name)
+}
+
+func checkServingCreate(ctx context.Context, api cloud.ServingAPI, name string) ([]FieldError, error) {
+	found, err := cloud.FindServingEndpoint(ctx, api, name)
+	if errors.Is(err, cloud.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("looking for an endpoint named %s: %w", name, err)
+	}
+	if found.Tags[ServingEndpointTokenTag] != "" {
+		return nil, nil
+	}
+	return []FieldError{{Path: "name", Msg: fmt.Sprintf("%v: endpoint %s (%s, %s) exists and carries no %s tag: it was made outside this provider. A create cannot adopt an endpoint it did not make: import it to manage it here, or choose another name",
+		ErrServingEndpointExists, name, found.ARN, found.Status, ServingEndpointTokenTag)}}, nil
+}
+
 func (e *Env) checkServingResidency(ctx context.Context, s ServingEndpointSpec, unknown []string) ([]residency.Violation, error) {
 	tagsPath := ServingEndpointTagsPath
 	if slices.Contains(unknown, ServingEndpointTagsPath) {
@@ -87,12 +117,7 @@ func (e *Env) guardServing(ctx context.Context, s ServingEndpointSpec) ([]reside
 // endpoint: the endpoint's name with a random suffix, so an update never
 // collides with the config it replaces (SageMaker cannot rename a config).
 func servingNames(endpoint string) (model, config string) {
-	suffix := NewCreationToken()[:8]
-	base := endpoint
-	if len(base) > svMaxNameLen-9 {
-		base = strings.TrimRight(base[:svMaxNameLen-9], "-")
-	}
-	name := base + "-" + suffix
+	name := servingNamePrefix(endpoint) + NewCreationToken()[:8]
 	return name, name
 }
 
@@ -282,34 +307,58 @@ func cloneTags(tags map[string]string) map[string]string {
 
 // createModelAndConfig creates a model and an endpoint config under fresh
 // names. A create whose answer was lost is recognised by the name, which
-// nothing else uses. On failure nothing of this call is left.
+// nothing else uses. On failure nothing of this call is left: a create that
+// may still land (interrupted, timed out, lost) is looked for over a few
+// seconds and deleted.
 func createModelAndConfig(ctx context.Context, api cloud.ServingAPI, s ServingEndpointSpec, tags map[string]string) (string, string, error) {
 	modelName, configName := servingNames(s.Name)
-	if _, err := cloud.CreateServingModel(ctx, api, servingModelConfig(modelName, s, tags)); err != nil && !landed(ctx, err, func(c context.Context) error {
-		_, ferr := cloud.FindServingModel(c, api, modelName)
-		return ferr
-	}) {
-		return "", "", err
+	findModel := func(c context.Context) error {
+		_, err := cloud.FindServingModel(c, api, modelName)
+		return err
 	}
-	if _, err := cloud.CreateServingEndpointConfig(ctx, api, servingConfigSpec(configName, modelName, s, tags)); err != nil && !landed(ctx, err, func(c context.Context) error {
-		_, ferr := cloud.FindServingEndpointConfig(c, api, configName)
-		return ferr
-	}) {
-		return "", "", errors.Join(err, warningsErr(cleanupServing(ctx, api, "", modelName)))
+	findConfig := func(c context.Context) error {
+		_, err := cloud.FindServingEndpointConfig(c, api, configName)
+		return err
+	}
+	if _, err := cloud.CreateServingModel(ctx, api, servingModelConfig(modelName, s, tags)); err != nil {
+		if landed(ctx, err, findModel) && ctx.Err() == nil {
+			// created; only the answer was lost
+		} else {
+			return "", "", errors.Join(err, warningsErr(cleanupServing(ctx, api, "", modelName)))
+		}
+	}
+	if _, err := cloud.CreateServingEndpointConfig(ctx, api, servingConfigSpec(configName, modelName, s, tags)); err != nil {
+		if landed(ctx, err, findConfig) && ctx.Err() == nil {
+			return modelName, configName, nil
+		}
+		return "", "", errors.Join(err, warningsErr(cleanupServing(ctx, api, configName, modelName)))
 	}
 	return modelName, configName, nil
 }
 
-// landed reports whether a create that failed with err took effect anyway
-// (its answer lost, or the retry told the name is taken): the thing exists
-// under the fresh name only this call used.
+// landed reports whether a create that failed with err took effect anyway:
+// its answer lost, the retry told the name is taken, or the call still in
+// flight when the client gave up. The thing is looked for under the fresh
+// name only this call used, on a fresh bounded context, again after a
+// second and three seconds unless the service refused the call outright.
 func landed(ctx context.Context, err error, find func(context.Context) error) bool {
-	if ctx.Err() != nil && !errors.Is(err, cloud.ErrServingExists) {
-		return false
-	}
 	rctx, cancel := recordContext(ctx, servingRecordTimeout)
 	defer cancel()
-	return find(rctx) == nil
+	if find(rctx) == nil {
+		return true
+	}
+	if ctx.Err() == nil && cloud.IsRefused(err) && !errors.Is(err, cloud.ErrServingExists) {
+		return false
+	}
+	for _, d := range []time.Duration{time.Second, 2 * time.Second} {
+		if cloud.SleepOrDone(rctx, d) != nil {
+			return false
+		}
+		if find(rctx) == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // ServingEndpointPrior is what the front end's state holds of an endpoint
@@ -356,6 +405,9 @@ func updateServing(ctx context.Context, api cloud.ServingAPI, as cloud.ServingSc
 	if err != nil {
 		return nil, fmt.Errorf("reading endpoint %s before update: %w", s.Name, err)
 	}
+	// What an earlier update cut off by its timeout left: configs and
+	// models this resource made that the endpoint no longer serves.
+	_, warnings := sweepServing(ctx, api, s.Name, current.CreationToken, cur.ConfigName, current.ModelName)
 	// A count changed by autoscaling is not a change of the config.
 	countsOwnedByScaling(current, s)
 	var have map[string]cloud.ServingScaling
@@ -364,7 +416,6 @@ func updateServing(ctx context.Context, api cloud.ServingAPI, as cloud.ServingSc
 			return nil, fmt.Errorf("reading autoscaling of endpoint %s before update: %w", s.Name, err)
 		}
 	}
-	var warnings []string
 	lastDeployment := ""
 	if PlanServingEndpoint(current.Spec, s, nil).NewConfig() {
 		oldConfig, oldModel := cur.ConfigName, current.ModelName
@@ -490,6 +541,7 @@ func deleteServing(ctx context.Context, api cloud.ServingAPI, as cloud.ServingSc
 			return err
 		}
 	}
+	token := ""
 	cur, err := findServing(ctx, api, name)
 	switch {
 	case errors.Is(err, cloud.ErrNotFound):
@@ -498,6 +550,7 @@ func deleteServing(ctx context.Context, api cloud.ServingAPI, as cloud.ServingSc
 	default:
 		addName(&configs, cur.ConfigName)
 		addName(&models, cur.ModelName)
+		token = cur.CreationToken
 		if err := cloud.DeleteServingEndpoint(ctx, api, name); err != nil {
 			return err
 		}
@@ -516,6 +569,10 @@ func deleteServing(ctx context.Context, api cloud.ServingAPI, as cloud.ServingSc
 		if err := cloud.DeleteServingModel(ctx, api, m); err != nil {
 			return err
 		}
+	}
+	// Configs and models of updates cut off before their clean-up.
+	if _, ws := sweepServing(ctx, api, name, token, "", ""); len(ws) > 0 {
+		return fmt.Errorf("endpoint %s is deleted, but not everything it owned: %s", name, strings.Join(ws, "; "))
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -63,6 +64,7 @@ func (f *fakeServing) CreateModel(_ context.Context, in *sagemaker.CreateModelIn
 	defer f.mu.Unlock()
 	f.log("CreateModel " + *in.ModelName)
 	f.models[*in.ModelName] = in
+	f.tags["arn:model/"+*in.ModelName] = fakeTags(in.Tags)
 	return &sagemaker.CreateModelOutput{ModelArn: aws.String("arn:model/" + *in.ModelName)}, nil
 }
 
@@ -73,7 +75,7 @@ func (f *fakeServing) DescribeModel(_ context.Context, in *sagemaker.DescribeMod
 	if !ok {
 		return nil, notFound("model")
 	}
-	return &sagemaker.DescribeModelOutput{ModelName: m.ModelName, ExecutionRoleArn: m.ExecutionRoleArn, PrimaryContainer: m.PrimaryContainer}, nil
+	return &sagemaker.DescribeModelOutput{ModelName: m.ModelName, ModelArn: aws.String("arn:model/" + *m.ModelName), ExecutionRoleArn: m.ExecutionRoleArn, PrimaryContainer: m.PrimaryContainer}, nil
 }
 
 func (f *fakeServing) DeleteModel(_ context.Context, in *sagemaker.DeleteModelInput, _ ...func(*sagemaker.Options)) (*sagemaker.DeleteModelOutput, error) {
@@ -92,6 +94,7 @@ func (f *fakeServing) CreateEndpointConfig(_ context.Context, in *sagemaker.Crea
 	defer f.mu.Unlock()
 	f.log("CreateEndpointConfig " + *in.EndpointConfigName)
 	f.configs[*in.EndpointConfigName] = in
+	f.tags["arn:endpoint-config/"+*in.EndpointConfigName] = fakeTags(in.Tags)
 	return &sagemaker.CreateEndpointConfigOutput{EndpointConfigArn: aws.String("arn:endpoint-config/" + *in.EndpointConfigName)}, nil
 }
 
@@ -102,7 +105,7 @@ func (f *fakeServing) DescribeEndpointConfig(_ context.Context, in *sagemaker.De
 	if !ok {
 		return nil, notFound("endpoint config")
 	}
-	return &sagemaker.DescribeEndpointConfigOutput{EndpointConfigName: c.EndpointConfigName, ProductionVariants: c.ProductionVariants, KmsKeyId: c.KmsKeyId}, nil
+	return &sagemaker.DescribeEndpointConfigOutput{EndpointConfigName: c.EndpointConfigName, EndpointConfigArn: aws.String("arn:endpoint-config/" + *c.EndpointConfigName), ProductionVariants: c.ProductionVariants, KmsKeyId: c.KmsKeyId}, nil
 }
 
 func (f *fakeServing) DeleteEndpointConfig(_ context.Context, in *sagemaker.DeleteEndpointConfigInput, _ ...func(*sagemaker.Options)) (*sagemaker.DeleteEndpointConfigOutput, error) {
@@ -124,11 +127,7 @@ func (f *fakeServing) CreateEndpoint(_ context.Context, in *sagemaker.CreateEndp
 	f.log("CreateEndpoint " + *in.EndpointName)
 	arn := "arn:endpoint/" + *in.EndpointName
 	f.endpoints[*in.EndpointName] = &fakeEndpoint{arn: arn, config: *in.EndpointConfigName}
-	t := map[string]string{}
-	for _, x := range in.Tags {
-		t[*x.Key] = *x.Value
-	}
-	f.tags[arn] = t
+	f.tags[arn] = fakeTags(in.Tags)
 	return &sagemaker.CreateEndpointOutput{EndpointArn: aws.String(arn)}, nil
 }
 
@@ -210,6 +209,38 @@ func (f *fakeServing) DeleteTags(_ context.Context, in *sagemaker.DeleteTagsInpu
 		delete(f.tags[*in.ResourceArn], k)
 	}
 	return &sagemaker.DeleteTagsOutput{}, nil
+}
+
+func fakeTags(in []types.Tag) map[string]string {
+	t := map[string]string{}
+	for _, x := range in {
+		t[*x.Key] = *x.Value
+	}
+	return t
+}
+
+func (f *fakeServing) ListEndpointConfigs(_ context.Context, in *sagemaker.ListEndpointConfigsInput, _ ...func(*sagemaker.Options)) (*sagemaker.ListEndpointConfigsOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := &sagemaker.ListEndpointConfigsOutput{}
+	for _, n := range slices.Sorted(maps.Keys(f.configs)) {
+		if strings.Contains(n, aws.ToString(in.NameContains)) {
+			out.EndpointConfigs = append(out.EndpointConfigs, types.EndpointConfigSummary{EndpointConfigName: aws.String(n), EndpointConfigArn: aws.String("arn:endpoint-config/" + n)})
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeServing) ListModels(_ context.Context, in *sagemaker.ListModelsInput, _ ...func(*sagemaker.Options)) (*sagemaker.ListModelsOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := &sagemaker.ListModelsOutput{}
+	for _, n := range slices.Sorted(maps.Keys(f.models)) {
+		if strings.Contains(n, aws.ToString(in.NameContains)) {
+			out.Models = append(out.Models, types.ModelSummary{ModelName: aws.String(n), ModelArn: aws.String("arn:model/" + n)})
+		}
+	}
+	return out, nil
 }
 
 func (f *fakeServing) callLog() []string {

@@ -1,0 +1,343 @@
+package provider_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/applicationautoscaling"
+	aastypes "github.com/aws/aws-sdk-go-v2/service/applicationautoscaling/types"
+	"github.com/aws/aws-sdk-go-v2/service/sagemaker"
+
+	"github.com/mlplatform/mlplatform/acctest"
+	"github.com/mlplatform/mlplatform/internal/platform"
+)
+
+// servingFault is one way a write call of the serving endpoint goes wrong.
+// arm sets it on service's action and returns how often it fired and a
+// function that removes it; cancel ends the verb's context (an interrupt,
+// as Ctrl-C or a Terraform timeout do).
+type servingFault struct {
+	name   string
+	arm    func(h *acctest.Harness, service, action string, cancel context.CancelFunc) (fired func() int, remove func())
+	settle time.Duration // how long a call the fault held may take to land
+	fails  bool          // the verb must fail (else the fault was not exercised)
+}
+
+// servingFaults are the four faults of the matrix. SageMaker calls go
+// through InjectSageMaker (it wraps the endpoint double and moto alike);
+// Application Auto Scaling calls through the shim's rules in front of moto.
+func servingFaults() []servingFault {
+	sm := func(h *acctest.Harness, action string, f acctest.SageMakerFault) (func() int, func()) {
+		var n atomic.Int32
+		on := f.OnCall
+		f.Action = action
+		f.OnCall = func() {
+			n.Add(1)
+			if on != nil {
+				on()
+			}
+		}
+		remove := acctest.InjectSageMaker(h.Shim, f)
+		return func() int { return int(n.Load()) }, remove
+	}
+	held := func(delay, cancelAfter time.Duration) func(*acctest.Harness, string, string, context.CancelFunc) (func() int, func()) {
+		return func(h *acctest.Harness, svc, action string, cancel context.CancelFunc) (func() int, func()) {
+			stop := func() { time.AfterFunc(cancelAfter, cancel) }
+			if svc == "sagemaker" {
+				return sm(h, action, acctest.SageMakerFault{Times: 1, Delay: delay, OnCall: stop})
+			}
+			var n atomic.Int32
+			h.Shim.AddRule(acctest.FaultRule{Service: svc, Action: action, Times: 1, Delay: delay,
+				Before: func(*acctest.Request) { n.Add(1); stop() }})
+			return func() int { return int(n.Load()) }, h.Shim.ClearRules
+		}
+	}
+	return []servingFault{
+		// The call reaches AWS; the client is stopped while it is served.
+		{name: "interrupted", arm: held(500*time.Millisecond, 0), settle: time.Second, fails: true},
+		// The call is held past the verb's deadline and lands after it.
+		{name: "timed out", arm: held(2*time.Second, 500*time.Millisecond), settle: 2 * time.Second, fails: true},
+		{name: "throttled", arm: func(h *acctest.Harness, svc, action string, _ context.CancelFunc) (func() int, func()) {
+			if svc == "sagemaker" {
+				return sm(h, action, acctest.SageMakerFault{Times: 1, Code: "ThrottlingException", Message: "Rate exceeded (injected)"})
+			}
+			h.Shim.Throttle(svc, action, 1)
+			return func() int {
+				n := 0
+				for _, c := range h.Shim.Calls(svc, action) {
+					if c.Source == "fault" {
+						n++
+					}
+				}
+				return n
+			}, func() {}
+		}},
+		{name: "lost answer", arm: func(h *acctest.Harness, svc, action string, _ context.CancelFunc) (func() int, func()) {
+			if svc == "sagemaker" {
+				return sm(h, action, acctest.SageMakerFault{Times: 1, LoseResponse: true})
+			}
+			var n atomic.Int32
+			h.Shim.AddRule(acctest.FaultRule{Service: svc, Action: action, Times: 1, LoseResponse: true,
+				Before: func(*acctest.Request) { n.Add(1) }})
+			return func() int { return int(n.Load()) }, h.Shim.ClearRules
+		}},
+	}
+}
+
+func servingMatrixSpec() platform.ServingEndpointSpec {
+	return platform.ServingEndpointSpec{
+		Name: "fraud",
+		Model: platform.ServingModel{
+			Image: servingImage, ModelDataURI: "s3://" + servingBucket + "/fraud/model.tar.gz", ExecutionRoleARN: servingRole,
+		},
+		Variants: []platform.ServingVariant{{
+			Name: "primary", InstanceType: "ml.m5.large", InitialInstanceCount: 1,
+			Autoscaling: &platform.ServingAutoscaling{Min: 1, Max: 2, TargetInvocations: 100,
+				ScaleInCooldownSeconds: platform.ServingDefaultCooldownSeconds, ScaleOutCooldownSeconds: platform.ServingDefaultCooldownSeconds},
+		}},
+		Tags: map[string]string{"team": "fraud"},
+	}
+}
+
+// servingLeft lists what exists in the emulator: endpoint configs, models
+// and scalable targets (every one, whoever made it).
+func servingLeft(h *acctest.Harness) (configs []string, models int, targets []string, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := h.Clients(ctx, acctest.Region)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	if models, err = countServingModels(h); err != nil {
+		return nil, 0, nil, err
+	}
+	ts, err := c.AppAutoScaling.DescribeScalableTargets(ctx, &applicationautoscaling.DescribeScalableTargetsInput{ServiceNamespace: aastypes.ServiceNamespaceSagemaker})
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	for _, t := range ts.ScalableTargets {
+		targets = append(targets, aws.ToString(t.ResourceId))
+	}
+	return h.SageMakerEndpoints.Configs(acctest.Region), models, targets, nil
+}
+
+// checkServingConverged checks in AWS that exactly the declared endpoint
+// exists: in service on one config with one model (no orphan), the image
+// and the autoscaling declared.
+func checkServingConverged(env *platform.Env, h *acctest.Harness, spec platform.ServingEndpointSpec) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ep, err := env.FindServingEndpoint(ctx, spec.Name)
+	if err != nil {
+		return err
+	}
+	configs, models, targets, err := servingLeft(h)
+	switch {
+	case err != nil:
+		return err
+	case ep.Status != "InService" || ep.Spec.Model.Image != spec.Model.Image:
+		return fmt.Errorf("endpoint %s serving %s, want InService serving %s", ep.Status, ep.Spec.Model.Image, spec.Model.Image)
+	case !slices.Equal(configs, []string{ep.ConfigName}) || models != 1:
+		return fmt.Errorf("endpoint configs %v and %d models, want only the serving %s and its model (orphans)", configs, models, ep.ConfigName)
+	case len(targets) != 1 || ep.Spec.Variants[0].Autoscaling == nil || *ep.Spec.Variants[0].Autoscaling != *spec.Variants[0].Autoscaling:
+		return fmt.Errorf("scalable targets %v, autoscaling %+v, want %+v", targets, ep.Spec.Variants[0].Autoscaling, spec.Variants[0].Autoscaling)
+	}
+	return nil
+}
+
+func checkServingNothingLeft(h *acctest.Harness) error {
+	configs, models, targets, err := servingLeft(h)
+	if err != nil {
+		return err
+	}
+	if len(configs) > 0 || models > 0 || len(targets) > 0 {
+		return fmt.Errorf("left: endpoint configs %v, %d models, scalable targets %v", configs, models, targets)
+	}
+	return checkServingGone(h)(nil)
+}
+
+func priorOf(ep *platform.ServingEndpoint) platform.ServingEndpointPrior {
+	return platform.ServingEndpointPrior{Spec: ep.Spec, ConfigName: ep.ConfigName, ModelName: ep.ModelName}
+}
+
+// TestAccServingEndpoint_faultMatrix runs the core's create, update and
+// delete of a serving endpoint (with autoscaling) with each write call
+// interrupted, timed out, throttled and answered with a lost response,
+// against the emulator (moto, the endpoint double). Each cell then does what
+// the front end would do next: a create that returned an endpoint is
+// recorded and tainted (deleted, then created again); a create that
+// returned none must have left nothing; a failed update is refreshed and
+// applied again; a failed delete runs again. After every cell: the endpoint
+// converged with no orphan config, model or scalable target, and after the
+// delete nothing is left. A fault that never fired fails its cell.
+func TestAccServingEndpoint_faultMatrix(t *testing.T) {
+	h := acctest.Setup(t)
+	servingFixtures(t, h)
+	env := platformEnv(t, h)
+	wait := platform.ServingWait{Timeout: 30 * time.Second, Poll: 20 * time.Millisecond, MaxPoll: 50 * time.Millisecond}
+	base := servingMatrixSpec()
+	next := servingMatrixSpec()
+	next.Model.Image = servingImage2
+	next.Variants[0].Autoscaling.Max, next.Variants[0].Autoscaling.TargetInvocations = 3, 200
+	next.Tags = map[string]string{"team": "fraud", "stage": "two"}
+
+	type step struct{ service, action string }
+	const aas = "application-autoscaling"
+	creates := []step{{"sagemaker", "CreateModel"}, {"sagemaker", "CreateEndpointConfig"}, {"sagemaker", "CreateEndpoint"},
+		{aas, "RegisterScalableTarget"}, {aas, "PutScalingPolicy"}}
+	updates := []step{{"sagemaker", "CreateModel"}, {"sagemaker", "CreateEndpointConfig"}, {"sagemaker", "UpdateEndpoint"},
+		{"sagemaker", "DeleteEndpointConfig"}, {"sagemaker", "DeleteModel"}, {aas, "RegisterScalableTarget"}, {aas, "PutScalingPolicy"}}
+	deletes := []step{{aas, "DeregisterScalableTarget"}, {"sagemaker", "DeleteEndpoint"}, {"sagemaker", "DeleteEndpointConfig"}, {"sagemaker", "DeleteModel"}}
+
+	// A failed cell leaves nothing to the next.
+	cleanup := func() {
+		h.Shim.ClearRules()
+		_ = env.DeleteServingEndpoint(context.Background(), base.Name, platform.ServingEndpointPrior{}, wait)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if c, err := h.Clients(ctx, acctest.Region); err == nil {
+			if ms, err := c.SageMaker.ListModels(ctx, &sagemaker.ListModelsInput{}); err == nil {
+				for _, m := range ms.Models {
+					_, _ = c.SageMaker.DeleteModel(ctx, &sagemaker.DeleteModelInput{ModelName: m.ModelName})
+				}
+			}
+			if ts, err := c.AppAutoScaling.DescribeScalableTargets(ctx, &applicationautoscaling.DescribeScalableTargetsInput{ServiceNamespace: aastypes.ServiceNamespaceSagemaker}); err == nil {
+				for _, x := range ts.ScalableTargets {
+					_, _ = c.AppAutoScaling.DeregisterScalableTarget(ctx, &applicationautoscaling.DeregisterScalableTargetInput{
+						ServiceNamespace: x.ServiceNamespace, ResourceId: x.ResourceId, ScalableDimension: x.ScalableDimension})
+				}
+			}
+		}
+		h.Shim.Reset() // the endpoint double's state, the faults and the log
+	}
+	create := func(t *testing.T) *platform.ServingEndpoint {
+		t.Helper()
+		ep, _, err := env.CreateServingEndpoint(context.Background(), base, wait)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ep
+	}
+	armed := func(t *testing.T, fault servingFault, st step, cancel context.CancelFunc) func() {
+		t.Helper()
+		fired, remove := fault.arm(h, st.service, st.action, cancel)
+		return func() {
+			remove()
+			h.Shim.ClearRules()
+			time.Sleep(fault.settle)
+			if fired() == 0 {
+				t.Fatalf("the %s fault on %s never fired", fault.name, st.action)
+			}
+		}
+	}
+	start := time.Now()
+	cells := 0
+	for _, fault := range servingFaults() {
+		for _, st := range creates {
+			t.Run(fmt.Sprintf("create/%s/%s", st.action, fault.name), func(t *testing.T) {
+				t.Cleanup(cleanup)
+				cells++
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				disarm := armed(t, fault, st, cancel)
+				got, _, err := env.CreateServingEndpoint(ctx, base, wait)
+				disarm()
+				if fault.fails && err == nil {
+					t.Fatal("the create succeeded: the fault was not exercised")
+				}
+				switch {
+				case err == nil:
+				case got != nil:
+					// Recorded and tainted: the next apply replaces it.
+					if derr := env.DeleteServingEndpoint(context.Background(), base.Name, priorOf(got), wait); derr != nil {
+						t.Fatalf("destroying the tainted endpoint (after %v): %v", err, derr)
+					}
+					got = create(t)
+				default:
+					// Nothing recorded: nothing may exist.
+					if left := checkServingNothingLeft(h); left != nil {
+						t.Fatalf("the create failed with nothing recorded (%v), yet: %v", err, left)
+					}
+					got = create(t)
+				}
+				if err := checkServingConverged(env, h, base); err != nil {
+					t.Fatal(err)
+				}
+				if err := env.DeleteServingEndpoint(context.Background(), base.Name, priorOf(got), wait); err != nil {
+					t.Fatal(err)
+				}
+				if err := checkServingNothingLeft(h); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+		for _, st := range updates {
+			t.Run(fmt.Sprintf("update/%s/%s", st.action, fault.name), func(t *testing.T) {
+				t.Cleanup(cleanup)
+				cells++
+				ep := create(t)
+				prior := priorOf(ep)
+				prior.Spec.Tags = maps.Clone(base.Tags)
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				disarm := armed(t, fault, st, cancel)
+				got, _, err := env.UpdateServingEndpoint(ctx, prior, next, wait)
+				disarm()
+				if fault.fails && err == nil {
+					t.Fatal("the update succeeded: the fault was not exercised")
+				}
+				if err != nil {
+					// The state keeps the prior record: refresh, then apply again.
+					read, rerr := env.ReadServingEndpoint(context.Background(), base.Name, prior)
+					if rerr != nil {
+						t.Fatalf("refresh after %v: %v", err, rerr)
+					}
+					if got, _, err = env.UpdateServingEndpoint(context.Background(), priorOf(read), next, wait); err != nil {
+						t.Fatalf("re-apply: %v", err)
+					}
+				}
+				if err := checkServingConverged(env, h, next); err != nil {
+					t.Fatal(err)
+				}
+				if err := env.DeleteServingEndpoint(context.Background(), base.Name, priorOf(got), wait); err != nil {
+					t.Fatal(err)
+				}
+				if err := checkServingNothingLeft(h); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+		for _, st := range deletes {
+			t.Run(fmt.Sprintf("delete/%s/%s", st.action, fault.name), func(t *testing.T) {
+				t.Cleanup(cleanup)
+				cells++
+				ep := create(t)
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				disarm := armed(t, fault, st, cancel)
+				err := env.DeleteServingEndpoint(ctx, base.Name, priorOf(ep), wait)
+				disarm()
+				if fault.fails && err == nil {
+					t.Fatal("the delete succeeded: the fault was not exercised")
+				}
+				if err != nil {
+					// The state keeps the endpoint; destroy runs again.
+					if derr := env.DeleteServingEndpoint(context.Background(), base.Name, priorOf(ep), wait); derr != nil && !errors.Is(derr, platform.ErrNotFound) {
+						t.Fatalf("second destroy after %v: %v", err, derr)
+					}
+				}
+				if err := checkServingNothingLeft(h); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+	}
+	t.Logf("%d cells in %s", cells, time.Since(start).Round(time.Second))
+}
