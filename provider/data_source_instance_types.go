@@ -3,15 +3,16 @@ package provider
 import (
 	"context"
 	"fmt"
+	"math/big"
 	"sort"
+	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/mlplatform/mlplatform/internal/catalog"
 )
@@ -19,10 +20,13 @@ import (
 var _ datasource.DataSourceWithConfigure = &instanceTypesDataSource{}
 
 // NewInstanceTypesDataSource is the mlplatform_instance_types constructor.
+// Each read computes its answer; the provider's own constructor shares a
+// memo of answers between the data sources of one provider process.
 func NewInstanceTypesDataSource() datasource.DataSource { return &instanceTypesDataSource{} }
 
 type instanceTypesDataSource struct {
 	meta *Meta
+	memo *instanceTypesMemo
 }
 
 type instanceTypesModel struct {
@@ -38,29 +42,6 @@ type instanceTypesModel struct {
 	InstanceTypes   types.List   `tfsdk:"instance_types"`
 	CatalogAsOf     types.String `tfsdk:"catalog_as_of"`
 	CatalogLive     types.Bool   `tfsdk:"catalog_live"`
-}
-
-var instanceTypeAttrs = map[string]attr.Type{
-	"name":                      types.StringType,
-	"family":                    types.StringType,
-	"architecture":              types.StringType,
-	"vcpus":                     types.Int64Type,
-	"memory_mib":                types.Int64Type,
-	"gpu_model":                 types.StringType,
-	"gpu_count":                 types.Int64Type,
-	"gpu_memory_gib":            types.Int64Type,
-	"gpu_interconnect":          types.StringType,
-	"gpu_peak_bf16_tflops":      types.Float64Type,
-	"gpu_memory_bandwidth_gbps": types.Float64Type,
-	"efa_supported":             types.BoolType,
-	"efa_max_interfaces":        types.Int64Type,
-	"cpu_features":              types.ListType{ElemType: types.StringType},
-	"cluster_placement":         types.BoolType,
-	"zone_ids":                  types.ListType{ElemType: types.StringType},
-	"zone_names":                types.ListType{ElemType: types.StringType},
-	"price_usd_per_hour":        types.Float64Type,
-	"price_is_estimate":         types.BoolType,
-	"price_source":              types.StringType,
 }
 
 func (d *instanceTypesDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
@@ -145,35 +126,96 @@ func (d *instanceTypesDataSource) Read(ctx context.Context, req datasource.ReadR
 		v := m.EFA.ValueBool()
 		f.EFA = &v
 	}
-	found := cat.Find(f)
 	region := d.meta.Region()
-	sortByPrice(found, region)
-	names := make([]string, 0, len(found))
-	rows := make([]attr.Value, 0, len(found))
-	for _, t := range found {
-		names = append(names, t.Name)
-		obj, diags := instanceTypeObject(t, region)
-		resp.Diagnostics.Append(diags...)
-		rows = append(rows, obj)
-	}
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	var ds diag.Diagnostics
-	m.Names, ds = types.ListValueFrom(ctx, types.StringType, names)
-	resp.Diagnostics.Append(ds...)
-	list, ds := types.ListValue(types.ObjectType{AttrTypes: instanceTypeAttrs}, rows)
-	resp.Diagnostics.Append(ds...)
-	m.InstanceTypes = list
 	efa := "any"
 	if f.EFA != nil {
 		efa = fmt.Sprint(*f.EFA)
 	}
-	m.ID = types.StringValue(fmt.Sprintf("%s/gpu=%s,count>=%d,mem>=%d,efa=%s,cpu=%v,arch=%s,offered=%t",
-		region, f.GPUModel, f.MinGPUCount, f.MinGPUMemoryGiB, efa, f.CPUFeatures, f.Architecture, f.OfferedOnly))
-	m.CatalogAsOf = types.StringValue(cat.AsOf())
-	m.CatalogLive = types.BoolValue(cat.Live())
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	id := fmt.Sprintf("%s/gpu=%s,count>=%d,mem>=%d,efa=%s,cpu=%v,arch=%s,offered=%t",
+		region, f.GPUModel, f.MinGPUCount, f.MinGPUMemoryGiB, efa, f.CPUFeatures, f.Architecture, f.OfferedOnly)
+
+	// The state is built as terraform-plugin-go values, not through the
+	// model and State.Set: the answer of a filter (a list of objects of 20
+	// attributes each) is computed once per catalog and shared by every
+	// data source with the same filter, and the reflection of State.Set
+	// over it cost more than the rest of the read.
+	var vals map[string]tftypes.Value
+	if err := req.Config.Raw.As(&vals); err != nil {
+		resp.Diagnostics.AddError("reading instance types", err.Error())
+		return
+	}
+	listType, ok := vals["instance_types"].Type().(tftypes.List)
+	if !ok {
+		resp.Diagnostics.AddError("reading instance types", "instance_types is not a list in the schema")
+		return
+	}
+	ans := d.memo.answer(cat, id, func() instanceTypesAnswer {
+		found := cat.Find(f)
+		sortByPrice(found, region)
+		return newInstanceTypesAnswer(found, region, listType.ElementType)
+	})
+	vals["id"] = tftypes.NewValue(tftypes.String, id)
+	vals["names"] = ans.names
+	vals["instance_types"] = ans.rows
+	vals["catalog_as_of"] = tftypes.NewValue(tftypes.String, cat.AsOf())
+	vals["catalog_live"] = tftypes.NewValue(tftypes.Bool, cat.Live())
+	resp.State.Raw = tftypes.NewValue(req.Config.Raw.Type(), vals)
+}
+
+// instanceTypesAnswer is the computed part of one filter's answer.
+type instanceTypesAnswer struct {
+	names, rows tftypes.Value
+}
+
+// instanceTypesMemo keeps the answer of each filter for the life of the
+// provider process: a configuration with many lookups of a few filters
+// (one per module instance) computes each once. Answers are immutable
+// values; the key holds the catalog they were computed from, so a reloaded
+// catalog is never answered from an older one. A nil memo computes every
+// time.
+type instanceTypesMemo struct {
+	mu      sync.Mutex
+	answers map[instanceTypesKey]instanceTypesAnswer
+}
+
+type instanceTypesKey struct {
+	cat *catalog.Catalog
+	id  string // region and filter
+}
+
+func newInstanceTypesMemo() *instanceTypesMemo {
+	return &instanceTypesMemo{answers: map[instanceTypesKey]instanceTypesAnswer{}}
+}
+
+func (m *instanceTypesMemo) answer(cat *catalog.Catalog, id string, compute func() instanceTypesAnswer) instanceTypesAnswer {
+	if m == nil {
+		return compute()
+	}
+	k := instanceTypesKey{cat: cat, id: id}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if a, ok := m.answers[k]; ok {
+		return a
+	}
+	a := compute()
+	m.answers[k] = a
+	return a
+}
+
+// newInstanceTypesAnswer turns the matching types, in result order, into
+// the names and instance_types values; elem is the schema's object type of
+// one instance_types element.
+func newInstanceTypesAnswer(found []catalog.InstanceType, region string, elem tftypes.Type) instanceTypesAnswer {
+	names := make([]tftypes.Value, 0, len(found))
+	rows := make([]tftypes.Value, 0, len(found))
+	for _, t := range found {
+		names = append(names, tftypes.NewValue(tftypes.String, t.Name))
+		rows = append(rows, tftypes.NewValue(elem, instanceTypeValues(t, region)))
+	}
+	return instanceTypesAnswer{
+		names: tftypes.NewValue(tftypes.List{ElementType: tftypes.String}, names),
+		rows:  tftypes.NewValue(tftypes.List{ElementType: elem}, rows),
+	}
 }
 
 // sortByPrice orders cheapest first; unknown prices last, by name.
@@ -191,51 +233,55 @@ func sortByPrice(ts []catalog.InstanceType, region string) {
 	})
 }
 
-func instanceTypeObject(t catalog.InstanceType, region string) (attr.Value, diag.Diagnostics) {
-	strs := func(s []string) attr.Value {
-		vals := make([]attr.Value, 0, len(s))
+// instanceTypeValues are the attributes of one instance_types element.
+func instanceTypeValues(t catalog.InstanceType, region string) map[string]tftypes.Value {
+	str := func(v string) tftypes.Value { return tftypes.NewValue(tftypes.String, v) }
+	num := func(v float64) tftypes.Value { return tftypes.NewValue(tftypes.Number, big.NewFloat(v)) }
+	integer := func(v int) tftypes.Value { return tftypes.NewValue(tftypes.Number, int64(v)) }
+	boolean := func(v bool) tftypes.Value { return tftypes.NewValue(tftypes.Bool, v) }
+	strs := func(s []string) tftypes.Value {
+		vals := make([]tftypes.Value, 0, len(s))
 		for _, x := range s {
-			vals = append(vals, types.StringValue(x))
+			vals = append(vals, str(x))
 		}
-		return types.ListValueMust(types.StringType, vals)
+		return tftypes.NewValue(tftypes.List{ElementType: tftypes.String}, vals)
 	}
-	v := map[string]attr.Value{
-		"name":                      types.StringValue(t.Name),
-		"family":                    types.StringValue(t.Family),
-		"architecture":              types.StringValue(t.Architecture),
-		"vcpus":                     types.Int64Value(int64(t.VCPUs)),
-		"memory_mib":                types.Int64Value(int64(t.MemoryMiB)),
-		"gpu_model":                 types.StringValue(""),
-		"gpu_count":                 types.Int64Value(0),
-		"gpu_memory_gib":            types.Int64Value(0),
-		"gpu_interconnect":          types.StringValue(""),
-		"gpu_peak_bf16_tflops":      types.Float64Value(0),
-		"gpu_memory_bandwidth_gbps": types.Float64Value(0),
-		"efa_supported":             types.BoolValue(t.EFA.Supported),
-		"efa_max_interfaces":        types.Int64Value(int64(t.EFA.MaxInterfaces)),
+	v := map[string]tftypes.Value{
+		"name":                      str(t.Name),
+		"family":                    str(t.Family),
+		"architecture":              str(t.Architecture),
+		"vcpus":                     integer(t.VCPUs),
+		"memory_mib":                integer(t.MemoryMiB),
+		"gpu_model":                 str(""),
+		"gpu_count":                 integer(0),
+		"gpu_memory_gib":            integer(0),
+		"gpu_interconnect":          str(""),
+		"gpu_peak_bf16_tflops":      num(0),
+		"gpu_memory_bandwidth_gbps": num(0),
+		"efa_supported":             boolean(t.EFA.Supported),
+		"efa_max_interfaces":        integer(t.EFA.MaxInterfaces),
 		"cpu_features":              strs(t.CPU.Features),
-		"cluster_placement":         types.BoolValue(t.ClusterPlacement()),
+		"cluster_placement":         boolean(t.ClusterPlacement()),
 		"zone_ids":                  strs(t.ZoneIDs),
 		"zone_names":                strs(t.ZoneNames),
-		"price_usd_per_hour":        types.Float64Value(0),
-		"price_is_estimate":         types.BoolValue(false),
-		"price_source":              types.StringValue(""),
+		"price_usd_per_hour":        num(0),
+		"price_is_estimate":         boolean(false),
+		"price_source":              str(""),
 	}
 	if g := t.GPU; g != nil {
-		v["gpu_model"] = types.StringValue(g.Model)
-		v["gpu_count"] = types.Int64Value(int64(g.Count))
-		v["gpu_memory_gib"] = types.Int64Value(int64(g.MemoryGiB))
-		v["gpu_interconnect"] = types.StringValue(g.Interconnect)
-		v["gpu_peak_bf16_tflops"] = types.Float64Value(g.PeakBF16TFLOPS)
-		v["gpu_memory_bandwidth_gbps"] = types.Float64Value(g.MemoryBandwidthGBps)
+		v["gpu_model"] = str(g.Model)
+		v["gpu_count"] = integer(g.Count)
+		v["gpu_memory_gib"] = integer(g.MemoryGiB)
+		v["gpu_interconnect"] = str(g.Interconnect)
+		v["gpu_peak_bf16_tflops"] = num(g.PeakBF16TFLOPS)
+		v["gpu_memory_bandwidth_gbps"] = num(g.MemoryBandwidthGBps)
 	}
 	if usd, est, ok := t.HourlyUSD(region); ok {
-		v["price_usd_per_hour"] = types.Float64Value(usd)
-		v["price_is_estimate"] = types.BoolValue(est)
+		v["price_usd_per_hour"] = num(usd)
+		v["price_is_estimate"] = boolean(est)
 		if t.Price != nil {
-			v["price_source"] = types.StringValue(t.Price.Source)
+			v["price_source"] = str(t.Price.Source)
 		}
 	}
-	obj, d := types.ObjectValue(instanceTypeAttrs, v)
-	return obj, d
+	return v
 }

@@ -24,11 +24,16 @@ var _ provider.Provider = &mlplatformProvider{}
 
 // New returns the provider factory for a version.
 func New(version string) func() provider.Provider {
-	return func() provider.Provider { return &mlplatformProvider{version: version} }
+	return func() provider.Provider {
+		return &mlplatformProvider{version: version, instanceTypes: newInstanceTypesMemo()}
+	}
 }
 
 type mlplatformProvider struct {
 	version string
+	// instanceTypes is shared by the instance types data sources of the
+	// process (one provider configuration).
+	instanceTypes *instanceTypesMemo
 }
 
 type providerModel struct {
@@ -166,7 +171,7 @@ func (p *mlplatformProvider) Resources(_ context.Context) []func() resource.Reso
 
 func (p *mlplatformProvider) DataSources(_ context.Context) []func() datasource.DataSource {
 	return []func() datasource.DataSource{
-		NewInstanceTypesDataSource,
+		func() datasource.DataSource { return &instanceTypesDataSource{memo: p.instanceTypes} },
 		NewResidencyDataSource,
 		NewValidationReportsDataSource,
 	}
