@@ -45,7 +45,8 @@ echo "== building the provider and the emulator"
 os_arch="$(go env GOOS)_$(go env GOARCH)"
 mirror="$work/mirror/registry.terraform.io/mlplatform/mlplatform/$version/$os_arch"
 mkdir -p "$mirror"
-go build -trimpath -ldflags "-s -w -X main.version=$version" -o "$work/terraform-provider-mlplatform" . # as `make build` does
+# As `make build` does (PROVIDER_LDFLAGS in the GNUmakefile).
+go build -trimpath -ldflags "-s -w -X main.version=$version -extldflags=-Wl,-Ttext-segment=0x401000" -o "$work/terraform-provider-mlplatform" .
 go build -o "$work/emulator" ./acctest/cmd/emulator
 # The mirror holds a wrapper that runs the real provider and records its peak
 # RSS (getrusage of the child) when it exits, to the file $BENCH_RSS names. It
