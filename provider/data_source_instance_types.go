@@ -29,21 +29,6 @@ type instanceTypesDataSource struct {
 	memo *instanceTypesMemo
 }
 
-type instanceTypesModel struct {
-	ID              types.String `tfsdk:"id"`
-	GPUModel        types.String `tfsdk:"gpu_model"`
-	MinGPUCount     types.Int64  `tfsdk:"min_gpu_count"`
-	MinGPUMemoryGiB types.Int64  `tfsdk:"min_gpu_memory_gib"`
-	EFA             types.Bool   `tfsdk:"efa"`
-	CPUFeatures     types.List   `tfsdk:"cpu_features"`
-	Architecture    types.String `tfsdk:"architecture"`
-	OfferedOnly     types.Bool   `tfsdk:"offered_only"`
-	Names           types.List   `tfsdk:"names"`
-	InstanceTypes   types.List   `tfsdk:"instance_types"`
-	CatalogAsOf     types.String `tfsdk:"catalog_as_of"`
-	CatalogLive     types.Bool   `tfsdk:"catalog_live"`
-}
-
 func (d *instanceTypesDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_instance_types"
 }
@@ -100,56 +85,60 @@ func (d *instanceTypesDataSource) Configure(_ context.Context, req datasource.Co
 }
 
 func (d *instanceTypesDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var m instanceTypesModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
 	if d.meta == nil {
 		resp.Diagnostics.AddError("reading instance types", "the provider is not configured")
 		return
 	}
-	cat, err := d.meta.Catalog(ctx)
+	state, err := readInstanceTypes(ctx, d.meta, d.memo, req.Config.Raw)
 	if err != nil {
 		resp.Diagnostics.AddError("reading instance types", err.Error())
 		return
 	}
-	f := catalog.Filter{
-		GPUModel:        m.GPUModel.ValueString(),
-		MinGPUCount:     int(m.MinGPUCount.ValueInt64()),
-		MinGPUMemoryGiB: int(m.MinGPUMemoryGiB.ValueInt64()),
-		CPUFeatures:     stringList(ctx, m.CPUFeatures),
-		Architecture:    m.Architecture.ValueString(),
-		OfferedOnly:     m.OfferedOnly.IsNull() || m.OfferedOnly.ValueBool(),
+	resp.State.Raw = state
+}
+
+// readInstanceTypes answers one configuration of the data source with its
+// state. Both the framework's Read and the provider's protocol server (see
+// protocol.go) read through it. The state is built as terraform-plugin-go
+// values, not through a model and State.Set: the answer of a filter (a list
+// of objects of 20 attributes each) is computed once per catalog and shared
+// by every data source with the same filter, and the reflection of
+// State.Set over it cost more than the rest of the read.
+func readInstanceTypes(ctx context.Context, meta *Meta, memo *instanceTypesMemo, config tftypes.Value) (tftypes.Value, error) {
+	var vals map[string]tftypes.Value
+	if err := config.As(&vals); err != nil {
+		return tftypes.Value{}, fmt.Errorf("decoding the configuration: %w", err)
 	}
-	if !m.EFA.IsNull() {
-		v := m.EFA.ValueBool()
+	listType, ok := vals["instance_types"].Type().(tftypes.List)
+	if !ok {
+		return tftypes.Value{}, fmt.Errorf("instance_types is not a list in the schema")
+	}
+	f := catalog.Filter{
+		GPUModel:        tfString(vals["gpu_model"]),
+		MinGPUCount:     int(tfInt(vals["min_gpu_count"])),
+		MinGPUMemoryGiB: int(tfInt(vals["min_gpu_memory_gib"])),
+		CPUFeatures:     tfStrings(vals["cpu_features"]),
+		Architecture:    tfString(vals["architecture"]),
+		OfferedOnly:     true,
+	}
+	if v, ok := tfBool(vals["offered_only"]); ok {
+		f.OfferedOnly = v
+	}
+	if v, ok := tfBool(vals["efa"]); ok {
 		f.EFA = &v
 	}
-	region := d.meta.Region()
+	cat, err := meta.Catalog(ctx)
+	if err != nil {
+		return tftypes.Value{}, err
+	}
+	region := meta.Region()
 	efa := "any"
 	if f.EFA != nil {
 		efa = fmt.Sprint(*f.EFA)
 	}
 	id := fmt.Sprintf("%s/gpu=%s,count>=%d,mem>=%d,efa=%s,cpu=%v,arch=%s,offered=%t",
 		region, f.GPUModel, f.MinGPUCount, f.MinGPUMemoryGiB, efa, f.CPUFeatures, f.Architecture, f.OfferedOnly)
-
-	// The state is built as terraform-plugin-go values, not through the
-	// model and State.Set: the answer of a filter (a list of objects of 20
-	// attributes each) is computed once per catalog and shared by every
-	// data source with the same filter, and the reflection of State.Set
-	// over it cost more than the rest of the read.
-	var vals map[string]tftypes.Value
-	if err := req.Config.Raw.As(&vals); err != nil {
-		resp.Diagnostics.AddError("reading instance types", err.Error())
-		return
-	}
-	listType, ok := vals["instance_types"].Type().(tftypes.List)
-	if !ok {
-		resp.Diagnostics.AddError("reading instance types", "instance_types is not a list in the schema")
-		return
-	}
-	ans := d.memo.answer(cat, id, func() instanceTypesAnswer {
+	ans := memo.answer(cat, id, func() instanceTypesAnswer {
 		found := cat.Find(f)
 		sortByPrice(found, region)
 		return newInstanceTypesAnswer(found, region, listType.ElementType)
@@ -159,7 +148,51 @@ func (d *instanceTypesDataSource) Read(ctx context.Context, req datasource.ReadR
 	vals["instance_types"] = ans.rows
 	vals["catalog_as_of"] = tftypes.NewValue(tftypes.String, cat.AsOf())
 	vals["catalog_live"] = tftypes.NewValue(tftypes.Bool, cat.Live())
-	resp.State.Raw = tftypes.NewValue(req.Config.Raw.Type(), vals)
+	return tftypes.NewValue(config.Type(), vals), nil
+}
+
+// tfString, tfInt, tfBool and tfStrings read a configuration value; null
+// (and unknown, which Terraform never sends to a read) reads as absent.
+func tfString(v tftypes.Value) string {
+	var s string
+	if v.IsKnown() && !v.IsNull() {
+		_ = v.As(&s)
+	}
+	return s
+}
+
+func tfInt(v tftypes.Value) int64 {
+	if !v.IsKnown() || v.IsNull() {
+		return 0
+	}
+	var f big.Float
+	if err := v.As(&f); err != nil {
+		return 0
+	}
+	i, _ := f.Int64()
+	return i
+}
+
+func tfBool(v tftypes.Value) (value, ok bool) {
+	if !v.IsKnown() || v.IsNull() {
+		return false, false
+	}
+	if err := v.As(&value); err != nil {
+		return false, false
+	}
+	return value, true
+}
+
+func tfStrings(v tftypes.Value) []string {
+	var elems []tftypes.Value
+	if !v.IsKnown() || v.IsNull() || v.As(&elems) != nil {
+		return nil
+	}
+	out := make([]string, 0, len(elems))
+	for _, e := range elems {
+		out = append(out, tfString(e))
+	}
+	return out
 }
 
 // instanceTypesAnswer is the computed part of one filter's answer.

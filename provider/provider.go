@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
@@ -24,9 +25,11 @@ var _ provider.Provider = &mlplatformProvider{}
 
 // New returns the provider factory for a version.
 func New(version string) func() provider.Provider {
-	return func() provider.Provider {
-		return &mlplatformProvider{version: version, instanceTypes: newInstanceTypesMemo()}
-	}
+	return func() provider.Provider { return newProvider(version) }
+}
+
+func newProvider(version string) *mlplatformProvider {
+	return &mlplatformProvider{version: version, instanceTypes: newInstanceTypesMemo()}
 }
 
 type mlplatformProvider struct {
@@ -34,6 +37,8 @@ type mlplatformProvider struct {
 	// instanceTypes is shared by the instance types data sources of the
 	// process (one provider configuration).
 	instanceTypes *instanceTypesMemo
+	// meta is the configured environment, once Configure has run.
+	meta atomic.Pointer[Meta]
 }
 
 type providerModel struct {
@@ -155,6 +160,7 @@ func (p *mlplatformProvider) Configure(ctx context.Context, req provider.Configu
 		addConfigError(&resp.Diagnostics, err)
 		return
 	}
+	p.meta.Store(meta)
 	resp.ResourceData = meta
 	resp.DataSourceData = meta
 }
