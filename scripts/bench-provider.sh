@@ -188,12 +188,17 @@ tf() { local d=$1; shift; (cd "$d" && terraform "$@" -no-color >out.txt 2>&1) ||
 # plan_ms DIR: wall ms of one plan with an empty catalog cache.
 # minimal_ms: the same for the lookups on the floor provider (its RSS apart).
 minimal_ms() { TF_CLI_CONFIG_FILE="$work/terraformrc-floor" BENCH_RSS="$work/rss-floor.txt" plan_ms "$work/minimal"; }
+# It also appends the plan's CPU time (user and system, of Terraform and
+# every provider process: the waited-for children of the subshell it runs
+# in, from /proc/PID/stat) to
+# DIR/cpu.txt: it grows far less with the machine's load than wall time.
 plan_ms() {
   local s e
   fresh_cache
   s=$(date +%s%N)
   tf "$1" plan
   e=$(date +%s%N)
+  awk -v hz="$(getconf CLK_TCK)" '{printf "%d\n", ($16 + $17) * 1000 / hz}' "/proc/$BASHPID/stat" >>"$1/cpu.txt"
   echo $(( (e - s) / 1000000 ))
 }
 median() { sort -n | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]}'; }
@@ -215,6 +220,7 @@ done
 lookups_ms=$(median <"$work/a.txt"); floor100_ms=$(median <"$work/b.txt")
 quick_ms=$(median <"$work/c.txt"); floor5_ms=$(median <"$work/d.txt")
 minimal_ms=$(median <"$work/m.txt")
+cpu_ms() { tail -n "$runs" "$work/$1/cpu.txt" | median; } # the warm-up's line left out
 echo "provider processes, peak RSS in KB: $(sort -n "$work/rss.txt" | tr "\n" " ")"
 rss_kb=$(sort -n "$work/rss.txt" | tail -n 1)
 
@@ -284,6 +290,7 @@ row "plan ratio, 100 instance_types / 100 terraform_data" "$(ratio "$lookups_ms"
 row "plan ratio, quickstart / 5 terraform_data" "$(ratio "$quick_ms" "$floor5_ms")" x "<=" 2
 echo "  floor of any framework provider (scripts/floorprovider): 100 lookups $minimal_ms ms, $(ratio "$minimal_ms" "$floor100_ms")x 100 terraform_data;"
 echo "  100 instance_types / the same on the floor provider: $(ratio "$lookups_ms" "$minimal_ms")x"
+echo "  CPU per plan (medians): 100 lookups $(cpu_ms lookups) ms, 100 terraform_data $(cpu_ms floor100) ms ($(ratio "$(cpu_ms lookups)" "$(cpu_ms floor100)")x), floor provider $(cpu_ms minimal) ms ($(ratio "$(cpu_ms minimal)" "$(cpu_ms floor100)")x); quickstart $(cpu_ms quickstart) ms, 5 terraform_data $(cpu_ms floor5) ms ($(ratio "$(cpu_ms quickstart)" "$(cpu_ms floor5)")x)"
 echo "  (quickstart / 100 terraform_data: $(ratio "$quick_ms" "$floor100_ms")x)"
 row "provider peak RSS over the plans" "$(awk -v k="$rss_kb" 'BEGIN {if (k > 0) printf "%.1f", k / 1024}')" MB "<" 64
 row "AWS calls, plan of 100 lookups, empty cache" "$lookups_cold" "" "<=" 3
