@@ -2,13 +2,12 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"os"
 	"runtime/debug"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 
 	"github.com/mlplatform/mlplatform/provider"
 )
@@ -42,8 +41,9 @@ func run() error {
 	var debugMode bool
 	flag.BoolVar(&debugMode, "debug", false, "run the provider with support for debuggers like delve")
 	flag.Parse()
-	return providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
-		Address: "registry.terraform.io/mlplatform/mlplatform",
-		Debug:   debugMode,
-	})
+	var opts []tf6server.ServeOpt
+	if debugMode {
+		opts = append(opts, tf6server.WithManagedDebug())
+	}
+	return tf6server.Serve("registry.terraform.io/mlplatform/mlplatform", provider.NewProtocol6(version), opts...)
 }

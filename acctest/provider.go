@@ -1,7 +1,6 @@
 package acctest
 
 import (
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 
 	"github.com/mlplatform/mlplatform/provider"
@@ -14,6 +13,6 @@ const ProviderName = "mlplatform"
 // that serve the mlplatform provider in process (version "test").
 func ProtoV6ProviderFactories() map[string]func() (tfprotov6.ProviderServer, error) {
 	return map[string]func() (tfprotov6.ProviderServer, error){
-		ProviderName: providerserver.NewProtocol6WithError(provider.New("test")()),
+		ProviderName: provider.NewProtocol6WithError("test"),
 	}
 }

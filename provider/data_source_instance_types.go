@@ -3,15 +3,16 @@ package provider
 import (
 	"context"
 	"fmt"
+	"math/big"
 	"sort"
+	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/mlplatform/mlplatform/internal/catalog"
 )
@@ -19,48 +20,13 @@ import (
 var _ datasource.DataSourceWithConfigure = &instanceTypesDataSource{}
 
 // NewInstanceTypesDataSource is the mlplatform_instance_types constructor.
+// Each read computes its answer; the provider's own constructor shares a
+// memo of answers between the data sources of one provider process.
 func NewInstanceTypesDataSource() datasource.DataSource { return &instanceTypesDataSource{} }
 
 type instanceTypesDataSource struct {
 	meta *Meta
-}
-
-type instanceTypesModel struct {
-	ID              types.String `tfsdk:"id"`
-	GPUModel        types.String `tfsdk:"gpu_model"`
-	MinGPUCount     types.Int64  `tfsdk:"min_gpu_count"`
-	MinGPUMemoryGiB types.Int64  `tfsdk:"min_gpu_memory_gib"`
-	EFA             types.Bool   `tfsdk:"efa"`
-	CPUFeatures     types.List   `tfsdk:"cpu_features"`
-	Architecture    types.String `tfsdk:"architecture"`
-	OfferedOnly     types.Bool   `tfsdk:"offered_only"`
-	Names           types.List   `tfsdk:"names"`
-	InstanceTypes   types.List   `tfsdk:"instance_types"`
-	CatalogAsOf     types.String `tfsdk:"catalog_as_of"`
-	CatalogLive     types.Bool   `tfsdk:"catalog_live"`
-}
-
-var instanceTypeAttrs = map[string]attr.Type{
-	"name":                      types.StringType,
-	"family":                    types.StringType,
-	"architecture":              types.StringType,
-	"vcpus":                     types.Int64Type,
-	"memory_mib":                types.Int64Type,
-	"gpu_model":                 types.StringType,
-	"gpu_count":                 types.Int64Type,
-	"gpu_memory_gib":            types.Int64Type,
-	"gpu_interconnect":          types.StringType,
-	"gpu_peak_bf16_tflops":      types.Float64Type,
-	"gpu_memory_bandwidth_gbps": types.Float64Type,
-	"efa_supported":             types.BoolType,
-	"efa_max_interfaces":        types.Int64Type,
-	"cpu_features":              types.ListType{ElemType: types.StringType},
-	"cluster_placement":         types.BoolType,
-	"zone_ids":                  types.ListType{ElemType: types.StringType},
-	"zone_names":                types.ListType{ElemType: types.StringType},
-	"price_usd_per_hour":        types.Float64Type,
-	"price_is_estimate":         types.BoolType,
-	"price_source":              types.StringType,
+	memo *instanceTypesMemo
 }
 
 func (d *instanceTypesDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
@@ -119,61 +85,170 @@ func (d *instanceTypesDataSource) Configure(_ context.Context, req datasource.Co
 }
 
 func (d *instanceTypesDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var m instanceTypesModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
 	if d.meta == nil {
 		resp.Diagnostics.AddError("reading instance types", "the provider is not configured")
 		return
 	}
-	cat, err := d.meta.Catalog(ctx)
+	state, err := readInstanceTypes(ctx, d.meta, d.memo, req.Config.Raw)
 	if err != nil {
 		resp.Diagnostics.AddError("reading instance types", err.Error())
 		return
 	}
-	f := catalog.Filter{
-		GPUModel:        m.GPUModel.ValueString(),
-		MinGPUCount:     int(m.MinGPUCount.ValueInt64()),
-		MinGPUMemoryGiB: int(m.MinGPUMemoryGiB.ValueInt64()),
-		CPUFeatures:     stringList(ctx, m.CPUFeatures),
-		Architecture:    m.Architecture.ValueString(),
-		OfferedOnly:     m.OfferedOnly.IsNull() || m.OfferedOnly.ValueBool(),
+	resp.State.Raw = state
+}
+
+// readInstanceTypes answers one configuration of the data source with its
+// state. Both the framework's Read and the provider's protocol server (see
+// protocol.go) read through it. The state is built as terraform-plugin-go
+// values, not through a model and State.Set: the answer of a filter (a list
+// of objects of 20 attributes each) is computed once per catalog and shared
+// by every data source with the same filter, and the reflection of
+// State.Set over it cost more than the rest of the read.
+func readInstanceTypes(ctx context.Context, meta *Meta, memo *instanceTypesMemo, config tftypes.Value) (tftypes.Value, error) {
+	var vals map[string]tftypes.Value
+	if err := config.As(&vals); err != nil {
+		return tftypes.Value{}, fmt.Errorf("decoding the configuration: %w", err)
 	}
-	if !m.EFA.IsNull() {
-		v := m.EFA.ValueBool()
+	listType, ok := vals["instance_types"].Type().(tftypes.List)
+	if !ok {
+		return tftypes.Value{}, fmt.Errorf("instance_types is not a list in the schema")
+	}
+	f := catalog.Filter{
+		GPUModel:        tfString(vals["gpu_model"]),
+		MinGPUCount:     int(tfInt(vals["min_gpu_count"])),
+		MinGPUMemoryGiB: int(tfInt(vals["min_gpu_memory_gib"])),
+		CPUFeatures:     tfStrings(vals["cpu_features"]),
+		Architecture:    tfString(vals["architecture"]),
+		OfferedOnly:     true,
+	}
+	if v, ok := tfBool(vals["offered_only"]); ok {
+		f.OfferedOnly = v
+	}
+	if v, ok := tfBool(vals["efa"]); ok {
 		f.EFA = &v
 	}
-	found := cat.Find(f)
-	region := d.meta.Region()
-	sortByPrice(found, region)
-	names := make([]string, 0, len(found))
-	rows := make([]attr.Value, 0, len(found))
-	for _, t := range found {
-		names = append(names, t.Name)
-		obj, diags := instanceTypeObject(t, region)
-		resp.Diagnostics.Append(diags...)
-		rows = append(rows, obj)
+	cat, err := meta.Catalog(ctx)
+	if err != nil {
+		return tftypes.Value{}, err
 	}
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	var ds diag.Diagnostics
-	m.Names, ds = types.ListValueFrom(ctx, types.StringType, names)
-	resp.Diagnostics.Append(ds...)
-	list, ds := types.ListValue(types.ObjectType{AttrTypes: instanceTypeAttrs}, rows)
-	resp.Diagnostics.Append(ds...)
-	m.InstanceTypes = list
+	region := meta.Region()
 	efa := "any"
 	if f.EFA != nil {
 		efa = fmt.Sprint(*f.EFA)
 	}
-	m.ID = types.StringValue(fmt.Sprintf("%s/gpu=%s,count>=%d,mem>=%d,efa=%s,cpu=%v,arch=%s,offered=%t",
-		region, f.GPUModel, f.MinGPUCount, f.MinGPUMemoryGiB, efa, f.CPUFeatures, f.Architecture, f.OfferedOnly))
-	m.CatalogAsOf = types.StringValue(cat.AsOf())
-	m.CatalogLive = types.BoolValue(cat.Live())
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	id := fmt.Sprintf("%s/gpu=%s,count>=%d,mem>=%d,efa=%s,cpu=%v,arch=%s,offered=%t",
+		region, f.GPUModel, f.MinGPUCount, f.MinGPUMemoryGiB, efa, f.CPUFeatures, f.Architecture, f.OfferedOnly)
+	ans := memo.answer(cat, id, func() instanceTypesAnswer {
+		found := cat.Find(f)
+		sortByPrice(found, region)
+		return newInstanceTypesAnswer(found, region, listType.ElementType)
+	})
+	vals["id"] = tftypes.NewValue(tftypes.String, id)
+	vals["names"] = ans.names
+	vals["instance_types"] = ans.rows
+	vals["catalog_as_of"] = tftypes.NewValue(tftypes.String, cat.AsOf())
+	vals["catalog_live"] = tftypes.NewValue(tftypes.Bool, cat.Live())
+	return tftypes.NewValue(config.Type(), vals), nil
+}
+
+// tfString, tfInt, tfBool and tfStrings read a configuration value; null
+// (and unknown, which Terraform never sends to a read) reads as absent.
+func tfString(v tftypes.Value) string {
+	var s string
+	if v.IsKnown() && !v.IsNull() {
+		_ = v.As(&s)
+	}
+	return s
+}
+
+func tfInt(v tftypes.Value) int64 {
+	if !v.IsKnown() || v.IsNull() {
+		return 0
+	}
+	var f big.Float
+	if err := v.As(&f); err != nil {
+		return 0
+	}
+	i, _ := f.Int64()
+	return i
+}
+
+func tfBool(v tftypes.Value) (value, ok bool) {
+	if !v.IsKnown() || v.IsNull() {
+		return false, false
+	}
+	if err := v.As(&value); err != nil {
+		return false, false
+	}
+	return value, true
+}
+
+func tfStrings(v tftypes.Value) []string {
+	var elems []tftypes.Value
+	if !v.IsKnown() || v.IsNull() || v.As(&elems) != nil {
+		return nil
+	}
+	out := make([]string, 0, len(elems))
+	for _, e := range elems {
+		out = append(out, tfString(e))
+	}
+	return out
+}
+
+// instanceTypesAnswer is the computed part of one filter's answer.
+type instanceTypesAnswer struct {
+	names, rows tftypes.Value
+}
+
+// instanceTypesMemo keeps the answer of each filter for the life of the
+// provider process: a configuration with many lookups of a few filters
+// (one per module instance) computes each once. Answers are immutable
+// values; the key holds the catalog they were computed from, so a reloaded
+// catalog is never answered from an older one. A nil memo computes every
+// time.
+type instanceTypesMemo struct {
+	mu      sync.Mutex
+	answers map[instanceTypesKey]instanceTypesAnswer
+}
+
+type instanceTypesKey struct {
+	cat *catalog.Catalog
+	id  string // region and filter
+}
+
+func newInstanceTypesMemo() *instanceTypesMemo {
+	return &instanceTypesMemo{answers: map[instanceTypesKey]instanceTypesAnswer{}}
+}
+
+func (m *instanceTypesMemo) answer(cat *catalog.Catalog, id string, compute func() instanceTypesAnswer) instanceTypesAnswer {
+	if m == nil {
+		return compute()
+	}
+	k := instanceTypesKey{cat: cat, id: id}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if a, ok := m.answers[k]; ok {
+		return a
+	}
+	a := compute()
+	m.answers[k] = a
+	return a
+}
+
+// newInstanceTypesAnswer turns the matching types, in result order, into
+// the names and instance_types values; elem is the schema's object type of
+// one instance_types element.
+func newInstanceTypesAnswer(found []catalog.InstanceType, region string, elem tftypes.Type) instanceTypesAnswer {
+	names := make([]tftypes.Value, 0, len(found))
+	rows := make([]tftypes.Value, 0, len(found))
+	for _, t := range found {
+		names = append(names, tftypes.NewValue(tftypes.String, t.Name))
+		rows = append(rows, tftypes.NewValue(elem, instanceTypeValues(t, region)))
+	}
+	return instanceTypesAnswer{
+		names: tftypes.NewValue(tftypes.List{ElementType: tftypes.String}, names),
+		rows:  tftypes.NewValue(tftypes.List{ElementType: elem}, rows),
+	}
 }
 
 // sortByPrice orders cheapest first; unknown prices last, by name.
@@ -191,51 +266,55 @@ func sortByPrice(ts []catalog.InstanceType, region string) {
 	})
 }
 
-func instanceTypeObject(t catalog.InstanceType, region string) (attr.Value, diag.Diagnostics) {
-	strs := func(s []string) attr.Value {
-		vals := make([]attr.Value, 0, len(s))
+// instanceTypeValues are the attributes of one instance_types element.
+func instanceTypeValues(t catalog.InstanceType, region string) map[string]tftypes.Value {
+	str := func(v string) tftypes.Value { return tftypes.NewValue(tftypes.String, v) }
+	num := func(v float64) tftypes.Value { return tftypes.NewValue(tftypes.Number, big.NewFloat(v)) }
+	integer := func(v int) tftypes.Value { return tftypes.NewValue(tftypes.Number, int64(v)) }
+	boolean := func(v bool) tftypes.Value { return tftypes.NewValue(tftypes.Bool, v) }
+	strs := func(s []string) tftypes.Value {
+		vals := make([]tftypes.Value, 0, len(s))
 		for _, x := range s {
-			vals = append(vals, types.StringValue(x))
+			vals = append(vals, str(x))
 		}
-		return types.ListValueMust(types.StringType, vals)
+		return tftypes.NewValue(tftypes.List{ElementType: tftypes.String}, vals)
 	}
-	v := map[string]attr.Value{
-		"name":                      types.StringValue(t.Name),
-		"family":                    types.StringValue(t.Family),
-		"architecture":              types.StringValue(t.Architecture),
-		"vcpus":                     types.Int64Value(int64(t.VCPUs)),
-		"memory_mib":                types.Int64Value(int64(t.MemoryMiB)),
-		"gpu_model":                 types.StringValue(""),
-		"gpu_count":                 types.Int64Value(0),
-		"gpu_memory_gib":            types.Int64Value(0),
-		"gpu_interconnect":          types.StringValue(""),
-		"gpu_peak_bf16_tflops":      types.Float64Value(0),
-		"gpu_memory_bandwidth_gbps": types.Float64Value(0),
-		"efa_supported":             types.BoolValue(t.EFA.Supported),
-		"efa_max_interfaces":        types.Int64Value(int64(t.EFA.MaxInterfaces)),
+	v := map[string]tftypes.Value{
+		"name":                      str(t.Name),
+		"family":                    str(t.Family),
+		"architecture":              str(t.Architecture),
+		"vcpus":                     integer(t.VCPUs),
+		"memory_mib":                integer(t.MemoryMiB),
+		"gpu_model":                 str(""),
+		"gpu_count":                 integer(0),
+		"gpu_memory_gib":            integer(0),
+		"gpu_interconnect":          str(""),
+		"gpu_peak_bf16_tflops":      num(0),
+		"gpu_memory_bandwidth_gbps": num(0),
+		"efa_supported":             boolean(t.EFA.Supported),
+		"efa_max_interfaces":        integer(t.EFA.MaxInterfaces),
 		"cpu_features":              strs(t.CPU.Features),
-		"cluster_placement":         types.BoolValue(t.ClusterPlacement()),
+		"cluster_placement":         boolean(t.ClusterPlacement()),
 		"zone_ids":                  strs(t.ZoneIDs),
 		"zone_names":                strs(t.ZoneNames),
-		"price_usd_per_hour":        types.Float64Value(0),
-		"price_is_estimate":         types.BoolValue(false),
-		"price_source":              types.StringValue(""),
+		"price_usd_per_hour":        num(0),
+		"price_is_estimate":         boolean(false),
+		"price_source":              str(""),
 	}
 	if g := t.GPU; g != nil {
-		v["gpu_model"] = types.StringValue(g.Model)
-		v["gpu_count"] = types.Int64Value(int64(g.Count))
-		v["gpu_memory_gib"] = types.Int64Value(int64(g.MemoryGiB))
-		v["gpu_interconnect"] = types.StringValue(g.Interconnect)
-		v["gpu_peak_bf16_tflops"] = types.Float64Value(g.PeakBF16TFLOPS)
-		v["gpu_memory_bandwidth_gbps"] = types.Float64Value(g.MemoryBandwidthGBps)
+		v["gpu_model"] = str(g.Model)
+		v["gpu_count"] = integer(g.Count)
+		v["gpu_memory_gib"] = integer(g.MemoryGiB)
+		v["gpu_interconnect"] = str(g.Interconnect)
+		v["gpu_peak_bf16_tflops"] = num(g.PeakBF16TFLOPS)
+		v["gpu_memory_bandwidth_gbps"] = num(g.MemoryBandwidthGBps)
 	}
 	if usd, est, ok := t.HourlyUSD(region); ok {
-		v["price_usd_per_hour"] = types.Float64Value(usd)
-		v["price_is_estimate"] = types.BoolValue(est)
+		v["price_usd_per_hour"] = num(usd)
+		v["price_is_estimate"] = boolean(est)
 		if t.Price != nil {
-			v["price_source"] = types.StringValue(t.Price.Source)
+			v["price_source"] = str(t.Price.Source)
 		}
 	}
-	obj, d := types.ObjectValue(instanceTypeAttrs, v)
-	return obj, d
+	return v
 }

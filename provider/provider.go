@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
@@ -24,11 +25,20 @@ var _ provider.Provider = &mlplatformProvider{}
 
 // New returns the provider factory for a version.
 func New(version string) func() provider.Provider {
-	return func() provider.Provider { return &mlplatformProvider{version: version} }
+	return func() provider.Provider { return newProvider(version) }
+}
+
+func newProvider(version string) *mlplatformProvider {
+	return &mlplatformProvider{version: version, instanceTypes: newInstanceTypesMemo()}
 }
 
 type mlplatformProvider struct {
 	version string
+	// instanceTypes is shared by the instance types data sources of the
+	// process (one provider configuration).
+	instanceTypes *instanceTypesMemo
+	// meta is the configured environment, once Configure has run.
+	meta atomic.Pointer[Meta]
 }
 
 type providerModel struct {
@@ -150,6 +160,7 @@ func (p *mlplatformProvider) Configure(ctx context.Context, req provider.Configu
 		addConfigError(&resp.Diagnostics, err)
 		return
 	}
+	p.meta.Store(meta)
 	resp.ResourceData = meta
 	resp.DataSourceData = meta
 }
@@ -166,7 +177,7 @@ func (p *mlplatformProvider) Resources(_ context.Context) []func() resource.Reso
 
 func (p *mlplatformProvider) DataSources(_ context.Context) []func() datasource.DataSource {
 	return []func() datasource.DataSource{
-		NewInstanceTypesDataSource,
+		func() datasource.DataSource { return &instanceTypesDataSource{memo: p.instanceTypes} },
 		NewResidencyDataSource,
 		NewValidationReportsDataSource,
 	}

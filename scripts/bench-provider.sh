@@ -8,7 +8,9 @@
 #       quickstart: examples/quickstart with a 2-node GPU cluster, a feature
 #                   store and a residency guard (floor: 5 terraform_data).
 #     Every plan starts with an empty catalog cache (a fresh cache directory),
-#     as the first plan on a new CI runner does.
+#     as the first plan on a new CI runner does. The 100 lookups are also
+#     planned against scripts/floorprovider, the smallest framework provider
+#     that serves them: the floor of any framework provider, for reference.
 #  3. Peak RSS of every provider process over those plans.
 #  4. AWS calls per plan (the emulator's request log), in total and per
 #     resource of the quickstart, and per refresh after it is applied.
@@ -45,7 +47,8 @@ echo "== building the provider and the emulator"
 os_arch="$(go env GOOS)_$(go env GOARCH)"
 mirror="$work/mirror/registry.terraform.io/mlplatform/mlplatform/$version/$os_arch"
 mkdir -p "$mirror"
-go build -trimpath -ldflags "-s -w -X main.version=$version" -o "$work/terraform-provider-mlplatform" . # as `make build` does
+# As `make build` does (PROVIDER_LDFLAGS in the GNUmakefile).
+go build -trimpath -ldflags "-s -w -X main.version=$version -extldflags=-Wl,-Ttext-segment=0x401000" -o "$work/terraform-provider-mlplatform" .
 go build -o "$work/emulator" ./acctest/cmd/emulator
 # The mirror holds a wrapper that runs the real provider and records its peak
 # RSS (getrusage of the child) when it exits, to the file $BENCH_RSS names. It
@@ -103,6 +106,11 @@ func main() {
 }
 GO
 (cd "$work/rsswrap" && GOFLAGS=-mod=mod go build -ldflags "-X main.provider=$work/terraform-provider-mlplatform" -o "$mirror/terraform-provider-mlplatform_v$version" .) || die "building the RSS wrapper failed"
+# The floor provider, behind the same wrapper, in a mirror of its own.
+go build -trimpath -ldflags "-s -w" -o "$work/floor-provider" ./scripts/floorprovider
+floor_mirror="$work/mirror-floor/registry.terraform.io/mlplatform/mlplatform/$version/$os_arch"
+mkdir -p "$floor_mirror"
+(cd "$work/rsswrap" && GOFLAGS=-mod=mod go build -ldflags "-X main.provider=$work/floor-provider" -o "$floor_mirror/terraform-provider-mlplatform_v$version" .) || die "building the RSS wrapper failed"
 
 "$work/emulator" --quiet --ready-file "$work/endpoint" >"$work/emulator.log" 2>&1 &
 emu_pid=$!
@@ -122,6 +130,7 @@ provider_installation {
   }
 }
 RC
+sed "s|$work/mirror|$work/mirror-floor|" "$work/terraformrc" >"$work/terraformrc-floor"
 export TF_CLI_CONFIG_FILE="$work/terraformrc"
 
 # The quickstart reads a bucket in the jurisdiction.
@@ -148,6 +157,9 @@ mkdir -p "$work/lookups" "$work/floor100" "$work/floor5"
 floor() { for i in $(seq 1 "$1"); do printf 'resource "terraform_data" "t%d" {\n  input = %d\n}\n' "$i" "$i"; done; }
 floor 100 >"$work/floor100/main.tf"
 floor 5 >"$work/floor5/main.tf"
+mkdir -p "$work/minimal"
+cp "$work/lookups/main.tf" "$work/minimal/main.tf"
+(cd "$work/minimal" && TF_CLI_CONFIG_FILE="$work/terraformrc-floor" terraform init -no-color >/dev/null) || die "terraform init in minimal failed"
 cp -r examples/quickstart "$work/quickstart"
 cat >"$work/quickstart/terraform.tfvars" <<VARS
 gpu_nodes              = 2
@@ -174,12 +186,19 @@ fresh_cache() { XDG_CACHE_HOME=$(mktemp -d "$work/cache-XXXXXX"); export XDG_CAC
 # tf DIR ARGS...: run terraform in DIR, quietly; its output is kept in DIR/out.txt.
 tf() { local d=$1; shift; (cd "$d" && terraform "$@" -no-color >out.txt 2>&1) || { cat "$d/out.txt" >&2; die "terraform $* in $d failed"; }; }
 # plan_ms DIR: wall ms of one plan with an empty catalog cache.
+# minimal_ms: the same for the lookups on the floor provider (its RSS apart).
+minimal_ms() { TF_CLI_CONFIG_FILE="$work/terraformrc-floor" BENCH_RSS="$work/rss-floor.txt" plan_ms "$work/minimal"; }
+# It also appends the plan's CPU time (user and system, of Terraform and
+# every provider process: the waited-for children of the subshell it runs
+# in, from /proc/PID/stat) to
+# DIR/cpu.txt: it grows far less with the machine's load than wall time.
 plan_ms() {
   local s e
   fresh_cache
   s=$(date +%s%N)
   tf "$1" plan
   e=$(date +%s%N)
+  awk -v hz="$(getconf CLK_TCK)" '{printf "%d\n", ($16 + $17) * 1000 / hz}' "/proc/$BASHPID/stat" >>"$1/cpu.txt"
   echo $(( (e - s) / 1000000 ))
 }
 median() { sort -n | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]}'; }
@@ -188,16 +207,20 @@ echo
 echo "== terraform plan, $runs runs each, interleaved (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
 export BENCH_RSS="$work/rss-warmup.txt" # the wrapper appends here
 for d in lookups floor100 quickstart floor5; do plan_ms "$work/$d" >/dev/null; done # warm-up: file cache, plugin start
+minimal_ms >/dev/null
 export BENCH_RSS="$work/rss.txt"
 : >"$BENCH_RSS"
 for r in $(seq 1 "$runs"); do
   a=$(plan_ms "$work/lookups"); b=$(plan_ms "$work/floor100")
   c=$(plan_ms "$work/quickstart"); d=$(plan_ms "$work/floor5")
-  echo "run $r: 100 lookups ${a} ms, 100 terraform_data ${b} ms; quickstart ${c} ms, 5 terraform_data ${d} ms"
-  echo "$a" >>"$work/a.txt"; echo "$b" >>"$work/b.txt"; echo "$c" >>"$work/c.txt"; echo "$d" >>"$work/d.txt"
+  m=$(minimal_ms)
+  echo "run $r: 100 lookups ${a} ms, 100 terraform_data ${b} ms; quickstart ${c} ms, 5 terraform_data ${d} ms; 100 lookups on the floor provider ${m} ms"
+  echo "$a" >>"$work/a.txt"; echo "$b" >>"$work/b.txt"; echo "$c" >>"$work/c.txt"; echo "$d" >>"$work/d.txt"; echo "$m" >>"$work/m.txt"
 done
 lookups_ms=$(median <"$work/a.txt"); floor100_ms=$(median <"$work/b.txt")
 quick_ms=$(median <"$work/c.txt"); floor5_ms=$(median <"$work/d.txt")
+minimal_ms=$(median <"$work/m.txt")
+cpu_ms() { tail -n "$runs" "$work/$1/cpu.txt" | median; } # the warm-up's line left out
 echo "provider processes, peak RSS in KB: $(sort -n "$work/rss.txt" | tr "\n" " ")"
 rss_kb=$(sort -n "$work/rss.txt" | tail -n 1)
 
@@ -265,6 +288,9 @@ row "GetProviderSchema, fresh server" "$schema_ms" ms "<" 50
 echo "  plan: 100 lookups $lookups_ms ms, floor $floor100_ms ms; quickstart $quick_ms ms, floor $floor5_ms ms"
 row "plan ratio, 100 instance_types / 100 terraform_data" "$(ratio "$lookups_ms" "$floor100_ms")" x "<=" 2
 row "plan ratio, quickstart / 5 terraform_data" "$(ratio "$quick_ms" "$floor5_ms")" x "<=" 2
+echo "  floor of any framework provider (scripts/floorprovider): 100 lookups $minimal_ms ms, $(ratio "$minimal_ms" "$floor100_ms")x 100 terraform_data;"
+echo "  100 instance_types / the same on the floor provider: $(ratio "$lookups_ms" "$minimal_ms")x"
+echo "  CPU per plan (medians): 100 lookups $(cpu_ms lookups) ms, 100 terraform_data $(cpu_ms floor100) ms ($(ratio "$(cpu_ms lookups)" "$(cpu_ms floor100)")x), floor provider $(cpu_ms minimal) ms ($(ratio "$(cpu_ms minimal)" "$(cpu_ms floor100)")x); quickstart $(cpu_ms quickstart) ms, 5 terraform_data $(cpu_ms floor5) ms ($(ratio "$(cpu_ms quickstart)" "$(cpu_ms floor5)")x)"
 echo "  (quickstart / 100 terraform_data: $(ratio "$quick_ms" "$floor100_ms")x)"
 row "provider peak RSS over the plans" "$(awk -v k="$rss_kb" 'BEGIN {if (k > 0) printf "%.1f", k / 1024}')" MB "<" 64
 row "AWS calls, plan of 100 lookups, empty cache" "$lookups_cold" "" "<=" 3
