@@ -110,18 +110,15 @@ sed -n '/^\*\*Plan\*\*/,/^<details>/p' "$work/review.md" | grep -v '^<details>'
 python3 - "$work/review.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
-def walk(o, key):
-    if isinstance(o, dict):
-        for k, v in o.items():
-            if k == key:
-                yield v
-            yield from walk(v, key)
-    elif isinstance(o, list):
-        for v in o:
-            yield from walk(v, key)
-print("Cost per resource:")
-for c in r.get("cost", {}).get("resources", []):
-    print(f"  {c.get('address')}: {c.get('basis')}, after ${c.get('after_usd')}/month")
+money = lambda v: "unknown" if v is None else f"${v:,.2f}"
+print("\nCost per resource (monthly, after):")
+for c in r["cost"]["resources"]:
+    print(f"  {c['address']}: {money(c['after_monthly'])} ({c['basis']})")
+for u in r["cost"]["unknown"]:
+    print(f"  unknown, not counted: {json.dumps(u)}")
+print("Validation gate:")
+for g in r["validation"]["gates"]:
+    print(f"  {g['address']}: {g['nodes']} node(s), on_failure {g.get('on_failure')}, timeout {g.get('timeout')}: {g['profile']}")
 PY
 
 say "2. residency: the data bucket moved to eu-west-1 is rejected at plan, with zero writes"
@@ -140,35 +137,56 @@ echo "AWS write calls after the plan: $after ($((after - before)) during it)"
 [ "$after" -eq "$before" ] || fail "the rejected plan made $((after - before)) AWS write calls"
 
 say "3. apply the reviewed plan: the GPU cluster waits for every node's hwprobe report"
+echo "The profile the provider rendered from the declaration (in the plan; every node must prove it):"
+python3 - "$work/plan.json" <<'PY'
+import json, sys
+plan = json.load(open(sys.argv[1]))
+for r in plan["planned_values"]["root_module"]["resources"]:
+    if r["address"] == "mlplatform_gpu_cluster.train":
+        for line in r["values"]["validation_profile"].splitlines():
+            if line.strip():
+                print("  | " + line)
+PY
+echo "Not checked here: the gpu section (model, count, memory) and the cpu section (vCPUs, memory):"
+echo "this machine has no GPU and 2 vCPUs, so validation_checks leaves them out rather than fake them."
+echo
 : >"$work/provider.log"
-# Progress: terraform's own lines, the provider's progress (INFO log) and
-# what each played node's hwprobe printed.
-(tail -n +1 -F "$work/provider.log" 2>/dev/null | grep --line-buffered -oE '(GPU cluster|CPU footprint) [^:]+: [^"]*validation: [^@]*|GPU cluster [^:]+: [0-9]+/[0-9]+ nodes [^@]*' |
-  sed -u 's/[[:space:]]*$//; s/^/  provider: /') &
-pids+=($!)
-(tail -n +1 -F "$work/nodes.log" 2>/dev/null | grep --line-buffered -vE '^node player: standing in' | sed -u 's/^/  /') &
-pids+=($!)
 set +e
 TF_LOG_PROVIDER=INFO TF_LOG_PATH="$work/provider.log" terraform apply -no-color tfplan >"$work/apply.txt" 2>&1 &
 apply_pid=$!
 pids+=($apply_pid)
-tail -n +1 -F "$work/apply.txt" 2>/dev/null --pid "$apply_pid" | grep --line-buffered -E ': (Creating|Creation complete|Still creating)|^Apply complete|Error' | sed -u 's/^/  /'
+# Progress while it runs: terraform's own lines, the provider's progress
+# (its INFO log) and what hwprobe printed on each played node. Each follower
+# ends with the apply.
+follow() { tail --pid="$apply_pid" -n +1 -F "$1" 2>/dev/null; }
+follow "$work/provider.log" | grep --line-buffered -oE '(GPU cluster|CPU footprint) [^ ]+: [^@]*' |
+  sed -u -E 's/:? tf_[a-z_]+=.*$//; s/[[:space:]]+$//; s/^/  provider: /' &
+f1=$!
+follow "$work/nodes.log" | grep --line-buffered -vE '^node player: standing in' | sed -u 's/^/  /' &
+f2=$!
+follow "$work/apply.txt" | grep --line-buffered -E ': (Creating|Creation complete|Still creating)|^Apply complete|Error' | sed -u 's/^/  /' &
+f3=$!
 wait "$apply_pid"
 rc=$?
+wait "$f1" "$f2" "$f3"
 set -e
-sleep 1
 [ "$rc" -eq 0 ] || { cat "$work/apply.txt"; fail "apply failed (exit $rc)"; }
 
 say "4. the validation reports, read back in-region and verified"
+echo "mlplatform_validation_reports: each report's signed identity verified against trusted_certificates,"
+echo "instance, account, region and zone matched, every check judged:"
 terraform output -json validation >"$work/validation.json"
 python3 - "$work/validation.json" <<'PY'
 import json, sys
-for node, r in sorted(json.load(open(sys.argv[1])).items()):
+reports = json.load(open(sys.argv[1]))
+for node, r in sorted(reports.items()):
     print(f"  {node}: {r['status']}, attested {r['attested']}")
     for c in r["checks"]:
         print(f"    {c}")
+if len(reports) < 2 or any(r["status"] != "pass" for r in reports.values()):
+    sys.exit("demo: expected a passing report from each of the 2 nodes")
 PY
-echo "  inference footprint: $(terraform output -raw inference_type)"
+echo "inference footprint: $(terraform output -raw inference_type)"
 
 say "5. destroy, and check nothing the platform owned is left"
 terraform destroy -no-color -auto-approve >"$work/destroy.txt" 2>&1 || { cat "$work/destroy.txt"; fail "destroy failed"; }

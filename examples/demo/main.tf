@@ -181,7 +181,11 @@ output "validation" {
     for r in data.mlplatform_validation_reports.train.reports : r.instance_id => {
       status   = r.status
       attested = "${r.attested_region} / ${r.attested_zone_id}"
-      checks   = [for c in r.checks : "${c.status}: ${c.id} ${c.subject} (expected ${c.expected}, observed ${c.observed})"]
+      checks = [
+        for c in r.checks : format("%-7s %s: expected %s, observed %s%s",
+          c.status, trimspace("${c.id} ${c.subject}"), c.expected,
+        c.observed == "" ? "-" : c.observed, c.reason == "" ? "" : " (${c.reason})")
+      ]
     }
   }
 }

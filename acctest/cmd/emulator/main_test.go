@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -27,6 +28,11 @@ func TestParseFlags(t *testing.T) {
 		{name: "defaults", want: options{}},
 		{name: "all", args: []string{"--port", "4566", "--ready-file", "/tmp/x", "--quiet", "--moto-log"},
 			want: options{port: 4566, readyFile: "/tmp/x", quiet: true, motoLog: true}},
+		{name: "node stand-in", args: []string{"--play-nodes", "demo-train, other", "--hwprobe", "/bin/hwprobe", "--signer-cert", "cert.pem"},
+			want: options{playNodes: "demo-train, other", hwprobe: "/bin/hwprobe", signerCert: "cert.pem"}},
+		{name: "signer cert without play-nodes", args: []string{"--signer-cert", "cert.pem"}, wantErr: errAny},
+		{name: "hwprobe without play-nodes", args: []string{"--hwprobe", "/bin/hwprobe"}, wantErr: errAny},
+		{name: "play-nodes without a name", args: []string{"--play-nodes", " , "}, wantErr: errAny},
 		{name: "help", args: []string{"--help"}, wantErr: flag.ErrHelp},
 		{name: "bad port", args: []string{"--port", "70000"}, wantErr: errAny},
 		{name: "extra args", args: []string{"serve"}, wantErr: errAny},
@@ -51,6 +57,16 @@ func TestParseFlags(t *testing.T) {
 }
 
 var errAny = errors.New("any error")
+
+func TestClusters(t *testing.T) {
+	got := options{playNodes: " demo-train,,other , "}.clusters()
+	if want := []string{"demo-train", "other"}; !slices.Equal(got, want) {
+		t.Errorf("clusters = %q, want %q", got, want)
+	}
+	if got := (options{}).clusters(); len(got) != 0 {
+		t.Errorf("clusters of no flag = %q, want none", got)
+	}
+}
 
 // lockedBuffer is a bytes.Buffer safe for the shim's concurrent Observe.
 type lockedBuffer struct {
