@@ -31,6 +31,7 @@ need python3 "Python 3 with boto3 (it comes with moto) seeds the emulator."
 work=$(mktemp -d)
 pids=()
 cleanup() {
+  for f in "$work"/follow*.pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null || true; done
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
   rm -rf "$work"
@@ -116,6 +117,13 @@ for c in r["cost"]["resources"]:
     print(f"  {c['address']}: {money(c['after_monthly'])} ({c['basis']})")
 for u in r["cost"]["unknown"]:
     print(f"  unknown, not counted: {json.dumps(u)}")
+unknown = {}
+for l in r["residency"]["locations"]:
+    if l["verdict"] == "unknown":
+        unknown[l["kind"]] = unknown.get(l["kind"], 0) + 1
+if unknown:
+    print("Residency unknown at review: " + ", ".join(f"{n} {k}" for k, n in sorted(unknown.items())) +
+          " (not created by this plan or known only after apply: the provider checks them with AWS before any write, and fails closed)")
 print("Validation gate:")
 for g in r["validation"]["gates"]:
     print(f"  {g['address']}: {g['nodes']} node(s), on_failure {g.get('on_failure')}, timeout {g.get('timeout')}: {g['profile']}")
@@ -157,17 +165,29 @@ apply_pid=$!
 pids+=($apply_pid)
 # Progress while it runs: terraform's own lines, the provider's progress
 # (its INFO log) and what hwprobe printed on each played node. Each follower
-# ends with the apply.
-follow() { tail --pid="$apply_pid" -n +1 -F "$1" 2>/dev/null; }
-follow "$work/provider.log" | grep --line-buffered -oE '(GPU cluster|CPU footprint) [^ ]+: [^@]*' |
-  sed -u -E 's/:? tf_[a-z_]+=.*$//; s/[[:space:]]+$//; s/^/  provider: /' &
+# is a tail stopped once the apply has ended.
+follow() { tail -n +1 -F "$1" 2>/dev/null & echo $! >"$2"; wait; }
+follow "$work/provider.log" "$work/follow1.pid" | awk '
+  match($0, /(GPU cluster|CPU footprint) [^ ]+: [^@]*/) {
+    s = substr($0, RSTART, RLENGTH); sub(/[ \t]+tf_[a-z_]+=.*$/, "", s); sub(/:?[ \t]*$/, "", s)
+    print "  provider: " s; fflush() }' &
 f1=$!
-follow "$work/nodes.log" | grep --line-buffered -vE '^node player: standing in' | sed -u 's/^/  /' &
+# The first node's hwprobe table in full, then each further node's verdict.
+follow "$work/nodes.log" "$work/follow2.pid" | awk '
+  /^node player: standing in/ { next }
+  /hwprobe validate exit/ { n++ }
+  n <= 1 || /^node player:/ || /^(PASS|FAIL|ERROR):/ { print "  " $0; fflush() }' &
 f2=$!
-follow "$work/apply.txt" | grep --line-buffered -E ': (Creating|Creation complete|Still creating)|^Apply complete|Error' | sed -u 's/^/  /' &
+follow "$work/apply.txt" "$work/follow3.pid" | awk '
+  /: (Creating|Creation complete|Still creating)|^Apply complete|Error/ { print "  " $0; fflush() }' &
 f3=$!
 wait "$apply_pid"
 rc=$?
+sleep 1 # the last lines reach the followers
+for f in "$work"/follow1.pid "$work"/follow2.pid "$work"/follow3.pid; do
+  for _ in $(seq 1 50); do [ -s "$f" ] && break; sleep 0.1; done
+  kill "$(cat "$f")" 2>/dev/null || true
+done
 wait "$f1" "$f2" "$f3"
 set -e
 [ "$rc" -eq 0 ] || { cat "$work/apply.txt"; fail "apply failed (exit $rc)"; }
@@ -186,7 +206,6 @@ for node, r in sorted(reports.items()):
 if len(reports) < 2 or any(r["status"] != "pass" for r in reports.values()):
     sys.exit("demo: expected a passing report from each of the 2 nodes")
 PY
-echo "inference footprint: $(terraform output -raw inference_type)"
 
 say "5. destroy, and check nothing the platform owned is left"
 terraform destroy -no-color -auto-approve >"$work/destroy.txt" 2>&1 || { cat "$work/destroy.txt"; fail "destroy failed"; }

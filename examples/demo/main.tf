@@ -184,7 +184,7 @@ output "validation" {
       checks = [
         for c in r.checks : format("%-7s %s: expected %s, observed %s%s",
           c.status, trimspace("${c.id} ${c.subject}"), c.expected,
-        c.observed == "" ? "-" : c.observed, c.reason == "" ? "" : " (${c.reason})")
+        c.observed == "" ? "-" : c.observed, c.reason == "" ? "" : "; ${c.reason}")
       ]
     }
   }
