@@ -167,19 +167,35 @@ pids+=($apply_pid)
 # (its INFO log) and what hwprobe printed on each played node. Each follower
 # is a tail stopped once the apply has ended.
 follow() { tail -n +1 -F "$1" 2>/dev/null & echo $! >"$2"; wait; }
-follow "$work/provider.log" "$work/follow1.pid" | awk '
-  match($0, /(GPU cluster|CPU footprint) [^ ]+: [^@]*/) {
-    s = substr($0, RSTART, RLENGTH); sub(/[ \t]+tf_[a-z_]+=.*$/, "", s); sub(/:?[ \t]*$/, "", s)
-    print "  provider: " s; fflush() }' &
-f1=$!
+progress() {
+  local l m
+  while IFS= read -r l; do
+    [[ $l =~ (GPU\ cluster|CPU\ footprint)\ [^\ ]+:\ [^@]* ]] || continue
+    m=${BASH_REMATCH[0]}
+    m=${m%%tf_*}
+    m=${m%"${m##*[![:space:]]}"}
+    echo "  provider: ${m%:}"
+  done
+}
 # The first node's hwprobe table in full, then each further node's verdict.
-follow "$work/nodes.log" "$work/follow2.pid" | awk '
-  /^node player: standing in/ { next }
-  /hwprobe validate exit/ { n++ }
-  n <= 1 || /^node player:/ || /^(PASS|FAIL|ERROR):/ { print "  " $0; fflush() }' &
+nodes() {
+  local l n=0
+  while IFS= read -r l; do
+    case $l in "node player: standing in"*) continue ;; *"hwprobe validate exit"*) n=$((n + 1)) ;; esac
+    if [ "$n" -le 1 ] || [[ $l =~ ^(node\ player:|PASS:|FAIL:|ERROR:) ]]; then echo "  $l"; fi
+  done
+}
+steps() {
+  local l
+  while IFS= read -r l; do
+    if [[ $l =~ :\ (Creating|Creation\ complete|Still\ creating)|^Apply\ complete|Error ]]; then echo "  $l"; fi
+  done
+}
+follow "$work/provider.log" "$work/follow1.pid" | progress &
+f1=$!
+follow "$work/nodes.log" "$work/follow2.pid" | nodes &
 f2=$!
-follow "$work/apply.txt" "$work/follow3.pid" | awk '
-  /: (Creating|Creation complete|Still creating)|^Apply complete|Error/ { print "  " $0; fflush() }' &
+follow "$work/apply.txt" "$work/follow3.pid" | steps &
 f3=$!
 wait "$apply_pid"
 rc=$?
