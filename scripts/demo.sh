@@ -174,7 +174,9 @@ progress() {
     m=${BASH_REMATCH[0]}
     m=${m%%tf_*}
     m=${m%"${m##*[![:space:]]}"}
-    echo "  provider: ${m%:}"
+    m=${m%:}
+    [ ${#m} -le 150 ] || m="${m:0:147}..."
+    echo "  provider: $m"
   done
 }
 # The first node's hwprobe table in full, then each further node's verdict.
