@@ -12,11 +12,11 @@
 # The emulator stands in for the nodes (--play-nodes, test code): it runs the
 # real hwprobe here against the profile from each node's launch template and
 # signs the node's identity with a test key the configuration is told to
-# trust. This machine has no GPU: the nodes prove the host and the CPU
-# features; GPU checks are not run, and the reports say so.
+# trust. Without a GPU here the nodes prove the host and the CPU features:
+# examples/demo's validation_checks leaves the GPU section out of the
+# profile rather than fake it, and the demo says so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$(pwd)
 version=0.1.0
 start=$(date +%s)
 
