@@ -131,7 +131,7 @@ PY
 
 say "2. residency: the data bucket moved to eu-west-1 is rejected at plan, with zero writes"
 before=$(writes)
-echo "AWS write calls logged by the emulator before the plan: $before"
+echo "AWS write calls in the test shim's request log before the plan: $before"
 set +e
 terraform plan -no-color -var data_bucket=mlplatform-demo-eu >"$work/rejected.txt" 2>&1
 rc=$?
