@@ -42,11 +42,15 @@ say "building the provider, the review CLI, hwprobe and the emulator"
 os_arch="$(go env GOOS)_$(go env GOARCH)"
 mirror="$work/mirror/registry.terraform.io/mlplatform/mlplatform/$version/$os_arch"
 mkdir -p "$mirror" "$work/bin"
-# The compiler's output (go-nvml's cgo deprecation warnings on a first
-# build) is shown only when a build fails.
-{ go build -o "$mirror/terraform-provider-mlplatform_v$version" -ldflags "-X main.version=$version" . &&
-  go build -o "$work/bin/" ./cmd/mlplatform ./hwprobe/cmd/hwprobe ./acctest/cmd/emulator; } >"$work/build.log" 2>&1 ||
-  { cat "$work/build.log"; fail "build failed"; }
+# Two builds side by side (their links overlap); the compiler's output
+# (go-nvml's cgo deprecation warnings on a first build) is shown only when a
+# build fails.
+go build -o "$mirror/terraform-provider-mlplatform_v$version" -ldflags "-X main.version=$version" . >"$work/build1.log" 2>&1 &
+b1=$!
+go build -o "$work/bin/" ./cmd/mlplatform ./hwprobe/cmd/hwprobe ./acctest/cmd/emulator >"$work/build2.log" 2>&1 &
+b2=$!
+wait "$b1" || { cat "$work/build1.log"; fail "building the provider failed"; }
+wait "$b2" || { cat "$work/build2.log"; fail "building the tools failed"; }
 echo "built in $(($(date +%s) - start))s"
 
 say "starting the AWS emulator and the node stand-in"
