@@ -66,5 +66,6 @@ step tflint '^tflint:' bash scripts/tflint.sh
 step pulumi-sdks '' bash scripts/sdk-check.sh
 step docs '' bash scripts/docs-check.sh
 step guides '^guide-check:' bash scripts/guide-check.sh # the getting-started guide, run as written
+step demo 'done in' bash scripts/demo.sh # make demo, so it cannot rot: it fails when any act does
 
 echo "make test passed in $(($(date +%s) - start))s"

@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/mlplatform/mlplatform/internal/catalog"
 )
@@ -216,6 +217,15 @@ func schedules(v values) ([]Scaled, string, bool) {
 		}
 		if s.Cron == "" || s.Cron == unknownValue {
 			return nil, fmt.Sprintf("schedule[%d] has no cron known before apply", i), false
+		}
+		if d := str(m["duration"]); d == unknownValue {
+			return nil, fmt.Sprintf("schedule[%d] has a duration known only after apply", i), false
+		} else if d != "" {
+			dur, err := time.ParseDuration(d)
+			if err != nil || dur <= 0 {
+				return nil, fmt.Sprintf("schedule[%d] duration %q is not a duration such as 11h", i, d), false
+			}
+			s.Duration = int(dur.Minutes())
 		}
 		for name, dst := range map[string]**float64{"min": &s.Min, "max": &s.Max, "desired": &s.Desired, "min_size": &s.Min, "max_size": &s.Max, "desired_capacity": &s.Desired} {
 			if f, ok := num(m[name]); ok {

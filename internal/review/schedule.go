@@ -14,12 +14,15 @@ const (
 )
 
 // Scaled is a scheduled change of capacity: a cron expression and the
-// capacity it sets. Nil fields leave the current value.
+// capacity it sets. Nil fields leave the current value. With Duration
+// (minutes), the group's own sizes come back that long after each firing
+// (mlplatform_cpu_footprint's schedule `duration`).
 type Scaled struct {
-	Cron    string
-	Min     *float64
-	Max     *float64
-	Desired *float64
+	Cron     string
+	Min      *float64
+	Max      *float64
+	Desired  *float64
+	Duration int
 }
 
 // cronSpec is a parsed five-field cron expression restricted to weekly
@@ -145,10 +148,26 @@ func AverageCapacity(minSize, maxSize, desired float64, schedules []Scaled) (flo
 		}
 		return v
 	}
+	// Where a window with a duration ends, the group's own sizes come back
+	// (before any action firing that same minute).
+	restore := make([]bool, minutesPerWeek)
+	for i, s := range schedules {
+		if s.Duration <= 0 {
+			continue
+		}
+		for m := 0; m < minutesPerWeek; m++ {
+			if specs[i].fires(m) {
+				restore[(m+s.Duration)%minutesPerWeek] = true
+			}
+		}
+	}
 	lo, hi, cur := minSize, maxSize, clamp(desired, minSize, maxSize)
 	var sum float64
 	for pass := 0; pass < 2; pass++ {
 		for m := 0; m < minutesPerWeek; m++ {
+			if restore[m] {
+				lo, hi, cur = minSize, maxSize, clamp(desired, minSize, maxSize)
+			}
 			for i, s := range schedules {
 				if !specs[i].fires(m) {
 					continue

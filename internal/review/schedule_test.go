@@ -26,6 +26,21 @@ func TestAverageCapacity(t *testing.T) {
 			4 * 65.0 / 168,
 		},
 		{
+			// One block with a duration: off from 20:00 for 11 h on
+			// working days, back to the group's own sizes at 07:00; on
+			// all weekend: 168 - 5 x 11 = 113 hours.
+			"scale to zero with a duration", 1, 4, 2,
+			[]Scaled{{Cron: "0 20 * * 1-5", Min: f(0), Max: f(0), Desired: f(0), Duration: 11 * 60}},
+			2 * 113.0 / 168,
+		},
+		{
+			// A window that wraps around the end of the week (Sunday
+			// 23:00 for 2 h) comes back on Monday 01:00.
+			"a duration across the week's end", 0, 1, 1,
+			[]Scaled{{Cron: "0 23 * * 0", Desired: f(0), Duration: 120}},
+			166.0 / 168,
+		},
+		{
 			// Half an hour of one instance each day at 12:00-12:30.
 			"minute resolution", 0, 1, 0,
 			[]Scaled{{Cron: "0 12 * * *", Desired: f(1)}, {Cron: "30 12 * * *", Desired: f(0)}},

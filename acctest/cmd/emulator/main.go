@@ -4,6 +4,13 @@
 // environment to export and a provider "mlplatform" block, and stops moto
 // on SIGINT or SIGTERM. `make emulator` runs it; scripts pass --ready-file
 // to learn the URL.
+//
+// With --play-nodes it also stands in for the nodes of the named GPU
+// clusters (test code, for demos: the emulator runs no instance): for each
+// node it reads the profile from the launch template's user data, runs the
+// real hwprobe on this machine against it and publishes the report to the
+// emulator's S3 with an identity document signed by a test key, whose
+// certificate --signer-cert writes for the configuration to trust.
 package main
 
 import (
@@ -16,6 +23,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/mlplatform/mlplatform/acctest"
@@ -48,6 +57,15 @@ The shim's control API on the same URL:
   POST /shim/faults              inject an error, e.g.
        {"service":"ec2","action":"RunInstances","code":"InsufficientInstanceCapacity","message":"...","times":2}
 
+With --play-nodes CLUSTER[,CLUSTER]: a stand-in for those GPU clusters'
+nodes (test code; the emulator runs no instance). For each running node it
+reads the hwprobe profile from the launch template's user data, runs the
+real hwprobe on this machine (--hwprobe, else built from this module), and
+publishes the report with an identity document signed by a test key. The
+configuration must trust that key's certificate (--signer-cert writes it):
+validation { trusted_certificates = file(...) }. What each node ran goes to
+standard error.
+
 Needs moto_server on PATH (pip install 'moto[server]') or $MOTO_SERVER.
 
 Flags:
@@ -59,6 +77,21 @@ type options struct {
 	readyFile string
 	quiet     bool
 	motoLog   bool
+	// The node stand-in (--play-nodes).
+	playNodes  string
+	hwprobe    string
+	signerCert string
+}
+
+// clusters are the names --play-nodes lists.
+func (o options) clusters() []string {
+	var out []string
+	for _, c := range strings.Split(o.playNodes, ",") {
+		if c = strings.TrimSpace(c); c != "" {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -69,6 +102,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.readyFile, "ready-file", "", "write the endpoint URL to this file once ready (removed on exit)")
 	fs.BoolVar(&o.quiet, "quiet", false, "do not print each request")
 	fs.BoolVar(&o.motoLog, "moto-log", false, "copy moto's own log to stderr")
+	fs.StringVar(&o.playNodes, "play-nodes", "", "comma-separated GPU cluster names whose nodes to stand in for: run hwprobe here and publish signed reports (test code)")
+	fs.StringVar(&o.hwprobe, "hwprobe", "", "with --play-nodes: the hwprobe binary to run (default: build it from this module)")
+	fs.StringVar(&o.signerCert, "signer-cert", "", "with --play-nodes: write the test identity signer's certificate (PEM) to this file")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usage)
 		fs.PrintDefaults()
@@ -82,6 +118,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.port < 0 || o.port > 65535 {
 		return o, fmt.Errorf("--port %d: out of range", o.port)
+	}
+	if len(o.clusters()) == 0 && (o.hwprobe != "" || o.signerCert != "") {
+		return o, errors.New("--hwprobe and --signer-cert need --play-nodes")
+	}
+	if o.playNodes != "" && len(o.clusters()) == 0 {
+		return o, fmt.Errorf("--play-nodes %q: no cluster name", o.playNodes)
 	}
 	return o, nil
 }
@@ -109,6 +151,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}()
 
 	printBanner(stdout, h)
+	if clusters := o.clusters(); len(clusters) > 0 {
+		stopPlayer, err := startNodePlayer(ctx, h, o, clusters, stderr)
+		if err != nil {
+			return err
+		}
+		defer stopPlayer()
+	}
 	if o.readyFile != "" {
 		if err := writeReadyFile(o.readyFile, h.URL); err != nil {
 			return err
@@ -123,6 +172,57 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case <-h.Moto.Done():
 		return fmt.Errorf("moto_server exited unexpectedly; its log:\n%s", h.Moto.Log())
 	}
+}
+
+// startNodePlayer stands in for the nodes of clusters until the returned
+// stop is called: see NodePlayer in acctest (test code).
+func startNodePlayer(ctx context.Context, h *acctest.Harness, o options, clusters []string, stderr io.Writer) (stop func(), err error) {
+	dir, err := os.MkdirTemp("", "mlplatform-nodes-")
+	if err != nil {
+		return nil, fmt.Errorf("node player: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(dir)
+		}
+	}()
+	bin := o.hwprobe
+	if bin == "" {
+		if bin, err = acctest.BuildHwprobe(ctx, dir); err != nil {
+			return nil, fmt.Errorf("node player: %w", err)
+		}
+	}
+	signer, err := acctest.NewNodeSigner()
+	if err != nil {
+		return nil, fmt.Errorf("node player: %w", err)
+	}
+	if o.signerCert != "" {
+		if err := os.WriteFile(o.signerCert, []byte(signer.CertPEM), 0o644); err != nil {
+			return nil, fmt.Errorf("node player: writing the certificate: %w", err)
+		}
+	}
+	if err := h.SetEnv(); err != nil {
+		return nil, fmt.Errorf("node player: %w", err)
+	}
+	var mu sync.Mutex
+	logf := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(stderr, format+"\n", args...)
+	}
+	p := acctest.NewNodePlayerFor(h, signer, bin, dir, logf)
+	fmt.Fprintf(stderr, "node player: standing in for the nodes of %s (test code: hwprobe runs on this machine)\n", strings.Join(clusters, ", "))
+	pctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		acctest.PlayNodes(pctx, p, clusters)
+	}()
+	return func() {
+		cancel()
+		<-done
+		os.RemoveAll(dir)
+	}, nil
 }
 
 func printBanner(w io.Writer, h *acctest.Harness) {

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"flag"
 	"io"
@@ -11,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -27,6 +30,11 @@ func TestParseFlags(t *testing.T) {
 		{name: "defaults", want: options{}},
 		{name: "all", args: []string{"--port", "4566", "--ready-file", "/tmp/x", "--quiet", "--moto-log"},
 			want: options{port: 4566, readyFile: "/tmp/x", quiet: true, motoLog: true}},
+		{name: "node stand-in", args: []string{"--play-nodes", "demo-train, other", "--hwprobe", "/bin/hwprobe", "--signer-cert", "cert.pem"},
+			want: options{playNodes: "demo-train, other", hwprobe: "/bin/hwprobe", signerCert: "cert.pem"}},
+		{name: "signer cert without play-nodes", args: []string{"--signer-cert", "cert.pem"}, wantErr: errAny},
+		{name: "hwprobe without play-nodes", args: []string{"--hwprobe", "/bin/hwprobe"}, wantErr: errAny},
+		{name: "play-nodes without a name", args: []string{"--play-nodes", " , "}, wantErr: errAny},
 		{name: "help", args: []string{"--help"}, wantErr: flag.ErrHelp},
 		{name: "bad port", args: []string{"--port", "70000"}, wantErr: errAny},
 		{name: "extra args", args: []string{"serve"}, wantErr: errAny},
@@ -51,6 +59,16 @@ func TestParseFlags(t *testing.T) {
 }
 
 var errAny = errors.New("any error")
+
+func TestClusters(t *testing.T) {
+	got := options{playNodes: " demo-train,,other , "}.clusters()
+	if want := []string{"demo-train", "other"}; !slices.Equal(got, want) {
+		t.Errorf("clusters = %q, want %q", got, want)
+	}
+	if got := (options{}).clusters(); len(got) != 0 {
+		t.Errorf("clusters of no flag = %q, want none", got)
+	}
+}
 
 // lockedBuffer is a bytes.Buffer safe for the shim's concurrent Observe.
 type lockedBuffer struct {
@@ -138,5 +156,75 @@ func TestRun(t *testing.T) {
 	}
 	if _, err := http.Get(url + "/shim/health"); err == nil {
 		t.Error("shim still answers after stop")
+	}
+}
+
+// The node stand-in starts with the emulator: the test signer's
+// certificate is written before the ready file, and stderr says what it
+// stands in for. (Playing a node end to end is make demo's act 3 and the
+// provider's TestAccGPUCluster_validation* tests.)
+func TestRunPlayNodes(t *testing.T) {
+	if _, err := exec.LookPath("moto_server"); err != nil && os.Getenv("MOTO_SERVER") == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("moto_server not found on PATH")
+		}
+		t.Skip("skipping: moto_server not found on PATH: pip install 'moto[server]'")
+	}
+	// The stand-in sets the emulator's AWS environment in the process:
+	// restore it after the test.
+	for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION",
+		"AWS_ENDPOINT_URL", "AWS_EC2_METADATA_DISABLED", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE"} {
+		t.Setenv(k, os.Getenv(k))
+	}
+	dir := t.TempDir()
+	ready, cert := filepath.Join(dir, "ready"), filepath.Join(dir, "signer.pem")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr lockedBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"--quiet", "--ready-file", ready, "--play-nodes", "demo-train", "--hwprobe", filepath.Join(dir, "hwprobe"), "--signer-cert", cert}, &stdout, &stderr)
+	}()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if _, err := os.Stat(ready); err == nil {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("run returned early: %v\n%s", err, stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no ready file after 60s; stderr:\n%s", stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	raw, err := os.ReadFile(cert)
+	if err != nil {
+		t.Fatalf("signer certificate: %v", err)
+	}
+	block, _ := pem.Decode(raw)
+	if block == nil || block.Type != "CERTIFICATE" {
+		t.Fatalf("signer certificate is not a PEM certificate:\n%s", raw)
+	}
+	c, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Subject.Organization; len(got) != 1 || !strings.Contains(got[0], "test") {
+		t.Errorf("certificate subject %v does not say it is a test signer", got)
+	}
+	if !strings.Contains(stderr.String(), "standing in for the nodes of demo-train (test code") {
+		t.Errorf("stderr does not say what the stand-in plays:\n%s", stderr.String())
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("run: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("run did not stop after cancel")
 	}
 }
