@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Runs the shell blocks of a guide as written, against the local AWS emulator,
-# with the provider built from this tree. Every ```sh block runs in order, in
-# one bash process from the repository root (so `cd` carries over), under
-# set -e. An HTML comment right before a block says how to treat it:
+# Runs the shell blocks of the guides as written, against the local AWS
+# emulator, with the provider built from this tree. Every ```sh, ```shell and
+# ```bash block of a guide runs in order, in one bash process from the
+# repository root (so `cd` carries over), under set -e. An HTML comment right
+# before a block says how to treat it:
 #
-#   <!-- guide-check: skip (why) -->        not run (it clones, installs, or starts the emulator)
+#   <!-- guide-check: skip (why) -->        not run, and reported as such (it needs a real AWS account, installs into your home, ...)
 #   <!-- guide-check: expect "TEXT" -->     must pass and print TEXT
 #   <!-- guide-check: fails "TEXT" -->      must fail and print TEXT
 #
@@ -12,11 +13,16 @@
 # environment is what `make emulator` prints.
 #
 # Usage: scripts/guide-check.sh [docs/guides/getting-started.md ...]
+# (default: every guide under docs/guides with a shell block)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 guides=("$@")
-[ ${#guides[@]} -gt 0 ] || guides=(docs/guides/getting-started.md)
+if [ ${#guides[@]} -eq 0 ]; then
+  for g in docs/guides/*.md; do
+    if grep -qE '^```(sh|shell|bash)$' "$g"; then guides+=("$g"); fi
+  done
+fi
 
 work=$(mktemp -d)
 emu_pid=""
@@ -45,7 +51,7 @@ provider_installation {
 }
 RC
 
-failed=0
+failed=0 ran=0 skipped=0
 for guide in "${guides[@]}"; do
   # A fresh emulator per guide.
   if [ -n "$emu_pid" ]; then kill "$emu_pid" 2>/dev/null || true; wait "$emu_pid" 2>/dev/null || true; fi
@@ -61,7 +67,7 @@ for guide in "${guides[@]}"; do
   mkdir -p "$work/blocks" "$work/quickstart"
   awk -v dir="$work/blocks" '
     /^<!-- guide-check: / { mode = $0; sub(/^<!-- guide-check: /, "", mode); sub(/ -->$/, "", mode); next }
-    /^```sh$/ { n++; inblock = 1; m = (mode == "" ? "run" : mode); print m > (dir "/" n ".mode"); close(dir "/" n ".mode"); mode = ""; next }
+    /^```(sh|shell|bash)$/ { n++; inblock = 1; m = (mode == "" ? "run" : mode); print m > (dir "/" n ".mode"); close(dir "/" n ".mode"); mode = ""; next }
     /^```$/ && inblock { inblock = 0; close(dir "/" n ".sh"); next }
     inblock { print > (dir "/" n ".sh"); next }
     /^[^[:space:]]/ && !/^<!--/ { mode = "" }
@@ -86,6 +92,8 @@ for guide in "${guides[@]}"; do
     cd "$root"
     export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_REGION=me-central-1
     export AWS_EC2_METADATA_DISABLED=true AWS_ENDPOINT_URL="$(cat "$work/endpoint")"
+    # The Pulumi CLI make test built, when there is one.
+    if [ -n "${PULUMI_CLI:-}" ]; then PATH="$(dirname "$PULUMI_CLI"):$PATH"; fi
     export TF_CLI_CONFIG_FILE="$work/terraformrc" CHECKPOINT_DISABLE=1 TF_IN_AUTOMATION=1 TF_INPUT=0
     unset AWS_PROFILE AWS_SESSION_TOKEN
     bash "$script"
@@ -93,7 +101,8 @@ for guide in "${guides[@]}"; do
   # Judge each block.
   for i in $(seq 1 "$n"); do
     mode=$(cat "$work/blocks/$i.mode")
-    case "$mode" in skip*) echo "skip    $guide block $i ${mode#skip }"; continue ;; esac
+    case "$mode" in skip*) echo "not run $guide block $i ${mode#skip }"; skipped=$((skipped + 1)); continue ;; esac
+    ran=$((ran + 1))
     rc=$(cat "$work/blocks/$i.rc" 2>/dev/null || echo missing)
     text=""
     case "$mode" in expect*|fails*) text=${mode#* \"}; text=${text%\"} ;; esac
@@ -116,5 +125,5 @@ for guide in "${guides[@]}"; do
     fi
   done
 done
-[ "$failed" -eq 0 ] && echo "guide-check: every block behaved as its guide says"
+[ "$failed" -eq 0 ] && echo "guide-check: ${#guides[@]} guides, $ran blocks run and behaved as their guide says, $skipped not run (reasons above)"
 [ "$failed" -eq 0 ]

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make test`: static checks, unit tests, acceptance tests against moto through
 # the real Terraform CLI, the Pulumi engine end to end, docs freshness, and the
-# getting-started guide run as written.
+# guides' shell blocks run as written.
 #
 # Each step's output is kept aside: a step that passes prints one result line
 # (and, for some, its summary); a step that fails prints its whole output and
@@ -65,7 +65,7 @@ step examples '^[0-9]+ passed' bash scripts/examples-check.sh
 step tflint '^tflint:' bash scripts/tflint.sh
 step pulumi-sdks '' bash scripts/sdk-check.sh
 step docs '' bash scripts/docs-check.sh
-step guides '^guide-check:' bash scripts/guide-check.sh # the getting-started guide, run as written
+step guides '^guide-check:' bash scripts/guide-check.sh # every guide's shell blocks, run as written
 step demo 'done in' bash scripts/demo.sh # make demo, so it cannot rot: it fails when any act does
 
 echo "make test passed in $(($(date +%s) - start))s"

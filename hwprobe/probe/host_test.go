@@ -88,6 +88,7 @@ func TestCollectHost(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := fakeIMDS(t, tt.paths)
 			t.Setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", srv.URL)
+			t.Setenv("AWS_EC2_METADATA_DISABLED", "") // the caller's environment may disable it
 			h, err := collectHost(context.Background(), NewIMDSClient(), tt.trusted)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err = %v", err)
@@ -118,6 +119,7 @@ func TestCollectHostOffEC2(t *testing.T) {
 	}
 	defer ln.Close()
 	t.Setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", "http://"+ln.Addr().String())
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "") // the caller's environment may disable it
 	start := time.Now()
 	h, err := collectHost(context.Background(), NewIMDSClient(), nil)
 	if err != nil {
@@ -139,6 +141,7 @@ func TestCollectHostRefused(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	t.Setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", "http://"+addr)
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "") // the caller's environment may disable it
 	h, err := collectHost(context.Background(), NewIMDSClient(), nil)
 	if err != nil || h.OnEC2 {
 		t.Errorf("host = %+v, err = %v", h, err)

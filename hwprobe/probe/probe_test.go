@@ -42,6 +42,7 @@ func TestProbeGPUMockAndIMDS(t *testing.T) {
 		"/latest/dynamic/instance-identity/rsa2048":        sig,
 	})
 	t.Setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", srv.URL)
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "") // the caller's environment may disable it
 	inv, err := Probe(context.Background(), Config{NVML: gputest.DGXH200(), IMDS: NewIMDSClient(), TrustedCerts: certs})
 	if err != nil {
 		t.Fatal(err)

@@ -57,3 +57,24 @@ func TestGuideP5enProfile(t *testing.T) {
 		t.Errorf("docs/guides/validation.md shows another p5en profile than the render; the render:\n%s", got)
 	}
 }
+
+// The bootstrap script the validation guide shows is the one the provider
+// renders for a GPU node that fetches hwprobe from S3 (the checksum shown as
+// a placeholder).
+func TestGuideBootstrapScript(t *testing.T) {
+	ud, err := platform.Bootstrap(platform.BootstrapInput{
+		Profile: "version = 1\n", Region: "me-central-1", GPU: true,
+		HwprobeS3URI: "s3://uae-artifacts/hwprobe/v0.1.0/hwprobe-linux-amd64", HwprobeSHA256: "<sha256>",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, err := platform.ParseBootstrap(ud)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := guideBlock(t, "../../templates/guides/validation.md", "## The bootstrap", "sh")
+	if strings.TrimSpace(parts.Script) != strings.TrimSpace(want) {
+		t.Errorf("docs/guides/validation.md shows another bootstrap than the render; the render:\n%s", parts.Script)
+	}
+}

@@ -49,6 +49,9 @@ func imdsV2(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	t.Setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", srv.URL)
+	// The caller's environment may disable the metadata service (the AWS
+	// SDKs' variable); these runs talk to the test double above.
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "")
 }
 
 const schemaProfile = `
