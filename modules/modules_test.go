@@ -197,10 +197,22 @@ func TestAccModules_gpuTrainingCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	keyARN := aws.ToString(key.KeyMetadata.Arn)
+	const reports = "uae-hwprobe-reports"
+	if _, err := c.S3.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String(reports),
+		CreateBucketConfiguration: &s3types.CreateBucketConfiguration{LocationConstraint: s3types.BucketLocationConstraint(acctest.Region)}}); err != nil {
+		t.Fatal(err)
+	}
+	signer, err := acctest.NewNodeSigner()
+	if err != nil {
+		t.Fatal(err)
+	}
 	tf := newCLI(t, exampleDir(t, "gpu-training-cluster"))
 	// moto does not publish the Deep Learning AMI parameter, the example's
-	// default image: take a public parameter it has.
-	vars := []string{"-var", "kms_key_arn=" + keyARN, "-var", "image=/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64"}
+	// default image: take a public parameter it has. No node is played here,
+	// so the gate bootstraps the nodes without waiting (the gate itself is
+	// tested with played nodes in the provider's TestAccGPUCluster_validation*).
+	vars := []string{"-var", "kms_key_arn=" + keyARN, "-var", "image=/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64",
+		"-var", "reports_bucket=" + reports, "-var", "trusted_certificates=" + signer.CertPEM, "-var", "wait_for_validation=false"}
 
 	if _, err := tf.run("init", "-input=false", "-no-color"); err != nil {
 		t.Fatal(err)
@@ -231,12 +243,17 @@ func TestAccModules_gpuTrainingCluster(t *testing.T) {
 		"efa_interfaces": "16", "kms_key_arn": keyARN,
 		"root_volume.size_gib": "500", "data_volumes.0.size_gib": "4000", "data_volumes.0.throughput": "1000",
 		"data_volumes.0.iops": "16000", "rollout.strategy": "launch_first",
-		"tags_all.owner": "ml-platform", "tags_all.workload": "pretraining",
+		"validation.on_failure": "replace", "validation.timeout": "30m", "validation.max_replacements": "2",
+		"validation.reports_s3_uri": "s3://" + reports + "/clusters/",
+		"tags_all.owner":            "ml-platform", "tags_all.workload": "pretraining",
 	}
 	for k, v := range want {
 		if got := attrs[k]; got != v {
 			t.Errorf("%s = %q, want %q", k, got, v)
 		}
+	}
+	if !strings.Contains(attrs["validation_bootstrap"], "hwprobe\" validate --profile") {
+		t.Errorf("validation_bootstrap has no hwprobe validate step:\n%s", attrs["validation_bootstrap"])
 	}
 	if !regexp.MustCompile(`^ami-`).MatchString(attrs["image_id"]) {
 		t.Errorf("image_id = %q", attrs["image_id"])
@@ -332,21 +349,29 @@ func join(prefix, k string) string {
 	return prefix + "." + k
 }
 
-// checkProfile loads the module's hwprobe_profile output with hwprobe's
-// profile loader, as a node would, and checks what it declares.
+// checkProfile loads the module's hwprobe_profile output (the provider's
+// validation_profile) with hwprobe's profile loader, as a node would, and
+// checks what it declares: the cluster's place and type, the p5en's GPUs and
+// EFA interfaces from the catalog, and the benchmarks the module adds.
 func checkProfile(src string) error {
 	p, diags := profile.Load("hwprobe_profile.hcl", []byte(src))
 	if diags.HasErrors() {
 		return fmt.Errorf("the rendered profile does not load: %s\n%s", diags.Error(), src)
 	}
+	effs := map[string]float64{}
+	for _, b := range p.Benchmarks {
+		if b.MinEfficiency != nil {
+			effs[b.Name] = *b.MinEfficiency
+		}
+	}
 	switch {
-	case p.Host == nil || p.Host.Region != "me-central-1" || !slices.Equal(p.Host.ZoneIDs, []string{"mec1-az1"}) || p.Host.InstanceType != "p5en.48xlarge":
+	case p.Host == nil || p.Host.Region != "me-central-1" || !slices.Contains(p.Host.ZoneIDs, "mec1-az1") || slices.Contains(p.Host.ZoneIDs, "mec1-az2") || p.Host.InstanceType != "p5en.48xlarge":
 		return fmt.Errorf("host block %+v\n%s", p.Host, src)
-	case p.GPU == nil || p.GPU.Model != "H200" || p.GPU.Count != 8 || p.GPU.MinNVLinkLinks != 18 || p.GPU.ECCEnabled == nil || !*p.GPU.ECCEnabled || p.GPU.MIGEnabled == nil || *p.GPU.MIGEnabled:
+	case p.GPU == nil || p.GPU.Model != "H200" || p.GPU.Count != 8 || p.GPU.MinNVLinkLinks != 18 || p.GPU.MinMemoryGiB < 130:
 		return fmt.Errorf("gpu block %+v\n%s", p.GPU, src)
 	case p.EFA == nil || p.EFA.Count != 16:
 		return fmt.Errorf("efa block %+v\n%s", p.EFA, src)
-	case len(p.Benchmarks) != 1 || p.Benchmarks[0].Name != "gpu_gemm_bf16" || p.Benchmarks[0].MinEfficiency == nil || *p.Benchmarks[0].MinEfficiency != 0.6:
+	case len(p.Benchmarks) != 2 || effs["gpu_gemm_bf16"] != 0.6 || effs["gpu_nccl_allreduce_busbw"] != 0.6:
 		return fmt.Errorf("benchmarks %+v\n%s", p.Benchmarks, src)
 	}
 	return nil

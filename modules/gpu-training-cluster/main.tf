@@ -1,23 +1,23 @@
 # A GPU training cluster with defaults per GPU type: nodes in one zone in a
 # cluster placement group, every EFA interface the type supports, encrypted
 # volumes sized for the family, a rollout that needs no spare capacity on a
-# reservation or block, and the hwprobe profile a node is validated against.
+# reservation or block, and the validation gate with benchmarks for the type.
 
 locals {
   family = split(".", var.instance_type)[0]
   size   = split(".", var.instance_type)[1]
 
-  # What each family is: the GPU (as NVML names it: hwprobe matches a
-  # substring), GPUs per node, NVLink links per GPU on SXM parts, and
-  # whether it is a multi-node training family (P) or not (G).
+  # What each family is: the GPU (as NVML names it), GPUs per node (0: by
+  # size, below), and whether it is a multi-node training family (P) or not
+  # (G). The validation profile's facts come from the provider's catalog.
   families = {
-    p5   = { gpu = "H100", gpus = 8, nvlink = 18, training = true }
-    p5e  = { gpu = "H200", gpus = 8, nvlink = 18, training = true }
-    p5en = { gpu = "H200", gpus = 8, nvlink = 18, training = true }
-    p4d  = { gpu = "A100", gpus = 8, nvlink = 12, training = true }
-    g5   = { gpu = "A10G", gpus = 0, nvlink = 0, training = false }
-    g6   = { gpu = "L4", gpus = 0, nvlink = 0, training = false }
-    g6e  = { gpu = "L40S", gpus = 0, nvlink = 0, training = false }
+    p5   = { gpu = "H100", gpus = 8, training = true }
+    p5e  = { gpu = "H200", gpus = 8, training = true }
+    p5en = { gpu = "H200", gpus = 8, training = true }
+    p4d  = { gpu = "A100", gpus = 8, training = true }
+    g5   = { gpu = "A10G", gpus = 0, training = false }
+    g6   = { gpu = "L4", gpus = 0, training = false }
+    g6e  = { gpu = "L40S", gpus = 0, training = false }
   }
   spec = local.families[local.family]
 
@@ -30,6 +30,13 @@ locals {
   iops       = local.spec.training ? 16000 : 3000
 
   reserved = contains(["capacity_reservation", "capacity_block"], var.capacity_type)
+
+  # The gate's benchmarks for the type: bf16 GEMM on every GPU node, and the
+  # NCCL all-reduce where a node has GPUs to reduce across.
+  benchmarks = concat(
+    [{ name = "gpu_gemm_bf16", min_efficiency = var.min_gemm_efficiency, min = null, max = null, optional = null }],
+    local.gpus_per_node > 1 ? [{ name = "gpu_nccl_allreduce_busbw", min_efficiency = var.min_allreduce_efficiency, min = null, max = null, optional = null }] : [],
+  )
 }
 
 resource "mlplatform_gpu_cluster" "this" {
@@ -72,6 +79,21 @@ resource "mlplatform_gpu_cluster" "this" {
 
   user_data = var.user_data
   tags      = var.tags
+
+  validation = var.validation == null ? null : {
+    wait                 = var.validation.wait
+    timeout              = coalesce(var.validation.timeout, local.spec.training ? "30m" : "15m")
+    on_failure           = var.validation.on_failure
+    max_replacements     = var.validation.max_replacements
+    level                = var.validation.level
+    checks               = null
+    benchmarks           = local.benchmarks
+    reports_s3_uri       = var.validation.reports_s3_uri
+    reports_kms_key_arn  = var.validation.reports_kms_key_arn
+    trusted_certificates = var.validation.trusted_certificates
+    hwprobe_s3_uri       = var.validation.hwprobe_s3_uri
+    hwprobe_sha256       = var.validation.hwprobe_sha256
+  }
 
   lifecycle {
     precondition {

@@ -44,24 +44,11 @@ output "total_gpus" {
 }
 
 output "hwprobe_profile" {
-  description = "The hwprobe profile (HCL) a node of this cluster is validated against with `hwprobe validate --profile FILE`: region, zone, type, GPU model and count, NVLink links on SXM parts, ECC on and MIG off on P types, EFA devices, and a bf16 GEMM efficiency floor."
-  value = join("\n", compact([
-    "name = ${jsonencode(var.name)}",
-    "host {",
-    "  region        = ${jsonencode(replace(mlplatform_gpu_cluster.this.zone, "/[a-z]$/", ""))}",
-    "  zone_ids      = [${jsonencode(mlplatform_gpu_cluster.this.placement_zone_id)}]",
-    "  instance_type = ${jsonencode(var.instance_type)}",
-    "}",
-    "gpu {",
-    "  model = ${jsonencode(local.spec.gpu)}",
-    "  count = ${local.gpus_per_node}",
-    local.spec.nvlink > 0 ? "  min_nvlink_links = ${local.spec.nvlink}" : "",
-    local.spec.training ? "  ecc_enabled = true" : "",
-    local.spec.training ? "  mig_enabled = false" : "",
-    "}",
-    mlplatform_gpu_cluster.this.efa_interfaces > 0 ? "efa {\n  count = ${mlplatform_gpu_cluster.this.efa_interfaces}\n}" : "",
-    "benchmark \"gpu_gemm_bf16\" {",
-    "  min_efficiency = ${var.min_gemm_efficiency}",
-    "}",
-  ]))
+  description = "The hwprobe profile (HCL) every node is validated against, as the provider renders it from the cluster and the instance catalog (region, zones, type, vCPUs, memory, CPU features, GPU model, count, memory and NVLink links, EFA interfaces, benchmarks). Null without `validation`."
+  value       = mlplatform_gpu_cluster.this.validation_profile
+}
+
+output "validation_results" {
+  description = "What the gate found per node at the last apply, by node index. Empty without `validation`."
+  value       = mlplatform_gpu_cluster.this.validation_results
 }

@@ -154,13 +154,50 @@ variable "data_volume_gib" {
 }
 
 variable "user_data" {
-  description = "User data run at boot (plain text, at most 16 KiB): the slot for the hwprobe bootstrap."
+  description = "User data run at boot (plain text, at most 16 KiB). With `validation` it runs first, beside the hwprobe bootstrap, and must begin with `#!`, `#cloud-config`, `#cloud-boothook` or `#include`."
   type        = string
   default     = null
 }
 
+variable "validation" {
+  description = "The validation gate (the resource's `validation` block): every node runs hwprobe at boot against the profile the provider renders from this cluster and publishes a signed report to `reports_s3_uri`; apply succeeds only when every node has passed. The module adds the benchmarks for the GPU type (`gpu_gemm_bf16` at `min_gemm_efficiency` of the catalog peak; on nodes with more than one GPU also `gpu_nccl_allreduce_busbw` at `min_allreduce_efficiency`), a timeout of 30m on P types and 15m on G types, and `replace` as what a failing node does. In me-central-1 `trusted_certificates` must hold AWS's RSA-2048 certificate for the region. Null: nodes are not validated."
+  type = object({
+    reports_s3_uri       = string
+    reports_kms_key_arn  = string
+    trusted_certificates = optional(string)
+    wait                 = optional(bool, true)
+    timeout              = optional(string)
+    on_failure           = optional(string, "replace")
+    max_replacements     = optional(number, 2)
+    level                = optional(string, "quick")
+    hwprobe_s3_uri       = optional(string)
+    hwprobe_sha256       = optional(string)
+  })
+  default = null
+
+  validation {
+    condition     = var.validation == null || try(contains(["fail", "warn", "replace"], var.validation.on_failure), false)
+    error_message = "validation.on_failure must be fail, warn or replace."
+  }
+  validation {
+    condition     = var.validation == null || try(contains(["quick", "full"], var.validation.level), false)
+    error_message = "validation.level must be quick or full."
+  }
+}
+
+variable "min_allreduce_efficiency" {
+  description = "Lowest fraction of the catalog's NCCL all-reduce bus bandwidth that `gpu_nccl_allreduce_busbw` must reach on nodes with more than one GPU, when `validation` is set (0 to 1)."
+  type        = number
+  default     = 0.6
+
+  validation {
+    condition     = var.min_allreduce_efficiency > 0 && var.min_allreduce_efficiency <= 1
+    error_message = "min_allreduce_efficiency must be above 0 and at most 1."
+  }
+}
+
 variable "min_gemm_efficiency" {
-  description = "Lowest fraction of the GPU's bf16 datasheet peak that `gpu_gemm_bf16` must reach in the hwprobe profile this module renders (0 to 1)."
+  description = "Lowest fraction of the GPU's bf16 datasheet peak that `gpu_gemm_bf16` must reach, when `validation` is set (0 to 1)."
   type        = number
   default     = 0.6
 

@@ -1,9 +1,12 @@
 # Two p5en.48xlarge nodes (8 x H200 each) in mec1-az1 of the UAE region, with
 # the module's defaults: a cluster placement group, all 16 EFA interfaces,
-# gp3 volumes sized for training, encrypted with the team's key.
+# gp3 volumes sized for training, encrypted with the team's key, and the
+# validation gate: apply succeeds once both nodes have proven their GPUs,
+# NVLink, EFA, bf16 GEMM and NCCL all-reduce with hwprobe.
 #
 #   terraform init
-#   terraform apply -var kms_key_arn=arn:aws:kms:me-central-1:ACCOUNT:key/ID
+#   terraform apply -var kms_key_arn=arn:aws:kms:me-central-1:ACCOUNT:key/ID \
+#     -var reports_bucket=BUCKET -var "trusted_certificates=$(cat aws-me-central-1-rsa2048.pem)"
 
 provider "mlplatform" {
   region = "me-central-1"
@@ -27,6 +30,13 @@ module "train" {
   kms_key_arn   = var.kms_key_arn
   image         = var.image
 
+  validation = {
+    reports_s3_uri       = "s3://${var.reports_bucket}/clusters/"
+    reports_kms_key_arn  = var.kms_key_arn
+    trusted_certificates = var.trusted_certificates
+    wait                 = var.wait_for_validation
+  }
+
   tags = { workload = "pretraining" }
 }
 
@@ -41,6 +51,11 @@ output "gpus" {
 }
 
 output "hwprobe_profile" {
-  description = "The profile each node validates against."
+  description = "The profile each node validates against, as the provider renders it."
   value       = module.train.hwprobe_profile
+}
+
+output "validation_results" {
+  description = "Per node: passed or failed, and what failed."
+  value       = module.train.validation_results
 }
