@@ -6,13 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
-
-	"github.com/mlplatform/mlplatform/acctest"
 	"github.com/mlplatform/mlplatform/internal/cloud"
 )
 
@@ -24,36 +17,11 @@ import (
 func TestValidationHookMoto(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	m, err := acctest.StartMoto(ctx, acctest.MotoOptions{})
-	if errors.Is(err, acctest.ErrMotoNotFound) {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = m.Stop() })
-	const region = "me-central-1"
-	creds := credentials.NewStaticCredentialsProvider("testing", "testing", "")
-	ec := ec2.New(ec2.Options{Region: region, BaseEndpoint: aws.String(m.URL), Credentials: creds})
-	as := autoscaling.New(autoscaling.Options{Region: region, BaseEndpoint: aws.String(m.URL), Credentials: creds})
-	imgs, err := ec.DescribeImages(ctx, &ec2.DescribeImagesInput{})
-	if err != nil || len(imgs.Images) == 0 {
-		t.Fatalf("images: %v", err)
-	}
-	lt, err := ec.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{
-		LaunchTemplateName: aws.String("mlplatform-cpu-hooked"),
-		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: imgs.Images[0].ImageId, InstanceType: ec2types.InstanceTypeC7iLarge},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	subnets, err := ec.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{})
-	if err != nil || len(subnets.Subnets) == 0 {
-		t.Fatalf("subnets: %v", err)
-	}
+	fx := startMotoFootprint(ctx, t, "mlplatform-cpu-hooked")
+	as := fx.AS
 	hook := cloud.ValidationHook(600)
-	g := cloud.FootprintGroup{Name: "mlplatform-cpu-hooked", LaunchTemplateID: aws.ToString(lt.LaunchTemplate.LaunchTemplateId), LaunchTemplateVersion: "1",
-		InstanceTypes: []string{"c7i.large"}, Min: 0, Max: 3, Desired: 2, SubnetIDs: []string{aws.ToString(subnets.Subnets[0].SubnetId)}, Hook: &hook}
+	g := cloud.FootprintGroup{Name: "mlplatform-cpu-hooked", LaunchTemplateID: fx.LaunchTemplateID, LaunchTemplateVersion: "1",
+		InstanceTypes: []string{"c7i.large"}, Min: 0, Max: 3, Desired: 2, SubnetIDs: fx.SubnetIDs[:1], Hook: &hook}
 	if err := cloud.CreateFootprintGroup(ctx, as, g); err != nil {
 		t.Fatal(err)
 	}

@@ -24,42 +24,16 @@ import (
 func TestFootprintGroupMoto(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	m, err := acctest.StartMoto(ctx, acctest.MotoOptions{})
-	if errors.Is(err, acctest.ErrMotoNotFound) {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = m.Stop() })
-	const region = "me-central-1"
-	creds := credentials.NewStaticCredentialsProvider("testing", "testing", "")
-	ec := ec2.New(ec2.Options{Region: region, BaseEndpoint: aws.String(m.URL), Credentials: creds})
-	as := autoscaling.New(autoscaling.Options{Region: region, BaseEndpoint: aws.String(m.URL), Credentials: creds})
-
-	imgs, err := ec.DescribeImages(ctx, &ec2.DescribeImagesInput{})
-	if err != nil || len(imgs.Images) == 0 {
-		t.Fatalf("images: %v", err)
-	}
-	lt, err := ec.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{
-		LaunchTemplateName: aws.String("mlplatform-fp"),
-		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: imgs.Images[0].ImageId, InstanceType: ec2types.InstanceTypeC7iLarge},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	subnets, err := ec.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{})
-	if err != nil || len(subnets.Subnets) < 2 {
-		t.Fatalf("subnets: %v", err)
-	}
+	fx := startMotoFootprint(ctx, t, "mlplatform-fp")
+	as := fx.AS
 	g := cloud.FootprintGroup{
 		Name:             "mlplatform-fp",
-		LaunchTemplateID: aws.ToString(lt.LaunchTemplate.LaunchTemplateId),
+		LaunchTemplateID: fx.LaunchTemplateID,
 		InstanceTypes:    []string{"c7i.large", "m7i.large"},
 		Spot:             true,
 		OnDemandBase:     1,
 		Min:              1, Max: 3, Desired: 2,
-		SubnetIDs: []string{aws.ToString(subnets.Subnets[0].SubnetId), aws.ToString(subnets.Subnets[1].SubnetId)},
+		SubnetIDs: fx.SubnetIDs[:2],
 		Tags:      map[string]string{"team": "ml", "mlplatform:creation-token": "tok-1"},
 	}
 	if err := cloud.CreateFootprintGroup(ctx, as, g); err != nil {
@@ -136,4 +110,54 @@ func TestFootprintGroupMoto(t *testing.T) {
 	if err := cloud.UpdateFootprintGroup(ctx, as, g, cloud.AllSizes()); !errors.Is(err, cloud.ErrNotFound) {
 		t.Errorf("update after delete: %v, want ErrNotFound", err)
 	}
+}
+
+// motoFootprint is moto with what a footprint's group needs: clients, a
+// launch template for c7i.large on moto's first image, and the default
+// VPC's subnets (at least two).
+type motoFootprint struct {
+	EC2              *ec2.Client
+	AS               *autoscaling.Client
+	LaunchTemplateID string
+	SubnetIDs        []string
+}
+
+// startMotoFootprint starts moto (skipping the test when it is not
+// installed) and makes the launch template ltName.
+func startMotoFootprint(ctx context.Context, t *testing.T, ltName string) motoFootprint {
+	t.Helper()
+	m, err := acctest.StartMoto(ctx, acctest.MotoOptions{})
+	if errors.Is(err, acctest.ErrMotoNotFound) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Stop() })
+	const region = "me-central-1"
+	creds := credentials.NewStaticCredentialsProvider("testing", "testing", "")
+	fx := motoFootprint{
+		EC2: ec2.New(ec2.Options{Region: region, BaseEndpoint: aws.String(m.URL), Credentials: creds}),
+		AS:  autoscaling.New(autoscaling.Options{Region: region, BaseEndpoint: aws.String(m.URL), Credentials: creds}),
+	}
+	imgs, err := fx.EC2.DescribeImages(ctx, &ec2.DescribeImagesInput{})
+	if err != nil || len(imgs.Images) == 0 {
+		t.Fatalf("images: %v", err)
+	}
+	lt, err := fx.EC2.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{
+		LaunchTemplateName: aws.String(ltName),
+		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: imgs.Images[0].ImageId, InstanceType: ec2types.InstanceTypeC7iLarge},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx.LaunchTemplateID = aws.ToString(lt.LaunchTemplate.LaunchTemplateId)
+	subnets, err := fx.EC2.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{})
+	if err != nil || len(subnets.Subnets) < 2 {
+		t.Fatalf("subnets: %v", err)
+	}
+	for _, sn := range subnets.Subnets {
+		fx.SubnetIDs = append(fx.SubnetIDs, aws.ToString(sn.SubnetId))
+	}
+	return fx
 }
