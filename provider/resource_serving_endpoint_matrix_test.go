@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -146,7 +147,7 @@ func checkServingConverged(env *platform.Env, h *acctest.Harness, spec platform.
 		return fmt.Errorf("endpoint %s serving %s, want InService serving %s", ep.Status, ep.Spec.Model.Image, spec.Model.Image)
 	case !slices.Equal(configs, []string{ep.ConfigName}) || models != 1:
 		return fmt.Errorf("endpoint configs %v and %d models, want only the serving %s and its model (orphans)", configs, models, ep.ConfigName)
-	case len(targets) != 1 || ep.Spec.Variants[0].Autoscaling == nil || *ep.Spec.Variants[0].Autoscaling != *spec.Variants[0].Autoscaling:
+	case len(targets) != 1 || ep.Spec.Variants[0].Autoscaling == nil || !reflect.DeepEqual(*ep.Spec.Variants[0].Autoscaling, *spec.Variants[0].Autoscaling):
 		return fmt.Errorf("scalable targets %v, autoscaling %+v, want %+v", targets, ep.Spec.Variants[0].Autoscaling, spec.Variants[0].Autoscaling)
 	}
 	return nil
