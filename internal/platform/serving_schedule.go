@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/mlplatform/mlplatform/internal/cloud"
 )
@@ -162,4 +163,30 @@ func foldServingSchedules(rs *ServingEndpointSpec, found *ServingEndpoint, decla
 		a.Schedules = kept
 		v.Autoscaling = &a
 	}
+}
+
+// ParseScheduleDuration parses the duration of a schedule as both front
+// ends take it: a Go duration of whole minutes such as "11h" or "90m"; ""
+// is none.
+func ParseScheduleDuration(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 || d%time.Minute != 0 {
+		return 0, fmt.Errorf("%q: write a duration of whole minutes such as 11h or 90m", s)
+	}
+	return d, nil
+}
+
+// ScheduleDurationText is how a front end writes d back: as declared when
+// the declared text means d, else in Go's form ("11h0m0s").
+func ScheduleDurationText(d time.Duration, declared string) string {
+	if d == 0 {
+		return ""
+	}
+	if dd, err := ParseScheduleDuration(declared); err == nil && dd == d {
+		return declared
+	}
+	return d.String()
 }
