@@ -83,6 +83,7 @@ type servingScalingModel struct {
 	TargetInvocations       types.Float64 `tfsdk:"target_invocations_per_instance"`
 	ScaleInCooldownSeconds  types.Int64   `tfsdk:"scale_in_cooldown_seconds"`
 	ScaleOutCooldownSeconds types.Int64   `tfsdk:"scale_out_cooldown_seconds"`
+	Schedule                types.List    `tfsdk:"schedule"`
 }
 
 type servingServerlessModel struct {
@@ -170,6 +171,7 @@ func (r *servingEndpointResource) Schema(ctx context.Context, _ resource.SchemaR
 								MarkdownDescription: fmt.Sprintf("Seconds after a scale-in before the next (default %d).", platform.ServingDefaultCooldownSeconds)},
 							"scale_out_cooldown_seconds": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(platform.ServingDefaultCooldownSeconds),
 								MarkdownDescription: fmt.Sprintf("Seconds after a scale-out before the next (default %d).", platform.ServingDefaultCooldownSeconds)},
+							"schedule": servingScheduleAttribute(),
 						},
 					},
 				}},
@@ -516,6 +518,7 @@ func servingEndpointSpec(m *servingEndpointModel) (platform.ServingEndpointSpec,
 				TargetInvocations:       a.TargetInvocations.ValueFloat64(),
 				ScaleInCooldownSeconds:  cooldown(at+".autoscaling.scale_in_cooldown_seconds", a.ScaleInCooldownSeconds),
 				ScaleOutCooldownSeconds: cooldown(at+".autoscaling.scale_out_cooldown_seconds", a.ScaleOutCooldownSeconds),
+				Schedules:               servingSchedulesSpec(at+".autoscaling.schedule", a.Schedule, &unknown),
 			}
 		}
 		s.Variants = append(s.Variants, sv)
@@ -575,7 +578,14 @@ func servingEndpointSpecModel(m *servingEndpointModel, s platform.ServingEndpoin
 			vm.Serverless = &servingServerlessModel{MemorySizeMB: types.Int64Value(sl.MemoryMB), MaxConcurrency: types.Int64Value(sl.MaxConcurrency)}
 		}
 		if a := v.Autoscaling; a != nil {
+			declared := types.ListNull(servingScheduleType())
+			for _, d := range m.Variants {
+				if d.Name.ValueString() == v.Name && d.Autoscaling != nil {
+					declared = d.Autoscaling.Schedule
+				}
+			}
 			vm.Autoscaling = &servingScalingModel{
+				Schedule:                servingSchedulesValue(declared, a.Schedules),
 				MinCapacity:             types.Int64Value(a.Min),
 				MaxCapacity:             types.Int64Value(a.Max),
 				TargetInvocations:       types.Float64Value(a.TargetInvocations),

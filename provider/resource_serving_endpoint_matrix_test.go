@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -100,11 +101,17 @@ func servingMatrixSpec() platform.ServingEndpointSpec {
 		Variants: []platform.ServingVariant{{
 			Name: "primary", InstanceType: "ml.m5.large", InitialInstanceCount: 1,
 			Autoscaling: &platform.ServingAutoscaling{Min: 1, Max: 2, TargetInvocations: 100,
-				ScaleInCooldownSeconds: platform.ServingDefaultCooldownSeconds, ScaleOutCooldownSeconds: platform.ServingDefaultCooldownSeconds},
+				ScaleInCooldownSeconds: platform.ServingDefaultCooldownSeconds, ScaleOutCooldownSeconds: platform.ServingDefaultCooldownSeconds,
+				Schedules: []platform.Schedule{
+					{Name: "night", Recurrence: "0 20 * * 1-5", Duration: 11 * time.Hour, Max: intPtr(1)},
+					{Name: "monday", Recurrence: "30 7 * * mon", Min: intPtr(2)},
+				}},
 		}},
 		Tags: map[string]string{"team": "fraud"},
 	}
 }
+
+func intPtr(v int) *int { return &v }
 
 // servingLeft lists what exists in the emulator: endpoint configs, models
 // and scalable targets (every one, whoever made it).
@@ -146,10 +153,36 @@ func checkServingConverged(env *platform.Env, h *acctest.Harness, spec platform.
 		return fmt.Errorf("endpoint %s serving %s, want InService serving %s", ep.Status, ep.Spec.Model.Image, spec.Model.Image)
 	case !slices.Equal(configs, []string{ep.ConfigName}) || models != 1:
 		return fmt.Errorf("endpoint configs %v and %d models, want only the serving %s and its model (orphans)", configs, models, ep.ConfigName)
-	case len(targets) != 1 || ep.Spec.Variants[0].Autoscaling == nil || *ep.Spec.Variants[0].Autoscaling != *spec.Variants[0].Autoscaling:
+	case len(targets) != 1 || ep.Spec.Variants[0].Autoscaling == nil || !reflect.DeepEqual(withoutSchedules(*ep.Spec.Variants[0].Autoscaling), withoutSchedules(*spec.Variants[0].Autoscaling)):
 		return fmt.Errorf("scalable targets %v, autoscaling %+v, want %+v", targets, ep.Spec.Variants[0].Autoscaling, spec.Variants[0].Autoscaling)
 	}
+	// The scheduled actions: every declared schedule's as declared (the
+	// read-back keeps only those), and no other.
+	rb := env.ReadBackServingEndpoint(ep, spec, "")
+	want := spec.Variants[0].Autoscaling.Schedules
+	if got := rb.Spec.Variants[0].Autoscaling.Schedules; !reflect.DeepEqual(got, want) {
+		return fmt.Errorf("schedules read back %+v, want %+v", got, want)
+	}
+	acts, err := scheduledActions(h)
+	if err != nil {
+		return err
+	}
+	n := 0
+	for _, s := range want {
+		n++
+		if s.Duration != 0 {
+			n++
+		}
+	}
+	if len(acts) != n {
+		return fmt.Errorf("scheduled actions %q, want %d (orphans)", acts, n)
+	}
 	return nil
+}
+
+func withoutSchedules(a platform.ServingAutoscaling) platform.ServingAutoscaling {
+	a.Schedules = nil
+	return a
 }
 
 func checkServingNothingLeft(h *acctest.Harness) error {
@@ -160,6 +193,9 @@ func checkServingNothingLeft(h *acctest.Harness) error {
 	if len(configs) > 0 || models > 0 || len(targets) > 0 {
 		return fmt.Errorf("left: endpoint configs %v, %d models, scalable targets %v", configs, models, targets)
 	}
+	if acts, err := scheduledActions(h); err != nil || len(acts) > 0 {
+		return fmt.Errorf("left: scheduled actions %q (%v)", acts, err)
+	}
 	return checkServingGone(h)(nil)
 }
 
@@ -168,14 +204,15 @@ func priorOf(ep *platform.ServingEndpoint) platform.ServingEndpointPrior {
 }
 
 // TestAccServingEndpoint_faultMatrix runs the core's create, update and
-// delete of a serving endpoint (with autoscaling) with each write call
+// delete of a serving endpoint (with autoscaling and scheduled scaling) with each write call
 // interrupted, timed out, throttled and answered with a lost response,
 // against the emulator (moto, the endpoint double). Each cell then does what
 // the front end would do next: a create that returned an endpoint is
 // recorded and tainted (deleted, then created again); a create that
 // returned none must have left nothing; a failed update is refreshed and
 // applied again; a failed delete runs again. After every cell: the endpoint
-// converged with no orphan config, model or scalable target, and after the
+// converged with no orphan config, model, scalable target or scheduled
+// action, and after the
 // delete nothing is left. A fault that never fired fails its cell.
 func TestAccServingEndpoint_faultMatrix(t *testing.T) {
 	h := acctest.Setup(t)
@@ -186,15 +223,18 @@ func TestAccServingEndpoint_faultMatrix(t *testing.T) {
 	next := servingMatrixSpec()
 	next.Model.Image = servingImage2
 	next.Variants[0].Autoscaling.Max, next.Variants[0].Autoscaling.TargetInvocations = 3, 200
+	// One schedule changed (its actions put again), one gone (deleted).
+	next.Variants[0].Autoscaling.Schedules = []platform.Schedule{{Name: "night", Recurrence: "0 21 * * 1-5", Duration: 10 * time.Hour, Max: intPtr(1)}}
 	next.Tags = map[string]string{"team": "fraud", "stage": "two"}
 
 	type step struct{ service, action string }
 	const aas = "application-autoscaling"
 	creates := []step{{"sagemaker", "CreateModel"}, {"sagemaker", "CreateEndpointConfig"}, {"sagemaker", "CreateEndpoint"},
-		{aas, "RegisterScalableTarget"}, {aas, "PutScalingPolicy"}}
+		{aas, "RegisterScalableTarget"}, {aas, "PutScalingPolicy"}, {aas, "PutScheduledAction"}}
 	updates := []step{{"sagemaker", "CreateModel"}, {"sagemaker", "CreateEndpointConfig"}, {"sagemaker", "UpdateEndpoint"},
-		{"sagemaker", "DeleteEndpointConfig"}, {"sagemaker", "DeleteModel"}, {aas, "RegisterScalableTarget"}, {aas, "PutScalingPolicy"}}
-	deletes := []step{{aas, "DeregisterScalableTarget"}, {"sagemaker", "DeleteEndpoint"}, {"sagemaker", "DeleteEndpointConfig"}, {"sagemaker", "DeleteModel"}}
+		{"sagemaker", "DeleteEndpointConfig"}, {"sagemaker", "DeleteModel"}, {aas, "RegisterScalableTarget"}, {aas, "PutScalingPolicy"},
+		{aas, "DeleteScheduledAction"}, {aas, "PutScheduledAction"}}
+	deletes := []step{{aas, "DeleteScheduledAction"}, {aas, "DeregisterScalableTarget"}, {"sagemaker", "DeleteEndpoint"}, {"sagemaker", "DeleteEndpointConfig"}, {"sagemaker", "DeleteModel"}}
 
 	// A failed cell leaves nothing to the next.
 	cleanup := func() {
@@ -206,6 +246,12 @@ func TestAccServingEndpoint_faultMatrix(t *testing.T) {
 			if ms, err := c.SageMaker.ListModels(ctx, &sagemaker.ListModelsInput{}); err == nil {
 				for _, m := range ms.Models {
 					_, _ = c.SageMaker.DeleteModel(ctx, &sagemaker.DeleteModelInput{ModelName: m.ModelName})
+				}
+			}
+			if as, err := c.AppAutoScaling.DescribeScheduledActions(ctx, &applicationautoscaling.DescribeScheduledActionsInput{ServiceNamespace: aastypes.ServiceNamespaceSagemaker}); err == nil {
+				for _, x := range as.ScheduledActions {
+					_, _ = c.AppAutoScaling.DeleteScheduledAction(ctx, &applicationautoscaling.DeleteScheduledActionInput{ServiceNamespace: x.ServiceNamespace,
+						ResourceId: x.ResourceId, ScalableDimension: x.ScalableDimension, ScheduledActionName: x.ScheduledActionName})
 				}
 			}
 			if ts, err := c.AppAutoScaling.DescribeScalableTargets(ctx, &applicationautoscaling.DescribeScalableTargetsInput{ServiceNamespace: aastypes.ServiceNamespaceSagemaker}); err == nil {

@@ -63,11 +63,12 @@ type ServingVariant struct {
 // ServingAutoscaling is an instance variant's autoscaling through
 // Application Auto Scaling.
 type ServingAutoscaling struct {
-	MinCapacity                  int     `pulumi:"minCapacity"`
-	MaxCapacity                  int     `pulumi:"maxCapacity"`
-	TargetInvocationsPerInstance float64 `pulumi:"targetInvocationsPerInstance"`
-	ScaleInCooldownSeconds       *int    `pulumi:"scaleInCooldownSeconds,optional"`
-	ScaleOutCooldownSeconds      *int    `pulumi:"scaleOutCooldownSeconds,optional"`
+	MinCapacity                  int               `pulumi:"minCapacity"`
+	MaxCapacity                  int               `pulumi:"maxCapacity"`
+	TargetInvocationsPerInstance float64           `pulumi:"targetInvocationsPerInstance"`
+	ScaleInCooldownSeconds       *int              `pulumi:"scaleInCooldownSeconds,optional"`
+	ScaleOutCooldownSeconds      *int              `pulumi:"scaleOutCooldownSeconds,optional"`
+	Schedule                     []ServingSchedule `pulumi:"schedule,optional"`
 }
 
 // ServingServerless is a serverless variant's capacity.
@@ -156,6 +157,9 @@ func (s *ServingAutoscaling) Annotate(a infer.Annotator) {
 	a.Describe(&s.TargetInvocationsPerInstance, "Invocations per instance per minute that the policy tracks (more than 0).")
 	a.Describe(&s.ScaleInCooldownSeconds, fmt.Sprintf("Seconds after a scale-in before the next (default %d).", platform.ServingDefaultCooldownSeconds))
 	a.Describe(&s.ScaleOutCooldownSeconds, fmt.Sprintf("Seconds after a scale-out before the next (default %d).", platform.ServingDefaultCooldownSeconds))
+	a.Describe(&s.Schedule, "Scheduled capacity, the CPU footprint's `schedule` shape: at each time `recurrence` fires (in `timeZone`), the variant's scalable target takes the minCapacity and maxCapacity set here "+
+		"(an Application Auto Scaling scheduled action); with `duration`, a second action restores this block's bounds when the window ends. Target tracking keeps the count between the bounds in force. "+
+		"A scheduled action changed or deleted outside the program shows as a change.")
 }
 
 // Annotate describes a serverless variant.
@@ -223,6 +227,7 @@ func (ServingEndpoint) Check(ctx context.Context, req infer.CheckRequest) (infer
 	}
 	failures = append(failures, reportViolations(ctx, env.Policy, vs)...)
 	failures = append(failures, problemFailures(ctx, warnings)...)
+	failures = append(failures, servingScheduleFailures(args)...)
 	if req.OldInputs.Len() == 0 && len(errs) == 0 && !slices.Contains(unknown, "name") {
 		// A create: an endpoint of the name must not exist.
 		taken, err := env.CheckServingEndpointCreate(ctx, spec.Name)
@@ -423,6 +428,7 @@ func (c ServingEndpointArgs) spec() platform.ServingEndpointSpec {
 			sv.Autoscaling = &platform.ServingAutoscaling{
 				Min: int64(as.MinCapacity), Max: int64(as.MaxCapacity), TargetInvocations: as.TargetInvocationsPerInstance,
 				ScaleInCooldownSeconds: cooldown(as.ScaleInCooldownSeconds), ScaleOutCooldownSeconds: cooldown(as.ScaleOutCooldownSeconds),
+				Schedules: servingSchedulesSpec(as.Schedule),
 			}
 		}
 		s.Variants = append(s.Variants, sv)
@@ -471,6 +477,7 @@ func servingArgsOf(s platform.ServingEndpointSpec) ServingEndpointArgs {
 			sv.Autoscaling = &ServingAutoscaling{
 				MinCapacity: int(as.Min), MaxCapacity: int(as.Max), TargetInvocationsPerInstance: as.TargetInvocations,
 				ScaleInCooldownSeconds: cooldown(as.ScaleInCooldownSeconds), ScaleOutCooldownSeconds: cooldown(as.ScaleOutCooldownSeconds),
+				Schedule: servingSchedulesArgs(as.Schedules),
 			}
 		}
 		a.Variants = append(a.Variants, sv)
@@ -489,6 +496,7 @@ func servingState(env *platform.Env, args ServingEndpointArgs, ep *platform.Serv
 	cost, source := servingCost(rb.Spec, env.Region(), nil)
 	declared := servingArgsOf(rb.Spec)
 	declared.Deployment = args.Deployment // not observable: as declared
+	keepScheduleText(&declared, args)
 	if args.DataCapture != nil && declared.DataCapture != nil && args.DataCapture.Enabled == nil && declared.DataCapture.Enabled != nil && *declared.DataCapture.Enabled {
 		declared.DataCapture.Enabled = nil // the default, as declared
 	}

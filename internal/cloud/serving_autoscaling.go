@@ -22,6 +22,9 @@ type ServingScalingAPI interface {
 	PutScalingPolicy(ctx context.Context, in *applicationautoscaling.PutScalingPolicyInput, opts ...func(*applicationautoscaling.Options)) (*applicationautoscaling.PutScalingPolicyOutput, error)
 	DescribeScalingPolicies(ctx context.Context, in *applicationautoscaling.DescribeScalingPoliciesInput, opts ...func(*applicationautoscaling.Options)) (*applicationautoscaling.DescribeScalingPoliciesOutput, error)
 	DeleteScalingPolicy(ctx context.Context, in *applicationautoscaling.DeleteScalingPolicyInput, opts ...func(*applicationautoscaling.Options)) (*applicationautoscaling.DeleteScalingPolicyOutput, error)
+	PutScheduledAction(ctx context.Context, in *applicationautoscaling.PutScheduledActionInput, opts ...func(*applicationautoscaling.Options)) (*applicationautoscaling.PutScheduledActionOutput, error)
+	DescribeScheduledActions(ctx context.Context, in *applicationautoscaling.DescribeScheduledActionsInput, opts ...func(*applicationautoscaling.Options)) (*applicationautoscaling.DescribeScheduledActionsOutput, error)
+	DeleteScheduledAction(ctx context.Context, in *applicationautoscaling.DeleteScheduledActionInput, opts ...func(*applicationautoscaling.Options)) (*applicationautoscaling.DeleteScheduledActionOutput, error)
 }
 
 // Application Auto Scaling names of a SageMaker variant.
@@ -156,9 +159,14 @@ func PutServingScaling(ctx context.Context, api ServingScalingAPI, endpoint stri
 }
 
 // DeleteServingScaling deletes this provider's policy of the variant and
-// deregisters it as a scalable target. What is already gone is not an error.
+// deregisters it as a scalable target, its scheduled actions first (AWS
+// deletes them with the target, some emulators do not). What is already
+// gone is not an error.
 func DeleteServingScaling(ctx context.Context, api ServingScalingAPI, endpoint, variant string) error {
 	id := ServingScalingResourceID(endpoint, variant)
+	if err := SyncServingScheduledActions(ctx, api, endpoint, variant, nil); err != nil {
+		return err
+	}
 	if _, err := api.DeleteScalingPolicy(ctx, &applicationautoscaling.DeleteScalingPolicyInput{
 		PolicyName:        aws.String(ServingScalingPolicyName),
 		ServiceNamespace:  aastypes.ServiceNamespaceSagemaker,

@@ -43,9 +43,17 @@ type ScheduledAction struct {
 
 var scheduleNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$`)
 
+// scheduleSizeNames are the attribute names of a schedule's sizes in one
+// resource's schema; desired is "" where the resource has none.
+type scheduleSizeNames struct{ min, max, desired string }
+
 // ScheduleProblems checks schedules and returns every problem with its
 // attribute path (path prefix such as "schedule").
 func ScheduleProblems(path string, base GroupSize, ss []Schedule) []Problem {
+	return scheduleProblems(path, base, ss, scheduleSizeNames{"min_size", "max_size", "desired_capacity"})
+}
+
+func scheduleProblems(path string, base GroupSize, ss []Schedule, names scheduleSizeNames) []Problem {
 	var out []Problem
 	add := func(p, format string, args ...any) {
 		out = append(out, Problem{Path: p, Summary: "Invalid schedule", Detail: fmt.Sprintf(format, args...)})
@@ -68,21 +76,25 @@ func ScheduleProblems(path string, base GroupSize, ss []Schedule) []Problem {
 			add(p+".time_zone", "%q is not an IANA time zone (such as %s)", s.TimeZone, DefaultScheduleTimeZone)
 		}
 		if s.Min == nil && s.Max == nil && s.Desired == nil {
-			add(p, "set at least one of min_size, max_size, desired_capacity")
+			if names.desired == "" {
+				add(p, "set at least one of %s, %s", names.min, names.max)
+			} else {
+				add(p, "set at least one of %s, %s, %s", names.min, names.max, names.desired)
+			}
 		}
 		for _, v := range []struct {
 			name string
 			v    *int
-		}{{"min_size", s.Min}, {"max_size", s.Max}, {"desired_capacity", s.Desired}} {
+		}{{names.min, s.Min}, {names.max, s.Max}, {names.desired, s.Desired}} {
 			if v.v != nil && *v.v < 0 {
 				add(p+"."+v.name, "must be 0 or more, got %d", *v.v)
 			}
 		}
 		lo, hi := orInt(s.Min, base.Min), orInt(s.Max, base.Max)
 		if lo > hi {
-			add(p, "min_size %d is above max_size %d during the window", lo, hi)
+			add(p, "%s %d is above %s %d during the window", names.min, lo, names.max, hi)
 		} else if s.Desired != nil && (*s.Desired < lo || *s.Desired > hi) {
-			add(p+".desired_capacity", "%d is outside min_size %d and max_size %d during the window", *s.Desired, lo, hi)
+			add(p+"."+names.desired, "%d is outside %s %d and %s %d during the window", *s.Desired, names.min, lo, names.max, hi)
 		}
 		if s.Duration != 0 && err == nil {
 			if _, err := c.Shift(s.Duration); err != nil {

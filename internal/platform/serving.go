@@ -158,6 +158,8 @@ type ServingAutoscaling struct {
 	TargetInvocations       float64 // per instance per minute
 	ScaleInCooldownSeconds  int64
 	ScaleOutCooldownSeconds int64
+	// Schedules set the bounds at times (see serving_schedule.go).
+	Schedules []Schedule
 }
 
 // ServingDeployment is how an update shifts traffic from the old fleet to
@@ -341,6 +343,7 @@ func svVariants(v *fsValidator, s ServingEndpointSpec) {
 			if x.InitialInstanceCount > 0 && (x.InitialInstanceCount < a.Min || x.InitialInstanceCount > a.Max) && a.Max >= a.Min {
 				v.add(at+".initial_instance_count", "initial_instance_count %d is outside the autoscaling range %d to %d", x.InitialInstanceCount, a.Min, a.Max)
 			}
+			svSchedules(v, at, a)
 		}
 	}
 	if serverless > 0 && instances > 0 {

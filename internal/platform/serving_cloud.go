@@ -32,6 +32,9 @@ type ServingEndpoint struct {
 	// configCounts are the instance counts the served endpoint config
 	// declares, by variant (the Spec carries the counts the endpoint runs).
 	configCounts map[string]int64
+	// scheduled are this provider's scheduled actions of each scaled
+	// variant, as Application Auto Scaling has them.
+	scheduled map[string][]cloud.ServingScheduledAction
 }
 
 // Deployment outcomes.

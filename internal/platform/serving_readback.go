@@ -86,6 +86,7 @@ func ReadBackServingEndpointOf(found *ServingEndpoint, declared ServingEndpointS
 		}
 		rs.Variants = append(rs.Variants, v)
 	}
+	foldServingSchedules(&rs, found, declared)
 	if d := s.DataCapture; d != nil {
 		c := *d
 		c.CaptureOptions = slices.Clone(d.CaptureOptions)

@@ -55,7 +55,7 @@ func applyServingScaling(ctx context.Context, as cloud.ServingScalingAPI, s Serv
 			return err
 		}
 	}
-	return nil
+	return applyServingSchedules(ctx, as, s)
 }
 
 func sortedScalingNames(m map[string]cloud.ServingScaling) []string {
@@ -81,7 +81,7 @@ func withServingScaling(ctx context.Context, as cloud.ServingScalingAPI, ep *Ser
 		return err
 	}
 	foldServingScaling(ep, have)
-	return nil
+	return withServingSchedules(ctx, as, ep, have)
 }
 
 func foldServingScaling(ep *ServingEndpoint, have map[string]cloud.ServingScaling) {

@@ -23,6 +23,9 @@ type fakeScaling struct {
 	targets  map[string][2]int32
 	policies map[string]aastypes.TargetTrackingScalingPolicyConfiguration
 	faults   map[string]string
+	// scheduled: resource id -> action name -> action (see
+	// serving_schedule_test.go); like moto, deregistering keeps them.
+	scheduled map[string]map[string]aastypes.ScheduledAction
 }
 
 func newFakeScaling(sm *fakeServing) *fakeScaling {

@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 
@@ -23,7 +24,7 @@ func TestFoldServingScaling(t *testing.T) {
 	ep := scaledEndpoint()
 	foldServingScaling(ep, map[string]cloud.ServingScaling{"a": {Variant: "a", Min: 1, Max: 4, TargetInvocations: 70, ScaleInCooldown: 300, ScaleOutCooldown: 60}})
 	a, b := ep.Spec.Variants[0], ep.Spec.Variants[1]
-	if a.InitialInstanceCount != 1 || a.Autoscaling == nil || *a.Autoscaling != (ServingAutoscaling{Min: 1, Max: 4, TargetInvocations: 70, ScaleInCooldownSeconds: 300, ScaleOutCooldownSeconds: 60}) {
+	if a.InitialInstanceCount != 1 || a.Autoscaling == nil || !reflect.DeepEqual(*a.Autoscaling, ServingAutoscaling{Min: 1, Max: 4, TargetInvocations: 70, ScaleInCooldownSeconds: 300, ScaleOutCooldownSeconds: 60}) {
 		t.Fatalf("scaled variant read back as %+v %+v", a, a.Autoscaling)
 	}
 	if b.InitialInstanceCount != 5 || b.Autoscaling != nil {

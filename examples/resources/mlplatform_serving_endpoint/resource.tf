@@ -18,6 +18,16 @@ resource "mlplatform_serving_endpoint" "fraud" {
     name                   = "primary"
     instance_type          = "ml.g6.xlarge"
     initial_instance_count = 2
+    # Two to six instances tracking 100 invocations per instance per minute;
+    # at most one on working-day nights (20:00 to 07:00, Dubai time).
+    autoscaling = {
+      min_capacity                    = 2
+      max_capacity                    = 6
+      target_invocations_per_instance = 100
+      schedule = [
+        { name = "night", recurrence = "0 20 * * 1-5", duration = "11h", min_capacity = 1, max_capacity = 1 },
+      ]
+    }
   }]
 
   deployment = {

@@ -3438,6 +3438,8 @@ type ServingAutoscaling struct {
 	ScaleInCooldownSeconds *int `pulumi:"scaleInCooldownSeconds"`
 	// Seconds after a scale-out before the next (default 300).
 	ScaleOutCooldownSeconds *int `pulumi:"scaleOutCooldownSeconds"`
+	// Scheduled capacity, the CPU footprint's `schedule` shape: at each time `recurrence` fires (in `timeZone`), the variant's scalable target takes the minCapacity and maxCapacity set here (an Application Auto Scaling scheduled action); with `duration`, a second action restores this block's bounds when the window ends. Target tracking keeps the count between the bounds in force. A scheduled action changed or deleted outside the program shows as a change.
+	Schedule []ServingSchedule `pulumi:"schedule"`
 	// Invocations per instance per minute that the policy tracks (more than 0).
 	TargetInvocationsPerInstance float64 `pulumi:"targetInvocationsPerInstance"`
 }
@@ -3462,6 +3464,8 @@ type ServingAutoscalingArgs struct {
 	ScaleInCooldownSeconds pulumi.IntPtrInput `pulumi:"scaleInCooldownSeconds"`
 	// Seconds after a scale-out before the next (default 300).
 	ScaleOutCooldownSeconds pulumi.IntPtrInput `pulumi:"scaleOutCooldownSeconds"`
+	// Scheduled capacity, the CPU footprint's `schedule` shape: at each time `recurrence` fires (in `timeZone`), the variant's scalable target takes the minCapacity and maxCapacity set here (an Application Auto Scaling scheduled action); with `duration`, a second action restores this block's bounds when the window ends. Target tracking keeps the count between the bounds in force. A scheduled action changed or deleted outside the program shows as a change.
+	Schedule ServingScheduleArrayInput `pulumi:"schedule"`
 	// Invocations per instance per minute that the policy tracks (more than 0).
 	TargetInvocationsPerInstance pulumi.Float64Input `pulumi:"targetInvocationsPerInstance"`
 }
@@ -3563,6 +3567,11 @@ func (o ServingAutoscalingOutput) ScaleOutCooldownSeconds() pulumi.IntPtrOutput 
 	return o.ApplyT(func(v ServingAutoscaling) *int { return v.ScaleOutCooldownSeconds }).(pulumi.IntPtrOutput)
 }
 
+// Scheduled capacity, the CPU footprint's `schedule` shape: at each time `recurrence` fires (in `timeZone`), the variant's scalable target takes the minCapacity and maxCapacity set here (an Application Auto Scaling scheduled action); with `duration`, a second action restores this block's bounds when the window ends. Target tracking keeps the count between the bounds in force. A scheduled action changed or deleted outside the program shows as a change.
+func (o ServingAutoscalingOutput) Schedule() ServingScheduleArrayOutput {
+	return o.ApplyT(func(v ServingAutoscaling) []ServingSchedule { return v.Schedule }).(ServingScheduleArrayOutput)
+}
+
 // Invocations per instance per minute that the policy tracks (more than 0).
 func (o ServingAutoscalingOutput) TargetInvocationsPerInstance() pulumi.Float64Output {
 	return o.ApplyT(func(v ServingAutoscaling) float64 { return v.TargetInvocationsPerInstance }).(pulumi.Float64Output)
@@ -3630,6 +3639,16 @@ func (o ServingAutoscalingPtrOutput) ScaleOutCooldownSeconds() pulumi.IntPtrOutp
 		}
 		return v.ScaleOutCooldownSeconds
 	}).(pulumi.IntPtrOutput)
+}
+
+// Scheduled capacity, the CPU footprint's `schedule` shape: at each time `recurrence` fires (in `timeZone`), the variant's scalable target takes the minCapacity and maxCapacity set here (an Application Auto Scaling scheduled action); with `duration`, a second action restores this block's bounds when the window ends. Target tracking keeps the count between the bounds in force. A scheduled action changed or deleted outside the program shows as a change.
+func (o ServingAutoscalingPtrOutput) Schedule() ServingScheduleArrayOutput {
+	return o.ApplyT(func(v *ServingAutoscaling) []ServingSchedule {
+		if v == nil {
+			return nil
+		}
+		return v.Schedule
+	}).(ServingScheduleArrayOutput)
 }
 
 // Invocations per instance per minute that the policy tracks (more than 0).
@@ -4185,6 +4204,148 @@ func (o ServingModelOutput) ModelDataUri() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v ServingModel) *string { return v.ModelDataUri }).(pulumi.StringPtrOutput)
 }
 
+type ServingSchedule struct {
+	// Length of the window in whole minutes, e.g. `11h`: the autoscaling's own minCapacity and maxCapacity come back when it ends.
+	Duration *string `pulumi:"duration"`
+	// Most instances during the window (at most 1000); unset keeps the current value.
+	MaxCapacity *int `pulumi:"maxCapacity"`
+	// Fewest instances during the window (at least 1: an instance variant cannot scale to 0); unset keeps the current value.
+	MinCapacity *int `pulumi:"minCapacity"`
+	// Name of the schedule (1 to 63 letters, digits, `-` or `_`), unique in the variant; its scheduled action is `mlplatform-<endpoint>-<variant>-<name>`, the one that ends a window `...-end`.
+	Name string `pulumi:"name"`
+	// Cron expression (minute hour day-of-month month day-of-week), e.g. `0 20 * * 1-5`; restrict day of month or day of week, not both (Application Auto Scaling takes one).
+	Recurrence string `pulumi:"recurrence"`
+	// IANA time zone of `recurrence`. Default `Asia/Dubai`.
+	TimeZone *string `pulumi:"timeZone"`
+}
+
+// ServingScheduleInput is an input type that accepts ServingScheduleArgs and ServingScheduleOutput values.
+// You can construct a concrete instance of `ServingScheduleInput` via:
+//
+//	ServingScheduleArgs{...}
+type ServingScheduleInput interface {
+	pulumi.Input
+
+	ToServingScheduleOutput() ServingScheduleOutput
+	ToServingScheduleOutputWithContext(context.Context) ServingScheduleOutput
+}
+
+type ServingScheduleArgs struct {
+	// Length of the window in whole minutes, e.g. `11h`: the autoscaling's own minCapacity and maxCapacity come back when it ends.
+	Duration pulumi.StringPtrInput `pulumi:"duration"`
+	// Most instances during the window (at most 1000); unset keeps the current value.
+	MaxCapacity pulumi.IntPtrInput `pulumi:"maxCapacity"`
+	// Fewest instances during the window (at least 1: an instance variant cannot scale to 0); unset keeps the current value.
+	MinCapacity pulumi.IntPtrInput `pulumi:"minCapacity"`
+	// Name of the schedule (1 to 63 letters, digits, `-` or `_`), unique in the variant; its scheduled action is `mlplatform-<endpoint>-<variant>-<name>`, the one that ends a window `...-end`.
+	Name pulumi.StringInput `pulumi:"name"`
+	// Cron expression (minute hour day-of-month month day-of-week), e.g. `0 20 * * 1-5`; restrict day of month or day of week, not both (Application Auto Scaling takes one).
+	Recurrence pulumi.StringInput `pulumi:"recurrence"`
+	// IANA time zone of `recurrence`. Default `Asia/Dubai`.
+	TimeZone pulumi.StringPtrInput `pulumi:"timeZone"`
+}
+
+func (ServingScheduleArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*ServingSchedule)(nil)).Elem()
+}
+
+func (i ServingScheduleArgs) ToServingScheduleOutput() ServingScheduleOutput {
+	return i.ToServingScheduleOutputWithContext(context.Background())
+}
+
+func (i ServingScheduleArgs) ToServingScheduleOutputWithContext(ctx context.Context) ServingScheduleOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServingScheduleOutput)
+}
+
+// ServingScheduleArrayInput is an input type that accepts ServingScheduleArray and ServingScheduleArrayOutput values.
+// You can construct a concrete instance of `ServingScheduleArrayInput` via:
+//
+//	ServingScheduleArray{ ServingScheduleArgs{...} }
+type ServingScheduleArrayInput interface {
+	pulumi.Input
+
+	ToServingScheduleArrayOutput() ServingScheduleArrayOutput
+	ToServingScheduleArrayOutputWithContext(context.Context) ServingScheduleArrayOutput
+}
+
+type ServingScheduleArray []ServingScheduleInput
+
+func (ServingScheduleArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]ServingSchedule)(nil)).Elem()
+}
+
+func (i ServingScheduleArray) ToServingScheduleArrayOutput() ServingScheduleArrayOutput {
+	return i.ToServingScheduleArrayOutputWithContext(context.Background())
+}
+
+func (i ServingScheduleArray) ToServingScheduleArrayOutputWithContext(ctx context.Context) ServingScheduleArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServingScheduleArrayOutput)
+}
+
+type ServingScheduleOutput struct{ *pulumi.OutputState }
+
+func (ServingScheduleOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*ServingSchedule)(nil)).Elem()
+}
+
+func (o ServingScheduleOutput) ToServingScheduleOutput() ServingScheduleOutput {
+	return o
+}
+
+func (o ServingScheduleOutput) ToServingScheduleOutputWithContext(ctx context.Context) ServingScheduleOutput {
+	return o
+}
+
+// Length of the window in whole minutes, e.g. `11h`: the autoscaling's own minCapacity and maxCapacity come back when it ends.
+func (o ServingScheduleOutput) Duration() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ServingSchedule) *string { return v.Duration }).(pulumi.StringPtrOutput)
+}
+
+// Most instances during the window (at most 1000); unset keeps the current value.
+func (o ServingScheduleOutput) MaxCapacity() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v ServingSchedule) *int { return v.MaxCapacity }).(pulumi.IntPtrOutput)
+}
+
+// Fewest instances during the window (at least 1: an instance variant cannot scale to 0); unset keeps the current value.
+func (o ServingScheduleOutput) MinCapacity() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v ServingSchedule) *int { return v.MinCapacity }).(pulumi.IntPtrOutput)
+}
+
+// Name of the schedule (1 to 63 letters, digits, `-` or `_`), unique in the variant; its scheduled action is `mlplatform-<endpoint>-<variant>-<name>`, the one that ends a window `...-end`.
+func (o ServingScheduleOutput) Name() pulumi.StringOutput {
+	return o.ApplyT(func(v ServingSchedule) string { return v.Name }).(pulumi.StringOutput)
+}
+
+// Cron expression (minute hour day-of-month month day-of-week), e.g. `0 20 * * 1-5`; restrict day of month or day of week, not both (Application Auto Scaling takes one).
+func (o ServingScheduleOutput) Recurrence() pulumi.StringOutput {
+	return o.ApplyT(func(v ServingSchedule) string { return v.Recurrence }).(pulumi.StringOutput)
+}
+
+// IANA time zone of `recurrence`. Default `Asia/Dubai`.
+func (o ServingScheduleOutput) TimeZone() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v ServingSchedule) *string { return v.TimeZone }).(pulumi.StringPtrOutput)
+}
+
+type ServingScheduleArrayOutput struct{ *pulumi.OutputState }
+
+func (ServingScheduleArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]ServingSchedule)(nil)).Elem()
+}
+
+func (o ServingScheduleArrayOutput) ToServingScheduleArrayOutput() ServingScheduleArrayOutput {
+	return o
+}
+
+func (o ServingScheduleArrayOutput) ToServingScheduleArrayOutputWithContext(ctx context.Context) ServingScheduleArrayOutput {
+	return o
+}
+
+func (o ServingScheduleArrayOutput) Index(i pulumi.IntInput) ServingScheduleOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) ServingSchedule {
+		return vs[0].([]ServingSchedule)[vs[1].(int)]
+	}).(ServingScheduleOutput)
+}
+
 type ServingServerless struct {
 	// Concurrent invocations (1 to 200).
 	MaxConcurrency int `pulumi:"maxConcurrency"`
@@ -4684,6 +4845,8 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*ServingDeploymentInput)(nil)).Elem(), ServingDeploymentArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ServingDeploymentPtrInput)(nil)).Elem(), ServingDeploymentArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ServingModelInput)(nil)).Elem(), ServingModelArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServingScheduleInput)(nil)).Elem(), ServingScheduleArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServingScheduleArrayInput)(nil)).Elem(), ServingScheduleArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ServingServerlessInput)(nil)).Elem(), ServingServerlessArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ServingServerlessPtrInput)(nil)).Elem(), ServingServerlessArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ServingVariantInput)(nil)).Elem(), ServingVariantArgs{})
@@ -4736,6 +4899,8 @@ func init() {
 	pulumi.RegisterOutputType(ServingDeploymentOutput{})
 	pulumi.RegisterOutputType(ServingDeploymentPtrOutput{})
 	pulumi.RegisterOutputType(ServingModelOutput{})
+	pulumi.RegisterOutputType(ServingScheduleOutput{})
+	pulumi.RegisterOutputType(ServingScheduleArrayOutput{})
 	pulumi.RegisterOutputType(ServingServerlessOutput{})
 	pulumi.RegisterOutputType(ServingServerlessPtrOutput{})
 	pulumi.RegisterOutputType(ServingVariantOutput{})

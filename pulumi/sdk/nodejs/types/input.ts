@@ -359,6 +359,10 @@ export interface ServingAutoscalingArgs {
      */
     scaleOutCooldownSeconds?: pulumi.Input<number>;
     /**
+     * Scheduled capacity, the CPU footprint's `schedule` shape: at each time `recurrence` fires (in `timeZone`), the variant's scalable target takes the minCapacity and maxCapacity set here (an Application Auto Scaling scheduled action); with `duration`, a second action restores this block's bounds when the window ends. Target tracking keeps the count between the bounds in force. A scheduled action changed or deleted outside the program shows as a change.
+     */
+    schedule?: pulumi.Input<pulumi.Input<inputs.ServingScheduleArgs>[]>;
+    /**
      * Invocations per instance per minute that the policy tracks (more than 0).
      */
     targetInvocationsPerInstance: pulumi.Input<number>;
@@ -435,6 +439,33 @@ export interface ServingModelArgs {
      * S3 URI of the model artifacts (`s3://BUCKET/KEY`), in a bucket in the jurisdiction.
      */
     modelDataUri?: pulumi.Input<string>;
+}
+
+export interface ServingScheduleArgs {
+    /**
+     * Length of the window in whole minutes, e.g. `11h`: the autoscaling's own minCapacity and maxCapacity come back when it ends.
+     */
+    duration?: pulumi.Input<string>;
+    /**
+     * Most instances during the window (at most 1000); unset keeps the current value.
+     */
+    maxCapacity?: pulumi.Input<number>;
+    /**
+     * Fewest instances during the window (at least 1: an instance variant cannot scale to 0); unset keeps the current value.
+     */
+    minCapacity?: pulumi.Input<number>;
+    /**
+     * Name of the schedule (1 to 63 letters, digits, `-` or `_`), unique in the variant; its scheduled action is `mlplatform-<endpoint>-<variant>-<name>`, the one that ends a window `...-end`.
+     */
+    name: pulumi.Input<string>;
+    /**
+     * Cron expression (minute hour day-of-month month day-of-week), e.g. `0 20 * * 1-5`; restrict day of month or day of week, not both (Application Auto Scaling takes one).
+     */
+    recurrence: pulumi.Input<string>;
+    /**
+     * IANA time zone of `recurrence`. Default `Asia/Dubai`.
+     */
+    timeZone?: pulumi.Input<string>;
 }
 
 export interface ServingServerlessArgs {

@@ -328,6 +328,10 @@ export interface ServingAutoscaling {
      */
     scaleOutCooldownSeconds?: number;
     /**
+     * Scheduled capacity, the CPU footprint's `schedule` shape: at each time `recurrence` fires (in `timeZone`), the variant's scalable target takes the minCapacity and maxCapacity set here (an Application Auto Scaling scheduled action); with `duration`, a second action restores this block's bounds when the window ends. Target tracking keeps the count between the bounds in force. A scheduled action changed or deleted outside the program shows as a change.
+     */
+    schedule?: outputs.ServingSchedule[];
+    /**
      * Invocations per instance per minute that the policy tracks (more than 0).
      */
     targetInvocationsPerInstance: number;
@@ -404,6 +408,33 @@ export interface ServingModel {
      * S3 URI of the model artifacts (`s3://BUCKET/KEY`), in a bucket in the jurisdiction.
      */
     modelDataUri?: string;
+}
+
+export interface ServingSchedule {
+    /**
+     * Length of the window in whole minutes, e.g. `11h`: the autoscaling's own minCapacity and maxCapacity come back when it ends.
+     */
+    duration?: string;
+    /**
+     * Most instances during the window (at most 1000); unset keeps the current value.
+     */
+    maxCapacity?: number;
+    /**
+     * Fewest instances during the window (at least 1: an instance variant cannot scale to 0); unset keeps the current value.
+     */
+    minCapacity?: number;
+    /**
+     * Name of the schedule (1 to 63 letters, digits, `-` or `_`), unique in the variant; its scheduled action is `mlplatform-<endpoint>-<variant>-<name>`, the one that ends a window `...-end`.
+     */
+    name: string;
+    /**
+     * Cron expression (minute hour day-of-month month day-of-week), e.g. `0 20 * * 1-5`; restrict day of month or day of week, not both (Application Auto Scaling takes one).
+     */
+    recurrence: string;
+    /**
+     * IANA time zone of `recurrence`. Default `Asia/Dubai`.
+     */
+    timeZone?: string;
 }
 
 export interface ServingServerless {

@@ -57,6 +57,8 @@ __all__ = [
     'ServingDeploymentArgsDict',
     'ServingModelArgs',
     'ServingModelArgsDict',
+    'ServingScheduleArgs',
+    'ServingScheduleArgsDict',
     'ServingServerlessArgs',
     'ServingServerlessArgsDict',
     'ServingVariantArgs',
@@ -1915,6 +1917,10 @@ if not MYPY:
         """
         Seconds after a scale-out before the next (default 300).
         """
+        schedule: NotRequired[pulumi.Input[Sequence[pulumi.Input['ServingScheduleArgsDict']]]]
+        """
+        Scheduled capacity, the CPU footprint's `schedule` shape: at each time `recurrence` fires (in `timeZone`), the variant's scalable target takes the minCapacity and maxCapacity set here (an Application Auto Scaling scheduled action); with `duration`, a second action restores this block's bounds when the window ends. Target tracking keeps the count between the bounds in force. A scheduled action changed or deleted outside the program shows as a change.
+        """
 elif False:
     ServingAutoscalingArgsDict: TypeAlias = Mapping[str, Any]
 
@@ -1925,13 +1931,15 @@ class ServingAutoscalingArgs:
                  min_capacity: pulumi.Input[_builtins.int],
                  target_invocations_per_instance: pulumi.Input[_builtins.float],
                  scale_in_cooldown_seconds: Optional[pulumi.Input[_builtins.int]] = None,
-                 scale_out_cooldown_seconds: Optional[pulumi.Input[_builtins.int]] = None):
+                 scale_out_cooldown_seconds: Optional[pulumi.Input[_builtins.int]] = None,
+                 schedule: Optional[pulumi.Input[Sequence[pulumi.Input['ServingScheduleArgs']]]] = None):
         """
         :param pulumi.Input[_builtins.int] max_capacity: Most instances (at least minCapacity, at most 1000).
         :param pulumi.Input[_builtins.int] min_capacity: Fewest instances (at least 1).
         :param pulumi.Input[_builtins.float] target_invocations_per_instance: Invocations per instance per minute that the policy tracks (more than 0).
         :param pulumi.Input[_builtins.int] scale_in_cooldown_seconds: Seconds after a scale-in before the next (default 300).
         :param pulumi.Input[_builtins.int] scale_out_cooldown_seconds: Seconds after a scale-out before the next (default 300).
+        :param pulumi.Input[Sequence[pulumi.Input['ServingScheduleArgs']]] schedule: Scheduled capacity, the CPU footprint's `schedule` shape: at each time `recurrence` fires (in `timeZone`), the variant's scalable target takes the minCapacity and maxCapacity set here (an Application Auto Scaling scheduled action); with `duration`, a second action restores this block's bounds when the window ends. Target tracking keeps the count between the bounds in force. A scheduled action changed or deleted outside the program shows as a change.
         """
         pulumi.set(__self__, "max_capacity", max_capacity)
         pulumi.set(__self__, "min_capacity", min_capacity)
@@ -1940,6 +1948,8 @@ class ServingAutoscalingArgs:
             pulumi.set(__self__, "scale_in_cooldown_seconds", scale_in_cooldown_seconds)
         if scale_out_cooldown_seconds is not None:
             pulumi.set(__self__, "scale_out_cooldown_seconds", scale_out_cooldown_seconds)
+        if schedule is not None:
+            pulumi.set(__self__, "schedule", schedule)
 
     @_builtins.property
     @pulumi.getter(name="maxCapacity")
@@ -2000,6 +2010,18 @@ class ServingAutoscalingArgs:
     @scale_out_cooldown_seconds.setter
     def scale_out_cooldown_seconds(self, value: Optional[pulumi.Input[_builtins.int]]):
         pulumi.set(self, "scale_out_cooldown_seconds", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def schedule(self) -> Optional[pulumi.Input[Sequence[pulumi.Input['ServingScheduleArgs']]]]:
+        """
+        Scheduled capacity, the CPU footprint's `schedule` shape: at each time `recurrence` fires (in `timeZone`), the variant's scalable target takes the minCapacity and maxCapacity set here (an Application Auto Scaling scheduled action); with `duration`, a second action restores this block's bounds when the window ends. Target tracking keeps the count between the bounds in force. A scheduled action changed or deleted outside the program shows as a change.
+        """
+        return pulumi.get(self, "schedule")
+
+    @schedule.setter
+    def schedule(self, value: Optional[pulumi.Input[Sequence[pulumi.Input['ServingScheduleArgs']]]]):
+        pulumi.set(self, "schedule", value)
 
 
 if not MYPY:
@@ -2352,6 +2374,136 @@ class ServingModelArgs:
     @model_data_uri.setter
     def model_data_uri(self, value: Optional[pulumi.Input[_builtins.str]]):
         pulumi.set(self, "model_data_uri", value)
+
+
+if not MYPY:
+    class ServingScheduleArgsDict(TypedDict):
+        name: pulumi.Input[_builtins.str]
+        """
+        Name of the schedule (1 to 63 letters, digits, `-` or `_`), unique in the variant; its scheduled action is `mlplatform-<endpoint>-<variant>-<name>`, the one that ends a window `...-end`.
+        """
+        recurrence: pulumi.Input[_builtins.str]
+        """
+        Cron expression (minute hour day-of-month month day-of-week), e.g. `0 20 * * 1-5`; restrict day of month or day of week, not both (Application Auto Scaling takes one).
+        """
+        duration: NotRequired[pulumi.Input[_builtins.str]]
+        """
+        Length of the window in whole minutes, e.g. `11h`: the autoscaling's own minCapacity and maxCapacity come back when it ends.
+        """
+        max_capacity: NotRequired[pulumi.Input[_builtins.int]]
+        """
+        Most instances during the window (at most 1000); unset keeps the current value.
+        """
+        min_capacity: NotRequired[pulumi.Input[_builtins.int]]
+        """
+        Fewest instances during the window (at least 1: an instance variant cannot scale to 0); unset keeps the current value.
+        """
+        time_zone: NotRequired[pulumi.Input[_builtins.str]]
+        """
+        IANA time zone of `recurrence`. Default `Asia/Dubai`.
+        """
+elif False:
+    ServingScheduleArgsDict: TypeAlias = Mapping[str, Any]
+
+@pulumi.input_type
+class ServingScheduleArgs:
+    def __init__(__self__, *,
+                 name: pulumi.Input[_builtins.str],
+                 recurrence: pulumi.Input[_builtins.str],
+                 duration: Optional[pulumi.Input[_builtins.str]] = None,
+                 max_capacity: Optional[pulumi.Input[_builtins.int]] = None,
+                 min_capacity: Optional[pulumi.Input[_builtins.int]] = None,
+                 time_zone: Optional[pulumi.Input[_builtins.str]] = None):
+        """
+        :param pulumi.Input[_builtins.str] name: Name of the schedule (1 to 63 letters, digits, `-` or `_`), unique in the variant; its scheduled action is `mlplatform-<endpoint>-<variant>-<name>`, the one that ends a window `...-end`.
+        :param pulumi.Input[_builtins.str] recurrence: Cron expression (minute hour day-of-month month day-of-week), e.g. `0 20 * * 1-5`; restrict day of month or day of week, not both (Application Auto Scaling takes one).
+        :param pulumi.Input[_builtins.str] duration: Length of the window in whole minutes, e.g. `11h`: the autoscaling's own minCapacity and maxCapacity come back when it ends.
+        :param pulumi.Input[_builtins.int] max_capacity: Most instances during the window (at most 1000); unset keeps the current value.
+        :param pulumi.Input[_builtins.int] min_capacity: Fewest instances during the window (at least 1: an instance variant cannot scale to 0); unset keeps the current value.
+        :param pulumi.Input[_builtins.str] time_zone: IANA time zone of `recurrence`. Default `Asia/Dubai`.
+        """
+        pulumi.set(__self__, "name", name)
+        pulumi.set(__self__, "recurrence", recurrence)
+        if duration is not None:
+            pulumi.set(__self__, "duration", duration)
+        if max_capacity is not None:
+            pulumi.set(__self__, "max_capacity", max_capacity)
+        if min_capacity is not None:
+            pulumi.set(__self__, "min_capacity", min_capacity)
+        if time_zone is not None:
+            pulumi.set(__self__, "time_zone", time_zone)
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> pulumi.Input[_builtins.str]:
+        """
+        Name of the schedule (1 to 63 letters, digits, `-` or `_`), unique in the variant; its scheduled action is `mlplatform-<endpoint>-<variant>-<name>`, the one that ends a window `...-end`.
+        """
+        return pulumi.get(self, "name")
+
+    @name.setter
+    def name(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "name", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def recurrence(self) -> pulumi.Input[_builtins.str]:
+        """
+        Cron expression (minute hour day-of-month month day-of-week), e.g. `0 20 * * 1-5`; restrict day of month or day of week, not both (Application Auto Scaling takes one).
+        """
+        return pulumi.get(self, "recurrence")
+
+    @recurrence.setter
+    def recurrence(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "recurrence", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def duration(self) -> Optional[pulumi.Input[_builtins.str]]:
+        """
+        Length of the window in whole minutes, e.g. `11h`: the autoscaling's own minCapacity and maxCapacity come back when it ends.
+        """
+        return pulumi.get(self, "duration")
+
+    @duration.setter
+    def duration(self, value: Optional[pulumi.Input[_builtins.str]]):
+        pulumi.set(self, "duration", value)
+
+    @_builtins.property
+    @pulumi.getter(name="maxCapacity")
+    def max_capacity(self) -> Optional[pulumi.Input[_builtins.int]]:
+        """
+        Most instances during the window (at most 1000); unset keeps the current value.
+        """
+        return pulumi.get(self, "max_capacity")
+
+    @max_capacity.setter
+    def max_capacity(self, value: Optional[pulumi.Input[_builtins.int]]):
+        pulumi.set(self, "max_capacity", value)
+
+    @_builtins.property
+    @pulumi.getter(name="minCapacity")
+    def min_capacity(self) -> Optional[pulumi.Input[_builtins.int]]:
+        """
+        Fewest instances during the window (at least 1: an instance variant cannot scale to 0); unset keeps the current value.
+        """
+        return pulumi.get(self, "min_capacity")
+
+    @min_capacity.setter
+    def min_capacity(self, value: Optional[pulumi.Input[_builtins.int]]):
+        pulumi.set(self, "min_capacity", value)
+
+    @_builtins.property
+    @pulumi.getter(name="timeZone")
+    def time_zone(self) -> Optional[pulumi.Input[_builtins.str]]:
+        """
+        IANA time zone of `recurrence`. Default `Asia/Dubai`.
+        """
+        return pulumi.get(self, "time_zone")
+
+    @time_zone.setter
+    def time_zone(self, value: Optional[pulumi.Input[_builtins.str]]):
+        pulumi.set(self, "time_zone", value)
 
 
 if not MYPY:

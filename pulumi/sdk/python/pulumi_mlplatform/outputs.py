@@ -38,6 +38,7 @@ __all__ = [
     'ServingCapture',
     'ServingDeployment',
     'ServingModel',
+    'ServingSchedule',
     'ServingServerless',
     'ServingVariant',
     'Throughput',
@@ -1426,13 +1427,15 @@ class ServingAutoscaling(dict):
                  min_capacity: _builtins.int,
                  target_invocations_per_instance: _builtins.float,
                  scale_in_cooldown_seconds: Optional[_builtins.int] = None,
-                 scale_out_cooldown_seconds: Optional[_builtins.int] = None):
+                 scale_out_cooldown_seconds: Optional[_builtins.int] = None,
+                 schedule: Optional[Sequence['outputs.ServingSchedule']] = None):
         """
         :param _builtins.int max_capacity: Most instances (at least minCapacity, at most 1000).
         :param _builtins.int min_capacity: Fewest instances (at least 1).
         :param _builtins.float target_invocations_per_instance: Invocations per instance per minute that the policy tracks (more than 0).
         :param _builtins.int scale_in_cooldown_seconds: Seconds after a scale-in before the next (default 300).
         :param _builtins.int scale_out_cooldown_seconds: Seconds after a scale-out before the next (default 300).
+        :param Sequence['ServingSchedule'] schedule: Scheduled capacity, the CPU footprint's `schedule` shape: at each time `recurrence` fires (in `timeZone`), the variant's scalable target takes the minCapacity and maxCapacity set here (an Application Auto Scaling scheduled action); with `duration`, a second action restores this block's bounds when the window ends. Target tracking keeps the count between the bounds in force. A scheduled action changed or deleted outside the program shows as a change.
         """
         pulumi.set(__self__, "max_capacity", max_capacity)
         pulumi.set(__self__, "min_capacity", min_capacity)
@@ -1441,6 +1444,8 @@ class ServingAutoscaling(dict):
             pulumi.set(__self__, "scale_in_cooldown_seconds", scale_in_cooldown_seconds)
         if scale_out_cooldown_seconds is not None:
             pulumi.set(__self__, "scale_out_cooldown_seconds", scale_out_cooldown_seconds)
+        if schedule is not None:
+            pulumi.set(__self__, "schedule", schedule)
 
     @_builtins.property
     @pulumi.getter(name="maxCapacity")
@@ -1481,6 +1486,14 @@ class ServingAutoscaling(dict):
         Seconds after a scale-out before the next (default 300).
         """
         return pulumi.get(self, "scale_out_cooldown_seconds")
+
+    @_builtins.property
+    @pulumi.getter
+    def schedule(self) -> Optional[Sequence['outputs.ServingSchedule']]:
+        """
+        Scheduled capacity, the CPU footprint's `schedule` shape: at each time `recurrence` fires (in `timeZone`), the variant's scalable target takes the minCapacity and maxCapacity set here (an Application Auto Scaling scheduled action); with `duration`, a second action restores this block's bounds when the window ends. Target tracking keeps the count between the bounds in force. A scheduled action changed or deleted outside the program shows as a change.
+        """
+        return pulumi.get(self, "schedule")
 
 
 @pulumi.output_type
@@ -1761,6 +1774,104 @@ class ServingModel(dict):
         S3 URI of the model artifacts (`s3://BUCKET/KEY`), in a bucket in the jurisdiction.
         """
         return pulumi.get(self, "model_data_uri")
+
+
+@pulumi.output_type
+class ServingSchedule(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "maxCapacity":
+            suggest = "max_capacity"
+        elif key == "minCapacity":
+            suggest = "min_capacity"
+        elif key == "timeZone":
+            suggest = "time_zone"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in ServingSchedule. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        ServingSchedule.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        ServingSchedule.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 name: _builtins.str,
+                 recurrence: _builtins.str,
+                 duration: Optional[_builtins.str] = None,
+                 max_capacity: Optional[_builtins.int] = None,
+                 min_capacity: Optional[_builtins.int] = None,
+                 time_zone: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str name: Name of the schedule (1 to 63 letters, digits, `-` or `_`), unique in the variant; its scheduled action is `mlplatform-<endpoint>-<variant>-<name>`, the one that ends a window `...-end`.
+        :param _builtins.str recurrence: Cron expression (minute hour day-of-month month day-of-week), e.g. `0 20 * * 1-5`; restrict day of month or day of week, not both (Application Auto Scaling takes one).
+        :param _builtins.str duration: Length of the window in whole minutes, e.g. `11h`: the autoscaling's own minCapacity and maxCapacity come back when it ends.
+        :param _builtins.int max_capacity: Most instances during the window (at most 1000); unset keeps the current value.
+        :param _builtins.int min_capacity: Fewest instances during the window (at least 1: an instance variant cannot scale to 0); unset keeps the current value.
+        :param _builtins.str time_zone: IANA time zone of `recurrence`. Default `Asia/Dubai`.
+        """
+        pulumi.set(__self__, "name", name)
+        pulumi.set(__self__, "recurrence", recurrence)
+        if duration is not None:
+            pulumi.set(__self__, "duration", duration)
+        if max_capacity is not None:
+            pulumi.set(__self__, "max_capacity", max_capacity)
+        if min_capacity is not None:
+            pulumi.set(__self__, "min_capacity", min_capacity)
+        if time_zone is not None:
+            pulumi.set(__self__, "time_zone", time_zone)
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> _builtins.str:
+        """
+        Name of the schedule (1 to 63 letters, digits, `-` or `_`), unique in the variant; its scheduled action is `mlplatform-<endpoint>-<variant>-<name>`, the one that ends a window `...-end`.
+        """
+        return pulumi.get(self, "name")
+
+    @_builtins.property
+    @pulumi.getter
+    def recurrence(self) -> _builtins.str:
+        """
+        Cron expression (minute hour day-of-month month day-of-week), e.g. `0 20 * * 1-5`; restrict day of month or day of week, not both (Application Auto Scaling takes one).
+        """
+        return pulumi.get(self, "recurrence")
+
+    @_builtins.property
+    @pulumi.getter
+    def duration(self) -> Optional[_builtins.str]:
+        """
+        Length of the window in whole minutes, e.g. `11h`: the autoscaling's own minCapacity and maxCapacity come back when it ends.
+        """
+        return pulumi.get(self, "duration")
+
+    @_builtins.property
+    @pulumi.getter(name="maxCapacity")
+    def max_capacity(self) -> Optional[_builtins.int]:
+        """
+        Most instances during the window (at most 1000); unset keeps the current value.
+        """
+        return pulumi.get(self, "max_capacity")
+
+    @_builtins.property
+    @pulumi.getter(name="minCapacity")
+    def min_capacity(self) -> Optional[_builtins.int]:
+        """
+        Fewest instances during the window (at least 1: an instance variant cannot scale to 0); unset keeps the current value.
+        """
+        return pulumi.get(self, "min_capacity")
+
+    @_builtins.property
+    @pulumi.getter(name="timeZone")
+    def time_zone(self) -> Optional[_builtins.str]:
+        """
+        IANA time zone of `recurrence`. Default `Asia/Dubai`.
+        """
+        return pulumi.get(self, "time_zone")
 
 
 @pulumi.output_type
