@@ -377,3 +377,18 @@ func deleteServingWithAlarms(ctx context.Context, api cloud.ServingAPI, as cloud
 
 // wantsAlarms: the spec asks for standard alarms.
 func wantsAlarms(s ServingEndpointSpec) bool { return standardAlarms(s) != nil }
+
+// ServingStandardAlarmNamesOf is ServingStandardAlarmNames at plan time:
+// known is false while the endpoint's or a variant's name is not known.
+func ServingStandardAlarmNamesOf(s ServingEndpointSpec, unknown []string) (names []string, known bool) {
+	o := ValidateOptions{Unknown: unknown}
+	if !o.known("name", servingVariantsPath, servingAlarmsPath) {
+		return nil, false
+	}
+	for i := range s.Variants {
+		if !o.known(fmt.Sprintf("variants[%d].name", i)) {
+			return nil, false
+		}
+	}
+	return ServingStandardAlarmNames(s), true
+}
