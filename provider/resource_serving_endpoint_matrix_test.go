@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/applicationautoscaling"
 	aastypes "github.com/aws/aws-sdk-go-v2/service/applicationautoscaling/types"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/sagemaker"
 
 	"github.com/mlplatform/mlplatform/acctest"
@@ -102,7 +103,8 @@ func servingMatrixSpec() platform.ServingEndpointSpec {
 			Autoscaling: &platform.ServingAutoscaling{Min: 1, Max: 2, TargetInvocations: 100,
 				ScaleInCooldownSeconds: platform.ServingDefaultCooldownSeconds, ScaleOutCooldownSeconds: platform.ServingDefaultCooldownSeconds},
 		}},
-		Tags: map[string]string{"team": "fraud"},
+		Deployment: &platform.ServingDeployment{StandardAlarms: &platform.ServingStandardAlarms{LatencyP99Ms: 500, Error5XXRate: 0.01}},
+		Tags:       map[string]string{"team": "fraud"},
 	}
 }
 
@@ -149,7 +151,7 @@ func checkServingConverged(env *platform.Env, h *acctest.Harness, spec platform.
 	case len(targets) != 1 || ep.Spec.Variants[0].Autoscaling == nil || *ep.Spec.Variants[0].Autoscaling != *spec.Variants[0].Autoscaling:
 		return fmt.Errorf("scalable targets %v, autoscaling %+v, want %+v", targets, ep.Spec.Variants[0].Autoscaling, spec.Variants[0].Autoscaling)
 	}
-	return nil
+	return checkMatrixAlarms(h, spec)
 }
 
 func checkServingNothingLeft(h *acctest.Harness) error {
@@ -159,6 +161,9 @@ func checkServingNothingLeft(h *acctest.Harness) error {
 	}
 	if len(configs) > 0 || models > 0 || len(targets) > 0 {
 		return fmt.Errorf("left: endpoint configs %v, %d models, scalable targets %v", configs, models, targets)
+	}
+	if alarms, err := matrixAlarms(h); err != nil || len(alarms) > 0 {
+		return fmt.Errorf("standard alarms left: %v (%v)", alarms, err)
 	}
 	return checkServingGone(h)(nil)
 }
@@ -187,14 +192,16 @@ func TestAccServingEndpoint_faultMatrix(t *testing.T) {
 	next.Model.Image = servingImage2
 	next.Variants[0].Autoscaling.Max, next.Variants[0].Autoscaling.TargetInvocations = 3, 200
 	next.Tags = map[string]string{"team": "fraud", "stage": "two"}
+	next.Deployment = &platform.ServingDeployment{StandardAlarms: &platform.ServingStandardAlarms{LatencyP99Ms: 250, Error5XXRate: 0.05}}
 
 	type step struct{ service, action string }
 	const aas = "application-autoscaling"
+	const cw = "monitoring" // CloudWatch, in the credential scope
 	creates := []step{{"sagemaker", "CreateModel"}, {"sagemaker", "CreateEndpointConfig"}, {"sagemaker", "CreateEndpoint"},
-		{aas, "RegisterScalableTarget"}, {aas, "PutScalingPolicy"}}
+		{aas, "RegisterScalableTarget"}, {aas, "PutScalingPolicy"}, {cw, "PutMetricAlarm"}}
 	updates := []step{{"sagemaker", "CreateModel"}, {"sagemaker", "CreateEndpointConfig"}, {"sagemaker", "UpdateEndpoint"},
-		{"sagemaker", "DeleteEndpointConfig"}, {"sagemaker", "DeleteModel"}, {aas, "RegisterScalableTarget"}, {aas, "PutScalingPolicy"}}
-	deletes := []step{{aas, "DeregisterScalableTarget"}, {"sagemaker", "DeleteEndpoint"}, {"sagemaker", "DeleteEndpointConfig"}, {"sagemaker", "DeleteModel"}}
+		{"sagemaker", "DeleteEndpointConfig"}, {"sagemaker", "DeleteModel"}, {aas, "RegisterScalableTarget"}, {aas, "PutScalingPolicy"}, {cw, "PutMetricAlarm"}}
+	deletes := []step{{aas, "DeregisterScalableTarget"}, {"sagemaker", "DeleteEndpoint"}, {"sagemaker", "DeleteEndpointConfig"}, {"sagemaker", "DeleteModel"}, {cw, "DeleteAlarms"}}
 
 	// A failed cell leaves nothing to the next.
 	cleanup := func() {
@@ -207,6 +214,9 @@ func TestAccServingEndpoint_faultMatrix(t *testing.T) {
 				for _, m := range ms.Models {
 					_, _ = c.SageMaker.DeleteModel(ctx, &sagemaker.DeleteModelInput{ModelName: m.ModelName})
 				}
+			}
+			if alarms, err := matrixAlarms(h); err == nil && len(alarms) > 0 {
+				_, _ = c.CloudWatch().DeleteAlarms(ctx, &cloudwatch.DeleteAlarmsInput{AlarmNames: alarms})
 			}
 			if ts, err := c.AppAutoScaling.DescribeScalableTargets(ctx, &applicationautoscaling.DescribeScalableTargetsInput{ServiceNamespace: aastypes.ServiceNamespaceSagemaker}); err == nil {
 				for _, x := range ts.ScalableTargets {
@@ -340,4 +350,49 @@ func TestAccServingEndpoint_faultMatrix(t *testing.T) {
 		}
 	}
 	t.Logf("%d cells in %s", cells, time.Since(start).Round(time.Second))
+}
+
+// matrixAlarms lists the alarms of endpoint fraud in the emulator, whoever
+// made them.
+func matrixAlarms(h *acctest.Harness) ([]string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := h.Clients(ctx, acctest.Region)
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.CloudWatch().DescribeAlarms(ctx, &cloudwatch.DescribeAlarmsInput{AlarmNamePrefix: aws.String("mlplatform-fraud-")})
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, a := range out.MetricAlarms {
+		names = append(names, aws.ToString(a.AlarmName))
+	}
+	return names, nil
+}
+
+// checkMatrixAlarms checks that exactly the standard alarms spec asks for
+// exist, with its thresholds.
+func checkMatrixAlarms(h *acctest.Harness, spec platform.ServingEndpointSpec) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := h.Clients(ctx, acctest.Region)
+	if err != nil {
+		return err
+	}
+	out, err := c.CloudWatch().DescribeAlarms(ctx, &cloudwatch.DescribeAlarmsInput{AlarmNamePrefix: aws.String("mlplatform-fraud-")})
+	if err != nil {
+		return err
+	}
+	sa := spec.Deployment.StandardAlarms
+	want := map[string]float64{alarmP99: sa.LatencyP99Ms * 1000, alarm5xx: sa.Error5XXRate}
+	got := map[string]float64{}
+	for _, a := range out.MetricAlarms {
+		got[aws.ToString(a.AlarmName)] = aws.ToFloat64(a.Threshold)
+	}
+	if !maps.Equal(got, want) {
+		return fmt.Errorf("standard alarms %v, want %v", got, want)
+	}
+	return nil
 }
