@@ -58,6 +58,7 @@ type servingEndpointModel struct {
 	LastDeploymentOutcome types.String          `tfsdk:"last_deployment_outcome"`
 	MonthlyCostUSD        types.Float64         `tfsdk:"monthly_cost_usd"`
 	PriceSource           types.String          `tfsdk:"price_source"`
+	StandardAlarmNames    types.List            `tfsdk:"standard_alarm_names"`
 	Timeouts              timeouts.Value        `tfsdk:"timeouts"`
 }
 
@@ -92,13 +93,14 @@ type servingServerlessModel struct {
 }
 
 type servingDeployModel struct {
-	TrafficRouting         types.String `tfsdk:"traffic_routing"`
-	SizeType               types.String `tfsdk:"size_type"`
-	SizeValue              types.Int64  `tfsdk:"size_value"`
-	WaitSeconds            types.Int64  `tfsdk:"wait_seconds"`
-	TerminationWaitSeconds types.Int64  `tfsdk:"termination_wait_seconds"`
-	MaxExecutionSeconds    types.Int64  `tfsdk:"maximum_execution_timeout_seconds"`
-	RollbackAlarms         types.List   `tfsdk:"rollback_alarms"`
+	TrafficRouting         types.String                `tfsdk:"traffic_routing"`
+	SizeType               types.String                `tfsdk:"size_type"`
+	SizeValue              types.Int64                 `tfsdk:"size_value"`
+	WaitSeconds            types.Int64                 `tfsdk:"wait_seconds"`
+	TerminationWaitSeconds types.Int64                 `tfsdk:"termination_wait_seconds"`
+	MaxExecutionSeconds    types.Int64                 `tfsdk:"maximum_execution_timeout_seconds"`
+	RollbackAlarms         types.List                  `tfsdk:"rollback_alarms"`
+	StandardAlarms         *servingStandardAlarmsModel `tfsdk:"standard_alarms"`
 }
 
 type servingCaptureModel struct {
@@ -188,7 +190,8 @@ func (r *servingEndpointResource) Schema(ctx context.Context, _ resource.SchemaR
 						Validators: []validator.Int64{int64validator.Between(0, 3600)}},
 					"termination_wait_seconds":          schema.Int64Attribute{Optional: true, MarkdownDescription: "How long the old fleet is kept after the switch (0 to 3600)."},
 					"maximum_execution_timeout_seconds": schema.Int64Attribute{Optional: true, MarkdownDescription: "Bound of the whole deployment (600 to 28800); unset: SageMaker's default."},
-					"rollback_alarms":                   schema.ListAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "CloudWatch alarm names that roll the deployment back (at most 10)."},
+					"rollback_alarms":                   schema.ListAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "CloudWatch alarm names that roll the deployment back (at most 10, the standard alarms included)."},
+					"standard_alarms":                   servingStandardAlarmsSchema(),
 				},
 			},
 			"data_capture": schema.SingleNestedAttribute{
@@ -214,6 +217,8 @@ func (r *servingEndpointResource) Schema(ctx context.Context, _ resource.SchemaR
 			"last_deployment_outcome": computed("Outcome of the last create or update this provider ran: `Created`, `Updated` or `RolledBack` (SageMaker rolled the update back: the apply failed and the endpoint serves its old config)."),
 			"monthly_cost_usd": schema.Float64Attribute{Computed: true, MarkdownDescription: fmt.Sprintf("On-Demand cost of a month (%d hours) with every instance variant at its `initial_instance_count`: instances x hourly price, summed. "+
 				"Serverless variants count 0 (priced per use); an autoscaled variant's range is in `price_source`. Shown in the plan; unknown while a type or count is.", platform.ServingHoursPerMonth)},
+			"standard_alarm_names": schema.ListAttribute{ElementType: types.StringType, Computed: true,
+				MarkdownDescription: "Names of the standard alarms the provider created (`deployment.standard_alarms`), variant by variant, latency first: wire them to SNS with `aws_cloudwatch_metric_alarm` data or your alerting. Null when none are asked for."},
 			"price_source": schema.StringAttribute{Computed: true, MarkdownDescription: "Where each price in `monthly_cost_usd` comes from, its date, and whether it is an estimate (a price not quoted for the provider's region is)."},
 			"timeouts": timeouts.Attributes(ctx, timeouts.Opts{
 				Create: true, Update: true, Delete: true,
@@ -263,6 +268,7 @@ func (r *servingEndpointResource) ModifyPlan(ctx context.Context, req resource.M
 	} else {
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("tags_all"), types.MapUnknown(types.StringType))...)
 	}
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("standard_alarm_names"), plannedAlarmNames(spec, unknown, &resp.Diagnostics))...)
 	cost, price := servingCost(spec, r.meta.Region(), unknown, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("monthly_cost_usd"), cost)...)
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("price_source"), price)...)
@@ -324,7 +330,8 @@ func (r *servingEndpointResource) Read(ctx context.Context, req resource.ReadReq
 	name := state.Name.ValueString()
 	// An update cut off by its timeout left the config of before recorded:
 	// once the endpoint serves another, the read deletes the unused ones.
-	recorded := platform.ServingEndpointPrior{ConfigName: state.EndpointConfigName.ValueString(), ModelName: state.ModelName.ValueString()}
+	stateSpec, _ := servingEndpointSpec(&state)
+	recorded := platform.ServingEndpointPrior{Spec: stateSpec, ConfigName: state.EndpointConfigName.ValueString(), ModelName: state.ModelName.ValueString()}
 	ep, err := r.meta.ReadServingEndpoint(ctx, name, recorded)
 	if errors.Is(err, platform.ErrNotFound) {
 		tflog.Warn(ctx, "serving endpoint is gone; removing it from state", map[string]any{"name": name})
@@ -533,6 +540,9 @@ func servingEndpointSpec(m *servingEndpointModel) (platform.ServingEndpointSpec,
 			MaxExecutionSeconds:    i64("deployment.maximum_execution_timeout_seconds", d.MaxExecutionSeconds),
 			RollbackAlarms:         strList("deployment.rollback_alarms", d.RollbackAlarms),
 		}
+		if a := d.StandardAlarms; a != nil {
+			s.Deployment.StandardAlarms, unknown = a.spec(unknown)
+		}
 	}
 	if c := m.DataCapture; c != nil {
 		if c.Enabled.IsUnknown() {
@@ -633,6 +643,12 @@ func (r *servingEndpointResource) readBack(ctx context.Context, m *servingEndpoi
 	rb := r.meta.ReadBackServingEndpoint(ep, declared, lastDeployment)
 	out, diags := servingEndpointSpecModel(m, rb.Spec)
 	out.Deployment = m.Deployment // not observable: as declared
+	if d := rb.Spec.Deployment; d != nil && out.Deployment != nil {
+		dm := *out.Deployment
+		dm.StandardAlarms = standardAlarmsModel(d.StandardAlarms)
+		out.Deployment = &dm
+	}
+	out.StandardAlarmNames = optionalList(rb.StandardAlarmNames, &diags)
 	all, d := types.MapValueFrom(ctx, types.StringType, rb.TagsAll)
 	diags.Append(d...)
 	out.TagsAll = all

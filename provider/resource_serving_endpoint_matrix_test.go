@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/applicationautoscaling"
 	aastypes "github.com/aws/aws-sdk-go-v2/service/applicationautoscaling/types"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/sagemaker"
 
 	"github.com/mlplatform/mlplatform/acctest"
@@ -107,7 +108,8 @@ func servingMatrixSpec() platform.ServingEndpointSpec {
 					{Name: "monday", Recurrence: "30 7 * * mon", Min: intPtr(2)},
 				}},
 		}},
-		Tags: map[string]string{"team": "fraud"},
+		Deployment: &platform.ServingDeployment{StandardAlarms: &platform.ServingStandardAlarms{LatencyP99Ms: 500, Error5XXRate: 0.01}},
+		Tags:       map[string]string{"team": "fraud"},
 	}
 }
 
@@ -177,7 +179,7 @@ func checkServingConverged(env *platform.Env, h *acctest.Harness, spec platform.
 	if len(acts) != n {
 		return fmt.Errorf("scheduled actions %q, want %d (orphans)", acts, n)
 	}
-	return nil
+	return checkMatrixAlarms(h, spec)
 }
 
 func withoutSchedules(a platform.ServingAutoscaling) platform.ServingAutoscaling {
@@ -195,6 +197,9 @@ func checkServingNothingLeft(h *acctest.Harness) error {
 	}
 	if acts, err := scheduledActions(h); err != nil || len(acts) > 0 {
 		return fmt.Errorf("left: scheduled actions %q (%v)", acts, err)
+	}
+	if alarms, err := matrixAlarms(h); err != nil || len(alarms) > 0 {
+		return fmt.Errorf("standard alarms left: %v (%v)", alarms, err)
 	}
 	return checkServingGone(h)(nil)
 }
@@ -226,15 +231,17 @@ func TestAccServingEndpoint_faultMatrix(t *testing.T) {
 	// One schedule changed (its actions put again), one gone (deleted).
 	next.Variants[0].Autoscaling.Schedules = []platform.Schedule{{Name: "night", Recurrence: "0 21 * * 1-5", Duration: 10 * time.Hour, Max: intPtr(1)}}
 	next.Tags = map[string]string{"team": "fraud", "stage": "two"}
+	next.Deployment = &platform.ServingDeployment{StandardAlarms: &platform.ServingStandardAlarms{LatencyP99Ms: 250, Error5XXRate: 0.05}}
 
 	type step struct{ service, action string }
 	const aas = "application-autoscaling"
+	const cw = "monitoring" // CloudWatch, in the credential scope
 	creates := []step{{"sagemaker", "CreateModel"}, {"sagemaker", "CreateEndpointConfig"}, {"sagemaker", "CreateEndpoint"},
-		{aas, "RegisterScalableTarget"}, {aas, "PutScalingPolicy"}, {aas, "PutScheduledAction"}}
+		{aas, "RegisterScalableTarget"}, {aas, "PutScalingPolicy"}, {aas, "PutScheduledAction"}, {cw, "PutMetricAlarm"}}
 	updates := []step{{"sagemaker", "CreateModel"}, {"sagemaker", "CreateEndpointConfig"}, {"sagemaker", "UpdateEndpoint"},
 		{"sagemaker", "DeleteEndpointConfig"}, {"sagemaker", "DeleteModel"}, {aas, "RegisterScalableTarget"}, {aas, "PutScalingPolicy"},
-		{aas, "DeleteScheduledAction"}, {aas, "PutScheduledAction"}}
-	deletes := []step{{aas, "DeleteScheduledAction"}, {aas, "DeregisterScalableTarget"}, {"sagemaker", "DeleteEndpoint"}, {"sagemaker", "DeleteEndpointConfig"}, {"sagemaker", "DeleteModel"}}
+		{aas, "DeleteScheduledAction"}, {aas, "PutScheduledAction"}, {cw, "PutMetricAlarm"}}
+	deletes := []step{{aas, "DeleteScheduledAction"}, {aas, "DeregisterScalableTarget"}, {"sagemaker", "DeleteEndpoint"}, {"sagemaker", "DeleteEndpointConfig"}, {"sagemaker", "DeleteModel"}, {cw, "DeleteAlarms"}}
 
 	// A failed cell leaves nothing to the next.
 	cleanup := func() {
@@ -253,6 +260,9 @@ func TestAccServingEndpoint_faultMatrix(t *testing.T) {
 					_, _ = c.AppAutoScaling.DeleteScheduledAction(ctx, &applicationautoscaling.DeleteScheduledActionInput{ServiceNamespace: x.ServiceNamespace,
 						ResourceId: x.ResourceId, ScalableDimension: x.ScalableDimension, ScheduledActionName: x.ScheduledActionName})
 				}
+			}
+			if alarms, err := matrixAlarms(h); err == nil && len(alarms) > 0 {
+				_, _ = c.CloudWatch().DeleteAlarms(ctx, &cloudwatch.DeleteAlarmsInput{AlarmNames: alarms})
 			}
 			if ts, err := c.AppAutoScaling.DescribeScalableTargets(ctx, &applicationautoscaling.DescribeScalableTargetsInput{ServiceNamespace: aastypes.ServiceNamespaceSagemaker}); err == nil {
 				for _, x := range ts.ScalableTargets {
@@ -386,4 +396,49 @@ func TestAccServingEndpoint_faultMatrix(t *testing.T) {
 		}
 	}
 	t.Logf("%d cells in %s", cells, time.Since(start).Round(time.Second))
+}
+
+// matrixAlarms lists the alarms of endpoint fraud in the emulator, whoever
+// made them.
+func matrixAlarms(h *acctest.Harness) ([]string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := h.Clients(ctx, acctest.Region)
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.CloudWatch().DescribeAlarms(ctx, &cloudwatch.DescribeAlarmsInput{AlarmNamePrefix: aws.String("mlplatform-fraud-")})
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, a := range out.MetricAlarms {
+		names = append(names, aws.ToString(a.AlarmName))
+	}
+	return names, nil
+}
+
+// checkMatrixAlarms checks that exactly the standard alarms spec asks for
+// exist, with its thresholds.
+func checkMatrixAlarms(h *acctest.Harness, spec platform.ServingEndpointSpec) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := h.Clients(ctx, acctest.Region)
+	if err != nil {
+		return err
+	}
+	out, err := c.CloudWatch().DescribeAlarms(ctx, &cloudwatch.DescribeAlarmsInput{AlarmNamePrefix: aws.String("mlplatform-fraud-")})
+	if err != nil {
+		return err
+	}
+	sa := spec.Deployment.StandardAlarms
+	want := map[string]float64{alarmP99: sa.LatencyP99Ms * 1000, alarm5xx: sa.Error5XXRate}
+	got := map[string]float64{}
+	for _, a := range out.MetricAlarms {
+		got[aws.ToString(a.AlarmName)] = aws.ToFloat64(a.Threshold)
+	}
+	if !maps.Equal(got, want) {
+		return fmt.Errorf("standard alarms %v, want %v", got, want)
+	}
+	return nil
 }

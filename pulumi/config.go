@@ -37,6 +37,7 @@ type Endpoints struct {
 	STS            *string `pulumi:"sts,optional"`
 	AutoScaling    *string `pulumi:"autoscaling,optional"`
 	AppAutoScaling *string `pulumi:"applicationautoscaling,optional"`
+	CloudWatch     *string `pulumi:"cloudwatch,optional"`
 }
 
 // ResidencyConfig is the data-residency policy every resource is checked
@@ -73,7 +74,7 @@ func (e *Endpoints) Annotate(a infer.Annotator) {
 	for _, f := range []struct {
 		field *(*string)
 		svc   string
-	}{{&e.EC2, "EC2"}, {&e.S3, "S3"}, {&e.KMS, "KMS"}, {&e.SageMaker, "SageMaker"}, {&e.SSM, "SSM"}, {&e.STS, "STS"}, {&e.AutoScaling, "EC2 Auto Scaling"}, {&e.AppAutoScaling, "Application Auto Scaling"}} {
+	}{{&e.EC2, "EC2"}, {&e.S3, "S3"}, {&e.KMS, "KMS"}, {&e.SageMaker, "SageMaker"}, {&e.SSM, "SSM"}, {&e.STS, "STS"}, {&e.AutoScaling, "EC2 Auto Scaling"}, {&e.AppAutoScaling, "Application Auto Scaling"}, {&e.CloudWatch, "CloudWatch (the serving endpoint's standard alarms)"}} {
 		a.Describe(f.field, fmt.Sprintf("URL of the %s endpoint.", f.svc))
 	}
 }
@@ -141,7 +142,7 @@ func (c *Config) platformConfig(ctx context.Context) platform.Config {
 		}
 	}
 	if e := c.Endpoints; e != nil {
-		for k, v := range map[string]*string{"ec2": e.EC2, "s3": e.S3, "kms": e.KMS, "sagemaker": e.SageMaker, "ssm": e.SSM, "sts": e.STS, "autoscaling": e.AutoScaling, "applicationautoscaling": e.AppAutoScaling} {
+		for k, v := range map[string]*string{"ec2": e.EC2, "s3": e.S3, "kms": e.KMS, "sagemaker": e.SageMaker, "ssm": e.SSM, "sts": e.STS, "autoscaling": e.AutoScaling, "applicationautoscaling": e.AppAutoScaling, "cloudwatch": e.CloudWatch} {
 			if s := deref(v); s != "" {
 				pc.Endpoints[k] = s
 			}

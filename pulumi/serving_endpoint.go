@@ -79,13 +79,14 @@ type ServingServerless struct {
 
 // ServingDeployment is how an update shifts traffic.
 type ServingDeployment struct {
-	TrafficRouting                 *string  `pulumi:"trafficRouting,optional"`
-	SizeType                       *string  `pulumi:"sizeType,optional"`
-	SizeValue                      *int     `pulumi:"sizeValue,optional"`
-	WaitSeconds                    *int     `pulumi:"waitSeconds,optional"`
-	TerminationWaitSeconds         *int     `pulumi:"terminationWaitSeconds,optional"`
-	MaximumExecutionTimeoutSeconds *int     `pulumi:"maximumExecutionTimeoutSeconds,optional"`
-	RollbackAlarms                 []string `pulumi:"rollbackAlarms,optional"`
+	TrafficRouting                 *string                `pulumi:"trafficRouting,optional"`
+	SizeType                       *string                `pulumi:"sizeType,optional"`
+	SizeValue                      *int                   `pulumi:"sizeValue,optional"`
+	WaitSeconds                    *int                   `pulumi:"waitSeconds,optional"`
+	TerminationWaitSeconds         *int                   `pulumi:"terminationWaitSeconds,optional"`
+	MaximumExecutionTimeoutSeconds *int                   `pulumi:"maximumExecutionTimeoutSeconds,optional"`
+	RollbackAlarms                 []string               `pulumi:"rollbackAlarms,optional"`
+	StandardAlarms                 *ServingStandardAlarms `pulumi:"standardAlarms,optional"`
 }
 
 // ServingCapture is the capture of requests and responses.
@@ -109,6 +110,7 @@ type ServingEndpointState struct {
 	LastDeploymentOutcome *string           `pulumi:"lastDeploymentOutcome,optional"`
 	MonthlyCostUSD        *float64          `pulumi:"monthlyCostUsd,optional"`
 	PriceSource           *string           `pulumi:"priceSource,optional"`
+	StandardAlarmNames    []string          `pulumi:"standardAlarmNames,optional"`
 }
 
 // Annotate describes the resource.
@@ -176,7 +178,8 @@ func (d *ServingDeployment) Annotate(a infer.Annotator) {
 	a.Describe(&d.WaitSeconds, "Wait between traffic shifts (0 to 3600).")
 	a.Describe(&d.TerminationWaitSeconds, "How long the old fleet is kept after the switch (0 to 3600).")
 	a.Describe(&d.MaximumExecutionTimeoutSeconds, "Bound of the whole deployment (600 to 28800); unset: SageMaker's default.")
-	a.Describe(&d.RollbackAlarms, "CloudWatch alarm names that roll the deployment back (at most 10).")
+	a.Describe(&d.RollbackAlarms, "CloudWatch alarm names that roll the deployment back (at most 10, the standard alarms included).")
+	a.Describe(&d.StandardAlarms, standardAlarmsDescription)
 }
 
 // Annotate describes the data capture.
@@ -304,7 +307,7 @@ func (ServingEndpoint) Read(ctx context.Context, req infer.ReadRequest[ServingEn
 	if name == "" {
 		name = req.ID
 	}
-	recorded := platform.ServingEndpointPrior{ConfigName: deref(req.State.EndpointConfigName), ModelName: deref(req.State.ModelName)}
+	recorded := platform.ServingEndpointPrior{Spec: req.State.ServingEndpointArgs.spec(), ConfigName: deref(req.State.EndpointConfigName), ModelName: deref(req.State.ModelName)}
 	ep, err := env.ReadServingEndpoint(ctx, name, recorded)
 	if errors.Is(err, platform.ErrNotFound) {
 		return infer.ReadResponse[ServingEndpointArgs, ServingEndpointState]{}, nil
@@ -438,6 +441,7 @@ func (c ServingEndpointArgs) spec() platform.ServingEndpointSpec {
 			TrafficRouting: deref(d.TrafficRouting), SizeType: deref(d.SizeType), SizeValue: int64(deref(d.SizeValue)),
 			WaitSeconds: int64(deref(d.WaitSeconds)), TerminationWaitSeconds: int64(deref(d.TerminationWaitSeconds)),
 			MaxExecutionSeconds: int64(deref(d.MaximumExecutionTimeoutSeconds)), RollbackAlarms: d.RollbackAlarms,
+			StandardAlarms: d.StandardAlarms.spec(),
 		}
 	}
 	if dc := c.DataCapture; dc != nil {
@@ -495,7 +499,7 @@ func servingState(env *platform.Env, args ServingEndpointArgs, ep *platform.Serv
 	rb := env.ReadBackServingEndpoint(ep, args.spec(), lastDeployment)
 	cost, source := servingCost(rb.Spec, env.Region(), nil)
 	declared := servingArgsOf(rb.Spec)
-	declared.Deployment = args.Deployment // not observable: as declared
+	declared.Deployment = readBackDeployment(args, rb.Spec) // not observable but the standard alarms: as declared
 	keepScheduleText(&declared, args)
 	if args.DataCapture != nil && declared.DataCapture != nil && args.DataCapture.Enabled == nil && declared.DataCapture.Enabled != nil && *declared.DataCapture.Enabled {
 		declared.DataCapture.Enabled = nil // the default, as declared
@@ -511,6 +515,7 @@ func servingState(env *platform.Env, args ServingEndpointArgs, ep *platform.Serv
 		LastDeploymentOutcome: optString(rb.LastDeployment),
 		MonthlyCostUSD:        cost,
 		PriceSource:           source,
+		StandardAlarmNames:    rb.StandardAlarmNames,
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -20,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/applicationautoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -33,7 +35,7 @@ import (
 var ErrNotFound = errors.New("not found")
 
 // Services lists the service keys accepted in Config.Endpoints.
-var services = []string{"ec2", "s3", "kms", "sagemaker", "ssm", "sts", "autoscaling", "applicationautoscaling"}
+var services = []string{"ec2", "s3", "kms", "sagemaker", "ssm", "sts", "autoscaling", "applicationautoscaling", "cloudwatch"}
 
 // Services returns the endpoint keys that Config.Endpoints accepts.
 func Services() []string { return append([]string(nil), services...) }
@@ -169,6 +171,12 @@ type Clients struct {
 	AutoScaling *autoscaling.Client
 	// AppAutoScaling is Application Auto Scaling (serving variants).
 	AppAutoScaling *applicationautoscaling.Client
+
+	// CloudWatch (serving endpoints' standard alarms) is built on first
+	// use: see the CloudWatch method.
+	cwEndpoint string
+	cwOnce     sync.Once
+	cw         *cloudwatch.Client
 }
 
 // New loads the standard AWS configuration (credential chain, AWS_ENDPOINT_URL
@@ -203,8 +211,9 @@ func New(ctx context.Context, cfg Config) (*Clients, error) {
 		return nil
 	}
 	return &Clients{
-		Region: cfg.Region,
-		AWS:    awsCfg,
+		Region:     cfg.Region,
+		AWS:        awsCfg,
+		cwEndpoint: cfg.Endpoints["cloudwatch"],
 		EC2: ec2.NewFromConfig(awsCfg, func(o *ec2.Options) {
 			if u := ep("ec2"); u != nil {
 				o.BaseEndpoint = u
@@ -262,6 +271,7 @@ func (c *Clients) ForRegion(region string) *Clients {
 	return &Clients{
 		Region:      region,
 		AWS:         cfg,
+		cwEndpoint:  c.cwEndpoint,
 		EC2:         ec2.NewFromConfig(cfg, func(o *ec2.Options) { *o = c.EC2.Options(); o.Region = region }),
 		S3:          s3.NewFromConfig(cfg, func(o *s3.Options) { *o = c.S3.Options(); o.Region = region }),
 		KMS:         kms.NewFromConfig(cfg, func(o *kms.Options) { *o = c.KMS.Options(); o.Region = region }),

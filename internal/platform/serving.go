@@ -172,6 +172,10 @@ type ServingDeployment struct {
 	TerminationWaitSeconds int64 // the old fleet is kept this long after the switch
 	MaxExecutionSeconds    int64 // 0: SageMaker's default
 	RollbackAlarms         []string
+	// StandardAlarms, when set, makes the provider create the standard
+	// rollback alarms (serving_alarms.go), rolled back on beside
+	// RollbackAlarms.
+	StandardAlarms *ServingStandardAlarms
 }
 
 // ServingDataCapture records requests and responses to S3.
@@ -209,6 +213,7 @@ func ValidateServingEndpoint(s ServingEndpointSpec, unknown []string) []FieldErr
 	svModel(v, s.Model)
 	svVariants(v, s)
 	svDeployment(v, s.Deployment)
+	svStandardAlarms(v, s)
 	svDataCapture(v, s.DataCapture)
 	if d := s.DataCapture; d != nil && d.Enabled && v.opts.known(servingVariantsPath) {
 		for i, x := range s.Variants {

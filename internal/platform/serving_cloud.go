@@ -29,6 +29,10 @@ type ServingEndpoint struct {
 	// verb (an old endpoint config that could not be deleted).
 	Warnings []string
 
+	// alarms are the endpoint's own standard alarms, by name; nil when
+	// not read.
+	alarms map[string]cloud.ServingAlarm
+
 	// configCounts are the instance counts the served endpoint config
 	// declares, by variant (the Spec carries the counts the endpoint runs).
 	configCounts map[string]int64
@@ -89,7 +93,7 @@ func servingDeployment(s ServingEndpointSpec) *cloud.ServingDeploymentConfig {
 		WaitSeconds:            int32(d.WaitSeconds),
 		TerminationWaitSeconds: int32(d.TerminationWaitSeconds),
 		MaxExecutionSeconds:    int32(d.MaxExecutionSeconds),
-		RollbackAlarms:         slices.Clone(d.RollbackAlarms),
+		RollbackAlarms:         append(slices.Clone(d.RollbackAlarms), ServingStandardAlarmNames(s)...),
 	}
 	if r := d.routing(); r != TrafficAllAtOnce && len(ServingDeploymentWarnings(s, nil)) == 0 {
 		out.TrafficRouting = strings.ToUpper(r)

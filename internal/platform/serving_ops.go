@@ -52,6 +52,9 @@ func (e *Env) CheckServingEndpoint(ctx context.Context, s ServingEndpointSpec, u
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	if errs, err := e.CheckServingAlarms(ctx, s, unknown); err != nil || len(errs) > 0 {
+		return errs, vs, nil, err
+	}
 	return nil, vs, ServingDeploymentWarnings(s, unknown), nil
 }
 
@@ -212,7 +215,18 @@ func (e *Env) CreateServingEndpoint(ctx context.Context, s ServingEndpointSpec, 
 	if err != nil {
 		return nil, vs, err
 	}
-	ep, err := createServing(ctx, e.Clients.SageMaker, e.Clients.AppAutoScaling, s, e.MergeTags(s.Tags), NewCreationToken(), wait)
+	token := NewCreationToken()
+	if wantsAlarms(s) {
+		// A standard alarm's name taken already is refused before anything
+		// is made: none can be this new endpoint's.
+		if err := checkAlarmsOwned(ctx, e.Clients.CloudWatch(), s, token); err != nil {
+			return nil, vs, fmt.Errorf("creating endpoint %s: %w", s.Name, err)
+		}
+	}
+	ep, err := createServing(ctx, e.Clients.SageMaker, e.Clients.AppAutoScaling, s, e.MergeTags(s.Tags), token, wait)
+	if err == nil && wantsAlarms(s) {
+		err = alarmsAfterCreate(ctx, e.Clients.CloudWatch(), s, e.MergeTags(s.Tags), ep)
+	}
 	return ep, vs, err
 }
 
@@ -383,8 +397,25 @@ func (e *Env) UpdateServingEndpoint(ctx context.Context, prior ServingEndpointPr
 	if err != nil {
 		return nil, vs, err
 	}
+	if !wantsAlarms(s) && !wantsAlarms(prior.Spec) {
+		ep, err := updateServing(ctx, e.Clients.SageMaker, e.Clients.AppAutoScaling, prior, s, e.MergeTags(s.Tags), wait)
+		return ep, vs, err
+	}
+	cw := e.Clients.CloudWatch()
+	owner, err := alarmsBeforeUpdate(ctx, e.Clients.SageMaker, cw, s, e.MergeTags(s.Tags))
+	if err != nil {
+		return nil, vs, err
+	}
 	ep, err := updateServing(ctx, e.Clients.SageMaker, e.Clients.AppAutoScaling, prior, s, e.MergeTags(s.Tags), wait)
-	return ep, vs, err
+	if err != nil {
+		if ep != nil {
+			rctx, cancel := recordContext(ctx, servingRecordTimeout)
+			_ = withServingAlarms(rctx, cw, ep)
+			cancel()
+		}
+		return ep, vs, err
+	}
+	return ep, vs, alarmsAfterUpdate(ctx, cw, s, e.MergeTags(s.Tags), owner, ep)
 }
 
 func updateServing(ctx context.Context, api cloud.ServingAPI, as cloud.ServingScalingAPI, prior ServingEndpointPrior, s ServingEndpointSpec, tags map[string]string, wait ServingWait) (*ServingEndpoint, error) {
@@ -522,7 +553,7 @@ func cloneTagsWith(tags map[string]string, token string) map[string]string {
 // state recorded, deleted too when the endpoint is gone already. Anything
 // already gone is not an error.
 func (e *Env) DeleteServingEndpoint(ctx context.Context, name string, known ServingEndpointPrior, wait ServingWait) error {
-	return deleteServing(ctx, e.Clients.SageMaker, e.Clients.AppAutoScaling, name, known, wait)
+	return deleteServingWithAlarms(ctx, e.Clients.SageMaker, e.Clients.AppAutoScaling, e.Clients.CloudWatch(), name, known, wait)
 }
 
 func deleteServing(ctx context.Context, api cloud.ServingAPI, as cloud.ServingScalingAPI, name string, known ServingEndpointPrior, wait ServingWait) error {

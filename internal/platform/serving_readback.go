@@ -20,6 +20,9 @@ type ServingEndpointReadBack struct {
 	ConfigName     string
 	ModelName      string
 	LastDeployment string
+	// StandardAlarmNames are the standard alarms the read-back spec has
+	// (ServingStandardAlarmNames); nil when none.
+	StandardAlarmNames []string
 }
 
 // ReadBackServingEndpoint is ReadBackServingEndpointOf under the
@@ -67,6 +70,11 @@ func ReadBackServingEndpointOf(found *ServingEndpoint, declared ServingEndpointS
 		KMSKeyARN:  s.KMSKeyARN,
 		Deployment: declared.Deployment,
 	}
+	if d := declared.Deployment; d != nil && d.StandardAlarms != nil {
+		dc := *d
+		dc.StandardAlarms = readBackStandardAlarms(declared, found.alarms)
+		rs.Deployment = &dc
+	}
 	if len(rs.Model.Environment) == 0 && declared.Model.Environment != nil {
 		rs.Model.Environment = map[string]string{}
 	}
@@ -112,5 +120,6 @@ func ReadBackServingEndpointOf(found *ServingEndpoint, declared ServingEndpointS
 		rs.Tags = own
 	}
 	out.Spec = rs
+	out.StandardAlarmNames = ServingStandardAlarmNames(rs)
 	return out
 }

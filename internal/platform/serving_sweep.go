@@ -35,7 +35,13 @@ func isServingGenerated(prefix, name string) bool {
 // endpoint that it owns and no longer serves (sweepServing). What could not
 // be deleted comes back in Warnings. A missing endpoint is ErrNotFound.
 func (e *Env) ReadServingEndpoint(ctx context.Context, name string, recorded ServingEndpointPrior) (*ServingEndpoint, error) {
-	return readServing(ctx, e.Clients.SageMaker, e.Clients.AppAutoScaling, name, recorded)
+	ep, err := readServing(ctx, e.Clients.SageMaker, e.Clients.AppAutoScaling, name, recorded)
+	if err == nil && wantsAlarms(recorded.Spec) {
+		if err := withServingAlarms(ctx, e.Clients.CloudWatch(), ep); err != nil {
+			return nil, err
+		}
+	}
+	return ep, err
 }
 
 func readServing(ctx context.Context, api cloud.ServingAPI, as cloud.ServingScalingAPI, name string, recorded ServingEndpointPrior) (*ServingEndpoint, error) {

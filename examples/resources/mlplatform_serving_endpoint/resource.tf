@@ -36,7 +36,12 @@ resource "mlplatform_serving_endpoint" "fraud" {
     size_value               = 10
     wait_seconds             = 300
     termination_wait_seconds = 600
-    rollback_alarms          = ["fraud-scoring-p99-latency", "fraud-scoring-5xx"]
+    rollback_alarms          = ["fraud-scoring-queue-depth"]
+    # The provider creates p99 latency and 5xx rate alarms per variant.
+    standard_alarms = {
+      latency_p99_ms = 250
+      error_5xx_rate = 0.02
+    }
   }
 
   data_capture = {

@@ -84,6 +84,7 @@ export class ServingEndpoint extends pulumi.CustomResource {
      * Where each price in monthlyCostUsd comes from, its date, and whether it is an estimate (a price not quoted for the provider's region is).
      */
     declare public /*out*/ readonly priceSource: pulumi.Output<string | undefined>;
+    declare public /*out*/ readonly standardAlarmNames: pulumi.Output<string[] | undefined>;
     /**
      * Status of the endpoint: `InService` once serving.
      */
@@ -132,6 +133,7 @@ export class ServingEndpoint extends pulumi.CustomResource {
             resourceInputs["modelName"] = undefined /*out*/;
             resourceInputs["monthlyCostUsd"] = undefined /*out*/;
             resourceInputs["priceSource"] = undefined /*out*/;
+            resourceInputs["standardAlarmNames"] = undefined /*out*/;
             resourceInputs["status"] = undefined /*out*/;
             resourceInputs["tagsAll"] = undefined /*out*/;
         } else {
@@ -147,6 +149,7 @@ export class ServingEndpoint extends pulumi.CustomResource {
             resourceInputs["monthlyCostUsd"] = undefined /*out*/;
             resourceInputs["name"] = undefined /*out*/;
             resourceInputs["priceSource"] = undefined /*out*/;
+            resourceInputs["standardAlarmNames"] = undefined /*out*/;
             resourceInputs["status"] = undefined /*out*/;
             resourceInputs["tags"] = undefined /*out*/;
             resourceInputs["tagsAll"] = undefined /*out*/;

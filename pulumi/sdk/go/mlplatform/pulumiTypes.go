@@ -393,6 +393,8 @@ type Endpoints struct {
 	Applicationautoscaling *string `pulumi:"applicationautoscaling"`
 	// URL of the EC2 Auto Scaling endpoint.
 	Autoscaling *string `pulumi:"autoscaling"`
+	// URL of the CloudWatch (the serving endpoint's standard alarms) endpoint.
+	Cloudwatch *string `pulumi:"cloudwatch"`
 	// URL of the EC2 endpoint.
 	Ec2 *string `pulumi:"ec2"`
 	// URL of the KMS endpoint.
@@ -424,6 +426,8 @@ type EndpointsArgs struct {
 	Applicationautoscaling pulumi.StringPtrInput `pulumi:"applicationautoscaling"`
 	// URL of the EC2 Auto Scaling endpoint.
 	Autoscaling pulumi.StringPtrInput `pulumi:"autoscaling"`
+	// URL of the CloudWatch (the serving endpoint's standard alarms) endpoint.
+	Cloudwatch pulumi.StringPtrInput `pulumi:"cloudwatch"`
 	// URL of the EC2 endpoint.
 	Ec2 pulumi.StringPtrInput `pulumi:"ec2"`
 	// URL of the KMS endpoint.
@@ -526,6 +530,11 @@ func (o EndpointsOutput) Autoscaling() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Endpoints) *string { return v.Autoscaling }).(pulumi.StringPtrOutput)
 }
 
+// URL of the CloudWatch (the serving endpoint's standard alarms) endpoint.
+func (o EndpointsOutput) Cloudwatch() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Endpoints) *string { return v.Cloudwatch }).(pulumi.StringPtrOutput)
+}
+
 // URL of the EC2 endpoint.
 func (o EndpointsOutput) Ec2() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Endpoints) *string { return v.Ec2 }).(pulumi.StringPtrOutput)
@@ -597,6 +606,16 @@ func (o EndpointsPtrOutput) Autoscaling() pulumi.StringPtrOutput {
 			return nil
 		}
 		return v.Autoscaling
+	}).(pulumi.StringPtrOutput)
+}
+
+// URL of the CloudWatch (the serving endpoint's standard alarms) endpoint.
+func (o EndpointsPtrOutput) Cloudwatch() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Endpoints) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Cloudwatch
 	}).(pulumi.StringPtrOutput)
 }
 
@@ -3877,12 +3896,14 @@ func (o ServingCapturePtrOutput) SamplingPercentage() pulumi.IntPtrOutput {
 type ServingDeployment struct {
 	// Bound of the whole deployment (600 to 28800); unset: SageMaker's default.
 	MaximumExecutionTimeoutSeconds *int `pulumi:"maximumExecutionTimeoutSeconds"`
-	// CloudWatch alarm names that roll the deployment back (at most 10).
+	// CloudWatch alarm names that roll the deployment back (at most 10, the standard alarms included).
 	RollbackAlarms []string `pulumi:"rollbackAlarms"`
 	// Canary size or linear step unit: capacity_percent, instance_count.
 	SizeType *string `pulumi:"sizeType"`
 	// Canary size or linear step.
 	SizeValue *int `pulumi:"sizeValue"`
+	// The standard rollback alarms, created by the provider: per production variant, a CloudWatch alarm on p99 `ModelLatency` (`mlplatform-ENDPOINT-VARIANT-p99-latency`) and one on the share of invocations answered 5xx, `Invocation5XXErrors / Invocations` (`mlplatform-ENDPOINT-VARIANT-5xx`; no traffic is not breaching), in the `AWS/SageMaker` namespace, tagged with the endpoint's tags, its name and its creation token. They roll a deployment back beside `rollbackAlarms` (10 alarms in all at most: 2 per variant). An alarm of such a name that this endpoint did not create is refused, never changed.
+	StandardAlarms *ServingStandardAlarms `pulumi:"standardAlarms"`
 	// How long the old fleet is kept after the switch (0 to 3600).
 	TerminationWaitSeconds *int `pulumi:"terminationWaitSeconds"`
 	// One of all_at_once, canary, linear; unset means `all_at_once`. Canary and linear shifting run on single-variant instance endpoints only; elsewhere SageMaker shifts all at once, and preview warns.
@@ -3905,12 +3926,14 @@ type ServingDeploymentInput interface {
 type ServingDeploymentArgs struct {
 	// Bound of the whole deployment (600 to 28800); unset: SageMaker's default.
 	MaximumExecutionTimeoutSeconds pulumi.IntPtrInput `pulumi:"maximumExecutionTimeoutSeconds"`
-	// CloudWatch alarm names that roll the deployment back (at most 10).
+	// CloudWatch alarm names that roll the deployment back (at most 10, the standard alarms included).
 	RollbackAlarms pulumi.StringArrayInput `pulumi:"rollbackAlarms"`
 	// Canary size or linear step unit: capacity_percent, instance_count.
 	SizeType pulumi.StringPtrInput `pulumi:"sizeType"`
 	// Canary size or linear step.
 	SizeValue pulumi.IntPtrInput `pulumi:"sizeValue"`
+	// The standard rollback alarms, created by the provider: per production variant, a CloudWatch alarm on p99 `ModelLatency` (`mlplatform-ENDPOINT-VARIANT-p99-latency`) and one on the share of invocations answered 5xx, `Invocation5XXErrors / Invocations` (`mlplatform-ENDPOINT-VARIANT-5xx`; no traffic is not breaching), in the `AWS/SageMaker` namespace, tagged with the endpoint's tags, its name and its creation token. They roll a deployment back beside `rollbackAlarms` (10 alarms in all at most: 2 per variant). An alarm of such a name that this endpoint did not create is refused, never changed.
+	StandardAlarms ServingStandardAlarmsPtrInput `pulumi:"standardAlarms"`
 	// How long the old fleet is kept after the switch (0 to 3600).
 	TerminationWaitSeconds pulumi.IntPtrInput `pulumi:"terminationWaitSeconds"`
 	// One of all_at_once, canary, linear; unset means `all_at_once`. Canary and linear shifting run on single-variant instance endpoints only; elsewhere SageMaker shifts all at once, and preview warns.
@@ -4001,7 +4024,7 @@ func (o ServingDeploymentOutput) MaximumExecutionTimeoutSeconds() pulumi.IntPtrO
 	return o.ApplyT(func(v ServingDeployment) *int { return v.MaximumExecutionTimeoutSeconds }).(pulumi.IntPtrOutput)
 }
 
-// CloudWatch alarm names that roll the deployment back (at most 10).
+// CloudWatch alarm names that roll the deployment back (at most 10, the standard alarms included).
 func (o ServingDeploymentOutput) RollbackAlarms() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v ServingDeployment) []string { return v.RollbackAlarms }).(pulumi.StringArrayOutput)
 }
@@ -4014,6 +4037,11 @@ func (o ServingDeploymentOutput) SizeType() pulumi.StringPtrOutput {
 // Canary size or linear step.
 func (o ServingDeploymentOutput) SizeValue() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v ServingDeployment) *int { return v.SizeValue }).(pulumi.IntPtrOutput)
+}
+
+// The standard rollback alarms, created by the provider: per production variant, a CloudWatch alarm on p99 `ModelLatency` (`mlplatform-ENDPOINT-VARIANT-p99-latency`) and one on the share of invocations answered 5xx, `Invocation5XXErrors / Invocations` (`mlplatform-ENDPOINT-VARIANT-5xx`; no traffic is not breaching), in the `AWS/SageMaker` namespace, tagged with the endpoint's tags, its name and its creation token. They roll a deployment back beside `rollbackAlarms` (10 alarms in all at most: 2 per variant). An alarm of such a name that this endpoint did not create is refused, never changed.
+func (o ServingDeploymentOutput) StandardAlarms() ServingStandardAlarmsPtrOutput {
+	return o.ApplyT(func(v ServingDeployment) *ServingStandardAlarms { return v.StandardAlarms }).(ServingStandardAlarmsPtrOutput)
 }
 
 // How long the old fleet is kept after the switch (0 to 3600).
@@ -4065,7 +4093,7 @@ func (o ServingDeploymentPtrOutput) MaximumExecutionTimeoutSeconds() pulumi.IntP
 	}).(pulumi.IntPtrOutput)
 }
 
-// CloudWatch alarm names that roll the deployment back (at most 10).
+// CloudWatch alarm names that roll the deployment back (at most 10, the standard alarms included).
 func (o ServingDeploymentPtrOutput) RollbackAlarms() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v *ServingDeployment) []string {
 		if v == nil {
@@ -4093,6 +4121,16 @@ func (o ServingDeploymentPtrOutput) SizeValue() pulumi.IntPtrOutput {
 		}
 		return v.SizeValue
 	}).(pulumi.IntPtrOutput)
+}
+
+// The standard rollback alarms, created by the provider: per production variant, a CloudWatch alarm on p99 `ModelLatency` (`mlplatform-ENDPOINT-VARIANT-p99-latency`) and one on the share of invocations answered 5xx, `Invocation5XXErrors / Invocations` (`mlplatform-ENDPOINT-VARIANT-5xx`; no traffic is not breaching), in the `AWS/SageMaker` namespace, tagged with the endpoint's tags, its name and its creation token. They roll a deployment back beside `rollbackAlarms` (10 alarms in all at most: 2 per variant). An alarm of such a name that this endpoint did not create is refused, never changed.
+func (o ServingDeploymentPtrOutput) StandardAlarms() ServingStandardAlarmsPtrOutput {
+	return o.ApplyT(func(v *ServingDeployment) *ServingStandardAlarms {
+		if v == nil {
+			return nil
+		}
+		return v.StandardAlarms
+	}).(ServingStandardAlarmsPtrOutput)
 }
 
 // How long the old fleet is kept after the switch (0 to 3600).
@@ -4502,6 +4540,200 @@ func (o ServingServerlessPtrOutput) MemorySizeMb() pulumi.IntPtrOutput {
 	}).(pulumi.IntPtrOutput)
 }
 
+type ServingStandardAlarms struct {
+	// Share of invocations answered 5xx above which the alarm fires, as a fraction between 0 and 1 (default 0.01, that is 1%).
+	Error5xxRate *float64 `pulumi:"error5xxRate"`
+	// Consecutive periods above the threshold before the alarm fires (default 3; period x periods at most one day).
+	EvaluationPeriods *int `pulumi:"evaluationPeriods"`
+	// p99 model latency above which the alarm fires, in milliseconds (default 500; CloudWatch's `ModelLatency` is in microseconds: the provider converts).
+	LatencyP99Ms *float64 `pulumi:"latencyP99Ms"`
+	// Period of each evaluation, a multiple of 60 seconds (default 60).
+	PeriodSeconds *int `pulumi:"periodSeconds"`
+}
+
+// ServingStandardAlarmsInput is an input type that accepts ServingStandardAlarmsArgs and ServingStandardAlarmsOutput values.
+// You can construct a concrete instance of `ServingStandardAlarmsInput` via:
+//
+//	ServingStandardAlarmsArgs{...}
+type ServingStandardAlarmsInput interface {
+	pulumi.Input
+
+	ToServingStandardAlarmsOutput() ServingStandardAlarmsOutput
+	ToServingStandardAlarmsOutputWithContext(context.Context) ServingStandardAlarmsOutput
+}
+
+type ServingStandardAlarmsArgs struct {
+	// Share of invocations answered 5xx above which the alarm fires, as a fraction between 0 and 1 (default 0.01, that is 1%).
+	Error5xxRate pulumi.Float64PtrInput `pulumi:"error5xxRate"`
+	// Consecutive periods above the threshold before the alarm fires (default 3; period x periods at most one day).
+	EvaluationPeriods pulumi.IntPtrInput `pulumi:"evaluationPeriods"`
+	// p99 model latency above which the alarm fires, in milliseconds (default 500; CloudWatch's `ModelLatency` is in microseconds: the provider converts).
+	LatencyP99Ms pulumi.Float64PtrInput `pulumi:"latencyP99Ms"`
+	// Period of each evaluation, a multiple of 60 seconds (default 60).
+	PeriodSeconds pulumi.IntPtrInput `pulumi:"periodSeconds"`
+}
+
+func (ServingStandardAlarmsArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*ServingStandardAlarms)(nil)).Elem()
+}
+
+func (i ServingStandardAlarmsArgs) ToServingStandardAlarmsOutput() ServingStandardAlarmsOutput {
+	return i.ToServingStandardAlarmsOutputWithContext(context.Background())
+}
+
+func (i ServingStandardAlarmsArgs) ToServingStandardAlarmsOutputWithContext(ctx context.Context) ServingStandardAlarmsOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServingStandardAlarmsOutput)
+}
+
+func (i ServingStandardAlarmsArgs) ToServingStandardAlarmsPtrOutput() ServingStandardAlarmsPtrOutput {
+	return i.ToServingStandardAlarmsPtrOutputWithContext(context.Background())
+}
+
+func (i ServingStandardAlarmsArgs) ToServingStandardAlarmsPtrOutputWithContext(ctx context.Context) ServingStandardAlarmsPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServingStandardAlarmsOutput).ToServingStandardAlarmsPtrOutputWithContext(ctx)
+}
+
+// ServingStandardAlarmsPtrInput is an input type that accepts ServingStandardAlarmsArgs, ServingStandardAlarmsPtr and ServingStandardAlarmsPtrOutput values.
+// You can construct a concrete instance of `ServingStandardAlarmsPtrInput` via:
+//
+//	        ServingStandardAlarmsArgs{...}
+//
+//	or:
+//
+//	        nil
+type ServingStandardAlarmsPtrInput interface {
+	pulumi.Input
+
+	ToServingStandardAlarmsPtrOutput() ServingStandardAlarmsPtrOutput
+	ToServingStandardAlarmsPtrOutputWithContext(context.Context) ServingStandardAlarmsPtrOutput
+}
+
+type servingStandardAlarmsPtrType ServingStandardAlarmsArgs
+
+func ServingStandardAlarmsPtr(v *ServingStandardAlarmsArgs) ServingStandardAlarmsPtrInput {
+	return (*servingStandardAlarmsPtrType)(v)
+}
+
+func (*servingStandardAlarmsPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**ServingStandardAlarms)(nil)).Elem()
+}
+
+func (i *servingStandardAlarmsPtrType) ToServingStandardAlarmsPtrOutput() ServingStandardAlarmsPtrOutput {
+	return i.ToServingStandardAlarmsPtrOutputWithContext(context.Background())
+}
+
+func (i *servingStandardAlarmsPtrType) ToServingStandardAlarmsPtrOutputWithContext(ctx context.Context) ServingStandardAlarmsPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServingStandardAlarmsPtrOutput)
+}
+
+type ServingStandardAlarmsOutput struct{ *pulumi.OutputState }
+
+func (ServingStandardAlarmsOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*ServingStandardAlarms)(nil)).Elem()
+}
+
+func (o ServingStandardAlarmsOutput) ToServingStandardAlarmsOutput() ServingStandardAlarmsOutput {
+	return o
+}
+
+func (o ServingStandardAlarmsOutput) ToServingStandardAlarmsOutputWithContext(ctx context.Context) ServingStandardAlarmsOutput {
+	return o
+}
+
+func (o ServingStandardAlarmsOutput) ToServingStandardAlarmsPtrOutput() ServingStandardAlarmsPtrOutput {
+	return o.ToServingStandardAlarmsPtrOutputWithContext(context.Background())
+}
+
+func (o ServingStandardAlarmsOutput) ToServingStandardAlarmsPtrOutputWithContext(ctx context.Context) ServingStandardAlarmsPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v ServingStandardAlarms) *ServingStandardAlarms {
+		return &v
+	}).(ServingStandardAlarmsPtrOutput)
+}
+
+// Share of invocations answered 5xx above which the alarm fires, as a fraction between 0 and 1 (default 0.01, that is 1%).
+func (o ServingStandardAlarmsOutput) Error5xxRate() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v ServingStandardAlarms) *float64 { return v.Error5xxRate }).(pulumi.Float64PtrOutput)
+}
+
+// Consecutive periods above the threshold before the alarm fires (default 3; period x periods at most one day).
+func (o ServingStandardAlarmsOutput) EvaluationPeriods() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v ServingStandardAlarms) *int { return v.EvaluationPeriods }).(pulumi.IntPtrOutput)
+}
+
+// p99 model latency above which the alarm fires, in milliseconds (default 500; CloudWatch's `ModelLatency` is in microseconds: the provider converts).
+func (o ServingStandardAlarmsOutput) LatencyP99Ms() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v ServingStandardAlarms) *float64 { return v.LatencyP99Ms }).(pulumi.Float64PtrOutput)
+}
+
+// Period of each evaluation, a multiple of 60 seconds (default 60).
+func (o ServingStandardAlarmsOutput) PeriodSeconds() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v ServingStandardAlarms) *int { return v.PeriodSeconds }).(pulumi.IntPtrOutput)
+}
+
+type ServingStandardAlarmsPtrOutput struct{ *pulumi.OutputState }
+
+func (ServingStandardAlarmsPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**ServingStandardAlarms)(nil)).Elem()
+}
+
+func (o ServingStandardAlarmsPtrOutput) ToServingStandardAlarmsPtrOutput() ServingStandardAlarmsPtrOutput {
+	return o
+}
+
+func (o ServingStandardAlarmsPtrOutput) ToServingStandardAlarmsPtrOutputWithContext(ctx context.Context) ServingStandardAlarmsPtrOutput {
+	return o
+}
+
+func (o ServingStandardAlarmsPtrOutput) Elem() ServingStandardAlarmsOutput {
+	return o.ApplyT(func(v *ServingStandardAlarms) ServingStandardAlarms {
+		if v != nil {
+			return *v
+		}
+		var ret ServingStandardAlarms
+		return ret
+	}).(ServingStandardAlarmsOutput)
+}
+
+// Share of invocations answered 5xx above which the alarm fires, as a fraction between 0 and 1 (default 0.01, that is 1%).
+func (o ServingStandardAlarmsPtrOutput) Error5xxRate() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v *ServingStandardAlarms) *float64 {
+		if v == nil {
+			return nil
+		}
+		return v.Error5xxRate
+	}).(pulumi.Float64PtrOutput)
+}
+
+// Consecutive periods above the threshold before the alarm fires (default 3; period x periods at most one day).
+func (o ServingStandardAlarmsPtrOutput) EvaluationPeriods() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *ServingStandardAlarms) *int {
+		if v == nil {
+			return nil
+		}
+		return v.EvaluationPeriods
+	}).(pulumi.IntPtrOutput)
+}
+
+// p99 model latency above which the alarm fires, in milliseconds (default 500; CloudWatch's `ModelLatency` is in microseconds: the provider converts).
+func (o ServingStandardAlarmsPtrOutput) LatencyP99Ms() pulumi.Float64PtrOutput {
+	return o.ApplyT(func(v *ServingStandardAlarms) *float64 {
+		if v == nil {
+			return nil
+		}
+		return v.LatencyP99Ms
+	}).(pulumi.Float64PtrOutput)
+}
+
+// Period of each evaluation, a multiple of 60 seconds (default 60).
+func (o ServingStandardAlarmsPtrOutput) PeriodSeconds() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *ServingStandardAlarms) *int {
+		if v == nil {
+			return nil
+		}
+		return v.PeriodSeconds
+	}).(pulumi.IntPtrOutput)
+}
+
 type ServingVariant struct {
 	// Autoscaling of an instance variant through Application Auto Scaling: a scalable target (`endpoint/NAME/variant/VARIANT`, `sagemaker:variant:DesiredInstanceCount`) registered once the endpoint is in service, with a target-tracking policy on `SageMakerVariantInvocationsPerInstance`. Changing it changes the target and the policy in place. The instance count autoscaling sets is not a change; bounds, target or cooldowns changed outside the program are. Not for serverless variants.
 	Autoscaling *ServingAutoscaling `pulumi:"autoscaling"`
@@ -4849,6 +5081,8 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*ServingScheduleArrayInput)(nil)).Elem(), ServingScheduleArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ServingServerlessInput)(nil)).Elem(), ServingServerlessArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ServingServerlessPtrInput)(nil)).Elem(), ServingServerlessArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServingStandardAlarmsInput)(nil)).Elem(), ServingStandardAlarmsArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServingStandardAlarmsPtrInput)(nil)).Elem(), ServingStandardAlarmsArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ServingVariantInput)(nil)).Elem(), ServingVariantArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ServingVariantArrayInput)(nil)).Elem(), ServingVariantArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ThroughputInput)(nil)).Elem(), ThroughputArgs{})
@@ -4903,6 +5137,8 @@ func init() {
 	pulumi.RegisterOutputType(ServingScheduleArrayOutput{})
 	pulumi.RegisterOutputType(ServingServerlessOutput{})
 	pulumi.RegisterOutputType(ServingServerlessPtrOutput{})
+	pulumi.RegisterOutputType(ServingStandardAlarmsOutput{})
+	pulumi.RegisterOutputType(ServingStandardAlarmsPtrOutput{})
 	pulumi.RegisterOutputType(ServingVariantOutput{})
 	pulumi.RegisterOutputType(ServingVariantArrayOutput{})
 	pulumi.RegisterOutputType(ThroughputOutput{})

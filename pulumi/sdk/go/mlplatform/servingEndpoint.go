@@ -39,7 +39,8 @@ type ServingEndpoint struct {
 	// Endpoint name (1 to 63 letters, digits and hyphens). Default: the resource name. Changing it creates a new endpoint (new ARN and URL).
 	Name pulumi.StringPtrOutput `pulumi:"name"`
 	// Where each price in monthlyCostUsd comes from, its date, and whether it is an estimate (a price not quoted for the provider's region is).
-	PriceSource pulumi.StringPtrOutput `pulumi:"priceSource"`
+	PriceSource        pulumi.StringPtrOutput   `pulumi:"priceSource"`
+	StandardAlarmNames pulumi.StringArrayOutput `pulumi:"standardAlarmNames"`
 	// Status of the endpoint: `InService` once serving.
 	Status pulumi.StringPtrOutput `pulumi:"status"`
 	// Tags of the endpoint, merged over the provider's `defaultTags`.
@@ -225,6 +226,10 @@ func (o ServingEndpointOutput) Name() pulumi.StringPtrOutput {
 // Where each price in monthlyCostUsd comes from, its date, and whether it is an estimate (a price not quoted for the provider's region is).
 func (o ServingEndpointOutput) PriceSource() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ServingEndpoint) pulumi.StringPtrOutput { return v.PriceSource }).(pulumi.StringPtrOutput)
+}
+
+func (o ServingEndpointOutput) StandardAlarmNames() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v *ServingEndpoint) pulumi.StringArrayOutput { return v.StandardAlarmNames }).(pulumi.StringArrayOutput)
 }
 
 // Status of the endpoint: `InService` once serving.

@@ -67,6 +67,10 @@ export interface EndpointsArgs {
      */
     autoscaling?: pulumi.Input<string>;
     /**
+     * URL of the CloudWatch (the serving endpoint's standard alarms) endpoint.
+     */
+    cloudwatch?: pulumi.Input<string>;
+    /**
      * URL of the EC2 endpoint.
      */
     ec2?: pulumi.Input<string>;
@@ -397,7 +401,7 @@ export interface ServingDeploymentArgs {
      */
     maximumExecutionTimeoutSeconds?: pulumi.Input<number>;
     /**
-     * CloudWatch alarm names that roll the deployment back (at most 10).
+     * CloudWatch alarm names that roll the deployment back (at most 10, the standard alarms included).
      */
     rollbackAlarms?: pulumi.Input<pulumi.Input<string>[]>;
     /**
@@ -408,6 +412,10 @@ export interface ServingDeploymentArgs {
      * Canary size or linear step.
      */
     sizeValue?: pulumi.Input<number>;
+    /**
+     * The standard rollback alarms, created by the provider: per production variant, a CloudWatch alarm on p99 `ModelLatency` (`mlplatform-ENDPOINT-VARIANT-p99-latency`) and one on the share of invocations answered 5xx, `Invocation5XXErrors / Invocations` (`mlplatform-ENDPOINT-VARIANT-5xx`; no traffic is not breaching), in the `AWS/SageMaker` namespace, tagged with the endpoint's tags, its name and its creation token. They roll a deployment back beside `rollbackAlarms` (10 alarms in all at most: 2 per variant). An alarm of such a name that this endpoint did not create is refused, never changed.
+     */
+    standardAlarms?: pulumi.Input<inputs.ServingStandardAlarmsArgs>;
     /**
      * How long the old fleet is kept after the switch (0 to 3600).
      */
@@ -477,6 +485,25 @@ export interface ServingServerlessArgs {
      * Memory: 1024, 2048, 3072, 4096, 5120 or 6144 MB.
      */
     memorySizeMb: pulumi.Input<number>;
+}
+
+export interface ServingStandardAlarmsArgs {
+    /**
+     * Share of invocations answered 5xx above which the alarm fires, as a fraction between 0 and 1 (default 0.01, that is 1%).
+     */
+    error5xxRate?: pulumi.Input<number>;
+    /**
+     * Consecutive periods above the threshold before the alarm fires (default 3; period x periods at most one day).
+     */
+    evaluationPeriods?: pulumi.Input<number>;
+    /**
+     * p99 model latency above which the alarm fires, in milliseconds (default 500; CloudWatch's `ModelLatency` is in microseconds: the provider converts).
+     */
+    latencyP99Ms?: pulumi.Input<number>;
+    /**
+     * Period of each evaluation, a multiple of 60 seconds (default 60).
+     */
+    periodSeconds?: pulumi.Input<number>;
 }
 
 export interface ServingVariantArgs {

@@ -67,6 +67,10 @@ export interface Endpoints {
      */
     autoscaling?: string;
     /**
+     * URL of the CloudWatch (the serving endpoint's standard alarms) endpoint.
+     */
+    cloudwatch?: string;
+    /**
      * URL of the EC2 endpoint.
      */
     ec2?: string;
@@ -366,7 +370,7 @@ export interface ServingDeployment {
      */
     maximumExecutionTimeoutSeconds?: number;
     /**
-     * CloudWatch alarm names that roll the deployment back (at most 10).
+     * CloudWatch alarm names that roll the deployment back (at most 10, the standard alarms included).
      */
     rollbackAlarms?: string[];
     /**
@@ -377,6 +381,10 @@ export interface ServingDeployment {
      * Canary size or linear step.
      */
     sizeValue?: number;
+    /**
+     * The standard rollback alarms, created by the provider: per production variant, a CloudWatch alarm on p99 `ModelLatency` (`mlplatform-ENDPOINT-VARIANT-p99-latency`) and one on the share of invocations answered 5xx, `Invocation5XXErrors / Invocations` (`mlplatform-ENDPOINT-VARIANT-5xx`; no traffic is not breaching), in the `AWS/SageMaker` namespace, tagged with the endpoint's tags, its name and its creation token. They roll a deployment back beside `rollbackAlarms` (10 alarms in all at most: 2 per variant). An alarm of such a name that this endpoint did not create is refused, never changed.
+     */
+    standardAlarms?: outputs.ServingStandardAlarms;
     /**
      * How long the old fleet is kept after the switch (0 to 3600).
      */
@@ -446,6 +454,25 @@ export interface ServingServerless {
      * Memory: 1024, 2048, 3072, 4096, 5120 or 6144 MB.
      */
     memorySizeMb: number;
+}
+
+export interface ServingStandardAlarms {
+    /**
+     * Share of invocations answered 5xx above which the alarm fires, as a fraction between 0 and 1 (default 0.01, that is 1%).
+     */
+    error5xxRate?: number;
+    /**
+     * Consecutive periods above the threshold before the alarm fires (default 3; period x periods at most one day).
+     */
+    evaluationPeriods?: number;
+    /**
+     * p99 model latency above which the alarm fires, in milliseconds (default 500; CloudWatch's `ModelLatency` is in microseconds: the provider converts).
+     */
+    latencyP99Ms?: number;
+    /**
+     * Period of each evaluation, a multiple of 60 seconds (default 60).
+     */
+    periodSeconds?: number;
 }
 
 export interface ServingVariant {

@@ -61,6 +61,8 @@ __all__ = [
     'ServingScheduleArgsDict',
     'ServingServerlessArgs',
     'ServingServerlessArgsDict',
+    'ServingStandardAlarmsArgs',
+    'ServingStandardAlarmsArgsDict',
     'ServingVariantArgs',
     'ServingVariantArgsDict',
     'ThroughputArgs',
@@ -343,6 +345,10 @@ if not MYPY:
         """
         URL of the EC2 Auto Scaling endpoint.
         """
+        cloudwatch: NotRequired[pulumi.Input[_builtins.str]]
+        """
+        URL of the CloudWatch (the serving endpoint's standard alarms) endpoint.
+        """
         ec2: NotRequired[pulumi.Input[_builtins.str]]
         """
         URL of the EC2 endpoint.
@@ -375,6 +381,7 @@ class EndpointsArgs:
     def __init__(__self__, *,
                  applicationautoscaling: Optional[pulumi.Input[_builtins.str]] = None,
                  autoscaling: Optional[pulumi.Input[_builtins.str]] = None,
+                 cloudwatch: Optional[pulumi.Input[_builtins.str]] = None,
                  ec2: Optional[pulumi.Input[_builtins.str]] = None,
                  kms: Optional[pulumi.Input[_builtins.str]] = None,
                  s3: Optional[pulumi.Input[_builtins.str]] = None,
@@ -385,6 +392,7 @@ class EndpointsArgs:
         Per-service endpoint overrides.
         :param pulumi.Input[_builtins.str] applicationautoscaling: URL of the Application Auto Scaling endpoint.
         :param pulumi.Input[_builtins.str] autoscaling: URL of the EC2 Auto Scaling endpoint.
+        :param pulumi.Input[_builtins.str] cloudwatch: URL of the CloudWatch (the serving endpoint's standard alarms) endpoint.
         :param pulumi.Input[_builtins.str] ec2: URL of the EC2 endpoint.
         :param pulumi.Input[_builtins.str] kms: URL of the KMS endpoint.
         :param pulumi.Input[_builtins.str] s3: URL of the S3 endpoint.
@@ -396,6 +404,8 @@ class EndpointsArgs:
             pulumi.set(__self__, "applicationautoscaling", applicationautoscaling)
         if autoscaling is not None:
             pulumi.set(__self__, "autoscaling", autoscaling)
+        if cloudwatch is not None:
+            pulumi.set(__self__, "cloudwatch", cloudwatch)
         if ec2 is not None:
             pulumi.set(__self__, "ec2", ec2)
         if kms is not None:
@@ -432,6 +442,18 @@ class EndpointsArgs:
     @autoscaling.setter
     def autoscaling(self, value: Optional[pulumi.Input[_builtins.str]]):
         pulumi.set(self, "autoscaling", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def cloudwatch(self) -> Optional[pulumi.Input[_builtins.str]]:
+        """
+        URL of the CloudWatch (the serving endpoint's standard alarms) endpoint.
+        """
+        return pulumi.get(self, "cloudwatch")
+
+    @cloudwatch.setter
+    def cloudwatch(self, value: Optional[pulumi.Input[_builtins.str]]):
+        pulumi.set(self, "cloudwatch", value)
 
     @_builtins.property
     @pulumi.getter
@@ -2142,7 +2164,7 @@ if not MYPY:
         """
         rollback_alarms: NotRequired[pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]]
         """
-        CloudWatch alarm names that roll the deployment back (at most 10).
+        CloudWatch alarm names that roll the deployment back (at most 10, the standard alarms included).
         """
         size_type: NotRequired[pulumi.Input[_builtins.str]]
         """
@@ -2151,6 +2173,10 @@ if not MYPY:
         size_value: NotRequired[pulumi.Input[_builtins.int]]
         """
         Canary size or linear step.
+        """
+        standard_alarms: NotRequired[pulumi.Input['ServingStandardAlarmsArgsDict']]
+        """
+        The standard rollback alarms, created by the provider: per production variant, a CloudWatch alarm on p99 `ModelLatency` (`mlplatform-ENDPOINT-VARIANT-p99-latency`) and one on the share of invocations answered 5xx, `Invocation5XXErrors / Invocations` (`mlplatform-ENDPOINT-VARIANT-5xx`; no traffic is not breaching), in the `AWS/SageMaker` namespace, tagged with the endpoint's tags, its name and its creation token. They roll a deployment back beside `rollbackAlarms` (10 alarms in all at most: 2 per variant). An alarm of such a name that this endpoint did not create is refused, never changed.
         """
         termination_wait_seconds: NotRequired[pulumi.Input[_builtins.int]]
         """
@@ -2174,14 +2200,16 @@ class ServingDeploymentArgs:
                  rollback_alarms: Optional[pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  size_type: Optional[pulumi.Input[_builtins.str]] = None,
                  size_value: Optional[pulumi.Input[_builtins.int]] = None,
+                 standard_alarms: Optional[pulumi.Input['ServingStandardAlarmsArgs']] = None,
                  termination_wait_seconds: Optional[pulumi.Input[_builtins.int]] = None,
                  traffic_routing: Optional[pulumi.Input[_builtins.str]] = None,
                  wait_seconds: Optional[pulumi.Input[_builtins.int]] = None):
         """
         :param pulumi.Input[_builtins.int] maximum_execution_timeout_seconds: Bound of the whole deployment (600 to 28800); unset: SageMaker's default.
-        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] rollback_alarms: CloudWatch alarm names that roll the deployment back (at most 10).
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] rollback_alarms: CloudWatch alarm names that roll the deployment back (at most 10, the standard alarms included).
         :param pulumi.Input[_builtins.str] size_type: Canary size or linear step unit: capacity_percent, instance_count.
         :param pulumi.Input[_builtins.int] size_value: Canary size or linear step.
+        :param pulumi.Input['ServingStandardAlarmsArgs'] standard_alarms: The standard rollback alarms, created by the provider: per production variant, a CloudWatch alarm on p99 `ModelLatency` (`mlplatform-ENDPOINT-VARIANT-p99-latency`) and one on the share of invocations answered 5xx, `Invocation5XXErrors / Invocations` (`mlplatform-ENDPOINT-VARIANT-5xx`; no traffic is not breaching), in the `AWS/SageMaker` namespace, tagged with the endpoint's tags, its name and its creation token. They roll a deployment back beside `rollbackAlarms` (10 alarms in all at most: 2 per variant). An alarm of such a name that this endpoint did not create is refused, never changed.
         :param pulumi.Input[_builtins.int] termination_wait_seconds: How long the old fleet is kept after the switch (0 to 3600).
         :param pulumi.Input[_builtins.str] traffic_routing: One of all_at_once, canary, linear; unset means `all_at_once`. Canary and linear shifting run on single-variant instance endpoints only; elsewhere SageMaker shifts all at once, and preview warns.
         :param pulumi.Input[_builtins.int] wait_seconds: Wait between traffic shifts (0 to 3600).
@@ -2194,6 +2222,8 @@ class ServingDeploymentArgs:
             pulumi.set(__self__, "size_type", size_type)
         if size_value is not None:
             pulumi.set(__self__, "size_value", size_value)
+        if standard_alarms is not None:
+            pulumi.set(__self__, "standard_alarms", standard_alarms)
         if termination_wait_seconds is not None:
             pulumi.set(__self__, "termination_wait_seconds", termination_wait_seconds)
         if traffic_routing is not None:
@@ -2217,7 +2247,7 @@ class ServingDeploymentArgs:
     @pulumi.getter(name="rollbackAlarms")
     def rollback_alarms(self) -> Optional[pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]]:
         """
-        CloudWatch alarm names that roll the deployment back (at most 10).
+        CloudWatch alarm names that roll the deployment back (at most 10, the standard alarms included).
         """
         return pulumi.get(self, "rollback_alarms")
 
@@ -2248,6 +2278,18 @@ class ServingDeploymentArgs:
     @size_value.setter
     def size_value(self, value: Optional[pulumi.Input[_builtins.int]]):
         pulumi.set(self, "size_value", value)
+
+    @_builtins.property
+    @pulumi.getter(name="standardAlarms")
+    def standard_alarms(self) -> Optional[pulumi.Input['ServingStandardAlarmsArgs']]:
+        """
+        The standard rollback alarms, created by the provider: per production variant, a CloudWatch alarm on p99 `ModelLatency` (`mlplatform-ENDPOINT-VARIANT-p99-latency`) and one on the share of invocations answered 5xx, `Invocation5XXErrors / Invocations` (`mlplatform-ENDPOINT-VARIANT-5xx`; no traffic is not breaching), in the `AWS/SageMaker` namespace, tagged with the endpoint's tags, its name and its creation token. They roll a deployment back beside `rollbackAlarms` (10 alarms in all at most: 2 per variant). An alarm of such a name that this endpoint did not create is refused, never changed.
+        """
+        return pulumi.get(self, "standard_alarms")
+
+    @standard_alarms.setter
+    def standard_alarms(self, value: Optional[pulumi.Input['ServingStandardAlarmsArgs']]):
+        pulumi.set(self, "standard_alarms", value)
 
     @_builtins.property
     @pulumi.getter(name="terminationWaitSeconds")
@@ -2554,6 +2596,98 @@ class ServingServerlessArgs:
     @memory_size_mb.setter
     def memory_size_mb(self, value: pulumi.Input[_builtins.int]):
         pulumi.set(self, "memory_size_mb", value)
+
+
+if not MYPY:
+    class ServingStandardAlarmsArgsDict(TypedDict):
+        error5xx_rate: NotRequired[pulumi.Input[_builtins.float]]
+        """
+        Share of invocations answered 5xx above which the alarm fires, as a fraction between 0 and 1 (default 0.01, that is 1%).
+        """
+        evaluation_periods: NotRequired[pulumi.Input[_builtins.int]]
+        """
+        Consecutive periods above the threshold before the alarm fires (default 3; period x periods at most one day).
+        """
+        latency_p99_ms: NotRequired[pulumi.Input[_builtins.float]]
+        """
+        p99 model latency above which the alarm fires, in milliseconds (default 500; CloudWatch's `ModelLatency` is in microseconds: the provider converts).
+        """
+        period_seconds: NotRequired[pulumi.Input[_builtins.int]]
+        """
+        Period of each evaluation, a multiple of 60 seconds (default 60).
+        """
+elif False:
+    ServingStandardAlarmsArgsDict: TypeAlias = Mapping[str, Any]
+
+@pulumi.input_type
+class ServingStandardAlarmsArgs:
+    def __init__(__self__, *,
+                 error5xx_rate: Optional[pulumi.Input[_builtins.float]] = None,
+                 evaluation_periods: Optional[pulumi.Input[_builtins.int]] = None,
+                 latency_p99_ms: Optional[pulumi.Input[_builtins.float]] = None,
+                 period_seconds: Optional[pulumi.Input[_builtins.int]] = None):
+        """
+        :param pulumi.Input[_builtins.float] error5xx_rate: Share of invocations answered 5xx above which the alarm fires, as a fraction between 0 and 1 (default 0.01, that is 1%).
+        :param pulumi.Input[_builtins.int] evaluation_periods: Consecutive periods above the threshold before the alarm fires (default 3; period x periods at most one day).
+        :param pulumi.Input[_builtins.float] latency_p99_ms: p99 model latency above which the alarm fires, in milliseconds (default 500; CloudWatch's `ModelLatency` is in microseconds: the provider converts).
+        :param pulumi.Input[_builtins.int] period_seconds: Period of each evaluation, a multiple of 60 seconds (default 60).
+        """
+        if error5xx_rate is not None:
+            pulumi.set(__self__, "error5xx_rate", error5xx_rate)
+        if evaluation_periods is not None:
+            pulumi.set(__self__, "evaluation_periods", evaluation_periods)
+        if latency_p99_ms is not None:
+            pulumi.set(__self__, "latency_p99_ms", latency_p99_ms)
+        if period_seconds is not None:
+            pulumi.set(__self__, "period_seconds", period_seconds)
+
+    @_builtins.property
+    @pulumi.getter(name="error5xxRate")
+    def error5xx_rate(self) -> Optional[pulumi.Input[_builtins.float]]:
+        """
+        Share of invocations answered 5xx above which the alarm fires, as a fraction between 0 and 1 (default 0.01, that is 1%).
+        """
+        return pulumi.get(self, "error5xx_rate")
+
+    @error5xx_rate.setter
+    def error5xx_rate(self, value: Optional[pulumi.Input[_builtins.float]]):
+        pulumi.set(self, "error5xx_rate", value)
+
+    @_builtins.property
+    @pulumi.getter(name="evaluationPeriods")
+    def evaluation_periods(self) -> Optional[pulumi.Input[_builtins.int]]:
+        """
+        Consecutive periods above the threshold before the alarm fires (default 3; period x periods at most one day).
+        """
+        return pulumi.get(self, "evaluation_periods")
+
+    @evaluation_periods.setter
+    def evaluation_periods(self, value: Optional[pulumi.Input[_builtins.int]]):
+        pulumi.set(self, "evaluation_periods", value)
+
+    @_builtins.property
+    @pulumi.getter(name="latencyP99Ms")
+    def latency_p99_ms(self) -> Optional[pulumi.Input[_builtins.float]]:
+        """
+        p99 model latency above which the alarm fires, in milliseconds (default 500; CloudWatch's `ModelLatency` is in microseconds: the provider converts).
+        """
+        return pulumi.get(self, "latency_p99_ms")
+
+    @latency_p99_ms.setter
+    def latency_p99_ms(self, value: Optional[pulumi.Input[_builtins.float]]):
+        pulumi.set(self, "latency_p99_ms", value)
+
+    @_builtins.property
+    @pulumi.getter(name="periodSeconds")
+    def period_seconds(self) -> Optional[pulumi.Input[_builtins.int]]:
+        """
+        Period of each evaluation, a multiple of 60 seconds (default 60).
+        """
+        return pulumi.get(self, "period_seconds")
+
+    @period_seconds.setter
+    def period_seconds(self, value: Optional[pulumi.Input[_builtins.int]]):
+        pulumi.set(self, "period_seconds", value)
 
 
 if not MYPY:

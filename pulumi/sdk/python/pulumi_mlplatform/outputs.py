@@ -40,6 +40,7 @@ __all__ = [
     'ServingModel',
     'ServingSchedule',
     'ServingServerless',
+    'ServingStandardAlarms',
     'ServingVariant',
     'Throughput',
 ]
@@ -254,6 +255,7 @@ class Endpoints(dict):
     def __init__(__self__, *,
                  applicationautoscaling: Optional[_builtins.str] = None,
                  autoscaling: Optional[_builtins.str] = None,
+                 cloudwatch: Optional[_builtins.str] = None,
                  ec2: Optional[_builtins.str] = None,
                  kms: Optional[_builtins.str] = None,
                  s3: Optional[_builtins.str] = None,
@@ -264,6 +266,7 @@ class Endpoints(dict):
         Per-service endpoint overrides.
         :param _builtins.str applicationautoscaling: URL of the Application Auto Scaling endpoint.
         :param _builtins.str autoscaling: URL of the EC2 Auto Scaling endpoint.
+        :param _builtins.str cloudwatch: URL of the CloudWatch (the serving endpoint's standard alarms) endpoint.
         :param _builtins.str ec2: URL of the EC2 endpoint.
         :param _builtins.str kms: URL of the KMS endpoint.
         :param _builtins.str s3: URL of the S3 endpoint.
@@ -275,6 +278,8 @@ class Endpoints(dict):
             pulumi.set(__self__, "applicationautoscaling", applicationautoscaling)
         if autoscaling is not None:
             pulumi.set(__self__, "autoscaling", autoscaling)
+        if cloudwatch is not None:
+            pulumi.set(__self__, "cloudwatch", cloudwatch)
         if ec2 is not None:
             pulumi.set(__self__, "ec2", ec2)
         if kms is not None:
@@ -303,6 +308,14 @@ class Endpoints(dict):
         URL of the EC2 Auto Scaling endpoint.
         """
         return pulumi.get(self, "autoscaling")
+
+    @_builtins.property
+    @pulumi.getter
+    def cloudwatch(self) -> Optional[_builtins.str]:
+        """
+        URL of the CloudWatch (the serving endpoint's standard alarms) endpoint.
+        """
+        return pulumi.get(self, "cloudwatch")
 
     @_builtins.property
     @pulumi.getter
@@ -1597,6 +1610,8 @@ class ServingDeployment(dict):
             suggest = "size_type"
         elif key == "sizeValue":
             suggest = "size_value"
+        elif key == "standardAlarms":
+            suggest = "standard_alarms"
         elif key == "terminationWaitSeconds":
             suggest = "termination_wait_seconds"
         elif key == "trafficRouting":
@@ -1620,14 +1635,16 @@ class ServingDeployment(dict):
                  rollback_alarms: Optional[Sequence[_builtins.str]] = None,
                  size_type: Optional[_builtins.str] = None,
                  size_value: Optional[_builtins.int] = None,
+                 standard_alarms: Optional['outputs.ServingStandardAlarms'] = None,
                  termination_wait_seconds: Optional[_builtins.int] = None,
                  traffic_routing: Optional[_builtins.str] = None,
                  wait_seconds: Optional[_builtins.int] = None):
         """
         :param _builtins.int maximum_execution_timeout_seconds: Bound of the whole deployment (600 to 28800); unset: SageMaker's default.
-        :param Sequence[_builtins.str] rollback_alarms: CloudWatch alarm names that roll the deployment back (at most 10).
+        :param Sequence[_builtins.str] rollback_alarms: CloudWatch alarm names that roll the deployment back (at most 10, the standard alarms included).
         :param _builtins.str size_type: Canary size or linear step unit: capacity_percent, instance_count.
         :param _builtins.int size_value: Canary size or linear step.
+        :param 'ServingStandardAlarms' standard_alarms: The standard rollback alarms, created by the provider: per production variant, a CloudWatch alarm on p99 `ModelLatency` (`mlplatform-ENDPOINT-VARIANT-p99-latency`) and one on the share of invocations answered 5xx, `Invocation5XXErrors / Invocations` (`mlplatform-ENDPOINT-VARIANT-5xx`; no traffic is not breaching), in the `AWS/SageMaker` namespace, tagged with the endpoint's tags, its name and its creation token. They roll a deployment back beside `rollbackAlarms` (10 alarms in all at most: 2 per variant). An alarm of such a name that this endpoint did not create is refused, never changed.
         :param _builtins.int termination_wait_seconds: How long the old fleet is kept after the switch (0 to 3600).
         :param _builtins.str traffic_routing: One of all_at_once, canary, linear; unset means `all_at_once`. Canary and linear shifting run on single-variant instance endpoints only; elsewhere SageMaker shifts all at once, and preview warns.
         :param _builtins.int wait_seconds: Wait between traffic shifts (0 to 3600).
@@ -1640,6 +1657,8 @@ class ServingDeployment(dict):
             pulumi.set(__self__, "size_type", size_type)
         if size_value is not None:
             pulumi.set(__self__, "size_value", size_value)
+        if standard_alarms is not None:
+            pulumi.set(__self__, "standard_alarms", standard_alarms)
         if termination_wait_seconds is not None:
             pulumi.set(__self__, "termination_wait_seconds", termination_wait_seconds)
         if traffic_routing is not None:
@@ -1659,7 +1678,7 @@ class ServingDeployment(dict):
     @pulumi.getter(name="rollbackAlarms")
     def rollback_alarms(self) -> Optional[Sequence[_builtins.str]]:
         """
-        CloudWatch alarm names that roll the deployment back (at most 10).
+        CloudWatch alarm names that roll the deployment back (at most 10, the standard alarms included).
         """
         return pulumi.get(self, "rollback_alarms")
 
@@ -1678,6 +1697,14 @@ class ServingDeployment(dict):
         Canary size or linear step.
         """
         return pulumi.get(self, "size_value")
+
+    @_builtins.property
+    @pulumi.getter(name="standardAlarms")
+    def standard_alarms(self) -> Optional['outputs.ServingStandardAlarms']:
+        """
+        The standard rollback alarms, created by the provider: per production variant, a CloudWatch alarm on p99 `ModelLatency` (`mlplatform-ENDPOINT-VARIANT-p99-latency`) and one on the share of invocations answered 5xx, `Invocation5XXErrors / Invocations` (`mlplatform-ENDPOINT-VARIANT-5xx`; no traffic is not breaching), in the `AWS/SageMaker` namespace, tagged with the endpoint's tags, its name and its creation token. They roll a deployment back beside `rollbackAlarms` (10 alarms in all at most: 2 per variant). An alarm of such a name that this endpoint did not create is refused, never changed.
+        """
+        return pulumi.get(self, "standard_alarms")
 
     @_builtins.property
     @pulumi.getter(name="terminationWaitSeconds")
@@ -1920,6 +1947,84 @@ class ServingServerless(dict):
         Memory: 1024, 2048, 3072, 4096, 5120 or 6144 MB.
         """
         return pulumi.get(self, "memory_size_mb")
+
+
+@pulumi.output_type
+class ServingStandardAlarms(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "error5xxRate":
+            suggest = "error5xx_rate"
+        elif key == "evaluationPeriods":
+            suggest = "evaluation_periods"
+        elif key == "latencyP99Ms":
+            suggest = "latency_p99_ms"
+        elif key == "periodSeconds":
+            suggest = "period_seconds"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in ServingStandardAlarms. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        ServingStandardAlarms.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        ServingStandardAlarms.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 error5xx_rate: Optional[_builtins.float] = None,
+                 evaluation_periods: Optional[_builtins.int] = None,
+                 latency_p99_ms: Optional[_builtins.float] = None,
+                 period_seconds: Optional[_builtins.int] = None):
+        """
+        :param _builtins.float error5xx_rate: Share of invocations answered 5xx above which the alarm fires, as a fraction between 0 and 1 (default 0.01, that is 1%).
+        :param _builtins.int evaluation_periods: Consecutive periods above the threshold before the alarm fires (default 3; period x periods at most one day).
+        :param _builtins.float latency_p99_ms: p99 model latency above which the alarm fires, in milliseconds (default 500; CloudWatch's `ModelLatency` is in microseconds: the provider converts).
+        :param _builtins.int period_seconds: Period of each evaluation, a multiple of 60 seconds (default 60).
+        """
+        if error5xx_rate is not None:
+            pulumi.set(__self__, "error5xx_rate", error5xx_rate)
+        if evaluation_periods is not None:
+            pulumi.set(__self__, "evaluation_periods", evaluation_periods)
+        if latency_p99_ms is not None:
+            pulumi.set(__self__, "latency_p99_ms", latency_p99_ms)
+        if period_seconds is not None:
+            pulumi.set(__self__, "period_seconds", period_seconds)
+
+    @_builtins.property
+    @pulumi.getter(name="error5xxRate")
+    def error5xx_rate(self) -> Optional[_builtins.float]:
+        """
+        Share of invocations answered 5xx above which the alarm fires, as a fraction between 0 and 1 (default 0.01, that is 1%).
+        """
+        return pulumi.get(self, "error5xx_rate")
+
+    @_builtins.property
+    @pulumi.getter(name="evaluationPeriods")
+    def evaluation_periods(self) -> Optional[_builtins.int]:
+        """
+        Consecutive periods above the threshold before the alarm fires (default 3; period x periods at most one day).
+        """
+        return pulumi.get(self, "evaluation_periods")
+
+    @_builtins.property
+    @pulumi.getter(name="latencyP99Ms")
+    def latency_p99_ms(self) -> Optional[_builtins.float]:
+        """
+        p99 model latency above which the alarm fires, in milliseconds (default 500; CloudWatch's `ModelLatency` is in microseconds: the provider converts).
+        """
+        return pulumi.get(self, "latency_p99_ms")
+
+    @_builtins.property
+    @pulumi.getter(name="periodSeconds")
+    def period_seconds(self) -> Optional[_builtins.int]:
+        """
+        Period of each evaluation, a multiple of 60 seconds (default 60).
+        """
+        return pulumi.get(self, "period_seconds")
 
 
 @pulumi.output_type

@@ -221,6 +221,7 @@ class ServingEndpoint(pulumi.CustomResource):
             __props__.__dict__["model_name"] = None
             __props__.__dict__["monthly_cost_usd"] = None
             __props__.__dict__["price_source"] = None
+            __props__.__dict__["standard_alarm_names"] = None
             __props__.__dict__["status"] = None
             __props__.__dict__["tags_all"] = None
         super(ServingEndpoint, __self__).__init__(
@@ -257,6 +258,7 @@ class ServingEndpoint(pulumi.CustomResource):
         __props__.__dict__["monthly_cost_usd"] = None
         __props__.__dict__["name"] = None
         __props__.__dict__["price_source"] = None
+        __props__.__dict__["standard_alarm_names"] = None
         __props__.__dict__["status"] = None
         __props__.__dict__["tags"] = None
         __props__.__dict__["tags_all"] = None
@@ -358,6 +360,11 @@ class ServingEndpoint(pulumi.CustomResource):
         Where each price in monthlyCostUsd comes from, its date, and whether it is an estimate (a price not quoted for the provider's region is).
         """
         return pulumi.get(self, "price_source")
+
+    @_builtins.property
+    @pulumi.getter(name="standardAlarmNames")
+    def standard_alarm_names(self) -> pulumi.Output[Optional[Sequence[_builtins.str]]]:
+        return pulumi.get(self, "standard_alarm_names")
 
     @_builtins.property
     @pulumi.getter
