@@ -30,7 +30,8 @@ module "train" {
   kms_key_arn   = var.kms_key_arn
   image         = var.image
 
-  validation = {
+  # The gate, once a reports bucket is given (null: nodes not validated).
+  validation = var.reports_bucket == null ? null : {
     reports_s3_uri       = "s3://${var.reports_bucket}/clusters/"
     reports_kms_key_arn  = var.kms_key_arn
     trusted_certificates = var.trusted_certificates

@@ -10,13 +10,15 @@ variable "image" {
 }
 
 variable "reports_bucket" {
-  description = "S3 bucket in me-central-1 the nodes publish their hwprobe reports to (encrypted with kms_key_arn)."
+  description = "S3 bucket in me-central-1 the nodes publish their hwprobe reports to (encrypted with kms_key_arn). Null: the validation gate is off."
   type        = string
+  default     = null
 }
 
 variable "trusted_certificates" {
-  description = "AWS's RSA-2048 certificate for me-central-1 (PEM), from the EC2 user guide's instance identity page: it verifies each node's signed identity."
+  description = "AWS's RSA-2048 certificate for me-central-1 (PEM), from the EC2 user guide's instance identity page: it verifies each node's signed identity. Needed with reports_bucket."
   type        = string
+  default     = null
 }
 
 variable "wait_for_validation" {
