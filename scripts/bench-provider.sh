@@ -11,7 +11,11 @@
 #     as the first plan on a new CI runner does. The 100 lookups are also
 #     planned against scripts/floorprovider, the smallest framework provider
 #     that serves them: the floor of any framework provider, for reference.
-#  3. Peak RSS of every provider process over those plans.
+#     The timed plans run the provider binaries themselves, as users do.
+#  3. Peak RSS of every provider process over plans of the same
+#     configurations, run untimed through a wrapper that records it (the
+#     wrapper is a process of its own per provider start, so it is kept out
+#     of the timed plans).
 #  4. AWS calls per plan (the emulator's request log), in total and per
 #     resource of the quickstart, and per refresh after it is applied.
 # Every figure is printed against its target. A figure that cannot be
@@ -50,8 +54,10 @@ mkdir -p "$mirror"
 # As `make build` does (PROVIDER_LDFLAGS in the GNUmakefile).
 go build -trimpath -ldflags "-s -w -X main.version=$version -extldflags=-Wl,-Ttext-segment=0x401000" -o "$work/terraform-provider-mlplatform" .
 go build -o "$work/emulator" ./acctest/cmd/emulator
-# The mirror holds a wrapper that runs the real provider and records its peak
-# RSS (getrusage of the child) when it exits, to the file $BENCH_RSS names. It
+cp "$work/terraform-provider-mlplatform" "$mirror/terraform-provider-mlplatform_v$version"
+# A second mirror holds a wrapper that runs the real provider and records its
+# peak RSS (getrusage of the child) when it exits, to the file $BENCH_RSS
+# names; it serves the untimed RSS plans only. It
 # is a Go program: an interpreter started for each provider process would be
 # timed with the plans (a Python wrapper behind pyenv shims cost more than the
 # provider itself).
@@ -105,12 +111,14 @@ func main() {
 	}
 }
 GO
-(cd "$work/rsswrap" && GOFLAGS=-mod=mod go build -ldflags "-X main.provider=$work/terraform-provider-mlplatform" -o "$mirror/terraform-provider-mlplatform_v$version" .) || die "building the RSS wrapper failed"
-# The floor provider, behind the same wrapper, in a mirror of its own.
+rss_mirror="$work/mirror-rss/registry.terraform.io/mlplatform/mlplatform/$version/$os_arch"
+mkdir -p "$rss_mirror"
+(cd "$work/rsswrap" && GOFLAGS=-mod=mod go build -ldflags "-X main.provider=$work/terraform-provider-mlplatform" -o "$rss_mirror/terraform-provider-mlplatform_v$version" .) || die "building the RSS wrapper failed"
+# The floor provider, in a mirror of its own.
 go build -trimpath -ldflags "-s -w" -o "$work/floor-provider" ./scripts/floorprovider
 floor_mirror="$work/mirror-floor/registry.terraform.io/mlplatform/mlplatform/$version/$os_arch"
 mkdir -p "$floor_mirror"
-(cd "$work/rsswrap" && GOFLAGS=-mod=mod go build -ldflags "-X main.provider=$work/floor-provider" -o "$floor_mirror/terraform-provider-mlplatform_v$version" .) || die "building the RSS wrapper failed"
+cp "$work/floor-provider" "$floor_mirror/terraform-provider-mlplatform_v$version"
 
 "$work/emulator" --quiet --ready-file "$work/endpoint" >"$work/emulator.log" 2>&1 &
 emu_pid=$!
@@ -131,6 +139,7 @@ provider_installation {
 }
 RC
 sed "s|$work/mirror|$work/mirror-floor|" "$work/terraformrc" >"$work/terraformrc-floor"
+sed "s|$work/mirror|$work/mirror-rss|" "$work/terraformrc" >"$work/terraformrc-rss"
 export TF_CLI_CONFIG_FILE="$work/terraformrc"
 
 # The quickstart reads a bucket in the jurisdiction.
@@ -168,6 +177,13 @@ VARS
 for d in lookups floor100 floor5 quickstart; do
   (cd "$work/$d" && terraform init -no-color >/dev/null) || die "terraform init in $d failed"
 done
+# The same configurations for the untimed RSS plans, initialised against the
+# wrapper's mirror.
+for d in lookups quickstart; do
+  cp -r "$work/$d" "$work/$d-rss"
+  rm -rf "$work/$d-rss/.terraform" "$work/$d-rss/.terraform.lock.hcl" "$work/$d-rss/out.txt"
+  (cd "$work/$d-rss" && TF_CLI_CONFIG_FILE="$work/terraformrc-rss" terraform init -no-color >/dev/null) || die "terraform init in $d-rss failed"
+done
 
 # calls: the number of AWS calls the emulator has logged so far.
 calls() {
@@ -187,7 +203,11 @@ fresh_cache() { XDG_CACHE_HOME=$(mktemp -d "$work/cache-XXXXXX"); export XDG_CAC
 tf() { local d=$1; shift; (cd "$d" && terraform "$@" -no-color >out.txt 2>&1) || { cat "$d/out.txt" >&2; die "terraform $* in $d failed"; }; }
 # plan_ms DIR: wall ms of one plan with an empty catalog cache.
 # minimal_ms: the same for the lookups on the floor provider (its RSS apart).
-minimal_ms() { TF_CLI_CONFIG_FILE="$work/terraformrc-floor" BENCH_RSS="$work/rss-floor.txt" plan_ms "$work/minimal"; }
+minimal_ms() { TF_CLI_CONFIG_FILE="$work/terraformrc-floor" plan_ms "$work/minimal"; }
+# rss_plan DIR: one untimed plan through the RSS wrapper (empty catalog
+# cache, as the timed plans); each provider process appends its peak RSS to
+# $BENCH_RSS.
+rss_plan() { fresh_cache; TF_CLI_CONFIG_FILE="$work/terraformrc-rss" tf "$1" plan; }
 # It also appends the plan's CPU time (user and system, of Terraform and
 # every provider process: the waited-for children of the subshell it runs
 # in, from /proc/PID/stat) to
@@ -205,10 +225,9 @@ median() { sort -n | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]}'; }
 
 echo
 echo "== terraform plan, $runs runs each, interleaved (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
-export BENCH_RSS="$work/rss-warmup.txt" # the wrapper appends here
 for d in lookups floor100 quickstart floor5; do plan_ms "$work/$d" >/dev/null; done # warm-up: file cache, plugin start
 minimal_ms >/dev/null
-export BENCH_RSS="$work/rss.txt"
+export BENCH_RSS="$work/rss.txt" # the wrapper appends here
 : >"$BENCH_RSS"
 for r in $(seq 1 "$runs"); do
   a=$(plan_ms "$work/lookups"); b=$(plan_ms "$work/floor100")
@@ -217,6 +236,8 @@ for r in $(seq 1 "$runs"); do
   echo "run $r: 100 lookups ${a} ms, 100 terraform_data ${b} ms; quickstart ${c} ms, 5 terraform_data ${d} ms; 100 lookups on the floor provider ${m} ms"
   echo "$a" >>"$work/a.txt"; echo "$b" >>"$work/b.txt"; echo "$c" >>"$work/c.txt"; echo "$d" >>"$work/d.txt"; echo "$m" >>"$work/m.txt"
 done
+for r in $(seq 1 "$runs"); do rss_plan "$work/lookups-rss"; rss_plan "$work/quickstart-rss"; done
+[ -s "$BENCH_RSS" ] || die "no provider process recorded its peak RSS"
 lookups_ms=$(median <"$work/a.txt"); floor100_ms=$(median <"$work/b.txt")
 quick_ms=$(median <"$work/c.txt"); floor5_ms=$(median <"$work/d.txt")
 minimal_ms=$(median <"$work/m.txt")

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -146,7 +145,7 @@ func (s *CPUFootprintSpec) minHealthy() int32 {
 
 func (s *CPUFootprintSpec) known(path string) bool { return !slices.Contains(s.Unknown, path) }
 
-var footprintNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$`)
+var footprintNameRE = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$`)
 
 // MaxFootprintSize is the largest max_size a footprint accepts: a small or
 // medium business's CPU fleet, not a GPU farm.
@@ -160,7 +159,7 @@ func (s *CPUFootprintSpec) ValidateStatic() []Problem {
 	}
 	ps = append(ps, s.validateLaunch()...)
 	ps = append(ps, s.validationProblems()...)
-	if s.known("name") && !footprintNameRE.MatchString(s.Name) {
+	if s.known("name") && !footprintNameRE().MatchString(s.Name) {
 		add("name", "Invalid name", "%q: use 1-100 letters, digits, '.', '-' or '_', starting with a letter or digit.", s.Name)
 	}
 	r := s.Requirements
@@ -369,7 +368,7 @@ func (s *CPUFootprintSpec) validateLaunch() []Problem {
 	}
 	if s.known("subnet_ids") {
 		for i, sn := range s.SubnetIDs {
-			if !subnetIDRE.MatchString(sn) {
+			if !subnetIDRE().MatchString(sn) {
 				add(fmt.Sprintf("subnet_ids[%d]", i), "Invalid subnet id", fmt.Sprintf("%q: a subnet id looks like subnet-0123456789abcdef0.", sn))
 			}
 		}
@@ -377,6 +376,6 @@ func (s *CPUFootprintSpec) validateLaunch() []Problem {
 	return ps
 }
 
-var subnetIDRE = regexp.MustCompile(`^subnet-[0-9a-f]{8,17}$`)
+var subnetIDRE = lazyRegexp(`^subnet-[0-9a-f]{8,17}$`)
 
 func problem(p Problem) error { return &ProblemsError{Problems: []Problem{p}} }

@@ -92,7 +92,7 @@ func (e *Env) PlanCPUFootprint(ctx context.Context, spec CPUFootprintSpec) (*CPU
 	if spec.known("subnet_ids") && len(spec.SubnetIDs) > 0 {
 		for i, id := range spec.SubnetIDs {
 			path := fmt.Sprintf("subnet_ids[%d]", i)
-			if !subnetIDRE.MatchString(id) {
+			if !subnetIDRE().MatchString(id) {
 				continue
 			}
 			sn, err := cloud.FindSubnet(ctx, e.Clients.EC2, id)

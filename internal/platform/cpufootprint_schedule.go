@@ -2,7 +2,6 @@ package platform
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"time"
 	_ "time/tzdata" // schedules name IANA zones; hosts without zoneinfo still resolve them
@@ -41,7 +40,7 @@ type ScheduledAction struct {
 	Desired    *int
 }
 
-var scheduleNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$`)
+var scheduleNameRE = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$`)
 
 // scheduleSizeNames are the attribute names of a schedule's sizes in one
 // resource's schema; desired is "" where the resource has none.
@@ -62,7 +61,7 @@ func scheduleProblems(path string, base GroupSize, ss []Schedule, names schedule
 	for i, s := range ss {
 		p := fmt.Sprintf("%s[%d]", path, i)
 		switch {
-		case !scheduleNameRE.MatchString(s.Name):
+		case !scheduleNameRE().MatchString(s.Name):
 			add(p+".name", "%q: use 1-63 letters, digits, '-' or '_', starting with a letter or digit", s.Name)
 		case seen[s.Name]:
 			add(p+".name", "%q: schedule names must be unique", s.Name)

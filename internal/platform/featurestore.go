@@ -3,7 +3,6 @@ package platform
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -104,10 +103,10 @@ func ReservedFeatureNames() []string { return slices.Clone(fsReservedFeatureName
 // The name rules of SageMaker: start with an alphanumeric character; then
 // alphanumerics, hyphens and underscores, never ending in - or _.
 var (
-	fsNameRE    = regexp.MustCompile(`^[a-zA-Z0-9]([-_]*[a-zA-Z0-9])*$`)
-	fsS3URIRE   = regexp.MustCompile(`^(https|s3)://([^/]+)/?(.*)$`)
-	fsRoleARNRE = regexp.MustCompile(`^arn:aws[a-z\-]*:iam::\d{12}:role/?[a-zA-Z_0-9+=,.@\-_/]+$`)
-	fsKMSARNRE  = regexp.MustCompile(`^arn:aws[a-z\-]*:kms:[a-z0-9-]+:\d{12}:(key|alias)/[a-zA-Z0-9:/_-]+$`)
+	fsNameRE    = lazyRegexp(`^[a-zA-Z0-9]([-_]*[a-zA-Z0-9])*$`)
+	fsS3URIRE   = lazyRegexp(`^(https|s3)://([^/]+)/?(.*)$`)
+	fsRoleARNRE = lazyRegexp(`^arn:aws[a-z\-]*:iam::\d{12}:role/?[a-zA-Z_0-9+=,.@\-_/]+$`)
+	fsKMSARNRE  = lazyRegexp(`^arn:aws[a-z\-]*:kms:[a-z0-9-]+:\d{12}:(key|alias)/[a-zA-Z0-9:/_-]+$`)
 )
 
 // FeatureStoreSpec is a SageMaker feature group as declared: what both front
@@ -280,7 +279,7 @@ func fsNameProblem(name string) string {
 		return "must not be empty"
 	case len(name) > fsMaxNameLen:
 		return fmt.Sprintf("is %d characters long; at most %d are allowed", len(name), fsMaxNameLen)
-	case !fsNameRE.MatchString(name):
+	case !fsNameRE().MatchString(name):
 		return "must start and end with a letter or digit and contain only letters, digits, hyphens (-) and underscores (_)"
 	}
 	return ""
@@ -399,7 +398,7 @@ func (v *fsValidator) kmsKey(path, arn string) {
 	if arn == "" {
 		return
 	}
-	if len(arn) > fsMaxKMSKeyLen || !fsKMSARNRE.MatchString(arn) {
+	if len(arn) > fsMaxKMSKeyLen || !fsKMSARNRE().MatchString(arn) {
 		v.add(path, "%q is not a KMS key ARN; give the full ARN (arn:aws:kms:REGION:ACCOUNT:key/ID) so that the key's region can be checked", arn)
 	}
 }
@@ -439,7 +438,7 @@ func (v *fsValidator) offline(s FeatureStoreSpec) {
 		v.add("offline_store.s3_uri", "the offline store needs an S3 URI (s3://bucket/prefix)")
 	case len(o.S3URI) > fsMaxS3URILen:
 		v.add("offline_store.s3_uri", "the S3 URI is %d characters long; at most %d are allowed", len(o.S3URI), fsMaxS3URILen)
-	case !fsS3URIRE.MatchString(o.S3URI):
+	case !fsS3URIRE().MatchString(o.S3URI):
 		v.add("offline_store.s3_uri", "%q is not an S3 URI; write s3://bucket/prefix", o.S3URI)
 	}
 	v.kmsKey("offline_store.kms_key_arn", o.KMSKeyARN)
@@ -483,7 +482,7 @@ func (v *fsValidator) role(s FeatureStoreSpec) {
 		}
 		return
 	}
-	if len(s.RoleARN) < fsMinRoleARNLen || len(s.RoleARN) > fsMaxRoleARNLen || !fsRoleARNRE.MatchString(s.RoleARN) {
+	if len(s.RoleARN) < fsMinRoleARNLen || len(s.RoleARN) > fsMaxRoleARNLen || !fsRoleARNRE().MatchString(s.RoleARN) {
 		v.add("role_arn", "%q is not an IAM role ARN (arn:aws:iam::ACCOUNT:role/NAME)", s.RoleARN)
 	}
 }

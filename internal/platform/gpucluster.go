@@ -2,7 +2,6 @@ package platform
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -120,8 +119,8 @@ func (e *ProblemsError) Error() string {
 	return b.String()
 }
 
-var clusterNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$`)
-var reservationIDRE = regexp.MustCompile(`^cr-[0-9a-f]{8,17}$`)
+var clusterNameRE = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$`)
+var reservationIDRE = lazyRegexp(`^cr-[0-9a-f]{8,17}$`)
 
 // Validate checks what needs no AWS call: the name, the count, the
 // capacity, rollout and volume settings, the formats and ranges of the
@@ -133,7 +132,7 @@ func (s *GPUClusterSpec) Validate() []Problem {
 		ps = append(ps, Problem{Path: path, Summary: summary, Detail: detail})
 	}
 	ps = append(ps, s.validateInputs()...)
-	if s.Known("name") && !clusterNameRE.MatchString(s.Name) {
+	if s.Known("name") && !clusterNameRE().MatchString(s.Name) {
 		add("name", "Invalid cluster name", fmt.Sprintf("%q: use 1 to 100 letters, digits, '-', '_' or '.', starting with a letter or digit. It names the launch template (mlplatform-NAME) and tags every node.", s.Name))
 	}
 	if s.Known("node_count") && (s.NodeCount < 1 || s.NodeCount > MaxGPUClusterNodes) {
@@ -154,7 +153,7 @@ func (s *GPUClusterSpec) Validate() []Problem {
 			add("capacity.reservation_id", "Missing capacity reservation", fmt.Sprintf("capacity.type = %q launches into a reservation: set capacity.reservation_id to its id (cr-...).", typ))
 		case !needsRes && c.ReservationID != "":
 			add("capacity.reservation_id", "Capacity reservation not used", fmt.Sprintf("capacity.type = %q does not launch into a reservation: remove capacity.reservation_id, or set capacity.type to capacity_reservation or capacity_block.", typ))
-		case c.ReservationID != "" && !reservationIDRE.MatchString(c.ReservationID):
+		case c.ReservationID != "" && !reservationIDRE().MatchString(c.ReservationID):
 			add("capacity.reservation_id", "Invalid capacity reservation id", fmt.Sprintf("%q: a capacity reservation or capacity block id looks like cr-0123456789abcdef0.", c.ReservationID))
 		}
 	}

@@ -3,7 +3,6 @@ package platform
 import (
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,11 +38,11 @@ const (
 )
 
 var (
-	securityGroupIDRE  = regexp.MustCompile(`^sg-[0-9a-f]{8,17}$`)
-	amiIDRE            = regexp.MustCompile(`^ami-[0-9a-f]{1,17}$`)
-	instanceProfileRE  = regexp.MustCompile(`^[\w+=,.@-]{1,128}$`)
-	instanceProfileARN = regexp.MustCompile(`^arn:aws[a-z-]*:iam::\d{12}:instance-profile/[\w+=,.@/-]{1,128}$`)
-	spotPriceRE        = regexp.MustCompile(`^\d{1,6}(\.\d{1,8})?$`)
+	securityGroupIDRE  = lazyRegexp(`^sg-[0-9a-f]{8,17}$`)
+	amiIDRE            = lazyRegexp(`^ami-[0-9a-f]{1,17}$`)
+	instanceProfileRE  = lazyRegexp(`^[\w+=,.@-]{1,128}$`)
+	instanceProfileARN = lazyRegexp(`^arn:aws[a-z-]*:iam::\d{12}:instance-profile/[\w+=,.@/-]{1,128}$`)
+	spotPriceRE        = lazyRegexp(`^\d{1,6}(\.\d{1,8})?$`)
 )
 
 // VolumeInput is a volume as the user wrote it, before its numbers are
@@ -142,22 +141,22 @@ func (s *GPUClusterSpec) validateInputs() []Problem {
 		switch {
 		case strings.TrimSpace(s.Image) == "":
 			add("image", "Missing image", "image is empty: set an AMI id (ami-...) or an SSM parameter name that holds one (/aws/service/...).")
-		case !cloud.IsSSMImage(s.Image) && !amiIDRE.MatchString(s.Image):
+		case !cloud.IsSSMImage(s.Image) && !amiIDRE().MatchString(s.Image):
 			add("image", "Invalid image", fmt.Sprintf("%q is neither an AMI id (ami-0123456789abcdef0) nor an SSM parameter name (/..., or resolve:ssm:/...).", s.Image))
 		}
 	}
 	if s.Known("security_group_ids") {
 		for i, g := range s.SecurityGroupIDs {
-			if !securityGroupIDRE.MatchString(g) {
+			if !securityGroupIDRE().MatchString(g) {
 				add("security_group_ids", "Invalid security group id", fmt.Sprintf("security_group_ids[%d] = %q: a security group id looks like sg-0123456789abcdef0.", i, g))
 			}
 		}
 	}
-	if p := s.InstanceProfile; p != "" && s.Known("instance_profile") && !instanceProfileRE.MatchString(p) && !instanceProfileARN.MatchString(p) {
+	if p := s.InstanceProfile; p != "" && s.Known("instance_profile") && !instanceProfileRE().MatchString(p) && !instanceProfileARN().MatchString(p) {
 		add("instance_profile", "Invalid instance profile", fmt.Sprintf("%q: give the instance profile's name (letters, digits and +=,.@_-, up to 128) or its ARN (arn:aws:iam::123456789012:instance-profile/NAME).", p))
 	}
 	if p := s.Capacity.SpotMaxPrice; p != "" && s.Known("capacity.spot_max_price") {
-		if f, err := strconv.ParseFloat(p, 64); !spotPriceRE.MatchString(p) || err != nil || f <= 0 {
+		if f, err := strconv.ParseFloat(p, 64); !spotPriceRE().MatchString(p) || err != nil || f <= 0 {
 			add("capacity.spot_max_price", "Invalid spot price", fmt.Sprintf("%q: write a price in USD per hour, e.g. \"12.5\".", p))
 		}
 	}

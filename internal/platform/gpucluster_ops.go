@@ -190,7 +190,7 @@ func (e *Env) PlanGPUCluster(ctx context.Context, spec GPUClusterSpec) (*GPUClus
 			}
 		}
 	}
-	if id := spec.Capacity.ReservationID; id != "" && spec.Known("capacity.reservation_id") && reservationIDRE.MatchString(id) {
+	if id := spec.Capacity.ReservationID; id != "" && spec.Known("capacity.reservation_id") && reservationIDRE().MatchString(id) {
 		r, err := cloud.FindCapacityReservation(ctx, e.Clients.EC2, id)
 		switch {
 		case errors.Is(err, cloud.ErrNotFound):

@@ -3,7 +3,6 @@ package platform
 import (
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -73,11 +72,11 @@ const (
 )
 
 var (
-	svNameRE = regexp.MustCompile(`^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$`)
+	svNameRE = lazyRegexp(`^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$`)
 	// ml.FAMILY.SIZE, e.g. ml.g6.xlarge, ml.m5.large, ml.p5.48xlarge.
-	svInstanceTypeRE = regexp.MustCompile(`^ml\.([a-z0-9-]+)\.(medium|large|xlarge|[0-9]+xlarge)$`)
-	svEnvKeyRE       = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
-	svAlarmRE        = regexp.MustCompile(`^[^\x00-\x1f]{1,255}$`)
+	svInstanceTypeRE = lazyRegexp(`^ml\.([a-z0-9-]+)\.(medium|large|xlarge|[0-9]+xlarge)$`)
+	svEnvKeyRE       = lazyRegexp(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+	svAlarmRE        = lazyRegexp(`^[^\x00-\x1f]{1,255}$`)
 )
 
 // servingFamilies are the instance families SageMaker serves real-time
@@ -207,7 +206,7 @@ func (v ServingVariant) weight() float64 {
 // path; none means valid.
 func ValidateServingEndpoint(s ServingEndpointSpec, unknown []string) []FieldError {
 	v := &fsValidator{opts: ValidateOptions{Unknown: unknown}}
-	if !svNameRE.MatchString(s.Name) {
+	if !svNameRE().MatchString(s.Name) {
 		v.add("name", "endpoint name %q must be 1 to %d letters, digits and hyphens, starting and ending with a letter or digit", s.Name, svMaxNameLen)
 	}
 	svModel(v, s.Model)
@@ -245,13 +244,13 @@ func svModel(v *fsValidator, m ServingModel) {
 		v.add("model.environment", "%d variables; a container takes at most %d", len(m.Environment), svMaxEnvironment)
 	}
 	for _, k := range slices.Sorted(maps.Keys(m.Environment)) {
-		if !svEnvKeyRE.MatchString(k) || len(k) > 1024 {
+		if !svEnvKeyRE().MatchString(k) || len(k) > 1024 {
 			v.add(fmt.Sprintf("model.environment[%q]", k), "environment variable name %q must be letters, digits and underscores, not starting with a digit", k)
 		}
 	}
 	if m.ExecutionRoleARN == "" {
 		v.add("model.execution_role_arn", "the execution role must be set: the IAM role SageMaker assumes to pull the image and the model data")
-	} else if !fsRoleARNRE.MatchString(m.ExecutionRoleARN) {
+	} else if !fsRoleARNRE().MatchString(m.ExecutionRoleARN) {
 		v.add("model.execution_role_arn", "%q is not an IAM role ARN (arn:aws:iam::ACCOUNT:role/NAME)", m.ExecutionRoleARN)
 	}
 }
@@ -259,7 +258,7 @@ func svModel(v *fsValidator, m ServingModel) {
 // ServingInstanceTypeProblem says what is wrong with an ml.* instance type,
 // or "".
 func ServingInstanceTypeProblem(t string) string {
-	m := svInstanceTypeRE.FindStringSubmatch(t)
+	m := svInstanceTypeRE().FindStringSubmatch(t)
 	if m == nil {
 		return fmt.Sprintf("%q is not a SageMaker instance type (ml.FAMILY.SIZE, e.g. ml.g6.xlarge or ml.m5.large)", t)
 	}
@@ -285,7 +284,7 @@ func svVariants(v *fsValidator, s ServingEndpointSpec) {
 	serverless, instances := 0, 0
 	for i, x := range vs {
 		at := fmt.Sprintf("variants[%d]", i)
-		if !svNameRE.MatchString(x.Name) {
+		if !svNameRE().MatchString(x.Name) {
 			v.add(at+".name", "variant name %q must be 1 to %d letters, digits and hyphens, starting and ending with a letter or digit", x.Name, svMaxNameLen)
 		} else if j, dup := seen[strings.ToLower(x.Name)]; dup {
 			v.add(at+".name", "variant name %q duplicates variants[%d]", x.Name, j)
@@ -395,7 +394,7 @@ func svDeployment(v *fsValidator, d *ServingDeployment) {
 		v.add(at+".rollback_alarms", "%d alarms; at most %d", len(d.RollbackAlarms), svMaxRollbackAlarms)
 	}
 	for i, a := range d.RollbackAlarms {
-		if !svAlarmRE.MatchString(a) {
+		if !svAlarmRE().MatchString(a) {
 			v.add(fmt.Sprintf("%s.rollback_alarms[%d]", at, i), "alarm name %q must be 1 to 255 printable characters", a)
 		}
 	}

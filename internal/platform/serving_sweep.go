@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -12,7 +11,7 @@ import (
 )
 
 // servingGeneratedRE matches the suffix servingNames puts after the prefix.
-var servingGeneratedRE = regexp.MustCompile(`^[0-9a-f]{8}$`)
+var servingGeneratedRE = lazyRegexp(`^[0-9a-f]{8}$`)
 
 // servingNamePrefix is what every generated model and config name of the
 // endpoint starts with.
@@ -26,7 +25,7 @@ func servingNamePrefix(endpoint string) string {
 
 func isServingGenerated(prefix, name string) bool {
 	rest, ok := strings.CutPrefix(name, prefix)
-	return ok && servingGeneratedRE.MatchString(rest)
+	return ok && servingGeneratedRE().MatchString(rest)
 }
 
 // ReadServingEndpoint reads the endpoint (FindServingEndpoint) and, when it

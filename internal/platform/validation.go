@@ -3,7 +3,6 @@ package platform
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -156,7 +155,7 @@ func ParseValidationTimeout(s string) (time.Duration, error) {
 	return d, nil
 }
 
-var sha256RE = regexp.MustCompile(`^[0-9a-f]{64}$`)
+var sha256RE = lazyRegexp(`^[0-9a-f]{64}$`)
 
 // Validate checks the block with its attribute paths under prefix
 // ("validation"): values, ranges, benchmark names and thresholds, the S3
@@ -228,7 +227,7 @@ func (v ValidationSpec) Validate(prefix string, known func(string) bool) []Probl
 		if _, _, err := profile.SplitS3URI(v.HwprobeS3URI); err != nil {
 			add("hwprobe_s3_uri", "Invalid hwprobe location", fmt.Sprintf("%v: use s3://bucket/path/hwprobe.", err))
 		}
-		if k("hwprobe_sha256") && !sha256RE.MatchString(v.HwprobeSHA256) {
+		if k("hwprobe_sha256") && !sha256RE().MatchString(v.HwprobeSHA256) {
 			add("hwprobe_sha256", "Missing or invalid hwprobe checksum", "hwprobe_s3_uri needs hwprobe_sha256: the binary's SHA-256 as 64 lowercase hex digits (sha256sum hwprobe), so a node runs only the binary you published.")
 		}
 	}

@@ -242,7 +242,7 @@ func (c *checker) zone(ctx context.Context, r Ref) []Violation {
 
 func (c *checker) zoneID(r Ref) []Violation {
 	c.ran(RuleZoneAllowed)
-	if !zoneIDRE.MatchString(r.Value) {
+	if !zoneIDRE().MatchString(r.Value) {
 		return []Violation{c.v(r, RuleUnverifiable,
 			fmt.Sprintf("zone id %q: want PREFIX-azN, e.g. %s-az1", r.Value, c.examplePrefix()),
 			fmt.Sprintf("give a zone id of the form %s", c.allowedZonePrefixes()))}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"regexp"
 	"strings"
 )
 
@@ -25,15 +24,15 @@ func (a ARN) String() string {
 }
 
 var (
-	regionRE    = regexp.MustCompile(`^[a-z]{2}(?:-[a-z]+)+-[0-9]+$`)
-	partitionRE = regexp.MustCompile(`^aws(?:-[a-z]+)*$`)
-	serviceRE   = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
-	accountRE   = regexp.MustCompile(`^(?:[0-9]{12}|[a-z][a-z0-9-]*)?$`)
+	regionRE    = lazyRegexp(`^[a-z]{2}(?:-[a-z]+)+-[0-9]+$`)
+	partitionRE = lazyRegexp(`^aws(?:-[a-z]+)*$`)
+	serviceRE   = lazyRegexp(`^[a-z0-9][a-z0-9-]*$`)
+	accountRE   = lazyRegexp(`^(?:[0-9]{12}|[a-z][a-z0-9-]*)?$`)
 )
 
 // ValidRegion reports whether s has the shape of an AWS region name, e.g.
 // me-central-1 or us-gov-west-1. It does not say the region exists.
-func ValidRegion(s string) bool { return regionRE.MatchString(s) }
+func ValidRegion(s string) bool { return regionRE().MatchString(s) }
 
 // The AWS partitions. A partition is a separate AWS: its own accounts,
 // credentials, endpoints and bucket namespace.
@@ -106,13 +105,13 @@ func ParseARN(s string) (ARN, error) {
 	}
 	a := ARN{Partition: parts[1], Service: parts[2], Region: parts[3], Account: parts[4], Resource: parts[5]}
 	switch {
-	case !partitionRE.MatchString(a.Partition):
+	case !partitionRE().MatchString(a.Partition):
 		return ARN{}, fmt.Errorf("arn %q: bad partition %q", s, a.Partition)
-	case !serviceRE.MatchString(a.Service):
+	case !serviceRE().MatchString(a.Service):
 		return ARN{}, fmt.Errorf("arn %q: bad service %q", s, a.Service)
 	case a.Region != "" && !ValidRegion(a.Region):
 		return ARN{}, fmt.Errorf("arn %q: bad region %q", s, a.Region)
-	case !accountRE.MatchString(a.Account):
+	case !accountRE().MatchString(a.Account):
 		return ARN{}, fmt.Errorf("arn %q: bad account %q", s, a.Account)
 	case a.Resource == "":
 		return ARN{}, fmt.Errorf("arn %q: empty resource", s)
@@ -262,7 +261,7 @@ func parseS3URL(s string) (S3Location, error) {
 	return loc, nil
 }
 
-var bucketRE = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]*[a-z0-9]$`)
+var bucketRE = lazyRegexp(`^[a-z0-9][a-z0-9.-]*[a-z0-9]$`)
 
 // ValidateBucketName applies the S3 bucket naming rules: 3 to 63 characters;
 // lowercase letters, digits, dots and hyphens; a letter or digit at each end;
@@ -273,7 +272,7 @@ func ValidateBucketName(b string) error {
 	switch {
 	case len(b) < 3 || len(b) > 63:
 		return fmt.Errorf("bucket name %q must be 3 to 63 characters", b)
-	case !bucketRE.MatchString(b):
+	case !bucketRE().MatchString(b):
 		return fmt.Errorf("bucket name %q may hold only lowercase letters, digits, dots and hyphens, and must begin and end with a letter or digit", b)
 	case strings.Contains(b, ".."):
 		return fmt.Errorf("bucket name %q must not hold two adjacent dots", b)
@@ -324,10 +323,10 @@ type ECRImage struct {
 var ErrNotECR = errors.New("not an Amazon ECR image")
 
 var (
-	ecrHostRE = regexp.MustCompile(`^([0-9]{12})\.dkr(?:\.ecr(-fips)?\.([a-z0-9-]+)\.(amazonaws\.com(?:\.cn)?)|-ecr(-fips)?\.([a-z0-9-]+)\.on\.aws)$`)
-	ecrRepoRE = regexp.MustCompile(`^[a-z0-9]+(?:[._-][a-z0-9]+)*(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*$`)
-	tagRE     = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
-	digestRE  = regexp.MustCompile(`^sha256:[a-f0-9]{64}$`)
+	ecrHostRE = lazyRegexp(`^([0-9]{12})\.dkr(?:\.ecr(-fips)?\.([a-z0-9-]+)\.(amazonaws\.com(?:\.cn)?)|-ecr(-fips)?\.([a-z0-9-]+)\.on\.aws)$`)
+	ecrRepoRE = lazyRegexp(`^[a-z0-9]+(?:[._-][a-z0-9]+)*(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*$`)
+	tagRE     = lazyRegexp(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
+	digestRE  = lazyRegexp(`^sha256:[a-f0-9]{64}$`)
 )
 
 // ParseECRImage parses ACCOUNT.dkr.ecr[-fips].REGION.amazonaws.com[.cn]/REPO
@@ -339,7 +338,7 @@ func ParseECRImage(s string) (ECRImage, error) {
 	if !ok {
 		return ECRImage{}, fmt.Errorf("image %q: %w (no registry host)", s, ErrNotECR)
 	}
-	m := ecrHostRE.FindStringSubmatch(host)
+	m := ecrHostRE().FindStringSubmatch(host)
 	if m == nil {
 		return ECRImage{}, fmt.Errorf("image %q: %w (registry %q is not ACCOUNT.dkr.ecr.REGION.amazonaws.com)", s, ErrNotECR, host)
 	}
@@ -352,18 +351,18 @@ func ParseECRImage(s string) (ECRImage, error) {
 		img.Partition = PartitionChina
 	}
 	if repo, digest, ok := strings.Cut(rest, "@"); ok {
-		if !digestRE.MatchString(digest) {
+		if !digestRE().MatchString(digest) {
 			return ECRImage{}, fmt.Errorf("image %q: %w (bad digest %q)", s, ErrNotECR, digest)
 		}
 		img.Digest, rest = digest, repo
 	}
 	if i := strings.LastIndex(rest, ":"); i >= 0 {
 		img.Tag, rest = rest[i+1:], rest[:i]
-		if !tagRE.MatchString(img.Tag) {
+		if !tagRE().MatchString(img.Tag) {
 			return ECRImage{}, fmt.Errorf("image %q: %w (bad tag %q)", s, ErrNotECR, img.Tag)
 		}
 	}
-	if len(rest) < 2 || len(rest) > 256 || !ecrRepoRE.MatchString(rest) {
+	if len(rest) < 2 || len(rest) > 256 || !ecrRepoRE().MatchString(rest) {
 		return ECRImage{}, fmt.Errorf("image %q: %w (bad repository name %q)", s, ErrNotECR, rest)
 	}
 	img.Repository = rest
@@ -410,12 +409,12 @@ func ZoneIDPrefix(region string) (string, bool) {
 	return p, ok
 }
 
-var zoneIDRE = regexp.MustCompile(`^([a-z]+[0-9]+)-(?:[a-z0-9]+-)*(?:az|wlz)[0-9]+$`)
+var zoneIDRE = lazyRegexp(`^([a-z]+[0-9]+)-(?:[a-z0-9]+-)*(?:az|wlz)[0-9]+$`)
 
 // ParseZoneID returns the region of an availability zone id such as mec1-az1
 // (or a Local Zone id such as use1-bos1-az1).
 func ParseZoneID(id string) (region string, err error) {
-	m := zoneIDRE.FindStringSubmatch(id)
+	m := zoneIDRE().FindStringSubmatch(id)
 	if m == nil {
 		return "", fmt.Errorf("zone id %q: want PREFIX-azN, e.g. mec1-az1", id)
 	}
@@ -427,12 +426,12 @@ func ParseZoneID(id string) (region string, err error) {
 	return "", fmt.Errorf("zone id %q: unknown region prefix %q", id, m[1])
 }
 
-var zoneNameRE = regexp.MustCompile(`^([a-z]{2}(?:-[a-z]+)+-[0-9]+)(?:[a-z]|-[a-z0-9-]*[a-z0-9])$`)
+var zoneNameRE = lazyRegexp(`^([a-z]{2}(?:-[a-z]+)+-[0-9]+)(?:[a-z]|-[a-z0-9-]*[a-z0-9])$`)
 
 // ParseZoneName returns the region of an availability zone name: the region
 // and a letter (me-central-1a), or a Local Zone (us-east-1-bos-1a).
 func ParseZoneName(name string) (region string, err error) {
-	m := zoneNameRE.FindStringSubmatch(name)
+	m := zoneNameRE().FindStringSubmatch(name)
 	if m == nil {
 		return "", fmt.Errorf("zone %q: want REGION followed by a letter, e.g. me-central-1a", name)
 	}

@@ -99,7 +99,7 @@ func NewPolicy(cfg PolicyConfig) (*Policy, error) {
 		}
 	}
 	for i, id := range cfg.ExcludedZoneIDs {
-		if !zoneIDRE.MatchString(id) {
+		if !zoneIDRE().MatchString(id) {
 			return nil, &ConfigError{Path: fmt.Sprintf("residency.excluded_zone_ids[%d]", i), Msg: fmt.Sprintf("%q is not a zone id; zone ids look like mec1-az2 (not zone names such as me-central-1b)", id)}
 		}
 	}
