@@ -71,23 +71,12 @@ func footprintValidationSpec(ctx context.Context, o types.Object, s *platform.CP
 // planFootprintValidationAttrs sets the computed validation attributes of
 // the plan.
 func planFootprintValidationAttrs(plan, state *cpuFootprintModel, p *platform.CPUFootprintPlan, hasState, changed bool) {
-	if plan.Validation.IsNull() {
-		plan.ValidationProfile, plan.ValidationBootstrap = types.StringNull(), types.StringNull()
-		plan.ValidationResults = types.ListNull(gpuValidationResultType)
-		return
+	var prior types.List
+	if hasState {
+		prior = state.ValidationResults
 	}
-	known := func(s string) types.String {
-		if s == "" {
-			return types.StringUnknown()
-		}
-		return types.StringValue(s)
-	}
-	plan.ValidationProfile, plan.ValidationBootstrap = known(p.Profile), known(p.Bootstrap)
-	if hasState && !changed && !state.ValidationResults.IsNull() && !state.ValidationResults.IsUnknown() {
-		plan.ValidationResults = state.ValidationResults
-	} else {
-		plan.ValidationResults = types.ListUnknown(gpuValidationResultType)
-	}
+	planGateAttrs(!plan.Validation.IsNull(), &plan.ValidationProfile, &plan.ValidationBootstrap, &plan.ValidationResults,
+		p.Profile, p.Bootstrap, prior, hasState && !changed)
 }
 
 // setFootprintValidation records the profile, bootstrap and what the gate

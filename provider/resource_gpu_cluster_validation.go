@@ -170,9 +170,23 @@ func gpuValidationSpec(ctx context.Context, o types.Object, s *platform.GPUClust
 
 // planValidationAttrs sets the computed validation attributes of the plan.
 func planValidationAttrs(plan, state *gpuClusterModel, p *platform.GPUClusterPlan, hasState, changed bool) {
-	if plan.Validation.IsNull() {
-		plan.ValidationProfile, plan.ValidationBootstrap = types.StringNull(), types.StringNull()
-		plan.ValidationResults = types.ListNull(gpuValidationResultType)
+	var prior types.List
+	if hasState {
+		prior = state.ValidationResults
+	}
+	planGateAttrs(!plan.Validation.IsNull(), &plan.ValidationProfile, &plan.ValidationBootstrap, &plan.ValidationResults,
+		p.Profile, p.Bootstrap, prior, hasState && !changed)
+}
+
+// planGateAttrs sets the computed attributes of a validation block at plan,
+// for the GPU cluster and the CPU footprint alike: all null without the
+// block; else the rendered profile and bootstrap (unknown when the plan
+// could not render them yet), and the prior results when keep (nothing the
+// gate checks changes) and they are known, unknown otherwise.
+func planGateAttrs(declared bool, profile, bootstrap *types.String, results *types.List, prof, boot string, prior types.List, keep bool) {
+	if !declared {
+		*profile, *bootstrap = types.StringNull(), types.StringNull()
+		*results = types.ListNull(gpuValidationResultType)
 		return
 	}
 	known := func(s string) types.String {
@@ -181,11 +195,11 @@ func planValidationAttrs(plan, state *gpuClusterModel, p *platform.GPUClusterPla
 		}
 		return types.StringValue(s)
 	}
-	plan.ValidationProfile, plan.ValidationBootstrap = known(p.Profile), known(p.Bootstrap)
-	if hasState && !changed && !state.ValidationResults.IsNull() {
-		plan.ValidationResults = state.ValidationResults
+	*profile, *bootstrap = known(prof), known(boot)
+	if keep && !prior.IsNull() && !prior.IsUnknown() {
+		*results = prior
 	} else {
-		plan.ValidationResults = types.ListUnknown(gpuValidationResultType)
+		*results = types.ListUnknown(gpuValidationResultType)
 	}
 }
 
