@@ -631,6 +631,53 @@ func TestAccModules_smbInference(t *testing.T) {
 			ep["variants.0.serverless.memory_size_mb"], ep["variants.0.instance_type"])
 	}
 
+	// The gate, planned on the applied example: with a reports bucket the
+	// module passes a validation block with cpu_sgemm to the footprint, whose
+	// profile is rendered at plan and loads with hwprobe's loader as an
+	// instance would load it. (The gate itself, with instances played by the
+	// real hwprobe, is the provider's TestAccCPUFootprint_validation*.)
+	const reports = "smb-hwprobe-reports"
+	bctx, bcancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer bcancel()
+	if _, err := c.S3.CreateBucket(bctx, &s3.CreateBucketInput{Bucket: aws.String(reports),
+		CreateBucketConfiguration: &s3types.CreateBucketConfiguration{LocationConstraint: s3types.BucketLocationConstraint(acctest.Region)}}); err != nil {
+		t.Fatal(err)
+	}
+	signer, err := acctest.NewNodeSigner()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate := append(slices.Clone(vars), "-var", "reports_bucket="+reports, "-var", "trusted_certificates="+signer.CertPEM, "-var", "wait_for_validation=false")
+	if _, err := tf.run(append([]string{"plan", "-input=false", "-no-color", "-out=gate.tfplan"}, gate...)...); err != nil {
+		t.Fatal(err)
+	}
+	planJSON, err := tf.run("show", "-json", "-no-color", "gate.tfplan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan struct {
+		PlannedValues json.RawMessage `json:"planned_values"`
+	}
+	if err := json.Unmarshal([]byte(planJSON), &plan); err != nil {
+		t.Fatalf("terraform show -json gate.tfplan: %v", err)
+	}
+	planned := moduleResource(t, `{"values":`+string(plan.PlannedValues)+`}`, "module.smb", "module.smb.mlplatform_cpu_footprint.this")
+	for k, v := range map[string]string{"validation.on_failure": "replace", "validation.timeout": "20m",
+		"validation.reports_s3_uri": "s3://" + reports + "/footprints/", "validation.benchmarks.0.name": "cpu_sgemm"} {
+		if planned[k] != v {
+			t.Errorf("planned footprint %s = %q, want %q", k, planned[k], v)
+		}
+	}
+	p, diags := profile.Load("hwprobe_profile.hcl", []byte(planned["validation_profile"]))
+	switch {
+	case diags.HasErrors():
+		t.Errorf("the planned profile does not load: %s\n%s", diags.Error(), planned["validation_profile"])
+	case p.Host == nil || p.Host.Region != "me-central-1" || p.Host.InstanceType != typ || slices.Contains(p.Host.ZoneIDs, "mec1-az2"):
+		t.Errorf("planned profile host %+v, want me-central-1, %s, not mec1-az2", p.Host, typ)
+	case len(p.Benchmarks) != 1 || p.Benchmarks[0].Name != "cpu_sgemm" || p.Benchmarks[0].MinEfficiency == nil || *p.Benchmarks[0].MinEfficiency != 0.5:
+		t.Errorf("planned profile benchmarks %+v, want cpu_sgemm at 0.5", p.Benchmarks)
+	}
+
 	destroy()
 	if ok, _, err := groupExists(c, group); err != nil || ok {
 		t.Errorf("group %s still exists after destroy (%v)", group, err)

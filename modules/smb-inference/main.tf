@@ -57,6 +57,21 @@ resource "mlplatform_cpu_footprint" "this" {
 
   tags = var.tags
 
+  validation = var.validation == null ? null : {
+    wait                 = var.validation.wait
+    timeout              = var.validation.timeout
+    on_failure           = var.validation.on_failure
+    max_replacements     = var.validation.max_replacements
+    level                = var.validation.level
+    checks               = null
+    benchmarks           = [{ name = "cpu_sgemm", min_efficiency = var.min_sgemm_efficiency, min = null, max = null, optional = null }]
+    reports_s3_uri       = var.validation.reports_s3_uri
+    reports_kms_key_arn  = var.validation.reports_kms_key_arn
+    trusted_certificates = var.validation.trusted_certificates
+    hwprobe_s3_uri       = var.validation.hwprobe_s3_uri
+    hwprobe_sha256       = var.validation.hwprobe_sha256
+  }
+
   lifecycle {
     precondition {
       condition     = var.min_size <= var.desired_capacity && var.desired_capacity <= var.max_size

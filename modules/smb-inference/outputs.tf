@@ -38,6 +38,16 @@ output "asg_name" {
   value       = mlplatform_cpu_footprint.this.asg_name
 }
 
+output "hwprobe_profile" {
+  description = "The hwprobe profile (HCL) every instance is validated against, as the provider renders it from the chosen type and the instance catalog (region, zones, type, vCPUs, memory, CPU features, benchmarks). Null without `validation`."
+  value       = mlplatform_cpu_footprint.this.validation_profile
+}
+
+output "validation_results" {
+  description = "What the gate found per instance at the last apply. Empty without `validation`."
+  value       = mlplatform_cpu_footprint.this.validation_results
+}
+
 output "endpoint_name" {
   description = "Name of the SageMaker endpoint."
   value       = mlplatform_serving_endpoint.this.id

@@ -315,3 +315,40 @@ variable "tags" {
   type        = map(string)
   default     = {}
 }
+
+variable "validation" {
+  description = "The footprint's validation gate (the resource's `validation` block): every instance runs hwprobe at boot against the profile the provider renders from the chosen type and publishes a signed report to `reports_s3_uri`; a lifecycle hook keeps each instance the group launches, then and later, out of service until its report passed, and apply succeeds only when the group's instances have passed. The module adds `cpu_sgemm` at `min_sgemm_efficiency` of the catalog peak and `replace` as what a failing instance does. In me-central-1 `trusted_certificates` must hold AWS's RSA-2048 certificate for the region. Null: instances are not validated."
+  type = object({
+    reports_s3_uri       = string
+    reports_kms_key_arn  = string
+    trusted_certificates = optional(string)
+    wait                 = optional(bool, true)
+    timeout              = optional(string, "20m")
+    on_failure           = optional(string, "replace")
+    max_replacements     = optional(number, 2)
+    level                = optional(string, "quick")
+    hwprobe_s3_uri       = optional(string)
+    hwprobe_sha256       = optional(string)
+  })
+  default = null
+
+  validation {
+    condition     = var.validation == null || try(contains(["fail", "warn", "replace"], var.validation.on_failure), false)
+    error_message = "validation.on_failure must be fail, warn or replace."
+  }
+  validation {
+    condition     = var.validation == null || try(contains(["quick", "full"], var.validation.level), false)
+    error_message = "validation.level must be quick or full."
+  }
+}
+
+variable "min_sgemm_efficiency" {
+  description = "Lowest fraction of the CPU's fp32 peak (catalog) that `cpu_sgemm` must reach on every instance, when `validation` is set (0 to 1)."
+  type        = number
+  default     = 0.5
+
+  validation {
+    condition     = var.min_sgemm_efficiency > 0 && var.min_sgemm_efficiency <= 1
+    error_message = "min_sgemm_efficiency must be above 0 and at most 1."
+  }
+}

@@ -51,6 +51,7 @@ module "training" {
   zone_id       = var.training_zone_id
   image         = var.training_image
   kms_key_arn   = var.kms_key_arn
+  validation    = var.training_validation
   tags          = local.tags
 
   depends_on = [mlplatform_residency_guard.platform]
@@ -84,6 +85,7 @@ module "inference" {
   off_hours_schedule = var.off_hours_schedule
   kms_key_arn        = var.kms_key_arn
   root_volume_gib    = var.root_volume_gib
+  validation         = var.inference_validation
 
   endpoint_image         = var.endpoint_image
   model_data_uri         = var.model_data_uri

@@ -263,3 +263,15 @@ variable "training_image" {
   type        = string
   default     = "/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
 }
+
+variable "training_validation" {
+  description = "The training cluster's validation gate, passed as it is to the gpu-training-cluster module's `validation`, whose README gives its attributes and checks them: every node proves its GPUs, NVLink, EFA, bf16 GEMM and NCCL all-reduce with hwprobe before apply succeeds. `trusted_certificates` must hold AWS's RSA-2048 certificate for me-central-1. Null: nodes are not validated."
+  type        = any
+  default     = null
+}
+
+variable "inference_validation" {
+  description = "The inference footprint's validation gate, passed as it is to the smb-inference module's `validation`, whose README gives its attributes and checks them: every instance proves its type, CPU features and fp32 GEMM with hwprobe before it serves. `trusted_certificates` must hold AWS's RSA-2048 certificate for me-central-1. Null: instances are not validated."
+  type        = any
+  default     = null
+}
