@@ -56,7 +56,25 @@ fi
 
 # Unit and acceptance tests (TF_ACC=1: moto + Terraform CLI): one line per
 # package that has tests.
-step go-test '^(ok|FAIL|---)' env TF_ACC=1 go test -count=1 -timeout 40m ./...
+#
+# The provider package's acceptance tests run one after another against its
+# emulator and are mostly waiting (on the emulator, Terraform and the
+# polls): they are split in two test processes, each with its own emulator,
+# that run beside the other packages. The same pattern selects the second
+# process's tests (-run: the serving endpoint and CPU footprint tests) and
+# drops them from the first (-skip), so every test runs exactly once.
+go_tests() {
+  local split='^TestAcc(ServingEndpoint|CPUFootprint)_' rc=0
+  TF_ACC=1 go test -count=1 -timeout 40m -skip "$split" ./... >"$logs/go-test-1.out" 2>&1 &
+  local p1=$!
+  TF_ACC=1 go test -count=1 -timeout 40m -run "$split" ./provider/ >"$logs/go-test-2.out" 2>&1 &
+  local p2=$!
+  wait "$p1" || rc=$?
+  wait "$p2" || rc=$?
+  cat "$logs/go-test-1.out" "$logs/go-test-2.out"
+  return "$rc"
+}
+step go-test '^(ok|FAIL|---)' go_tests
 # hwprobe's test-only NVML backend (go-nvml's mock servers) builds only with
 # its tag: vet and test that build too.
 step hwprobe-nvmlmock '^(ok|FAIL|---)' sh -c 'go vet -tags hwprobe_nvmlmock ./hwprobe/... && go test -count=1 -tags hwprobe_nvmlmock ./hwprobe/...'
