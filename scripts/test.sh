@@ -57,21 +57,28 @@ fi
 # Unit and acceptance tests (TF_ACC=1: moto + Terraform CLI): one line per
 # package that has tests.
 #
-# The provider package's acceptance tests run one after another against its
-# emulator and are mostly waiting (on the emulator, Terraform and the
-# polls): they are split in two test processes, each with its own emulator,
-# that run beside the other packages. The same pattern selects the second
-# process's tests (-run: the serving endpoint and CPU footprint tests) and
-# drops them from the first (-skip), so every test runs exactly once.
+# The provider package's acceptance tests and the conformance suite run one
+# test after another against their emulator and are mostly waiting (on the
+# emulator, Terraform, the Pulumi engine and the polls): each is split in two
+# test processes, each with its own emulator, that run beside the other
+# packages. One pattern selects a split's tests in one process (-run) and
+# drops them from the other (-skip), so every test runs exactly once:
+#  - provider: the serving endpoint and CPU footprint tests, and the rest;
+#  - conformance: the Pulumi half of every scenario, and the Terraform half
+#    with the layering tests.
 go_tests() {
-  local split='^TestAcc(ServingEndpoint|CPUFootprint)_' rc=0
-  TF_ACC=1 go test -count=1 -timeout 40m -skip "$split" ./... >"$logs/go-test-1.out" 2>&1 &
-  local p1=$!
+  local split='^TestAcc(ServingEndpoint|CPUFootprint)_' conf=./acctest/conformance/ rc=0 pkgs p pids=()
+  pkgs=$(go list ./... | grep -v '/acctest/conformance$') || return 1
+  TF_ACC=1 go test -count=1 -timeout 40m -skip "$split" $pkgs >"$logs/go-test-1.out" 2>&1 &
+  pids+=($!)
   TF_ACC=1 go test -count=1 -timeout 40m -run "$split" ./provider/ >"$logs/go-test-2.out" 2>&1 &
-  local p2=$!
-  wait "$p1" || rc=$?
-  wait "$p2" || rc=$?
-  cat "$logs/go-test-1.out" "$logs/go-test-2.out"
+  pids+=($!)
+  TF_ACC=1 go test -count=1 -timeout 40m -run 'TestConformance/.*/pulumi' "$conf" >"$logs/go-test-3.out" 2>&1 &
+  pids+=($!)
+  TF_ACC=1 go test -count=1 -timeout 40m -skip 'TestConformance/.*/pulumi' "$conf" >"$logs/go-test-4.out" 2>&1 &
+  pids+=($!)
+  for p in "${pids[@]}"; do wait "$p" || rc=$?; done
+  cat "$logs"/go-test-[1-4].out
   return "$rc"
 }
 step go-test '^(ok|FAIL|---)' go_tests
