@@ -65,7 +65,9 @@ fi
 # drops them from the other (-skip), so every test runs exactly once:
 #  - provider: the serving endpoint and CPU footprint tests, and the rest;
 #  - conformance: the Pulumi half of every scenario, and the Terraform half
-#    with the layering tests.
+#    with the layering tests (a scenario is named resource/case, which
+#    TestConformance enforces, so its halves are TestConformance/*/*/pulumi
+#    and .../terraform).
 go_tests() {
   local split='^TestAcc(ServingEndpoint|CPUFootprint)_' conf=./acctest/conformance/ rc=0 pkgs p pids=()
   pkgs=$(go list ./... | grep -v '/acctest/conformance$') || return 1
@@ -73,9 +75,9 @@ go_tests() {
   pids+=($!)
   TF_ACC=1 go test -count=1 -timeout 40m -run "$split" ./provider/ >"$logs/go-test-2.out" 2>&1 &
   pids+=($!)
-  TF_ACC=1 go test -count=1 -timeout 40m -run 'TestConformance/.*/pulumi' "$conf" >"$logs/go-test-3.out" 2>&1 &
+  TF_ACC=1 go test -count=1 -timeout 40m -run 'TestConformance/.*/.*/pulumi' "$conf" >"$logs/go-test-3.out" 2>&1 &
   pids+=($!)
-  TF_ACC=1 go test -count=1 -timeout 40m -skip 'TestConformance/.*/pulumi' "$conf" >"$logs/go-test-4.out" 2>&1 &
+  TF_ACC=1 go test -count=1 -timeout 40m -skip 'TestConformance/.*/.*/pulumi' "$conf" >"$logs/go-test-4.out" 2>&1 &
   pids+=($!)
   for p in "${pids[@]}"; do wait "$p" || rc=$?; done
   cat "$logs"/go-test-[1-4].out

@@ -59,6 +59,12 @@ func TestConformance(t *testing.T) {
 		mu.Unlock()
 	}
 	for _, sc := range scenarios() {
+		// make test splits the suite by engine with -run and -skip patterns
+		// of the form TestConformance/*/*/pulumi, which hold for names of
+		// the form resource/case only.
+		if strings.Count(sc.name, "/") != 1 {
+			t.Fatalf("scenario %q: a scenario is named resource/case, with one slash", sc.name)
+		}
 		t.Run(sc.name, func(t *testing.T) {
 			t.Run("terraform", func(t *testing.T) {
 				h := acctest.Setup(t)
