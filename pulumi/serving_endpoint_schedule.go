@@ -2,6 +2,7 @@ package pulumi
 
 import (
 	"fmt"
+	"slices"
 
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
@@ -74,21 +75,19 @@ func servingSchedulesArgs(ss []platform.Schedule) []ServingSchedule {
 func keepScheduleText(got *ServingEndpointArgs, args ServingEndpointArgs) {
 	for i := range got.Variants {
 		g := got.Variants[i].Autoscaling
-		if g == nil {
+		k := slices.IndexFunc(args.Variants, func(v ServingVariant) bool { return v.Name == got.Variants[i].Name && v.Autoscaling != nil })
+		if g == nil || k < 0 {
 			continue
 		}
-		for _, v := range args.Variants {
-			if v.Name != got.Variants[i].Name || v.Autoscaling == nil {
+		declared := args.Variants[k].Autoscaling.Schedule
+		for j := range g.Schedule {
+			s := &g.Schedule[j]
+			d := slices.IndexFunc(declared, func(d ServingSchedule) bool { return d.Name == s.Name })
+			if d < 0 || s.Duration == nil {
 				continue
 			}
-			for j := range g.Schedule {
-				for _, d := range v.Autoscaling.Schedule {
-					if d.Name == g.Schedule[j].Name && g.Schedule[j].Duration != nil {
-						dur, _ := platform.ParseScheduleDuration(*g.Schedule[j].Duration)
-						g.Schedule[j].Duration = optString(platform.ScheduleDurationText(dur, deref(d.Duration)))
-					}
-				}
-			}
+			dur, _ := platform.ParseScheduleDuration(*s.Duration)
+			s.Duration = optString(platform.ScheduleDurationText(dur, deref(declared[d].Duration)))
 		}
 	}
 }

@@ -3,7 +3,7 @@ package cloud
 import (
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -68,7 +68,7 @@ func FindServingScheduledActions(ctx context.Context, api ServingScalingAPI, end
 		}
 		tok = page.NextToken
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	slices.SortFunc(out, func(a, b ServingScheduledAction) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
@@ -119,22 +119,14 @@ func SyncServingScheduledActions(ctx context.Context, api ServingScalingAPI, end
 		return err
 	}
 	for _, h := range have {
-		keep := false
-		for _, w := range want {
-			keep = keep || w.Name == h.Name
-		}
-		if !keep {
+		if !slices.ContainsFunc(want, func(w ServingScheduledAction) bool { return w.Name == h.Name }) {
 			if err := DeleteServingScheduledAction(ctx, api, endpoint, variant, h.Name); err != nil {
 				return err
 			}
 		}
 	}
 	for _, w := range want {
-		same := false
-		for _, h := range have {
-			same = same || h.Equal(w)
-		}
-		if same {
+		if slices.ContainsFunc(have, w.Equal) {
 			continue
 		}
 		if err := PutServingScheduledAction(ctx, api, endpoint, variant, w); err != nil {
