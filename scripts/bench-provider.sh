@@ -202,7 +202,7 @@ fresh_cache() { XDG_CACHE_HOME=$(mktemp -d "$work/cache-XXXXXX"); export XDG_CAC
 # tf DIR ARGS...: run terraform in DIR, quietly; its output is kept in DIR/out.txt.
 tf() { local d=$1; shift; (cd "$d" && terraform "$@" -no-color >out.txt 2>&1) || { cat "$d/out.txt" >&2; die "terraform $* in $d failed"; }; }
 # plan_ms DIR: wall ms of one plan with an empty catalog cache.
-# minimal_ms: the same for the lookups on the floor provider (its RSS apart).
+# minimal_ms: the same for the lookups on the floor provider.
 minimal_ms() { TF_CLI_CONFIG_FILE="$work/terraformrc-floor" plan_ms "$work/minimal"; }
 # rss_plan DIR: one untimed plan through the RSS wrapper (empty catalog
 # cache, as the timed plans); each provider process appends its peak RSS to
