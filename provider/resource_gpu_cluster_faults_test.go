@@ -555,9 +555,9 @@ func TestAccGPUCluster_driftRepaired(t *testing.T) {
 }
 
 // Interrupt matrix, update and delete: a scale-out cancelled on the wire
-// records every live node and the re-apply finishes it; a delete cancelled
-// while terminating keeps the cluster findable and the next delete
-// finishes.
+// records every live node (a launch still under way at EC2 included) and
+// the re-apply finishes it; a delete cancelled while terminating keeps the
+// cluster findable and the next delete finishes.
 func TestAccGPUCluster_interruptUpdateDelete(t *testing.T) {
 	h := acctest.Setup(t)
 	h.Shim.ReplayClientTokens()
@@ -584,9 +584,15 @@ func TestAccGPUCluster_interruptUpdateDelete(t *testing.T) {
 				cancel()
 			}
 		})
+		if action == "RunInstances" {
+			// The launch reaches EC2 only after the client has given up
+			// and read the cluster back: the record must wait for it.
+			h.Shim.Delay("ec2", "RunInstances", 500*time.Millisecond, 1)
+		}
 		spec.NodeCount++
 		got, err := env.UpdateGPUCluster(ctx, spec, fast)
 		cancel()
+		time.Sleep(time.Second) // whatever was under way has landed
 		h.Shim.ClearRules()
 		h.Shim.ReplayClientTokens()
 		if err == nil || got == nil || len(got.Nodes) != live() {

@@ -471,7 +471,7 @@ type tracker struct {
 	ltID     string          // the launch template, once ensured
 	hash     string          // the node hash of the declared template
 	launched []cloud.GPUNode // every node RunInstances returned
-	inFlight bool            // a launch ended without a definite answer
+	inFlight []int           // the indices of a launch that ended without a definite answer
 }
 
 func (e *Env) convergeGPUCluster(ctx context.Context, spec GPUClusterSpec, o GPUClusterOptions) (*cloud.GPUCluster, *GPUClusterPlan, error) {
@@ -547,8 +547,10 @@ func (e *Env) partial(ctx context.Context, spec GPUClusterSpec, tr *tracker, cau
 	defer cancel()
 	api := e.Clients.EC2
 	c, err := cloud.FindGPUCluster(rctx, api, spec.Name)
-	// A launch whose answer was lost: its nodes may take a moment to list.
-	for i := 0; tr.inFlight && i < 3 && (errors.Is(err, cloud.ErrNotFound) || (err == nil && len(c.Nodes) == 0)); i++ {
+	// A launch whose answer was lost may still be under way at EC2, or its
+	// nodes may take a moment to list: read again, a bounded number of
+	// times, while any of its indices is missing.
+	for i := 0; len(tr.inFlight) > 0 && i < 3 && (errors.Is(err, cloud.ErrNotFound) || (err == nil && !listsIndices(c, tr.inFlight))); i++ {
 		if cloud.SleepOrDone(rctx, 2*time.Second) != nil {
 			break
 		}
@@ -576,6 +578,16 @@ func (e *Env) partial(ctx context.Context, spec GPUClusterSpec, tr *tracker, cau
 		cause = fmt.Errorf("%w; reading the cluster back failed too (%v): recorded the %d nodes the launch returned", cause, err, len(c.Nodes))
 	}
 	return c, &PartialError{Err: cause, Complete: complete(c, spec, tr)}
+}
+
+// listsIndices reports whether c lists a live node for every index.
+func listsIndices(c *cloud.GPUCluster, indices []int) bool {
+	for _, i := range indices {
+		if !slices.ContainsFunc(c.Nodes, func(n cloud.GPUNode) bool { return n.Index == i && n.Live() }) {
+			return false
+		}
+	}
+	return true
 }
 
 // complete reports whether c is the whole declared cluster: template and
@@ -785,9 +797,11 @@ func (e *Env) launch(ctx context.Context, lc *launchContext, target *launchTarge
 		}, b)
 		ref.Seq = seq
 		lc.tr.launched = append(lc.tr.launched, nodes...)
-		var ce0 *cloud.CapacityError
-		lc.tr.inFlight = err != nil && len(nodes) == 0 && !errors.As(err, &ce0)
 		var ce *cloud.CapacityError
+		lc.tr.inFlight = nil
+		if err != nil && len(nodes) == 0 && !errors.As(err, &ce) {
+			lc.tr.inFlight = indices
+		}
 		if errors.As(err, &ce) && len(nodes) == 0 {
 			exhausted.Tried = append(exhausted.Tried, ce)
 			continue
