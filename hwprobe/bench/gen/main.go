@@ -371,11 +371,18 @@ func packA16AVX512(a *asm) {
 	packGather(a, "packA14w", "dst *float32, src *uint16, idx *int32, kb, ld int", 40, false)
 }
 
-// packGather writes a 14-row gather packer. Each step reads 4 bytes of
-// every row. The rows of A are far apart (often pages) and A is usually
-// in memory, not cache, so the 14 streams are prefetched in software: 16
-// steps (one cache line of each row) per iteration, each iteration
-// touching the lines pfDist bytes ahead.
+// packGather writes a 14-row packer. The main loop takes 16 steps (one
+// 64-byte line of each row, 4 bytes a step) at a time: it loads the 14
+// lines, transposes them in registers (a 16x16 transpose of 32-bit words:
+// unpack pairs, unpack quads, then two rounds of 128-bit lane shuffles)
+// and writes the 16 packed steps as 14 whole-line stores and one masked
+// one, in order, each 56-byte step written by a 64-byte store that the
+// next step's store overwrites. Measured on Zen 5, one thread, the 58
+// 70x1024 blocks of one column block of a 4096-wide A: 1.0 ms a pass,
+// against 2.0 ms for a masked gather and a masked store a step. The rest (fewer than 16 steps) is one masked gather a
+// step. The rows of A are far apart (often pages) and A is usually in
+// memory, not cache, so the 14 streams are prefetched in software, each
+// iteration touching the lines pfDist bytes ahead.
 func packGather(a *asm, name, sig string, frame int, fp32 bool) {
 	const pfDist = 1024
 	fmt.Fprintf(&a.Buffer, "\n// func %s(%s)\nTEXT ·%s(SB), NOSPLIT, $0-%d\n", name, sig, name, frame)
@@ -413,9 +420,55 @@ func packGather(a *asm, name, sig string, frame int, fp32 bool) {
 		a.f("PREFETCHT0 (R12)")
 		a.f("ADDQ R13, R12")
 	}
-	for u := 0; u < 16; u++ {
-		gather(u, u%8)
+	// Rows r0..r13 in Z0..Z13 (r14 and r15 do not exist: their lanes
+	// only ever reach the two words past each step, which are overwritten
+	// or masked).
+	a.f("MOVQ SI, R12")
+	for r := 0; r < mr512; r++ {
+		a.f("VMOVUPS (R12), Z%d", r)
+		if fp32 {
+			a.f("VMULPS Z31, Z%d, Z%d", r, r)
+		}
+		if r < mr512-1 {
+			a.f("ADDQ R13, R12")
+		}
 	}
+	// t(2i), t(2i+1) = the 32-bit interleaves of rows 2i and 2i+1, in
+	// Z16+2i, Z17+2i (t14, t15 stand for the missing rows: any register).
+	t := func(i int) int {
+		if i >= mr512 {
+			return 16
+		}
+		return 16 + i
+	}
+	for i := 0; i < mr512; i += 2 {
+		a.f("VUNPCKLPS Z%d, Z%d, Z%d", i+1, i, t(i))
+		a.f("VUNPCKHPS Z%d, Z%d, Z%d", i+1, i, t(i+1))
+	}
+	// u(4g+j): rows 4g..4g+3 at step 4l+j in lane l, in Z(4g+j).
+	for g := 0; g < 4; g++ {
+		b := 4 * g
+		a.f("VUNPCKLPD Z%d, Z%d, Z%d", t(b+2), t(b), b)
+		a.f("VUNPCKHPD Z%d, Z%d, Z%d", t(b+2), t(b), b+1)
+		a.f("VUNPCKLPD Z%d, Z%d, Z%d", t(b+3), t(b+1), b+2)
+		a.f("VUNPCKHPD Z%d, Z%d, Z%d", t(b+3), t(b+1), b+3)
+	}
+	// Step k = 4l+j gathers lane l of u(j), u(4+j), u(8+j), u(12+j); it
+	// ends in Zk.
+	for j := 0; j < 4; j++ {
+		a.f("VSHUFF32X4 $0x44, Z%d, Z%d, Z16", 4+j, j)
+		a.f("VSHUFF32X4 $0x44, Z%d, Z%d, Z17", 12+j, 8+j)
+		a.f("VSHUFF32X4 $0xEE, Z%d, Z%d, Z18", 4+j, j)
+		a.f("VSHUFF32X4 $0xEE, Z%d, Z%d, Z19", 12+j, 8+j)
+		a.f("VSHUFF32X4 $0x88, Z17, Z16, Z%d", j)
+		a.f("VSHUFF32X4 $0xDD, Z17, Z16, Z%d", 4+j)
+		a.f("VSHUFF32X4 $0x88, Z19, Z18, Z%d", 8+j)
+		a.f("VSHUFF32X4 $0xDD, Z19, Z18, Z%d", 12+j)
+	}
+	for k := 0; k < 15; k++ {
+		a.f("VMOVUPS Z%d, %d(DI)", k, 4*mr512*k)
+	}
+	a.f("VMOVUPS Z15, K1, %d(DI)", 4*mr512*15)
 	a.f("ADDQ $64, SI")
 	a.f("ADDQ $%d, DI", 64*mr512)
 	a.f("DECQ R11")
