@@ -65,17 +65,19 @@ func newGemm(kern sgemmKernel, bf16 bool, threads int) *gemm {
 	// (1.03-1.09x at n=4096). mc: about 280 KiB of packed A per block,
 	// about a quarter of a 1 MiB L2 (mc made no measurable difference
 	// between 56 and 126 rows).
-	// bf16 keeps 512 pairs (kc = 1024 values): 1024 pairs ran 0.96x of it
-	// at n=4096.
 	// nc: the packed block of B (kc x nc) is kept to 8 MiB, a quarter of
 	// a Zen CCD's 32 MiB L3 (the host shares it, and this VM's CPUID does
-	// not report it): fp32 nc = 2048, bf16 4096. At n=4096, fp32, best of
-	// 12 interleaved runs each: nc=2048 408 GFLOP/s, nc=4096 (a 16 MiB
-	// block) 401.
+	// not report it): nc = 2048. At n=4096, fp32, best of 12 interleaved
+	// runs each: nc=2048 408 GFLOP/s, nc=4096 (a 16 MiB block) 401.
+	// bf16 packs k in pairs, one 32-bit word a pair, and keeps the same
+	// sizes in words: 1024 pairs (kc = 2048 values), mc 70, nc 2048. In
+	// one process, 2 threads, 4 interleaved rounds (best of 3 each):
+	// 800 GFLOP/s at n=4096 and 810 at n=2048, against 775 and 783 for
+	// 512 pairs with mc 140 and nc 4096 (its earlier sizes); 1536 values
+	// ran 784 and 801.
 	kp := 1024
 	g := &gemm{kern: kern, bf16: bf16, threads: threads, kc: kp}
 	if bf16 {
-		kp = 512
 		g.kc = 2 * kp
 	}
 	g.mc = max(kern.mr, (280<<10)/(4*kp)/kern.mr*kern.mr)
