@@ -354,9 +354,16 @@ func (s *Shim) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	default:
 		call.Source = "moto"
 		s.forward(rec, r, &call, func(w http.ResponseWriter) {
-			out := r.HTTP // hr, or hr detached from the client by a rule
-			out.Body, out.ContentLength, out.TransferEncoding = readCloser(body), int64(len(body)), nil
-			s.proxy.ServeHTTP(w, out)
+			serve := func(w http.ResponseWriter) {
+				out := r.HTTP // hr, or hr detached from the client by a rule
+				out.Body, out.ContentLength, out.TransferEncoding = readCloser(body), int64(len(body)), nil
+				s.proxy.ServeHTTP(w, out)
+			}
+			if r.Service == "monitoring" && r.Action == "DeleteAlarms" {
+				forwardDeleteAlarms(w, r, serve)
+				return
+			}
+			serve(w)
 		})
 	}
 	record(http.StatusOK) // the handler wrote nothing

@@ -3,8 +3,10 @@ package provider_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -133,6 +135,31 @@ func checkStandardAlarms(t *testing.T, h *acctest.Harness, latencyMs float64) re
 	}
 }
 
+// checkAlarmTags checks that both standard alarms carry exactly the user
+// tags want besides the endpoint's name and creation token.
+func checkAlarmTags(t *testing.T, h *acctest.Harness, want map[string]string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		cw, ctx, cancel := cwFixture(t, h)
+		defer cancel()
+		for _, n := range []string{alarmP99, alarm5xx} {
+			a, tags, err := describeAlarm(ctx, cw, n)
+			if err != nil || a == nil {
+				return fmt.Errorf("alarm %s: %v (found: %t)", n, err, a != nil)
+			}
+			user := map[string]string{}
+			for k, v := range tags {
+				if !strings.HasPrefix(k, "mlplatform:") {
+					user[k] = v
+				}
+			}
+			if tags["mlplatform:serving-endpoint"] != "fraud" || len(tags["mlplatform:creation-token"]) != 32 || !maps.Equal(user, want) {
+				return fmt.Errorf("alarm %s tags %v: want %v besides the endpoint's name and creation token", n, tags, want)
+			}
+		}
+		return nil
+	}
+}
+
 func checkAlarmsGone(t *testing.T, h *acctest.Harness) resource.TestCheckFunc {
 	return func(s *terraform.State) error {
 		if err := checkServingGone(h)(s); err != nil {
@@ -153,8 +180,8 @@ func checkAlarmsGone(t *testing.T, h *acctest.Harness) resource.TestCheckFunc {
 
 // The provider creates the standard alarms with the endpoint, names them in
 // the next blue/green update's rollback alarms beside the user's, puts them
-// again when a threshold changes or one is deleted outside, and deletes them
-// after the endpoint.
+// again when a threshold changes or one is deleted outside, retags them
+// when the endpoint's tags change, and deletes them after the endpoint.
 func TestAccServingEndpoint_standardAlarms(t *testing.T) {
 	h := acctest.Setup(t)
 	servingFixtures(t, h)
@@ -247,6 +274,20 @@ func TestAccServingEndpoint_standardAlarms(t *testing.T) {
 					plancheck.ExpectResourceAction(servingName, plancheck.ResourceActionUpdate),
 				}},
 				Check: checkStandardAlarms(t, h, 250),
+			},
+			{
+				// The endpoint's tags change: the alarms are retagged (a
+				// tag changed, one added), not put again.
+				Config: strings.Replace(servingConfig(servingImage2, "ml.m5.large", 1, standardAlarmsHCL(250)), `tags = { team = "fraud" }`, `tags = { team = "risk", stage = "two" }`, 1),
+				Check:  checkAlarmTags(t, h, map[string]string{"team": "risk", "stage": "two"}),
+			},
+			{
+				// And back: the tag the endpoint no longer has is removed.
+				Config: servingConfig(servingImage2, "ml.m5.large", 1, standardAlarmsHCL(250)),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkStandardAlarms(t, h, 250),
+					checkAlarmTags(t, h, map[string]string{"team": "fraud"}),
+				),
 			},
 			{
 				// Asked for no more: the endpoint's own alarms go.

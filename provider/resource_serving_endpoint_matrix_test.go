@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"sync/atomic"
+	"strings"
 	"testing"
 	"time"
 
@@ -230,7 +231,8 @@ func TestAccServingEndpoint_faultMatrix(t *testing.T) {
 	next.Variants[0].Autoscaling.Max, next.Variants[0].Autoscaling.TargetInvocations = 3, 200
 	// One schedule changed (its actions put again), one gone (deleted).
 	next.Variants[0].Autoscaling.Schedules = []platform.Schedule{{Name: "night", Recurrence: "0 21 * * 1-5", Duration: 10 * time.Hour, Max: intPtr(1)}}
-	next.Tags = map[string]string{"team": "fraud", "stage": "two"}
+	// One tag added, one gone: the alarms are tagged and untagged.
+	next.Tags = map[string]string{"stage": "two"}
 	next.Deployment = &platform.ServingDeployment{StandardAlarms: &platform.ServingStandardAlarms{LatencyP99Ms: 250, Error5XXRate: 0.05}}
 
 	type step struct{ service, action string }
@@ -240,7 +242,7 @@ func TestAccServingEndpoint_faultMatrix(t *testing.T) {
 		{aas, "RegisterScalableTarget"}, {aas, "PutScalingPolicy"}, {aas, "PutScheduledAction"}, {cw, "PutMetricAlarm"}}
 	updates := []step{{"sagemaker", "CreateModel"}, {"sagemaker", "CreateEndpointConfig"}, {"sagemaker", "UpdateEndpoint"},
 		{"sagemaker", "DeleteEndpointConfig"}, {"sagemaker", "DeleteModel"}, {aas, "RegisterScalableTarget"}, {aas, "PutScalingPolicy"},
-		{aas, "DeleteScheduledAction"}, {aas, "PutScheduledAction"}, {cw, "PutMetricAlarm"}}
+		{aas, "DeleteScheduledAction"}, {aas, "PutScheduledAction"}, {cw, "PutMetricAlarm"}, {cw, "TagResource"}, {cw, "UntagResource"}}
 	deletes := []step{{aas, "DeleteScheduledAction"}, {aas, "DeregisterScalableTarget"}, {"sagemaker", "DeleteEndpoint"}, {"sagemaker", "DeleteEndpointConfig"}, {"sagemaker", "DeleteModel"}, {cw, "DeleteAlarms"}}
 
 	// A failed cell leaves nothing to the next.
@@ -436,6 +438,19 @@ func checkMatrixAlarms(h *acctest.Harness, spec platform.ServingEndpointSpec) er
 	got := map[string]float64{}
 	for _, a := range out.MetricAlarms {
 		got[aws.ToString(a.AlarmName)] = aws.ToFloat64(a.Threshold)
+		tags, err := c.CloudWatch().ListTagsForResource(ctx, &cloudwatch.ListTagsForResourceInput{ResourceARN: a.AlarmArn})
+		if err != nil {
+			return err
+		}
+		user := map[string]string{}
+		for _, tg := range tags.Tags {
+			if k := aws.ToString(tg.Key); !strings.HasPrefix(k, "mlplatform:") {
+				user[k] = aws.ToString(tg.Value)
+			}
+		}
+		if !maps.Equal(user, spec.Tags) {
+			return fmt.Errorf("alarm %s tags %v, want the endpoint's %v", aws.ToString(a.AlarmName), user, spec.Tags)
+		}
 	}
 	if !maps.Equal(got, want) {
 		return fmt.Errorf("standard alarms %v, want %v", got, want)

@@ -20,6 +20,8 @@ type ServingAlarmAPI interface {
 	DescribeAlarms(ctx context.Context, in *cloudwatch.DescribeAlarmsInput, opts ...func(*cloudwatch.Options)) (*cloudwatch.DescribeAlarmsOutput, error)
 	DeleteAlarms(ctx context.Context, in *cloudwatch.DeleteAlarmsInput, opts ...func(*cloudwatch.Options)) (*cloudwatch.DeleteAlarmsOutput, error)
 	ListTagsForResource(ctx context.Context, in *cloudwatch.ListTagsForResourceInput, opts ...func(*cloudwatch.Options)) (*cloudwatch.ListTagsForResourceOutput, error)
+	TagResource(ctx context.Context, in *cloudwatch.TagResourceInput, opts ...func(*cloudwatch.Options)) (*cloudwatch.TagResourceOutput, error)
+	UntagResource(ctx context.Context, in *cloudwatch.UntagResourceInput, opts ...func(*cloudwatch.Options)) (*cloudwatch.UntagResourceOutput, error)
 }
 
 // newCloudWatch builds the CloudWatch client. It speaks the awsQuery
@@ -127,6 +129,27 @@ func PutServingAlarm(ctx context.Context, api ServingAlarmAPI, a ServingAlarm) e
 	}
 	if _, err := api.PutMetricAlarm(ctx, in); err != nil {
 		return fmt.Errorf("putting alarm %s: %w", a.Name, err)
+	}
+	return nil
+}
+
+// RetagServingAlarm gives an existing alarm (by ARN) the tags in set and
+// removes the keys in remove: PutMetricAlarm sets tags only when it creates
+// an alarm. Both calls set a state, so a retry is harmless.
+func RetagServingAlarm(ctx context.Context, api ServingAlarmAPI, name, arn string, set map[string]string, remove []string) error {
+	if len(set) > 0 {
+		in := &cloudwatch.TagResourceInput{ResourceARN: aws.String(arn)}
+		for _, k := range slices.Sorted(maps.Keys(set)) {
+			in.Tags = append(in.Tags, cwtypes.Tag{Key: aws.String(k), Value: aws.String(set[k])})
+		}
+		if _, err := api.TagResource(ctx, in); err != nil {
+			return fmt.Errorf("tagging alarm %s: %w", name, err)
+		}
+	}
+	if len(remove) > 0 {
+		if _, err := api.UntagResource(ctx, &cloudwatch.UntagResourceInput{ResourceARN: aws.String(arn), TagKeys: remove}); err != nil {
+			return fmt.Errorf("untagging alarm %s: %w", name, err)
+		}
 	}
 	return nil
 }

@@ -110,10 +110,29 @@ func servingAlarmsWanted(s ServingEndpointSpec, tags map[string]string, token st
 }
 
 // sameAlarm: have is what want declares (tags aside: PutMetricAlarm sets
-// them only on create).
+// them only on create, so they are compared and set apart).
 func sameAlarm(want, have cloud.ServingAlarm) bool {
 	return want.Kind == have.Kind && want.Endpoint == have.Endpoint && want.Variant == have.Variant &&
 		want.Threshold == have.Threshold && want.PeriodSeconds == have.PeriodSeconds && want.EvaluationPeriods == have.EvaluationPeriods
+}
+
+// alarmTagChanges returns the tags to set on an alarm that has have so that
+// it carries want, and the keys to remove: every other key but AWS's own
+// (aws:), which cannot be changed. The alarm is the endpoint's, so its tags
+// are the endpoint's, as they are on create.
+func alarmTagChanges(want, have map[string]string) (set map[string]string, remove []string) {
+	set = map[string]string{}
+	for k, v := range want {
+		if hv, ok := have[k]; !ok || hv != v {
+			set[k] = v
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(have)) {
+		if _, ok := want[k]; !ok && !strings.HasPrefix(k, "aws:") {
+			remove = append(remove, k)
+		}
+	}
+	return set, remove
 }
 
 // ownsAlarm: the alarm carries the endpoint's name and its creation token.
@@ -219,11 +238,21 @@ func applyServingAlarms(ctx context.Context, cw cloud.ServingAlarmAPI, s Serving
 		return fmt.Errorf("reading the standard alarms of endpoint %s: %w", s.Name, err)
 	}
 	for _, a := range want {
-		if h, ok := have[a.Name]; ok && sameAlarm(a, h) {
-			continue
+		h, ok := have[a.Name]
+		if !ok || !sameAlarm(a, h) {
+			if err := cloud.PutServingAlarm(ctx, cw, a); err != nil {
+				return err
+			}
 		}
-		if err := cloud.PutServingAlarm(ctx, cw, a); err != nil {
-			return err
+		if !ok {
+			continue // created with its tags
+		}
+		// An existing alarm keeps its tags through PutMetricAlarm: give it
+		// the endpoint's tags now.
+		if set, remove := alarmTagChanges(a.Tags, h.Tags); len(set) > 0 || len(remove) > 0 {
+			if err := cloud.RetagServingAlarm(ctx, cw, a.Name, h.ARN, set, remove); err != nil {
+				return err
+			}
 		}
 	}
 	if !prune {

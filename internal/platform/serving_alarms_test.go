@@ -20,6 +20,7 @@ type fakeAlarms struct {
 	alarms  map[string]*cloudwatch.PutMetricAlarmInput
 	puts    []string
 	deletes []string
+	retags  []string // "tag NAME k=v,..." and "untag NAME k,..."
 }
 
 func newFakeAlarms() *fakeAlarms {
@@ -71,6 +72,40 @@ func (f *fakeAlarms) ListTagsForResource(_ context.Context, in *cloudwatch.ListT
 		return nil, errors.New("ResourceNotFound")
 	}
 	return &cloudwatch.ListTagsForResourceOutput{Tags: a.Tags}, nil
+}
+
+func (f *fakeAlarms) alarmOf(arn *string) (*cloudwatch.PutMetricAlarmInput, string, error) {
+	name := aws.ToString(arn)[strings.LastIndex(aws.ToString(arn), ":")+1:]
+	a, ok := f.alarms[name]
+	if !ok {
+		return nil, name, errors.New("ResourceNotFound")
+	}
+	return a, name, nil
+}
+
+func (f *fakeAlarms) TagResource(_ context.Context, in *cloudwatch.TagResourceInput, _ ...func(*cloudwatch.Options)) (*cloudwatch.TagResourceOutput, error) {
+	a, name, err := f.alarmOf(in.ResourceARN)
+	if err != nil {
+		return nil, err
+	}
+	var kv []string
+	for _, t := range in.Tags {
+		kv = append(kv, aws.ToString(t.Key)+"="+aws.ToString(t.Value))
+		a.Tags = slices.DeleteFunc(a.Tags, func(o cwtypes.Tag) bool { return aws.ToString(o.Key) == aws.ToString(t.Key) })
+		a.Tags = append(a.Tags, t)
+	}
+	f.retags = append(f.retags, "tag "+name+" "+strings.Join(kv, ","))
+	return &cloudwatch.TagResourceOutput{}, nil
+}
+
+func (f *fakeAlarms) UntagResource(_ context.Context, in *cloudwatch.UntagResourceInput, _ ...func(*cloudwatch.Options)) (*cloudwatch.UntagResourceOutput, error) {
+	a, name, err := f.alarmOf(in.ResourceARN)
+	if err != nil {
+		return nil, err
+	}
+	a.Tags = slices.DeleteFunc(a.Tags, func(o cwtypes.Tag) bool { return slices.Contains(in.TagKeys, aws.ToString(o.Key)) })
+	f.retags = append(f.retags, "untag "+name+" "+strings.Join(in.TagKeys, ","))
+	return &cloudwatch.UntagResourceOutput{}, nil
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -183,6 +218,47 @@ func TestApplyServingAlarms(t *testing.T) {
 	// A threshold changes: that alarm only.
 	if err := applyServingAlarms(ctx, f, alarmSpec(250, "a"), tags, "tok", true); err != nil || !slices.Equal(f.puts, []string{"mlplatform-fraud-a-p99-latency"}) {
 		t.Fatalf("threshold change: %v, puts %v", err, f.puts)
+	}
+	// The endpoint's tags change: the alarms are retagged (a tag set, one
+	// changed, one removed; AWS's own left alone), not put again.
+	f.puts, f.retags = nil, nil
+	for _, a := range f.alarms {
+		a.Tags = append(a.Tags, cwtypes.Tag{Key: aws.String("aws:cloudformation:stack-name"), Value: aws.String("x")})
+	}
+	tags2 := map[string]string{"team": "risk", "stage": "two"}
+	if err := applyServingAlarms(ctx, f, alarmSpec(250, "a"), tags2, "tok", true); err != nil || len(f.puts) > 0 {
+		t.Fatalf("tag change: %v, puts %v (want none)", err, f.puts)
+	}
+	wantRetags := []string{"tag mlplatform-fraud-a-p99-latency stage=two,team=risk", "tag mlplatform-fraud-a-5xx stage=two,team=risk"}
+	if !slices.Equal(f.retags, wantRetags) {
+		t.Fatalf("retags %q, want %q", f.retags, wantRetags)
+	}
+	f.retags = nil
+	if err := applyServingAlarms(ctx, f, alarmSpec(250, "a"), map[string]string{"stage": "two"}, "tok", true); err != nil ||
+		!slices.Equal(f.retags, []string{"untag mlplatform-fraud-a-p99-latency team", "untag mlplatform-fraud-a-5xx team"}) {
+		t.Fatalf("tag removed: %v, retags %q", err, f.retags)
+	}
+	// Tags and a threshold change together: put, then retag.
+	f.puts, f.retags = nil, nil
+	if err := applyServingAlarms(ctx, f, alarmSpec(300, "a"), tags, "tok", true); err != nil ||
+		!slices.Equal(f.puts, []string{"mlplatform-fraud-a-p99-latency"}) || len(f.retags) != 4 {
+		t.Fatalf("threshold and tags: %v, puts %v, retags %q", err, f.puts, f.retags)
+	}
+	for _, a := range f.alarms {
+		got := map[string]string{}
+		for _, tg := range a.Tags {
+			got[aws.ToString(tg.Key)] = aws.ToString(tg.Value)
+		}
+		if got["team"] != "fraud" || got["stage"] != "" || got[ServingEndpointTokenTag] != "tok" || got[ServingEndpointTag] != "fraud" || got["aws:cloudformation:stack-name"] != "x" {
+			t.Fatalf("alarm %s tags %v", aws.ToString(a.AlarmName), got)
+		}
+	}
+	f.retags = nil
+	if err := applyServingAlarms(ctx, f, alarmSpec(300, "a"), tags, "tok", true); err != nil || len(f.retags) > 0 {
+		t.Fatalf("in step: %v, retags %q (want none)", err, f.retags)
+	}
+	if err := applyServingAlarms(ctx, f, alarmSpec(250, "a"), tags, "tok", true); err != nil {
+		t.Fatal(err)
 	}
 	// Another token (another endpoint of the name, made before): refused.
 	f.puts = nil
