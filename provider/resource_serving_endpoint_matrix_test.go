@@ -7,8 +7,8 @@ import (
 	"maps"
 	"reflect"
 	"slices"
-	"sync/atomic"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
