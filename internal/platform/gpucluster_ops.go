@@ -798,11 +798,12 @@ func (e *Env) launch(ctx context.Context, lc *launchContext, target *launchTarge
 		ref.Seq = seq
 		lc.tr.launched = append(lc.tr.launched, nodes...)
 		var ce *cloud.CapacityError
+		capacity := errors.As(err, &ce)
 		lc.tr.inFlight = nil
-		if err != nil && len(nodes) == 0 && !errors.As(err, &ce) {
+		if err != nil && len(nodes) == 0 && !capacity {
 			lc.tr.inFlight = indices
 		}
-		if errors.As(err, &ce) && len(nodes) == 0 {
+		if capacity && len(nodes) == 0 {
 			exhausted.Tried = append(exhausted.Tried, ce)
 			continue
 		}

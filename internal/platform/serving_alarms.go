@@ -209,12 +209,19 @@ func checkAlarmsOwned(ctx context.Context, cw cloud.ServingAlarmAPI, s ServingEn
 	if err != nil {
 		return fmt.Errorf("looking for the standard alarms of endpoint %s: %w", s.Name, err)
 	}
+	return refuseForeignAlarms(have, s, token)
+}
+
+// refuseForeignAlarms is checkAlarmsOwned on alarms already read: have may
+// hold other alarms than s's standard ones; only those are looked at.
+func refuseForeignAlarms(have map[string]cloud.ServingAlarm, s ServingEndpointSpec, token string) error {
 	var foreign []string
-	for _, name := range slices.Sorted(maps.Keys(have)) {
-		if !ownsAlarm(have[name], s.Name, token) {
+	for _, name := range ServingStandardAlarmNames(s) {
+		if a, ok := have[name]; ok && !ownsAlarm(a, s.Name, token) {
 			foreign = append(foreign, name)
 		}
 	}
+	slices.Sort(foreign)
 	if len(foreign) == 0 {
 		return nil
 	}
@@ -228,14 +235,16 @@ func checkAlarmsOwned(ctx context.Context, cw cloud.ServingAlarmAPI, s ServingEn
 // prune, the endpoint's own alarms s no longer asks for are deleted.
 func applyServingAlarms(ctx context.Context, cw cloud.ServingAlarmAPI, s ServingEndpointSpec, tags map[string]string, token string, prune bool) error {
 	want := servingAlarmsWanted(s, tags, token)
-	if len(want) > 0 {
-		if err := checkAlarmsOwned(ctx, cw, s, token); err != nil {
-			return err
-		}
-	}
+	// One read serves both the ownership check and the comparison: the
+	// standard alarms' names all start with the prefix.
 	have, err := cloud.ListServingAlarms(ctx, cw, servingAlarmPrefix+s.Name+"-")
 	if err != nil {
 		return fmt.Errorf("reading the standard alarms of endpoint %s: %w", s.Name, err)
+	}
+	if len(want) > 0 {
+		if err := refuseForeignAlarms(have, s, token); err != nil {
+			return err
+		}
 	}
 	for _, a := range want {
 		h, ok := have[a.Name]
