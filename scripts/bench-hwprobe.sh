@@ -32,7 +32,10 @@
 # runs hwprobe, then every reference, in separate processes; a round's ratio
 # is hwprobe's best over the best reference's best in that round, and the
 # verdict is the MEDIAN of the rounds' ratios against the BEST reference
-# (targets: sgemm >= 1.0x, bf16 >= 1.0x, triad >= 0.95x).
+# (targets: sgemm >= 1.0x, bf16 >= 1.0x, triad >= 0.95x). Each GEMM's
+# medians are also printed as a share of hwprobe's peak for its thread
+# count (catalog, or estimated from the sustained vector FMA rate: see the
+# hwprobe guide); hwprobe's sgemm has a target of 88% of it.
 #
 # Prerequisites: gcc with OpenMP, Go, and the Debian packages
 # libopenblas-dev libblis-dev libblis4-openmp libdnnl-dev. When one is
@@ -55,7 +58,7 @@ while [ $# -gt 0 ]; do
 	--reps) reps="$2"; shift ;;
 	--rounds) rounds="$2"; shift ;;
 	--sizes) sizes="$2"; shift ;;
-	-h | --help) sed -n '2,44p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
 	*) echo "bench-hwprobe: unknown argument $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -118,9 +121,11 @@ run_side() {
 	esac
 }
 
-# compare LABEL TARGET FIELD UNIT then lines "SIDE CMD" on stdin
+# compare LABEL TARGET FIELD UNIT [PEAK_TARGET] then lines "SIDE CMD" on
+# stdin. Where hwprobe's line has peak=, every side's median is printed as
+# a share of that peak; PEAK_TARGET, when given, is a target for hwprobe's.
 compare() {
-	local label=$1 target=$2 f=$3 unit=$4 side cmd r
+	local label=$1 target=$2 f=$3 unit=$4 ptarget=${5:-} side cmd r
 	local -a sides=() cmds=()
 	while read -r side cmd; do sides+=("$side"); cmds+=("$cmd"); done
 	: >"$work/all"
@@ -132,14 +137,15 @@ compare() {
 		sed "s/^/round=$r /" "$work/round" >>"$work/all"
 	done
 	echo "== $label ($rounds interleaved rounds, $reps reps each; $unit; load after: $(cut -d' ' -f1-3 /proc/loadavg))"
-	awk -v label="$label" -v target="$target" -v f="$f" -v unit="$unit" '
+	awk -v label="$label" -v target="$target" -v f="$f" -v unit="$unit" -v ptarget="$ptarget" '
 		function get(line, k,   n, i, a, kv) { n = split(line, a, " "); for (i = 1; i <= n; i++) { split(a[i], kv, "="); if (kv[1] == k) return substr(a[i], length(k) + 2) } return "" }
 		function median(arr, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (arr[j] < arr[i]) { t = arr[i]; arr[i] = arr[j]; arr[j] = t } return (n % 2) ? arr[(n + 1) / 2] : (arr[n / 2] + arr[n / 2 + 1]) / 2 }
 		{
 			r = get($0, "round"); s = get($0, "side")
 			if (!(s in seen)) { seen[s] = 1; order[++ns] = s }
 			v = get($0, f)
-			if (get($0, "check") == "ok" && v != "") { val[s, r] = v + 0; got[s]++; vals[s] = vals[s] " " v; kern[s] = get($0, "kernel"); ver[s] = get($0, "version"); thr[s] = get($0, "threads") }
+			if (get($0, "check") == "ok" && v != "") { val[s, r] = v + 0; got[s]++; vals[s] = vals[s] " " v; kern[s] = get($0, "kernel"); ver[s] = get($0, "version"); thr[s] = get($0, "threads")
+				if (s == "hwprobe" && get($0, "peak") + 0 > 0) { peak = get($0, "peak") + 0; pclock = get($0, "peak_clock") } }
 			else { bad[s] = $0 }
 		}
 		END {
@@ -153,13 +159,23 @@ compare() {
 			for (i = 1; i <= ns; i++) {
 				s = order[i]
 				if (!(s in got)) { printf "  %-9s NOT AVAILABLE: %s\n", s, bad[s]; if (s == "hwprobe") status = 2; continue }
-				n = split(substr(vals[s], 2), a, " "); for (j = 1; j <= n; j++) a[j] += 0; m = median(a, n)
+				n = split(substr(vals[s], 2), a, " "); for (j = 1; j <= n; j++) a[j] += 0; m = median(a, n); med[s] = m
 				line = sprintf("  %-9s %9.1f %s (median of %d rounds)  kernel=%s", s, m, unit, n, kern[s])
 				if (ver[s] != "") line = line " version=" ver[s]
 				if (thr[s] != "") line = line " threads=" thr[s]
 				if (s != "hwprobe" && nrs[s] > 0) { for (k = 1; k <= nrs[s]; k++) b[k] = rs[s, k]; line = line sprintf("  hwprobe/this=%.3f", median(b, nrs[s])) }
 				print line
 				if (s in bad) printf "  %-9s also: %s\n", s, bad[s]
+			}
+			if (peak > 0) {
+				line = sprintf("  of peak  %9.1f %s (hwprobe'"'"'s peak for its threads, clock %s):", peak, unit, pclock)
+				for (i = 1; i <= ns; i++) { s = order[i]; if (s in med) line = line sprintf(" %s %.1f%%", s, 100 * med[s] / peak) }
+				print line
+				if (ptarget != "" && ("hwprobe" in med)) {
+					eff = med["hwprobe"] / peak
+					printf "EFFICIENCY %s hwprobe=%.1f%% of peak %.0f %s (clock %s) %s %.0f%%\n", label, 100 * eff, peak, unit, pclock, (eff >= ptarget) ? "meets" : "BELOW", 100 * ptarget
+					if (eff < ptarget && !status) status = 1
+				}
 			}
 			if (nr == 0) { printf "RATIO %s: not measured (no hwprobe or no reference result)\n", label; exit 2 }
 			top = ""; for (s in bestwin) if (top == "" || bestwin[s] > bestwin[top]) top = s
@@ -178,7 +194,7 @@ ob="env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE"
 IFS=, read -ra ns <<<"$sizes"
 for n in "${ns[@]}"; do
 	rc=0
-	compare "sgemm n=$n" 1.0 gflops GFLOP/s <<EOF2 || rc=$?
+	compare "sgemm n=$n" 1.0 gflops GFLOP/s 0.88 <<EOF2 || rc=$?
 hwprobe "$work/gobench" --sgemm $n --triad=false --reps $reps
 openblas $ob "$work/gemm_ref" "$openblas_lib" openblas sgemm $reps $n
 blis env BLIS_NUM_THREADS=$nproc "$work/gemm_ref" "$blis_lib" blis sgemm $reps $n

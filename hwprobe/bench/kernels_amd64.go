@@ -40,6 +40,12 @@ func streamTriad(dst, x, y *float64, n int, s float64)
 //go:noescape
 func saxpy64(y, x *float32, n int, alpha float32)
 
+//go:noescape
+func fmaRate512(n int)
+
+//go:noescape
+func fmaRate256(n int)
+
 func hasAVX512() bool {
 	return cpuid.CPU.Supports(cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512VL, cpuid.AVX512DQ)
 }
@@ -65,6 +71,18 @@ func bf16Kernel() (sgemmKernel, bool) {
 	}
 	return sgemmKernel{name: "builtin-avx512-bf16", mr: 14, nr: 32, fn: bf16Kernel14x32, set: bf16Kernel14x32Set,
 		packRows16: packRows16x14, packPair: packPair32}, true
+}
+
+// fmaLoop returns the widest vector FMA rate loop this host can run: run(n)
+// executes n iterations of flops fp32 FLOPs each, in bits-wide FMAs.
+func fmaLoop() (run func(n int), flops float64, bits int, ok bool) {
+	switch {
+	case hasAVX512():
+		return fmaRate512, 2 * 24 * 16 * 2, 512, true
+	case hasAVX2FMA():
+		return fmaRate256, 2 * 12 * 8 * 2, 256, true
+	}
+	return nil, 0, 0, false
 }
 
 // streamKernels returns the assembly STREAM kernels when AVX-512 is present.

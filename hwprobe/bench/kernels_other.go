@@ -6,6 +6,8 @@ func sgemmKernels() []sgemmKernel { return []sgemmKernel{genericSgemmKernel()} }
 
 func bf16Kernel() (sgemmKernel, bool) { return sgemmKernel{}, false }
 
+func fmaLoop() (run func(n int), flops float64, bits int, ok bool) { return nil, 0, 0, false }
+
 func streamKernels() (streamImpl, bool) { return genericStream(), false }
 
 func saxpy(y, x []float32, alpha float32) {

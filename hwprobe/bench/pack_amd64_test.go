@@ -75,3 +75,17 @@ func TestPackRows16x14(t *testing.T) {
 		}
 	}
 }
+
+// TestFMARate256 runs the AVX2 rate loop, which an AVX-512 host never
+// picks for its peak: on two 256-bit pipes its rate must be a plausible
+// clock.
+func TestFMARate256(t *testing.T) {
+	if !hasAVX2FMA() {
+		t.Skip("no AVX2 and FMA")
+	}
+	g := timeFMALoop(fmaRate256, 2*12*8*2, 1)
+	if ghz := g / (2 * 8 * 2); ghz < 0.5 || ghz > 8 {
+		t.Errorf("256-bit FMA rate %.1f GFLOP/s per core is %.2f GHz on two 256-bit pipes: implausible", g, ghz)
+	}
+	t.Logf("256-bit FMA rate %.1f GFLOP/s per core", g)
+}

@@ -34,6 +34,8 @@ func generate() []byte {
 	packAAVX512(&a)
 	packA16AVX512(&a)
 	packB16AVX512(&a)
+	fmaRate(&a, "fmaRate512", "Z", 24)
+	fmaRate(&a, "fmaRate256", "Y", 12)
 	return a.Bytes()
 }
 
@@ -517,6 +519,37 @@ func packB16AVX512(a *asm) {
 	a.f("DECQ CX")
 	a.f("JNZ packB16loop")
 	a.label("packB16done")
+	a.f("VZEROUPPER")
+	a.f("RET")
+}
+
+// fmaRate writes func name(n int): n iterations of 2 x accs independent
+// FMAs on vector registers of one width (prefix Z for 512 bits, Y for 256),
+// nothing else: enough chains to cover the FMA latency on every pipe, no
+// loads, so its rate is the rate the core's FMA pipes sustain at that
+// width. The operands are zero (no denormals); the results are discarded.
+func fmaRate(a *asm, name, reg string, accs int) {
+	fmt.Fprintf(&a.Buffer, "\n// func %s(n int)\nTEXT ·%s(SB), NOSPLIT, $0-8\n", name, name)
+	a.f("MOVQ n+0(FP), CX")
+	x, y := accs, accs+1
+	zero := "VPXOR" // VEX: AVX2 only, Y0-Y15
+	if reg == "Z" {
+		zero = "VPXORD"
+	}
+	for r := 0; r <= y; r++ {
+		a.f("%s %s%d, %s%d, %s%d", zero, reg, r, reg, r, reg, r)
+	}
+	a.f("TESTQ CX, CX")
+	a.f("JZ %sdone", name)
+	a.label(name + "loop")
+	for range 2 {
+		for r := 0; r < accs; r++ {
+			a.f("VFMADD231PS %s%d, %s%d, %s%d", reg, x, reg, y, reg, r)
+		}
+	}
+	a.f("DECQ CX")
+	a.f("JNZ %sloop", name)
+	a.label(name + "done")
 	a.f("VZEROUPPER")
 	a.f("RET")
 }

@@ -2,8 +2,8 @@
 // in the line format of the C reference drivers, for
 // scripts/bench-hwprobe.sh:
 //
-//	sgemm n=<n> gflops=<best> median=<median> reps=<r> kernel=<kernel> check=ok
-//	bf16 n=<n> gflops=<best> median=<median> reps=<r> kernel=<kernel> check=ok
+//	sgemm n=<n> gflops=<best> median=<median> reps=<r> kernel=<kernel> mc=.. kc=.. nc=.. peak=<GFLOP/s> peak_clock=<catalog|estimated> check=ok
+//	bf16 n=<n> (the same fields)
 //	mlp dims=<d> p50_ms=<p50> p99_ms=<p99> thr=<samples/s> batch=<b> kernel=<k> threads=<t> check=ok
 //	triad n=<elements> mbps=<best> median=<median> reps=<r> check=ok
 //
@@ -53,8 +53,8 @@ func run(ctx context.Context, args []string) error {
 			if err != nil {
 				return err
 			}
-			fmt.Printf("%s n=%d gflops=%s median=%.2f reps=%d kernel=%s mc=%s kc=%s nc=%s peak=%.0f check=ok\n",
-				g.label, n, r.Params["best"], r.Value, r.Reps, r.Backend, r.Params["mc"], r.Params["kc"], r.Params["nc"], r.Peak)
+			fmt.Printf("%s n=%d gflops=%s median=%.2f reps=%d kernel=%s mc=%s kc=%s nc=%s peak=%.0f peak_clock=%s check=ok\n",
+				g.label, n, r.Params["best"], r.Value, r.Reps, r.Backend, r.Params["mc"], r.Params["kc"], r.Params["nc"], r.Peak, r.Params["peak_clock_source"])
 		}
 	}
 	if *mlpBatch > 0 {
