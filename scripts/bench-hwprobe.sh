@@ -159,7 +159,7 @@ compare() {
 			for (i = 1; i <= ns; i++) {
 				s = order[i]
 				if (!(s in got)) { printf "  %-9s NOT AVAILABLE: %s\n", s, bad[s]; if (s == "hwprobe") status = 2; continue }
-				n = split(substr(vals[s], 2), a, " "); for (j = 1; j <= n; j++) a[j] += 0; m = median(a, n); med[s] = m
+				n = split(substr(vals[s], 2), a, " "); for (j = 1; j <= n; j++) a[j] += 0; m = median(a, n); mside[s] = m
 				line = sprintf("  %-9s %9.1f %s (median of %d rounds)  kernel=%s", s, m, unit, n, kern[s])
 				if (ver[s] != "") line = line " version=" ver[s]
 				if (thr[s] != "") line = line " threads=" thr[s]
@@ -169,10 +169,10 @@ compare() {
 			}
 			if (peak > 0) {
 				line = sprintf("  of peak  %9.1f %s (hwprobe'"'"'s peak for its threads, clock %s):", peak, unit, pclock)
-				for (i = 1; i <= ns; i++) { s = order[i]; if (s in med) line = line sprintf(" %s %.1f%%", s, 100 * med[s] / peak) }
+				for (i = 1; i <= ns; i++) { s = order[i]; if (s in mside) line = line sprintf(" %s %.1f%%", s, 100 * mside[s] / peak) }
 				print line
-				if (ptarget != "" && ("hwprobe" in med)) {
-					eff = med["hwprobe"] / peak
+				if (ptarget != "" && ("hwprobe" in mside)) {
+					eff = mside["hwprobe"] / peak
 					printf "EFFICIENCY %s hwprobe=%.1f%% of peak %.0f %s (clock %s) %s %.0f%%\n", label, 100 * eff, peak, unit, pclock, (eff >= ptarget) ? "meets" : "BELOW", 100 * ptarget
 					if (eff < ptarget && !status) status = 1
 				}

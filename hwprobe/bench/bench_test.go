@@ -38,6 +38,7 @@ func BenchmarkMLPTrainStep(b *testing.B) {
 
 func BenchmarkMLPInferBatch1(b *testing.B) {
 	m := newMLP([]int{1024, 1024, 1024, 1024}, newGemm(bestSgemmKernel(), false, 0), 1)
+	defer m.close()
 	x := randMat(rand.New(rand.NewPCG(1, 2)), 1024)
 	m.forward(x, 1)
 	b.ResetTimer()

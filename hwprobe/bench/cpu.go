@@ -112,6 +112,7 @@ func cpuMLPResults(ctx context.Context, cfg config, peak cpuPeak, sgemmGFLOPS fl
 	}
 	kern := bestSgemmKernel()
 	m := newMLP(cfg.mlpDims, newGemm(kern, false, cfg.threads), 1)
+	defer m.close()
 	r := rand.New(rand.NewPCG(3, 4))
 	in, outW := cfg.mlpDims[0], cfg.mlpDims[len(cfg.mlpDims)-1]
 	base := map[string]string{"dims": fmt.Sprint(cfg.mlpDims), "threads": strconv.Itoa(cfg.threads), "activation": "relu", "loss": "mse", "optimizer": "sgd"}

@@ -41,6 +41,24 @@ func streamTriad(dst, x, y *float64, n int, s float64)
 func saxpy64(y, x *float32, n int, alpha float32)
 
 //go:noescape
+func sgemvN28(k int, x, w *float32, ldw int, y *float32)
+
+//go:noescape
+func sgemvN16(k int, x, w *float32, ldw int, y *float32)
+
+//go:noescape
+func sgemvN8(k int, x, w *float32, ldw int, y *float32)
+
+//go:noescape
+func sgemvN4(k int, x, w *float32, ldw int, y *float32)
+
+//go:noescape
+func sgemvN2(k int, x, w *float32, ldw int, y *float32)
+
+//go:noescape
+func sgemvN1(k int, x, w *float32, ldw int, y *float32)
+
+//go:noescape
 func fmaRate512(n int)
 
 //go:noescape
@@ -97,6 +115,34 @@ func streamKernels() (streamImpl, bool) {
 		add:   func(d, x, y []float64) { streamAdd(&d[0], &x[0], &y[0], len(d)) },
 		triad: func(d, x, y []float64, q float64) { streamTriad(&d[0], &x[0], &y[0], len(d), q) },
 	}, true
+}
+
+// gemvKernels are the AVX-512 GEMV kernels by width in 16-column registers,
+// widest first (gen's gemvWidths).
+var gemvKernels = []struct {
+	cols int
+	fn   func(k int, x, w *float32, ldw int, y *float32)
+}{{28 * 16, sgemvN28}, {16 * 16, sgemvN16}, {8 * 16, sgemvN8}, {4 * 16, sgemvN4}, {2 * 16, sgemvN2}, {16, sgemvN1}}
+
+// gemvAdd adds x (k values) times the k x len(y) row-major block of W at w
+// (rows ldw apart) into y: the AVX-512 kernels keep a band of up to 448
+// sums in registers across all k rows; columns past the last multiple of
+// 16, and hosts without AVX-512, take the scalar loop.
+func gemvAdd(x, w []float32, ldw int, y []float32) {
+	k, n := len(x), len(y)
+	if k == 0 || n == 0 {
+		return
+	}
+	_ = w[(k-1)*ldw+n-1]
+	j := 0
+	if hasAVX512() {
+		for _, g := range gemvKernels {
+			for ; n-j >= g.cols; j += g.cols {
+				g.fn(k, &x[0], &w[j], ldw, &y[j])
+			}
+		}
+	}
+	gemvAddGeneric(x, w[j:], ldw, y[j:])
 }
 
 // saxpy computes y += alpha*x.

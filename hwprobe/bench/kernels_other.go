@@ -15,3 +15,5 @@ func saxpy(y, x []float32, alpha float32) {
 		y[i] += alpha * x[i]
 	}
 }
+
+func gemvAdd(x, w []float32, ldw int, y []float32) { gemvAddGeneric(x, w, ldw, y) }

@@ -3,6 +3,7 @@ package bench
 import (
 	"math/rand/v2"
 	"sync"
+	"time"
 )
 
 // mlp is a fully connected network with ReLU between layers, a linear last
@@ -14,6 +15,7 @@ type mlp struct {
 	gw   [][]float32 // weight gradients
 	gb   [][]float32
 	g    *gemm
+	team *team // batch-1 GEMV workers, made on first use; close releases them
 
 	// Per-batch buffers: z[l] pre-activations, a[l] activations (a[0] is the input).
 	batch int
@@ -106,35 +108,46 @@ func (m *mlp) forward(x []float32, batch int) []float32 {
 	return m.a[m.layers()]
 }
 
-// gemv adds x*W into y for tiny batches: each worker owns a range of output
-// columns and accumulates rows of W with AXPYs, so weights are read once.
+// gemv adds x*W into y for tiny batches: each worker of the team owns a
+// band of output columns and runs gemvAdd on it per sample, the band's
+// sums in registers across all rows of W, so its weights are read once per
+// sample.
 func (m *mlp) gemv(x, w, y []float32, batch, in, out int) {
 	t := min(m.g.threads, max(1, out/256))
-	if t <= 1 {
-		for s := 0; s < batch; s++ {
-			for i := 0; i < in; i++ {
-				saxpy(y[s*out:(s+1)*out], w[i*out:(i+1)*out], x[s*in+i])
-			}
-		}
-		return
+	if m.team == nil || m.team.n < t {
+		m.close()
+		m.team = newTeam(t, 200*time.Microsecond)
 	}
-	var wg sync.WaitGroup
-	for p := 0; p < t; p++ {
+	m.team.run(func(p int) {
+		if p >= t {
+			return
+		}
 		j0, j1 := out*p/t&^63, out*(p+1)/t&^63
 		if p == t-1 {
 			j1 = out
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for s := 0; s < batch; s++ {
-				for i := 0; i < in; i++ {
-					saxpy(y[s*out+j0:s*out+j1], w[i*out+j0:i*out+j1], x[s*in+i])
-				}
-			}
-		}()
+		for s := 0; s < batch; s++ {
+			gemvAdd(x[s*in:(s+1)*in], w[j0:], out, y[s*out+j0:s*out+j1])
+		}
+	})
+}
+
+// close releases the GEMV team's workers.
+func (m *mlp) close() {
+	if m.team != nil {
+		m.team.close()
+		m.team = nil
 	}
-	wg.Wait()
+}
+
+// gemvAddGeneric is gemvAdd in Go: y[j] += sum over i of x[i]*w[i*ldw+j].
+func gemvAddGeneric(x, w []float32, ldw int, y []float32) {
+	for i, xi := range x {
+		row := w[i*ldw : i*ldw+len(y)]
+		for j := range y {
+			y[j] += xi * row[j]
+		}
+	}
 }
 
 // loss returns the mean over the batch of 0.5*|out-y|^2 and leaves its

@@ -117,6 +117,7 @@ func TestMLPTrainingReducesLoss(t *testing.T) {
 func TestMLPGemvMatchesGemm(t *testing.T) {
 	kern := sgemmKernels()[0]
 	m := newMLP([]int{100, 300, 130}, newGemm(kern, false, 2), 1)
+	defer m.close()
 	r := rand.New(rand.NewPCG(2, 2))
 	x := randMat(r, 2*100)
 	small := append([]float32(nil), m.forward(x, 2)...) // gemv path
@@ -126,6 +127,36 @@ func TestMLPGemvMatchesGemm(t *testing.T) {
 	for i, v := range small {
 		if math.Abs(float64(v-big[i])) > 1e-4 {
 			t.Fatalf("output %d: gemv %g, gemm %g", i, v, big[i])
+		}
+	}
+}
+
+// TestGemvAdd checks gemvAdd against float64 sums for widths that take
+// every kernel, the two-set kernels with odd and even row counts, the
+// scalar tail, and a leading dimension wider than the band; y's existing
+// values are kept, and no element past the band is written.
+func TestGemvAdd(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{1, 15, 16, 17, 33, 64, 100, 448, 449, 512, 720, 1024} {
+		for _, k := range []int{1, 2, 7, 64, 129} {
+			ldw := n + 24
+			x, w := randMat(r, k), randMat(r, k*ldw)
+			y := randMat(r, n+8)
+			want := make([]float64, len(y))
+			for j := range y {
+				want[j] = float64(y[j])
+				if j < n {
+					for i := range k {
+						want[j] += float64(x[i]) * float64(w[i*ldw+j])
+					}
+				}
+			}
+			gemvAdd(x, w, ldw, y[:n])
+			for j := range y {
+				if d := math.Abs(float64(y[j]) - want[j]); d > 1e-4*(1+math.Abs(want[j])) {
+					t.Fatalf("n=%d k=%d: y[%d] = %g, want %g", n, k, j, y[j], want[j])
+				}
+			}
 		}
 	}
 }

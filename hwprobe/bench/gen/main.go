@@ -34,6 +34,9 @@ func generate() []byte {
 	packAAVX512(&a)
 	packA16AVX512(&a)
 	packB16AVX512(&a)
+	for _, r := range gemvWidths {
+		gemvAVX512(&a, r)
+	}
 	fmaRate(&a, "fmaRate512", "Z", 24)
 	fmaRate(&a, "fmaRate256", "Y", 12)
 	return a.Bytes()
@@ -550,6 +553,74 @@ func fmaRate(a *asm, name, reg string, accs int) {
 	a.f("DECQ CX")
 	a.f("JNZ %sloop", name)
 	a.label(name + "done")
+	a.f("VZEROUPPER")
+	a.f("RET")
+}
+
+// gemvWidths are the widths, in zmm registers of 16 columns, of the GEMV
+// kernels; bench.gemvAdd covers a row band with the widest that fit.
+var gemvWidths = []int{28, 16, 8, 4, 2, 1}
+
+// gemvAVX512 writes sgemvN<r>(k int, x, w *float32, ldw int, y *float32):
+// y[0:16r] += sum over i < k of x[i] * w[i*ldw : i*ldw+16r]. The 16r
+// sums stay in registers for all k rows, so each weight is loaded once
+// (folded into its FMA) and y is read and written once. Up to 14
+// registers wide, two sets of sums take alternate rows so that each sum
+// waits on an FMA at most every other row.
+func gemvAVX512(a *asm, r int) {
+	name := fmt.Sprintf("sgemvN%d", r)
+	fmt.Fprintf(&a.Buffer, "\n// func %s(k int, x, w *float32, ldw int, y *float32)\nTEXT ·%s(SB), NOSPLIT, $0-40\n", name, name)
+	a.f("MOVQ k+0(FP), CX")
+	a.f("MOVQ x+8(FP), AX")
+	a.f("MOVQ w+16(FP), BX")
+	a.f("MOVQ ldw+24(FP), R8")
+	a.f("SHLQ $2, R8")
+	a.f("MOVQ y+32(FP), DX")
+	sets := 1
+	if r <= 14 {
+		sets = 2
+	}
+	for z := 0; z < sets*r; z++ {
+		a.f("VPXORD Z%d, Z%d, Z%d", z, z, z)
+	}
+	row := func(set int) {
+		a.f("VBROADCASTSS (AX), Z31")
+		for j := 0; j < r; j++ {
+			a.f("VFMADD231PS %d(BX), Z31, Z%d", 64*j, set*r+j)
+		}
+		a.f("ADDQ $4, AX")
+		a.f("ADDQ R8, BX")
+	}
+	if sets == 2 {
+		a.f("MOVQ CX, R9")
+		a.f("SHRQ $1, CX")
+		a.f("JZ %sodd", name)
+		a.label(name + "loop")
+		row(0)
+		row(1)
+		a.f("DECQ CX")
+		a.f("JNZ %sloop", name)
+		a.label(name + "odd")
+		a.f("ANDQ $1, R9")
+		a.f("JZ %ssum", name)
+		row(0)
+		a.label(name + "sum")
+		for j := 0; j < r; j++ {
+			a.f("VADDPS Z%d, Z%d, Z%d", r+j, j, j)
+		}
+	} else {
+		a.f("TESTQ CX, CX")
+		a.f("JZ %sstore", name)
+		a.label(name + "loop")
+		row(0)
+		a.f("DECQ CX")
+		a.f("JNZ %sloop", name)
+		a.label(name + "store")
+	}
+	for j := 0; j < r; j++ {
+		a.f("VADDPS %d(DX), Z%d, Z%d", 64*j, j, j)
+		a.f("VMOVUPS Z%d, %d(DX)", j, 64*j)
+	}
 	a.f("VZEROUPPER")
 	a.f("RET")
 }
