@@ -138,6 +138,10 @@ func cpuMLPResults(ctx context.Context, cfg config, peak cpuPeak, sgemmGFLOPS fl
 		train.Params["efficiency_vs_sgemm"] = ftoa(train.Value * flopsTrain / 1e9 / sgemmGFLOPS)
 	}
 
+	// Inference: the weights are packed once, as a serving engine does
+	// when it loads the network.
+	m.prepack()
+
 	// Batch-1 latency (single stream).
 	x1 := randMat(r, in)
 	for range 20 {

@@ -103,19 +103,64 @@ func rowMajor(data []float32, ld int, trans bool) op {
 // where op(A) is m x k and op(B) is k x n. A bf16 engine rounds A and B to
 // bfloat16 while packing.
 func (g *gemm) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	A, B := rowMajor(a, lda, transA), rowMajor(b, ldb, transB)
-	mr, nr := g.kern.mr, g.kern.nr
-	p := packers{
-		a: func(dst []float32, i, p, mb, kb int) { packA(dst, A.at(i, p), mb, kb, mr, alpha, g.kern.packRows) },
-		b: func(dst []float32, p, j, kb, nb int) { packB(dst, B.at(p, j), kb, nb, nr) },
-	}
+	g.run(m, n, k, packers{a: g.packerA(a, lda, transA, alpha), b: g.packerB(b, ldb, transB)}, beta, c, ldc)
+}
+
+func (g *gemm) packerA(a []float32, lda int, trans bool, alpha float32) func(dst []float32, i, p, mb, kb int) {
+	A, mr := rowMajor(a, lda, trans), g.kern.mr
 	if g.bf16 {
-		p = packers{
-			a: func(dst []float32, i, p, mb, kb int) { packAbf16(dst, A.at(i, p), mb, kb, mr, alpha) },
-			b: func(dst []float32, p, j, kb, nb int) { packBbf16(dst, B.at(p, j), kb, nb, nr) },
-		}
+		return func(dst []float32, i, p, mb, kb int) { packAbf16(dst, A.at(i, p), mb, kb, mr, alpha) }
 	}
-	g.run(m, n, k, p, beta, c, ldc)
+	return func(dst []float32, i, p, mb, kb int) { packA(dst, A.at(i, p), mb, kb, mr, alpha, g.kern.packRows) }
+}
+
+func (g *gemm) packerB(b []float32, ldb int, trans bool) func(dst []float32, p, j, kb, nb int) {
+	B, nr := rowMajor(b, ldb, trans), g.kern.nr
+	if g.bf16 {
+		return func(dst []float32, p, j, kb, nb int) { packBbf16(dst, B.at(p, j), kb, nb, nr) }
+	}
+	return func(dst []float32, p, j, kb, nb int) { packB(dst, B.at(p, j), kb, nb, nr) }
+}
+
+// packedB is a k x n op(B) packed once for many products (PackB): per k
+// block of the engine's kc, all of its columns in the kernel's panels.
+type packedB struct {
+	k, n   int
+	kc     int
+	blocks [][]float32 // by k block
+	nr, kp int         // panel width; packed k steps of a full block
+}
+
+// PackB packs op(B) (k x n, row-major with leading dimension ldb) for
+// SgemmPacked, which then skips packing B: the weights of a network that
+// serves many batches are packed once, as inference engines do.
+func (g *gemm) PackB(transB bool, k, n int, b []float32, ldb int) *packedB {
+	kc, nr := min(g.kc, max(k, 1)), g.kern.nr
+	pb := &packedB{k: k, n: n, kc: kc, nr: nr, kp: g.packedK(kc)}
+	pack := g.packerB(b, ldb, transB)
+	panels := (n + nr - 1) / nr
+	for pc := 0; pc < k; pc += kc {
+		kb := min(kc, k-pc)
+		blk := make([]float32, panels*nr*g.packedK(kb))
+		pack(blk, pc, 0, kb, n)
+		pb.blocks = append(pb.blocks, blk)
+	}
+	return pb
+}
+
+// SgemmPacked is Sgemm with B packed by PackB on this engine: C =
+// alpha*op(A)*B + beta*C for op(A) m x k.
+func (g *gemm) SgemmPacked(transA bool, m int, alpha float32, a []float32, lda int, b *packedB, beta float32, c []float32, ldc int) {
+	if b.kc != min(g.kc, max(b.k, 1)) || b.nr != g.kern.nr {
+		panic("bench: B packed by another engine")
+	}
+	g.run(m, b.n, b.k, packers{
+		a: g.packerA(a, lda, transA, alpha),
+		packed: func(p, j int) []float32 {
+			blk := b.blocks[p/b.kc]
+			return blk[j/b.nr*b.nr*g.packedK(min(b.kc, b.k-p)):]
+		},
+	}, beta, c, ldc)
 }
 
 // Bgemm computes C = A*B for row-major bfloat16 A (m x k) and B (k x n),
@@ -134,6 +179,9 @@ func (g *gemm) Bgemm(m, n, k int, a []uint16, lda int, b []uint16, ldb int, c []
 type packers struct {
 	a func(dst []float32, i, p, mb, kb int)
 	b func(dst []float32, p, j, kb, nb int)
+	// packed, when set, replaces b: B is packed already (PackB), and
+	// packed returns its block at row p, column j (j a multiple of nr).
+	packed func(p, j int) []float32
 }
 
 // run splits the product between threads. With enough rows of C (at
@@ -203,7 +251,9 @@ func (g *gemm) runShared(m, n, k int, pk packers, beta float32, c []float32, ldc
 	nc := min(g.nc, (n+nr-1)/nr*nr)
 	mc := min(g.mc, tilesM*mr)
 	blocksM := (m + mc - 1) / mc
-	g.shared = grow(g.shared, kc*nc)
+	if pk.packed == nil {
+		g.shared = grow(g.shared, kc*nc)
+	}
 	for len(g.work) < t {
 		g.work = append(g.work, gemmWork{})
 	}
@@ -226,13 +276,17 @@ func (g *gemm) runShared(m, n, k int, pk packers, beta float32, c []float32, ldc
 			for pc := 0; pc < k; pc += kc {
 				kb := min(kc, k-pc)
 				kp := g.packedK(kb)
-				for ctr := &next[2*step]; ; {
+				shared := g.shared
+				if pk.packed != nil {
+					shared = pk.packed(pc, jc)
+				}
+				for ctr := &next[2*step]; pk.packed == nil; {
 					p0 := int(ctr.Add(packChunk)) - packChunk
 					if p0 >= panels {
 						break
 					}
 					p1 := min(panels, p0+packChunk)
-					pk.b(g.shared[p0*nr*kp:], pc, jc+p0*nr, kb, min(nb, p1*nr)-p0*nr)
+					pk.b(shared[p0*nr*kp:], pc, jc+p0*nr, kb, min(nb, p1*nr)-p0*nr)
 				}
 				bar.wait()
 				for ctr := &next[2*step+1]; ; {
@@ -243,7 +297,7 @@ func (g *gemm) runShared(m, n, k int, pk packers, beta float32, c []float32, ldc
 					ic := b * mc
 					mb := min(mc, m-ic)
 					pk.a(wk.packA, ic, pc, mb, kb)
-					g.macro(wk, g.shared, mb, nb, kb, c[ic*ldc+jc:], ldc, store && pc == 0)
+					g.macro(wk, shared, mb, nb, kb, c[ic*ldc+jc:], ldc, store && pc == 0)
 				}
 				bar.wait()
 				step++
@@ -323,18 +377,25 @@ func (g *gemm) block(w *gemmWork, i0, j0, m, n, k int, pk packers, beta float32,
 	kc := min(g.kc, k)
 	nc := min(g.nc, (n+nr-1)/nr*nr)
 	mc := min(g.mc, (m+mr-1)/mr*mr)
-	w.packB = grow(w.packB, kc*nc)
+	if pk.packed == nil {
+		w.packB = grow(w.packB, kc*nc)
+	}
 	w.packA = grow(w.packA, kc*mc)
 	w.tile = grow(w.tile, mr*nr)
 	for jc := 0; jc < n; jc += nc {
 		nb := min(nc, n-jc)
 		for pc := 0; pc < k; pc += kc {
 			kb := min(kc, k-pc)
-			pk.b(w.packB, pc, j0+jc, kb, nb)
+			bp := w.packB
+			if pk.packed != nil {
+				bp = pk.packed(pc, j0+jc)
+			} else {
+				pk.b(bp, pc, j0+jc, kb, nb)
+			}
 			for ic := 0; ic < m; ic += mc {
 				mb := min(mc, m-ic)
 				pk.a(w.packA, i0+ic, pc, mb, kb)
-				g.macro(w, w.packB, mb, nb, kb, c[ic*ldc+jc:], ldc, store && pc == 0)
+				g.macro(w, bp, mb, nb, kb, c[ic*ldc+jc:], ldc, store && pc == 0)
 			}
 		}
 	}

@@ -261,3 +261,52 @@ func TestGemmSharedCounters(t *testing.T) {
 		}
 	}
 }
+
+// TestSgemmPacked: a product with B packed once (PackB) is bit for bit the
+// product Sgemm computes on the same engine, for every kernel, on both
+// thread splits (few rows: columns; many rows: the shared path, over two
+// column blocks), with k over two k blocks (the last one short), n off the
+// panel width, B transposed or not, alpha
+// and beta not 1; and the packed B is reused across products.
+func TestSgemmPacked(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	for _, kc := range gemmKernelsUnderTest() {
+		for _, tc := range []struct {
+			m, n, k int
+			transB  bool
+		}{{64, 1024, 1024, false}, {5, 77, 40, true}, {500, 200, 1500, false}, {460, 33, 2100, true},
+			{64, 1000, 1500, false}, {448, 2080, 1030, true}} {
+			t.Run(fmt.Sprintf("%s/bf16=%v/%dx%dx%d/transB=%v", kc.kern.name, kc.bf16, tc.m, tc.n, tc.k, tc.transB), func(t *testing.T) {
+				g := newGemm(kc.kern, kc.bf16, 2)
+				ldb := tc.n + 3
+				if tc.transB {
+					ldb = tc.k + 3
+				}
+				b := randMat(r, max(tc.k, tc.n)*ldb)
+				pb := g.PackB(tc.transB, tc.k, tc.n, b, ldb)
+				for round := range 2 {
+					a := randMat(r, tc.m*tc.k)
+					c0 := randMat(r, tc.m*tc.n)
+					want, got := append([]float32(nil), c0...), append([]float32(nil), c0...)
+					beta := float32(round) * 0.5 // 0, then 0.5
+					g.Sgemm(false, tc.transB, tc.m, tc.n, tc.k, 1.5, a, tc.k, b, ldb, beta, want, tc.n)
+					g.SgemmPacked(false, tc.m, 1.5, a, tc.k, pb, beta, got, tc.n)
+					for i := range want {
+						if got[i] != want[i] {
+							t.Fatalf("round %d: c[%d] = %g packed, %g unpacked", round, i, got[i], want[i])
+						}
+					}
+					if tc.m*tc.n*tc.k > 2e8 {
+						continue // the float64 loops would take seconds; Sgemm is checked against them above
+					}
+					ref := refGemm(false, tc.transB, tc.m, tc.n, tc.k, 1.5, a, tc.k, b, ldb, float64(beta), c0, tc.n)
+					for i, v := range ref {
+						if d := math.Abs(float64(got[i]) - v); d > kc.tol*(1+math.Abs(v))*math.Sqrt(float64(tc.k)) {
+							t.Fatalf("round %d: c[%d] = %g, float64 %g", round, i, got[i], v)
+						}
+					}
+				}
+			})
+		}
+	}
+}

@@ -16,6 +16,9 @@ type mlp struct {
 	gb   [][]float32
 	g    *gemm
 	team *team // batch-1 GEMV workers, made on first use; close releases them
+	// packed holds the weights packed for the GEMM (prepack), for
+	// inference; step, which changes the weights, drops it.
+	packed []*packedB
 
 	// Per-batch buffers: z[l] pre-activations, a[l] activations (a[0] is the input).
 	batch int
@@ -91,9 +94,12 @@ func (m *mlp) forward(x []float32, batch int) []float32 {
 		for i := 0; i < batch; i++ {
 			copy(z[i*out:(i+1)*out], m.b[l])
 		}
-		if batch <= 4 {
+		switch {
+		case batch <= 4:
 			m.gemv(m.a[l], m.w[l], z, batch, in, out)
-		} else {
+		case m.packed != nil:
+			m.g.SgemmPacked(false, batch, 1, m.a[l], in, m.packed[l], 1, z, out)
+		default:
 			m.g.Sgemm(false, false, batch, out, in, 1, m.a[l], in, m.w[l], out, 1, z, out)
 		}
 		act := m.a[l+1]
@@ -130,6 +136,16 @@ func (m *mlp) gemv(x, w, y []float32, batch, in, out int) {
 			gemvAdd(x[s*in:(s+1)*in], w[j0:], out, y[s*out+j0:s*out+j1])
 		}
 	})
+}
+
+// prepack packs the weights for inference, as an inference engine does
+// when it loads a network: forward then multiplies batches by them
+// without packing them again.
+func (m *mlp) prepack() {
+	m.packed = m.packed[:0]
+	for l := 0; l < m.layers(); l++ {
+		m.packed = append(m.packed, m.g.PackB(false, m.dims[l], m.dims[l+1], m.w[l], m.dims[l+1]))
+	}
 }
 
 // close releases the GEMV team's workers.
@@ -198,6 +214,7 @@ func (m *mlp) backward() {
 
 // step applies SGD with learning rate lr.
 func (m *mlp) step(lr float32) {
+	m.packed = nil
 	for l := range m.w {
 		w, gw := m.w[l], m.gw[l]
 		t := max(1, m.g.threads)

@@ -160,3 +160,38 @@ func TestGemvAdd(t *testing.T) {
 		}
 	}
 }
+
+// TestMLPPrepack: inference on packed weights gives the outputs of the
+// unpacked network exactly, and a training step, which changes the
+// weights, drops the packed copy (a later forward sees the new weights).
+func TestMLPPrepack(t *testing.T) {
+	kern := sgemmKernels()[0]
+	m := newMLP([]int{100, 300, 130}, newGemm(kern, false, 2), 1)
+	defer m.close()
+	r := rand.New(rand.NewPCG(4, 4))
+	x, y := randMat(r, 64*100), randMat(r, 64*130)
+	forward := func() []float32 { return append([]float32(nil), m.forward(x, 64)...) }
+	plain := forward()
+	m.prepack()
+	packed := forward()
+	for i := range plain {
+		if plain[i] != packed[i] {
+			t.Fatalf("output %d: %g packed, %g unpacked", i, packed[i], plain[i])
+		}
+	}
+	m.trainStep(x, y, 64, 0.05)
+	if m.packed != nil {
+		t.Fatal("the packed weights survived a training step")
+	}
+	trained := forward()
+	m.prepack()
+	again := forward()
+	for i := range trained {
+		if trained[i] != again[i] {
+			t.Fatalf("after a step, output %d: %g packed, %g unpacked", i, again[i], trained[i])
+		}
+	}
+	if trained[0] == plain[0] && trained[1] == plain[1] {
+		t.Fatal("the training step changed nothing")
+	}
+}
