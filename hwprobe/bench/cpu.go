@@ -185,7 +185,7 @@ func cpuMLPResults(ctx context.Context, cfg config, peak cpuPeak, sgemmGFLOPS fl
 		thr = append(thr, float64(Bi)/time.Since(t0).Seconds())
 	}
 	flopsInf := m.forwardFlopsPerSample()
-	ip := mergeParams(base, peak.params(), map[string]string{"batch": strconv.Itoa(Bi), "flops_per_sample": ftoa(flopsInf)})
+	ip := mergeParams(base, peak.params(), map[string]string{"batch": strconv.Itoa(Bi), "flops_per_sample": ftoa(flopsInf), "weights": "packed once, before timing"})
 	out = append(out, measured("cpu_mlp_infer_throughput", kern.name, "samples/s", thr, peak.GFLOPS32()*1e9/flopsInf, ip))
 	return out
 }

@@ -217,8 +217,9 @@ func estimateClockGHz(fmaLatencyCycles int) float64 {
 // counts is busy. A core runs faster for the first milliseconds of a
 // vector load than it then holds (on a 2-vCPU Zen 5 host: about 3.65 GHz
 // over the first millisecond, 3.45-3.5 from 5 ms on), and a GEMM runs for
-// far longer, so the first 20 ms are not counted. The best window is the one least disturbed
-// by the rest of the host, so the peak errs high (an efficiency errs low).
+// far longer, so the first 20 ms are not counted. The best window is the
+// one least disturbed by the rest of the host, so the peak errs high (an
+// efficiency errs low).
 func vectorFMARate(cores int) (gflopsPerCore float64, bits int, ok bool) {
 	run, flops, bits, ok := fmaLoop()
 	if !ok {
