@@ -59,7 +59,8 @@ var (
 func scenarios() []scenario {
 	out := append(coreScenarios(), cpuFootprintScenarios()...)
 	out = append(out, cpuFootprintValidationScenarios()...)
-	return append(append(out, servingScenarios()...), validationScenarios()...)
+	out = append(append(out, servingScenarios()...), servingScheduleAlarmScenarios()...)
+	return append(out, validationScenarios()...)
 }
 
 func coreScenarios() []scenario {
