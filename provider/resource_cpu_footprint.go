@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -203,7 +202,7 @@ func (r *cpuFootprintResource) Schema(ctx context.Context, _ resource.SchemaRequ
 					"name":             schema.StringAttribute{Required: true, MarkdownDescription: "Name of the scheduled action (1 to 63 letters, digits, `-` or `_`); the action that ends a window is `<name>-end`."},
 					"recurrence":       schema.StringAttribute{Required: true, MarkdownDescription: "Cron expression (minute hour day-of-month month day-of-week), e.g. `0 20 * * 1-5`."},
 					"time_zone":        schema.StringAttribute{Optional: true, MarkdownDescription: fmt.Sprintf("IANA time zone of `recurrence`. Default `%s`.", platform.DefaultScheduleTimeZone)},
-					"duration":         schema.StringAttribute{Optional: true, MarkdownDescription: "Length of the window, e.g. `11h`: the footprint's sizes come back when it ends."},
+					"duration":         schema.StringAttribute{Optional: true, MarkdownDescription: "Length of the window in whole minutes, e.g. `11h` or `90m`: the footprint's sizes come back when it ends."},
 					"min_size":         schema.Int64Attribute{Optional: true, MarkdownDescription: "Minimum size during the window."},
 					"max_size":         schema.Int64Attribute{Optional: true, MarkdownDescription: "Maximum size during the window."},
 					"desired_capacity": schema.Int64Attribute{Optional: true, MarkdownDescription: "Desired capacity during the window."},
@@ -567,7 +566,7 @@ func schedulesValue(ctx context.Context, ss []platform.Schedule, diags *diag.Dia
 			sm.TimeZone = types.StringValue(s.TimeZone)
 		}
 		if s.Duration != 0 {
-			sm.Duration = types.StringValue(s.Duration.String())
+			sm.Duration = types.StringValue(platform.ScheduleDurationText(s.Duration, ""))
 		}
 		out = append(out, sm)
 	}
@@ -712,9 +711,9 @@ func cpuFootprintSpec(ctx context.Context, m, config *cpuFootprintModel, diags *
 		p := fmt.Sprintf("schedule[%d]", i)
 		ps := platform.Schedule{Name: str(p+".name", sc.Name), Recurrence: str(p+".recurrence", sc.Recurrence), TimeZone: str(p+".time_zone", sc.TimeZone)}
 		if d := str(p+".duration", sc.Duration); d != "" {
-			dur, err := time.ParseDuration(d)
+			dur, err := platform.ParseScheduleDuration(d)
 			if err != nil {
-				s.InputProblems = append(s.InputProblems, platform.Problem{Path: p + ".duration", Summary: "Invalid duration", Detail: fmt.Sprintf("%q: write a duration such as 11h or 90m.", d)})
+				s.InputProblems = append(s.InputProblems, platform.Problem{Path: p + ".duration", Summary: "Invalid duration", Detail: err.Error() + "."})
 			}
 			ps.Duration = dur
 		}

@@ -314,6 +314,17 @@ func TestAccCPUFootprint_schedule(t *testing.T) {
 				}),
 			),
 		}, {
+			// Imported outside the window, the schedule reads as it is
+			// written: its action and its "-end" action fold back into one
+			// schedule of 11h, the default time zone unset.
+			Config:            scheduleConfig(),
+			ResourceName:      cpuFootprintResource,
+			ImportState:       true,
+			ImportStateId:     "nights",
+			ImportStateVerify: true,
+			ImportStateVerifyIgnore: []string{"requirements", "image", "root_volume", "capacity_type", "decision_reason", "rejected_cheaper",
+				"candidates", "price_source", "hourly_price_usd", "monthly_cost_usd", "monthly_cost_scheduled_usd", "cost_note", "timeouts"},
+		}, {
 			// The window starts: Auto Scaling scales the group to zero, as
 			// the scheduled action says. Not drift: the plan is empty.
 			PreConfig: func() {
@@ -338,6 +349,12 @@ func TestAccCPUFootprint_schedule(t *testing.T) {
 				}
 				return nil
 			}),
+		}, {
+			// A window of seconds is refused at plan, as the serving
+			// endpoint's is: scheduled actions run on whole minutes.
+			Config:      strings.Replace(scheduleConfig(), `duration         = "11h"`, `duration         = "90s"`, 1),
+			PlanOnly:    true,
+			ExpectError: regexp.MustCompile(`(?s)Invalid duration.*duration *= "90s".*"90s": write a duration of whole minutes`),
 		}},
 	})
 }

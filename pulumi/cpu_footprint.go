@@ -154,7 +154,7 @@ func (s *CpuSchedule) Annotate(a infer.Annotator) {
 	a.Describe(&s.Name, "Name of the scheduled action (1 to 63 letters, digits, `-` or `_`); the action that ends a window is `<name>-end`.")
 	a.Describe(&s.Recurrence, "Cron expression (minute hour day-of-month month day-of-week), e.g. `0 20 * * 1-5`.")
 	a.Describe(&s.TimeZone, fmt.Sprintf("IANA time zone of `recurrence`. Default `%s`.", platform.DefaultScheduleTimeZone))
-	a.Describe(&s.Duration, "Length of the window, e.g. `11h`: the footprint's sizes come back when it ends.")
+	a.Describe(&s.Duration, "Length of the window in whole minutes, e.g. `11h` or `90m`: the footprint's sizes come back when it ends.")
 }
 
 // Annotate describes the outputs.
@@ -413,10 +413,10 @@ func (c CpuFootprintArgs) spec(unknown []string) platform.CPUFootprintSpec {
 	for i, sc := range c.Schedule {
 		ps := platform.Schedule{Name: sc.Name, Recurrence: sc.Recurrence, TimeZone: deref(sc.TimeZone), Min: sc.MinSize, Max: sc.MaxSize, Desired: sc.DesiredCapacity}
 		if d := deref(sc.Duration); d != "" {
-			dur, err := time.ParseDuration(d)
+			dur, err := platform.ParseScheduleDuration(d)
 			if err != nil {
 				path := fmt.Sprintf("schedule[%d].duration", i)
-				s.InputProblems = append(s.InputProblems, platform.Problem{Path: path, Summary: "Invalid duration", Detail: fmt.Sprintf("%q: write a duration such as 11h or 90m.", d)})
+				s.InputProblems = append(s.InputProblems, platform.Problem{Path: path, Summary: "Invalid duration", Detail: err.Error() + "."})
 			}
 			ps.Duration = dur
 		}
@@ -541,7 +541,7 @@ func cpuFootprintArgsOf(s platform.CPUFootprintSpec) CpuFootprintArgs {
 	for _, sc := range s.Schedules {
 		cs := CpuSchedule{Name: sc.Name, Recurrence: sc.Recurrence, TimeZone: optString(sc.TimeZone), MinSize: sc.Min, MaxSize: sc.Max, DesiredCapacity: sc.Desired}
 		if sc.Duration != 0 {
-			cs.Duration = ptr(sc.Duration.String())
+			cs.Duration = ptr(platform.ScheduleDurationText(sc.Duration, ""))
 		}
 		a.Schedule = append(a.Schedule, cs)
 	}

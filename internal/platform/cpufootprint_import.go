@@ -50,9 +50,7 @@ func (e *Env) ImportCPUFootprint(ctx context.Context, f *CPUFootprint) (CPUFootp
 			delete(s.Tags, k)
 		}
 	}
-	for _, a := range f.ScheduledActions {
-		s.Schedules = append(s.Schedules, Schedule{Name: a.Name, Recurrence: a.Recurrence, TimeZone: a.TimeZone, Min: a.Min, Max: a.Max, Desired: a.Desired})
-	}
+	s.Schedules = FoldScheduledActions(f.Size, f.ScheduledActions)
 	types := f.InstanceTypes
 	if len(types) == 0 {
 		types = []string{n.InstanceType}

@@ -210,3 +210,66 @@ func applyAction(c GroupSize, a ScheduledAction) GroupSize {
 	c.Desired = min(max(c.Desired, c.Min), c.Max)
 	return c
 }
+
+// FoldScheduledActions is ScheduledActions read backwards, for an import:
+// an action X and an action "X-end" in the same time zone that restores
+// base, whose recurrence is X's shifted by some duration, are one schedule
+// of that duration, the shortest that makes the same two actions (a daily
+// window of 11 hours and one of 35 make the same actions). Every other
+// action is a schedule of its own. The default time zone is left unset,
+// as a schedule that does not name one is written.
+func FoldScheduledActions(base GroupSize, acts []ScheduledAction) []Schedule {
+	end := make([]time.Duration, len(acts)) // by start action: its window
+	ends := make([]bool, len(acts))         // actions that end a window
+	for i, a := range acts {
+		j := slices.IndexFunc(acts, func(e ScheduledAction) bool { return e.Name == a.Name+"-end" })
+		if j < 0 || ends[j] || acts[j].TimeZone != a.TimeZone || !restores(acts[j], base) {
+			continue
+		}
+		if d, ok := windowBetween(a.Recurrence, acts[j].Recurrence); ok {
+			end[i], ends[j] = d, true
+		}
+	}
+	var out []Schedule
+	for i, a := range acts {
+		if ends[i] {
+			continue
+		}
+		s := Schedule{Name: a.Name, Recurrence: a.Recurrence, TimeZone: a.TimeZone, Duration: end[i], Min: a.Min, Max: a.Max, Desired: a.Desired}
+		if s.TimeZone == DefaultScheduleTimeZone {
+			s.TimeZone = ""
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// restores reports whether action e sets the sizes of base (a serving
+// action sets no desired capacity).
+func restores(e ScheduledAction, base GroupSize) bool {
+	return e.Min != nil && *e.Min == base.Min && e.Max != nil && *e.Max == base.Max && (e.Desired == nil || *e.Desired == base.Desired)
+}
+
+// windowBetween is the shortest duration by which recurrence start shifts
+// to recurrence end (Cron.Shift), if any.
+func windowBetween(start, end string) (time.Duration, bool) {
+	s, err := ParseCron(start)
+	if err != nil {
+		return 0, false
+	}
+	e, err := ParseCron(end)
+	if err != nil {
+		return 0, false
+	}
+	want := e.String()
+	for d := time.Minute; d < 7*24*time.Hour; d += time.Minute {
+		shifted, err := s.Shift(d)
+		if err != nil {
+			return 0, false
+		}
+		if shifted.String() == want {
+			return d, true
+		}
+	}
+	return 0, false
+}

@@ -165,9 +165,9 @@ func foldServingSchedules(rs *ServingEndpointSpec, found *ServingEndpoint, decla
 	}
 }
 
-// ParseScheduleDuration parses the duration of a schedule as both front
-// ends take it: a Go duration of whole minutes such as "11h" or "90m"; ""
-// is none.
+// ParseScheduleDuration parses the duration of a schedule, a CPU
+// footprint's or a serving variant's, as both front ends take it: a Go
+// duration of whole minutes such as "11h" or "90m"; "" is none.
 func ParseScheduleDuration(s string) (time.Duration, error) {
 	if s == "" {
 		return 0, nil
@@ -180,7 +180,9 @@ func ParseScheduleDuration(s string) (time.Duration, error) {
 }
 
 // ScheduleDurationText is how a front end writes d back: as declared when
-// the declared text means d, else in Go's form ("11h0m0s").
+// the declared text means d, else in its shortest form ("11h", "1h30m",
+// "45m"), which is how a schedule is written, so that an imported one
+// reads as its configuration says.
 func ScheduleDurationText(d time.Duration, declared string) string {
 	if d == 0 {
 		return ""
@@ -188,5 +190,15 @@ func ScheduleDurationText(d time.Duration, declared string) string {
 	if dd, err := ParseScheduleDuration(declared); err == nil && dd == d {
 		return declared
 	}
-	return d.String()
+	if d < 0 || d%time.Minute != 0 {
+		return d.String()
+	}
+	h, m := d/time.Hour, d%time.Hour/time.Minute
+	switch {
+	case h == 0:
+		return fmt.Sprintf("%dm", m)
+	case m == 0:
+		return fmt.Sprintf("%dh", h)
+	}
+	return fmt.Sprintf("%dh%dm", h, m)
 }

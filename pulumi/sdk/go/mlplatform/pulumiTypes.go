@@ -247,7 +247,7 @@ func (o CpuRequirementsPtrOutput) MinVcpus() pulumi.IntPtrOutput {
 
 type CpuSchedule struct {
 	DesiredCapacity *int `pulumi:"desiredCapacity"`
-	// Length of the window, e.g. `11h`: the footprint's sizes come back when it ends.
+	// Length of the window in whole minutes, e.g. `11h` or `90m`: the footprint's sizes come back when it ends.
 	Duration *string `pulumi:"duration"`
 	MaxSize  *int    `pulumi:"maxSize"`
 	MinSize  *int    `pulumi:"minSize"`
@@ -272,7 +272,7 @@ type CpuScheduleInput interface {
 
 type CpuScheduleArgs struct {
 	DesiredCapacity pulumi.IntPtrInput `pulumi:"desiredCapacity"`
-	// Length of the window, e.g. `11h`: the footprint's sizes come back when it ends.
+	// Length of the window in whole minutes, e.g. `11h` or `90m`: the footprint's sizes come back when it ends.
 	Duration pulumi.StringPtrInput `pulumi:"duration"`
 	MaxSize  pulumi.IntPtrInput    `pulumi:"maxSize"`
 	MinSize  pulumi.IntPtrInput    `pulumi:"minSize"`
@@ -339,7 +339,7 @@ func (o CpuScheduleOutput) DesiredCapacity() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v CpuSchedule) *int { return v.DesiredCapacity }).(pulumi.IntPtrOutput)
 }
 
-// Length of the window, e.g. `11h`: the footprint's sizes come back when it ends.
+// Length of the window in whole minutes, e.g. `11h` or `90m`: the footprint's sizes come back when it ends.
 func (o CpuScheduleOutput) Duration() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v CpuSchedule) *string { return v.Duration }).(pulumi.StringPtrOutput)
 }

@@ -35,7 +35,7 @@ export interface CpuRequirementsArgs {
 export interface CpuScheduleArgs {
     desiredCapacity?: pulumi.Input<number>;
     /**
-     * Length of the window, e.g. `11h`: the footprint's sizes come back when it ends.
+     * Length of the window in whole minutes, e.g. `11h` or `90m`: the footprint's sizes come back when it ends.
      */
     duration?: pulumi.Input<string>;
     maxSize?: pulumi.Input<number>;

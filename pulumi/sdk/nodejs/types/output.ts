@@ -35,7 +35,7 @@ export interface CpuRequirements {
 export interface CpuSchedule {
     desiredCapacity?: number;
     /**
-     * Length of the window, e.g. `11h`: the footprint's sizes come back when it ends.
+     * Length of the window in whole minutes, e.g. `11h` or `90m`: the footprint's sizes come back when it ends.
      */
     duration?: string;
     maxSize?: number;

@@ -216,7 +216,7 @@ if not MYPY:
         desired_capacity: NotRequired[pulumi.Input[_builtins.int]]
         duration: NotRequired[pulumi.Input[_builtins.str]]
         """
-        Length of the window, e.g. `11h`: the footprint's sizes come back when it ends.
+        Length of the window in whole minutes, e.g. `11h` or `90m`: the footprint's sizes come back when it ends.
         """
         max_size: NotRequired[pulumi.Input[_builtins.int]]
         min_size: NotRequired[pulumi.Input[_builtins.int]]
@@ -240,7 +240,7 @@ class CpuScheduleArgs:
         """
         :param pulumi.Input[_builtins.str] name: Name of the scheduled action (1 to 63 letters, digits, `-` or `_`); the action that ends a window is `<name>-end`.
         :param pulumi.Input[_builtins.str] recurrence: Cron expression (minute hour day-of-month month day-of-week), e.g. `0 20 * * 1-5`.
-        :param pulumi.Input[_builtins.str] duration: Length of the window, e.g. `11h`: the footprint's sizes come back when it ends.
+        :param pulumi.Input[_builtins.str] duration: Length of the window in whole minutes, e.g. `11h` or `90m`: the footprint's sizes come back when it ends.
         :param pulumi.Input[_builtins.str] time_zone: IANA time zone of `recurrence`. Default `Asia/Dubai`.
         """
         pulumi.set(__self__, "name", name)
@@ -293,7 +293,7 @@ class CpuScheduleArgs:
     @pulumi.getter
     def duration(self) -> Optional[pulumi.Input[_builtins.str]]:
         """
-        Length of the window, e.g. `11h`: the footprint's sizes come back when it ends.
+        Length of the window in whole minutes, e.g. `11h` or `90m`: the footprint's sizes come back when it ends.
         """
         return pulumi.get(self, "duration")
 

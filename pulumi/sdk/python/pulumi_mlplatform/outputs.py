@@ -183,7 +183,7 @@ class CpuSchedule(dict):
         """
         :param _builtins.str name: Name of the scheduled action (1 to 63 letters, digits, `-` or `_`); the action that ends a window is `<name>-end`.
         :param _builtins.str recurrence: Cron expression (minute hour day-of-month month day-of-week), e.g. `0 20 * * 1-5`.
-        :param _builtins.str duration: Length of the window, e.g. `11h`: the footprint's sizes come back when it ends.
+        :param _builtins.str duration: Length of the window in whole minutes, e.g. `11h` or `90m`: the footprint's sizes come back when it ends.
         :param _builtins.str time_zone: IANA time zone of `recurrence`. Default `Asia/Dubai`.
         """
         pulumi.set(__self__, "name", name)
@@ -224,7 +224,7 @@ class CpuSchedule(dict):
     @pulumi.getter
     def duration(self) -> Optional[_builtins.str]:
         """
-        Length of the window, e.g. `11h`: the footprint's sizes come back when it ends.
+        Length of the window in whole minutes, e.g. `11h` or `90m`: the footprint's sizes come back when it ends.
         """
         return pulumi.get(self, "duration")
 
