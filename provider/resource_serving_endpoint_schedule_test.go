@@ -164,6 +164,35 @@ func TestAccServingEndpoint_scheduledScaling(t *testing.T) {
 					"mlplatform-fraud-primary-monday | endpoint/fraud/variant/primary | cron(30 7 ? * 2 *) | UTC | 3 | -"),
 			},
 			{
+				// Imported, the actions read back as the two schedules:
+				// night and night-end folded into one of 11h, the default
+				// zone unset, monday in AWS's spelling (in the order AWS
+				// lists them).
+				Config:        servingScheduleConfig(3, withTwo),
+				ResourceName:  servingName,
+				ImportState:   true,
+				ImportStateId: "fraud",
+				ImportStateCheck: func(is []*terraform.InstanceState) error {
+					if len(is) != 1 {
+						return fmt.Errorf("%d instances imported", len(is))
+					}
+					a := is[0].Attributes
+					var got []string
+					for i := range 3 {
+						p := fmt.Sprintf("variants.0.autoscaling.schedule.%d.", i)
+						if a[p+"name"] == "" {
+							continue
+						}
+						got = append(got, strings.Join([]string{a[p+"name"], a[p+"recurrence"], a[p+"time_zone"], a[p+"duration"], a[p+"min_capacity"], a[p+"max_capacity"]}, " | "))
+					}
+					want := []string{"monday | 30 7 * * 1 | UTC |  | 3 | ", "night | 0 20 * * 1-5 |  | 11h |  | 1"}
+					if !slices.Equal(got, want) {
+						return fmt.Errorf("imported schedules:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+					}
+					return nil
+				},
+			},
+			{
 				// Change: monday goes, night moves to 21:00 without a window,
 				// weekend comes; in place.
 				Config: servingScheduleConfig(3, `schedule = [

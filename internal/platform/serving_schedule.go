@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mlplatform/mlplatform/internal/cloud"
@@ -136,7 +137,15 @@ func foldServingSchedules(rs *ServingEndpointSpec, found *ServingEndpoint, decla
 			continue
 		}
 		j := slices.IndexFunc(declared.Variants, func(d ServingVariant) bool { return d.Name == v.Name })
-		if j < 0 || declared.Variants[j].Autoscaling == nil || len(declared.Variants[j].Autoscaling.Schedules) == 0 {
+		if j < 0 {
+			// Nothing declared of the variant (an import): its actions,
+			// folded back into schedules.
+			a := *v.Autoscaling
+			a.Schedules = servingSchedulesOf(rs.Name, v.Name, a, found.scheduled[v.Name])
+			v.Autoscaling = &a
+			continue
+		}
+		if declared.Variants[j].Autoscaling == nil || len(declared.Variants[j].Autoscaling.Schedules) == 0 {
 			continue
 		}
 		d := declared.Variants[j]
@@ -163,6 +172,32 @@ func foldServingSchedules(rs *ServingEndpointSpec, found *ServingEndpoint, decla
 		a.Schedules = kept
 		v.Autoscaling = &a
 	}
+}
+
+// servingSchedulesOf reads a variant's scheduled actions back as the
+// schedules that make them (FoldScheduledActions, the variant's
+// autoscaling bounds the base); an action this provider would not have
+// written (another name, a cron it cannot read) is left out.
+func servingSchedulesOf(endpoint, variant string, a ServingAutoscaling, acts []cloud.ServingScheduledAction) []Schedule {
+	prefix := ServingScheduledActionName(endpoint, variant, "")
+	var read []ScheduledAction
+	for _, x := range acts {
+		name, ok := strings.CutPrefix(x.Name, prefix)
+		c, err := ParseAWSCron(x.Schedule)
+		if !ok || name == "" || err != nil {
+			continue
+		}
+		read = append(read, ScheduledAction{Name: name, Recurrence: c.String(), TimeZone: x.TimeZone, Min: intOf(x.Min), Max: intOf(x.Max)})
+	}
+	return FoldScheduledActions(GroupSize{Min: int(a.Min), Max: int(a.Max)}, read)
+}
+
+func intOf(v *int32) *int {
+	if v == nil {
+		return nil
+	}
+	n := int(*v)
+	return &n
 }
 
 // ParseScheduleDuration parses the duration of a schedule, a CPU

@@ -2,6 +2,7 @@ package platform
 
 import (
 	"context"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -143,7 +144,41 @@ func FuzzCronAWSCron(f *testing.F) {
 		if fs[4] != "?" && strings.ContainsAny(fs[4], "08") {
 			t.Fatalf("%q -> %q: day of week outside 1-7", s, out)
 		}
+		back, err := ParseAWSCron(out)
+		if err != nil {
+			t.Fatalf("%q -> %q, which ParseAWSCron refuses: %v", s, out, err)
+		}
+		if back.minute != c.minute || back.hour != c.hour || back.dom != c.dom || back.month != c.month || back.dow != c.dow {
+			t.Fatalf("%q -> %q, which reads back as %q", s, out, back.String())
+		}
 	})
+}
+
+func TestParseAWSCron(t *testing.T) {
+	for _, c := range []struct{ in, want, err string }{
+		{in: "cron(0 20 ? * 2-6 *)", want: "0 20 * * 1-5"},
+		{in: "cron(0 7 ? * 3-7 *)", want: "0 7 * * 2-6"},
+		{in: "cron(0 0 ? * 1,7 *)", want: "0 0 * * 0,6"},
+		{in: "cron(15 6 1 1,4,7,10 ? *)", want: "15 6 1 1,4,7,10 *"},
+		{in: "cron(0 20 * * ? *)", want: "0 20 * * *"},
+		{in: "cron(0 20 ? * 0 *)", err: "days 1 to 7"},
+		{in: "cron(0 20 ? * MON *)", err: "days 1 to 7"},
+		{in: "cron(0 20 1 * 2 *)", err: "must be ?"},
+		{in: "cron(0 20 ? * 2 2027)", err: "the year *"},
+		{in: "at(2026-01-01T00:00:00)", err: "not a cron"},
+		{in: "cron(0 20 ? * 2 *", err: "not a cron"},
+	} {
+		got, err := ParseAWSCron(c.in)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: err %v, want %q", c.in, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got.String() != c.want {
+			t.Errorf("%s: got %q, %v; want %q", c.in, got.String(), err, c.want)
+		}
+	}
 }
 
 func TestServingScheduleValidation(t *testing.T) {
@@ -264,6 +299,42 @@ func TestServingScheduleLifecycle(t *testing.T) {
 	}
 	if got := as.scheduledNames(); len(got) != 0 || len(as.targets) != 0 {
 		t.Fatalf("after delete: actions %v targets %v", got, as.targets)
+	}
+}
+
+// Imported (nothing declared), the variant's actions read back as the
+// schedules that made them: the night window folded back with its 11h,
+// the default time zone unset, recurrences in their canonical spelling;
+// the plan against schedules declared so is then empty.
+func TestServingScheduleImport(t *testing.T) {
+	ctx := context.Background()
+	f := newFakeServing()
+	as := newFakeScaling(f)
+	if _, err := createServing(ctx, f, as, nightSpec(), nil, "tok", fastWait); err != nil {
+		t.Fatal(err)
+	}
+	ep, err := readServing(ctx, f, as, "fraud", ServingEndpointPrior{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb := ReadBackServingEndpointOf(ep, ServingEndpointSpec{}, "", nil)
+	got := rb.Spec.Variants[0].Autoscaling.Schedules
+	slices.SortFunc(got, func(a, b Schedule) int { return strings.Compare(b.Name, a.Name) }) // night, monday
+	want := nightSpec().Variants[0].Autoscaling.Schedules
+	for i := range want { // AWS keeps the canonical spelling: "mon" reads back as 1
+		c, err := ParseCron(want[i].Recurrence)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i].Recurrence = c.String()
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("imported schedules:\n%+v\nwant:\n%+v", got, want)
+	}
+	declared := nightSpec()
+	declared.Variants[0].Autoscaling.Schedules = want
+	if p := PlanServingEndpoint(rb.Spec, declared, nil); len(p.InPlace) != 0 || p.NewConfig() {
+		t.Errorf("plan after import: %+v", p)
 	}
 }
 
