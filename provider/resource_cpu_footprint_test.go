@@ -317,13 +317,12 @@ func TestAccCPUFootprint_schedule(t *testing.T) {
 			// Imported outside the window, the schedule reads as it is
 			// written: its action and its "-end" action fold back into one
 			// schedule of 11h, the default time zone unset.
-			Config:            scheduleConfig(),
-			ResourceName:      cpuFootprintResource,
-			ImportState:       true,
-			ImportStateId:     "nights",
-			ImportStateVerify: true,
-			ImportStateVerifyIgnore: []string{"requirements", "image", "root_volume", "capacity_type", "decision_reason", "rejected_cheaper",
-				"candidates", "price_source", "hourly_price_usd", "monthly_cost_usd", "monthly_cost_scheduled_usd", "cost_note", "timeouts"},
+			Config:                  scheduleConfig(),
+			ResourceName:            cpuFootprintResource,
+			ImportState:             true,
+			ImportStateId:           "nights",
+			ImportStateVerify:       true,
+			ImportStateVerifyIgnore: footprintImportIgnore,
 		}, {
 			// The window starts: Auto Scaling scales the group to zero, as
 			// the scheduled action says. Not drift: the plan is empty.
@@ -518,6 +517,12 @@ func TestAccCPUFootprint_typeRoll(t *testing.T) {
 	})
 }
 
+// footprintImportIgnore are the attributes an import cannot read back: the
+// choice's inputs and its explanation are not in AWS; the image is read
+// back as the AMI it resolved to, the root volume with its type.
+var footprintImportIgnore = []string{"requirements", "image", "root_volume", "capacity_type", "decision_reason", "rejected_cheaper",
+	"candidates", "price_source", "hourly_price_usd", "monthly_cost_usd", "monthly_cost_scheduled_usd", "cost_note", "timeouts"}
+
 func TestAccCPUFootprint_import(t *testing.T) {
 	h := acctest.Setup(t)
 	cfg := cpuFootprintConfig("", "imported", `
@@ -532,16 +537,12 @@ func TestAccCPUFootprint_import(t *testing.T) {
 		Steps: []resource.TestStep{{
 			Config: cfg,
 		}, {
-			Config:            cfg,
-			ResourceName:      cpuFootprintResource,
-			ImportState:       true,
-			ImportStateId:     "imported",
-			ImportStateVerify: true,
-			// The choice's inputs and its explanation are not in AWS; the
-			// image is read back as the AMI it resolved to, the root volume
-			// with its type.
-			ImportStateVerifyIgnore: []string{"requirements", "image", "root_volume", "capacity_type", "decision_reason", "rejected_cheaper",
-				"candidates", "price_source", "hourly_price_usd", "monthly_cost_usd", "monthly_cost_scheduled_usd", "cost_note", "timeouts"},
+			Config:                  cfg,
+			ResourceName:            cpuFootprintResource,
+			ImportState:             true,
+			ImportStateId:           "imported",
+			ImportStateVerify:       true,
+			ImportStateVerifyIgnore: footprintImportIgnore,
 		}},
 	})
 }
