@@ -52,27 +52,6 @@ func cwFixture(t *testing.T, h *acctest.Harness) (*cloudwatch.Client, context.Co
 	return c.CloudWatch(), ctx, cancel
 }
 
-// describeAlarm returns the metric alarm of the name and its tags, or nil.
-func describeAlarm(ctx context.Context, cw *cloudwatch.Client, name string) (*cwtypes.MetricAlarm, map[string]string, error) {
-	out, err := cw.DescribeAlarms(ctx, &cloudwatch.DescribeAlarmsInput{AlarmNames: []string{name}})
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(out.MetricAlarms) == 0 {
-		return nil, nil, nil
-	}
-	a := out.MetricAlarms[0]
-	tags, err := cw.ListTagsForResource(ctx, &cloudwatch.ListTagsForResourceInput{ResourceARN: a.AlarmArn})
-	if err != nil {
-		return nil, nil, err
-	}
-	m := map[string]string{}
-	for _, tg := range tags.Tags {
-		m[aws.ToString(tg.Key)] = aws.ToString(tg.Value)
-	}
-	return &a, m, nil
-}
-
 func dimensionsOf(ds []cwtypes.Dimension) map[string]string {
 	m := map[string]string{}
 	for _, d := range ds {
@@ -88,7 +67,7 @@ func checkStandardAlarms(t *testing.T, h *acctest.Harness, latencyMs float64) re
 		cw, ctx, cancel := cwFixture(t, h)
 		defer cancel()
 		wantDims := map[string]string{"EndpointName": "fraud", "VariantName": "primary"}
-		p99, tags, err := describeAlarm(ctx, cw, alarmP99)
+		p99, tags, err := acctest.DescribeAlarm(ctx, cw, alarmP99)
 		if err != nil || p99 == nil {
 			return fmt.Errorf("alarm %s: %v (found: %t)", alarmP99, err, p99 != nil)
 		}
@@ -107,7 +86,7 @@ func checkStandardAlarms(t *testing.T, h *acctest.Harness, latencyMs float64) re
 		if tags["mlplatform:serving-endpoint"] != "fraud" || len(tags["mlplatform:creation-token"]) != 32 || tags["team"] != "fraud" {
 			return fmt.Errorf("alarm %s tags %v: want the endpoint's name, its creation token and its tags", alarmP99, tags)
 		}
-		rate, rtags, err := describeAlarm(ctx, cw, alarm5xx)
+		rate, rtags, err := acctest.DescribeAlarm(ctx, cw, alarm5xx)
 		if err != nil || rate == nil {
 			return fmt.Errorf("alarm %s: %v (found: %t)", alarm5xx, err, rate != nil)
 		}
@@ -142,17 +121,11 @@ func checkAlarmTags(t *testing.T, h *acctest.Harness, want map[string]string) re
 		cw, ctx, cancel := cwFixture(t, h)
 		defer cancel()
 		for _, n := range []string{alarmP99, alarm5xx} {
-			a, tags, err := describeAlarm(ctx, cw, n)
+			a, tags, err := acctest.DescribeAlarm(ctx, cw, n)
 			if err != nil || a == nil {
 				return fmt.Errorf("alarm %s: %v (found: %t)", n, err, a != nil)
 			}
-			user := map[string]string{}
-			for k, v := range tags {
-				if !strings.HasPrefix(k, "mlplatform:") {
-					user[k] = v
-				}
-			}
-			if tags["mlplatform:serving-endpoint"] != "fraud" || len(tags["mlplatform:creation-token"]) != 32 || !maps.Equal(user, want) {
+			if user := acctest.UserTags(tags); tags["mlplatform:serving-endpoint"] != "fraud" || len(tags["mlplatform:creation-token"]) != 32 || !maps.Equal(user, want) {
 				return fmt.Errorf("alarm %s tags %v: want %v besides the endpoint's name and creation token", n, tags, want)
 			}
 		}
@@ -301,7 +274,7 @@ func TestAccServingEndpoint_standardAlarms(t *testing.T) {
 						cw, ctx, cancel := cwFixture(t, h)
 						defer cancel()
 						for _, n := range []string{alarmP99, alarm5xx} {
-							if a, _, err := describeAlarm(ctx, cw, n); err != nil || a != nil {
+							if a, _, err := acctest.DescribeAlarm(ctx, cw, n); err != nil || a != nil {
 								return fmt.Errorf("alarm %s after standard_alarms was removed: %v (still there: %t)", n, err, a != nil)
 							}
 						}
@@ -339,7 +312,7 @@ func TestAccServingEndpoint_standardAlarmForeign(t *testing.T) {
 			ExpectError: regexp.MustCompile(`(?s)deployment.standard_alarms.*mlplatform-fraud-primary-5xx exists without this.*endpoint's`),
 		}},
 	})
-	a, _, err := describeAlarm(ctx, cw, alarm5xx)
+	a, _, err := acctest.DescribeAlarm(ctx, cw, alarm5xx)
 	if err != nil || a == nil || aws.ToFloat64(a.Threshold) != 7 {
 		t.Fatalf("the foreign alarm was changed or deleted: %v, %+v", err, a)
 	}

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"reflect"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -438,17 +437,11 @@ func checkMatrixAlarms(h *acctest.Harness, spec platform.ServingEndpointSpec) er
 	got := map[string]float64{}
 	for _, a := range out.MetricAlarms {
 		got[aws.ToString(a.AlarmName)] = aws.ToFloat64(a.Threshold)
-		tags, err := c.CloudWatch().ListTagsForResource(ctx, &cloudwatch.ListTagsForResourceInput{ResourceARN: a.AlarmArn})
+		tags, err := acctest.AlarmTags(ctx, c.CloudWatch(), a)
 		if err != nil {
 			return err
 		}
-		user := map[string]string{}
-		for _, tg := range tags.Tags {
-			if k := aws.ToString(tg.Key); !strings.HasPrefix(k, "mlplatform:") {
-				user[k] = aws.ToString(tg.Value)
-			}
-		}
-		if !maps.Equal(user, spec.Tags) {
+		if user := acctest.UserTags(tags); !maps.Equal(user, spec.Tags) {
 			return fmt.Errorf("alarm %s tags %v, want the endpoint's %v", aws.ToString(a.AlarmName), user, spec.Tags)
 		}
 	}

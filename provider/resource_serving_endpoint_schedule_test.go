@@ -50,35 +50,12 @@ resource "mlplatform_serving_endpoint" "this" {
 `, floor, servingImage, servingRole, schedule)
 }
 
-// scheduledActions lists the sagemaker scheduled actions in the emulator
-// as "name | schedule | zone | min | max", sorted.
+// scheduledActions lists every sagemaker scheduled action in the emulator
+// (acctest's Harness.ScheduledActions).
 func scheduledActions(h *acctest.Harness) ([]string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := h.Clients(ctx, acctest.Region)
-	if err != nil {
-		return nil, err
-	}
-	out, err := c.AppAutoScaling.DescribeScheduledActions(ctx, &applicationautoscaling.DescribeScheduledActionsInput{ServiceNamespace: aastypes.ServiceNamespaceSagemaker})
-	if err != nil {
-		return nil, err
-	}
-	p := func(v *int32) string {
-		if v == nil {
-			return "-"
-		}
-		return fmt.Sprint(*v)
-	}
-	var lines []string
-	for _, a := range out.ScheduledActions {
-		var lo, hi *int32
-		if t := a.ScalableTargetAction; t != nil {
-			lo, hi = t.MinCapacity, t.MaxCapacity
-		}
-		lines = append(lines, strings.Join([]string{aws.ToString(a.ScheduledActionName), aws.ToString(a.ResourceId), aws.ToString(a.Schedule), aws.ToString(a.Timezone), p(lo), p(hi)}, " | "))
-	}
-	slices.Sort(lines)
-	return lines, nil
+	return h.ScheduledActions(ctx, "")
 }
 
 func checkScheduledActions(h *acctest.Harness, want ...string) resource.TestCheckFunc {

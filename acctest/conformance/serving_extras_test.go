@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/applicationautoscaling"
-	aastypes "github.com/aws/aws-sdk-go-v2/service/applicationautoscaling/types"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/sagemaker"
 
@@ -94,35 +92,18 @@ func svAlarmed(alarms bool, tags map[string]any) func(*fixtures) map[string]any 
 }
 
 // wantScheduledActions checks the scheduled actions of the endpoint's
-// primary variant, as "name | schedule | zone | min | max" ("-" for
-// none), in any order.
+// primary variant, in acctest's Harness.ScheduledActions lines less the
+// resource ("name | schedule | zone | min | max"), in any order.
 func wantScheduledActions(endpoint string, want ...string) func(context.Context, *acctest.Harness, *fixtures) error {
 	return func(ctx context.Context, h *acctest.Harness, _ *fixtures) error {
-		c, err := h.Clients(ctx, acctest.Region)
+		id := "endpoint/" + endpoint + "/variant/primary"
+		got, err := h.ScheduledActions(ctx, id)
 		if err != nil {
 			return err
 		}
-		out, err := c.AppAutoScaling.DescribeScheduledActions(ctx, &applicationautoscaling.DescribeScheduledActionsInput{
-			ServiceNamespace: aastypes.ServiceNamespaceSagemaker, ResourceId: aws.String("endpoint/" + endpoint + "/variant/primary"),
-		})
-		if err != nil {
-			return err
+		for i, line := range got {
+			got[i] = strings.Replace(line, " | "+id+" | ", " | ", 1)
 		}
-		bound := func(v *int32) string {
-			if v == nil {
-				return "-"
-			}
-			return fmt.Sprint(*v)
-		}
-		var got []string
-		for _, a := range out.ScheduledActions {
-			var lo, hi *int32
-			if t := a.ScalableTargetAction; t != nil {
-				lo, hi = t.MinCapacity, t.MaxCapacity
-			}
-			got = append(got, strings.Join([]string{aws.ToString(a.ScheduledActionName), aws.ToString(a.Schedule), aws.ToString(a.Timezone), bound(lo), bound(hi)}, " | "))
-		}
-		slices.Sort(got)
 		want = slices.Sorted(slices.Values(want))
 		if !slices.Equal(got, want) {
 			return fmt.Errorf("scheduled actions of %s:\n  %s\nwant:\n  %s", endpoint, strings.Join(got, "\n  "), strings.Join(want, "\n  "))
@@ -160,15 +141,6 @@ func wantStandardAlarms(endpoint string, userTags map[string]string) func(contex
 		if want := []string{"mlplatform-" + endpoint + "-primary-5xx", "mlplatform-" + endpoint + "-primary-p99-latency"}; !slices.Equal(names, want) {
 			return fmt.Errorf("standard alarms %v, want %v", names, want)
 		}
-		user := func(tags map[string]string) map[string]string {
-			out := map[string]string{}
-			for k, v := range tags {
-				if !strings.HasPrefix(k, "mlplatform:") {
-					out[k] = v
-				}
-			}
-			return out
-		}
 		ep, err := c.SageMaker.DescribeEndpoint(ctx, &sagemaker.DescribeEndpointInput{EndpointName: aws.String(endpoint)})
 		if err != nil {
 			return err
@@ -181,19 +153,15 @@ func wantStandardAlarms(endpoint string, userTags map[string]string) func(contex
 		for _, t := range et.Tags {
 			epTags[aws.ToString(t.Key)] = aws.ToString(t.Value)
 		}
-		if !maps.Equal(user(epTags), userTags) {
-			return fmt.Errorf("endpoint %s user tags %v, want %v", endpoint, user(epTags), userTags)
+		if user := acctest.UserTags(epTags); !maps.Equal(user, userTags) {
+			return fmt.Errorf("endpoint %s user tags %v, want %v", endpoint, user, userTags)
 		}
 		for _, a := range out.MetricAlarms {
-			lt, err := cw.ListTagsForResource(ctx, &cloudwatch.ListTagsForResourceInput{ResourceARN: a.AlarmArn})
+			tags, err := acctest.AlarmTags(ctx, cw, a)
 			if err != nil {
 				return err
 			}
-			tags := map[string]string{}
-			for _, t := range lt.Tags {
-				tags[aws.ToString(t.Key)] = aws.ToString(t.Value)
-			}
-			if !maps.Equal(user(tags), userTags) || tags["mlplatform:serving-endpoint"] != endpoint {
+			if !maps.Equal(acctest.UserTags(tags), userTags) || tags["mlplatform:serving-endpoint"] != endpoint {
 				return fmt.Errorf("alarm %s tags %v: want the user tags %v and the endpoint's name", aws.ToString(a.AlarmName), tags, userTags)
 			}
 		}

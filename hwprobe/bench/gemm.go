@@ -125,10 +125,9 @@ func (g *gemm) packerB(b []float32, ldb int, trans bool) func(dst []float32, p, 
 // packedB is a k x n op(B) packed once for many products (PackB): per k
 // block of the engine's kc, all of its columns in the kernel's panels.
 type packedB struct {
-	k, n   int
-	kc     int
-	blocks [][]float32 // by k block
-	nr, kp int         // panel width; packed k steps of a full block
+	k, n, kc int
+	nr       int         // panel width
+	blocks   [][]float32 // by k block
 }
 
 // PackB packs op(B) (k x n, row-major with leading dimension ldb) for
@@ -136,7 +135,7 @@ type packedB struct {
 // serves many batches are packed once, as inference engines do.
 func (g *gemm) PackB(transB bool, k, n int, b []float32, ldb int) *packedB {
 	kc, nr := min(g.kc, max(k, 1)), g.kern.nr
-	pb := &packedB{k: k, n: n, kc: kc, nr: nr, kp: g.packedK(kc)}
+	pb := &packedB{k: k, n: n, kc: kc, nr: nr}
 	pack := g.packerB(b, ldb, transB)
 	panels := (n + nr - 1) / nr
 	for pc := 0; pc < k; pc += kc {

@@ -174,11 +174,7 @@ func TestMLPPrepack(t *testing.T) {
 	plain := forward()
 	m.prepack()
 	packed := forward()
-	for i := range plain {
-		if plain[i] != packed[i] {
-			t.Fatalf("output %d: %g packed, %g unpacked", i, packed[i], plain[i])
-		}
-	}
+	sameOutputs(t, "before a step", packed, plain)
 	m.trainStep(x, y, 64, 0.05)
 	if m.packed != nil {
 		t.Fatal("the packed weights survived a training step")
@@ -186,12 +182,19 @@ func TestMLPPrepack(t *testing.T) {
 	trained := forward()
 	m.prepack()
 	again := forward()
-	for i := range trained {
-		if trained[i] != again[i] {
-			t.Fatalf("after a step, output %d: %g packed, %g unpacked", i, again[i], trained[i])
-		}
-	}
+	sameOutputs(t, "after a step", again, trained)
 	if trained[0] == plain[0] && trained[1] == plain[1] {
 		t.Fatal("the training step changed nothing")
+	}
+}
+
+// sameOutputs fails at the first output on packed weights that is not the
+// unpacked network's exactly.
+func sameOutputs(t *testing.T, when string, packed, plain []float32) {
+	t.Helper()
+	for i := range plain {
+		if packed[i] != plain[i] {
+			t.Fatalf("%s, output %d: %g packed, %g unpacked", when, i, packed[i], plain[i])
+		}
 	}
 }

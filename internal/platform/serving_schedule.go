@@ -187,17 +187,9 @@ func servingSchedulesOf(endpoint, variant string, a ServingAutoscaling, acts []c
 		if !ok || name == "" || err != nil {
 			continue
 		}
-		read = append(read, ScheduledAction{Name: name, Recurrence: c.String(), TimeZone: x.TimeZone, Min: intOf(x.Min), Max: intOf(x.Max)})
+		read = append(read, ScheduledAction{Name: name, Recurrence: c.String(), TimeZone: x.TimeZone, Min: intPtr(x.Min), Max: intPtr(x.Max)})
 	}
 	return FoldScheduledActions(GroupSize{Min: int(a.Min), Max: int(a.Max)}, read)
-}
-
-func intOf(v *int32) *int {
-	if v == nil {
-		return nil
-	}
-	n := int(*v)
-	return &n
 }
 
 // ParseScheduleDuration parses the duration of a schedule, a CPU
