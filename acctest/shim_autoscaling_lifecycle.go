@@ -15,7 +15,13 @@ import (
 // Test double: the launch lifecycle actions of EC2 Auto Scaling, which
 // moto 5.2.1 lacks. moto stores lifecycle hooks (PutLifecycleHook,
 // DescribeLifecycleHooks, DeleteLifecycleHook: those reach moto) but puts
-// every instance InService at once and has no CompleteLifecycleAction.
+// every instance InService at once, has no CompleteLifecycleAction, and
+// ignores the hooks CreateAutoScalingGroup names
+// (LifecycleHookSpecificationList).
+//
+// The double puts a create's hooks into moto as part of the create, and
+// answers no DescribeAutoScalingGroups in between: Auto Scaling makes a
+// group and its hooks in one step, so its first instances already wait.
 //
 // The double answers CompleteLifecycleAction and, over moto's
 // DescribeAutoScalingGroups, shows an instance first seen while its group
@@ -33,6 +39,7 @@ type LifecycleCompletion struct {
 
 // LifecycleDouble is the lifecycle-action double a test registered.
 type LifecycleDouble struct {
+	create  sync.RWMutex // held for writing while a group and its hooks are made
 	mu      sync.Mutex
 	waiting map[string]string // instance id -> group, Pending:Wait
 	seen    map[string]bool
@@ -45,7 +52,8 @@ func RegisterAutoScalingLifecycle(s *Shim) (d *LifecycleDouble, remove func()) {
 	d = &LifecycleDouble{waiting: map[string]string{}, seen: map[string]bool{}}
 	r1 := s.Handle("autoscaling", "CompleteLifecycleAction", d.complete)
 	r2 := s.HandleOver("autoscaling", "DescribeAutoScalingGroups", d.describeGroups)
-	return d, func() { r2(); r1() }
+	r3 := s.HandleOver("autoscaling", "CreateAutoScalingGroup", d.createGroup)
+	return d, func() { r3(); r2(); r1() }
 }
 
 // Completions lists the completed actions, in order.
@@ -102,15 +110,66 @@ func (d *LifecycleDouble) complete(w http.ResponseWriter, r *Request) {
 	writeQueryXML(w, "CompleteLifecycleAction", "")
 }
 
+// createGroup creates the group in moto and then puts the hooks the create
+// names, before any DescribeAutoScalingGroups is answered.
+func (d *LifecycleDouble) createGroup(w http.ResponseWriter, r *Request, next HandlerFunc) {
+	d.create.Lock()
+	defer d.create.Unlock()
+	rec := httptest.NewRecorder()
+	next(rec, r)
+	if rec.Code == http.StatusOK {
+		if err := putSpecifiedHooks(r); err != nil {
+			WriteAWSError(w, r, http.StatusInternalServerError, "InternalFailure", err.Error())
+			return
+		}
+	}
+	writeRecorded(w, rec, rec.Body.Bytes())
+}
+
+// putSpecifiedHooks forwards a PutLifecycleHook for each hook of the
+// create's LifecycleHookSpecificationList.
+func putSpecifiedHooks(r *Request) error {
+	for i := 1; ; i++ {
+		p := fmt.Sprintf("LifecycleHookSpecificationList.member.%d.", i)
+		name := r.Form.Get(p + "LifecycleHookName")
+		if name == "" {
+			return nil
+		}
+		form := url.Values{"Action": {"PutLifecycleHook"}, "Version": {"2011-01-01"},
+			"AutoScalingGroupName": {r.Form.Get("AutoScalingGroupName")}, "LifecycleHookName": {name}}
+		for _, k := range []string{"LifecycleTransition", "HeartbeatTimeout", "DefaultResult", "NotificationMetadata", "NotificationTargetARN", "RoleARN"} {
+			if v := r.Form.Get(p + k); v != "" {
+				form.Set(k, v)
+			}
+		}
+		resp, err := r.Forward([]byte(form.Encode()))
+		if err != nil {
+			return fmt.Errorf("putting hook %s of the new group: %w", name, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("putting hook %s of the new group: %s", name, strings.TrimSpace(string(b)))
+		}
+	}
+}
+
 // describeGroups answers from moto, with the instances waiting shown in
 // Pending:Wait.
 func (d *LifecycleDouble) describeGroups(w http.ResponseWriter, r *Request, next HandlerFunc) {
+	d.create.RLock()
+	defer d.create.RUnlock()
 	rec := httptest.NewRecorder()
 	next(rec, r)
 	body := rec.Body.Bytes()
 	if rec.Code == http.StatusOK {
 		body = d.rewrite(r, body)
 	}
+	writeRecorded(w, rec, body)
+}
+
+// writeRecorded writes a recorded answer with body in place of its own.
+func writeRecorded(w http.ResponseWriter, rec *httptest.ResponseRecorder, body []byte) {
 	for k, vs := range rec.Header() {
 		if k == "Content-Length" {
 			continue

@@ -81,7 +81,7 @@ func (g *gateRig) wantLifecycle(group string, results ...string) func(context.Co
 			time.Sleep(200 * time.Millisecond)
 		}
 		if !slices.Equal(got[:min(len(got), len(results))], results) {
-			return fmt.Errorf("lifecycle results %v, want %v first", got, results)
+			return fmt.Errorf("lifecycle results %v, want %v first; the player met: %v", got, results, g.player.Errs())
 		}
 		c, err := h.Clients(ctx, acctest.Region)
 		if err != nil {
