@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"testing"
@@ -109,6 +110,10 @@ func cpuFootprintScenarios() []scenario {
 					want: created, check: wantGroup("mlplatform-cpu-conf-cpu-unk", 1, 2, 1, 0)},
 				{name: "tag value known only at apply: updated in place", residency: excludeAz3, inputs: withSubnetIn(cpuInputs("conf-cpu-unk", map[string]any{"tags": map[string]any{"team": unknown{"ops"}}}), "mec1-az1", false),
 					want: updated, check: wantGroupTag("mlplatform-cpu-conf-cpu-unk", "team", "ops")},
+				{name: "schedule duration known only at apply: its action and its end action, the end at 07:00", residency: excludeAz3,
+					inputs: withSubnetIn(cpuInputs("conf-cpu-unk", map[string]any{"tags": map[string]any{"team": "ops"}, "schedule": blocks{{"name": "off-hours",
+						"recurrence": "0 20 * * 1-5", "duration": unknown{"11h"}, "min_size": 0, "max_size": 0, "desired_capacity": 0}}}), "mec1-az1", false),
+					want: updated, check: wantRecurrences("mlplatform-cpu-conf-cpu-unk", map[string]string{"off-hours": "0 20 * * 1-5 0", "off-hours-end": "0 7 * * 2-6 1"})},
 			},
 		},
 		{
@@ -170,6 +175,29 @@ func wantGroup(name string, minSize, maxSize, desired int32, actions int) func(c
 		}
 		if len(sa.ScheduledUpdateGroupActions) != actions {
 			return fmt.Errorf("group %s has %d scheduled actions, want %d", name, len(sa.ScheduledUpdateGroupActions), actions)
+		}
+		return nil
+	}
+}
+
+// wantRecurrences checks the group's scheduled actions: each name's
+// recurrence and desired capacity, as "recurrence desired".
+func wantRecurrences(name string, want map[string]string) func(context.Context, *acctest.Harness, *fixtures) error {
+	return func(ctx context.Context, h *acctest.Harness, _ *fixtures) error {
+		c, err := h.Clients(ctx, acctest.Region)
+		if err != nil {
+			return err
+		}
+		sa, err := c.AutoScaling.DescribeScheduledActions(ctx, &autoscaling.DescribeScheduledActionsInput{AutoScalingGroupName: aws.String(name)})
+		if err != nil {
+			return err
+		}
+		got := map[string]string{}
+		for _, a := range sa.ScheduledUpdateGroupActions {
+			got[aws.ToString(a.ScheduledActionName)] = fmt.Sprintf("%s %d", aws.ToString(a.Recurrence), aws.ToInt32(a.DesiredCapacity))
+		}
+		if !maps.Equal(got, want) {
+			return fmt.Errorf("scheduled actions of %s: %v, want %v", name, got, want)
 		}
 		return nil
 	}
