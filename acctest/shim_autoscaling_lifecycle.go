@@ -123,7 +123,7 @@ func (d *LifecycleDouble) createGroup(w http.ResponseWriter, r *Request, next Ha
 			return
 		}
 	}
-	writeRecorded(w, rec, rec.Body.Bytes())
+	copyRecorded(w, rec)
 }
 
 // putSpecifiedHooks forwards a PutLifecycleHook for each hook of the
@@ -165,11 +165,6 @@ func (d *LifecycleDouble) describeGroups(w http.ResponseWriter, r *Request, next
 	if rec.Code == http.StatusOK {
 		body = d.rewrite(r, body)
 	}
-	writeRecorded(w, rec, body)
-}
-
-// writeRecorded writes a recorded answer with body in place of its own.
-func writeRecorded(w http.ResponseWriter, rec *httptest.ResponseRecorder, body []byte) {
 	for k, vs := range rec.Header() {
 		if k == "Content-Length" {
 			continue
