@@ -165,35 +165,40 @@ func wantGroup(name string, minSize, maxSize, desired int32, actions int) func(c
 		if got := [3]int32{aws.ToInt32(g.MinSize), aws.ToInt32(g.MaxSize), aws.ToInt32(g.DesiredCapacity)}; got != [3]int32{minSize, maxSize, desired} {
 			return fmt.Errorf("group %s sizes %v, want %v", name, got, [3]int32{minSize, maxSize, desired})
 		}
-		c, err := h.Clients(ctx, acctest.Region)
+		sa, err := groupScheduledActions(ctx, h, name)
 		if err != nil {
 			return err
 		}
-		sa, err := c.AutoScaling.DescribeScheduledActions(ctx, &autoscaling.DescribeScheduledActionsInput{AutoScalingGroupName: aws.String(name)})
-		if err != nil {
-			return err
-		}
-		if len(sa.ScheduledUpdateGroupActions) != actions {
-			return fmt.Errorf("group %s has %d scheduled actions, want %d", name, len(sa.ScheduledUpdateGroupActions), actions)
+		if len(sa) != actions {
+			return fmt.Errorf("group %s has %d scheduled actions, want %d", name, len(sa), actions)
 		}
 		return nil
 	}
+}
+
+// groupScheduledActions lists the scheduled actions of group name.
+func groupScheduledActions(ctx context.Context, h *acctest.Harness, name string) ([]astypes.ScheduledUpdateGroupAction, error) {
+	c, err := h.Clients(ctx, acctest.Region)
+	if err != nil {
+		return nil, err
+	}
+	sa, err := c.AutoScaling.DescribeScheduledActions(ctx, &autoscaling.DescribeScheduledActionsInput{AutoScalingGroupName: aws.String(name)})
+	if err != nil {
+		return nil, err
+	}
+	return sa.ScheduledUpdateGroupActions, nil
 }
 
 // wantRecurrences checks the group's scheduled actions: each name's
 // recurrence and desired capacity, as "recurrence desired".
 func wantRecurrences(name string, want map[string]string) func(context.Context, *acctest.Harness, *fixtures) error {
 	return func(ctx context.Context, h *acctest.Harness, _ *fixtures) error {
-		c, err := h.Clients(ctx, acctest.Region)
-		if err != nil {
-			return err
-		}
-		sa, err := c.AutoScaling.DescribeScheduledActions(ctx, &autoscaling.DescribeScheduledActionsInput{AutoScalingGroupName: aws.String(name)})
+		sa, err := groupScheduledActions(ctx, h, name)
 		if err != nil {
 			return err
 		}
 		got := map[string]string{}
-		for _, a := range sa.ScheduledUpdateGroupActions {
+		for _, a := range sa {
 			got[aws.ToString(a.ScheduledActionName)] = fmt.Sprintf("%s %d", aws.ToString(a.Recurrence), aws.ToInt32(a.DesiredCapacity))
 		}
 		if !maps.Equal(got, want) {
