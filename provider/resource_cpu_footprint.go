@@ -538,8 +538,15 @@ func setCPUFootprintState(ctx context.Context, m *cpuFootprintModel, r platform.
 	if !m.OnDemandBase.IsNull() || s.OnDemandBase != 0 {
 		m.OnDemandBase = types.Int64Value(int64(s.OnDemandBase))
 	}
-	if len(s.Schedules) != len(cpuSchedules(ctx, m, diags)) {
-		m.Schedule = schedulesValue(ctx, s.Schedules, diags)
+	if declared := cpuSchedules(ctx, m, diags); len(s.Schedules) != len(declared) {
+		// Schedules whose actions changed outside read back absent: the
+		// others stay as declared (a duration as written), as on Pulumi.
+		kept := slices.DeleteFunc(declared, func(sc cpuScheduleModel) bool {
+			return !slices.ContainsFunc(s.Schedules, func(x platform.Schedule) bool { return x.Name == sc.Name.ValueString() })
+		})
+		l, d := types.ListValueFrom(ctx, cpuScheduleType, kept)
+		diags.Append(d...)
+		m.Schedule = l
 	}
 	if r.Decision.InstanceType != "" {
 		setDecisionKnown(ctx, m, r.Decision, r.InstanceTypes, diags)

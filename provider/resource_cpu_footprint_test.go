@@ -282,6 +282,15 @@ func scheduleConfig() string {
 
 func TestAccCPUFootprint_schedule(t *testing.T) {
 	h := acctest.Setup(t)
+	withLunch := strings.Replace(scheduleConfig(), "\n  schedule {", `
+  schedule {
+    name       = "lunch"
+    recurrence = "0 12 * * 1-5"
+    duration   = "90m"
+    max_size   = 1
+  }
+
+  schedule {`, 1)
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
@@ -354,6 +363,45 @@ func TestAccCPUFootprint_schedule(t *testing.T) {
 			Config:      strings.Replace(scheduleConfig(), `duration         = "11h"`, `duration         = "90s"`, 1),
 			PlanOnly:    true,
 			ExpectError: regexp.MustCompile(`(?s)Invalid duration.*duration *= "90s".*"90s": write a duration of whole minutes`),
+		}, {
+			// A second window, its duration written as 90m.
+			Config: withLunch,
+			Check: checkFootprint(t, h, "nights", func(f *platform.CPUFootprint) error {
+				if len(f.ScheduledActions) != 4 {
+					return fmt.Errorf("scheduled actions %+v, want two windows", f.ScheduledActions)
+				}
+				return nil
+			}),
+		}, {
+			// The night's end action deleted outside: the night reads back
+			// absent, and the lunch window stays as declared ("90m").
+			PreConfig: func() {
+				c, err := h.Clients(context.Background(), acctest.Region)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := c.AutoScaling.DeleteScheduledAction(context.Background(), &autoscaling.DeleteScheduledActionInput{
+					AutoScalingGroupName: aws.String("mlplatform-cpu-nights"), ScheduledActionName: aws.String("off-hours-end"),
+				}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			RefreshState:       true,
+			ExpectNonEmptyPlan: true,
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr(cpuFootprintResource, "schedule.#", "1"),
+				resource.TestCheckResourceAttr(cpuFootprintResource, "schedule.0.name", "lunch"),
+				resource.TestCheckResourceAttr(cpuFootprintResource, "schedule.0.duration", "90m"),
+			),
+		}, {
+			// The apply makes the night's actions again.
+			Config: withLunch,
+			Check: checkFootprint(t, h, "nights", func(f *platform.CPUFootprint) error {
+				if len(f.ScheduledActions) != 4 {
+					return fmt.Errorf("scheduled actions %+v, want two windows again", f.ScheduledActions)
+				}
+				return nil
+			}),
 		}},
 	})
 }

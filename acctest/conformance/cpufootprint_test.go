@@ -87,6 +87,9 @@ func cpuFootprintScenarios() []scenario {
 				{name: "create with a scale-to-zero schedule", inputs: cpuInputs("conf-cpu-sch", map[string]any{"schedule": offHours}), want: created, check: wantGroup("mlplatform-cpu-conf-cpu-sch", 1, 2, 1, 2)},
 				{name: "the schedule scaled the group to zero: not drift", outOfBand: scaleGroup("mlplatform-cpu-conf-cpu-sch", 0), inputs: cpuInputs("conf-cpu-sch", map[string]any{"schedule": offHours}),
 					want: noChange, noWrites: true, check: wantGroup("mlplatform-cpu-conf-cpu-sch", 0, 0, 0, 2)},
+				{name: "its end action deleted outside: drift, made again in place", outOfBand: deleteScheduledAction("mlplatform-cpu-conf-cpu-sch", "off-hours-end"),
+					inputs: cpuInputs("conf-cpu-sch", map[string]any{"schedule": offHours}), want: updated,
+					check: wantRecurrences("mlplatform-cpu-conf-cpu-sch", map[string]string{"off-hours": "0 20 * * 1-5 0", "off-hours-end": "0 7 * * 2-6 1"})},
 			},
 		},
 		{
@@ -300,6 +303,23 @@ func scaleGroup(name string, size int32) func(*testing.T, *acctest.Harness, *fix
 		}
 		if _, err := c.AutoScaling.UpdateAutoScalingGroup(ctx, &autoscaling.UpdateAutoScalingGroupInput{AutoScalingGroupName: aws.String(name),
 			MinSize: aws.Int32(size), MaxSize: aws.Int32(size), DesiredCapacity: aws.Int32(size)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// deleteScheduledAction deletes a scheduled action of the group outside
+// the front end.
+func deleteScheduledAction(group, action string) func(*testing.T, *acctest.Harness, *fixtures) {
+	return func(t *testing.T, h *acctest.Harness, _ *fixtures) {
+		t.Helper()
+		ctx := context.Background()
+		c, err := h.Clients(ctx, acctest.Region)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.AutoScaling.DeleteScheduledAction(ctx, &autoscaling.DeleteScheduledActionInput{AutoScalingGroupName: aws.String(group),
+			ScheduledActionName: aws.String(action)}); err != nil {
 			t.Fatal(err)
 		}
 	}
