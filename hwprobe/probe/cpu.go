@@ -56,6 +56,17 @@ func trackedFeatures() []isaFeature {
 	}
 }
 
+// TrackedFeature returns the cpuid feature of a tracked ISA feature named
+// as /proc/cpuinfo spells it.
+func TrackedFeature(name string) (cpuid.FeatureID, bool) {
+	for _, f := range trackedFeatures() {
+		if f.name == name {
+			return f.id, true
+		}
+	}
+	return 0, false
+}
+
 func collectCPU(fsys fs.FS, id *cpuid.CPUInfo) (CPU, error) {
 	raw, err := fs.ReadFile(fsys, "proc/cpuinfo")
 	if err != nil {

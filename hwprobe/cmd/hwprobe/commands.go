@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/klauspost/cpuid/v2"
+
 	"github.com/mlplatform/mlplatform/hwprobe/gpu"
 	"github.com/mlplatform/mlplatform/hwprobe/lifecycle"
 	"github.com/mlplatform/mlplatform/hwprobe/probe"
@@ -54,7 +56,8 @@ func cannotRun(err error) error { return exitError{code: exitCannotRun, err: err
 type app struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
-	fs             fs.FS // nil: the real root file system
+	fs             fs.FS          // nil: the real root file system
+	cpuid          *cpuid.CPUInfo // nil: the real CPU's
 	newNVML        func() gpu.Library
 	newIMDS        func() probe.IMDS
 	newS3          func(ctx context.Context, region string, pathStyle bool) (report.S3, error)
@@ -103,6 +106,9 @@ func run(ctx context.Context, args []string, a *app) error {
 		return exitError{code: exitCannotRun}
 	}
 	if err := configureNVML(a); err != nil {
+		return cannotRun(err)
+	}
+	if err := configureMachine(a); err != nil {
 		return cannotRun(err)
 	}
 	name, rest := args[0], args[1:]
@@ -194,7 +200,7 @@ func (p *probeFlags) register(fset *flag.FlagSet) {
 }
 
 func (p *probeFlags) config(a *app, xid time.Duration) (probe.Config, error) {
-	cfg := probe.Config{FS: a.fs, XIDWindow: xid, Now: a.now}
+	cfg := probe.Config{FS: a.fs, CPUID: a.cpuid, XIDWindow: xid, Now: a.now}
 	if !p.noGPU {
 		cfg.NVML = a.newNVML()
 	}
