@@ -84,7 +84,7 @@ func checkConverged(t *testing.T, h *acctest.Harness, spec platform.CPUFootprint
 func TestAccCPUFootprint_faultMatrix(t *testing.T) {
 	h := acctest.Setup(t)
 	env := platformEnv(t, h)
-	opts := platform.CPUFootprintOptions{Poll: 50 * time.Millisecond}
+	opts := platform.CPUFootprintOptions{} // the environment polls every 50ms (platformEnv)
 	base := footprintFaultSpec()
 	if _, err := env.PlanCPUFootprint(context.Background(), base); err != nil { // warm the catalog
 		t.Fatal(err)

@@ -47,7 +47,7 @@ func TestAccCPUFootprint_hookFaults(t *testing.T) {
 	createBucket(t, h, "uae-hwprobe-reports", acctest.Region)
 	key := createKey(t, h, acctest.Region)
 	env := platformEnv(t, h)
-	opts := platform.CPUFootprintOptions{Poll: 50 * time.Millisecond}
+	opts := platform.CPUFootprintOptions{} // the environment polls every 50ms (platformEnv)
 	plain := footprintFaultSpec()
 	plain.Name, plain.Schedules = "hooked", nil
 	validated := plain

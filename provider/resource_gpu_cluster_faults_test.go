@@ -358,7 +358,7 @@ func TestAccGPUCluster_interruptMatrix(t *testing.T) {
 			if live, _ = liveGPUNodes(t, h, name); len(live) != 2 {
 				t.Fatalf("after re-apply: %d live nodes, want 2", len(live))
 			}
-			if err := env.DeleteGPUCluster(context.Background(), name, c.CreationToken, platform.GPUClusterOptions{Wait: platform.WaitOptions{Interval: 100 * time.Millisecond}}); err != nil {
+			if err := env.DeleteGPUCluster(context.Background(), name, c.CreationToken, platform.GPUClusterOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			if err := checkClusterGone(t, h, name)(nil); err != nil {
@@ -388,7 +388,7 @@ func TestAccGPUCluster_deleteRefusesForeignToken(t *testing.T) {
 	if err != nil || out.Reservations[0].Instances[0].State.Name != "running" {
 		t.Fatalf("the owner's node was touched: %v", err)
 	}
-	if err := env.DeleteGPUCluster(context.Background(), "mine", c.CreationToken, platform.GPUClusterOptions{Wait: platform.WaitOptions{Interval: 100 * time.Millisecond}}); err != nil {
+	if err := env.DeleteGPUCluster(context.Background(), "mine", c.CreationToken, platform.GPUClusterOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -562,10 +562,10 @@ func TestAccGPUCluster_interruptUpdateDelete(t *testing.T) {
 	h := acctest.Setup(t)
 	h.Shim.ReplayClientTokens()
 	env := platformEnv(t, h)
-	fast := platform.GPUClusterOptions{Wait: platform.WaitOptions{Interval: 100 * time.Millisecond}}
+	opts := platform.GPUClusterOptions{} // the environment polls every 50ms (platformEnv)
 	spec := platform.GPUClusterSpec{Name: "cuts", InstanceType: "p5en.48xlarge", NodeCount: 1, ZoneID: "mec1-az1", EFAInterfaces: aws.Int(1),
 		Image: "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64", RootVolume: platform.Volume{SizeGiB: 100}}
-	c, err := env.CreateGPUCluster(context.Background(), spec, fast)
+	c, err := env.CreateGPUCluster(context.Background(), spec, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -590,7 +590,7 @@ func TestAccGPUCluster_interruptUpdateDelete(t *testing.T) {
 			h.Shim.Delay("ec2", "RunInstances", 500*time.Millisecond, 1)
 		}
 		spec.NodeCount++
-		got, err := env.UpdateGPUCluster(ctx, spec, fast)
+		got, err := env.UpdateGPUCluster(ctx, spec, opts)
 		cancel()
 		time.Sleep(time.Second) // whatever was under way has landed
 		h.Shim.ClearRules()
@@ -598,7 +598,7 @@ func TestAccGPUCluster_interruptUpdateDelete(t *testing.T) {
 		if err == nil || got == nil || len(got.Nodes) != live() {
 			t.Fatalf("scale-out cut at %s: err %v, recorded %v, %d live", action, err, got, live())
 		}
-		if _, err := env.UpdateGPUCluster(context.Background(), spec, fast); err != nil || live() != spec.NodeCount {
+		if _, err := env.UpdateGPUCluster(context.Background(), spec, opts); err != nil || live() != spec.NodeCount {
 			t.Fatalf("re-apply after a cut at %s: %v, %d live, want %d", action, err, live(), spec.NodeCount)
 		}
 	}
@@ -608,14 +608,14 @@ func TestAccGPUCluster_interruptUpdateDelete(t *testing.T) {
 			cancel()
 		}
 	})
-	if err := env.DeleteGPUCluster(ctx, "cuts", spec.CreationToken, fast); err == nil {
+	if err := env.DeleteGPUCluster(ctx, "cuts", spec.CreationToken, opts); err == nil {
 		t.Fatal("a cancelled delete succeeded")
 	}
 	h.Shim.ClearRules()
 	if _, err := env.FindGPUCluster(context.Background(), "cuts"); err != nil {
 		t.Fatalf("after a cancelled delete the cluster cannot be found (state would keep it): %v", err)
 	}
-	if err := env.DeleteGPUCluster(context.Background(), "cuts", spec.CreationToken, fast); err != nil {
+	if err := env.DeleteGPUCluster(context.Background(), "cuts", spec.CreationToken, opts); err != nil {
 		t.Fatal(err)
 	}
 	if err := checkClusterGone(t, h, "cuts")(nil); err != nil {

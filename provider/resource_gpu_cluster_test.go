@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -513,10 +514,11 @@ func TestAccGPUCluster_capacityFallback(t *testing.T) {
 	})
 }
 
-// platformEnv opens the core environment against the harness.
+// platformEnv opens the core environment against the harness, its waits
+// polling every 50ms (never at the intervals meant for AWS).
 func platformEnv(t *testing.T, h *acctest.Harness) *platform.Env {
 	t.Helper()
-	env, err := platform.Open(context.Background(), platform.Config{Region: acctest.Region, Endpoints: h.Endpoints()})
+	env, err := platform.Open(context.Background(), platform.Config{Region: acctest.Region, Endpoints: h.Endpoints(), Polling: platform.PollingEvery(50 * time.Millisecond)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -223,7 +223,7 @@ func TestAccServingEndpoint_faultMatrix(t *testing.T) {
 	h := acctest.Setup(t)
 	servingFixtures(t, h)
 	env := platformEnv(t, h)
-	wait := platform.ServingWait{Timeout: 30 * time.Second, Poll: 20 * time.Millisecond, MaxPoll: 50 * time.Millisecond}
+	wait := platform.ServingWait{Timeout: 30 * time.Second} // the environment polls every 50ms (platformEnv)
 	base := servingMatrixSpec()
 	next := servingMatrixSpec()
 	next.Model.Image = servingImage2

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
@@ -279,20 +278,22 @@ func DeleteFootprintGroup(ctx context.Context, api FootprintGroupAPI, name strin
 }
 
 // WaitFootprintGroupGone polls until the group no longer exists, or ctx
-// ends.
-func WaitFootprintGroupGone(ctx context.Context, api FootprintGroupAPI, name string, poll time.Duration) error {
-	for {
+// ends. Zero fields of p take DefaultPolling().AutoScaling.
+func WaitFootprintGroupGone(ctx context.Context, api FootprintGroupAPI, name string, p Poll) error {
+	err := p.Or(DefaultPolling().AutoScaling).Until(ctx, func(ctx context.Context) (bool, error) {
 		_, err := FindFootprintGroup(ctx, api, name)
 		if errors.Is(err, ErrNotFound) {
-			return nil
+			return true, nil
 		}
 		if err != nil && ctx.Err() != nil {
-			return fmt.Errorf("waiting for auto scaling group %s to be deleted: %w", name, ctx.Err())
+			return false, ctx.Err()
 		}
-		if err := SleepOrDone(ctx, poll); err != nil {
-			return fmt.Errorf("waiting for auto scaling group %s to be deleted: %w", name, err)
-		}
+		return false, nil // there still, or not read this time: look again
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for auto scaling group %s to be deleted: %w", name, err)
 	}
+	return nil
 }
 
 // GroupScheduledAction is one scheduled action of a group.

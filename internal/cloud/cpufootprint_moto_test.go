@@ -98,7 +98,7 @@ func TestFootprintGroupMoto(t *testing.T) {
 	if err := cloud.DeleteFootprintGroup(ctx, as, g.Name); err != nil {
 		t.Fatal(err)
 	}
-	if err := cloud.WaitFootprintGroupGone(ctx, as, g.Name, 100*time.Millisecond); err != nil {
+	if err := cloud.WaitFootprintGroupGone(ctx, as, g.Name, cloud.Poll{Interval: 100 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
 	if err := cloud.DeleteFootprintGroup(ctx, as, g.Name); err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
@@ -44,7 +43,7 @@ func (r Refresh) active() bool {
 // for first, so that at most one runs; since it may have started before the
 // group's template changed, a new one follows it, and skips every instance
 // already matching.
-func StartFootprintRefresh(ctx context.Context, api FootprintRefreshAPI, group, launchTemplateID string, version int64, minHealthy int32, poll time.Duration) (string, error) {
+func StartFootprintRefresh(ctx context.Context, api FootprintRefreshAPI, group, launchTemplateID string, version int64, minHealthy int32, p Poll) (string, error) {
 	in := &autoscaling.StartInstanceRefreshInput{
 		AutoScalingGroupName: aws.String(group),
 		Strategy:             astypes.RefreshStrategyRolling,
@@ -69,7 +68,7 @@ func StartFootprintRefresh(ctx context.Context, api FootprintRefreshAPI, group, 
 			return "", ferr
 		}
 		if cur.ID != "" {
-			if err := WaitFootprintRefresh(ctx, api, group, cur.ID, poll); err != nil && !errors.Is(err, ErrRefreshFailed) {
+			if err := WaitFootprintRefresh(ctx, api, group, cur.ID, p); err != nil && !errors.Is(err, ErrRefreshFailed) {
 				return "", err
 			}
 		}
@@ -94,9 +93,10 @@ func FindActiveRefresh(ctx context.Context, api FootprintRefreshAPI, group strin
 
 // WaitFootprintRefresh polls the refresh until it ends: nil when it
 // succeeded, ErrRefreshFailed (wrapped, with AWS's reason) when it failed or
-// was cancelled, ctx's error when ctx ends first.
-func WaitFootprintRefresh(ctx context.Context, api FootprintRefreshAPI, group, id string, poll time.Duration) error {
-	for {
+// was cancelled, ctx's error when ctx ends first. Zero fields of p take
+// DefaultPolling().AutoScaling.
+func WaitFootprintRefresh(ctx context.Context, api FootprintRefreshAPI, group, id string, p Poll) error {
+	for w := p.Or(DefaultPolling().AutoScaling).Start(); ; {
 		out, err := api.DescribeInstanceRefreshes(ctx, &autoscaling.DescribeInstanceRefreshesInput{AutoScalingGroupName: aws.String(group), InstanceRefreshIds: []string{id}})
 		if err != nil && ctx.Err() != nil {
 			return fmt.Errorf("waiting for instance refresh %s of %s: %w", id, group, ctx.Err())
@@ -113,7 +113,7 @@ func WaitFootprintRefresh(ctx context.Context, api FootprintRefreshAPI, group, i
 				return fmt.Errorf("instance refresh %s of %s: %w: %s (%s)", id, group, ErrRefreshFailed, r.Status, aws.ToString(r.StatusReason))
 			}
 		}
-		if err := SleepOrDone(ctx, poll); err != nil {
+		if err := w.Next(ctx); err != nil {
 			return fmt.Errorf("waiting for instance refresh %s of %s: %w", id, group, err)
 		}
 	}

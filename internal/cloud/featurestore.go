@@ -49,22 +49,18 @@ type FeatureStoreUpdate struct {
 // of that name exists already (SageMaker's ResourceInUse).
 var ErrFeatureGroupExists = errors.New("feature group already exists")
 
-// WaitOptions bounds a wait and reports its progress.
+// WaitOptions bound a SageMaker wait (feature groups, endpoints) and
+// report its progress.
 type WaitOptions struct {
 	Timeout time.Duration // 0: no bound beyond ctx
-	// Poll is the first interval between polls; it doubles up to MaxPoll.
-	// Defaults: 2s and 30s.
-	Poll    time.Duration
-	MaxPoll time.Duration
+	// Poll is how often the state is read; zero fields take
+	// DefaultPolling().SageMaker.
+	Poll Poll
 	// Progress, when set, is called after each poll with the state seen.
 	Progress func(state string, elapsed time.Duration)
 }
 
-const (
-	fsMaxFeatureAdditions = 100
-	fsDefaultPoll         = 2 * time.Second
-	fsDefaultMaxPoll      = 30 * time.Second
-)
+const fsMaxFeatureAdditions = 100
 
 // isNotFound reports whether err is SageMaker's ResourceNotFound.
 func isFeatureStoreNotFound(err error) bool {
@@ -279,7 +275,7 @@ func DeleteFeatureStore(ctx context.Context, api FeatureStoreAPI, name string) e
 // is Blocked.
 func WaitFeatureStoreCreated(ctx context.Context, api FeatureStoreAPI, name string, opts WaitOptions) (*FeatureGroup, error) {
 	var fg *FeatureGroup
-	err := fsPoll(ctx, opts, "creation of feature group "+name, func(ctx context.Context) (string, bool, error) {
+	err := pollStatus(ctx, opts, "creation of feature group "+name, func(ctx context.Context) (string, bool, error) {
 		var err error
 		fg, err = FindFeatureStore(ctx, api, name)
 		if err != nil {
@@ -307,7 +303,7 @@ func WaitFeatureStoreCreated(ctx context.Context, api FeatureStoreAPI, name stri
 // progress. A failed update is an error carrying SageMaker's reason.
 func WaitFeatureStoreUpdated(ctx context.Context, api FeatureStoreAPI, name string, opts WaitOptions) (*FeatureGroup, error) {
 	var fg *FeatureGroup
-	err := fsPoll(ctx, opts, "update of feature group "+name, func(ctx context.Context) (string, bool, error) {
+	err := pollStatus(ctx, opts, "update of feature group "+name, func(ctx context.Context) (string, bool, error) {
 		var err error
 		fg, err = FindFeatureStore(ctx, api, name)
 		if err != nil {
@@ -332,7 +328,7 @@ func WaitFeatureStoreUpdated(ctx context.Context, api FeatureStoreAPI, name stri
 // WaitFeatureStoreDeleted polls until the group is gone. DeleteFailed is an
 // error carrying SageMaker's failure reason.
 func WaitFeatureStoreDeleted(ctx context.Context, api FeatureStoreAPI, name string, opts WaitOptions) error {
-	return fsPoll(ctx, opts, "deletion of feature group "+name, func(ctx context.Context) (string, bool, error) {
+	return pollStatus(ctx, opts, "deletion of feature group "+name, func(ctx context.Context) (string, bool, error) {
 		fg, err := FindFeatureStore(ctx, api, name)
 		if errors.Is(err, ErrNotFound) {
 			return "Deleted", true, nil
@@ -349,25 +345,19 @@ func WaitFeatureStoreDeleted(ctx context.Context, api FeatureStoreAPI, name stri
 	})
 }
 
-// poll calls check until it says done, the timeout passes or ctx ends. check
-// returns the state seen, whether to stop, and the outcome when stopping (an
-// error while not done ends the wait too).
-func fsPoll(ctx context.Context, opts WaitOptions, what string, check func(context.Context) (string, bool, error)) error {
+// pollStatus calls check at once, then after every interval of opts.Poll,
+// until it says done, the timeout passes or ctx ends. check returns the
+// state seen, whether to stop, and the outcome when stopping (an error
+// while not done ends the wait too).
+func pollStatus(ctx context.Context, opts WaitOptions, what string, check func(context.Context) (string, bool, error)) error {
 	if opts.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
 	}
-	interval, maxInterval := opts.Poll, opts.MaxPoll
-	if interval <= 0 {
-		interval = fsDefaultPoll
-	}
-	if maxInterval <= 0 {
-		maxInterval = fsDefaultMaxPoll
-	}
 	start := time.Now()
 	last := "in an unknown state"
-	for {
+	err := opts.Poll.Or(DefaultPolling().SageMaker).Until(ctx, func(ctx context.Context) (bool, error) {
 		state, done, err := check(ctx)
 		if state != "" {
 			last = state
@@ -375,21 +365,12 @@ func fsPoll(ctx context.Context, opts WaitOptions, what string, check func(conte
 		if opts.Progress != nil && state != "" {
 			opts.Progress(state, time.Since(start))
 		}
-		if done || err != nil {
-			if err != nil && ctx.Err() != nil {
-				return fsWaitTimeout(ctx, what, last, time.Since(start), opts.Timeout)
-			}
-			return err
-		}
-		timer := time.NewTimer(interval)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return fsWaitTimeout(ctx, what, last, time.Since(start), opts.Timeout)
-		case <-timer.C:
-		}
-		interval = min(2*interval, maxInterval)
+		return done, err
+	})
+	if err != nil && ctx.Err() != nil {
+		return fsWaitTimeout(ctx, what, last, time.Since(start), opts.Timeout)
 	}
+	return err
 }
 
 func fsWaitTimeout(ctx context.Context, what, last string, elapsed, limit time.Duration) error {

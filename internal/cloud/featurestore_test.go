@@ -101,7 +101,7 @@ func withUpdate(d *sagemaker.DescribeFeatureGroupOutput, st types.LastUpdateStat
 	return d
 }
 
-var fastWait = WaitOptions{Timeout: 2 * time.Second, Poll: time.Millisecond, MaxPoll: 5 * time.Millisecond}
+var fastWait = WaitOptions{Timeout: 2 * time.Second, Poll: Poll{Interval: time.Millisecond, Max: 5 * time.Millisecond}}
 
 func TestWaitFeatureStoreCreated(t *testing.T) {
 	tests := []struct {
@@ -121,7 +121,7 @@ func TestWaitFeatureStoreCreated(t *testing.T) {
 			return d
 		}()}, wantErr: "bucket policy denies the role"},
 		{name: "timeout says the last state", script: []*sagemaker.DescribeFeatureGroupOutput{group("Creating")},
-			wait: WaitOptions{Timeout: 30 * time.Millisecond, Poll: time.Millisecond}, wantErr: "still Creating after"},
+			wait: WaitOptions{Timeout: 30 * time.Millisecond, Poll: Poll{Interval: time.Millisecond}}, wantErr: "still Creating after"},
 		{name: "deleting while creating", script: []*sagemaker.DescribeFeatureGroupOutput{group("Deleting")}, wantErr: "is Deleting while waiting"},
 		{name: "vanished", script: []*sagemaker.DescribeFeatureGroupOutput{nil}, wantErr: "not found"},
 	}
@@ -153,7 +153,7 @@ func TestWaitFeatureStoreCreated(t *testing.T) {
 
 func TestWaitFeatureStoreCreatedTimeoutIsDeadline(t *testing.T) {
 	api := &fakeFeatureStoreAPI{describes: []*sagemaker.DescribeFeatureGroupOutput{group("Creating")}}
-	_, err := WaitFeatureStoreCreated(context.Background(), api, "fg", WaitOptions{Timeout: 20 * time.Millisecond, Poll: time.Millisecond})
+	_, err := WaitFeatureStoreCreated(context.Background(), api, "fg", WaitOptions{Timeout: 20 * time.Millisecond, Poll: Poll{Interval: time.Millisecond}})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want a deadline", err)
 	}
@@ -174,7 +174,7 @@ func TestWaitFeatureStoreDeleted(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 	api = &fakeFeatureStoreAPI{describes: []*sagemaker.DescribeFeatureGroupOutput{group("Deleting")}}
-	if err := WaitFeatureStoreDeleted(context.Background(), api, "fg", WaitOptions{Timeout: 20 * time.Millisecond, Poll: time.Millisecond}); err == nil || !strings.Contains(err.Error(), "still Deleting") {
+	if err := WaitFeatureStoreDeleted(context.Background(), api, "fg", WaitOptions{Timeout: 20 * time.Millisecond, Poll: Poll{Interval: time.Millisecond}}); err == nil || !strings.Contains(err.Error(), "still Deleting") {
 		t.Fatalf("err = %v", err)
 	}
 }

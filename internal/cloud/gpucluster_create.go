@@ -158,18 +158,6 @@ func (b Backoff) withDefaults() Backoff {
 	return b
 }
 
-// SleepOrDone waits d, or until ctx ends.
-func SleepOrDone(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
 // CapacityError is a launch that found no capacity after every retry.
 type CapacityError struct {
 	ZoneID   string

@@ -319,7 +319,7 @@ func TestWaitGPUNodesRunning(t *testing.T) {
 	var polls []int
 	sleeps := 0
 	got, err := WaitGPUNodesRunning(context.Background(), f, []string{a, b}, NodeWaitOptions{
-		Sleep:    func(context.Context, time.Duration) error { sleeps++; return nil },
+		Poll:     Poll{Sleep: func(context.Context, time.Duration) error { sleeps++; return nil }},
 		Progress: func(ready, _ int, _ []string) { polls = append(polls, ready) },
 	})
 	if err != nil {
@@ -331,7 +331,7 @@ func TestWaitGPUNodesRunning(t *testing.T) {
 
 	// A node that terminates while waited on fails the wait at once.
 	f.states[a] = []types.InstanceStateName{"pending", "terminated"}
-	_, err = WaitGPUNodesRunning(context.Background(), f, []string{a}, NodeWaitOptions{Sleep: gpuNoSleep})
+	_, err = WaitGPUNodesRunning(context.Background(), f, []string{a}, NodeWaitOptions{Poll: Poll{Sleep: gpuNoSleep}})
 	var se *NodeStateError
 	if !errors.As(err, &se) || se.State != "terminated" {
 		t.Errorf("want a NodeStateError, got %v", err)
@@ -341,7 +341,7 @@ func TestWaitGPUNodesRunning(t *testing.T) {
 	f.states[b] = []types.InstanceStateName{"pending"}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
-	_, err = WaitGPUNodesRunning(ctx, f, []string{b}, NodeWaitOptions{Interval: 10 * time.Millisecond})
+	_, err = WaitGPUNodesRunning(ctx, f, []string{b}, NodeWaitOptions{Poll: Poll{Interval: 10 * time.Millisecond}})
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), b) {
 		t.Errorf("want a deadline error naming %s, got %v", b, err)
 	}
@@ -353,7 +353,7 @@ func TestWaitGPUNodesTerminated(t *testing.T) {
 	nodes, _, _ := LaunchGPUNodes(context.Background(), f, l, Backoff{Sleep: gpuNoSleep})
 	id := nodes[0].InstanceID
 	f.states[id] = []types.InstanceStateName{"shutting-down", "terminated"}
-	if err := WaitGPUNodesTerminated(context.Background(), f, []string{id, "i-unknown"}, NodeWaitOptions{Sleep: gpuNoSleep}); err != nil {
+	if err := WaitGPUNodesTerminated(context.Background(), f, []string{id, "i-unknown"}, NodeWaitOptions{Poll: Poll{Sleep: gpuNoSleep}}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -18,21 +17,11 @@ type WaitGPUNodesAPI interface {
 
 // NodeWaitOptions tune a waiter. The deadline is ctx's (the front end's timeout).
 type NodeWaitOptions struct {
-	Interval time.Duration // between polls; default 15s
+	// Poll is how often the nodes are described; zero fields take
+	// DefaultPolling().Nodes.
+	Poll Poll
 	// Progress, when set, hears how many nodes are ready after every poll.
 	Progress func(ready, total int, pending []string)
-	// Sleep waits d or until ctx ends; nil means a timer.
-	Sleep func(ctx context.Context, d time.Duration) error
-}
-
-func (o NodeWaitOptions) withDefaults() NodeWaitOptions {
-	if o.Interval <= 0 {
-		o.Interval = 15 * time.Second
-	}
-	if o.Sleep == nil {
-		o.Sleep = SleepOrDone
-	}
-	return o
 }
 
 // NodeStateError is a node that reached a state it cannot leave for the one
@@ -78,11 +67,10 @@ func WaitGPUNodesTerminated(ctx context.Context, api WaitGPUNodesAPI, ids []stri
 }
 
 func waitNodes(ctx context.Context, api WaitGPUNodesAPI, ids []string, o NodeWaitOptions, want string, done func(GPUNode) (bool, error)) ([]GPUNode, error) {
-	o = o.withDefaults()
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	for {
+	for w := o.Poll.Or(DefaultPolling().Nodes).Start(); ; {
 		nodes, err := describeNodes(ctx, api, ids)
 		if err != nil {
 			return nil, err
@@ -114,7 +102,7 @@ func waitNodes(ctx context.Context, api WaitGPUNodesAPI, ids []string, o NodeWai
 			}
 			return out, nil
 		}
-		if err := o.Sleep(ctx, o.Interval); err != nil {
+		if err := w.Next(ctx); err != nil {
 			return nil, fmt.Errorf("waiting for nodes to be %s (still waiting on %s): %w", want, summarizeNodeIDs(pending), err)
 		}
 	}

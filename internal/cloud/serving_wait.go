@@ -13,7 +13,7 @@ import (
 // is for the caller to tell from the endpoint's config name.
 func WaitServingEndpoint(ctx context.Context, api ServingAPI, name string, opts WaitOptions) (*ServingEndpointInfo, error) {
 	var e *ServingEndpointInfo
-	err := fsPoll(ctx, opts, "endpoint "+name, func(ctx context.Context) (string, bool, error) {
+	err := pollStatus(ctx, opts, "endpoint "+name, func(ctx context.Context) (string, bool, error) {
 		var err error
 		e, err = FindServingEndpoint(ctx, api, name)
 		if err != nil {
@@ -35,7 +35,7 @@ func WaitServingEndpoint(ctx context.Context, api ServingAPI, name string, opts 
 
 // WaitServingEndpointDeleted polls until the endpoint is gone.
 func WaitServingEndpointDeleted(ctx context.Context, api ServingAPI, name string, opts WaitOptions) error {
-	return fsPoll(ctx, opts, "deletion of endpoint "+name, func(ctx context.Context) (string, bool, error) {
+	return pollStatus(ctx, opts, "deletion of endpoint "+name, func(ctx context.Context) (string, bool, error) {
 		e, err := FindServingEndpoint(ctx, api, name)
 		if errors.Is(err, ErrNotFound) {
 			return "Deleted", true, nil

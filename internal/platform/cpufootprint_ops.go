@@ -25,27 +25,15 @@ const (
 // CPUFootprintOptions tune the long-running verbs. The zero value is ready.
 type CPUFootprintOptions struct {
 	// Progress hears what a long operation is doing (front ends log it).
+	// How the waits poll (group gone, instance refresh, the validation
+	// gate) is the environment's (Env.Polling).
 	Progress func(msg string)
-	// Poll is the interval of the waits (group gone, instance refresh);
-	// 0 means 15s.
-	Poll time.Duration
-	// Sleep replaces the validation gate's timer (tests).
-	Sleep func(ctx context.Context, d time.Duration) error
-	// Gate tunes the validation gate's wait.
-	Gate GateOptions
 }
 
 func (o CPUFootprintOptions) progress(format string, args ...any) {
 	if o.Progress != nil {
 		o.Progress(fmt.Sprintf(format, args...))
 	}
-}
-
-func (o CPUFootprintOptions) poll() time.Duration {
-	if o.Poll > 0 {
-		return o.Poll
-	}
-	return 15 * time.Second
 }
 
 // CPUFootprint is what exists of a footprint.
@@ -235,7 +223,7 @@ func (e *Env) DeleteCPUFootprint(ctx context.Context, name, owner string, o CPUF
 		if err := cloud.DeleteFootprintGroup(ctx, e.Clients.AutoScaling, f.Group.Name); err != nil {
 			return err
 		}
-		if err := cloud.WaitFootprintGroupGone(ctx, e.Clients.AutoScaling, f.Group.Name, o.poll()); err != nil {
+		if err := cloud.WaitFootprintGroupGone(ctx, e.Clients.AutoScaling, f.Group.Name, e.polling().AutoScaling); err != nil {
 			return err
 		}
 	}
@@ -358,11 +346,11 @@ func (e *Env) convergeCPUFootprint(ctx context.Context, prior *CPUFootprintRecor
 	}
 	if roll {
 		o.progress("CPU footprint %s: rolling the instances to launch template version %d (instance refresh, %d%% kept in service)", spec.Name, ref.Version, spec.minHealthy())
-		id, err := cloud.StartFootprintRefresh(ctx, as, g.Name, ref.ID, ref.Version, spec.minHealthy(), o.poll())
+		id, err := cloud.StartFootprintRefresh(ctx, as, g.Name, ref.ID, ref.Version, spec.minHealthy(), e.polling().AutoScaling)
 		if err != nil {
 			return e.cpuPartial(ctx, spec.Name, tr, err)
 		}
-		if err := cloud.WaitFootprintRefresh(ctx, as, g.Name, id, o.poll()); err != nil {
+		if err := cloud.WaitFootprintRefresh(ctx, as, g.Name, id, e.polling().AutoScaling); err != nil {
 			return e.cpuPartial(ctx, spec.Name, tr, err)
 		}
 		if err := cloud.SetFootprintGroupTags(ctx, as, g.Name, map[string]string{cloud.TagInstanceHash: instanceHash}, nil); err != nil {

@@ -73,7 +73,8 @@ func TestCPUFootprintLifecycle(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	env, err := platform.Open(ctx, platform.Config{Region: acctest.Region, Endpoints: h.Endpoints(),
-		Residency: residency.PolicyConfig{Jurisdiction: "AE", ExcludedZoneIDs: []string{"mec1-az2"}}, DefaultTags: map[string]string{"owner": "ml"}})
+		Residency: residency.PolicyConfig{Jurisdiction: "AE", ExcludedZoneIDs: []string{"mec1-az2"}}, DefaultTags: map[string]string{"owner": "ml"},
+		Polling: platform.PollingEvery(10 * time.Millisecond)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func TestCPUFootprintLifecycle(t *testing.T) {
 	if len(p.SubnetIDs) != 2 || p.ImageID == "" || p.Decision.InstanceType != "c7i.large" {
 		t.Fatalf("plan resolved subnets %v image %q type %q", p.SubnetIDs, p.ImageID, p.Decision.InstanceType)
 	}
-	f, err := env.CreateCPUFootprint(ctx, spec, platform.CPUFootprintOptions{Poll: 10 * time.Millisecond})
+	f, err := env.CreateCPUFootprint(ctx, spec, platform.CPUFootprintOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +142,7 @@ func TestCPUFootprintLifecycle(t *testing.T) {
 	if len(p3.Change.Roll) != 1 || p3.Change.Roll[0].Path != "instance_type" || len(p3.Change.Replace) != 0 {
 		t.Errorf("type change plan %+v", p3.Change)
 	}
-	f, err = env.UpdateCPUFootprint(ctx, rb, spec, platform.CPUFootprintOptions{Poll: 10 * time.Millisecond})
+	f, err = env.UpdateCPUFootprint(ctx, rb, spec, platform.CPUFootprintOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func TestCPUFootprintLifecycle(t *testing.T) {
 	if err := env.DeleteCPUFootprint(ctx, "smb", "someone-else", platform.CPUFootprintOptions{}); err == nil {
 		t.Error("delete with another token succeeded")
 	}
-	if err := env.DeleteCPUFootprint(ctx, "smb", f.CreationToken, platform.CPUFootprintOptions{Poll: 10 * time.Millisecond}); err != nil {
+	if err := env.DeleteCPUFootprint(ctx, "smb", f.CreationToken, platform.CPUFootprintOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := env.FindCPUFootprint(ctx, "smb"); !errors.Is(err, platform.ErrNotFound) {

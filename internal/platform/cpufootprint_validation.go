@@ -178,7 +178,7 @@ func (e *Env) gateCPUFootprint(ctx context.Context, spec CPUFootprintSpec, plan 
 	resource := "CPU footprint " + spec.Name
 	res, err := e.runGate(ctx, gateRun{
 		Resource: resource, Spec: v, Profile: plan.Profile, Prefix: v.ReportsPrefix(spec.Name),
-		Options: o.Gate, Sleep: o.Sleep, Progress: o.progress,
+		Progress: o.progress,
 		Nodes: func(ctx context.Context) ([]ExpectedNode, int, error) {
 			g, err := cloud.FindFootprintGroup(ctx, e.Clients.AutoScaling, group)
 			if errors.Is(err, cloud.ErrNotFound) {

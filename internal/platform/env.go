@@ -32,6 +32,9 @@ type Config struct {
 	// yet: they count as present.
 	UnknownDefaultTags []string
 	UserAgent          string
+	// Polling is how the waits poll; kinds left zero poll as for AWS
+	// (DefaultPolling). Front ends set it from PollingFromEnv.
+	Polling Polling
 }
 
 // UnknownValue stands in for a value not known yet where a check needs only
@@ -56,6 +59,10 @@ type Env struct {
 	// CatalogCache is where instance-catalog facts are kept between
 	// provider processes; nil: not kept (MLPLATFORM_CATALOG_CACHE=off).
 	CatalogCache *catalog.Cache
+
+	// Polling is how every wait polls (nodes, SageMaker, Auto Scaling, the
+	// validation gate); kinds left zero poll as DefaultPolling says.
+	Polling Polling
 
 	catalogMu  sync.Mutex
 	catalogSrc *catalog.Source
@@ -100,7 +107,7 @@ func Open(ctx context.Context, cfg Config) (*Env, error) {
 		return nil, err
 	}
 	return &Env{Clients: clients, Policy: policy, Locator: cloud.NewLocator(clients), DefaultTags: maps.Clone(cfg.DefaultTags),
-		DefaultTagsUnknown: cfg.DefaultTagsUnknown, UnknownDefaultTags: cfg.UnknownDefaultTags, CatalogCache: cache}, nil
+		DefaultTagsUnknown: cfg.DefaultTagsUnknown, UnknownDefaultTags: cfg.UnknownDefaultTags, CatalogCache: cache, Polling: cfg.Polling.WithDefaults()}, nil
 }
 
 // Region is the region the environment provisions in.

@@ -38,7 +38,8 @@ func faultEnv(t *testing.T) (*acctest.Harness, *platform.Env, platform.FeatureSt
 		CreateBucketConfiguration: &s3types.CreateBucketConfiguration{LocationConstraint: s3types.BucketLocationConstraint(acctest.Region)}}); err != nil {
 		t.Fatal(err)
 	}
-	env, err := platform.Open(ctx, platform.Config{Region: acctest.Region, Endpoints: h.Endpoints(), Residency: residency.PolicyConfig{Jurisdiction: "AE"}})
+	env, err := platform.Open(ctx, platform.Config{Region: acctest.Region, Endpoints: h.Endpoints(), Residency: residency.PolicyConfig{Jurisdiction: "AE"},
+		Polling: platform.PollingEvery(50 * time.Millisecond)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +53,8 @@ func faultEnv(t *testing.T) (*acctest.Harness, *platform.Env, platform.FeatureSt
 	return h, env, spec
 }
 
-var fastWait = platform.FeatureStoreWait{Poll: 50 * time.Millisecond, MaxPoll: 100 * time.Millisecond}
+// fastWait: the environment polls every 50ms (faultEnv).
+var fastWait = platform.FeatureStoreWait{}
 
 // interrupted is a context that the test cancels, as Ctrl-C would, while a
 // call is in flight (SageMakerFault.OnCall).

@@ -29,7 +29,7 @@ func (es FieldErrors) Error() string {
 }
 
 // FeatureStoreWait bounds and reports a feature store wait.
-type FeatureStoreWait = cloud.WaitOptions
+type FeatureStoreWait = WaitOptions
 
 // Default bounds of the feature store's waits: a wait whose Timeout is 0
 // gets these, whichever front end asked.
@@ -146,7 +146,7 @@ func (e *Env) findAfterFailure(ctx context.Context, name string) (*FeatureStore,
 // SDK's retry was told the name is taken); any other is refused with
 // ErrFeatureStoreExists.
 func (e *Env) CreateFeatureStore(ctx context.Context, s FeatureStoreSpec, wait FeatureStoreWait) (*FeatureStore, []residency.Violation, error) {
-	wait = withDefault(wait, FeatureStoreCreateTimeout)
+	wait = e.withPolling(withDefault(wait, FeatureStoreCreateTimeout))
 	vs, err := e.guardFeatureStore(ctx, s)
 	if err != nil {
 		return nil, vs, err
@@ -164,8 +164,9 @@ func (e *Env) CreateFeatureStore(ctx context.Context, s FeatureStoreSpec, wait F
 		if errors.Is(ferr, cloud.ErrNotFound) && !errors.Is(err, cloud.ErrFeatureGroupExists) {
 			// The call may still land (a request in flight when the client
 			// gave up): look again a few times before saying nothing exists.
-			for _, d := range []time.Duration{time.Second, 2 * time.Second} {
-				if cloud.SleepOrDone(context.WithoutCancel(ctx), d) != nil {
+			w := landingRecheck().Start()
+			for range 2 {
+				if w.Next(context.WithoutCancel(ctx)) != nil {
 					break
 				}
 				if fs, ferr = e.findAfterFailure(ctx, s.Name); !errors.Is(ferr, cloud.ErrNotFound) {
@@ -192,7 +193,7 @@ func (e *Env) CreateFeatureStore(ctx context.Context, s FeatureStoreSpec, wait F
 			return nil, vs, fmt.Errorf("%w; whether feature group %s was created could not be checked (%w). Should it exist, it carries the tag %s = %s: import it", err, s.Name, ferr, FeatureStoreTokenTag, token)
 		}
 	}
-	fg, err := cloud.WaitFeatureStoreCreated(ctx, api, s.Name, wait)
+	fg, err := cloud.WaitFeatureStoreCreated(ctx, api, s.Name, wait.cloud())
 	if err != nil {
 		fs := (*FeatureStore)(nil)
 		if fg != nil && ctx.Err() == nil {
@@ -219,7 +220,7 @@ func (e *Env) ReadFeatureStore(ctx context.Context, name string, settle time.Dur
 	if err != nil || fs.Status != FeatureStoreDeleting {
 		return fs, err
 	}
-	err = cloud.WaitFeatureStoreDeleted(ctx, e.Clients.SageMaker, name, cloud.WaitOptions{Timeout: settle, Poll: 5 * time.Second, MaxPoll: 15 * time.Second})
+	err = cloud.WaitFeatureStoreDeleted(ctx, e.Clients.SageMaker, name, cloud.WaitOptions{Timeout: settle, Poll: e.polling().Settle})
 	if err == nil {
 		return nil, fmt.Errorf("feature group %s was deleted: %w", name, cloud.ErrNotFound)
 	}
@@ -241,7 +242,7 @@ func (e *Env) ReadFeatureStore(ctx context.Context, name string, settle time.Dur
 // the group lacks now, so an update interrupted part way (or whose answer
 // was lost) completes on the next apply instead of failing.
 func (e *Env) UpdateFeatureStore(ctx context.Context, old, new FeatureStoreSpec, wait FeatureStoreWait) (*FeatureStore, []residency.Violation, error) {
-	wait = withDefault(wait, FeatureStoreUpdateTimeout)
+	wait = e.withPolling(withDefault(wait, FeatureStoreUpdateTimeout))
 	vs, err := e.guardFeatureStore(ctx, new)
 	if err != nil {
 		return nil, vs, err
@@ -259,12 +260,12 @@ func (e *Env) UpdateFeatureStore(ctx context.Context, old, new FeatureStoreSpec,
 		return nil, vs, fmt.Errorf("updating feature store %s: %s", new.Name, p.Blocked)
 	}
 	if cur.Status == FeatureStoreCreating {
-		if _, err := cloud.WaitFeatureStoreCreated(ctx, api, new.Name, wait); err != nil {
+		if _, err := cloud.WaitFeatureStoreCreated(ctx, api, new.Name, wait.cloud()); err != nil {
 			return nil, vs, err
 		}
 	}
 	if cur.LastUpdateStatus == "InProgress" {
-		if _, err := cloud.WaitFeatureStoreUpdated(ctx, api, new.Name, wait); err != nil {
+		if _, err := cloud.WaitFeatureStoreUpdated(ctx, api, new.Name, wait.cloud()); err != nil {
 			return nil, vs, err
 		}
 		if cur, err = e.FindFeatureStore(ctx, new.Name); err != nil {
@@ -277,7 +278,7 @@ func (e *Env) UpdateFeatureStore(ctx context.Context, old, new FeatureStoreSpec,
 		u.Tags = map[string]string{}
 	}
 	u.KeepTags = []string{FeatureStoreTokenTag}
-	if err := cloud.UpdateFeatureStore(ctx, api, new.Name, u, wait); err != nil {
+	if err := cloud.UpdateFeatureStore(ctx, api, new.Name, u, wait.cloud()); err != nil {
 		return nil, vs, err
 	}
 	fs, err := e.FindFeatureStore(ctx, new.Name)
@@ -291,10 +292,10 @@ func (e *Env) UpdateFeatureStore(ctx context.Context, old, new FeatureStoreSpec,
 // group already gone is not an error, nor is one already being deleted (an
 // earlier delete interrupted): its deletion is waited for.
 func (e *Env) DeleteFeatureStore(ctx context.Context, name string, wait FeatureStoreWait) error {
-	wait = withDefault(wait, FeatureStoreDeleteTimeout)
+	wait = e.withPolling(withDefault(wait, FeatureStoreDeleteTimeout))
 	api := e.Clients.SageMaker
 	if err := cloud.DeleteFeatureStore(ctx, api, name); err != nil {
 		return err
 	}
-	return cloud.WaitFeatureStoreDeleted(ctx, api, name, wait)
+	return cloud.WaitFeatureStoreDeleted(ctx, api, name, wait.cloud())
 }

@@ -67,12 +67,9 @@ func (p *GPUClusterPlan) Err(policy *residency.Policy) error {
 type GPUClusterOptions struct {
 	// Progress hears what a long operation is doing (front ends log it).
 	Progress func(msg string)
-	// Wait tunes the node waiters; their deadline is ctx's.
-	Wait WaitOptions
-	// Sleep replaces the capacity backoff's timer (tests).
+	// Sleep replaces the capacity backoff's timer (tests). How the waits
+	// poll is the environment's (Env.Polling).
 	Sleep func(ctx context.Context, d time.Duration) error
-	// Gate tunes the validation gate's wait.
-	Gate GateOptions
 }
 
 func (o GPUClusterOptions) progress(format string, args ...any) {
@@ -457,7 +454,7 @@ func (e *Env) findGPUClusterTemplate(ctx context.Context, c *GPUCluster) (cloud.
 // to another configuration and is not touched.
 func (e *Env) DeleteGPUCluster(ctx context.Context, name, owner string, o GPUClusterOptions) error {
 	o.progress("deleting GPU cluster %s", name)
-	w := o.Wait.cloud()
+	w := cloud.NodeWaitOptions{Poll: e.polling().Nodes}
 	w.Progress = func(ready, total int, _ []string) {
 		o.progress("GPU cluster %s: %d of %d nodes terminated", name, ready, total)
 	}
@@ -550,8 +547,9 @@ func (e *Env) partial(ctx context.Context, spec GPUClusterSpec, tr *tracker, cau
 	// A launch whose answer was lost may still be under way at EC2, or its
 	// nodes may take a moment to list: read again, a bounded number of
 	// times, while any of its indices is missing.
+	w := landingRecheckNodes().Start()
 	for i := 0; len(tr.inFlight) > 0 && i < 3 && (errors.Is(err, cloud.ErrNotFound) || (err == nil && !listsIndices(c, tr.inFlight))); i++ {
-		if cloud.SleepOrDone(rctx, 2*time.Second) != nil {
+		if w.Next(rctx) != nil {
 			break
 		}
 		c, err = cloud.FindGPUCluster(rctx, api, spec.Name)
@@ -753,7 +751,7 @@ func (e *Env) terminate(ctx context.Context, name string, nodes []cloud.GPUNode,
 	if err := cloud.TerminateGPUNodes(ctx, e.Clients.EC2, ids); err != nil {
 		return err
 	}
-	w := o.Wait.cloud()
+	w := cloud.NodeWaitOptions{Poll: e.polling().Nodes}
 	w.Progress = func(ready, total int, _ []string) {
 		o.progress("GPU cluster %s: %d of %d nodes terminated", name, ready, total)
 	}
@@ -815,7 +813,7 @@ func (e *Env) launch(ctx context.Context, lc *launchContext, target *launchTarge
 		for _, n := range nodes {
 			ids = append(ids, n.InstanceID)
 		}
-		w := o.Wait.cloud()
+		w := cloud.NodeWaitOptions{Poll: e.polling().Nodes}
 		w.Progress = func(ready, total int, _ []string) {
 			o.progress("GPU cluster %s: %d of %d new nodes running", spec.Name, ready, total)
 		}

@@ -1,7 +1,6 @@
 package platform
 
 import (
-	"context"
 	"time"
 
 	"github.com/mlplatform/mlplatform/internal/cloud"
@@ -47,15 +46,6 @@ type Volume struct {
 	Type       string // gp3 (default), gp2, io1, io2, st1, sc1
 	IOPS       int32
 	Throughput int32 // MiB/s, gp3 only
-}
-
-// WaitOptions tune the node waiters; their deadline is ctx's.
-type WaitOptions struct {
-	Interval time.Duration // between polls; default 15s
-	// Progress, when set, hears how many nodes are ready after every poll.
-	Progress func(ready, total int, pending []string)
-	// Sleep waits d or until ctx ends; nil means a timer.
-	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 // GPUNode is one node of a cluster as it exists.
@@ -133,8 +123,6 @@ func gpuClusterFromCloud(c *cloud.GPUCluster) *GPUCluster {
 		Nodes: nodes(c.Nodes), Gone: nodes(c.Gone),
 	}
 }
-
-func (o WaitOptions) cloud() cloud.NodeWaitOptions { return cloud.NodeWaitOptions(o) }
 
 func volumesToCloud(vs []Volume) []cloud.Volume {
 	if vs == nil {

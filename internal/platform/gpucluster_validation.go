@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/mlplatform/mlplatform/internal/cloud"
 )
@@ -80,12 +79,6 @@ func validationRenderEqual(a, b *ValidationSpec) bool {
 		x.ReportsS3URI == y.ReportsS3URI && x.ReportsKMSKeyARN == y.ReportsKMSKeyARN && x.HwprobeS3URI == y.HwprobeS3URI && x.HwprobeSHA256 == y.HwprobeSHA256
 }
 
-// GateOptions tune the gate's wait. The zero value is ready.
-type GateOptions struct {
-	Interval time.Duration // between looks; default 15s
-	Now      func() time.Time
-}
-
 // gateGPUCluster waits for the cluster's reports and acts on the decision:
 // pass, warn (returned as the cluster's ValidationWarning), fail, or
 // replace failing nodes and wait again. It returns the cluster as it is
@@ -99,8 +92,8 @@ func (e *Env) gateGPUCluster(ctx context.Context, spec GPUClusterSpec, plan *GPU
 	resource := "GPU cluster " + spec.Name
 	res, err := e.runGate(ctx, gateRun{
 		Resource: resource, Spec: v, Profile: plan.Profile, Prefix: v.ReportsPrefix(spec.Name),
-		Options: o.Gate, Sleep: o.Sleep, Progress: o.progress,
-		Nodes: func(context.Context) ([]ExpectedNode, int, error) { return expectedNodes(out), 0, nil },
+		Progress: o.progress,
+		Nodes:    func(context.Context) ([]ExpectedNode, int, error) { return expectedNodes(out), 0, nil },
 		Replace: func(ctx context.Context, res GateResult, used int) error {
 			var ids []cloud.GPUNode
 			for _, n := range c.Nodes {

@@ -6,14 +6,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/mlplatform/mlplatform/internal/cloud"
 	"github.com/mlplatform/mlplatform/internal/residency"
 )
 
 // ServingWait bounds and reports a serving endpoint wait.
-type ServingWait = cloud.WaitOptions
+type ServingWait = WaitOptions
 
 var (
 	// ErrServingEndpointResidency is wrapped when a write is refused because
@@ -223,7 +222,7 @@ func (e *Env) CreateServingEndpoint(ctx context.Context, s ServingEndpointSpec, 
 			return nil, vs, fmt.Errorf("creating endpoint %s: %w", s.Name, err)
 		}
 	}
-	ep, err := createServing(ctx, e.Clients.SageMaker, e.Clients.AppAutoScaling, s, e.MergeTags(s.Tags), token, wait)
+	ep, err := createServing(ctx, e.Clients.SageMaker, e.Clients.AppAutoScaling, s, e.MergeTags(s.Tags), token, e.withPolling(wait))
 	if err == nil && wantsAlarms(s) {
 		err = alarmsAfterCreate(ctx, e.Clients.CloudWatch(), s, e.MergeTags(s.Tags), ep)
 	}
@@ -245,8 +244,9 @@ func createServing(ctx context.Context, api cloud.ServingAPI, as cloud.ServingSc
 		found, ferr := findServingAfterFailure(ctx, api, s.Name)
 		if errors.Is(ferr, cloud.ErrNotFound) && !errors.Is(err, cloud.ErrServingExists) {
 			// A call in flight when the client gave up may still land.
-			for _, d := range []time.Duration{time.Second, 2 * time.Second} {
-				if cloud.SleepOrDone(context.WithoutCancel(ctx), d) != nil {
+			w := landingRecheck().Start()
+			for range 2 {
+				if w.Next(context.WithoutCancel(ctx)) != nil {
 					break
 				}
 				if found, ferr = findServingAfterFailure(ctx, api, s.Name); !errors.Is(ferr, cloud.ErrNotFound) {
@@ -271,7 +271,7 @@ func createServing(ctx context.Context, api cloud.ServingAPI, as cloud.ServingSc
 			return nil, fmt.Errorf("%w; whether endpoint %s was created could not be checked (%w). Should it exist, it carries the tag %s = %s: import it", err, s.Name, ferr, ServingEndpointTokenTag, token)
 		}
 	}
-	info, err := cloud.WaitServingEndpoint(ctx, api, s.Name, wait)
+	info, err := cloud.WaitServingEndpoint(ctx, api, s.Name, wait.cloud())
 	if err != nil {
 		found, ferr := findServingAfterFailure(ctx, api, s.Name)
 		if ferr != nil {
@@ -354,7 +354,8 @@ func createModelAndConfig(ctx context.Context, api cloud.ServingAPI, s ServingEn
 // its answer lost, the retry told the name is taken, or the call still in
 // flight when the client gave up. The thing is looked for under the fresh
 // name only this call used, on a fresh bounded context, again after a
-// second and three seconds unless the service refused the call outright.
+// second and three seconds (landingRecheck) unless the service refused the
+// call outright.
 func landed(ctx context.Context, err error, find func(context.Context) error) bool {
 	rctx, cancel := recordContext(ctx, servingRecordTimeout)
 	defer cancel()
@@ -364,8 +365,9 @@ func landed(ctx context.Context, err error, find func(context.Context) error) bo
 	if ctx.Err() == nil && cloud.IsRefused(err) && !errors.Is(err, cloud.ErrServingExists) {
 		return false
 	}
-	for _, d := range []time.Duration{time.Second, 2 * time.Second} {
-		if cloud.SleepOrDone(rctx, d) != nil {
+	w := landingRecheck().Start()
+	for range 2 {
+		if w.Next(rctx) != nil {
 			return false
 		}
 		if find(rctx) == nil {
@@ -398,7 +400,7 @@ func (e *Env) UpdateServingEndpoint(ctx context.Context, prior ServingEndpointPr
 		return nil, vs, err
 	}
 	if !wantsAlarms(s) && !wantsAlarms(prior.Spec) {
-		ep, err := updateServing(ctx, e.Clients.SageMaker, e.Clients.AppAutoScaling, prior, s, e.MergeTags(s.Tags), wait)
+		ep, err := updateServing(ctx, e.Clients.SageMaker, e.Clients.AppAutoScaling, prior, s, e.MergeTags(s.Tags), e.withPolling(wait))
 		return ep, vs, err
 	}
 	cw := e.Clients.CloudWatch()
@@ -406,7 +408,7 @@ func (e *Env) UpdateServingEndpoint(ctx context.Context, prior ServingEndpointPr
 	if err != nil {
 		return nil, vs, err
 	}
-	ep, err := updateServing(ctx, e.Clients.SageMaker, e.Clients.AppAutoScaling, prior, s, e.MergeTags(s.Tags), wait)
+	ep, err := updateServing(ctx, e.Clients.SageMaker, e.Clients.AppAutoScaling, prior, s, e.MergeTags(s.Tags), e.withPolling(wait))
 	if err != nil {
 		if ep != nil {
 			rctx, cancel := recordContext(ctx, servingRecordTimeout)
@@ -428,7 +430,7 @@ func updateServing(ctx context.Context, api cloud.ServingAPI, as cloud.ServingSc
 	}
 	if cur.Status != cloud.EndpointInService {
 		// An earlier apply left it changing: let it settle first.
-		if cur, err = cloud.WaitServingEndpoint(ctx, api, s.Name, wait); err != nil {
+		if cur, err = cloud.WaitServingEndpoint(ctx, api, s.Name, wait.cloud()); err != nil {
 			return nil, fmt.Errorf("endpoint %s is not in service, so it cannot be updated: %w", s.Name, err)
 		}
 	}
@@ -474,7 +476,7 @@ func updateServing(ctx context.Context, api cloud.ServingAPI, as cloud.ServingSc
 				return nil, errors.Join(err, warningsErr(cleanupServing(ctx, api, configName, modelName)))
 			}
 		}
-		info, err := cloud.WaitServingEndpoint(ctx, api, s.Name, wait)
+		info, err := cloud.WaitServingEndpoint(ctx, api, s.Name, wait.cloud())
 		if err != nil {
 			// Still deploying, or failed: leave both configs; the next
 			// apply sees which one serves.
@@ -553,7 +555,7 @@ func cloneTagsWith(tags map[string]string, token string) map[string]string {
 // state recorded, deleted too when the endpoint is gone already. Anything
 // already gone is not an error.
 func (e *Env) DeleteServingEndpoint(ctx context.Context, name string, known ServingEndpointPrior, wait ServingWait) error {
-	return deleteServingWithAlarms(ctx, e.Clients.SageMaker, e.Clients.AppAutoScaling, e.Clients.CloudWatch(), name, known, wait)
+	return deleteServingWithAlarms(ctx, e.Clients.SageMaker, e.Clients.AppAutoScaling, e.Clients.CloudWatch(), name, known, e.withPolling(wait))
 }
 
 func deleteServing(ctx context.Context, api cloud.ServingAPI, as cloud.ServingScalingAPI, name string, known ServingEndpointPrior, wait ServingWait) error {
@@ -585,7 +587,7 @@ func deleteServing(ctx context.Context, api cloud.ServingAPI, as cloud.ServingSc
 		if err := cloud.DeleteServingEndpoint(ctx, api, name); err != nil {
 			return err
 		}
-		if err := cloud.WaitServingEndpointDeleted(ctx, api, name, wait); err != nil {
+		if err := cloud.WaitServingEndpointDeleted(ctx, api, name, wait.cloud()); err != nil {
 			return err
 		}
 	}

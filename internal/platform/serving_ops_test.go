@@ -263,7 +263,7 @@ func servingSpec() ServingEndpointSpec {
 	}
 }
 
-var fastWait = ServingWait{Timeout: 5 * time.Second, Poll: time.Millisecond, MaxPoll: time.Millisecond}
+var fastWait = ServingWait{Timeout: 5 * time.Second, polling: PollingEvery(time.Millisecond)}
 
 func TestServingCreateWaitsForInService(t *testing.T) {
 	f := newFakeServing()
@@ -291,7 +291,7 @@ func TestServingCreateWaitsForInService(t *testing.T) {
 func TestServingCreateWaitTimeout(t *testing.T) {
 	f := newFakeServing()
 	f.statuses = []string{"Creating"}
-	w := ServingWait{Timeout: 50 * time.Millisecond, Poll: 5 * time.Millisecond, MaxPoll: 5 * time.Millisecond}
+	w := ServingWait{Timeout: 50 * time.Millisecond, polling: PollingEvery(5 * time.Millisecond)}
 	ep, err := createServing(context.Background(), f, nil, servingSpec(), nil, "tok", w)
 	if err == nil || !strings.Contains(err.Error(), "still Creating") || !strings.Contains(err.Error(), "timeout 50ms") || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v", err)
@@ -414,7 +414,7 @@ func TestServingDeleteOrder(t *testing.T) {
 func TestServingDeleteWaitTimeout(t *testing.T) {
 	f, ep := createdFake(t)
 	f.deletePolls = 1 << 20
-	w := ServingWait{Timeout: 30 * time.Millisecond, Poll: 5 * time.Millisecond, MaxPoll: 5 * time.Millisecond}
+	w := ServingWait{Timeout: 30 * time.Millisecond, polling: PollingEvery(5 * time.Millisecond)}
 	err := deleteServing(context.Background(), f, nil, "fraud", ServingEndpointPrior{ConfigName: ep.ConfigName, ModelName: ep.ModelName}, w)
 	if err == nil || !strings.Contains(err.Error(), "still Deleting") {
 		t.Fatalf("err = %v", err)

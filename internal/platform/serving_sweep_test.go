@@ -37,7 +37,7 @@ func TestServingReadSweepsAfterTimedOutUpdate(t *testing.T) {
 	s.Model.Image = "123456789012.dkr.ecr.me-central-1.amazonaws.com/fraud:2"
 	prior := ServingEndpointPrior{Spec: servingSpec(), ConfigName: ep.ConfigName, ModelName: ep.ModelName}
 	f.statuses = []string{"InService", "Updating"} // the update outlasts its wait
-	w := ServingWait{Timeout: 30 * time.Millisecond, Poll: 5 * time.Millisecond, MaxPoll: 5 * time.Millisecond}
+	w := ServingWait{Timeout: 30 * time.Millisecond, polling: PollingEvery(5 * time.Millisecond)}
 	if _, err := updateServing(context.Background(), f, nil, prior, s, nil, w); err == nil || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("update err = %v, want the wait's timeout", err)
 	}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/mlplatform/mlplatform/hwprobe/identity"
 	"github.com/mlplatform/mlplatform/hwprobe/report"
-	"github.com/mlplatform/mlplatform/internal/cloud"
 	"github.com/mlplatform/mlplatform/internal/residency"
 )
 
@@ -374,8 +373,6 @@ type gateRun struct {
 	Spec     ValidationSpec // with defaults
 	Profile  string         // the profile text the nodes were given
 	Prefix   string         // the reports prefix, s3://bucket/prefix/NAME/
-	Options  GateOptions
-	Sleep    func(ctx context.Context, d time.Duration) error // nil: cloud.SleepOrDone
 	Progress func(format string, args ...any)
 	// Nodes lists the nodes to judge at this look; launching counts the
 	// nodes expected that are not listed yet (the gate cannot pass while
@@ -385,51 +382,46 @@ type gateRun struct {
 	Replace func(ctx context.Context, res GateResult, used int) error
 }
 
-// runGate looks at the reports every interval and acts on the decision:
-// pass, warn (the result's Action is GateWarn), fail or timeout (a
-// *GateError), or replace the failing nodes and wait again, the deadline
-// starting over, up to max_replacements.
+// runGate looks at the reports at once and then every Polling.Gate
+// interval, and acts on the decision: pass, warn (the result's Action is
+// GateWarn), fail or timeout (a *GateError), or replace the failing nodes
+// and look again, the deadline starting over, up to max_replacements.
 func (e *Env) runGate(ctx context.Context, r gateRun) (GateResult, error) {
-	v := r.Spec
-	gate, err := e.newGate(ctx, v, r.Profile)
+	gate, err := e.newGate(ctx, r.Spec, r.Profile)
 	if err != nil {
 		return GateResult{}, err
 	}
-	now := r.Options.Now
-	if now == nil {
-		now = time.Now
-	}
-	interval := r.Options.Interval
-	if interval <= 0 {
-		interval = 15 * time.Second
-	}
-	sleep := r.Sleep
-	if sleep == nil {
-		sleep = cloud.SleepOrDone
-	}
+	cache := map[string][]byte{}
+	return e.gateLoop(ctx, r, gate, func(ctx context.Context) ([]ReportObject, error) {
+		return e.readReports(ctx, r.Prefix, cache)
+	})
+}
+
+// gateLoop is runGate's loop, the reports read by reports.
+func (e *Env) gateLoop(ctx context.Context, r gateRun, gate *Gate, reports func(context.Context) ([]ReportObject, error)) (GateResult, error) {
+	v := r.Spec
 	progress := r.Progress
 	if progress == nil {
 		progress = func(string, ...any) {}
 	}
-	cache := map[string][]byte{}
 	replaced := 0
-	deadline := now().Add(v.Timeout)
+	deadline := time.Now().Add(v.Timeout)
 	var res GateResult
-	for {
+	for w := e.polling().Gate.Start(); ; {
 		expected, launching, err := r.Nodes(ctx)
 		if err != nil {
 			return res, err
 		}
-		reports, err := e.readReports(ctx, r.Prefix, cache)
+		objs, err := reports(ctx)
 		if err != nil {
 			return res, err
 		}
-		res = gate.Decide(expected, reports, now(), deadline)
+		res = gate.Decide(expected, objs, time.Now(), deadline)
 		if launching > 0 {
 			res.Progress += fmt.Sprintf(", %d launching", launching)
 			if res.Action == GatePass {
 				res.Action = GateWait
-				if !now().Before(deadline) {
+				if !time.Now().Before(deadline) {
 					res.Action = GateTimeout
 				}
 			}
@@ -451,10 +443,10 @@ func (e *Env) runGate(ctx context.Context, r gateRun) (GateResult, error) {
 				return res, err
 			}
 			replaced += len(res.Replace)
-			deadline = now().Add(v.Timeout)
+			deadline = time.Now().Add(v.Timeout)
 			continue
 		}
-		if err := sleep(ctx, interval); err != nil {
+		if err := w.Next(ctx); err != nil {
 			return res, fmt.Errorf("waiting for validation reports (%s): %w", res.Progress, err)
 		}
 	}
