@@ -30,33 +30,6 @@ func refGemm(transA, transB bool, m, n, k int, alpha float64, a []float32, lda i
 	return out
 }
 
-func gemmKernelsUnderTest() []struct {
-	kern sgemmKernel
-	bf16 bool
-	tol  float64
-} {
-	var ks []struct {
-		kern sgemmKernel
-		bf16 bool
-		tol  float64
-	}
-	for _, k := range sgemmKernels() {
-		ks = append(ks, struct {
-			kern sgemmKernel
-			bf16 bool
-			tol  float64
-		}{k, false, 1e-5})
-	}
-	if k, ok := bf16Kernel(); ok {
-		ks = append(ks, struct {
-			kern sgemmKernel
-			bf16 bool
-			tol  float64
-		}{k, true, 1.6e-2})
-	}
-	return ks
-}
-
 func TestGemmAgainstFloat64(t *testing.T) {
 	sizes := []struct {
 		m, n, k        int
@@ -77,7 +50,7 @@ func TestGemmAgainstFloat64(t *testing.T) {
 		{680, 33, 70, false, true, 1, 0.5},
 	}
 	r := rand.New(rand.NewPCG(1, 2))
-	for _, kc := range gemmKernelsUnderTest() {
+	for _, kc := range kernelsUnderTest(t, true) {
 		for _, threads := range []int{1, 3} {
 			for _, s := range sizes {
 				name := fmt.Sprintf("%s/t%d/%dx%dx%d/ta=%v,tb=%v", kc.kern.name, threads, s.m, s.n, s.k, s.transA, s.transB)
@@ -120,7 +93,7 @@ func TestGemmAgainstFloat64(t *testing.T) {
 }
 
 func BenchmarkSgemm(b *testing.B) {
-	for _, kc := range gemmKernelsUnderTest() {
+	for _, kc := range hostKernels(true) {
 		for _, n := range []int{512, 1024, 2048} {
 			b.Run(fmt.Sprintf("%s/n=%d", kc.kern.name, n), func(b *testing.B) {
 				r := rand.New(rand.NewPCG(1, 2))
@@ -140,10 +113,7 @@ func BenchmarkSgemm(b *testing.B) {
 // TestBgemmAgainstFloat64 checks the bf16-input GEMM: products of bf16
 // values are exact in fp32, so only fp32 accumulation error remains.
 func TestBgemmAgainstFloat64(t *testing.T) {
-	kern, ok := bf16Kernel()
-	if !ok {
-		t.Skip("no avx512_bf16 on this CPU")
-	}
+	kern := bf16KernelUnderTest(t)
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, s := range []struct{ m, n, k int }{{1, 1, 1}, {13, 31, 7}, {15, 33, 257}, {29, 65, 300}, {100, 45, 513}, {3, 300, 131}, {460, 70, 131}} {
 		for _, threads := range []int{1, 2} {
@@ -173,7 +143,8 @@ func TestBgemmAgainstFloat64(t *testing.T) {
 // packA, odd and even k, alpha 1 and not.
 func TestPackRows(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	for _, kern := range sgemmKernels() {
+	for _, kc := range kernelsUnderTest(t, false) {
+		kern := kc.kern
 		if kern.packRows == nil {
 			continue
 		}
@@ -200,9 +171,9 @@ func TestPackRows(t *testing.T) {
 // TestPackBF16Fast checks the bf16 kernel's fast packers against the
 // scalar packA16 and packB16: odd and even k, whole and partial panels.
 func TestPackBF16Fast(t *testing.T) {
-	kern, ok := bf16Kernel()
-	if !ok || kern.packRows16 == nil || kern.packPair == nil {
-		t.Skip("no fast bf16 packers on this host")
+	kern := bf16KernelUnderTest(t)
+	if kern.packRows16 == nil || kern.packPair == nil {
+		t.Fatalf("the bf16 kernel %s has no fast packers", kern.name)
 	}
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, kb := range []int{1, 2, 3, 8, 63, 512, 513} {
@@ -239,26 +210,28 @@ func TestPackBF16Fast(t *testing.T) {
 // partial) and the row blocks outnumber the threads, with beta 0 and not.
 func TestGemmSharedCounters(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
-	for _, kc := range gemmKernelsUnderTest() {
-		for _, threads := range []int{2, 3} {
-			for _, beta := range []float32{0, 0.5} {
-				m, n, k := 48*kc.kern.mr+5, 21*kc.kern.nr+3, 150
-				lda, ldb, ldc := k+1, n+2, n+3
-				a, b, c := randMat(r, m*lda), randMat(r, k*ldb), randMat(r, m*ldc)
-				want := refGemm(false, false, m, n, k, 1, a, lda, b, ldb, float64(beta), c, ldc)
-				g := newGemm(kc.kern, kc.bf16, threads)
-				g.kc, g.mc, g.nc = 64, 3*kc.kern.mr, 20*kc.kern.nr
-				g.Sgemm(false, false, m, n, k, 1, a, lda, b, ldb, beta, c, ldc)
-				bound := kc.tol * math.Sqrt(float64(k)+1) * math.Max(1, math.Sqrt(float64(k))/4)
-				for i := 0; i < m; i++ {
-					for j := 0; j < n; j++ {
-						if d := math.Abs(float64(c[i*ldc+j]) - want[i*n+j]); d > bound {
-							t.Fatalf("%s t%d beta=%g: C[%d,%d] = %g, want %g", kc.kern.name, threads, beta, i, j, c[i*ldc+j], want[i*n+j])
+	for _, kc := range kernelsUnderTest(t, true) {
+		t.Run(kc.kern.name, func(t *testing.T) {
+			for _, threads := range []int{2, 3} {
+				for _, beta := range []float32{0, 0.5} {
+					m, n, k := 48*kc.kern.mr+5, 21*kc.kern.nr+3, 150
+					lda, ldb, ldc := k+1, n+2, n+3
+					a, b, c := randMat(r, m*lda), randMat(r, k*ldb), randMat(r, m*ldc)
+					want := refGemm(false, false, m, n, k, 1, a, lda, b, ldb, float64(beta), c, ldc)
+					g := newGemm(kc.kern, kc.bf16, threads)
+					g.kc, g.mc, g.nc = 64, 3*kc.kern.mr, 20*kc.kern.nr
+					g.Sgemm(false, false, m, n, k, 1, a, lda, b, ldb, beta, c, ldc)
+					bound := kc.tol * math.Sqrt(float64(k)+1) * math.Max(1, math.Sqrt(float64(k))/4)
+					for i := 0; i < m; i++ {
+						for j := 0; j < n; j++ {
+							if d := math.Abs(float64(c[i*ldc+j]) - want[i*n+j]); d > bound {
+								t.Fatalf("t%d beta=%g: C[%d,%d] = %g, want %g", threads, beta, i, j, c[i*ldc+j], want[i*n+j])
+							}
 						}
 					}
 				}
 			}
-		}
+		})
 	}
 }
 
@@ -270,7 +243,7 @@ func TestGemmSharedCounters(t *testing.T) {
 // and beta not 1; and the packed B is reused across products.
 func TestSgemmPacked(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))
-	for _, kc := range gemmKernelsUnderTest() {
+	for _, kc := range kernelsUnderTest(t, true) {
 		for _, tc := range []struct {
 			m, n, k int
 			transB  bool

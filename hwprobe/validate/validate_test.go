@@ -17,6 +17,7 @@ import (
 	"github.com/mlplatform/mlplatform/hwprobe/gpu"
 	"github.com/mlplatform/mlplatform/hwprobe/gpu/gputest"
 	"github.com/mlplatform/mlplatform/hwprobe/probe"
+	"github.com/mlplatform/mlplatform/hwprobe/probe/machine"
 	"github.com/mlplatform/mlplatform/hwprobe/profile"
 )
 
@@ -29,9 +30,15 @@ func h100Profile() *profile.Profile {
 	}}
 }
 
+// probeWith probes a fixed machine description (a 2-vCPU Zen 5) with lib
+// as its NVML: the inventory is the same whatever machine runs the test.
 func probeWith(t *testing.T, lib gpu.Library) *probe.Inventory {
 	t.Helper()
-	inv, err := probe.Probe(context.Background(), probe.Config{NVML: lib})
+	d, err := machine.Builtin(machine.Zen5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, err := probe.Probe(context.Background(), probe.Config{FS: d.FS(), CPUID: d.CPUID(), NVML: lib})
 	if err != nil {
 		t.Fatal(err)
 	}

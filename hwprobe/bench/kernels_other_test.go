@@ -1,0 +1,17 @@
+//go:build !amd64 || purego
+
+package bench
+
+import "runtime"
+
+// kernelCatalog is every GEMM micro-kernel this package has off amd64 (or
+// in a purego build): the portable one.
+func kernelCatalog() []catalogKernel { return []catalogKernel{{name: "builtin-go"}} }
+
+// asmMissing says why the package's assembly does not run here.
+func asmMissing() string {
+	if runtime.GOARCH == "amd64" {
+		return "a purego build has no assembly kernels"
+	}
+	return "this package has no assembly kernels for " + runtime.GOARCH
+}
