@@ -7,18 +7,22 @@
 //
 //	func TestMain(m *testing.M) { acctest.Main(m) }
 //
-// and each acceptance test calls acctest.Setup(t) first. The emulator is
-// shared by the tests of one test binary and reset by every Setup, so
-// acceptance tests must not run in parallel (Setup uses t.Setenv, which
-// enforces that).
+// and each acceptance test calls acctest.Setup(t) first. Setup makes the
+// test parallel and gives it an emulator of its own from a pool (one per
+// test that may run at once), reset before the test; the test reaches it
+// through its provider block (h.ProviderConfig) and h.Clients, never
+// through process-wide environment, which is the same for every test.
 package acctest
 
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,6 +30,7 @@ import (
 	"time"
 
 	"github.com/mlplatform/mlplatform/internal/cloud"
+	"github.com/mlplatform/mlplatform/internal/platform"
 )
 
 // Region is the region acceptance tests run in (the UAE).
@@ -94,8 +99,9 @@ func (h *Harness) Endpoints() map[string]string {
 
 // Env is the AWS SDK environment pointing at the harness: dummy
 // credentials, the test region, AWS_ENDPOINT_URL (so nothing can reach real
-// AWS even without an endpoints block), and no shared config or instance
-// metadata.
+// AWS even without an endpoints block), no shared config or instance
+// metadata, and the provider's waits polling at the emulator's pace
+// (MLPLATFORM_POLL_INTERVAL).
 func (h *Harness) Env() map[string]string {
 	return map[string]string{
 		"AWS_ACCESS_KEY_ID":           "testing",
@@ -108,6 +114,7 @@ func (h *Harness) Env() map[string]string {
 		"AWS_EC2_METADATA_DISABLED":   "true",
 		"AWS_CONFIG_FILE":             os.DevNull,
 		"AWS_SHARED_CREDENTIALS_FILE": os.DevNull,
+		platform.PollIntervalEnv:      EmulatorPollInterval.String(),
 	}
 }
 
@@ -149,43 +156,127 @@ func (h *Harness) ProviderConfig(extraResidencyHCL string) string {
 	return b.String()
 }
 
-// suite is the harness shared by the tests of one test binary: started by
-// the first Setup, stopped by Main after the tests.
+// suite is the pool of harnesses of one test binary: each acceptance test
+// takes one for itself (Setup), so tests run in parallel without sharing
+// emulator state, and gives it back, to be reset, when it ends. Harnesses
+// start when first needed, up to the pool's size; Main stops them after
+// the tests.
 type suite struct {
-	once    sync.Once
-	h       *Harness
-	err     error
-	started atomic.Pointer[Harness] // h, once started, for readers outside once
+	size int
 
-	tfOnce sync.Once
-	tfPath string
-	tfErr  error
+	mu      sync.Mutex
+	idle    []*Harness
+	all     []*Harness
+	waiting int
+	freed   *sync.Cond
+	byTest  map[string]*Harness // the harness each running test holds
+
+	envOnce sync.Once
+	envErr  error
+	tfPath  string
 }
 
-func (s *suite) harness() (*Harness, error) {
-	s.once.Do(func() {
-		s.h, s.err = Start(context.Background(), Options{})
-		if s.err == nil {
-			s.started.Store(s.h)
+func newSuite(size int) *suite {
+	s := &suite{size: max(size, 1), byTest: map[string]*Harness{}}
+	s.freed = sync.NewCond(&s.mu)
+	return s
+}
+
+// acquire takes an idle harness, starts one when the pool is not full, or
+// waits for one to be released.
+func (s *suite) acquire(ctx context.Context) (*Harness, error) {
+	s.mu.Lock()
+	for len(s.idle) == 0 && len(s.all) >= s.size {
+		s.waiting++
+		s.freed.Wait()
+		s.waiting--
+	}
+	if n := len(s.idle); n > 0 {
+		h := s.idle[n-1]
+		s.idle = s.idle[:n-1]
+		s.mu.Unlock()
+		return h, nil
+	}
+	s.all = append(s.all, nil) // a place, filled below
+	slot := len(s.all) - 1
+	s.mu.Unlock()
+	h, err := Start(ctx, Options{})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		s.all = append(s.all[:slot], s.all[slot+1:]...)
+		s.freed.Signal()
+		return nil, err
+	}
+	s.all[slot] = h
+	return h, nil
+}
+
+// release gives h back to the pool.
+func (s *suite) release(h *Harness) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.idle = append(s.idle, h)
+	s.freed.Signal()
+}
+
+func (s *suite) hold(name string, h *Harness) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if h == nil {
+		delete(s.byTest, name)
+		return
+	}
+	s.byTest[name] = h
+}
+
+func (s *suite) held(name string) *Harness {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.byTest[name]
+}
+
+// environment sets, once for the whole test binary, the environment every
+// acceptance test shares: Terraform's (found, or installed, here) and the
+// AWS SDK's (constants: dummy credentials, the test region, no shared
+// config; AWS_ENDPOINT_URL points at a closed loopback port, so a client
+// that was not given its test's emulator fails at once and never reaches
+// AWS). Nothing in it differs between tests: what does (the endpoints)
+// travels in each test's provider block and clients.
+func (s *suite) environment() (string, error) {
+	s.envOnce.Do(func() {
+		for k, v := range sharedAWSEnv() {
+			if err := os.Setenv(k, v); err != nil {
+				s.envErr = err
+				return
+			}
 		}
-	})
-	return s.h, s.err
-}
-
-func (s *suite) terraform() (string, error) {
-	s.tfOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 		defer cancel()
-		s.tfPath, s.tfErr = FindTerraform(ctx)
+		if s.tfPath, s.envErr = FindTerraform(ctx); s.envErr != nil {
+			return
+		}
+		for k, v := range TerraformEnv(s.tfPath) {
+			if err := os.Setenv(k, v); err != nil {
+				s.envErr = err
+				return
+			}
+		}
 	})
-	return s.tfPath, s.tfErr
+	return s.tfPath, s.envErr
 }
 
 func (s *suite) stop() error {
-	if h := s.started.Load(); h != nil {
-		return h.Stop()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var errs []error
+	for _, h := range s.all {
+		if h != nil {
+			errs = append(errs, h.Stop())
+		}
 	}
-	return nil
+	s.all, s.idle = nil, nil
+	return errors.Join(errs...)
 }
 
 // current is the suite of this test binary, set by Main.
@@ -195,14 +286,36 @@ var current atomic.Pointer[suite]
 //
 //	func TestMain(m *testing.M) { acctest.Main(m) }
 //
-// The emulator starts with the first Setup, so packages whose tests do not
-// call it pay nothing, and stops after the last test.
+// Emulators start with the first Setup, so packages whose tests do not
+// call it pay nothing, and stop after the last test. The pool holds as
+// many emulators as tests may run at once (go test -parallel), or
+// $ACCTEST_EMULATORS.
 func Main(m *testing.M) {
 	os.Exit(run(m))
 }
 
 func run(m *testing.M) int {
-	s := &suite{}
+	flag.Parse() // testing's flags, -test.parallel among them
+	size := runtime.GOMAXPROCS(0)
+	if f := flag.Lookup("test.parallel"); f != nil {
+		if n, err := strconv.Atoi(f.Value.String()); err == nil && n > 0 {
+			size = n
+		}
+	}
+	if v := os.Getenv("ACCTEST_EMULATORS"); v != "" {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			size = n
+		}
+	}
+	// Waits poll the emulator every EmulatorPollInterval, not at the
+	// intervals meant for AWS; $MLPLATFORM_POLL_INTERVAL, when set, wins.
+	if os.Getenv(platform.PollIntervalEnv) == "" {
+		if err := os.Setenv(platform.PollIntervalEnv, EmulatorPollInterval.String()); err != nil {
+			fmt.Fprintf(os.Stderr, "acctest: %v\n", err)
+			return 2
+		}
+	}
+	s := newSuite(size)
 	current.Store(s)
 	code := m.Run()
 	if err := s.stop(); err != nil {
@@ -212,29 +325,90 @@ func run(m *testing.M) int {
 	return code
 }
 
-// Setup prepares an acceptance test: it starts the shared emulator if it is
-// not running, finds (or installs) Terraform, sets the environment
-// (TF_ACC=1, TF_ACC_TERRAFORM_PATH, CHECKPOINT_DISABLE, TF_IN_AUTOMATION and
-// the AWS variables of Harness.Env), resets moto and the shim, and prints
-// the shim's request log and moto's log if the test fails.
+// Setup prepares an acceptance test and makes it parallel (t.Parallel): it
+// takes an emulator of its own from the pool (reset, so it starts empty),
+// finds (or installs) Terraform, and prints the shim's request log and
+// moto's log if the test fails. The environment it needs is the same for
+// every test and set once (see suite.environment); the test's emulator is
+// reached through h.ProviderConfig, h.Endpoints and h.Clients, never
+// through the environment. A test that must change the process
+// environment (t.Setenv) calls SetupSerial.
 //
 // Without moto_server the test is skipped, or fails when $CI is set.
-func Setup(t testing.TB) *Harness {
+func Setup(t *testing.T) *Harness {
 	t.Helper()
-	h := SetupEmulator(t)
-	tf, err := current.Load().terraform()
-	if err != nil {
-		t.Fatalf("finding terraform: %v", err)
+	if os.Getenv("TF_ACC") != "" {
+		t.Parallel()
 	}
-	for k, v := range TerraformEnv(tf) {
-		t.Setenv(k, v)
+	h := setup(t, false)
+	if _, err := current.Load().environment(); err != nil {
+		t.Fatalf("finding terraform: %v", err)
 	}
 	return h
 }
 
-// SetupEmulator is Setup without Terraform, for tests that only need the
-// emulator (Pulumi engine tests, tests of internal/cloud).
+// SetupSerial is Setup for a test that does not run in parallel with
+// others: one that sets environment variables, or whose configuration
+// reaches the emulator through AWS_ENDPOINT_URL (which it sets for the
+// test's duration, t.Setenv) rather than a provider block.
+func SetupSerial(t testing.TB) *Harness {
+	t.Helper()
+	h := setup(t, true)
+	if _, err := current.Load().environment(); err != nil {
+		t.Fatalf("finding terraform: %v", err)
+	}
+	return h
+}
+
+// SetupEmulator is SetupSerial without Terraform, for tests that only
+// need the emulator (Pulumi engine tests, tests of internal/cloud).
 func SetupEmulator(t testing.TB) *Harness {
+	t.Helper()
+	return setup(t, true)
+}
+
+// ParallelEmulator is SetupEmulator for a parallel test (t.Parallel): its
+// own emulator, reached through explicit endpoints (a Pulumi provider's
+// config, h.Clients), and no change to the environment.
+func ParallelEmulator(t *testing.T) *Harness {
+	t.Helper()
+	if os.Getenv("TF_ACC") != "" {
+		t.Parallel()
+	}
+	return setup(t, false)
+}
+
+// sharedAWSEnv is the AWS SDK environment every test shares.
+func sharedAWSEnv() map[string]string {
+	return map[string]string{
+		"AWS_ACCESS_KEY_ID":           "testing",
+		"AWS_SECRET_ACCESS_KEY":       "testing",
+		"AWS_SESSION_TOKEN":           "",
+		"AWS_PROFILE":                 "",
+		"AWS_REGION":                  Region,
+		"AWS_DEFAULT_REGION":          Region,
+		"AWS_ENDPOINT_URL":            closedEndpoint,
+		"AWS_EC2_METADATA_DISABLED":   "true",
+		"AWS_CONFIG_FILE":             os.DevNull,
+		"AWS_SHARED_CREDENTIALS_FILE": os.DevNull,
+	}
+}
+
+// EmulatorPollInterval is how often waits poll the emulator in tests:
+// moto answers at once and has everything ACTIVE at once, so a wait meant
+// for AWS (15 s between looks at EC2 nodes or validation reports) would
+// only sleep.
+const EmulatorPollInterval = 200 * time.Millisecond
+
+// closedEndpoint is a loopback address nothing listens on (port 9,
+// discard, is not served on test machines): a client without its test's
+// endpoints fails there at once, and never reaches AWS.
+const closedEndpoint = "http://127.0.0.1:9"
+
+// setup takes an emulator from the pool for t, resets it, and gives it
+// back when t ends. A serial test also gets AWS_ENDPOINT_URL pointing at
+// it for its duration.
+func setup(t testing.TB, serial bool) *Harness {
 	t.Helper()
 	if os.Getenv("TF_ACC") == "" {
 		t.Skip("acceptance test: set TF_ACC=1 to run it against the AWS emulator (make testacc, make test)")
@@ -243,18 +417,29 @@ func SetupEmulator(t testing.TB) *Harness {
 	if s == nil {
 		t.Fatal("acctest: the harness is not set up; add func TestMain(m *testing.M) { acctest.Main(m) } to this test package")
 	}
-	h, err := s.harness()
-	if errors.Is(err, ErrMotoNotFound) && os.Getenv("CI") == "" {
-		t.Skipf("skipping: %v", err)
+	if _, err := motoCommand(""); err != nil {
+		if os.Getenv("CI") == "" {
+			t.Skipf("skipping: %v", err)
+		}
+		t.Fatalf("starting the AWS emulator: %v", err)
 	}
+	if err := s.environmentAWS(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	h, err := s.acquire(ctx)
 	if err != nil {
 		t.Fatalf("starting the AWS emulator: %v", err)
 	}
-	for k, v := range h.Env() {
-		t.Setenv(k, v)
+	s.hold(t.Name(), h)
+	t.Cleanup(func() {
+		s.hold(t.Name(), nil)
+		s.release(h)
+	})
+	if serial {
+		t.Setenv("AWS_ENDPOINT_URL", h.URL)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	if err := h.Reset(ctx); err != nil {
 		t.Fatalf("resetting the AWS emulator: %v", err)
 	}
@@ -273,12 +458,28 @@ func SetupEmulator(t testing.TB) *Harness {
 	return h
 }
 
-// PreCheck checks that Setup ran for this test and the emulator answers.
+// environmentAWS sets the shared AWS environment once (Terraform's is set
+// by environment, which Setup calls).
+func (s *suite) environmentAWS() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, v := range sharedAWSEnv() {
+		if os.Getenv(k) == v {
+			continue
+		}
+		if err := os.Setenv(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PreCheck checks that Setup ran for this test and its emulator answers.
 // Use it as the TestCase's PreCheck: func() { acctest.PreCheck(t) }. It
 // does not reset anything, so fixtures created after Setup survive.
 func PreCheck(t testing.TB) {
 	t.Helper()
-	h := startedHarness()
+	h := Of(t)
 	if h == nil {
 		t.Fatal("acctest: call acctest.Setup(t) at the start of the test")
 	}
@@ -294,21 +495,21 @@ func PreCheck(t testing.TB) {
 	}
 }
 
-// ProviderConfig is Harness.ProviderConfig for the harness of this test
-// binary; call Setup first.
-func ProviderConfig(extraResidencyHCL string) string {
-	h := startedHarness()
-	if h == nil {
-		panic("acctest.ProviderConfig: call acctest.Setup(t) first")
+// Of returns the harness test t (or the test it is a subtest of) holds,
+// or nil when it called no Setup.
+func Of(t testing.TB) *Harness {
+	s := current.Load()
+	if s == nil {
+		return nil
 	}
-	return h.ProviderConfig(extraResidencyHCL)
-}
-
-// startedHarness returns the harness of this test binary, or nil when no
-// Setup has started it.
-func startedHarness() *Harness {
-	if s := current.Load(); s != nil {
-		return s.started.Load()
+	for name := t.Name(); ; {
+		if h := s.held(name); h != nil {
+			return h
+		}
+		i := strings.LastIndexByte(name, '/')
+		if i < 0 {
+			return nil
+		}
+		name = name[:i]
 	}
-	return nil
 }

@@ -421,3 +421,86 @@ func TestFindTerraform(t *testing.T) {
 		})
 	}
 }
+
+// The pool gives each test an emulator of its own: no more emulators run
+// than its size, a test waits for one to be given back, and a harness
+// given back is handed out again.
+func TestSuite_pool(t *testing.T) {
+	if os.Getenv("TF_ACC") == "" {
+		t.Skip("acceptance test: set TF_ACC=1 to run it against the AWS emulator")
+	}
+	s := newSuite(2)
+	t.Cleanup(func() {
+		if err := s.stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	ctx := testContext(t)
+	a, err := s.acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a == b || a.URL == b.URL {
+		t.Fatalf("two tests share an emulator: %s and %s", a.URL, b.URL)
+	}
+	got := make(chan *Harness)
+	go func() {
+		c, err := s.acquire(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- c
+	}()
+	select {
+	case c := <-got:
+		t.Fatalf("a third emulator was handed out from a pool of two: %v", c.URL)
+	case <-time.After(300 * time.Millisecond):
+	}
+	s.release(b)
+	select {
+	case c := <-got:
+		if c != b {
+			t.Errorf("handed out %s, want the one given back, %s", c.URL, b.URL)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a test waited on after an emulator was given back")
+	}
+	if n := len(s.all); n != 2 {
+		t.Errorf("%d emulators started, want 2", n)
+	}
+}
+
+// Each parallel test reaches its own emulator: what one creates, the other
+// does not see.
+func TestSetup_isolated(t *testing.T) {
+	for _, name := range []string{"a", "b"} {
+		t.Run(name, func(t *testing.T) {
+			h := ParallelEmulator(t)
+			if Of(t) != h {
+				t.Fatalf("Of(t) = %v, want the test's harness %s", Of(t), h.URL)
+			}
+			c := s3Client(h, Region)
+			ctx := testContext(t)
+			if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("isolated-" + name),
+				CreateBucketConfiguration: &s3types.CreateBucketConfiguration{LocationConstraint: s3types.BucketLocationConstraint(Region)}}); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(500 * time.Millisecond) // both buckets exist, if they share an emulator
+			out, err := c.ListBuckets(ctx, &s3.ListBucketsInput{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(out.Buckets) != 1 || aws.ToString(out.Buckets[0].Name) != "isolated-"+name {
+				var names []string
+				for _, b := range out.Buckets {
+					names = append(names, aws.ToString(b.Name))
+				}
+				t.Errorf("buckets %v, want only isolated-%s", names, name)
+			}
+		})
+	}
+}

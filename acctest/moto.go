@@ -109,7 +109,7 @@ func startMoto(ctx context.Context, bin string, port int, opts MotoOptions) (*Mo
 	m.cmd = exec.Command(bin, "-H", "127.0.0.1", "-p", strconv.Itoa(port))
 	m.cmd.Stdout = out
 	m.cmd.Stderr = out
-	m.cmd.Env = append(os.Environ(), "PYTHONUNBUFFERED=1")
+	m.cmd.Env = append(motoEnv(os.Environ()), "PYTHONUNBUFFERED=1")
 	setProcAttr(m.cmd)
 	if err := m.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting moto_server: %w", err)
@@ -152,6 +152,19 @@ func (m *Moto) waitReady(ctx context.Context) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// motoEnv is the environment moto runs with: the tests' own, less the AWS
+// SDK's variables, which are for the clients (an empty AWS_PROFILE, for
+// one, stops boto3 inside moto with ProfileNotFound).
+func motoEnv(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "AWS_") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // Done is closed when the moto process has exited.

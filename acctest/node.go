@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 
+	"github.com/mlplatform/mlplatform/hwprobe/probe/machine"
 	"github.com/mlplatform/mlplatform/internal/cloud"
 	"github.com/mlplatform/mlplatform/internal/platform"
 )
@@ -31,9 +32,19 @@ import (
 // played by a test double on loopback, serving the node's identity
 // document signed with the test's NodeSigner; it is test code and says so.
 
-// BuildHwprobe builds hwprobe from this module into dir and returns its
-// path.
+// HwprobeEnv names an hwprobe test build (tags HwprobeTestTags) built
+// already (make test builds it once for every test).
+const HwprobeEnv = "ACCTEST_HWPROBE"
+
+// BuildHwprobe returns the node player's hwprobe: $ACCTEST_HWPROBE when
+// set, else it builds hwprobe from this module into dir.
 func BuildHwprobe(ctx context.Context, dir string) (string, error) {
+	if p := os.Getenv(HwprobeEnv); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("%s: %w", HwprobeEnv, err)
+		}
+		return p, nil
+	}
 	root, err := moduleRoot()
 	if err != nil {
 		return "", err
@@ -79,6 +90,9 @@ type NodeBehaviour struct {
 	// NVMLMock, when set, is the node's GPUs: an HWPROBE_NVML_MOCK spec
 	// (see node_gpu.go).
 	NVMLMock string
+	// Machine, when set, is the node's CPU: a fixed machine description
+	// (machine.Zen5, machine.SapphireRapids) in place of the player's.
+	Machine string
 }
 
 // NodePlayer plays the nodes of GPU clusters for one test.
@@ -87,6 +101,11 @@ type NodePlayer struct {
 	Signer  *NodeSigner
 	Hwprobe string // the hwprobe binary
 	Dir     string // scratch directory
+	// Machine is the fixed machine description hwprobe probes on every
+	// node (HWPROBE_MACHINE), unless a node's behaviour names another:
+	// the test decides what a node's CPU is, never the machine running
+	// it. Default machine.SapphireRapids, the CPU of c7i and p5en.
+	Machine string
 	// Behaviour says how the node at an index behaves, by its launch:
 	// Behaviour(index, nth) where nth counts that index's instances (0 for
 	// the first, 1 for its first replacement).
@@ -114,7 +133,7 @@ func NewNodePlayer(t *testing.T, h *Harness) *NodePlayer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &NodePlayer{H: h, Signer: signer, Hwprobe: bin, Dir: dir, Logf: t.Logf, played: map[string]bool{}, nth: map[int]int{}}
+	return &NodePlayer{H: h, Signer: signer, Hwprobe: bin, Dir: dir, Machine: machine.SapphireRapids, Logf: t.Logf, played: map[string]bool{}, nth: map[int]int{}}
 }
 
 // Watch plays every new running node of cluster until ctx ends.
@@ -247,6 +266,14 @@ func (p *NodePlayer) play(ctx context.Context, clients *cloud.Clients, ltID stri
 		env = append(env, k+"="+v)
 	}
 	env = append(env, nvmlMockEnv(b.NVMLMock)...)
+	mach := p.Machine
+	if b.Machine != "" {
+		mach = b.Machine
+	}
+	if mach == "" {
+		return errors.New("no machine description for the node: set NodePlayer.Machine")
+	}
+	env = append(env, machine.EnvVar+"="+mach)
 	env = append(env, "AWS_EC2_METADATA_DISABLED=false", "AWS_EC2_METADATA_SERVICE_ENDPOINT="+imds.URL, "AWS_ENDPOINT_URL_S3="+p.H.URL)
 	run := func(args ...string) (string, int, error) {
 		cmd := exec.CommandContext(ctx, p.Hwprobe, args...)

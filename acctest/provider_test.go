@@ -57,7 +57,7 @@ func TestAccHarness_residencyDataSource(t *testing.T) {
 		PreCheck:                 func() { PreCheck(t) },
 		ProtoV6ProviderFactories: ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config: ProviderConfig(`excluded_zone_ids = ["mec1-az2"]`) + `
+			Config: h.ProviderConfig(`excluded_zone_ids = ["mec1-az2"]`) + `
 data "mlplatform_residency" "this" {}
 `,
 			Check: resource.ComposeAggregateTestCheckFunc(

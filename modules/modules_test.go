@@ -187,7 +187,7 @@ func liveNodes(ec2c *ec2.Client, cluster string) (int, error) {
 // module renders with hwprobe's own loader, and checks that destroy leaves
 // no node behind.
 func TestAccModules_gpuTrainingCluster(t *testing.T) {
-	h := acctest.Setup(t)
+	h := acctest.SetupSerial(t)
 	c, err := h.Clients(context.Background(), acctest.Region)
 	if err != nil {
 		t.Fatal(err)
@@ -382,7 +382,7 @@ func checkProfile(src string) error {
 // the features variable: the group is updated in place (same ARN, same
 // creation time), never replaced. Destroy deletes the group.
 func TestAccModules_featureStore(t *testing.T) {
-	h := acctest.Setup(t)
+	h := acctest.SetupSerial(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c, err := h.Clients(ctx, acctest.Region)
@@ -568,7 +568,7 @@ func endpointStatus(c *cloud.Clients, name string) (status, arn string) {
 // scheduled monthly cost is below the unscheduled one. Destroy removes the
 // group and the endpoint.
 func TestAccModules_smbInference(t *testing.T) {
-	h := acctest.Setup(t)
+	h := acctest.SetupSerial(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c, err := h.Clients(ctx, acctest.Region)
@@ -696,7 +696,7 @@ func TestAccModules_smbInference(t *testing.T) {
 // (training is off by default); a plan with training on adds the cluster and
 // replaces nothing. Destroy removes all of it.
 func TestAccModules_uaeMLPlatform(t *testing.T) {
-	h := acctest.Setup(t)
+	h := acctest.SetupSerial(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c, err := h.Clients(ctx, acctest.Region)
@@ -872,7 +872,7 @@ func nestedModuleResource(t *testing.T, show, module, address string) map[string
 // example with one thing wrong at a time through the real Terraform CLI:
 // each plan fails with its reason and the provider makes no AWS write call.
 func TestAccModules_uaeMLPlatformRefuses(t *testing.T) {
-	h := acctest.Setup(t)
+	h := acctest.SetupSerial(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c, err := h.Clients(ctx, acctest.Region)

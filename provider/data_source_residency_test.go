@@ -9,13 +9,13 @@ import (
 )
 
 func TestAccResidencyDataSource_basic(t *testing.T) {
-	acctest.Setup(t)
+	h := acctest.Setup(t)
 	const name = "data.mlplatform_residency.this"
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config: acctest.ProviderConfig(`excluded_zone_ids = ["mec1-az2"]`) + `data "mlplatform_residency" "this" {}`,
+			Config: h.ProviderConfig(`excluded_zone_ids = ["mec1-az2"]`) + `data "mlplatform_residency" "this" {}`,
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestCheckResourceAttr(name, "jurisdiction", "AE"),
 				resource.TestCheckResourceAttr(name, "jurisdiction_name", "United Arab Emirates"),
@@ -35,13 +35,13 @@ func TestAccResidencyDataSource_basic(t *testing.T) {
 }
 
 func TestAccInstanceTypesDataSource_gpu(t *testing.T) {
-	acctest.Setup(t)
+	h := acctest.Setup(t)
 	const name = "data.mlplatform_instance_types.h200"
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config: acctest.ProviderConfig("") + `
+			Config: h.ProviderConfig("") + `
 data "mlplatform_instance_types" "h200" {
   gpu_model     = "H200"
   min_gpu_count = 8
@@ -94,7 +94,7 @@ func TestAccResidencyDataSource_explain(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config: acctest.ProviderConfig("") + `
+			Config: h.ProviderConfig("") + `
 data "mlplatform_residency" "why" {
   explain = [
     { kind = "kms_key", value = "` + f.aliasMRK + `" },

@@ -16,8 +16,8 @@ import (
 // quickstartConfig is examples/quickstart with a 2-node GPU cluster: the
 // residency and instance-type data sources, a residency guard, a feature
 // store and the cluster, against the emulator.
-func quickstartConfig() string {
-	return acctest.ProviderConfig(`excluded_zone_ids = ["mec1-az2"]`) + `
+func quickstartConfig(h *acctest.Harness) string {
+	return h.ProviderConfig(`excluded_zone_ids = ["mec1-az2"]`) + `
 data "mlplatform_residency" "this" {}
 
 data "mlplatform_instance_types" "gpu" {
@@ -93,7 +93,7 @@ func formatCounts(m map[string]int) string {
 // with an empty catalog cache and its second finds it filled; the second
 // step's two plans both find it filled.
 func TestAccPlanCalls_quickstart(t *testing.T) {
-	h := acctest.Setup(t)
+	h := acctest.SetupSerial(t) // it empties the catalog cache (t.Setenv)
 	createBucket(t, h, "mlplatform-demo-data", acctest.Region)
 	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // an empty catalog cache
 	t.Setenv("MLPLATFORM_CATALOG_CACHE", "")
@@ -106,19 +106,19 @@ func TestAccPlanCalls_quickstart(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				PreConfig:          func() { h.Shim.ResetLog() },
-				Config:             quickstartConfig(),
+				Config:             quickstartConfig(h),
 				PlanOnly:           true,
 				ExpectNonEmptyPlan: true,
 			},
 			{
 				PreConfig:          func() { first, firstN = takeCalls(h) },
-				Config:             quickstartConfig(),
+				Config:             quickstartConfig(h),
 				PlanOnly:           true,
 				ExpectNonEmptyPlan: true,
 			},
 			{
 				PreConfig: func() { second, secondN = takeCalls(h) },
-				Config:    acctest.ProviderConfig(""),
+				Config:    h.ProviderConfig(""),
 			},
 		},
 	})
@@ -175,7 +175,7 @@ var repeatedPlanCalls = []string{"s3.GetBucketReplication"}
 // TestAccPlanCalls_gpuClusterLoadsItsTypeOnly: a configuration whose only
 // instance type is the GPU cluster's asks EC2 about that type alone.
 func TestAccPlanCalls_gpuClusterLoadsItsTypeOnly(t *testing.T) {
-	h := acctest.Setup(t)
+	h := acctest.SetupSerial(t) // it empties the catalog cache (t.Setenv)
 	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // an empty catalog cache
 	t.Setenv("MLPLATFORM_CATALOG_CACHE", "")
 	var mu sync.Mutex
@@ -195,7 +195,7 @@ func TestAccPlanCalls_gpuClusterLoadsItsTypeOnly(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config: acctest.ProviderConfig("") + `
+			Config: h.ProviderConfig("") + `
 resource "mlplatform_gpu_cluster" "train" {
   name          = "lazy"
   instance_type = "p5en.48xlarge"

@@ -6,6 +6,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"sync/atomic"
 
@@ -88,7 +89,10 @@ func (p *mlplatformProvider) Schema(_ context.Context, _ provider.SchemaRequest,
 	}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "The mlplatform provider declares, provisions and proves an AI/ML platform on AWS under data-residency rules. " +
-			"Residency is enforced at plan time: a plan that would place data, keys, images or compute outside the jurisdiction fails before anything is created.",
+			"Residency is enforced at plan time: a plan that would place data, keys, images or compute outside the jurisdiction fails before anything is created.\n\n" +
+			"The standard AWS environment applies (the credential chain, `AWS_REGION`, `AWS_ENDPOINT_URL`, `AWS_ENDPOINT_URL_<SERVICE>`). " +
+			"`" + platform.PollIntervalEnv + "` (a duration such as `200ms`) makes every wait (nodes, SageMaker, Auto Scaling, the validation gate) poll at that interval " +
+			"instead of the intervals meant for AWS (2 to 30 seconds): for emulators and tests. Unset, the waits poll as for AWS; a value that is not a positive duration fails the provider's configuration.",
 		Attributes: map[string]schema.Attribute{
 			"region": schema.StringAttribute{
 				Optional:            true,
@@ -185,9 +189,14 @@ func (p *mlplatformProvider) DataSources(_ context.Context) []func() datasource.
 	}
 }
 
-// newMeta turns the provider block into the core's configuration.
+// newMeta turns the provider block (and the environment's polling) into
+// the core's configuration.
 func newMeta(ctx context.Context, cfg providerModel, version string) (*Meta, error) {
-	pc := platform.Config{Region: cfg.Region.ValueString(), Profile: cfg.Profile.ValueString(), Endpoints: map[string]string{}, UserAgent: "mlplatform-terraform_" + version}
+	polling, err := platform.PollingFromEnv(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	pc := platform.Config{Region: cfg.Region.ValueString(), Profile: cfg.Profile.ValueString(), Endpoints: map[string]string{}, UserAgent: "mlplatform-terraform_" + version, Polling: polling}
 	if r := cfg.Residency; r != nil {
 		pc.Residency = residency.PolicyConfig{
 			Jurisdiction:               r.Jurisdiction.ValueString(),

@@ -50,7 +50,7 @@ func checkNoWrites(t *testing.T, h *acctest.Harness) {
 
 func TestAccProvider_regionOutsideJurisdiction(t *testing.T) {
 	h := acctest.Setup(t)
-	cfg := strings.Replace(acctest.ProviderConfig(""), `region = "me-central-1"`, `region = "eu-west-1"`, 1)
+	cfg := strings.Replace(h.ProviderConfig(""), `region = "me-central-1"`, `region = "eu-west-1"`, 1)
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
@@ -63,7 +63,7 @@ func TestAccProvider_regionOutsideJurisdiction(t *testing.T) {
 }
 
 func TestAccProvider_badResidencySettings(t *testing.T) {
-	acctest.Setup(t)
+	h := acctest.Setup(t)
 	for name, tc := range map[string]struct {
 		extra string
 		want  string
@@ -73,7 +73,7 @@ func TestAccProvider_badResidencySettings(t *testing.T) {
 		"allowed region outside": {`allowed_regions = ["us-east-1"]`, `region "us-east-1" is outside jurisdiction AE`},
 	} {
 		t.Run(name, func(t *testing.T) {
-			cfg := acctest.ProviderConfig(tc.extra)
+			cfg := h.ProviderConfig(tc.extra)
 			if strings.Contains(tc.extra, "jurisdiction") {
 				cfg = strings.Replace(cfg, "    jurisdiction = \"AE\"\n", "", 1)
 			}

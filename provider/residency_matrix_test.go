@@ -88,16 +88,16 @@ type matrixCase struct {
 	want   string // regexp the plan error must match; "" = compliant
 }
 
-func guardCase(name, residency, body, want string) matrixCase {
-	return matrixCase{name: name, want: want, config: acctest.ProviderConfig(residency) + "resource \"mlplatform_residency_guard\" \"m\" {\n  " + body + "\n}\n"}
+func guardCase(h *acctest.Harness, name, residency, body, want string) matrixCase {
+	return matrixCase{name: name, want: want, config: h.ProviderConfig(residency) + "resource \"mlplatform_residency_guard\" \"m\" {\n  " + body + "\n}\n"}
 }
 
-func gpuCase(name, residency, extra, want string) matrixCase {
-	return matrixCase{name: name, want: want, config: gpuClusterConfig(residency, "matrix", extra)}
+func gpuCase(h *acctest.Harness, name, residency, extra, want string) matrixCase {
+	return matrixCase{name: name, want: want, config: gpuClusterConfig(h, residency, "matrix", extra)}
 }
 
-func featureStoreCase(name, residency, online, offlineKey, want string) matrixCase {
-	return matrixCase{name: name, want: want, config: acctest.ProviderConfig(residency) + fmt.Sprintf(`
+func featureStoreCase(h *acctest.Harness, name, residency, online, offlineKey, want string) matrixCase {
+	return matrixCase{name: name, want: want, config: h.ProviderConfig(residency) + fmt.Sprintf(`
 resource "mlplatform_feature_store" "m" {
   name                           = "matrix"
   record_identifier_feature_name = "customer_id"
@@ -116,98 +116,92 @@ resource "mlplatform_feature_store" "m" {
 `, online, offlineKey)}
 }
 
-func endpointCase(name, ec2URL, want string) matrixCase {
-	cfg := regexp.MustCompile(`(?m)^(\s*ec2\s*=\s*)"[^"]*"`).ReplaceAllString(acctest.ProviderConfig(""), fmt.Sprintf("${1}%q", ec2URL))
+func endpointCase(h *acctest.Harness, name, ec2URL, want string) matrixCase {
+	cfg := regexp.MustCompile(`(?m)^(\s*ec2\s*=\s*)"[^"]*"`).ReplaceAllString(h.ProviderConfig(""), fmt.Sprintf("${1}%q", ec2URL))
 	return matrixCase{name: name, want: want, config: cfg + "data \"mlplatform_residency\" \"m\" {}\n"}
 }
 
-func residencyMatrix(f residencyFixtures) (violating, compliant []matrixCase) {
+func residencyMatrix(h *acctest.Harness, f residencyFixtures) (violating, compliant []matrixCase) {
 	const cmk = "require_customer_managed_keys = true"
 	const gpuZone = "  node_count = 2\n  zone_id = \"mec1-az1\""
 	violating = []matrixCase{
 		// Partitions: outside by definition, never looked up by name.
-		guardCase("partition: aws-cn bucket ARN", "", `s3_uris = ["arn:aws-cn:s3:::name"]`, `partition`),
-		guardCase("partition: aws-cn S3 URL", "", `s3_uris = ["https://name.s3.cn-north-1.amazonaws.com.cn/x"]`, `partition`),
-		guardCase("partition: cn host naming an allowed region", "", `s3_uris = ["https://name.s3.me-central-1.amazonaws.com.cn/x"]`, `partition`),
-		guardCase("partition: ECR on amazonaws.com.cn", "", `ecr_image_uris = ["123456789012.dkr.ecr.me-central-1.amazonaws.com.cn/train:1.0"]`, `partition`),
-		guardCase("partition: aws-cn KMS key", "", `kms_key_arns = ["arn:aws-cn:kms:me-central-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"]`, `partition`),
-		guardCase("partition: aws-us-gov ARN", "", `arns = ["arn:aws-us-gov:sagemaker:us-gov-west-1:123456789012:model/x"]`, `partition`),
-		guardCase("partition: aws-cn IAM role", "", `arns = ["arn:aws-cn:iam::123456789012:role/x"]`, `partition`),
-		guardCase("region: aws-iso region", "", `regions = ["us-iso-east-1"]`, `region-allowed`),
+		guardCase(h, "partition: aws-cn bucket ARN", "", `s3_uris = ["arn:aws-cn:s3:::name"]`, `partition`),
+		guardCase(h, "partition: aws-cn S3 URL", "", `s3_uris = ["https://name.s3.cn-north-1.amazonaws.com.cn/x"]`, `partition`),
+		guardCase(h, "partition: cn host naming an allowed region", "", `s3_uris = ["https://name.s3.me-central-1.amazonaws.com.cn/x"]`, `partition`),
+		guardCase(h, "partition: ECR on amazonaws.com.cn", "", `ecr_image_uris = ["123456789012.dkr.ecr.me-central-1.amazonaws.com.cn/train:1.0"]`, `partition`),
+		guardCase(h, "partition: aws-cn KMS key", "", `kms_key_arns = ["arn:aws-cn:kms:me-central-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"]`, `partition`),
+		guardCase(h, "partition: aws-us-gov ARN", "", `arns = ["arn:aws-us-gov:sagemaker:us-gov-west-1:123456789012:model/x"]`, `partition`),
+		guardCase(h, "partition: aws-cn IAM role", "", `arns = ["arn:aws-cn:iam::123456789012:role/x"]`, `partition`),
+		guardCase(h, "region: aws-iso region", "", `regions = ["us-iso-east-1"]`, `region-allowed`),
 
 		// Indirection: resolved, then checked.
-		guardCase("alias ARN to a multi-region key with a replica outside", "", fmt.Sprintf(`kms_key_arns = [%q]`, f.aliasMRK), `kms-key-region.*replica in eu-west-1`),
-		guardCase("alias ARN in the generic arns list", "", fmt.Sprintf(`arns = [%q]`, f.aliasMRK), `kms-key-region.*eu-west-1`),
-		guardCase("multi-region key ARN with a replica outside", "", fmt.Sprintf(`kms_key_arns = [%q]`, f.mrk), `kms-key-region.*eu-west-1`),
-		guardCase("key outside in the generic arns list", "", fmt.Sprintf(`arns = [%q]`, f.euKey), `kms-key-region.*eu-west-1`),
-		guardCase("bucket ARN outside in the generic arns list", "", `arns = ["arn:aws:s3:::eu-data"]`, `s3-bucket-region.*eu-west-1`),
-		guardCase("bucket replicating outside, by ARN in arns", "", `arns = ["arn:aws:s3:::uae-replicated"]`, `s3-replication`),
-		guardCase("S3 URL naming another region", "", `s3_uris = ["https://uae-data.s3.eu-west-1.amazonaws.com/x"]`, `s3-bucket-region.*eu-west-1`),
-		guardCase("access point (bucket not resolvable)", "", `s3_uris = ["arn:aws:s3:me-central-1:123456789012:accesspoint/training"]`, `unverifiable.*access point`),
-		guardCase("multi-region access point in arns", "", `arns = ["arn:aws:s3::123456789012:accesspoint/mfzwi23gnjvgw.mrap"]`, `unverifiable.*multi-region access point`),
-		guardCase("regional ARN without a region", "", `arns = ["arn:aws:sagemaker::123456789012:model/x"]`, `unverifiable.*names no region`),
+		guardCase(h, "alias ARN to a multi-region key with a replica outside", "", fmt.Sprintf(`kms_key_arns = [%q]`, f.aliasMRK), `kms-key-region.*replica in eu-west-1`),
+		guardCase(h, "alias ARN in the generic arns list", "", fmt.Sprintf(`arns = [%q]`, f.aliasMRK), `kms-key-region.*eu-west-1`),
+		guardCase(h, "multi-region key ARN with a replica outside", "", fmt.Sprintf(`kms_key_arns = [%q]`, f.mrk), `kms-key-region.*eu-west-1`),
+		guardCase(h, "key outside in the generic arns list", "", fmt.Sprintf(`arns = [%q]`, f.euKey), `kms-key-region.*eu-west-1`),
+		guardCase(h, "bucket ARN outside in the generic arns list", "", `arns = ["arn:aws:s3:::eu-data"]`, `s3-bucket-region.*eu-west-1`),
+		guardCase(h, "bucket replicating outside, by ARN in arns", "", `arns = ["arn:aws:s3:::uae-replicated"]`, `s3-replication`),
+		guardCase(h, "S3 URL naming another region", "", `s3_uris = ["https://uae-data.s3.eu-west-1.amazonaws.com/x"]`, `s3-bucket-region.*eu-west-1`),
+		guardCase(h, "access point (bucket not resolvable)", "", `s3_uris = ["arn:aws:s3:me-central-1:123456789012:accesspoint/training"]`, `unverifiable.*access point`),
+		guardCase(h, "multi-region access point in arns", "", `arns = ["arn:aws:s3::123456789012:accesspoint/mfzwi23gnjvgw.mrap"]`, `unverifiable.*multi-region access point`),
+		guardCase(h, "regional ARN without a region", "", `arns = ["arn:aws:sagemaker::123456789012:model/x"]`, `unverifiable.*names no region`),
 
 		// Absence and blanks.
-		guardCase("empty string in a guard list", "", `regions = [""]`, `blank-value.*regions\[0\]`),
-		guardCase("blank string in a guard list", "", `s3_uris = ["  "]`, `blank-value.*s3_uris\[0\]`),
-		gpuCase("GPU cluster without a key, customer managed keys required", cmk, gpuZone, `kms-customer-managed.*kms_key_arn`),
+		guardCase(h, "empty string in a guard list", "", `regions = [""]`, `blank-value.*regions\[0\]`),
+		guardCase(h, "blank string in a guard list", "", `s3_uris = ["  "]`, `blank-value.*s3_uris\[0\]`),
+		gpuCase(h, "GPU cluster without a key, customer managed keys required", cmk, gpuZone, `kms-customer-managed.*kms_key_arn`),
 		matrixCase{name: "blank required tag", want: `required-tag.*owner`,
-			config: strings.Replace(gpuClusterConfig(`required_tags = ["owner"]`, "matrix", gpuZone), `tags          = { team = "ml-platform" }`, `tags = { team = "ml-platform", owner = "  " }`, 1)},
-		featureStoreCase("feature store online store without a key", cmk, "enabled = true", fmt.Sprintf("kms_key_arn = %q", f.cmk), `kms-customer-managed.*online_store.kms_key_arn`),
-		featureStoreCase("feature store offline store without a key", cmk, fmt.Sprintf("enabled = true\n    kms_key_arn = %q", f.cmk), "", `kms-customer-managed.*offline_store.kms_key_arn`),
+			config: strings.Replace(gpuClusterConfig(h, `required_tags = ["owner"]`, "matrix", gpuZone), `tags          = { team = "ml-platform" }`, `tags = { team = "ml-platform", owner = "  " }`, 1)},
+		featureStoreCase(h, "feature store online store without a key", cmk, "enabled = true", fmt.Sprintf("kms_key_arn = %q", f.cmk), `kms-customer-managed.*online_store.kms_key_arn`),
+		featureStoreCase(h, "feature store offline store without a key", cmk, fmt.Sprintf("enabled = true\n    kms_key_arn = %q", f.cmk), "", `kms-customer-managed.*offline_store.kms_key_arn`),
 
 		// GPU cluster indirection.
-		gpuCase("GPU cluster key by alias to a multi-region key", "", gpuZone+fmt.Sprintf("\n  kms_key_arn = %q", f.aliasMRK), `kms-key-region.*eu-west-1`),
+		gpuCase(h, "GPU cluster key by alias to a multi-region key", "", gpuZone+fmt.Sprintf("\n  kms_key_arn = %q", f.aliasMRK), `kms-key-region.*eu-west-1`),
 		matrixCase{name: "GPU cluster image by SSM parameter in another region", want: `image-region.*eu-west-1`,
-			config: strings.Replace(gpuClusterConfig("", "matrix", gpuZone), `"/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64"`, `"resolve:ssm:arn:aws:ssm:eu-west-1:123456789012:parameter/gpu-ami"`, 1)},
+			config: strings.Replace(gpuClusterConfig(h, "", "matrix", gpuZone), `"/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64"`, `"resolve:ssm:arn:aws:ssm:eu-west-1:123456789012:parameter/gpu-ami"`, 1)},
 
 		// No compliant zone.
-		gpuCase("every zone excluded", `excluded_zone_ids = ["mec1-az1", "mec1-az2", "mec1-az3"]`, "  node_count = 2", `No compliant zone.*mec1-az1: excluded`),
-		gpuCase("type offered only in excluded zones", `excluded_zone_ids = ["mec1-az1", "mec1-az3"]`, "  node_count = 2", `No compliant zone.*mec1-az2: does not offer p5en.48xlarge`),
-		gpuCase("no subnet of the VPC in an allowed zone", "", fmt.Sprintf("  node_count = 2\n  vpc_id = %q", f.vpcNoSubnet), `No compliant zone.*with a subnet of vpc-`),
+		gpuCase(h, "every zone excluded", `excluded_zone_ids = ["mec1-az1", "mec1-az2", "mec1-az3"]`, "  node_count = 2", `No compliant zone.*mec1-az1: excluded`),
+		gpuCase(h, "type offered only in excluded zones", `excluded_zone_ids = ["mec1-az1", "mec1-az3"]`, "  node_count = 2", `No compliant zone.*mec1-az2: does not offer p5en.48xlarge`),
+		gpuCase(h, "no subnet of the VPC in an allowed zone", "", fmt.Sprintf("  node_count = 2\n  vpc_id = %q", f.vpcNoSubnet), `No compliant zone.*with a subnet of vpc-`),
 
 		// Unknown at plan, empty once known: refused at apply, before any write.
-		gpuCase("GPU cluster key empty once known at apply", cmk, gpuZone+"\n  kms_key_arn = timestamp() == \"\" ? \"x\" : \"\"", `kms-customer-managed`),
+		gpuCase(h, "GPU cluster key empty once known at apply", cmk, gpuZone+"\n  kms_key_arn = timestamp() == \"\" ? \"x\" : \"\"", `kms-customer-managed`),
 		matrixCase{name: "guard element blank once known at apply", want: `blank-value.*s3_uris\[0\]`,
-			config: acctest.ProviderConfig("") + "resource \"mlplatform_residency_guard\" \"m\" {\n  s3_uris = [timestamp() == \"\" ? \"s3://uae-data/x\" : \" \"]\n}\n"},
+			config: h.ProviderConfig("") + "resource \"mlplatform_residency_guard\" \"m\" {\n  s3_uris = [timestamp() == \"\" ? \"s3://uae-data/x\" : \" \"]\n}\n"},
 
 		// Endpoints.
-		endpointCase("endpoint naming another region", "https://ec2.eu-west-1.amazonaws.com", `endpoint "https://ec2.eu-west-1.amazonaws.com" names region eu-west-1`),
-		endpointCase("global endpoint", "https://ec2.amazonaws.com", `global endpoint, served from us-east-1`),
-		endpointCase("endpoint in another partition", "https://ec2.cn-north-1.amazonaws.com.cn", `partition aws-cn`),
+		endpointCase(h, "endpoint naming another region", "https://ec2.eu-west-1.amazonaws.com", `endpoint "https://ec2.eu-west-1.amazonaws.com" names region eu-west-1`),
+		endpointCase(h, "global endpoint", "https://ec2.amazonaws.com", `global endpoint, served from us-east-1`),
+		endpointCase(h, "endpoint in another partition", "https://ec2.cn-north-1.amazonaws.com.cn", `partition aws-cn`),
 	}
 	compliant = []matrixCase{
-		guardCase("guard: every reference form in region", cmk, fmt.Sprintf(`regions        = ["me-central-1"]
+		guardCase(h, "guard: every reference form in region", cmk, fmt.Sprintf(`regions        = ["me-central-1"]
   zone_ids       = ["mec1-az1"]
   kms_key_arns   = [%q, %q]
   s3_uris        = ["s3://uae-data/x", "https://uae-data.s3.me-central-1.amazonaws.com/x", "https://s3.me-central-1.amazonaws.com/uae-data/x", "arn:aws:s3:::uae-data"]
   ecr_image_uris = ["123456789012.dkr.ecr.me-central-1.amazonaws.com/train:1.0"]
   arns           = ["arn:aws:iam::123456789012:role/sagemaker", "arn:aws:sagemaker:me-central-1:123456789012:feature-group/clicks", %q]`, f.cmk, f.aliasCMK, f.aliasCMK), ""),
-		gpuCase("GPU cluster with a customer managed key by alias", cmk, gpuZone+fmt.Sprintf("\n  kms_key_arn = %q", f.aliasCMK), ""),
-		gpuCase("GPU cluster placed in the one allowed zone left", `excluded_zone_ids = ["mec1-az1"]`, "  node_count = 2", ""),
-		gpuCase("GPU cluster in the allowed zone where its VPC has a subnet", "", fmt.Sprintf("  node_count = 2\n  vpc_id = %q", f.vpcAZ3), ""),
-		featureStoreCase("feature store with both keys", cmk, fmt.Sprintf("enabled = true\n    kms_key_arn = %q", f.cmk), fmt.Sprintf("kms_key_arn = %q", f.cmk), ""),
-		featureStoreCase("feature store without keys, none required", "", "enabled = true", "", ""),
-		featureStoreCase("feature store with the online store off", cmk, "enabled = false", fmt.Sprintf("kms_key_arn = %q", f.cmk), ""),
+		gpuCase(h, "GPU cluster with a customer managed key by alias", cmk, gpuZone+fmt.Sprintf("\n  kms_key_arn = %q", f.aliasCMK), ""),
+		gpuCase(h, "GPU cluster placed in the one allowed zone left", `excluded_zone_ids = ["mec1-az1"]`, "  node_count = 2", ""),
+		gpuCase(h, "GPU cluster in the allowed zone where its VPC has a subnet", "", fmt.Sprintf("  node_count = 2\n  vpc_id = %q", f.vpcAZ3), ""),
+		featureStoreCase(h, "feature store with both keys", cmk, fmt.Sprintf("enabled = true\n    kms_key_arn = %q", f.cmk), fmt.Sprintf("kms_key_arn = %q", f.cmk), ""),
+		featureStoreCase(h, "feature store without keys, none required", "", "enabled = true", "", ""),
+		featureStoreCase(h, "feature store with the online store off", cmk, "enabled = false", fmt.Sprintf("kms_key_arn = %q", f.cmk), ""),
 		// Unknown at plan is checked at apply: never blank, never absent.
-		guardCase("guard element unknown at plan", "", `s3_uris = ["s3://uae-data/x", timestamp() == "" ? "" : "s3://uae-data/y"]`, ""),
-		gpuCase("GPU cluster key unknown at plan, customer managed keys required", cmk, gpuZone+fmt.Sprintf("\n  kms_key_arn = timestamp() == \"\" ? \"\" : %q", f.cmk), ""),
-		featureStoreCase("feature store online key unknown at plan", cmk, fmt.Sprintf("enabled = true\n    kms_key_arn = timestamp() == \"\" ? \"\" : %q", f.cmk), fmt.Sprintf("kms_key_arn = %q", f.cmk), ""),
-		endpointCase("endpoint on a custom host", "http://"+strings.TrimPrefix(strings.TrimPrefix(acctestURL(), "http://"), "https://"), ""),
+		guardCase(h, "guard element unknown at plan", "", `s3_uris = ["s3://uae-data/x", timestamp() == "" ? "" : "s3://uae-data/y"]`, ""),
+		gpuCase(h, "GPU cluster key unknown at plan, customer managed keys required", cmk, gpuZone+fmt.Sprintf("\n  kms_key_arn = timestamp() == \"\" ? \"\" : %q", f.cmk), ""),
+		featureStoreCase(h, "feature store online key unknown at plan", cmk, fmt.Sprintf("enabled = true\n    kms_key_arn = timestamp() == \"\" ? \"\" : %q", f.cmk), fmt.Sprintf("kms_key_arn = %q", f.cmk), ""),
+		endpointCase(h, "endpoint on a custom host", "http://"+strings.TrimPrefix(strings.TrimPrefix(h.URL, "http://"), "https://"), ""),
 	}
 	return violating, compliant
-}
-
-func acctestURL() string {
-	cfg := acctest.ProviderConfig("")
-	m := regexp.MustCompile(`ec2\s*=\s*"([^"]+)"`).FindStringSubmatch(cfg)
-	return m[1]
 }
 
 func TestAccResidencyMatrix(t *testing.T) {
 	h := acctest.Setup(t)
 	f := makeResidencyFixtures(t, h)
-	violating, compliant := residencyMatrix(f)
+	violating, compliant := residencyMatrix(h, f)
 	var steps []resource.TestStep
 	for i, c := range violating {
 		steps = append(steps, resource.TestStep{

@@ -215,7 +215,7 @@ func TestAccCPUFootprint_faultMatrix(t *testing.T) {
 func TestAccCPUFootprint_createInterrupted(t *testing.T) {
 	h := acctest.Setup(t)
 	cfg := func(timeout string) string {
-		return cpuFootprintConfig("", "cut", fmt.Sprintf(`
+		return cpuFootprintConfig(h, "", "cut", fmt.Sprintf(`
   instance_type    = "c7i.large"
   min_size         = 1
   max_size         = 2
@@ -270,7 +270,7 @@ func TestAccCPUFootprint_createInterrupted(t *testing.T) {
 func TestAccCPUFootprint_rollInterrupted(t *testing.T) {
 	h := acctest.Setup(t)
 	cfg := func(typ, timeout string) string {
-		return cpuFootprintConfig("", "held", fmt.Sprintf(`
+		return cpuFootprintConfig(h, "", "held", fmt.Sprintf(`
   instance_type    = %q
   min_size         = 1
   max_size         = 2
@@ -323,7 +323,7 @@ func TestAccCPUFootprint_refusesForeign(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config: cpuFootprintConfig("", "taken", `
+			Config: cpuFootprintConfig(h, "", "taken", `
   instance_type    = "m7i.large"
   min_size         = 0
   max_size         = 2

@@ -23,8 +23,8 @@ import (
 const cpuFootprintResource = "mlplatform_cpu_footprint.test"
 
 // cpuFootprintConfig is a footprint named name with the given body lines.
-func cpuFootprintConfig(residency, name, body string) string {
-	return acctest.ProviderConfig(residency) + fmt.Sprintf(`
+func cpuFootprintConfig(h *acctest.Harness, residency, name, body string) string {
+	return h.ProviderConfig(residency) + fmt.Sprintf(`
 resource "mlplatform_cpu_footprint" "test" {
   name        = %q
   root_volume = { size_gib = 20 }
@@ -81,7 +81,7 @@ func TestAccCPUFootprint_basic(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		CheckDestroy:             checkFootprintGone(t, h, "smb"),
 		Steps: []resource.TestStep{{
-			Config: cpuFootprintConfig(`excluded_zone_ids = ["mec1-az2"]`, "smb", fmt.Sprintf(`
+			Config: cpuFootprintConfig(h, `excluded_zone_ids = ["mec1-az2"]`, "smb", fmt.Sprintf(`
   requirements = {
     min_vcpus      = 2
     min_memory_gib = 4
@@ -124,7 +124,7 @@ func TestAccCPUFootprint_basic(t *testing.T) {
 			),
 		}, {
 			// A second plan is empty.
-			Config: cpuFootprintConfig(`excluded_zone_ids = ["mec1-az2"]`, "smb", fmt.Sprintf(`
+			Config: cpuFootprintConfig(h, `excluded_zone_ids = ["mec1-az2"]`, "smb", fmt.Sprintf(`
   requirements = {
     min_vcpus      = 2
     min_memory_gib = 4
@@ -145,7 +145,7 @@ func TestAccCPUFootprint_explicitType(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		CheckDestroy:             checkFootprintGone(t, h, "explicit"),
 		Steps: []resource.TestStep{{
-			Config: cpuFootprintConfig("", "explicit", `
+			Config: cpuFootprintConfig(h, "", "explicit", `
   instance_type    = "c7i.large"
   min_size         = 0
   max_size         = 2
@@ -164,7 +164,7 @@ func TestAccCPUFootprint_explicitType(t *testing.T) {
 			),
 		}, {
 			// An explicit type that misses the requirements: refused at plan.
-			Config: cpuFootprintConfig("", "explicit", `
+			Config: cpuFootprintConfig(h, "", "explicit", `
   instance_type    = "c7i.large"
   requirements     = { min_vcpus = 8 }
   min_size         = 0
@@ -182,7 +182,7 @@ func TestAccCPUFootprint_amxRequired(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		CheckDestroy:             checkFootprintGone(t, h, "amx"),
 		Steps: []resource.TestStep{{
-			Config: cpuFootprintConfig("", "amx", `
+			Config: cpuFootprintConfig(h, "", "amx", `
   requirements = {
     min_vcpus    = 2
     cpu_features = ["amx_tile", "amx_bf16"]
@@ -220,7 +220,7 @@ func TestAccCPUFootprint_arm64(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		CheckDestroy:             checkFootprintGone(t, h, "graviton"),
 		Steps: []resource.TestStep{{
-			Config: cpuFootprintConfig("", "graviton", `
+			Config: cpuFootprintConfig(h, "", "graviton", `
   requirements = {
     min_vcpus    = 4
     architecture = "arm64"
@@ -244,7 +244,7 @@ func TestAccCPUFootprint_noMatch(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
 			// AMX is an Intel feature: no arm64 type has it.
-			Config: cpuFootprintConfig("", "none", `
+			Config: cpuFootprintConfig(h, "", "none", `
   requirements = {
     min_vcpus    = 2
     cpu_features = ["amx_tile"]
@@ -263,8 +263,8 @@ func TestAccCPUFootprint_noMatch(t *testing.T) {
 
 // scheduleConfig scales footprint "nights" to zero from 20:00 to 07:00 on
 // working days.
-func scheduleConfig() string {
-	return cpuFootprintConfig("", "nights", `
+func scheduleConfig(h *acctest.Harness) string {
+	return cpuFootprintConfig(h, "", "nights", `
   instance_type    = "c7i.large"
   min_size         = 1
   max_size         = 3
@@ -282,7 +282,7 @@ func scheduleConfig() string {
 
 func TestAccCPUFootprint_schedule(t *testing.T) {
 	h := acctest.Setup(t)
-	withLunch := strings.Replace(scheduleConfig(), "\n  schedule {", `
+	withLunch := strings.Replace(scheduleConfig(h), "\n  schedule {", `
   schedule {
     name       = "lunch"
     recurrence = "0 12 * * 1-5"
@@ -296,7 +296,7 @@ func TestAccCPUFootprint_schedule(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		CheckDestroy:             checkFootprintGone(t, h, "nights"),
 		Steps: []resource.TestStep{{
-			Config: scheduleConfig(),
+			Config: scheduleConfig(h),
 			Check: resource.ComposeAggregateTestCheckFunc(
 				func(s *terraform.State) error {
 					a := s.RootModule().Resources[cpuFootprintResource].Primary.Attributes
@@ -326,7 +326,7 @@ func TestAccCPUFootprint_schedule(t *testing.T) {
 			// Imported outside the window, the schedule reads as it is
 			// written: its action and its "-end" action fold back into one
 			// schedule of 11h, the default time zone unset.
-			Config:                  scheduleConfig(),
+			Config:                  scheduleConfig(h),
 			ResourceName:            cpuFootprintResource,
 			ImportState:             true,
 			ImportStateId:           "nights",
@@ -346,11 +346,11 @@ func TestAccCPUFootprint_schedule(t *testing.T) {
 					t.Fatal(err)
 				}
 			},
-			Config:   scheduleConfig(),
+			Config:   scheduleConfig(h),
 			PlanOnly: true,
 		}, {
 			// An apply in the window leaves it alone.
-			Config: scheduleConfig(),
+			Config: scheduleConfig(h),
 			Check: checkFootprint(t, h, "nights", func(f *platform.CPUFootprint) error {
 				if f.Size != (platform.GroupSize{}) || len(f.Instances) != 0 {
 					return fmt.Errorf("group %+v with %d instances: the scheduled zero must stay", f.Size, len(f.Instances))
@@ -360,7 +360,7 @@ func TestAccCPUFootprint_schedule(t *testing.T) {
 		}, {
 			// A window of seconds is refused at plan, as the serving
 			// endpoint's is: scheduled actions run on whole minutes.
-			Config:      strings.Replace(scheduleConfig(), `duration         = "11h"`, `duration         = "90s"`, 1),
+			Config:      strings.Replace(scheduleConfig(h), `duration         = "11h"`, `duration         = "90s"`, 1),
 			PlanOnly:    true,
 			ExpectError: regexp.MustCompile(`(?s)Invalid duration.*duration *= "90s".*"90s": write a duration of whole minutes`),
 		}, {
@@ -413,7 +413,7 @@ func TestAccCPUFootprint_spotMixed(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		CheckDestroy:             checkFootprintGone(t, h, "spot"),
 		Steps: []resource.TestStep{{
-			Config: cpuFootprintConfig("", "spot", `
+			Config: cpuFootprintConfig(h, "", "spot", `
   requirements = {
     min_vcpus    = 2
     architecture = "x86_64"
@@ -435,7 +435,7 @@ func TestAccCPUFootprint_spotMixed(t *testing.T) {
 				}),
 			),
 		}, {
-			Config: cpuFootprintConfig("", "spot", `
+			Config: cpuFootprintConfig(h, "", "spot", `
   requirements = {
     min_vcpus    = 2
     architecture = "x86_64"
@@ -458,7 +458,7 @@ func TestAccCPUFootprint_update(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		CheckDestroy:             checkFootprintGone(t, h, "grow"),
 		Steps: []resource.TestStep{{
-			Config: cpuFootprintConfig("", "grow", `
+			Config: cpuFootprintConfig(h, "", "grow", `
   instance_type    = "c7i.large"
   min_size         = 1
   max_size         = 2
@@ -469,7 +469,7 @@ func TestAccCPUFootprint_update(t *testing.T) {
 				return nil
 			},
 		}, {
-			Config: strings.Replace(cpuFootprintConfig("", "grow", `
+			Config: strings.Replace(cpuFootprintConfig(h, "", "grow", `
   instance_type    = "c7i.large"
   min_size         = 2
   max_size         = 4
@@ -502,7 +502,7 @@ func TestAccCPUFootprint_update(t *testing.T) {
 			),
 		}, {
 			// Schedule removed, tags back: in place again.
-			Config: cpuFootprintConfig("", "grow", `
+			Config: cpuFootprintConfig(h, "", "grow", `
   instance_type    = "c7i.large"
   min_size         = 2
   max_size         = 4
@@ -523,7 +523,7 @@ func TestAccCPUFootprint_update(t *testing.T) {
 func TestAccCPUFootprint_typeRoll(t *testing.T) {
 	h := acctest.Setup(t)
 	cfg := func(typ string) string {
-		return cpuFootprintConfig("", "roll", fmt.Sprintf(`
+		return cpuFootprintConfig(h, "", "roll", fmt.Sprintf(`
   instance_type          = %q
   min_healthy_percentage = 50
   min_size               = 1
@@ -573,7 +573,7 @@ var footprintImportIgnore = []string{"requirements", "image", "root_volume", "ca
 
 func TestAccCPUFootprint_import(t *testing.T) {
 	h := acctest.Setup(t)
-	cfg := cpuFootprintConfig("", "imported", `
+	cfg := cpuFootprintConfig(h, "", "imported", `
   instance_type    = "c7i.large"
   min_size         = 0
   max_size         = 2
@@ -597,7 +597,7 @@ func TestAccCPUFootprint_import(t *testing.T) {
 
 func TestAccCPUFootprint_disappears(t *testing.T) {
 	h := acctest.Setup(t)
-	cfg := cpuFootprintConfig("", "gone", `
+	cfg := cpuFootprintConfig(h, "", "gone", `
   instance_type    = "c7i.large"
   min_size         = 1
   max_size         = 2
@@ -649,7 +649,7 @@ func TestAccCPUFootprint_residencyRejected(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config: cpuFootprintConfig(`excluded_zone_ids = ["mec1-az2"]`, "foreign", fmt.Sprintf(`
+			Config: cpuFootprintConfig(h, `excluded_zone_ids = ["mec1-az2"]`, "foreign", fmt.Sprintf(`
   instance_type    = "c7i.large"
   min_size         = 0
   max_size         = 2
@@ -657,7 +657,7 @@ func TestAccCPUFootprint_residencyRejected(t *testing.T) {
   kms_key_arn      = %q`, foreignKey)),
 			ExpectError: regexp.MustCompile(`(?s)Residency violation.*kms-key-region.*eu-west-1`),
 		}, {
-			Config: cpuFootprintConfig(`excluded_zone_ids = ["mec1-az2"]`, "foreign", fmt.Sprintf(`
+			Config: cpuFootprintConfig(h, `excluded_zone_ids = ["mec1-az2"]`, "foreign", fmt.Sprintf(`
   instance_type    = "c7i.large"
   min_size         = 0
   max_size         = 2
@@ -681,7 +681,7 @@ func TestAccCPUFootprint_unknownInputs(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		CheckDestroy:             checkFootprintGone(t, h, "later"),
 		Steps: []resource.TestStep{{
-			Config: acctest.ProviderConfig("") + `
+			Config: h.ProviderConfig("") + `
 resource "terraform_data" "sizing" {
   input = { vcpus = 2, feature = "avx512f", team = "smb", desired = 1 }
 }
@@ -731,7 +731,7 @@ func TestAccCPUFootprint_example(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		CheckDestroy:             checkFootprintGone(t, h, "smb-inference"),
 		Steps: []resource.TestStep{{
-			Config: acctest.ProviderConfig("require_customer_managed_keys = true") + example,
+			Config: h.ProviderConfig("require_customer_managed_keys = true") + example,
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestMatchResourceAttr(name, "chosen_instance_type", regexp.MustCompile(`^[cmr][78]i(-flex)?\.`)),
 				resource.TestCheckResourceAttr(name, "asg_name", "mlplatform-cpu-smb-inference"),

@@ -18,28 +18,37 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/mlplatform/mlplatform/acctest"
+	"github.com/mlplatform/mlplatform/hwprobe/probe/machine"
 )
 
 // The CPU footprint's validation gate end to end: the real Terraform CLI
 // applies a footprint with a validation block against the emulator while
 // the footprint player (acctest.FootprintPlayer) plays its instances: the
 // profile from the launch template's user data, the real hwprobe on this
-// machine (real CPU probe), the report published to the emulator's S3 with
-// a test-signed identity, and the bootstrap's `hwprobe lifecycle complete`
-// against the lifecycle-action double (moto has no lifecycle actions).
-// c7i is the footprint type moto offers in me-central-1; its Sapphire
-// Rapids has AMX, which this machine lacks, so the passing footprints check
-// the host and the vCPUs and memory (checks = ["host", "cpu"]) and the
-// failing one checks the CPU features too.
+// machine, the report published to the emulator's S3 with a test-signed
+// identity, and the bootstrap's `hwprobe lifecycle complete` against the
+// lifecycle-action double (moto has no lifecycle actions). hwprobe probes
+// a fixed machine description, never this machine's CPU: by default a
+// 2-vCPU Sapphire Rapids (c7i.large, the footprint type moto offers in
+// me-central-1, with AMX), and a 2-vCPU Zen 5 without AMX where a test
+// needs a node to fail its CPU features.
 
 // footprintGateSetup creates the reports bucket and key and starts the
 // footprint player for footprint name; it stops when the test ends.
 func footprintGateSetup(t *testing.T, name string, behaviour func(index, nth int) acctest.NodeBehaviour) (*acctest.Harness, *acctest.FootprintPlayer, string) {
 	t.Helper()
+	return footprintGateSetupOn(t, name, machine.SapphireRapids, behaviour)
+}
+
+// footprintGateSetupOn is footprintGateSetup with the nodes' CPU the fixed
+// machine description mach.
+func footprintGateSetupOn(t *testing.T, name, mach string, behaviour func(index, nth int) acctest.NodeBehaviour) (*acctest.Harness, *acctest.FootprintPlayer, string) {
+	t.Helper()
 	h := acctest.Setup(t)
 	createBucket(t, h, "uae-hwprobe-reports", acctest.Region)
 	key := createKey(t, h, acctest.Region)
 	p := acctest.NewFootprintPlayer(t, h)
+	p.Machine = mach
 	p.Behaviour = behaviour
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -50,8 +59,8 @@ func footprintGateSetup(t *testing.T, name string, behaviour func(index, nth int
 
 // footprintGateConfig is a c7i footprint of desired instances with a
 // validation block checking checks.
-func footprintGateConfig(name string, desired int, checks, key, certPEM, extra string) string {
-	return acctest.ProviderConfig("") + fmt.Sprintf(`
+func footprintGateConfig(h *acctest.Harness, name string, desired int, checks, key, certPEM, extra string) string {
+	return h.ProviderConfig("") + fmt.Sprintf(`
 resource "mlplatform_cpu_footprint" "test" {
   name             = %q
   instance_type    = "c7i.large"
@@ -133,7 +142,9 @@ func TestAccCPUFootprint_validationPass(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		CheckDestroy:             checkFootprintGone(t, h, name),
 		Steps: []resource.TestStep{{
-			Config: footprintGateConfig(name, 2, `["host", "cpu"]`, key, p.Signer.CertPEM, ""),
+			// The nodes are Sapphire Rapids: the c7i's CPU features, AMX
+			// included, pass.
+			Config: footprintGateConfig(h, name, 2, `["host", "cpu", "cpu_features"]`, key, p.Signer.CertPEM, ""),
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 				// The profile and bootstrap are in the plan.
 				plancheck.ExpectKnownValue(cpuFootprintResource, tfjsonpath.New("validation_profile"), knownContains(`instance_type = "c7i.large"`)),
@@ -167,7 +178,7 @@ func TestAccCPUFootprint_validationPass(t *testing.T) {
 			),
 		}, {
 			// Validation removed: the hook goes, the profile and results too.
-			Config: cpuFootprintConfig("", name, `
+			Config: cpuFootprintConfig(h, "", name, `
   instance_type    = "c7i.large"
   min_size         = 0
   max_size         = 4
@@ -180,16 +191,16 @@ func TestAccCPUFootprint_validationPass(t *testing.T) {
 	})
 }
 
-// A c7i profile demands AMX, which this machine lacks: apply fails naming
-// the instance and the feature.
+// A c7i profile demands AMX; the node is a Zen 5 without it: apply fails
+// naming the instance and the feature.
 func TestAccCPUFootprint_validationFail(t *testing.T) {
 	const name = "fp-gate-fail"
-	_, p, key := footprintGateSetup(t, name, nil)
+	h, p, key := footprintGateSetupOn(t, name, machine.Zen5, nil)
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config:      footprintGateConfig(name, 1, `["host", "cpu", "cpu_features"]`, key, p.Signer.CertPEM, ""),
+			Config:      footprintGateConfig(h, name, 1, `["host", "cpu", "cpu_features"]`, key, p.Signer.CertPEM, ""),
 			ExpectError: regexp.MustCompile(`(?s)validation\s+of\s+CPU\s+footprint\s+fp-gate-fail\s+failed:\s+1\s+of\s+1\s+nodes\s+failed.*node\s+0\s+\(i-[0-9a-f]+\):.*cpu\.feature\s+amx_tile:\s+expected\s+present,\s+observed\s+absent`),
 		}},
 	})
@@ -215,7 +226,7 @@ func TestAccCPUFootprint_validationScaleOut(t *testing.T) {
 		}
 		return acctest.NodeBehaviour{}
 	})
-	cfg := footprintGateConfig(name, 1, `["host", "cpu"]`, key, p.Signer.CertPEM, "")
+	cfg := footprintGateConfig(h, name, 1, `["host", "cpu"]`, key, p.Signer.CertPEM, "")
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
@@ -228,7 +239,7 @@ func TestAccCPUFootprint_validationScaleOut(t *testing.T) {
 		}, {
 			// Through Terraform: desired 1 -> 2, the gate waits for the new
 			// instance's report.
-			Config: footprintGateConfig(name, 2, `["host", "cpu"]`, key, p.Signer.CertPEM, ""),
+			Config: footprintGateConfig(h, name, 2, `["host", "cpu"]`, key, p.Signer.CertPEM, ""),
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestCheckResourceAttr(cpuFootprintResource, "validation_results.#", "2"),
 				resource.TestCheckResourceAttr(cpuFootprintResource, "validation_results.1.status", "pass"),
@@ -246,7 +257,7 @@ func TestAccCPUFootprint_validationScaleOut(t *testing.T) {
 					t.Fatal(err)
 				}
 			},
-			Config: footprintGateConfig(name, 3, `["host", "cpu"]`, key, p.Signer.CertPEM, ""),
+			Config: footprintGateConfig(h, name, 3, `["host", "cpu"]`, key, p.Signer.CertPEM, ""),
 			Check: func(*terraform.State) error {
 				cs, err := completions(p, 4, 90*time.Second)
 				if err != nil {
@@ -312,7 +323,7 @@ func TestAccCPUFootprint_validationReplace(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		CheckDestroy:             checkFootprintGone(t, h, name),
 		Steps: []resource.TestStep{{
-			Config: footprintGateConfig(name, 1, `["host", "cpu"]`, key, p.Signer.CertPEM, `    on_failure = "replace"`),
+			Config: footprintGateConfig(h, name, 1, `["host", "cpu"]`, key, p.Signer.CertPEM, `    on_failure = "replace"`),
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestCheckResourceAttr(cpuFootprintResource, "validation_results.#", "1"),
 				resource.TestCheckResourceAttr(cpuFootprintResource, "validation_results.0.status", "pass"),

@@ -51,7 +51,7 @@ func TestAccFeatureStore_createLostResponse(t *testing.T) {
 		CheckDestroy:             checkFeatureStoreGone(h, "customers"),
 		Steps: []resource.TestStep{
 			{
-				Config: featureStoreConfig(key, fsFeatures, "30", ""),
+				Config: featureStoreConfig(h, key, fsFeatures, "30", ""),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr(featureStoreName, "status", "Created"),
 					resource.TestCheckResourceAttr(featureStoreName, "tags_all.%", "1"), // the token tag stays out of the tags
@@ -68,7 +68,7 @@ func TestAccFeatureStore_createLostResponse(t *testing.T) {
 			},
 			{
 				// Re-apply: nothing to do.
-				Config:             featureStoreConfig(key, fsFeatures, "30", ""),
+				Config:             featureStoreConfig(h, key, fsFeatures, "30", ""),
 				PlanOnly:           true,
 				ExpectNonEmptyPlan: false,
 			},
@@ -105,7 +105,7 @@ func TestAccFeatureStore_createRefusesForeignGroup(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config:      featureStoreConfig(key, fsFeatures, "30", ""),
+			Config:      featureStoreConfig(h, key, fsFeatures, "30", ""),
 			ExpectError: regexp.MustCompile(`(?s)Feature store \(customers\) already exists.*` + words("import it")),
 		}},
 	})
@@ -126,7 +126,7 @@ func TestAccFeatureStore_createTimeoutNotReplaced(t *testing.T) {
 	t.Cleanup(acctest.InjectSageMaker(h.Shim, acctest.SageMakerFault{
 		Action: "DescribeFeatureGroup", Armed: acctest.AfterCall(h.Shim, "CreateFeatureGroup"), Times: 3, Statuses: []string{"Creating"},
 	}))
-	cfg := featureStoreConfig(key, fsFeatures, "30", `  timeouts = { create = "1s" }`)
+	cfg := featureStoreConfig(h, key, fsFeatures, "30", `  timeouts = { create = "1s" }`)
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
@@ -157,16 +157,16 @@ func TestAccFeatureStore_taintRefused(t *testing.T) {
 		CheckDestroy:             checkFeatureStoreGone(h, "customers"),
 		Steps: []resource.TestStep{
 			{
-				Config: featureStoreConfig(key, fsFeatures, "30", ""),
+				Config: featureStoreConfig(h, key, fsFeatures, "30", ""),
 				Check:  func(*terraform.State) error { writes = len(h.Shim.Writes()); return nil },
 			},
 			{
 				Taint:       []string{featureStoreName},
-				Config:      featureStoreConfig(key, fsFeatures, "30", ""),
+				Config:      featureStoreConfig(h, key, fsFeatures, "30", ""),
 				ExpectError: regexp.MustCompile(`(?s)Feature store \(customers\) already exists.*` + words("terraform untaint") + `.*allow_destructive_changes`),
 			},
 			{
-				Config: featureStoreConfig(key, fsFeatures, "30", ""),
+				Config: featureStoreConfig(h, key, fsFeatures, "30", ""),
 				PreConfig: func() {
 					if n := len(h.Shim.Writes()); n != writes {
 						t.Errorf("the refused plan made %d write calls", n-writes)
@@ -175,7 +175,7 @@ func TestAccFeatureStore_taintRefused(t *testing.T) {
 				ExpectError: regexp.MustCompile(`(?s)already exists.*untaint`),
 			},
 			{
-				Config: featureStoreConfig(key, fsFeatures, "30", "  allow_destructive_changes = true"),
+				Config: featureStoreConfig(h, key, fsFeatures, "30", "  allow_destructive_changes = true"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(featureStoreName, plancheck.ResourceActionDestroyBeforeCreate),
 				}},
@@ -201,14 +201,14 @@ func TestAccFeatureStore_createFailedRepaired(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		CheckDestroy:             checkFeatureStoreGone(h, "customers"),
 		Steps: []resource.TestStep{
-			{Config: featureStoreConfig(key, fsFeatures, "30", "")},
+			{Config: featureStoreConfig(h, key, fsFeatures, "30", "")},
 			{
 				PreConfig:   func() { armed = true },
-				Config:      featureStoreConfig(key, fsFeatures, "30", ""),
+				Config:      featureStoreConfig(h, key, fsFeatures, "30", ""),
 				ExpectError: regexp.MustCompile(`(?s)Feature store \(customers\) is CreateFailed.*` + words("role cannot write") + `.*` + words("allow_destructive_changes = true")),
 			},
 			{
-				Config: featureStoreConfig(key, fsFeatures, "30", "  allow_destructive_changes = true"),
+				Config: featureStoreConfig(h, key, fsFeatures, "30", "  allow_destructive_changes = true"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(featureStoreName, plancheck.ResourceActionDestroyBeforeCreate),
 				}},
@@ -238,10 +238,10 @@ func TestAccFeatureStore_deleteFailedKept(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		CheckDestroy:             resource.ComposeAggregateTestCheckFunc(checkFeatureStoreGone(h, "customers"), expectCalls(h, 1, 1)),
 		Steps: []resource.TestStep{
-			{Config: featureStoreConfig(key, fsFeatures, "30", "")},
+			{Config: featureStoreConfig(h, key, fsFeatures, "30", "")},
 			{
 				PreConfig:   func() { armed = true },
-				Config:      featureStoreConfig(key, fsFeatures, "30", ""),
+				Config:      featureStoreConfig(h, key, fsFeatures, "30", ""),
 				ExpectError: regexp.MustCompile(`(?s)Feature store \(customers\) is DeleteFailed.*` + words("Glue table could not be deleted") + `.*destroy`),
 			},
 		},
@@ -261,9 +261,9 @@ func TestAccFeatureStore_updateAndDeleteLostResponse(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		CheckDestroy:             resource.ComposeAggregateTestCheckFunc(checkFeatureStoreGone(h, "customers"), expectCalls(h, 1, 1)),
 		Steps: []resource.TestStep{
-			{Config: featureStoreConfig(key, fsFeatures, "30", "")},
+			{Config: featureStoreConfig(h, key, fsFeatures, "30", "")},
 			{
-				Config: featureStoreConfig(key, fsFeaturesPlusScore, "30", ""),
+				Config: featureStoreConfig(h, key, fsFeaturesPlusScore, "30", ""),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr(featureStoreName, "features.#", "4"),
 					expectCalls(h, 1, 0),
@@ -282,13 +282,13 @@ func TestAccFeatureStore_updateTimeoutFinished(t *testing.T) {
 	t.Cleanup(acctest.InjectSageMaker(h.Shim, acctest.SageMakerFault{
 		Action: "UpdateFeatureGroup", Armed: func() bool { return armed }, Times: 1, Delay: 3 * time.Second,
 	}))
-	plus := featureStoreConfig(key, fsFeaturesPlusScore, "30", `  timeouts = { update = "1s" }`)
+	plus := featureStoreConfig(h, key, fsFeaturesPlusScore, "30", `  timeouts = { update = "1s" }`)
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		CheckDestroy:             resource.ComposeAggregateTestCheckFunc(checkFeatureStoreGone(h, "customers"), expectCalls(h, 1, 1)),
 		Steps: []resource.TestStep{
-			{Config: featureStoreConfig(key, fsFeatures, "30", `  timeouts = { update = "1s" }`)},
+			{Config: featureStoreConfig(h, key, fsFeatures, "30", `  timeouts = { update = "1s" }`)},
 			{PreConfig: func() { armed = true }, Config: plus, ExpectError: regexp.MustCompile(`(?s)updating feature store \(customers\)`)},
 			{
 				Config: plus,
@@ -311,7 +311,7 @@ func TestAccFeatureStore_ttlOutOfRange(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config:      featureStoreConfig(key, fsFeatures, "4294967297", ""),
+			Config:      featureStoreConfig(h, key, fsFeatures, "4294967297", ""),
 			ExpectError: regexp.MustCompile(`(?s)online_store.ttl.value.*` + words("TTL value must be between 1 and 2147483647 (got 4294967297)")),
 		}},
 	})
@@ -323,7 +323,7 @@ func TestAccFeatureStore_ttlOutOfRange(t *testing.T) {
 func TestAccFeatureStore_descriptionCharacters(t *testing.T) {
 	h := acctest.Setup(t)
 	key := featureStoreFixtures(t, h)
-	cfg := strings.Replace(featureStoreConfig(key, fsFeatures, "30", ""), `"Customer risk features"`, `"`+strings.Repeat("é", 128)+`"`, 1)
+	cfg := strings.Replace(featureStoreConfig(h, key, fsFeatures, "30", ""), `"Customer risk features"`, `"`+strings.Repeat("é", 128)+`"`, 1)
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
@@ -344,7 +344,7 @@ func TestAccFeatureStore_descriptionCharacters(t *testing.T) {
 func TestAccFeatureStore_nestedAttributePaths(t *testing.T) {
 	h := acctest.Setup(t)
 	key := featureStoreFixtures(t, h)
-	cfg := featureStoreConfig(key, fsFeatures, "30", "")
+	cfg := featureStoreConfig(h, key, fsFeatures, "30", "")
 	online := strings.Replace(cfg, "kms_key_arn = \""+key+"\"\n    ttl", "kms_key_arn = \"not-a-key\"\n    ttl", 1)
 	offline := strings.Replace(cfg, "kms_key_arn = \""+key+"\"\n  }\n  role_arn", "kms_key_arn = \"not-a-key\"\n  }\n  role_arn", 1)
 	if online == cfg || offline == cfg {
@@ -376,10 +376,10 @@ func TestAccFeatureStore_creatingFinishedInPlace(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		CheckDestroy:             resource.ComposeAggregateTestCheckFunc(checkFeatureStoreGone(h, "customers"), expectCalls(h, 1, 1)),
 		Steps: []resource.TestStep{
-			{Config: featureStoreConfig(key, fsFeatures, "30", "")},
+			{Config: featureStoreConfig(h, key, fsFeatures, "30", "")},
 			{
 				PreConfig: func() { armed = true },
-				Config:    featureStoreConfig(key, fsFeatures, "30", ""),
+				Config:    featureStoreConfig(h, key, fsFeatures, "30", ""),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(featureStoreName, plancheck.ResourceActionUpdate),
 				}},

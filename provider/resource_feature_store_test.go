@@ -49,8 +49,8 @@ const (
 // featureStoreConfig is a feature group with an online store (TTL) and an
 // offline store (always: moto-era configurations carry one) encrypted with
 // key. extra goes inside the resource block.
-func featureStoreConfig(key, features, ttlDays, extra string) string {
-	return acctest.ProviderConfig("require_customer_managed_keys = true") + fmt.Sprintf(`
+func featureStoreConfig(h *acctest.Harness, key, features, ttlDays, extra string) string {
+	return h.ProviderConfig("require_customer_managed_keys = true") + fmt.Sprintf(`
 resource "mlplatform_feature_store" "this" {
   name                           = "customers"
   description                    = "Customer risk features"
@@ -99,7 +99,7 @@ func TestAccFeatureStore_basic(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		CheckDestroy:             checkFeatureStoreGone(h, "customers"),
 		Steps: []resource.TestStep{{
-			Config: featureStoreConfig(key, fsFeatures, "30", ""),
+			Config: featureStoreConfig(h, key, fsFeatures, "30", ""),
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 				plancheck.ExpectResourceAction(featureStoreName, plancheck.ResourceActionCreate),
 			}},
@@ -143,14 +143,14 @@ func TestAccFeatureStore_addFeatureInPlace(t *testing.T) {
 		CheckDestroy:             checkFeatureStoreGone(h, "customers"),
 		Steps: []resource.TestStep{
 			{
-				Config: featureStoreConfig(key, fsFeatures, "30", ""),
+				Config: featureStoreConfig(h, key, fsFeatures, "30", ""),
 				ConfigStateChecks: []statecheck.StateCheck{
 					sameARN.AddStateValue(featureStoreName, tfjsonpath.New("arn")),
 					sameCreation.AddStateValue(featureStoreName, tfjsonpath.New("creation_time")),
 				},
 			},
 			{
-				Config: featureStoreConfig(key, fsFeaturesPlusScore, "60", ""),
+				Config: featureStoreConfig(h, key, fsFeaturesPlusScore, "60", ""),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(featureStoreName, plancheck.ResourceActionUpdate),
 				}},
@@ -178,7 +178,7 @@ func TestAccFeatureStore_addFeatureInPlace(t *testing.T) {
 			{
 				// Reordering the features is no change at all: features is a set,
 				// so the plan is empty (it was a rename/retype diff of a list).
-				Config: featureStoreConfig(key, strings.Replace(fsFeaturesPlusScore, `
+				Config: featureStoreConfig(h, key, strings.Replace(fsFeaturesPlusScore, `
     { name = "age", type = "Integral" },`, "", 1)+`
     { name = "age", type = "Integral" },`, "60", ""),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
@@ -217,26 +217,26 @@ func TestAccFeatureStore_destructiveRefused(t *testing.T) {
 		CheckDestroy:             checkFeatureStoreGone(h, "customers"),
 		Steps: []resource.TestStep{
 			{
-				Config: featureStoreConfig(key, fsFeatures, "30", ""),
+				Config: featureStoreConfig(h, key, fsFeatures, "30", ""),
 				Check: func(*terraform.State) error {
 					writesAfterCreate = len(h.Shim.Writes())
 					return nil
 				},
 			},
 			{
-				Config:      featureStoreConfig(key, fsFeaturesNoAge, "30", ""),
+				Config:      featureStoreConfig(h, key, fsFeaturesNoAge, "30", ""),
 				ExpectError: refusal(`features: `, `feature "age" (Integral) is removed`),
 			},
 			{
-				Config:      featureStoreConfig(key, fsFeaturesAgeAsString, "30", ""),
+				Config:      featureStoreConfig(h, key, fsFeaturesAgeAsString, "30", ""),
 				ExpectError: refusal(`features: `, `feature "age" changes type from Integral to String`),
 			},
 			{
-				Config:      strings.Replace(featureStoreConfig(key, fsFeatures, "30", ""), "s3://"+featureStoreBucket+"/", "s3://uae-feature-store-2/", 1),
+				Config:      strings.Replace(featureStoreConfig(h, key, fsFeatures, "30", ""), "s3://"+featureStoreBucket+"/", "s3://uae-feature-store-2/", 1),
 				ExpectError: refusal(`offline_store\.s3_uri: `, `the offline store moves`),
 			},
 			{
-				Config: featureStoreConfig(key, fsFeatures, "30", ""),
+				Config: featureStoreConfig(h, key, fsFeatures, "30", ""),
 				Check: func(*terraform.State) error {
 					if n := len(h.Shim.Writes()); n != writesAfterCreate {
 						return fmt.Errorf("refused plans made %d write calls", n-writesAfterCreate)
@@ -260,10 +260,10 @@ func TestAccFeatureStore_destructiveAllowed(t *testing.T) {
 		CheckDestroy:             checkFeatureStoreGone(h, "customers"),
 		Steps: []resource.TestStep{
 			{
-				Config: featureStoreConfig(key, fsFeatures, "30", allow),
+				Config: featureStoreConfig(h, key, fsFeatures, "30", allow),
 			},
 			{
-				Config: featureStoreConfig(key, fsFeaturesAgeAsString, "30", allow),
+				Config: featureStoreConfig(h, key, fsFeaturesAgeAsString, "30", allow),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(featureStoreName, plancheck.ResourceActionDestroyBeforeCreate),
 				}},
@@ -282,7 +282,7 @@ func TestAccFeatureStore_destructiveAllowed(t *testing.T) {
 				),
 			},
 			{
-				Config: featureStoreConfig(key, fsFeaturesNoAge, "30", allow),
+				Config: featureStoreConfig(h, key, fsFeaturesNoAge, "30", allow),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(featureStoreName, plancheck.ResourceActionDestroyBeforeCreate),
 				}},
@@ -300,7 +300,7 @@ func TestAccFeatureStore_import(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		CheckDestroy:             checkFeatureStoreGone(h, "customers"),
 		Steps: []resource.TestStep{
-			{Config: featureStoreConfig(key, fsFeatures, "30", "")},
+			{Config: featureStoreConfig(h, key, fsFeatures, "30", "")},
 			{
 				ResourceName:            featureStoreName,
 				ImportState:             true,
@@ -321,7 +321,7 @@ func TestAccFeatureStore_disappears(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config: featureStoreConfig(key, fsFeatures, "30", ""),
+			Config: featureStoreConfig(h, key, fsFeatures, "30", ""),
 			Check: func(*terraform.State) error {
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
@@ -346,7 +346,7 @@ func TestAccFeatureStore_offlineStoreOutsideJurisdiction(t *testing.T) {
 	key := createKey(t, h, acctest.Region)
 	createBucket(t, h, "eu-feature-store", "eu-west-1")
 	h.Shim.ResetLog()
-	cfg := strings.Replace(featureStoreConfig(key, fsFeatures, "30", ""), "s3://"+featureStoreBucket+"/", "s3://eu-feature-store/", 1)
+	cfg := strings.Replace(featureStoreConfig(h, key, fsFeatures, "30", ""), "s3://"+featureStoreBucket+"/", "s3://eu-feature-store/", 1)
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
@@ -395,7 +395,7 @@ func TestAccFeatureStore_examples(t *testing.T) {
 			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 			CheckDestroy:             checkFeatureStoreGone(h, "customers"),
 			Steps: []resource.TestStep{{
-				Config: acctest.ProviderConfig("require_customer_managed_keys = true") + example,
+				Config: h.ProviderConfig("require_customer_managed_keys = true") + example,
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr("mlplatform_feature_store.customers", "status", "Created"),
 					resource.TestCheckResourceAttr("mlplatform_feature_store.customers", "offline_store.table_format", "Iceberg"),
@@ -458,7 +458,7 @@ func TestAccFeatureStore_createNotReady(t *testing.T) {
 		// Destroying the tainted resource deletes the group.
 		CheckDestroy: checkFeatureStoreGone(h, "customers"),
 		Steps: []resource.TestStep{{
-			Config:      featureStoreConfig(key, fsFeatures, "30", ""),
+			Config:      featureStoreConfig(h, key, fsFeatures, "30", ""),
 			ExpectError: regexp.MustCompile(`(?s)creating feature store \(customers\).*was\s+created.*was\s+not\s+seen\s+ready.*not\s+authorized\s+to\s+perform\s+sagemaker:DescribeFeatureGroup`),
 		}},
 	})

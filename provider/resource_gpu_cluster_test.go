@@ -32,8 +32,8 @@ const gpuClusterResource = "mlplatform_gpu_cluster.test"
 
 // gpuClusterConfig is a p5en cluster in mec1-az1 with the given body lines
 // added (node_count, zone, ...).
-func gpuClusterConfig(residency, name, extra string) string {
-	return acctest.ProviderConfig(residency) + fmt.Sprintf(`
+func gpuClusterConfig(h *acctest.Harness, residency, name, extra string) string {
+	return h.ProviderConfig(residency) + fmt.Sprintf(`
 resource "mlplatform_gpu_cluster" "test" {
   name          = %q
   instance_type = "p5en.48xlarge"
@@ -170,7 +170,7 @@ func TestAccGPUCluster_basic(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config: gpuClusterConfig("require_customer_managed_keys = true", "train", fmt.Sprintf(`
+			Config: gpuClusterConfig(h, "require_customer_managed_keys = true", "train", fmt.Sprintf(`
   node_count  = 2
   zone_id     = "mec1-az1"
   kms_key_arn = %q`, key)),
@@ -252,7 +252,7 @@ func TestAccGPUCluster_update(t *testing.T) {
 	h := acctest.Setup(t)
 	var before []string
 	cfg := func(n int, extra string) string {
-		return gpuClusterConfig("", "scale", fmt.Sprintf("  node_count = %d\n  zone_id = \"mec1-az1\"\n%s", n, extra))
+		return gpuClusterConfig(h, "", "scale", fmt.Sprintf("  node_count = %d\n  zone_id = \"mec1-az1\"\n%s", n, extra))
 	}
 	remember := func(s *terraform.State) (err error) { before, err = clusterNodeIDs(s); return err }
 	resource.Test(t, resource.TestCase{
@@ -348,12 +348,12 @@ func TestAccGPUCluster_update(t *testing.T) {
 }
 
 func TestAccGPUCluster_import(t *testing.T) {
-	acctest.Setup(t)
+	h := acctest.Setup(t)
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{
-			{Config: gpuClusterConfig("", "imported", "  node_count = 2\n  zone_id = \"mec1-az1\"")},
+			{Config: gpuClusterConfig(h, "", "imported", "  node_count = 2\n  zone_id = \"mec1-az1\"")},
 			{
 				ResourceName:      gpuClusterResource,
 				ImportState:       true,
@@ -372,7 +372,7 @@ func TestAccGPUCluster_import(t *testing.T) {
 func TestAccGPUCluster_disappears(t *testing.T) {
 	h := acctest.Setup(t)
 	var lost string
-	cfg := gpuClusterConfig("", "vanish", "  node_count = 2\n  zone_id = \"mec1-az1\"")
+	cfg := gpuClusterConfig(h, "", "vanish", "  node_count = 2\n  zone_id = \"mec1-az1\"")
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
@@ -427,19 +427,19 @@ func TestAccGPUCluster_residencyRejected(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{
 			{
-				Config:      gpuClusterConfig(`excluded_zone_ids = ["mec1-az3"]`, "nope", "  node_count = 2\n  zone_id = \"mec1-az3\""),
+				Config:      gpuClusterConfig(h, `excluded_zone_ids = ["mec1-az3"]`, "nope", "  node_count = 2\n  zone_id = \"mec1-az3\""),
 				ExpectError: regexp.MustCompile(`(?s)zone-excluded.*mec1-az3`),
 			},
 			{
-				Config:      gpuClusterConfig("", "nope", fmt.Sprintf("  node_count = 2\n  zone_id = \"mec1-az1\"\n  kms_key_arn = %q", foreignKey)),
+				Config:      gpuClusterConfig(h, "", "nope", fmt.Sprintf("  node_count = 2\n  zone_id = \"mec1-az1\"\n  kms_key_arn = %q", foreignKey)),
 				ExpectError: regexp.MustCompile(`(?s)kms-key-region.*eu-west-1`),
 			},
 			{
-				Config:      gpuClusterConfig("", "nope", "  node_count = 2\n  zone = \"eu-west-1a\""),
+				Config:      gpuClusterConfig(h, "", "nope", "  node_count = 2\n  zone = \"eu-west-1a\""),
 				ExpectError: regexp.MustCompile(`(?s)Residency violation`),
 			},
 			{
-				Config:      gpuClusterConfig(`required_tags = ["cost-center"]`, "nope", "  node_count = 2"),
+				Config:      gpuClusterConfig(h, `required_tags = ["cost-center"]`, "nope", "  node_count = 2"),
 				ExpectError: regexp.MustCompile(`(?s)required-tag.*cost-center`),
 			},
 		},
@@ -454,23 +454,23 @@ func TestAccGPUCluster_typeNotOffered(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{
 			{
-				Config:      strings.Replace(gpuClusterConfig("", "nope", "  node_count = 2"), "p5en.48xlarge", "p5.48xlarge", 1),
+				Config:      strings.Replace(gpuClusterConfig(h, "", "nope", "  node_count = 2"), "p5en.48xlarge", "p5.48xlarge", 1),
 				ExpectError: regexp.MustCompile(`(?s)p5.48xlarge is not offered in me-central-1; offered GPU types there:.*p5en.48xlarge`),
 			},
 			{
-				Config:      gpuClusterConfig("", "nope", "  node_count = 2\n  zone_id = \"mec1-az2\""),
+				Config:      gpuClusterConfig(h, "", "nope", "  node_count = 2\n  zone_id = \"mec1-az2\""),
 				ExpectError: regexp.MustCompile(`(?s)p5en.48xlarge is not offered in mec1-az2; allowed zones that offer it:\s+mec1-az1,\s+mec1-az3`),
 			},
 			{
-				Config:      strings.Replace(gpuClusterConfig("", "nope", "  node_count = 2"), "p5en.48xlarge", "c7i.large", 1),
+				Config:      strings.Replace(gpuClusterConfig(h, "", "nope", "  node_count = 2"), "p5en.48xlarge", "c7i.large", 1),
 				ExpectError: regexp.MustCompile(`(?s)c7i.large has no GPU`),
 			},
 			{
-				Config:      strings.Replace(gpuClusterConfig("", "nope", "  node_count = 2\n  efa_interfaces = 4"), "p5en.48xlarge", "g6.xlarge", 1),
+				Config:      strings.Replace(gpuClusterConfig(h, "", "nope", "  node_count = 2\n  efa_interfaces = 4"), "p5en.48xlarge", "g6.xlarge", 1),
 				ExpectError: regexp.MustCompile(`(?s)g6.xlarge does not support EFA`),
 			},
 			{
-				Config:      gpuClusterConfig("", "nope", "  node_count = 2\n  capacity = { type = \"capacity_block\" }"),
+				Config:      gpuClusterConfig(h, "", "nope", "  node_count = 2\n  capacity = { type = \"capacity_block\" }"),
 				ExpectError: regexp.MustCompile(`(?s)Missing capacity reservation.*reservation_id`),
 			},
 		},
@@ -495,13 +495,13 @@ func TestAccGPUCluster_capacityFallback(t *testing.T) {
 			{
 				// Without fallback: the error says what was tried and what
 				// else could be.
-				Config:      gpuClusterConfig("", "nofallback", "  node_count = 2\n  zone_id = \"mec1-az1\""),
+				Config:      gpuClusterConfig(h, "", "nofallback", "  node_count = 2\n  zone_id = \"mec1-az1\""),
 				ExpectError: regexp.MustCompile(`(?s)no capacity for 2 x p5en.48xlarge; tried mec1-az1 \(2 attempts.*InsufficientInstanceCapacity.*zone_fallback = true to also try\s+mec1-az3`),
 			},
 			{
 				// With fallback: the cluster lands in mec1-az3, inside the
 				// jurisdiction, and mec1-az2 (no p5en there) is never tried.
-				Config: gpuClusterConfig("", "fallback", "  node_count = 2\n  zone_id = \"mec1-az1\"\n  zone_fallback = true"),
+				Config: gpuClusterConfig(h, "", "fallback", "  node_count = 2\n  zone_id = \"mec1-az1\"\n  zone_fallback = true"),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr(gpuClusterResource, "zone_id", "mec1-az1"),
 					resource.TestCheckResourceAttr(gpuClusterResource, "placement_zone_id", "mec1-az3"),
@@ -539,7 +539,7 @@ func TestAccGPUCluster_refreshCalls(t *testing.T) {
 		name := fmt.Sprintf("bench%d", n)
 		var r row
 		r.nodes = n
-		cfg := gpuClusterConfig("", name, fmt.Sprintf("  node_count = %d\n  zone_id = \"mec1-az1\"\n  efa_interfaces = 1", n))
+		cfg := gpuClusterConfig(h, "", name, fmt.Sprintf("  node_count = %d\n  zone_id = \"mec1-az1\"\n  efa_interfaces = 1", n))
 		resource.Test(t, resource.TestCase{
 			PreCheck:                 func() { acctest.PreCheck(t) },
 			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
@@ -636,7 +636,7 @@ func TestAccGPUCluster_planFromCore(t *testing.T) {
 	}
 	putImage(amiA)
 	cfg := func(extra string) string {
-		return strings.Replace(gpuClusterConfig("", "core", "  node_count = 1\n  zone_id = \"mec1-az1\"\n"+extra),
+		return strings.Replace(gpuClusterConfig(h, "", "core", "  node_count = 1\n  zone_id = \"mec1-az1\"\n"+extra),
 			`"/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64"`, fmt.Sprintf("%q", param), 1)
 	}
 	var before []string

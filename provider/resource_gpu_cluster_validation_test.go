@@ -55,12 +55,12 @@ const gpuType = "p5en.48xlarge"
 // gateConfig is a cluster of instanceType with a validation block. A type
 // whose GPUs the node player can play is checked for host and GPUs;
 // another for host and CPU features.
-func gateConfig(name, instanceType string, nodes int, key, certPEM, extra string) string {
+func gateConfig(h *acctest.Harness, name, instanceType string, nodes int, key, certPEM, extra string) string {
 	checks := `["host", "cpu_features"]`
 	if acctest.NVMLMockMachine(instanceType) != "" {
 		checks = `["host", "gpu"]`
 	}
-	return acctest.ProviderConfig("") + fmt.Sprintf(`
+	return h.ProviderConfig("") + fmt.Sprintf(`
 resource "mlplatform_gpu_cluster" "test" {
   name          = %q
   instance_type = %q
@@ -94,7 +94,7 @@ func TestAccGPUCluster_validationPass(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config: gateConfig(name, gpuType, 2, key, p.Signer.CertPEM, ""),
+			Config: gateConfig(h, name, gpuType, 2, key, p.Signer.CertPEM, ""),
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 				// The profile and bootstrap are in the plan.
 				plancheck.ExpectKnownValue(gpuClusterResource, tfjsonpath.New("validation_profile"), knownContains(`min_nvlink_links = 18`)),
@@ -141,7 +141,7 @@ func TestAccGPUCluster_validationPass(t *testing.T) {
 			),
 		}, {
 			// The reports, read back by the data source.
-			Config: gateConfig(name, gpuType, 2, key, p.Signer.CertPEM, "") + fmt.Sprintf(`
+			Config: gateConfig(h, name, gpuType, 2, key, p.Signer.CertPEM, "") + fmt.Sprintf(`
 data "mlplatform_validation_reports" "test" {
   name                 = mlplatform_gpu_cluster.test.name
   reports_s3_uri       = "s3://uae-hwprobe-reports/clusters/"
@@ -219,12 +219,12 @@ func nvlinkDown(index, nth int) acctest.NodeBehaviour {
 // link.
 func TestAccGPUCluster_validationFail(t *testing.T) {
 	const name = "gate-fail"
-	_, p, key := gateSetup(t, name, nvlinkDown)
+	h, p, key := gateSetup(t, name, nvlinkDown)
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config:      gateConfig(name, gpuType, 2, key, p.Signer.CertPEM, ""),
+			Config:      gateConfig(h, name, gpuType, 2, key, p.Signer.CertPEM, ""),
 			ExpectError: regexp.MustCompile(`(?s)validation\s+of\s+GPU\s+cluster\s+gate-fail\s+failed:\s+1\s+of\s+2\s+nodes\s+failed.*node\s+1\s+\(i-[0-9a-f]+\):\s+gpu\.nvlink\s+gpu3:\s+expected\s+>=\s+18\s+active,\s+observed\s+17/18\s+active\s+\(gpu3:\s+17\s+of\s+18\s+NVLink\s+links\s+active,\s+profile\s+needs\s+18;\s+down:\s+link\s+17\)`),
 		}},
 	})
@@ -234,12 +234,12 @@ func TestAccGPUCluster_validationFail(t *testing.T) {
 // the failure.
 func TestAccGPUCluster_validationWarn(t *testing.T) {
 	const name = "gate-warn"
-	_, p, key := gateSetup(t, name, nvlinkDown)
+	h, p, key := gateSetup(t, name, nvlinkDown)
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config: gateConfig(name, gpuType, 2, key, p.Signer.CertPEM, `    on_failure = "warn"`),
+			Config: gateConfig(h, name, gpuType, 2, key, p.Signer.CertPEM, `    on_failure = "warn"`),
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestCheckResourceAttr(gpuClusterResource, "validation_results.0.status", "pass"),
 				resource.TestCheckResourceAttr(gpuClusterResource, "validation_results.1.status", "fail"),
@@ -254,7 +254,7 @@ func TestAccGPUCluster_validationWarn(t *testing.T) {
 // A node that never reports: apply fails after the timeout naming it.
 func TestAccGPUCluster_validationTimeout(t *testing.T) {
 	const name = "gate-timeout"
-	_, p, key := gateSetup(t, name, func(index, _ int) acctest.NodeBehaviour {
+	h, p, key := gateSetup(t, name, func(index, _ int) acctest.NodeBehaviour {
 		b := acctest.GPUNode(gpuType)
 		b.Silent = index == 1
 		return b
@@ -263,7 +263,7 @@ func TestAccGPUCluster_validationTimeout(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config:      gateConfig(name, gpuType, 2, key, p.Signer.CertPEM, `    timeout = "1m"`),
+			Config:      gateConfig(h, name, gpuType, 2, key, p.Signer.CertPEM, `    timeout = "1m"`),
 			ExpectError: regexp.MustCompile(`(?s)validation\s+of\s+GPU\s+cluster\s+gate-timeout\s+timed\s+out\s+after\s+1m0s:\s+1/2\s+nodes\s+reported.*node\s+1\s+\(i-[0-9a-f]+\)\s+never\s+reported;\s+its\s+console\s+output`),
 		}},
 	})
@@ -273,7 +273,7 @@ func TestAccGPUCluster_validationTimeout(t *testing.T) {
 func TestAccGPUCluster_validationForged(t *testing.T) {
 	const name = "gate-forged"
 	var other string
-	_, p, key := gateSetup(t, name, func(index, _ int) acctest.NodeBehaviour {
+	h, p, key := gateSetup(t, name, func(index, _ int) acctest.NodeBehaviour {
 		b := acctest.GPUNode(gpuType)
 		if index == 1 {
 			b.IdentityOf = other
@@ -285,7 +285,7 @@ func TestAccGPUCluster_validationForged(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config:      gateConfig(name, gpuType, 2, key, p.Signer.CertPEM, `    timeout = "3m"`),
+			Config:      gateConfig(h, name, gpuType, 2, key, p.Signer.CertPEM, `    timeout = "3m"`),
 			ExpectError: regexp.MustCompile(`(?s)1\s+of\s+2\s+nodes\s+failed.*node\s+1\s+\(i-[0-9a-f]+\):.*rejected\s+i-[0-9a-f]+/\d+T\d+Z\.json:\s+identity\s+of\s+instance\s+i-0123456789abcdef0,\s+not\s+of\s+node\s+1`),
 		}},
 	})
@@ -296,13 +296,13 @@ func TestAccGPUCluster_validationForged(t *testing.T) {
 // index 1, its GPUs are healthy, and apply passes.
 func TestAccGPUCluster_validationReplace(t *testing.T) {
 	const name = "gate-replace"
-	_, p, key := gateSetup(t, name, nvlinkDown)
+	h, p, key := gateSetup(t, name, nvlinkDown)
 	var first []string
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config: gateConfig(name, gpuType, 2, key, p.Signer.CertPEM, `    on_failure = "replace"`),
+			Config: gateConfig(h, name, gpuType, 2, key, p.Signer.CertPEM, `    on_failure = "replace"`),
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestCheckResourceAttr(gpuClusterResource, "validation_results.#", "2"),
 				resource.TestCheckResourceAttr(gpuClusterResource, "validation_results.0.status", "pass"),
@@ -334,7 +334,7 @@ func TestAccGPUCluster_validationCertificates(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config:      gateConfig("gate-certs", gpuType, 1, key, "", ""),
+			Config:      gateConfig(h, "gate-certs", gpuType, 1, key, "", ""),
 			PlanOnly:    true,
 			ExpectError: regexp.MustCompile(`(?s)No trusted certificates.*mlplatform carries\s+AWS's\s+RSA-2048\s+certificates\s+for\s+us-east-1,\s+us-west-2,\s+eu-central-1,\s+not\s+for\s+me-central-1:\s+set\s+validation\.trusted_certificates`),
 		}},

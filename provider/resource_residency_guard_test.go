@@ -41,7 +41,7 @@ func TestAccResidencyGuard_basic(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{
 			{
-				Config: acctest.ProviderConfig("require_customer_managed_keys = true") + fmt.Sprintf(`
+				Config: h.ProviderConfig("require_customer_managed_keys = true") + fmt.Sprintf(`
 resource "mlplatform_residency_guard" "this" {
   regions        = ["me-central-1"]
   zone_ids       = ["mec1-az1"]
@@ -61,7 +61,7 @@ resource "mlplatform_residency_guard" "this" {
 			},
 			{
 				// In place: a new value is checked and the guard updated.
-				Config: acctest.ProviderConfig("require_customer_managed_keys = true") + `
+				Config: h.ProviderConfig("require_customer_managed_keys = true") + `
 resource "mlplatform_residency_guard" "this" {
   regions = ["me-central-1"]
 }`,
@@ -123,7 +123,7 @@ func TestAccResidencyGuard_rejectedAtPlan(t *testing.T) {
 				PreCheck:                 func() { acctest.PreCheck(t) },
 				ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 				Steps: []resource.TestStep{{
-					Config:      acctest.ProviderConfig(`excluded_zone_ids = ["mec1-az2"]`) + "resource \"mlplatform_residency_guard\" \"this\" {\n  " + tc.config + "\n}\n",
+					Config:      h.ProviderConfig(`excluded_zone_ids = ["mec1-az2"]`) + "resource \"mlplatform_residency_guard\" \"this\" {\n  " + tc.config + "\n}\n",
 					ExpectError: regexp.MustCompile(tc.want),
 				}},
 			})
@@ -142,7 +142,7 @@ func TestAccResidencyGuard_audit(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config: acctest.ProviderConfig(`mode = "audit"`) + `
+			Config: h.ProviderConfig(`mode = "audit"`) + `
 resource "mlplatform_residency_guard" "this" {
   kms_key_arns   = ["arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"]
   s3_uris        = ["s3://eu-training-data/raw/"]
@@ -170,7 +170,7 @@ func TestAccResidencyGuard_unknownAtPlanCheckedAtApply(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config: acctest.ProviderConfig("") + `
+			Config: h.ProviderConfig("") + `
 resource "terraform_data" "bucket" {
   input = "s3://eu-training-data/raw/"
 }
@@ -195,7 +195,7 @@ func TestAccResidencyGuard_replicationDrift(t *testing.T) {
 	h := acctest.Setup(t)
 	createBucket(t, h, "uae-training-data", "me-central-1")
 	createBucket(t, h, "eu-replica", "eu-west-1")
-	cfg := acctest.ProviderConfig("") + `
+	cfg := h.ProviderConfig("") + `
 resource "mlplatform_residency_guard" "this" {
   s3_uris = ["s3://uae-training-data/"]
 }`

@@ -164,7 +164,7 @@ func TestAccServingEndpoint_standardAlarms(t *testing.T) {
 		CheckDestroy:             checkAlarmsGone(t, h),
 		Steps: []resource.TestStep{
 			{
-				Config: servingConfig(servingImage, "ml.m5.large", 1, standardAlarmsHCL(500)),
+				Config: servingConfig(h, servingImage, "ml.m5.large", 1, standardAlarmsHCL(500)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectKnownValue(servingName, tfjsonpath.New("standard_alarm_names"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact(alarmP99), knownvalue.StringExact(alarm5xx)})),
 				}},
@@ -178,13 +178,13 @@ func TestAccServingEndpoint_standardAlarms(t *testing.T) {
 				),
 			},
 			{
-				Config:   servingConfig(servingImage, "ml.m5.large", 1, standardAlarmsHCL(500)),
+				Config:   servingConfig(h, servingImage, "ml.m5.large", 1, standardAlarmsHCL(500)),
 				PlanOnly: true, // the alarms read back as declared
 			},
 			{
 				// A blue/green update with a new threshold: the alarm is put
 				// again, and the deployment names it.
-				Config: servingConfig(servingImage2, "ml.m5.large", 1, standardAlarmsHCL(250)),
+				Config: servingConfig(h, servingImage2, "ml.m5.large", 1, standardAlarmsHCL(250)),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr(servingName, "last_deployment_outcome", "Updated"),
 					resource.TestCheckResourceAttr(servingName, "deployment.standard_alarms.latency_p99_ms", "250"),
@@ -223,7 +223,7 @@ func TestAccServingEndpoint_standardAlarms(t *testing.T) {
 						t.Fatal(err)
 					}
 				},
-				Config: servingConfig(servingImage2, "ml.m5.large", 1, standardAlarmsHCL(250)),
+				Config: servingConfig(h, servingImage2, "ml.m5.large", 1, standardAlarmsHCL(250)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(servingName, plancheck.ResourceActionUpdate),
 				}},
@@ -242,7 +242,7 @@ func TestAccServingEndpoint_standardAlarms(t *testing.T) {
 						t.Fatal(err)
 					}
 				},
-				Config: servingConfig(servingImage2, "ml.m5.large", 1, standardAlarmsHCL(250)),
+				Config: servingConfig(h, servingImage2, "ml.m5.large", 1, standardAlarmsHCL(250)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(servingName, plancheck.ResourceActionUpdate),
 				}},
@@ -251,12 +251,12 @@ func TestAccServingEndpoint_standardAlarms(t *testing.T) {
 			{
 				// The endpoint's tags change: the alarms are retagged (a
 				// tag changed, one added), not put again.
-				Config: strings.Replace(servingConfig(servingImage2, "ml.m5.large", 1, standardAlarmsHCL(250)), `tags = { team = "fraud" }`, `tags = { team = "risk", stage = "two" }`, 1),
+				Config: strings.Replace(servingConfig(h, servingImage2, "ml.m5.large", 1, standardAlarmsHCL(250)), `tags = { team = "fraud" }`, `tags = { team = "risk", stage = "two" }`, 1),
 				Check:  checkAlarmTags(t, h, map[string]string{"team": "risk", "stage": "two"}),
 			},
 			{
 				// And back: the tag the endpoint no longer has is removed.
-				Config: servingConfig(servingImage2, "ml.m5.large", 1, standardAlarmsHCL(250)),
+				Config: servingConfig(h, servingImage2, "ml.m5.large", 1, standardAlarmsHCL(250)),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					checkStandardAlarms(t, h, 250),
 					checkAlarmTags(t, h, map[string]string{"team": "fraud"}),
@@ -264,7 +264,7 @@ func TestAccServingEndpoint_standardAlarms(t *testing.T) {
 			},
 			{
 				// Asked for no more: the endpoint's own alarms go.
-				Config: servingConfig(servingImage2, "ml.m5.large", 1, `
+				Config: servingConfig(h, servingImage2, "ml.m5.large", 1, `
   deployment = {
     rollback_alarms = ["team-alarm"]
   }`),
@@ -283,7 +283,7 @@ func TestAccServingEndpoint_standardAlarms(t *testing.T) {
 				),
 			},
 			{
-				Config: servingConfig(servingImage2, "ml.m5.large", 1, standardAlarmsHCL(250)),
+				Config: servingConfig(h, servingImage2, "ml.m5.large", 1, standardAlarmsHCL(250)),
 				Check:  checkStandardAlarms(t, h, 250),
 			},
 		},
@@ -308,7 +308,7 @@ func TestAccServingEndpoint_standardAlarmForeign(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config:      servingConfig(servingImage, "ml.m5.large", 1, standardAlarmsHCL(500)),
+			Config:      servingConfig(h, servingImage, "ml.m5.large", 1, standardAlarmsHCL(500)),
 			ExpectError: regexp.MustCompile(`(?s)deployment.standard_alarms.*mlplatform-fraud-primary-5xx exists without this.*endpoint's`),
 		}},
 	})

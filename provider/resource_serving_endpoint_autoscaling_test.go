@@ -23,8 +23,8 @@ const servingScalingID = "endpoint/fraud/variant/primary"
 
 // servingScalingConfig is the endpoint with one instance variant under
 // autoscaling; scaling is the inside of the autoscaling block.
-func servingScalingConfig(instanceType string, scaling string) string {
-	return acctest.ProviderConfig("") + fmt.Sprintf(`
+func servingScalingConfig(h *acctest.Harness, instanceType string, scaling string) string {
+	return h.ProviderConfig("") + fmt.Sprintf(`
 resource "mlplatform_serving_endpoint" "this" {
   name = "fraud"
   model = {
@@ -114,7 +114,7 @@ func TestAccServingEndpoint_autoscaling(t *testing.T) {
 		}),
 		Steps: []resource.TestStep{
 			{
-				Config: servingScalingConfig("ml.m5.large", `min_capacity = 1, max_capacity = 4, target_invocations_per_instance = 100`),
+				Config: servingScalingConfig(h, "ml.m5.large", `min_capacity = 1, max_capacity = 4, target_invocations_per_instance = 100`),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					// The cost is in the plan: 1 x 0.115 USD/h x 730 h.
 					plancheck.ExpectKnownValue(servingName, tfjsonpath.New("monthly_cost_usd"), knownvalue.Float64Exact(83.95)),
@@ -130,7 +130,7 @@ func TestAccServingEndpoint_autoscaling(t *testing.T) {
 				),
 			},
 			{
-				Config: servingScalingConfig("ml.m5.large", `min_capacity = 1, max_capacity = 6, target_invocations_per_instance = 250, scale_out_cooldown_seconds = 60`),
+				Config: servingScalingConfig(h, "ml.m5.large", `min_capacity = 1, max_capacity = 6, target_invocations_per_instance = 250, scale_out_cooldown_seconds = 60`),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(servingName, plancheck.ResourceActionUpdate),
 				}},
@@ -153,7 +153,7 @@ func TestAccServingEndpoint_autoscaling(t *testing.T) {
 			},
 			{
 				// The count autoscaling set is not drift.
-				Config:   servingScalingConfig("ml.m5.large", `min_capacity = 1, max_capacity = 6, target_invocations_per_instance = 250, scale_out_cooldown_seconds = 60`),
+				Config:   servingScalingConfig(h, "ml.m5.large", `min_capacity = 1, max_capacity = 6, target_invocations_per_instance = 250, scale_out_cooldown_seconds = 60`),
 				PlanOnly: true,
 			},
 			{
@@ -172,16 +172,16 @@ func TestAccServingEndpoint_autoscaling(t *testing.T) {
 						t.Fatal(err)
 					}
 				},
-				Config:             servingScalingConfig("ml.m5.large", `min_capacity = 1, max_capacity = 6, target_invocations_per_instance = 250, scale_out_cooldown_seconds = 60`),
+				Config:             servingScalingConfig(h, "ml.m5.large", `min_capacity = 1, max_capacity = 6, target_invocations_per_instance = 250, scale_out_cooldown_seconds = 60`),
 				PlanOnly:           true,
 				ExpectNonEmptyPlan: true,
 			},
 			{
-				Config: servingScalingConfig("ml.m5.large", `min_capacity = 1, max_capacity = 6, target_invocations_per_instance = 250, scale_out_cooldown_seconds = 60`),
+				Config: servingScalingConfig(h, "ml.m5.large", `min_capacity = 1, max_capacity = 6, target_invocations_per_instance = 250, scale_out_cooldown_seconds = 60`),
 				Check:  checkScaling(h, 1, 6, 250, 300, 60),
 			},
 			{
-				Config:      servingScalingConfig("ml.m5.large", `min_capacity = 5, max_capacity = 2, target_invocations_per_instance = 250`),
+				Config:      servingScalingConfig(h, "ml.m5.large", `min_capacity = 5, max_capacity = 2, target_invocations_per_instance = 250`),
 				PlanOnly:    true,
 				ExpectError: regexp.MustCompile(`variants\[0\]\.autoscaling\.max_capacity`),
 			},
@@ -197,7 +197,7 @@ func TestAccServingEndpoint_autoscalingServerlessRejected(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config: acctest.ProviderConfig("") + fmt.Sprintf(`
+			Config: h.ProviderConfig("") + fmt.Sprintf(`
 resource "mlplatform_serving_endpoint" "this" {
   name  = "fraud"
   model = { image = %q, execution_role_arn = %q }

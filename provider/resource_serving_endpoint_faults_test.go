@@ -48,7 +48,7 @@ func TestAccServingEndpoint_createLostResponse(t *testing.T) {
 		CheckDestroy:             checkServingGone(h),
 		Steps: []resource.TestStep{
 			{
-				Config: servingConfig(servingImage, "ml.g6.xlarge", 1, ""),
+				Config: servingConfig(h, servingImage, "ml.g6.xlarge", 1, ""),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr(servingName, "status", "InService"),
 					resource.TestCheckResourceAttr(servingName, "tags_all.%", "1"), // the token stays out of the tags
@@ -66,7 +66,7 @@ func TestAccServingEndpoint_createLostResponse(t *testing.T) {
 					},
 				),
 			},
-			{Config: servingConfig(servingImage, "ml.g6.xlarge", 1, ""), PlanOnly: true},
+			{Config: servingConfig(h, servingImage, "ml.g6.xlarge", 1, ""), PlanOnly: true},
 		},
 	})
 }
@@ -88,7 +88,7 @@ func TestAccServingEndpoint_createInterrupted(t *testing.T) {
 		CheckDestroy:             checkServingGone(h),
 		Steps: []resource.TestStep{
 			{
-				Config:      servingConfig(servingImage, "ml.m5.large", 1, `  timeouts = { create = "1s" }`),
+				Config:      servingConfig(h, servingImage, "ml.m5.large", 1, `  timeouts = { create = "1s" }`),
 				ExpectError: regexp.MustCompile(`(?s)creating serving endpoint \(fraud\).*` + words("was created") + `.*` + words("not seen in service")),
 			},
 			{
@@ -100,7 +100,7 @@ func TestAccServingEndpoint_createInterrupted(t *testing.T) {
 						firstConfig = cs[0]
 					}
 				},
-				Config: servingConfig(servingImage, "ml.m5.large", 1, ""),
+				Config: servingConfig(h, servingImage, "ml.m5.large", 1, ""),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(servingName, plancheck.ResourceActionDestroyBeforeCreate),
 				}},
@@ -144,7 +144,7 @@ func TestAccServingEndpoint_createRefusesForeignEndpoint(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config:      servingConfig(servingImage, "ml.m5.large", 1, ""),
+			Config:      servingConfig(h, servingImage, "ml.m5.large", 1, ""),
 			PlanOnly:    true,
 			ExpectError: regexp.MustCompile(`(?s)Invalid serving endpoint: name.*` + words("an endpoint of that name already exists") + `.*` + words("made outside this provider") + `.*` + words("import it")),
 		}},
@@ -184,7 +184,7 @@ func TestAccServingEndpoint_updateAndDeleteLostResponse(t *testing.T) {
 		CheckDestroy:             resource.ComposeAggregateTestCheckFunc(checkServingGone(h), expectServingCalls(h, 1, 1)),
 		Steps: []resource.TestStep{
 			{
-				Config: servingConfig(servingImage, "ml.m5.large", 1, ""),
+				Config: servingConfig(h, servingImage, "ml.m5.large", 1, ""),
 				Check: resource.TestCheckResourceAttrWith(servingName, "endpoint_config_name", func(v string) error {
 					firstConfig = v
 					for _, action := range []string{"UpdateEndpoint", "DeleteEndpointConfig", "DeleteEndpoint"} {
@@ -194,7 +194,7 @@ func TestAccServingEndpoint_updateAndDeleteLostResponse(t *testing.T) {
 				}),
 			},
 			{
-				Config: servingConfig(servingImage2, "ml.m5.large", 1, ""),
+				Config: servingConfig(h, servingImage2, "ml.m5.large", 1, ""),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr(servingName, "model.image", servingImage2),
 					resource.TestCheckResourceAttr(servingName, "last_deployment_outcome", "Updated"),
@@ -244,7 +244,7 @@ func TestAccServingEndpoint_updateTimedOutLeavesNothing(t *testing.T) {
 		CheckDestroy:             checkServingGone(h),
 		Steps: []resource.TestStep{
 			{
-				Config: servingConfig(servingImage, "ml.m5.large", 1, timeouts),
+				Config: servingConfig(h, servingImage, "ml.m5.large", 1, timeouts),
 				Check: resource.TestCheckResourceAttrWith(servingName, "endpoint_config_name", func(v string) error {
 					firstConfig = v
 					// The first describe after UpdateEndpoint is held past
@@ -256,7 +256,7 @@ func TestAccServingEndpoint_updateTimedOutLeavesNothing(t *testing.T) {
 				}),
 			},
 			{
-				Config:      servingConfig(servingImage2, "ml.m5.large", 1, timeouts),
+				Config:      servingConfig(h, servingImage2, "ml.m5.large", 1, timeouts),
 				ExpectError: regexp.MustCompile(`(?s)updating serving endpoint \(fraud\)`),
 			},
 			{
@@ -267,7 +267,7 @@ func TestAccServingEndpoint_updateTimedOutLeavesNothing(t *testing.T) {
 					}
 				},
 				// The refresh before the plan finds the new config serving.
-				Config:           servingConfig(servingImage2, "ml.m5.large", 1, timeouts),
+				Config:           servingConfig(h, servingImage2, "ml.m5.large", 1, timeouts),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr(servingName, "model.image", servingImage2),

@@ -23,8 +23,8 @@ import (
 // servingScheduleConfig is the endpoint with one autoscaled instance
 // variant whose autoscaling block ends with schedule (an HCL list, or ""),
 // and a terraform_data resource whose output floor is known only at apply.
-func servingScheduleConfig(floor int, schedule string) string {
-	return acctest.ProviderConfig("") + fmt.Sprintf(`
+func servingScheduleConfig(h *acctest.Harness, floor int, schedule string) string {
+	return h.ProviderConfig("") + fmt.Sprintf(`
 resource "terraform_data" "later" {
   input = { floor = %d }
 }
@@ -98,7 +98,7 @@ func TestAccServingEndpoint_scheduledScaling(t *testing.T) {
 		CheckDestroy:             resource.ComposeAggregateTestCheckFunc(checkServingGone(h), checkScheduledActions(h)),
 		Steps: []resource.TestStep{
 			{
-				Config: servingScheduleConfig(3, withTwo),
+				Config: servingScheduleConfig(h, 3, withTwo),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectUnknownValue(servingName, tfjsonpath.New("variants").AtSliceIndex(0).AtMapKey("autoscaling").AtMapKey("schedule").AtSliceIndex(1).AtMapKey("min_capacity")),
 				}},
@@ -111,7 +111,7 @@ func TestAccServingEndpoint_scheduledScaling(t *testing.T) {
 					resource.TestCheckResourceAttrWith(servingName, "endpoint_config_name", func(v string) error { configName = v; return nil }),
 				),
 			},
-			{Config: servingScheduleConfig(3, withTwo), PlanOnly: true},
+			{Config: servingScheduleConfig(h, 3, withTwo), PlanOnly: true},
 			{
 				// An action changed outside Terraform is drift.
 				PreConfig: func() {
@@ -130,13 +130,13 @@ func TestAccServingEndpoint_scheduledScaling(t *testing.T) {
 						t.Fatal(err)
 					}
 				},
-				Config:             servingScheduleConfig(3, withTwo),
+				Config:             servingScheduleConfig(h, 3, withTwo),
 				PlanOnly:           true,
 				ExpectNonEmptyPlan: true,
 			},
 			{
 				// The apply repairs it.
-				Config: servingScheduleConfig(3, withTwo),
+				Config: servingScheduleConfig(h, 3, withTwo),
 				Check: checkScheduledActions(h, nightAction, nightEnd,
 					"mlplatform-fraud-primary-monday | endpoint/fraud/variant/primary | cron(30 7 ? * 2 *) | UTC | 3 | -"),
 			},
@@ -145,7 +145,7 @@ func TestAccServingEndpoint_scheduledScaling(t *testing.T) {
 				// night and night-end folded into one of 11h, the default
 				// zone unset, monday in AWS's spelling (in the order AWS
 				// lists them).
-				Config:        servingScheduleConfig(3, withTwo),
+				Config:        servingScheduleConfig(h, 3, withTwo),
 				ResourceName:  servingName,
 				ImportState:   true,
 				ImportStateId: "fraud",
@@ -172,7 +172,7 @@ func TestAccServingEndpoint_scheduledScaling(t *testing.T) {
 			{
 				// Change: monday goes, night moves to 21:00 without a window,
 				// weekend comes; in place.
-				Config: servingScheduleConfig(3, `schedule = [
+				Config: servingScheduleConfig(h, 3, `schedule = [
         { name = "night", recurrence = "0 21 * * 1-5", max_capacity = 2 },
         { name = "weekend", recurrence = "0 0 * * sat", min_capacity = 1, max_capacity = 1 },
       ]`),
@@ -192,28 +192,28 @@ func TestAccServingEndpoint_scheduledScaling(t *testing.T) {
 				),
 			},
 			{
-				Config:      servingScheduleConfig(3, `schedule = [{ name = "off", recurrence = "0 20 * * *", min_capacity = 0 }]`),
+				Config:      servingScheduleConfig(h, 3, `schedule = [{ name = "off", recurrence = "0 20 * * *", min_capacity = 0 }]`),
 				PlanOnly:    true,
 				ExpectError: regexp.MustCompile(`variants\[0\]\.autoscaling\.schedule\[0\]\.min_capacity(.|\n)*cannot scale a SageMaker(.|\n)*instance variant to 0`),
 			},
 			{
-				Config:      servingScheduleConfig(3, `schedule = [`+nightSchedule+`, { name = "x", recurrence = "0 1 1 * 1", max_capacity = 2 }]`),
+				Config:      servingScheduleConfig(h, 3, `schedule = [`+nightSchedule+`, { name = "x", recurrence = "0 1 1 * 1", max_capacity = 2 }]`),
 				PlanOnly:    true,
 				ExpectError: regexp.MustCompile(`variants\[0\]\.autoscaling\.schedule\[1\]\.recurrence`),
 			},
 			{
-				Config:      servingScheduleConfig(3, `schedule = [{ name = "x", recurrence = "0 20 * * *", duration = "soon", max_capacity = 2 }]`),
+				Config:      servingScheduleConfig(h, 3, `schedule = [{ name = "x", recurrence = "0 20 * * *", duration = "soon", max_capacity = 2 }]`),
 				PlanOnly:    true,
 				ExpectError: regexp.MustCompile(`(?s)variants\[0\]\.autoscaling\.schedule\[0\]\.duration.*whole minutes`),
 			},
 			{
 				// Known only at apply, and 0: refused at apply, before any
 				// write.
-				Config:      servingScheduleConfig(0, withTwo),
+				Config:      servingScheduleConfig(h, 0, withTwo),
 				ExpectError: regexp.MustCompile(`variants\[0\]\.autoscaling\.schedule\[1\]\.min_capacity`),
 			},
 			{
-				Config: servingScheduleConfig(3, ""),
+				Config: servingScheduleConfig(h, 3, ""),
 				Check:  checkScheduledActions(h),
 			},
 		},

@@ -28,8 +28,8 @@ const (
 
 // servingConfig is an endpoint serving image with one variant of
 // instanceType; extra goes inside the resource block.
-func servingConfig(image, instanceType string, count int, extra string) string {
-	return acctest.ProviderConfig("") + fmt.Sprintf(`
+func servingConfig(h *acctest.Harness, image, instanceType string, count int, extra string) string {
+	return h.ProviderConfig("") + fmt.Sprintf(`
 resource "mlplatform_serving_endpoint" "this" {
   name = "fraud"
   model = {
@@ -90,7 +90,7 @@ func TestAccServingEndpoint_basic(t *testing.T) {
 		CheckDestroy:             checkServingGone(h),
 		Steps: []resource.TestStep{
 			{
-				Config: servingConfig(servingImage, "ml.m5.large", 1, ""),
+				Config: servingConfig(h, servingImage, "ml.m5.large", 1, ""),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(servingName, plancheck.ResourceActionCreate),
 				}},
@@ -116,7 +116,7 @@ func TestAccServingEndpoint_basic(t *testing.T) {
 				),
 			},
 			{
-				Config:   servingConfig(servingImage, "ml.m5.large", 1, ""),
+				Config:   servingConfig(h, servingImage, "ml.m5.large", 1, ""),
 				PlanOnly: true, // a refresh reads back what was declared: no change
 			},
 		},
@@ -131,7 +131,7 @@ func TestAccServingEndpoint_gpu(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		CheckDestroy:             checkServingGone(h),
 		Steps: []resource.TestStep{{
-			Config: servingConfig(servingImage, "ml.g6.2xlarge", 2, ""),
+			Config: servingConfig(h, servingImage, "ml.g6.2xlarge", 2, ""),
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestCheckResourceAttr(servingName, "status", "InService"),
 				resource.TestCheckResourceAttr(servingName, "variants.0.instance_type", "ml.g6.2xlarge"),
@@ -160,14 +160,14 @@ func TestAccServingEndpoint_blueGreenUpdate(t *testing.T) {
 		CheckDestroy:             checkServingGone(h),
 		Steps: []resource.TestStep{
 			{
-				Config: servingConfig(servingImage, "ml.m5.large", 1, canary),
+				Config: servingConfig(h, servingImage, "ml.m5.large", 1, canary),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttrWith(servingName, "arn", func(v string) error { arn = v; return nil }),
 					resource.TestCheckResourceAttrWith(servingName, "endpoint_config_name", func(v string) error { firstConfig = v; return nil }),
 				),
 			},
 			{
-				Config: servingConfig(servingImage2, "ml.g6.xlarge", 1, canary),
+				Config: servingConfig(h, servingImage2, "ml.g6.xlarge", 1, canary),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(servingName, plancheck.ResourceActionUpdate),
 					plancheck.ExpectUnknownValue(servingName, tfjsonpath.New("endpoint_config_name")),
@@ -225,7 +225,7 @@ func TestAccServingEndpoint_silentRollbackDetected(t *testing.T) {
 		CheckDestroy:             checkServingGone(h),
 		Steps: []resource.TestStep{
 			{
-				Config: servingConfig(servingImage, "ml.m5.large", 1, ""),
+				Config: servingConfig(h, servingImage, "ml.m5.large", 1, ""),
 				Check: resource.TestCheckResourceAttrWith(servingName, "endpoint_config_name", func(v string) error {
 					firstConfig = v
 					h.SageMakerEndpoints.RollBack(reason)
@@ -233,7 +233,7 @@ func TestAccServingEndpoint_silentRollbackDetected(t *testing.T) {
 				}),
 			},
 			{
-				Config:      servingConfig(servingImage2, "ml.m5.large", 1, ""),
+				Config:      servingConfig(h, servingImage2, "ml.m5.large", 1, ""),
 				ExpectError: regexp.MustCompile(`(?s)rolled the update back.*` + words(reason)),
 			},
 			{
@@ -244,7 +244,7 @@ func TestAccServingEndpoint_silentRollbackDetected(t *testing.T) {
 					}
 					h.SageMakerEndpoints.RollBack("")
 				},
-				Config: servingConfig(servingImage2, "ml.m5.large", 1, ""),
+				Config: servingConfig(h, servingImage2, "ml.m5.large", 1, ""),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					// The state kept the old image: the change is planned again.
 					plancheck.ExpectResourceAction(servingName, plancheck.ResourceActionUpdate),
@@ -268,7 +268,7 @@ func TestAccServingEndpoint_rollbackStateKeepsOldConfig(t *testing.T) {
 		CheckDestroy:             checkServingGone(h),
 		Steps: []resource.TestStep{
 			{
-				Config: servingConfig(servingImage, "ml.m5.large", 1, ""),
+				Config: servingConfig(h, servingImage, "ml.m5.large", 1, ""),
 				Check: resource.TestCheckResourceAttrWith(servingName, "endpoint_config_name", func(v string) error {
 					firstConfig = v
 					h.SageMakerEndpoints.RollBack("health check failed on the new fleet")
@@ -276,12 +276,12 @@ func TestAccServingEndpoint_rollbackStateKeepsOldConfig(t *testing.T) {
 				}),
 			},
 			{
-				Config:      servingConfig(servingImage2, "ml.m5.large", 1, ""),
+				Config:      servingConfig(h, servingImage2, "ml.m5.large", 1, ""),
 				ExpectError: regexp.MustCompile(`health check failed`),
 			},
 			{
 				// Back to the first configuration: the state says it serves.
-				Config:   servingConfig(servingImage, "ml.m5.large", 1, ""),
+				Config:   servingConfig(h, servingImage, "ml.m5.large", 1, ""),
 				PlanOnly: true,
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttrWith(servingName, "endpoint_config_name", func(v string) error {
@@ -304,7 +304,7 @@ func TestAccServingEndpoint_import(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		CheckDestroy:             checkServingGone(h),
 		Steps: []resource.TestStep{
-			{Config: servingConfig(servingImage, "ml.m5.large", 1, "")},
+			{Config: servingConfig(h, servingImage, "ml.m5.large", 1, "")},
 			{
 				ResourceName:            servingName,
 				ImportState:             true,
@@ -324,7 +324,7 @@ func TestAccServingEndpoint_disappears(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		CheckDestroy:             checkServingGone(h),
 		Steps: []resource.TestStep{{
-			Config: servingConfig(servingImage, "ml.m5.large", 1, ""),
+			Config: servingConfig(h, servingImage, "ml.m5.large", 1, ""),
 			Check: func(*terraform.State) error {
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
@@ -355,14 +355,14 @@ func TestAccServingEndpoint_driftInstanceCount(t *testing.T) {
 		CheckDestroy:             checkServingGone(h),
 		Steps: []resource.TestStep{
 			{
-				Config: servingConfig(servingImage, "ml.m5.large", 1, ""),
+				Config: servingConfig(h, servingImage, "ml.m5.large", 1, ""),
 				Check: func(*terraform.State) error {
 					return h.SageMakerEndpoints.ScaleVariant(acctest.Region, "fraud", "primary", 3)
 				},
 				ExpectNonEmptyPlan: true,
 			},
 			{
-				Config: servingConfig(servingImage, "ml.m5.large", 1, ""),
+				Config: servingConfig(h, servingImage, "ml.m5.large", 1, ""),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(servingName, plancheck.ResourceActionUpdate),
 				}},
@@ -381,7 +381,7 @@ func TestAccServingEndpoint_imageOutsideJurisdiction(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config:      servingConfig("123456789012.dkr.ecr.eu-west-1.amazonaws.com/fraud:1", "ml.m5.large", 1, ""),
+			Config:      servingConfig(h, "123456789012.dkr.ecr.eu-west-1.amazonaws.com/fraud:1", "ml.m5.large", 1, ""),
 			PlanOnly:    true,
 			ExpectError: regexp.MustCompile(`(?s)Residency violation.*model\.image.*eu-west-1`),
 		}},
@@ -403,7 +403,7 @@ func TestAccServingEndpoint_captureOutsideJurisdiction(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config: servingConfig(servingImage, "ml.m5.large", 1, `
+			Config: servingConfig(h, servingImage, "ml.m5.large", 1, `
   data_capture = {
     sampling_percentage = 20
     destination_s3_uri  = "s3://eu-captures/fraud"
@@ -429,7 +429,7 @@ func TestAccServingEndpoint_unknownInputs(t *testing.T) {
 	createBucket(t, h, "uae-captures", acctest.Region)
 	createBucket(t, h, "eu-captures", "eu-west-1")
 	cfg := func(bucket string) string {
-		return acctest.ProviderConfig("") + fmt.Sprintf(`
+		return h.ProviderConfig("") + fmt.Sprintf(`
 resource "terraform_data" "image" {
   input = %q
 }
@@ -489,7 +489,7 @@ func TestAccServingEndpoint_example(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config: acctest.ProviderConfig("require_customer_managed_keys = true") + example,
+			Config: h.ProviderConfig("require_customer_managed_keys = true") + example,
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestCheckResourceAttr(name, "status", "InService"),
 				resource.TestCheckResourceAttr(name, "variants.0.instance_type", "ml.g6.xlarge"),
@@ -504,7 +504,7 @@ func TestAccServingEndpoint_serverless(t *testing.T) {
 	h := acctest.Setup(t)
 	servingFixtures(t, h)
 	cfg := func(memory int) string {
-		return acctest.ProviderConfig("") + fmt.Sprintf(`
+		return h.ProviderConfig("") + fmt.Sprintf(`
 resource "mlplatform_serving_endpoint" "this" {
   name = "fraud"
   model = {
@@ -569,9 +569,9 @@ func TestAccServingEndpoint_canary(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		CheckDestroy:             checkServingGone(h),
 		Steps: []resource.TestStep{
-			{Config: servingConfig(servingImage, "ml.g6.xlarge", 2, canary)},
+			{Config: servingConfig(h, servingImage, "ml.g6.xlarge", 2, canary)},
 			{
-				Config: servingConfig(servingImage2, "ml.g6.xlarge", 2, canary),
+				Config: servingConfig(h, servingImage2, "ml.g6.xlarge", 2, canary),
 				Check: func(*terraform.State) error {
 					ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 					defer cancel()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"reflect"
 
 	p "github.com/pulumi/pulumi-go-provider"
@@ -97,7 +98,11 @@ func (*Config) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckRe
 	if err != nil || len(failures) > 0 || c == nil {
 		return infer.CheckResponse[*Config]{Inputs: c, Failures: failures}, err
 	}
-	if _, err := platform.Open(ctx, c.platformConfig(ctx)); err != nil {
+	pc, err := c.platformConfig(ctx)
+	if err != nil {
+		return infer.CheckResponse[*Config]{Inputs: c}, fmt.Errorf("configuring the mlplatform provider: %w", err)
+	}
+	if _, err := platform.Open(ctx, pc); err != nil {
 		var ce *residency.ConfigError
 		if errors.As(err, &ce) {
 			failures = append(failures, p.CheckFailure{Property: propertyPath(ce.Path), Reason: ce.Msg})
@@ -110,7 +115,11 @@ func (*Config) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckRe
 
 // Configure opens the platform environment once per provider process.
 func (c *Config) Configure(ctx context.Context) error {
-	env, err := platform.Open(ctx, c.platformConfig(ctx))
+	pc, err := c.platformConfig(ctx)
+	if err != nil {
+		return fmt.Errorf("configuring the mlplatform provider: %w", err)
+	}
+	env, err := platform.Open(ctx, pc)
 	if err != nil {
 		var ce *residency.ConfigError
 		if errors.As(err, &ce) {
@@ -122,14 +131,19 @@ func (c *Config) Configure(ctx context.Context) error {
 	return nil
 }
 
-// platformConfig translates the configuration exactly as the Terraform
-// provider's newMeta does.
-func (c *Config) platformConfig(ctx context.Context) platform.Config {
+// platformConfig translates the configuration (and the environment's
+// polling) exactly as the Terraform provider's newMeta does.
+func (c *Config) platformConfig(ctx context.Context) (platform.Config, error) {
+	polling, err := platform.PollingFromEnv(os.Getenv)
+	if err != nil {
+		return platform.Config{}, err
+	}
 	pc := platform.Config{
 		Region:    deref(c.Region),
 		Profile:   deref(c.Profile),
 		Endpoints: map[string]string{},
 		UserAgent: "mlplatform-pulumi_" + p.GetRunInfo(ctx).Version,
+		Polling:   polling,
 	}
 	if r := c.Residency; r != nil {
 		pc.Residency = residency.PolicyConfig{
@@ -151,7 +165,7 @@ func (c *Config) platformConfig(ctx context.Context) platform.Config {
 	if len(c.DefaultTags) > 0 {
 		pc.DefaultTags = c.DefaultTags
 	}
-	return pc
+	return pc, nil
 }
 
 // envFrom returns the environment of the configured provider.

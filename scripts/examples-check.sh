@@ -6,7 +6,12 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-go build -o "$tmp/bin/terraform-provider-mlplatform" .
+mkdir -p "$tmp/bin"
+if [ -n "${MLPLATFORM_BIN:-}" ] && [ -x "$MLPLATFORM_BIN/terraform-provider-mlplatform" ]; then
+  cp "$MLPLATFORM_BIN/terraform-provider-mlplatform" "$tmp/bin/" # built by make test
+else
+  go build -o "$tmp/bin/terraform-provider-mlplatform" .
+fi
 cat >"$tmp/terraformrc" <<RC
 provider_installation {
   dev_overrides {

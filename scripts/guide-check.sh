@@ -37,8 +37,14 @@ trap cleanup EXIT
 version=0.1.0
 mirror="$work/mirror/registry.terraform.io/mlplatform/mlplatform/$version/$(go env GOOS)_$(go env GOARCH)"
 mkdir -p "$mirror"
-go build -o "$mirror/terraform-provider-mlplatform_v$version" -ldflags "-X main.version=$version" .
-go build -o "$work/emulator" ./acctest/cmd/emulator
+# make test built them already (MLPLATFORM_BIN): take those.
+if [ -n "${MLPLATFORM_BIN:-}" ] && [ -x "$MLPLATFORM_BIN/terraform-provider-mlplatform" ] && [ -x "$MLPLATFORM_BIN/test/emulator" ]; then
+  cp "$MLPLATFORM_BIN/terraform-provider-mlplatform" "$mirror/terraform-provider-mlplatform_v$version"
+  cp "$MLPLATFORM_BIN/test/emulator" "$work/emulator"
+else
+  go build -o "$mirror/terraform-provider-mlplatform_v$version" -ldflags "-X main.version=$version" .
+  go build -o "$work/emulator" ./acctest/cmd/emulator
+fi
 cat >"$work/terraformrc" <<RC
 provider_installation {
   filesystem_mirror {
@@ -91,7 +97,7 @@ for guide in "${guides[@]}"; do
   (
     cd "$root"
     export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_REGION=me-central-1
-    export AWS_EC2_METADATA_DISABLED=true AWS_ENDPOINT_URL="$(cat "$work/endpoint")"
+    export AWS_EC2_METADATA_DISABLED=true AWS_ENDPOINT_URL="$(cat "$work/endpoint")" MLPLATFORM_POLL_INTERVAL=200ms
     # The Pulumi CLI make test built, when there is one.
     if [ -n "${PULUMI_CLI:-}" ]; then PATH="$(dirname "$PULUMI_CLI"):$PATH"; fi
     export TF_CLI_CONFIG_FILE="$work/terraformrc" CHECKPOINT_DISABLE=1 TF_IN_AUTOMATION=1 TF_INPUT=0

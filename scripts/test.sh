@@ -6,11 +6,21 @@
 # Each step's output is kept aside: a step that passes prints one result line
 # (and, for some, its summary); a step that fails prints its whole output and
 # ends the run with its exit status. MAKE_TEST_VERBOSE=1 prints everything.
+# The run ends with a table: each step, its wall time, what it counted
+# (tests, checks), and the total.
+#
+# The binaries are built once (step build) and every later step uses them.
+# Go tests run in one `go test` over every package: acceptance tests are
+# parallel (acctest.Setup gives each its own emulator from a pool), so
+# MAKE_TEST_PARALLEL tests of a package run at once (default 6: they
+# mostly wait on the emulator, Terraform and the Pulumi engine) and
+# MAKE_TEST_PACKAGES test binaries at once (default 3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
+table=()
 
 # step ID SUMMARY COMMAND...: run COMMAND; SUMMARY is an extended regular
 # expression selecting the lines of its output shown on success ("" for none).
@@ -21,17 +31,34 @@ step() {
   if [ "${MAKE_TEST_VERBOSE:-}" = 1 ]; then
     echo "== $id"
     "$@" 2>&1 | tee "$logs/$id.log"
+    table+=("$(printf '%-18s %6ss  %s' "$id" "$(($(date +%s) - t0))" "$(counted "$id")")")
     return
   fi
   if "$@" >"$logs/$id.log" 2>&1; then
     printf 'ok    %-28s %5ss\n' "$id" "$(($(date +%s) - t0))"
     if [ -n "$summary" ]; then grep -E "$summary" "$logs/$id.log" | sed 's/^/      /' || true; fi
+    table+=("$(printf '%-18s %6ss  %s' "$id" "$(($(date +%s) - t0))" "$(counted "$id")")")
   else
     rc=$?
     printf 'FAIL  %-28s %5ss (exit %d)\n' "$id" "$(($(date +%s) - t0))" "$rc"
     cat "$logs/$id.log"
     exit "$rc"
   fi
+}
+
+# counted ID: what step ID counted, from its log: the go tests' counts, a
+# closing "N passed, N failed" line, or the number of "ok" lines (checks).
+counted() {
+  local log=$logs/$1.log line n
+  if [ -f "$logs/$1.counts" ]; then
+    read -r p f k <"$logs/$1.counts"
+    echo "$p passed, $f failed, $k skipped"
+    return
+  fi
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1 || true)
+  if [ -n "$line" ]; then echo "$line"; return; fi
+  n=$(grep -cE '^ok ' "$log" || true)
+  if [ "${n:-0}" -gt 0 ]; then echo "$n checks passed"; else echo "-"; fi
 }
 
 gofmt_check() {
@@ -46,7 +73,25 @@ step gofmt "" gofmt_check
 # go-nvml's cgo preamble uses declarations NVML marks deprecated: the
 # compiler's warnings about them are not ours to fix.
 export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations"
-step go-vet "" go vet ./...
+
+# Built once: the binaries of make build in bin/, and in bin/test the node
+# player's hwprobe (test build: go-nvml's mock GPUs, fixed machine
+# descriptions), the Pulumi plugin alone in a folder (for the engine's
+# PATH), the emulator and the go test summary. The steps after this one
+# use them (MLPLATFORM_BIN, ACCTEST_HWPROBE, ACCTEST_PULUMI_PLUGIN_DIR).
+build_all() {
+  make --no-print-directory build
+  mkdir -p bin/test/pulumi
+  go build -tags hwprobe_nvmlmock -o bin/test/hwprobe ./hwprobe/cmd/hwprobe
+  go build -o bin/test/ ./acctest/cmd/emulator ./scripts/gotest-summary
+  ln -sf ../../pulumi-resource-mlplatform bin/test/pulumi/pulumi-resource-mlplatform
+}
+step build "" build_all
+export MLPLATFORM_BIN=$PWD/bin ACCTEST_HWPROBE=$PWD/bin/test/hwprobe ACCTEST_PULUMI_PLUGIN_DIR=$PWD/bin/test/pulumi
+
+# hwprobe's test-only NVML backend and machine descriptions build only with
+# their tag: vet that build too.
+step go-vet "" sh -c 'go vet ./... && go vet -tags hwprobe_nvmlmock ./hwprobe/cmd/hwprobe'
 
 if [ -f scripts/pulumi-cli.sh ]; then
   step pulumi-cli "" bash scripts/pulumi-cli.sh # built once, cached
@@ -54,39 +99,18 @@ if [ -f scripts/pulumi-cli.sh ]; then
   export PULUMI_CLI
 fi
 
-# Unit and acceptance tests (TF_ACC=1: moto + Terraform CLI): one line per
-# package that has tests.
-#
-# The provider package's acceptance tests and the conformance suite run one
-# test after another against their emulator and are mostly waiting (on the
-# emulator, Terraform, the Pulumi engine and the polls): each is split in two
-# test processes, each with its own emulator, that run beside the other
-# packages. One pattern selects a split's tests in one process (-run) and
-# drops them from the other (-skip), so every test runs exactly once:
-#  - provider: the serving endpoint and CPU footprint tests, and the rest;
-#  - conformance: the Pulumi half of every scenario, and the Terraform half
-#    with the layering tests (a scenario is named resource/case, which
-#    TestConformance enforces, so its halves are TestConformance/*/*/pulumi
-#    and .../terraform).
+# Unit and acceptance tests (TF_ACC=1: moto + Terraform CLI), every package
+# in one go test, then hwprobe's command with its test tag; one line per
+# package, failed tests in full, the counts.
 go_tests() {
-  local split='^TestAcc(ServingEndpoint|CPUFootprint)_' conf=./acctest/conformance/ rc=0 pkgs p pids=()
-  pkgs=$(go list ./... | grep -v '/acctest/conformance$') || return 1
-  TF_ACC=1 go test -count=1 -timeout 40m -skip "$split" $pkgs >"$logs/go-test-1.out" 2>&1 &
-  pids+=($!)
-  TF_ACC=1 go test -count=1 -timeout 40m -run "$split" ./provider/ >"$logs/go-test-2.out" 2>&1 &
-  pids+=($!)
-  TF_ACC=1 go test -count=1 -timeout 40m -run 'TestConformance/.*/.*/pulumi' "$conf" >"$logs/go-test-3.out" 2>&1 &
-  pids+=($!)
-  TF_ACC=1 go test -count=1 -timeout 40m -skip 'TestConformance/.*/.*/pulumi' "$conf" >"$logs/go-test-4.out" 2>&1 &
-  pids+=($!)
-  for p in "${pids[@]}"; do wait "$p" || rc=$?; done
-  cat "$logs"/go-test-[1-4].out
+  local rc=0
+  {
+    TF_ACC=1 go test -json -count=1 -timeout 40m -p "${MAKE_TEST_PACKAGES:-3}" -parallel "${MAKE_TEST_PARALLEL:-6}" ./... || rc=$?
+    go test -json -count=1 -tags hwprobe_nvmlmock ./hwprobe/cmd/hwprobe || rc=$?
+  } | bin/test/gotest-summary -slowest 15 -counts "$logs/go-test.counts" || rc=$?
   return "$rc"
 }
-step go-test '^(ok|FAIL|---)' go_tests
-# hwprobe's test-only NVML backend (go-nvml's mock servers) builds only with
-# its tag: vet and test that build too.
-step hwprobe-nvmlmock '^(ok|FAIL|---)' sh -c 'go vet -tags hwprobe_nvmlmock ./hwprobe/... && go test -count=1 -tags hwprobe_nvmlmock ./hwprobe/...'
+step go-test '^(ok|FAIL|---|[0-9]+ passed)' go_tests
 
 step examples '^[0-9]+ passed' bash scripts/examples-check.sh
 step tflint '^tflint:' bash scripts/tflint.sh
@@ -95,4 +119,8 @@ step docs '' bash scripts/docs-check.sh
 step guides '^guide-check:' bash scripts/guide-check.sh # every guide's shell blocks, run as written
 step demo 'done in' bash scripts/demo.sh # make demo, so it cannot rot: it fails when any act does
 
+echo
+echo "step                 wall  counted"
+for r in "${table[@]}"; do echo "$r"; done
+printf '%-18s %6ss\n' total "$(($(date +%s) - start))"
 echo "make test passed in $(($(date +%s) - start))s"

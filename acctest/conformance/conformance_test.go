@@ -37,8 +37,9 @@ type row struct {
 
 // TestConformance runs every scenario against the Terraform provider (the
 // real Terraform CLI) and the Pulumi provider (the real Pulumi engine), each
-// from a fresh emulator, one after the other: the shim's request log, which
-// tells writes apart, is shared. A scenario stops at its first failing step.
+// from an emulator of its own (so each has its own shim request log, which
+// tells writes apart), in parallel. A scenario stops at its first failing
+// step.
 // Without TF_ACC it is skipped; without the Pulumi CLI its Pulumi half is
 // skipped, or fails when $CI is true.
 func TestConformance(t *testing.T) {
@@ -58,10 +59,28 @@ func TestConformance(t *testing.T) {
 		rows = append(rows, r)
 		mu.Unlock()
 	}
-	for _, sc := range scenarios() {
-		// make test splits the suite by engine with -run and -skip patterns
-		// of the form TestConformance/*/*/pulumi, which hold for names of
-		// the form resource/case only.
+	// The table once every scenario has run (the halves are parallel
+	// subtests: they run after this function returns, before its cleanup).
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		var b strings.Builder
+		fmt.Fprintf(&b, "\n| scenario | front end | step | verdict |\n|---|---|---|---|\n")
+		for _, r := range rows {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", r.scenario, r.frontEnd, r.step, strings.ReplaceAll(r.verdict, "\n", " "))
+		}
+		fmt.Fprintf(&b, "\nsuite time: %s\n", time.Since(start).Round(time.Second))
+		t.Log(b.String())
+	})
+	// Each front end gets scenarios of its own: a scenario's rigs (node
+	// players, keys) hold state between its steps, and the two halves run
+	// in parallel, each against its own emulator.
+	pulumiScenarios := scenarios()
+	for i, sc := range scenarios() {
+		psc := pulumiScenarios[i]
+		// A front end's half is selected with -run patterns of the form
+		// TestConformance/*/*/pulumi, which hold for names of the form
+		// resource/case only.
 		if strings.Count(sc.name, "/") != 1 {
 			t.Fatalf("scenario %q: a scenario is named resource/case, with one slash", sc.name)
 		}
@@ -79,21 +98,14 @@ func TestConformance(t *testing.T) {
 					record(row{sc.name, "pulumi", "-", "not run: " + cliErr.Error()})
 					t.Skip("skipping: " + cliErr.Error())
 				}
-				h := acctest.SetupEmulator(t)
+				h := acctest.ParallelEmulator(t)
 				f := newFixtures(t, h)
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 				defer cancel()
-				runScenario(t, h, f, sc, newPulumiDriver(ctx, t, h, sc, cli, pluginDir), record)
+				runScenario(t, h, f, psc, newPulumiDriver(ctx, t, h, psc, cli, pluginDir), record)
 			})
 		})
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "\n| scenario | front end | step | verdict |\n|---|---|---|---|\n")
-	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", r.scenario, r.frontEnd, r.step, strings.ReplaceAll(r.verdict, "\n", " "))
-	}
-	fmt.Fprintf(&b, "\nsuite time: %s\n", time.Since(start).Round(time.Second))
-	t.Log(b.String())
 }
 
 // runScenario runs the steps in order and stops at the first that fails.

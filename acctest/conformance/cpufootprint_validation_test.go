@@ -12,20 +12,23 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 
 	"github.com/mlplatform/mlplatform/acctest"
+	"github.com/mlplatform/mlplatform/hwprobe/probe/machine"
 )
 
 // The CPU footprint's validation gate on both front ends: the footprint
 // player (acctest.FootprintPlayer) plays the instances with the real
-// hwprobe on this machine and completes their lifecycle actions against
-// the lifecycle-action double. c7i.large is the type; this machine lacks
-// its AMX, so the passing rows check the host, vCPUs and memory, and the
-// failing and warning rows the CPU features too.
+// hwprobe and completes their lifecycle actions against the
+// lifecycle-action double. c7i.large is the type. hwprobe probes a fixed
+// machine description, never this machine's CPU: the passing rows' nodes
+// are Sapphire Rapids (AMX: the c7i's features pass), the failing and
+// warning rows' nodes Zen 5 (no AMX: the features check fails).
 
 // gateRig is one front end's run of a gate scenario: the player it starts
 // in the first step, and the reports key.
 type gateRig struct {
-	player *acctest.FootprintPlayer
-	key    string
+	machine string // the nodes' fixed machine description
+	player  *acctest.FootprintPlayer
+	key     string
 }
 
 // start builds the player, the reports key, and plays footprint name until
@@ -34,6 +37,7 @@ func (g *gateRig) start(name string) func(t *testing.T, h *acctest.Harness, f *f
 	return func(t *testing.T, h *acctest.Harness, _ *fixtures) {
 		t.Helper()
 		g.player = acctest.NewFootprintPlayer(t, h)
+		g.player.Machine = g.machine
 		c, err := h.Clients(context.Background(), acctest.Region)
 		if err != nil {
 			t.Fatal(err)
@@ -100,23 +104,23 @@ func (g *gateRig) wantLifecycle(group string, results ...string) func(context.Co
 }
 
 func cpuFootprintValidationScenarios() []scenario {
-	pass, fail, warn := &gateRig{}, &gateRig{}, &gateRig{}
-	cpu := []any{"host", "cpu"}
+	pass := &gateRig{machine: machine.SapphireRapids}
+	fail, warn := &gateRig{machine: machine.Zen5}, &gateRig{machine: machine.Zen5}
 	features := []any{"host", "cpu", "cpu_features"}
 	return []scenario{
 		{
 			name: "cpu_footprint/validation", kind: cpuFootprint, resource: "conf-gate",
 			steps: []step{
 				{name: "create: the instance passes and its lifecycle action continues", outOfBand: pass.start("conf-gate"),
-					inputs: pass.inputs("conf-gate", 1, cpu, nil), want: created, check: pass.wantLifecycle("mlplatform-cpu-conf-gate", "CONTINUE")},
+					inputs: pass.inputs("conf-gate", 1, features, nil), want: created, check: pass.wantLifecycle("mlplatform-cpu-conf-gate", "CONTINUE")},
 				{name: "scale out in place: the new instance is validated before it serves",
-					inputs: pass.inputs("conf-gate", 2, cpu, nil), want: updated, check: pass.wantLifecycle("mlplatform-cpu-conf-gate", "CONTINUE", "CONTINUE")},
+					inputs: pass.inputs("conf-gate", 2, features, nil), want: updated, check: pass.wantLifecycle("mlplatform-cpu-conf-gate", "CONTINUE", "CONTINUE")},
 			},
 		},
 		{
 			name: "cpu_footprint/validation-fail", kind: cpuFootprint, resource: "conf-gate-fail",
 			steps: []step{
-				{name: "a profile demanding a CPU feature this machine lacks fails the apply naming it", outOfBand: fail.start("conf-gate-fail"),
+				{name: "a profile demanding a CPU feature the node lacks (AMX on Zen 5) fails the apply naming it", outOfBand: fail.start("conf-gate-fail"),
 					inputs: fail.inputs("conf-gate-fail", 1, features, nil), want: refused, refusedAtApply: true,
 					messages: []string{"validation of CPU footprint conf-gate-fail failed", "cpu.feature amx_tile: expected present, observed absent"}},
 			},

@@ -77,9 +77,9 @@ type Engine struct {
 	Home string
 }
 
-// NewEngine prepares the CLI at cli with the plugins in pluginDir. It sets
-// the engine's environment on the test too (t.Setenv), so the test must not
-// run in parallel.
+// NewEngine prepares the CLI at cli with the plugins in pluginDir. Its
+// environment (Env) is passed to the CLI explicitly (auto.EnvVars), never
+// set on the process, so tests with engines of their own run in parallel.
 func NewEngine(t testing.TB, cli, pluginDir string) Engine {
 	t.Helper()
 	// The CLI from its own root (ROOT/bin/pulumi), its version not checked.
@@ -104,9 +104,6 @@ func NewEngine(t testing.TB, cli, pluginDir string) Engine {
 		"PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK": "true",
 		"PULUMI_DIY_BACKEND_NO_LEGACY_WARNING":     "true",
 	}
-	for k, v := range env {
-		t.Setenv(k, v)
-	}
 	return Engine{Cmd: cmd, Env: env, Home: home}
 }
 
@@ -126,10 +123,21 @@ func (e Engine) InlineStack(ctx context.Context, t testing.TB, project, stack st
 	return s
 }
 
-// BuildPlugin builds pulumi-resource-mlplatform into a directory of its own
-// and returns the directory (put it first on the engine's PATH).
+// PluginDirEnv names a directory holding a pulumi-resource-mlplatform
+// built already (make test builds it once for every test).
+const PluginDirEnv = "ACCTEST_PULUMI_PLUGIN_DIR"
+
+// BuildPlugin returns a directory holding pulumi-resource-mlplatform and
+// nothing else (put it first on the engine's PATH): $ACCTEST_PULUMI_PLUGIN_DIR
+// when set, else a directory of the test's own where it builds it.
 func BuildPlugin(t testing.TB) string {
 	t.Helper()
+	if dir := os.Getenv(PluginDirEnv); dir != "" {
+		if _, err := os.Stat(filepath.Join(dir, "pulumi-resource-mlplatform")); err != nil {
+			t.Fatalf("%s: %v", PluginDirEnv, err)
+		}
+		return dir
+	}
 	dir := t.TempDir()
 	cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "pulumi-resource-mlplatform"), PluginPackage)
 	if out, err := cmd.CombinedOutput(); err != nil {

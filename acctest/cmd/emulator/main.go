@@ -28,6 +28,7 @@ import (
 	"syscall"
 
 	"github.com/mlplatform/mlplatform/acctest"
+	"github.com/mlplatform/mlplatform/internal/platform"
 )
 
 func main() {
@@ -229,7 +230,7 @@ func printBanner(w io.Writer, h *acctest.Harness) {
 	fmt.Fprintf(w, "mlplatform emulator: endpoint %s (moto %s behind the test shim)\n\n", h.URL, h.Moto.URL)
 	fmt.Fprintln(w, "# Environment for the AWS SDK, CLI and the provider:")
 	env := h.Env()
-	keys := []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "AWS_ENDPOINT_URL", "AWS_EC2_METADATA_DISABLED"}
+	keys := []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "AWS_ENDPOINT_URL", "AWS_EC2_METADATA_DISABLED", platform.PollIntervalEnv}
 	slices.Sort(keys)
 	for _, k := range keys {
 		fmt.Fprintf(w, "export %s=%s\n", k, env[k])
