@@ -175,7 +175,7 @@ var repeatedPlanCalls = []string{"s3.GetBucketReplication"}
 // TestAccPlanCalls_gpuClusterLoadsItsTypeOnly: a configuration whose only
 // instance type is the GPU cluster's asks EC2 about that type alone.
 func TestAccPlanCalls_gpuClusterLoadsItsTypeOnly(t *testing.T) {
-	h := acctest.SetupSerial(t) // it empties the catalog cache (t.Setenv)
+	h := acctest.SetupSerial(t)             // it empties the catalog cache (t.Setenv)
 	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // an empty catalog cache
 	t.Setenv("MLPLATFORM_CATALOG_CACHE", "")
 	var mu sync.Mutex
