@@ -19,6 +19,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"runtime"
 	"slices"
@@ -162,7 +165,8 @@ func (h *Harness) ProviderConfig(extraResidencyHCL string) string {
 // start when first needed, up to the pool's size; Main stops them after
 // the tests.
 type suite struct {
-	size int
+	size   int
+	refuse *refusingEndpoint
 
 	mu      sync.Mutex
 	idle    []*Harness
@@ -245,11 +249,9 @@ func (s *suite) held(name string) *Harness {
 // travels in each test's provider block and clients.
 func (s *suite) environment() (string, error) {
 	s.envOnce.Do(func() {
-		for k, v := range sharedAWSEnv() {
-			if err := os.Setenv(k, v); err != nil {
-				s.envErr = err
-				return
-			}
+		if err := s.environmentAWS(); err != nil {
+			s.envErr = err
+			return
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 		defer cancel()
@@ -316,6 +318,13 @@ func run(m *testing.M) int {
 		}
 	}
 	s := newSuite(size)
+	refuse, err := startRefusingEndpoint()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "acctest: %v\n", err)
+		return 2
+	}
+	defer refuse.srv.Close()
+	s.refuse = refuse
 	current.Store(s)
 	code := m.Run()
 	if err := s.stop(); err != nil {
@@ -378,8 +387,10 @@ func ParallelEmulator(t *testing.T) *Harness {
 	return setup(t, false)
 }
 
-// sharedAWSEnv is the AWS SDK environment every test shares.
-func sharedAWSEnv() map[string]string {
+// sharedAWSEnv is the AWS SDK environment every test shares. Its
+// AWS_ENDPOINT_URL is the suite's refusing endpoint: a client that was not
+// given its test's emulator fails there at once, and never reaches AWS.
+func (s *suite) sharedAWSEnv() map[string]string {
 	return map[string]string{
 		"AWS_ACCESS_KEY_ID":           "testing",
 		"AWS_SECRET_ACCESS_KEY":       "testing",
@@ -387,7 +398,7 @@ func sharedAWSEnv() map[string]string {
 		"AWS_PROFILE":                 "",
 		"AWS_REGION":                  Region,
 		"AWS_DEFAULT_REGION":          Region,
-		"AWS_ENDPOINT_URL":            closedEndpoint,
+		"AWS_ENDPOINT_URL":            s.refuse.URL,
 		"AWS_EC2_METADATA_DISABLED":   "true",
 		"AWS_CONFIG_FILE":             os.DevNull,
 		"AWS_SHARED_CREDENTIALS_FILE": os.DevNull,
@@ -400,10 +411,39 @@ func sharedAWSEnv() map[string]string {
 // only sleep.
 const EmulatorPollInterval = 200 * time.Millisecond
 
-// closedEndpoint is a loopback address nothing listens on (port 9,
-// discard, is not served on test machines): a client without its test's
-// endpoints fails there at once, and never reaches AWS.
-const closedEndpoint = "http://127.0.0.1:9"
+// refusingEndpoint answers every request with 400 and an AWS error naming
+// the mistake: a test whose client was not pointed at its own emulator.
+// (A closed port would do too, but the SDK retries a refused connection
+// for minutes.)
+type refusingEndpoint struct {
+	URL string
+	srv *http.Server
+}
+
+func startRefusingEndpoint() (*refusingEndpoint, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("starting the refusing endpoint: %w", err)
+	}
+	const msg = "this request reached AWS_ENDPOINT_URL, which the acceptance tests share: give the client its test's emulator (h.ProviderConfig, h.Endpoints, h.Clients) or call acctest.SetupSerial"
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("x-amzn-ErrorType", "NoEmulatorForThisTest")
+		if strings.Contains(r.Header.Get("Content-Type"), "json") {
+			w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = fmt.Fprintf(w, `{"__type":"NoEmulatorForThisTest","message":%q}`, msg)
+			return
+		}
+		w.Header().Set("Content-Type", "text/xml")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = fmt.Fprintf(w, "<ErrorResponse><Error><Type>Sender</Type><Code>NoEmulatorForThisTest</Code><Message>%s</Message></Error></ErrorResponse>", msg)
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return &refusingEndpoint{URL: "http://" + ln.Addr().String(), srv: srv}, nil
+}
 
 // setup takes an emulator from the pool for t, resets it, and gives it
 // back when t ends. A serial test also gets AWS_ENDPOINT_URL pointing at
@@ -463,7 +503,7 @@ func setup(t testing.TB, serial bool) *Harness {
 func (s *suite) environmentAWS() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for k, v := range sharedAWSEnv() {
+	for k, v := range s.sharedAWSEnv() {
 		if os.Getenv(k) == v {
 			continue
 		}

@@ -26,11 +26,16 @@ import (
 // The node player: acceptance tests of the validation gate play the nodes
 // the emulator cannot run. For each node of a cluster it reads the profile
 // from the launch template's user data (the bootstrap the provider
-// rendered), runs the real hwprobe binary on this machine against it (the
-// real CPU probe), and publishes the report to the emulator's S3 with
+// rendered), runs the real hwprobe binary (its test build) against it,
+// probing a fixed machine description of the node's CPU (Machine), and
+// publishes the report to the emulator's S3 with
 // hwprobe's own publish command. EC2's instance metadata service is
 // played by a test double on loopback, serving the node's identity
 // document signed with the test's NodeSigner; it is test code and says so.
+
+// HostMachine, as a NodePlayer's Machine, has hwprobe probe this
+// machine's own CPU.
+const HostMachine = "host"
 
 // HwprobeEnv names an hwprobe test build (tags HwprobeTestTags) built
 // already (make test builds it once for every test).
@@ -105,6 +110,8 @@ type NodePlayer struct {
 	// node (HWPROBE_MACHINE), unless a node's behaviour names another:
 	// the test decides what a node's CPU is, never the machine running
 	// it. Default machine.SapphireRapids, the CPU of c7i and p5en.
+	// HostMachine probes this machine's CPU (the emulator command's
+	// choice for a person trying things by hand; no test's).
 	Machine string
 	// Behaviour says how the node at an index behaves, by its launch:
 	// Behaviour(index, nth) where nth counts that index's instances (0 for
@@ -270,10 +277,13 @@ func (p *NodePlayer) play(ctx context.Context, clients *cloud.Clients, ltID stri
 	if b.Machine != "" {
 		mach = b.Machine
 	}
-	if mach == "" {
+	switch mach {
+	case "":
 		return errors.New("no machine description for the node: set NodePlayer.Machine")
+	case HostMachine:
+	default:
+		env = append(env, machine.EnvVar+"="+mach)
 	}
-	env = append(env, machine.EnvVar+"="+mach)
 	env = append(env, "AWS_EC2_METADATA_DISABLED=false", "AWS_EC2_METADATA_SERVICE_ENDPOINT="+imds.URL, "AWS_ENDPOINT_URL_S3="+p.H.URL)
 	run := func(args ...string) (string, int, error) {
 		cmd := exec.CommandContext(ctx, p.Hwprobe, args...)
@@ -291,6 +301,9 @@ func (p *NodePlayer) play(ctx context.Context, clients *cloud.Clients, ltID stri
 		return fmt.Errorf("hwprobe validate: %w", err)
 	}
 	p.Logf("node player: node %d (%s): hwprobe validate exit %d\n%s", n.Index, n.InstanceID, code, out)
+	if mach != HostMachine && !strings.Contains(out, "fixed machine description "+mach) {
+		return fmt.Errorf("hwprobe %s probed this machine's CPU, not the machine description %s: it is not a test build (tags %s)", p.Hwprobe, mach, HwprobeTestTags)
+	}
 	if _, err := os.Stat(repPath); err != nil {
 		return fmt.Errorf("hwprobe validate wrote no report (exit %d): %s", code, out)
 	}

@@ -12,9 +12,11 @@ import (
 // demo's GPU clusters. hwprobe is a built hwprobe binary, dir a scratch
 // directory and logf where the player reports what each node ran. Like
 // the rest of the player it is test code: the identity documents it signs
-// are trusted only by a configuration given signer's certificate.
-func NewNodePlayerFor(h *Harness, signer *NodeSigner, hwprobe, dir string, logf func(format string, args ...any)) *NodePlayer {
-	return &NodePlayer{H: h, Signer: signer, Hwprobe: hwprobe, Dir: dir, Logf: logf, played: map[string]bool{}, nth: map[int]int{}}
+// are trusted only by a configuration given signer's certificate. mach is
+// the nodes' CPU: a fixed machine description (which needs hwprobe's test
+// build) or HostMachine.
+func NewNodePlayerFor(h *Harness, signer *NodeSigner, hwprobe, dir, mach string, logf func(format string, args ...any)) *NodePlayer {
+	return &NodePlayer{H: h, Signer: signer, Hwprobe: hwprobe, Dir: dir, Machine: mach, Logf: logf, played: map[string]bool{}, nth: map[int]int{}}
 }
 
 // PlayNodes plays every new running node of each named cluster until ctx

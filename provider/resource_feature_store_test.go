@@ -404,7 +404,9 @@ func TestAccFeatureStore_examples(t *testing.T) {
 		})
 	})
 	t.Run("complete", func(t *testing.T) {
-		h := acctest.Setup(t)
+		// The example's provider block has no endpoints: the harness's
+		// AWS_ENDPOINT_URL routes its calls, so it runs alone.
+		h := acctest.SetupSerial(t)
 		key := featureStoreFixtures(t, h)
 		example := readExample(t, "../examples/feature-store/main.tf")
 		// The test serves the provider in process: drop the registry source,

@@ -6,15 +6,18 @@
 #   2. residency: a plan that puts data outside the UAE fails, naming the
 #      attribute, the rule and the fix, and makes no AWS write call;
 #   3. apply with progress: the GPU cluster's validation gate waits for every
-#      node's hwprobe report; hwprobe runs on this machine as each node;
+#      node's hwprobe report; hwprobe runs here as each node;
 #   4. the validation reports: per node pass/fail, checks, attested location;
 #   5. destroy, and show that nothing the platform owned is left.
 # The emulator stands in for the nodes (--play-nodes, test code): it runs the
 # real hwprobe here against the profile from each node's launch template and
 # signs the node's identity with a test key the configuration is told to
-# trust. Without a GPU here the nodes prove the host and the CPU features:
-# examples/demo's validation_checks leaves the GPU section out of the
-# profile rather than fake it, and the demo says so.
+# trust. hwprobe (its test build) probes a fixed machine description of the
+# node's CPU (--machine zen5: a 2-vCPU AMD EPYC Zen 5), never this
+# machine's, so the demo's outcome is the same on every machine. Without a
+# GPU the nodes prove the host and the CPU features: examples/demo's
+# validation_checks leaves the GPU section out of the profile rather than
+# fake it, and the demo says so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 version=0.1.0
@@ -48,11 +51,11 @@ mkdir -p "$mirror" "$work/bin"
 # fails.
 if [ -n "${MLPLATFORM_BIN:-}" ] && [ -x "$MLPLATFORM_BIN/terraform-provider-mlplatform" ] && [ -x "$MLPLATFORM_BIN/test/emulator" ]; then
   cp "$MLPLATFORM_BIN/terraform-provider-mlplatform" "$mirror/terraform-provider-mlplatform_v$version"
-  cp "$MLPLATFORM_BIN/mlplatform" "$MLPLATFORM_BIN/hwprobe" "$MLPLATFORM_BIN/test/emulator" "$work/bin/"
+  cp "$MLPLATFORM_BIN/mlplatform" "$MLPLATFORM_BIN/test/hwprobe" "$MLPLATFORM_BIN/test/emulator" "$work/bin/"
 else
   go build -o "$mirror/terraform-provider-mlplatform_v$version" -ldflags "-X main.version=$version" . >"$work/build1.log" 2>&1 &
   b1=$!
-  go build -o "$work/bin/" ./cmd/mlplatform ./hwprobe/cmd/hwprobe ./acctest/cmd/emulator >"$work/build2.log" 2>&1 &
+  { go build -o "$work/bin/" ./cmd/mlplatform ./acctest/cmd/emulator && go build -tags hwprobe_nvmlmock -o "$work/bin/hwprobe" ./hwprobe/cmd/hwprobe; } >"$work/build2.log" 2>&1 &
   b2=$!
   wait "$b1" || { cat "$work/build1.log"; fail "building the provider failed"; }
   wait "$b2" || { cat "$work/build2.log"; fail "building the tools failed"; }
@@ -61,14 +64,14 @@ echo "built in $(($(date +%s) - start))s"
 
 say "starting the AWS emulator and the node stand-in"
 "$work/bin/emulator" --quiet --ready-file "$work/endpoint" \
-  --play-nodes demo-train --hwprobe "$work/bin/hwprobe" --signer-cert "$work/node-signer.pem" \
+  --play-nodes demo-train --hwprobe "$work/bin/hwprobe" --machine zen5 --signer-cert "$work/node-signer.pem" \
   >"$work/emulator.log" 2>"$work/nodes.log" &
 pids+=($!)
 for _ in $(seq 1 120); do [ -s "$work/endpoint" ] && break; sleep 0.5; done
 [ -s "$work/endpoint" ] || { cat "$work/emulator.log" "$work/nodes.log"; fail "the emulator did not start"; }
 endpoint=$(cat "$work/endpoint")
 echo "emulator at $endpoint: moto behind the test shim, which logs every call"
-echo "node stand-in (test code): runs hwprobe here for each node of demo-train, signs with a test key"
+echo "node stand-in (test code): runs hwprobe here for each node of demo-train, probing a fixed 2-vCPU Zen 5, signs with a test key"
 
 export AWS_ENDPOINT_URL="$endpoint" AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_REGION=me-central-1
 export AWS_EC2_METADATA_DISABLED=true CHECKPOINT_DISABLE=1 TF_IN_AUTOMATION=1 TF_INPUT=0
@@ -172,7 +175,7 @@ for r in plan["planned_values"]["root_module"]["resources"]:
                 print("  | " + line)
 PY
 echo "Not checked here: the gpu section (model, count, memory) and the cpu section (vCPUs, memory):"
-echo "this machine has no GPU and 2 vCPUs, so validation_checks leaves them out rather than fake them."
+echo "the played nodes have no GPU and 2 vCPUs, so validation_checks leaves them out rather than fake them."
 echo
 : >"$work/provider.log"
 set +e

@@ -28,6 +28,7 @@ import (
 	"syscall"
 
 	"github.com/mlplatform/mlplatform/acctest"
+	"github.com/mlplatform/mlplatform/hwprobe/probe/machine"
 	"github.com/mlplatform/mlplatform/internal/platform"
 )
 
@@ -61,7 +62,8 @@ The shim's control API on the same URL:
 With --play-nodes CLUSTER[,CLUSTER]: a stand-in for those GPU clusters'
 nodes (test code; the emulator runs no instance). For each running node it
 reads the hwprobe profile from the launch template's user data, runs the
-real hwprobe on this machine (--hwprobe, else built from this module), and
+real hwprobe here (--hwprobe, else its test build from this module) against
+this machine's CPU or, with --machine, a fixed machine description, and
 publishes the report with an identity document signed by a test key. The
 configuration must trust that key's certificate (--signer-cert writes it):
 validation { trusted_certificates = file(...) }. What each node ran goes to
@@ -81,6 +83,7 @@ type options struct {
 	// The node stand-in (--play-nodes).
 	playNodes  string
 	hwprobe    string
+	machine    string
 	signerCert string
 }
 
@@ -105,6 +108,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.motoLog, "moto-log", false, "copy moto's own log to stderr")
 	fs.StringVar(&o.playNodes, "play-nodes", "", "comma-separated GPU cluster names whose nodes to stand in for: run hwprobe here and publish signed reports (test code)")
 	fs.StringVar(&o.hwprobe, "hwprobe", "", "with --play-nodes: the hwprobe binary to run (default: build it from this module)")
+	fs.StringVar(&o.machine, "machine", acctest.HostMachine, "with --play-nodes: the nodes' CPU: "+acctest.HostMachine+" (this machine's), or a fixed machine description hwprobe's test build probes instead ("+machine.Zen5+", "+machine.SapphireRapids+"; needs --hwprobe to be that build, or none)")
 	fs.StringVar(&o.signerCert, "signer-cert", "", "with --play-nodes: write the test identity signer's certificate (PEM) to this file")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usage)
@@ -120,8 +124,13 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if o.port < 0 || o.port > 65535 {
 		return o, fmt.Errorf("--port %d: out of range", o.port)
 	}
-	if len(o.clusters()) == 0 && (o.hwprobe != "" || o.signerCert != "") {
-		return o, errors.New("--hwprobe and --signer-cert need --play-nodes")
+	if len(o.clusters()) == 0 && (o.hwprobe != "" || o.signerCert != "" || o.machine != acctest.HostMachine) {
+		return o, errors.New("--hwprobe, --machine and --signer-cert need --play-nodes")
+	}
+	if o.machine != acctest.HostMachine {
+		if _, err := machine.Builtin(o.machine); err != nil {
+			return o, fmt.Errorf("--machine: %w", err)
+		}
 	}
 	if o.playNodes != "" && len(o.clusters()) == 0 {
 		return o, fmt.Errorf("--play-nodes %q: no cluster name", o.playNodes)
@@ -211,8 +220,12 @@ func startNodePlayer(ctx context.Context, h *acctest.Harness, o options, cluster
 		defer mu.Unlock()
 		fmt.Fprintf(stderr, format+"\n", args...)
 	}
-	p := acctest.NewNodePlayerFor(h, signer, bin, dir, logf)
-	fmt.Fprintf(stderr, "node player: standing in for the nodes of %s (test code: hwprobe runs on this machine)\n", strings.Join(clusters, ", "))
+	p := acctest.NewNodePlayerFor(h, signer, bin, dir, o.machine, logf)
+	cpu := "this machine's CPU"
+	if o.machine != acctest.HostMachine {
+		cpu = "the fixed machine description " + o.machine
+	}
+	fmt.Fprintf(stderr, "node player: standing in for the nodes of %s (test code: hwprobe runs here, probing %s)\n", strings.Join(clusters, ", "), cpu)
 	pctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
