@@ -218,12 +218,15 @@ func watchXID(ctx context.Context, lib Library, handles []Device, gpus []GPU, wi
 	}
 	start := time.Now()
 	deadline := start.Add(window)
-	for {
+	// The set is read at least once, however late this goroutine got to
+	// run: events already pending are never missed for lack of a look.
+	for looked := false; ; looked = true {
 		w.WatchedSeconds = time.Since(start).Seconds()
 		left := time.Until(deadline)
-		if left <= 0 {
+		if left <= 0 && looked {
 			return w
 		}
+		left = max(left, time.Millisecond)
 		if err := ctx.Err(); err != nil {
 			// A window cut short saw only part of what it was asked to
 			// watch: that is not a clean window.
