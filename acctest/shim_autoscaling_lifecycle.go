@@ -29,8 +29,11 @@ import (
 // action is completed: CONTINUE puts it InService, ABANDON terminates it
 // through moto's TerminateInstanceInAutoScalingGroup without decrementing
 // the desired capacity, so that moto launches a replacement, as Auto
-// Scaling does. Heartbeat timeouts are not played. Nothing in the product
-// depends on this.
+// Scaling does. A TerminateInstanceInAutoScalingGroup of an instance it
+// abandoned gets Auto Scaling's answer for an instance no longer in a
+// group, ValidationError (moto 5.2.1 fails it with a 500, StopIteration).
+// Heartbeat timeouts are not played. Nothing in the product depends on
+// this.
 
 // LifecycleCompletion is one CompleteLifecycleAction the double answered.
 type LifecycleCompletion struct {
@@ -39,21 +42,23 @@ type LifecycleCompletion struct {
 
 // LifecycleDouble is the lifecycle-action double a test registered.
 type LifecycleDouble struct {
-	create  sync.RWMutex // held for writing while a group and its hooks are made
-	mu      sync.Mutex
-	waiting map[string]string // instance id -> group, Pending:Wait
-	seen    map[string]bool
-	done    []LifecycleCompletion
+	create    sync.RWMutex // held for writing while a group and its hooks are made
+	mu        sync.Mutex
+	waiting   map[string]string // instance id -> group, Pending:Wait
+	seen      map[string]bool
+	abandoned map[string]bool // terminated through ABANDON
+	done      []LifecycleCompletion
 }
 
 // RegisterAutoScalingLifecycle makes the shim play launch lifecycle
 // actions until remove is called.
 func RegisterAutoScalingLifecycle(s *Shim) (d *LifecycleDouble, remove func()) {
-	d = &LifecycleDouble{waiting: map[string]string{}, seen: map[string]bool{}}
+	d = &LifecycleDouble{waiting: map[string]string{}, seen: map[string]bool{}, abandoned: map[string]bool{}}
 	r1 := s.Handle("autoscaling", "CompleteLifecycleAction", d.complete)
 	r2 := s.HandleOver("autoscaling", "DescribeAutoScalingGroups", d.describeGroups)
 	r3 := s.HandleOver("autoscaling", "CreateAutoScalingGroup", d.createGroup)
-	return d, func() { r3(); r2(); r1() }
+	r4 := s.HandleOver("autoscaling", "TerminateInstanceInAutoScalingGroup", d.terminate)
+	return d, func() { r4(); r3(); r2(); r1() }
 }
 
 // Completions lists the completed actions, in order.
@@ -106,8 +111,25 @@ func (d *LifecycleDouble) complete(w http.ResponseWriter, r *Request) {
 			return
 		}
 		_ = resp.Body.Close()
+		d.mu.Lock()
+		d.abandoned[c.InstanceID] = true
+		d.mu.Unlock()
 	}
 	writeQueryXML(w, "CompleteLifecycleAction", "")
+}
+
+// terminate answers for an instance the double abandoned as Auto Scaling
+// does for one no longer in its group; others go to moto.
+func (d *LifecycleDouble) terminate(w http.ResponseWriter, r *Request, next HandlerFunc) {
+	id := r.Form.Get("InstanceId")
+	d.mu.Lock()
+	gone := d.abandoned[id]
+	d.mu.Unlock()
+	if gone {
+		WriteAWSError(w, r, http.StatusBadRequest, "ValidationError", "Instance Id not found - No managed instance found for instance ID: "+id)
+		return
+	}
+	next(w, r)
 }
 
 // createGroup creates the group in moto and then puts the hooks the create

@@ -1,6 +1,7 @@
 package acctest
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	astypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/smithy-go"
 )
 
 // TestLifecycleDouble_hooksOfCreate: a group created with a launch hook
@@ -122,6 +124,19 @@ func TestLifecycleDouble_hooksOfCreate(t *testing.T) {
 		id := waiting(name)
 		if !d.Waiting(id) {
 			t.Fatalf("the double does not hold %s", id)
+		}
+		if i == 1 {
+			// ABANDON terminates it; terminating it again is Auto
+			// Scaling's ValidationError (moto alone answers 500).
+			if _, err := c.AutoScaling.CompleteLifecycleAction(ctx, &autoscaling.CompleteLifecycleActionInput{AutoScalingGroupName: aws.String(name),
+				LifecycleHookName: aws.String("gate"), InstanceId: aws.String(id), LifecycleActionResult: aws.String("ABANDON")}); err != nil {
+				t.Fatal(err)
+			}
+			_, err := c.AutoScaling.TerminateInstanceInAutoScalingGroup(ctx, &autoscaling.TerminateInstanceInAutoScalingGroupInput{InstanceId: aws.String(id), ShouldDecrementDesiredCapacity: aws.Bool(false)})
+			var apiErr smithy.APIError
+			if !errors.As(err, &apiErr) || apiErr.ErrorCode() != "ValidationError" {
+				t.Fatalf("terminating the abandoned %s again: %v, want ValidationError", id, err)
+			}
 		}
 		if i > 0 {
 			continue
