@@ -37,6 +37,13 @@ import (
 // machine's own CPU.
 const HostMachine = "host"
 
+// The fixed machine descriptions a NodePlayer's nodes can be (front-end
+// tests name them here: they may not import hwprobe's packages).
+const (
+	MachineZen5           = machine.Zen5           // 2-vCPU AMD EPYC Zen 5, no AMX
+	MachineSapphireRapids = machine.SapphireRapids // 2-vCPU Intel Sapphire Rapids, AMX
+)
+
 // HwprobeEnv names an hwprobe test build (tags HwprobeTestTags) built
 // already (make test builds it once for every test).
 const HwprobeEnv = "ACCTEST_HWPROBE"

@@ -18,7 +18,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/mlplatform/mlplatform/acctest"
-	"github.com/mlplatform/mlplatform/hwprobe/probe/machine"
 )
 
 // The CPU footprint's validation gate end to end: the real Terraform CLI
@@ -37,7 +36,7 @@ import (
 // footprint player for footprint name; it stops when the test ends.
 func footprintGateSetup(t *testing.T, name string, behaviour func(index, nth int) acctest.NodeBehaviour) (*acctest.Harness, *acctest.FootprintPlayer, string) {
 	t.Helper()
-	return footprintGateSetupOn(t, name, machine.SapphireRapids, behaviour)
+	return footprintGateSetupOn(t, name, acctest.MachineSapphireRapids, behaviour)
 }
 
 // footprintGateSetupOn is footprintGateSetup with the nodes' CPU the fixed
@@ -195,7 +194,7 @@ func TestAccCPUFootprint_validationPass(t *testing.T) {
 // naming the instance and the feature.
 func TestAccCPUFootprint_validationFail(t *testing.T) {
 	const name = "fp-gate-fail"
-	h, p, key := footprintGateSetupOn(t, name, machine.Zen5, nil)
+	h, p, key := footprintGateSetupOn(t, name, acctest.MachineZen5, nil)
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),

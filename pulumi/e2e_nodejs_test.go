@@ -106,7 +106,7 @@ func buildNodeHost(t *testing.T, dir string) {
 func TestE2E_typescript(t *testing.T) {
 	cli := pulumitest.CLI(t)
 	deps := nodeDeps(t)
-	h := acctest.SetupEmulator(t)
+	h := acctest.ParallelEmulator(t)
 	createBucket(t, h, acctest.Region, "uae-ts-data")
 	createBucket(t, h, "eu-west-1", "eu-ts-data")
 	pluginDir := pulumitest.BuildPlugin(t)

@@ -56,6 +56,8 @@ func e2eProgram(h *acctest.Harness, bucket *string, extraFeatures *[]string) pul
 			Endpoints: &mlplatform.EndpointsArgs{
 				Ec2: pulumi.String(eps["ec2"]), S3: pulumi.String(eps["s3"]), Kms: pulumi.String(eps["kms"]),
 				Sagemaker: pulumi.String(eps["sagemaker"]), Ssm: pulumi.String(eps["ssm"]), Sts: pulumi.String(eps["sts"]),
+				Autoscaling: pulumi.String(eps["autoscaling"]), Applicationautoscaling: pulumi.String(eps["applicationautoscaling"]),
+				Cloudwatch: pulumi.String(eps["cloudwatch"]),
 			},
 			Residency:   &mlplatform.ResidencyConfigArgs{Jurisdiction: pulumi.String("AE"), ExcludedZoneIds: pulumi.StringArray{pulumi.String("mec1-az2")}},
 			DefaultTags: pulumi.StringMap{"owner": pulumi.String("ml-platform")},
@@ -92,7 +94,7 @@ func e2eProgram(h *acctest.Harness, bucket *string, extraFeatures *[]string) pul
 // a clean refresh and destroy, all against the emulator.
 func TestE2E_platform(t *testing.T) {
 	cli := pulumitest.CLI(t)
-	h := acctest.SetupEmulator(t)
+	h := acctest.ParallelEmulator(t)
 	createBucket(t, h, acctest.Region, "uae-platform-data")
 	createBucket(t, h, "eu-west-1", "eu-platform-data")
 	pluginDir := pulumitest.BuildPlugin(t)

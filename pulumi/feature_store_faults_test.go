@@ -21,7 +21,7 @@ import (
 // A TTL that does not fit SageMaker's 32-bit integer fails Check on its
 // property. Before, it was sent truncated.
 func TestFeatureStore_ttlOutOfRange(t *testing.T) {
-	h := acctest.SetupEmulator(t)
+	h := acctest.ParallelEmulator(t)
 	createBucket(t, h, acctest.Region, "uae-feature-store")
 	s := newServer(t, h, nil)
 	in := featureStoreInputs("uae-feature-store", baseFeatures...)
@@ -41,7 +41,7 @@ func TestFeatureStore_ttlOutOfRange(t *testing.T) {
 // A create whose answer is lost is adopted (it carries this create's token);
 // a group of the name made elsewhere fails preview with "import it".
 func TestFeatureStore_createLostResponseAndForeign(t *testing.T) {
-	h := acctest.SetupEmulator(t)
+	h := acctest.ParallelEmulator(t)
 	createBucket(t, h, acctest.Region, "uae-feature-store")
 	s := newServer(t, h, nil)
 	u := urn("FeatureStore", "customers")
@@ -88,7 +88,7 @@ func TestFeatureStore_createLostResponseAndForeign(t *testing.T) {
 // CreateFailed fails the diff saying what to do, and is replaced only with
 // allowDestructiveChanges; DeleteFailed is kept on refresh and reported.
 func TestFeatureStore_unhealthyStatus(t *testing.T) {
-	h := acctest.SetupEmulator(t)
+	h := acctest.ParallelEmulator(t)
 	createBucket(t, h, acctest.Region, "uae-feature-store")
 	s := newServer(t, h, nil)
 	u := urn("FeatureStore", "customers")

@@ -37,7 +37,7 @@ func featureStoreInputs(bucket string, features ...property.Value) property.Map 
 var baseFeatures = []property.Value{feature("customer_id", "String"), feature("event_time", "Fractional"), feature("age", "Integral")}
 
 func TestFeatureStore_lifecycle(t *testing.T) {
-	h := acctest.SetupEmulator(t)
+	h := acctest.ParallelEmulator(t)
 	createBucket(t, h, acctest.Region, "uae-feature-store")
 	s := newServer(t, h, nil)
 	u := urn("FeatureStore", "customers")
@@ -123,7 +123,7 @@ func TestFeatureStore_lifecycle(t *testing.T) {
 }
 
 func TestFeatureStore_checkRejects(t *testing.T) {
-	h := acctest.SetupEmulator(t)
+	h := acctest.ParallelEmulator(t)
 	createBucket(t, h, "eu-west-1", "eu-feature-store")
 	s := newServer(t, h, nil)
 
@@ -152,7 +152,7 @@ func TestFeatureStore_checkRejects(t *testing.T) {
 // TTL removal; an unknown feature list could be destructive, so it fails
 // closed unless allowDestructiveChanges.
 func TestFeatureStore_unknownInputIsAChange(t *testing.T) {
-	h := acctest.SetupEmulator(t)
+	h := acctest.ParallelEmulator(t)
 	createBucket(t, h, acctest.Region, "uae-feature-store")
 	s := newServer(t, h, nil)
 	u := urn("FeatureStore", "customers")

@@ -21,7 +21,7 @@ import (
 // same SSM parameter rolls the nodes, vpcId replaces (also when it is not
 // known yet), and a change of nothing is no change.
 func TestGpuCluster_diffFromCore(t *testing.T) {
-	h := acctest.SetupEmulator(t)
+	h := acctest.ParallelEmulator(t)
 	ctx := context.Background()
 	c, err := h.Clients(ctx, acctest.Region)
 	if err != nil {
@@ -105,7 +105,7 @@ func TestGpuCluster_diffFromCore(t *testing.T) {
 // The core's limits reject attempts: 1000 at check, on the property, in the
 // words Terraform uses.
 func TestGpuCluster_checkAttempts(t *testing.T) {
-	h := acctest.SetupEmulator(t)
+	h := acctest.ParallelEmulator(t)
 	s := newServer(t, h, nil)
 	in := gpuClusterInputs("lim", 1, map[string]property.Value{"capacityRetry": property.New(property.NewMap(map[string]property.Value{"attempts": property.New(1000.0)}))})
 	check, err := s.Check(p.CheckRequest{Urn: urn("GpuCluster", "lim"), Inputs: in})

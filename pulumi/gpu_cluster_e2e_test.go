@@ -31,7 +31,7 @@ import (
 // vpcId previews a replacement. Skipped without the Pulumi CLI.
 func TestGpuCluster_e2eImageRollAndReplace(t *testing.T) {
 	cli := pulumitest.CLI(t)
-	h := acctest.SetupEmulator(t)
+	h := acctest.ParallelEmulator(t)
 	pluginDir := pulumitest.BuildPlugin(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
@@ -66,6 +66,8 @@ func TestGpuCluster_e2eImageRollAndReplace(t *testing.T) {
 			Endpoints: &mlplatform.EndpointsArgs{
 				Ec2: pulumi.String(eps["ec2"]), S3: pulumi.String(eps["s3"]), Kms: pulumi.String(eps["kms"]),
 				Sagemaker: pulumi.String(eps["sagemaker"]), Ssm: pulumi.String(eps["ssm"]), Sts: pulumi.String(eps["sts"]),
+				Autoscaling: pulumi.String(eps["autoscaling"]), Applicationautoscaling: pulumi.String(eps["applicationautoscaling"]),
+				Cloudwatch: pulumi.String(eps["cloudwatch"]),
 			},
 			Residency: &mlplatform.ResidencyConfigArgs{Jurisdiction: pulumi.String("AE")},
 		})

@@ -13,7 +13,7 @@ import (
 // The core's limits reach Pulumi: a 33-bit iops and a tag in the
 // provider's namespace fail Check on their property, nothing truncated.
 func TestGpuCluster_checkLimits(t *testing.T) {
-	h := acctest.SetupEmulator(t)
+	h := acctest.ParallelEmulator(t)
 	s := newServer(t, h, nil)
 	for _, tc := range []struct {
 		name     string
@@ -46,7 +46,7 @@ func TestGpuCluster_checkLimits(t *testing.T) {
 // Values of other resources unknown during preview (a tag's value, a
 // security group id) are checked at apply, not reported missing.
 func TestGpuCluster_checkUnknownElements(t *testing.T) {
-	h := acctest.SetupEmulator(t)
+	h := acctest.ParallelEmulator(t)
 	s := newServer(t, h, map[string]property.Value{"requiredTags": strings_("team")})
 	in := gpuClusterInputs("unk", 1, map[string]property.Value{
 		"tags":             property.New(property.NewMap(map[string]property.Value{"team": property.New(property.Computed)})),

@@ -56,7 +56,7 @@ func liveNodes(t *testing.T, h *acctest.Harness, cluster string) int {
 }
 
 func TestGpuCluster_lifecycle(t *testing.T) {
-	h := acctest.SetupEmulator(t)
+	h := acctest.ParallelEmulator(t)
 	s := newServer(t, h, nil)
 	u := urn("GpuCluster", "train")
 
@@ -155,7 +155,7 @@ func TestGpuCluster_lifecycle(t *testing.T) {
 }
 
 func TestGpuCluster_checkRejects(t *testing.T) {
-	h := acctest.SetupEmulator(t)
+	h := acctest.ParallelEmulator(t)
 	s := newServer(t, h, map[string]property.Value{"excludedZoneIds": strings_("mec1-az3")})
 	for _, tc := range []struct {
 		name     string

@@ -23,7 +23,7 @@ import (
 // TestResidencyMatrix.
 func TestE2E_residencyMatrix(t *testing.T) {
 	cli := pulumitest.CLI(t)
-	h := acctest.SetupEmulator(t)
+	h := acctest.ParallelEmulator(t)
 	createBucket(t, h, acctest.Region, "name")
 	createBucket(t, h, acctest.Region, "uae-data")
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
@@ -57,6 +57,8 @@ func TestE2E_residencyMatrix(t *testing.T) {
 			Endpoints: &mlplatform.EndpointsArgs{
 				Ec2: pulumi.String(eps["ec2"]), S3: pulumi.String(eps["s3"]), Kms: pulumi.String(eps["kms"]),
 				Sagemaker: pulumi.String(eps["sagemaker"]), Ssm: pulumi.String(eps["ssm"]), Sts: pulumi.String(eps["sts"]),
+				Autoscaling: pulumi.String(eps["autoscaling"]), Applicationautoscaling: pulumi.String(eps["applicationautoscaling"]),
+				Cloudwatch: pulumi.String(eps["cloudwatch"]),
 			},
 			Residency: &mlplatform.ResidencyConfigArgs{Jurisdiction: pulumi.String("AE"), RequireCustomerManagedKeys: pulumi.Bool(cmk)},
 		})

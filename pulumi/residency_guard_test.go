@@ -32,7 +32,7 @@ func createBucket(t *testing.T, h *acctest.Harness, region, name string) {
 }
 
 func TestResidencyGuard_lifecycle(t *testing.T) {
-	h := acctest.SetupEmulator(t)
+	h := acctest.ParallelEmulator(t)
 	createBucket(t, h, acctest.Region, "uae-data")
 	createBucket(t, h, "eu-west-1", "eu-data")
 	s := newServer(t, h, nil)
@@ -93,7 +93,7 @@ func TestResidencyGuard_lifecycle(t *testing.T) {
 }
 
 func TestResidencyGuard_auditMode(t *testing.T) {
-	h := acctest.SetupEmulator(t)
+	h := acctest.ParallelEmulator(t)
 	createBucket(t, h, "eu-west-1", "eu-data")
 	s := newServer(t, h, map[string]property.Value{"mode": property.New("audit")})
 

@@ -32,7 +32,7 @@ type pulumiMatrixCase struct {
 }
 
 func TestResidencyMatrix(t *testing.T) {
-	h := acctest.SetupEmulator(t)
+	h := acctest.ParallelEmulator(t)
 	createBucket(t, h, acctest.Region, "uae-data")
 	createBucket(t, h, acctest.Region, "name")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -84,7 +84,7 @@ func rpcServer(t *testing.T) pulumirpc.ResourceProviderServer {
 }
 
 func TestSDKRequests_accepted(t *testing.T) {
-	h := acctest.SetupEmulator(t)
+	h := acctest.ParallelEmulator(t)
 	createBucket(t, h, acctest.Region, "uae-sdk-data")
 	createBucket(t, h, "eu-west-1", "eu-sdk-data")
 	ctx := context.Background()
@@ -162,7 +162,7 @@ func TestSDKRequests_accepted(t *testing.T) {
 // A resource's Check tolerates the SDK fields too (engines have put
 // `version` on resource inputs), and still rejects a misspelt property.
 func TestSDKRequests_resourceFields(t *testing.T) {
-	h := acctest.SetupEmulator(t)
+	h := acctest.ParallelEmulator(t)
 	createBucket(t, h, acctest.Region, "uae-sdk-data")
 	s := newServer(t, h, nil)
 	inputs := func(extra string) p.CheckRequest {

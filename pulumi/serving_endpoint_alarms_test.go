@@ -47,7 +47,7 @@ func alarmThresholds(t *testing.T, h *acctest.Harness) map[string]float64 {
 // failure), listed in standardAlarmNames, put again with a new threshold,
 // read back as declared, and deleted with the endpoint.
 func TestServingEndpoint_standardAlarms(t *testing.T) {
-	h := acctest.SetupEmulator(t)
+	h := acctest.ParallelEmulator(t)
 	createBucket(t, h, acctest.Region, "uae-models")
 	s := newServer(t, h, nil)
 	u := urn("ServingEndpoint", "fraud")

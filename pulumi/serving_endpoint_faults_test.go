@@ -46,7 +46,7 @@ const (
 // completes. The endpoint then deleted outside: the refresh drops it, with
 // the config and model recorded for it.
 func TestServingEndpoint_lostAnswersAndDisappears(t *testing.T) {
-	h := acctest.SetupEmulator(t)
+	h := acctest.ParallelEmulator(t)
 	createBucket(t, h, acctest.Region, "uae-models")
 	s := newServer(t, h, nil)
 	u := urn("ServingEndpoint", "fraud")
@@ -118,7 +118,7 @@ func TestServingEndpoint_lostAnswersAndDisappears(t *testing.T) {
 // on name with "import it", with no write; Check of an update (old inputs)
 // does not look.
 func TestServingEndpoint_checkRefusesForeign(t *testing.T) {
-	h := acctest.SetupEmulator(t)
+	h := acctest.ParallelEmulator(t)
 	createBucket(t, h, acctest.Region, "uae-models")
 	s := newServer(t, h, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

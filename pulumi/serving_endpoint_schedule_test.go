@@ -59,7 +59,7 @@ func sagemakerScheduledActions(t *testing.T, h *acctest.Harness) []string {
 // duration on their properties, and leaves a capacity not known yet to
 // apply.
 func TestServingEndpoint_scheduleCheck(t *testing.T) {
-	h := acctest.SetupEmulator(t)
+	h := acctest.ParallelEmulator(t)
 	createBucket(t, h, acctest.Region, "uae-models")
 	s := newServer(t, h, nil)
 	u := urn("ServingEndpoint", "fraud")
@@ -95,7 +95,7 @@ func TestServingEndpoint_scheduleCheck(t *testing.T) {
 // a refresh with an action deleted outside drops its schedule (drift);
 // delete leaves no action.
 func TestServingEndpoint_scheduleLifecycle(t *testing.T) {
-	h := acctest.SetupEmulator(t)
+	h := acctest.ParallelEmulator(t)
 	createBucket(t, h, acctest.Region, "uae-models")
 	s := newServer(t, h, nil)
 	u := urn("ServingEndpoint", "fraud")

@@ -65,6 +65,8 @@ func (d *pulumiDriver) program(ctx *pulumi.Context) error {
 		Endpoints: &mlplatform.EndpointsArgs{
 			Ec2: pulumi.String(eps["ec2"]), S3: pulumi.String(eps["s3"]), Kms: pulumi.String(eps["kms"]),
 			Sagemaker: pulumi.String(eps["sagemaker"]), Ssm: pulumi.String(eps["ssm"]), Sts: pulumi.String(eps["sts"]),
+			Autoscaling: pulumi.String(eps["autoscaling"]), Applicationautoscaling: pulumi.String(eps["applicationautoscaling"]),
+			Cloudwatch: pulumi.String(eps["cloudwatch"]),
 		},
 		Residency: res,
 	})
