@@ -317,6 +317,17 @@ func run(m *testing.M) int {
 			return 2
 		}
 	}
+	// The provider servers tests run in this process log their protocol
+	// traffic at trace level to the process's stderr, which go test hands
+	// to whichever test runs: off, unless a developer asks for it.
+	for _, k := range []string{"TF_LOG_SDK", "TF_LOG_SDK_PROTO", "TF_LOG_SDK_FRAMEWORK"} {
+		if _, set := os.LookupEnv(k); !set {
+			if err := os.Setenv(k, "OFF"); err != nil {
+				fmt.Fprintf(os.Stderr, "acctest: %v\n", err)
+				return 2
+			}
+		}
+	}
 	s := newSuite(size)
 	refuse, err := startRefusingEndpoint()
 	if err != nil {
