@@ -360,11 +360,7 @@ func Setup(t *testing.T) *Harness {
 	if os.Getenv("TF_ACC") != "" {
 		t.Parallel()
 	}
-	h := setup(t, false)
-	if _, err := current.Load().environment(); err != nil {
-		t.Fatalf("finding terraform: %v", err)
-	}
-	return h
+	return setup(t, false, true)
 }
 
 // SetupSerial is Setup for a test that does not run in parallel with
@@ -373,10 +369,7 @@ func Setup(t *testing.T) *Harness {
 // test's duration, t.Setenv) rather than a provider block.
 func SetupSerial(t testing.TB) *Harness {
 	t.Helper()
-	h := setup(t, true)
-	if _, err := current.Load().environment(); err != nil {
-		t.Fatalf("finding terraform: %v", err)
-	}
+	h := setup(t, true, true)
 	return h
 }
 
@@ -384,7 +377,7 @@ func SetupSerial(t testing.TB) *Harness {
 // need the emulator (Pulumi engine tests, tests of internal/cloud).
 func SetupEmulator(t testing.TB) *Harness {
 	t.Helper()
-	return setup(t, true)
+	return setup(t, true, false)
 }
 
 // ParallelEmulator is SetupEmulator for a parallel test (t.Parallel): its
@@ -395,7 +388,7 @@ func ParallelEmulator(t *testing.T) *Harness {
 	if os.Getenv("TF_ACC") != "" {
 		t.Parallel()
 	}
-	return setup(t, false)
+	return setup(t, false, false)
 }
 
 // sharedAWSEnv is the AWS SDK environment every test shares. Its
@@ -438,28 +431,22 @@ func startRefusingEndpoint() (*refusingEndpoint, error) {
 	}
 	const msg = "this request reached AWS_ENDPOINT_URL, which the acceptance tests share: give the client its test's emulator (h.ProviderConfig, h.Endpoints, h.Clients) or call acctest.SetupSerial"
 	mux := http.NewServeMux()
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.Header().Set("x-amzn-ErrorType", "NoEmulatorForThisTest")
-		if strings.Contains(r.Header.Get("Content-Type"), "json") {
-			w.Header().Set("Content-Type", "application/x-amz-json-1.1")
-			w.WriteHeader(http.StatusBadRequest)
-			_, _ = fmt.Fprintf(w, `{"__type":"NoEmulatorForThisTest","message":%q}`, msg)
-			return
-		}
-		w.Header().Set("Content-Type", "text/xml")
-		w.WriteHeader(http.StatusBadRequest)
-		_, _ = fmt.Fprintf(w, "<ErrorResponse><Error><Type>Sender</Type><Code>NoEmulatorForThisTest</Code><Message>%s</Message></Error></ErrorResponse>", msg)
+	mux.HandleFunc("/", func(w http.ResponseWriter, hr *http.Request) {
+		body, _ := io.ReadAll(hr.Body)
+		// In the protocol of the service asked (EC2's, query, JSON, S3's), so
+		// the client's error names the mistake.
+		WriteAWSError(w, parseRequest(hr, body), http.StatusBadRequest, "NoEmulatorForThisTest", msg)
 	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	return &refusingEndpoint{URL: "http://" + ln.Addr().String(), srv: srv}, nil
 }
 
-// setup takes an emulator from the pool for t, resets it, and gives it
+// setup sets the shared environment (Terraform's too, when terraform is
+// true), takes an emulator from the pool for t, resets it, and gives it
 // back when t ends. A serial test also gets AWS_ENDPOINT_URL pointing at
-// it for its duration.
-func setup(t testing.TB, serial bool) *Harness {
+// it for its duration: set last, so that nothing shared overwrites it.
+func setup(t testing.TB, serial, terraform bool) *Harness {
 	t.Helper()
 	if os.Getenv("TF_ACC") == "" {
 		t.Skip("acceptance test: set TF_ACC=1 to run it against the AWS emulator (make testacc, make test)")
@@ -476,6 +463,11 @@ func setup(t testing.TB, serial bool) *Harness {
 	}
 	if err := s.environmentAWS(); err != nil {
 		t.Fatal(err)
+	}
+	if terraform {
+		if _, err := s.environment(); err != nil {
+			t.Fatalf("finding terraform: %v", err)
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()

@@ -504,3 +504,25 @@ func TestSetup_isolated(t *testing.T) {
 		})
 	}
 }
+
+// A client left on the shared AWS_ENDPOINT_URL is refused at once, in its
+// service's protocol, with an error that names the mistake.
+func TestRefusingEndpoint(t *testing.T) {
+	r, err := startRefusingEndpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.srv.Close() })
+	ctx := testContext(t)
+	c := ec2.NewFromConfig(sdkConfig(Region), func(o *ec2.Options) { o.BaseEndpoint = aws.String(r.URL) })
+	_, err = c.DescribeAvailabilityZones(ctx, &ec2.DescribeAvailabilityZonesInput{})
+	var apiErr smithy.APIError
+	if !errors.As(err, &apiErr) || apiErr.ErrorCode() != "NoEmulatorForThisTest" || !strings.Contains(apiErr.ErrorMessage(), "acctest.SetupSerial") {
+		t.Errorf("EC2: %v, want NoEmulatorForThisTest naming the fix", err)
+	}
+	s := s3.NewFromConfig(sdkConfig(Region), func(o *s3.Options) { o.BaseEndpoint = aws.String(r.URL); o.UsePathStyle = true })
+	_, err = s.GetBucketLocation(ctx, &s3.GetBucketLocationInput{Bucket: aws.String("b")})
+	if !errors.As(err, &apiErr) || apiErr.ErrorCode() != "NoEmulatorForThisTest" {
+		t.Errorf("S3: %v, want NoEmulatorForThisTest", err)
+	}
+}
