@@ -3,6 +3,7 @@ package acctest
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -92,5 +93,132 @@ func TestFaults_lostDelayReplay(t *testing.T) {
 	_, _ = c.DescribePlacementGroups(testContext(t), &ec2.DescribePlacementGroupsInput{})
 	if seen != 1 {
 		t.Errorf("hook ran after ClearRules")
+	}
+}
+
+// Holds: a held call waits until the test releases it and lands after its
+// client gave up; the hold reports its arrival and its answer; a hold until
+// the client is gone lets the call go exactly then; ClearRules releases.
+func TestFaults_hold(t *testing.T) {
+	h := SetupEmulator(t)
+	c := ec2Client(h)
+
+	// Held until released; the client gives up meanwhile; the call lands
+	// after the release.
+	hold := NewHold(t)
+	h.Shim.AddRule(FaultRule{Service: "ec2", Action: "RunInstances", Times: 1, Hold: hold})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := runOne(ctx, c, "held"); done <- err }()
+	if err := hold.WaitArrived(testContext(t), 1); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("the client of a held call had its answer")
+	}
+	if n := liveInstances(t, c); n != 0 {
+		t.Fatalf("a held call landed before its release: %d instances", n)
+	}
+	if hold.Released() {
+		t.Fatal("released before Release")
+	}
+	hold.Release()
+	if err := hold.WaitAnswered(testContext(t)); err != nil {
+		t.Fatal(err)
+	}
+	if n := liveInstances(t, c); n != 1 {
+		t.Fatalf("after the release: %d instances, want 1", n)
+	}
+	// The rule is used up: the next call passes.
+	if _, err := runOne(testContext(t), c, "after"); err != nil {
+		t.Fatal(err)
+	}
+
+	// Held until the client is gone: still held while the client waits,
+	// on its way as soon as the client gives up.
+	gone := HoldUntilClientGone(t)
+	h.Shim.AddRule(FaultRule{Service: "ec2", Action: "RunInstances", Times: 1, Hold: gone})
+	ctx, cancel = context.WithCancel(context.Background())
+	go func() { _, err := runOne(ctx, c, "gone"); done <- err }()
+	if err := gone.WaitArrived(testContext(t), 1); err != nil {
+		t.Fatal(err)
+	}
+	if n := liveInstances(t, c); n != 2 {
+		t.Fatalf("a call held until its client is gone landed while the client waited: %d instances, want 2", n)
+	}
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("the client of a held call had its answer")
+	}
+	if err := gone.WaitAnswered(testContext(t)); err != nil {
+		t.Fatal(err)
+	}
+	if n := liveInstances(t, c); n != 3 {
+		t.Fatalf("after the client gave up: %d instances, want 3", n)
+	}
+
+	// ClearRules releases what the rules hold.
+	cleared := NewHold(t)
+	h.Shim.AddRule(FaultRule{Service: "ec2", Action: "RunInstances", Hold: cleared})
+	go func() { _, err := runOne(testContext(t), c, "cleared"); done <- err }()
+	if err := cleared.WaitArrived(testContext(t), 1); err != nil {
+		t.Fatal(err)
+	}
+	h.Shim.ClearRules()
+	if err := <-done; err != nil {
+		t.Fatalf("a call released by ClearRules: %v", err)
+	}
+	if !cleared.Released() {
+		t.Fatal("ClearRules left the hold closed")
+	}
+}
+
+// A served rule holds a call of an operation the shim serves itself (the
+// placement group double), only the calls it matches and only Times of
+// them; Match may read the shim; ClearRules ends it.
+func TestFaults_servedRule(t *testing.T) {
+	h := SetupEmulator(t)
+	c := ec2Client(h)
+	describe := func(ctx context.Context) error {
+		_, err := c.DescribePlacementGroups(ctx, &ec2.DescribePlacementGroupsInput{})
+		return err
+	}
+	if err := describe(testContext(t)); err != nil { // before the rule: not held
+		t.Fatal(err)
+	}
+	hold := NewHold(t)
+	var before atomic.Int32
+	t.Cleanup(h.Shim.AddServedRule(FaultRule{Service: "ec2", Action: "DescribePlacementGroups", Times: 1, Hold: hold,
+		Match:  func(*Request) bool { return len(h.Shim.Calls("ec2", "DescribePlacementGroups")) >= 1 },
+		Before: func(*Request) { before.Add(1) }}))
+	done := make(chan error, 1)
+	go func() { done <- describe(testContext(t)) }()
+	if err := hold.WaitArrived(testContext(t), 1); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(h.Shim.Calls("ec2", "DescribePlacementGroups")); n != 1 {
+		t.Fatalf("%d calls answered while one is held, want 1", n)
+	}
+	hold.Release()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := hold.WaitAnswered(testContext(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Shim.WaitCalls(testContext(t), func(cs []Call) bool { return len(cs) >= 2 }); err != nil {
+		t.Fatal(err)
+	}
+	// Used up: the next call passes untouched.
+	if err := describe(testContext(t)); err != nil || before.Load() != 1 || hold.Arrived() != 1 {
+		t.Fatalf("after Times: %v, Before ran %d times, %d held", err, before.Load(), hold.Arrived())
+	}
+	// ClearRules ends a served rule.
+	again := NewHold(t)
+	t.Cleanup(h.Shim.AddServedRule(FaultRule{Service: "ec2", Action: "DescribePlacementGroups", Hold: again}))
+	h.Shim.ClearRules()
+	if err := describe(testContext(t)); err != nil || again.Arrived() != 0 {
+		t.Fatalf("after ClearRules: %v, %d held", err, again.Arrived())
 	}
 }

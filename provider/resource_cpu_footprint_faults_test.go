@@ -19,31 +19,53 @@ import (
 type cpuFault struct {
 	name string
 	// arm sets the fault on service's action; cancel ends the verb's
-	// context (an interrupt, as Ctrl-C or a Terraform timeout do).
-	arm func(h *acctest.Harness, service, action string, cancel context.CancelFunc)
-	// settle is how long a call the fault held may take to land.
-	settle time.Duration
+	// context (an interrupt, as Ctrl-C or a Terraform timeout do). It
+	// returns the hold the faulted call waits at (nil when none): the test
+	// releases it once the verb has given up (landHeld).
+	arm func(t *testing.T, h *acctest.Harness, service, action string, cancel context.CancelFunc) *acctest.Hold
 	// fails: the verb must fail (else the fault was not exercised).
 	fails bool
 }
 
 func cpuFaults() []cpuFault {
+	held := func(stop func(cancel context.CancelFunc)) func(*testing.T, *acctest.Harness, string, string, context.CancelFunc) *acctest.Hold {
+		return func(t *testing.T, h *acctest.Harness, svc, action string, cancel context.CancelFunc) *acctest.Hold {
+			hold := acctest.NewHold(t)
+			h.Shim.AddRule(acctest.FaultRule{Service: svc, Action: action, Times: 1, Hold: hold,
+				Before: func(*acctest.Request) { stop(cancel) }})
+			return hold
+		}
+	}
 	return []cpuFault{
-		{name: "interrupted", arm: func(h *acctest.Harness, svc, action string, cancel context.CancelFunc) {
-			h.Shim.AddRule(acctest.FaultRule{Service: svc, Action: action, Times: 1, Delay: 500 * time.Millisecond,
-				Before: func(r *acctest.Request) { go cancel() }})
-		}, settle: time.Second, fails: true},
-		{name: "timed out", arm: func(h *acctest.Harness, svc, action string, cancel context.CancelFunc) {
-			// The call is held past the verb's deadline and lands after it.
-			h.Shim.AddRule(acctest.FaultRule{Service: svc, Action: action, Times: 1, Delay: 3 * time.Second,
-				Before: func(r *acctest.Request) { time.AfterFunc(time.Second, cancel) }})
-		}, settle: 3 * time.Second, fails: true},
-		{name: "throttled", arm: func(h *acctest.Harness, svc, action string, _ context.CancelFunc) {
+		// The call reaches AWS and the client is stopped at once; the call
+		// lands after the verb gave up.
+		{name: "interrupted", arm: held(func(cancel context.CancelFunc) { go cancel() }), fails: true},
+		// The call is held past the verb's deadline and lands after it.
+		{name: "timed out", arm: held(func(cancel context.CancelFunc) { time.AfterFunc(time.Second, cancel) }), fails: true},
+		{name: "throttled", arm: func(_ *testing.T, h *acctest.Harness, svc, action string, _ context.CancelFunc) *acctest.Hold {
 			h.Shim.Throttle(svc, action, 3)
+			return nil
 		}},
-		{name: "lost answer", arm: func(h *acctest.Harness, svc, action string, _ context.CancelFunc) {
+		{name: "lost answer", arm: func(_ *testing.T, h *acctest.Harness, svc, action string, _ context.CancelFunc) *acctest.Hold {
 			h.Shim.LoseResponses(svc, action, 1)
+			return nil
 		}},
+	}
+}
+
+// landHeld releases what hold holds (the verb has given up on it) and waits
+// until it has landed, so that the test goes on from a settled emulator on
+// any machine. A nil hold held nothing.
+func landHeld(t *testing.T, hold *acctest.Hold) {
+	t.Helper()
+	if hold == nil {
+		return
+	}
+	hold.Release()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := hold.WaitAnswered(ctx); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -104,10 +126,10 @@ func TestAccCPUFootprint_faultMatrix(t *testing.T) {
 				t.Cleanup(cleanup)
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
-				fault.arm(h, st.service, st.action, cancel)
+				hold := fault.arm(t, h, st.service, st.action, cancel)
 				got, err := env.CreateCPUFootprint(ctx, base, opts)
 				h.Shim.ClearRules()
-				time.Sleep(fault.settle)
+				landHeld(t, hold)
 				if fault.fails && err == nil {
 					t.Fatal("the create succeeded: the fault was not exercised")
 				}
@@ -159,10 +181,10 @@ func TestAccCPUFootprint_faultMatrix(t *testing.T) {
 				next.UserData = "#!/bin/sh\necho v2\n" // a new template version
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
-				fault.arm(h, st.service, st.action, cancel)
+				hold := fault.arm(t, h, st.service, st.action, cancel)
 				_, err = env.UpdateCPUFootprint(ctx, prior, next, opts)
 				h.Shim.ClearRules()
-				time.Sleep(fault.settle)
+				landHeld(t, hold)
 				if fault.fails && err == nil {
 					t.Fatal("the update succeeded: the fault was not exercised")
 				}
@@ -187,10 +209,10 @@ func TestAccCPUFootprint_faultMatrix(t *testing.T) {
 				}
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
-				fault.arm(h, st.service, st.action, cancel)
+				hold := fault.arm(t, h, st.service, st.action, cancel)
 				err = env.DeleteCPUFootprint(ctx, base.Name, f.CreationToken, opts)
 				h.Shim.ClearRules()
-				time.Sleep(fault.settle)
+				landHeld(t, hold)
 				if fault.fails && err == nil {
 					t.Fatal("the delete succeeded: the fault was not exercised")
 				}
@@ -214,6 +236,7 @@ func TestAccCPUFootprint_faultMatrix(t *testing.T) {
 // nothing is orphaned.
 func TestAccCPUFootprint_createInterrupted(t *testing.T) {
 	h := acctest.Setup(t)
+	hold := acctest.NewHold(t)
 	cfg := func(timeout string) string {
 		return cpuFootprintConfig(h, "", "cut", fmt.Sprintf(`
   instance_type    = "c7i.large"
@@ -230,13 +253,18 @@ func TestAccCPUFootprint_createInterrupted(t *testing.T) {
 		CheckDestroy:             checkFootprintGone(t, h, "cut"),
 		Steps: []resource.TestStep{{
 			PreConfig: func() {
-				h.Shim.AddRule(acctest.FaultRule{Service: "autoscaling", Action: "CreateAutoScalingGroup", Times: 1, Delay: 8 * time.Second})
+				// The group's create is held until the next step: the
+				// 4s timeout runs out while it is held, on any machine.
+				h.Shim.AddRule(acctest.FaultRule{Service: "autoscaling", Action: "CreateAutoScalingGroup", Times: 1, Hold: hold})
 			},
 			Config:      cfg("4s"),
 			ExpectError: regexp.MustCompile(`creating CPU footprint \(cut\)`),
 		}, {
 			PreConfig: func() {
-				time.Sleep(5 * time.Second) // the held create lands
+				if n := hold.Arrived(); n != 1 {
+					t.Fatalf("%d CreateAutoScalingGroup calls were held when the create's timeout ran out, want 1", n)
+				}
+				landHeld(t, hold) // the held create lands
 				h.Shim.ClearRules()
 			},
 			Config: cfg("10m"),

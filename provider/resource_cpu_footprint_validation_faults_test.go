@@ -74,10 +74,10 @@ func TestAccCPUFootprint_hookFaults(t *testing.T) {
 			t.Cleanup(cleanup)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			fault.arm(h, "autoscaling", "PutLifecycleHook", cancel)
+			hold := fault.arm(t, h, "autoscaling", "PutLifecycleHook", cancel)
 			got, err := env.CreateCPUFootprint(ctx, validated, opts)
 			h.Shim.ClearRules()
-			time.Sleep(fault.settle)
+			landHeld(t, hold)
 			if fault.fails && err == nil {
 				t.Fatal("the create succeeded: the fault was not exercised")
 			}
@@ -115,10 +115,10 @@ func TestAccCPUFootprint_hookFaults(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			fault.arm(h, "autoscaling", "DeleteLifecycleHook", cancel)
+			hold := fault.arm(t, h, "autoscaling", "DeleteLifecycleHook", cancel)
 			err = env.DeleteCPUFootprint(ctx, plain.Name, f.CreationToken, opts)
 			h.Shim.ClearRules()
-			time.Sleep(fault.settle)
+			landHeld(t, hold)
 			if fault.fails && err == nil {
 				t.Fatal("the delete succeeded: the fault was not exercised")
 			}
@@ -152,10 +152,10 @@ func TestAccCPUFootprint_hookFaults(t *testing.T) {
 				prior := platform.RecordCPUFootprint(f, platform.CPUFootprintRecord{Spec: from, CreationToken: f.CreationToken})
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
-				fault.arm(h, "autoscaling", tc.action, cancel)
+				hold := fault.arm(t, h, "autoscaling", tc.action, cancel)
 				_, err = env.UpdateCPUFootprint(ctx, prior, to, opts)
 				h.Shim.ClearRules()
-				time.Sleep(fault.settle)
+				landHeld(t, hold)
 				if fault.fails && err == nil {
 					t.Fatal("the update succeeded: the fault was not exercised")
 				}

@@ -3,8 +3,10 @@ package provider_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -122,9 +124,13 @@ func TestAccFeatureStore_createRefusesForeignGroup(t *testing.T) {
 func TestAccFeatureStore_createTimeoutNotReplaced(t *testing.T) {
 	h := acctest.Setup(t)
 	key := featureStoreFixtures(t, h)
-	// The group stays Creating for the first describes after the create.
+	// The group stays Creating after the create until the test releases
+	// it, after the create timed out: the timeout runs out while the create
+	// waits, however fast the machine and whatever the poll interval.
+	creating := acctest.NewHold(t)
+	created := acctest.AfterCall(h.Shim, "CreateFeatureGroup")
 	t.Cleanup(acctest.InjectSageMaker(h.Shim, acctest.SageMakerFault{
-		Action: "DescribeFeatureGroup", Armed: acctest.AfterCall(h.Shim, "CreateFeatureGroup"), Times: 3, Statuses: []string{"Creating"},
+		Action: "DescribeFeatureGroup", Armed: func() bool { return created() && !creating.Released() }, Statuses: []string{"Creating"},
 	}))
 	cfg := featureStoreConfig(h, key, fsFeatures, "30", `  timeouts = { create = "1s" }`)
 	resource.Test(t, resource.TestCase{
@@ -137,6 +143,7 @@ func TestAccFeatureStore_createTimeoutNotReplaced(t *testing.T) {
 				ExpectError: regexp.MustCompile(`(?s)creating feature store \(customers\).*` + words("was created") + `.*` + words("recorded in state") + `.*untaint`),
 			},
 			{
+				PreConfig:   creating.Release, // SageMaker finishes the create
 				Config:      cfg,
 				ExpectError: regexp.MustCompile(`(?s)Feature store \(customers\) already exists.*tainted.*untaint.*allow_destructive_changes`),
 				Check:       expectCalls(h, 1, 0),
@@ -278,9 +285,28 @@ func TestAccFeatureStore_updateAndDeleteLostResponse(t *testing.T) {
 func TestAccFeatureStore_updateTimeoutFinished(t *testing.T) {
 	h := acctest.Setup(t)
 	key := featureStoreFixtures(t, h)
-	armed := false
-	t.Cleanup(acctest.InjectSageMaker(h.Shim, acctest.SageMakerFault{
-		Action: "UpdateFeatureGroup", Armed: func() bool { return armed }, Times: 1, Delay: 3 * time.Second,
+	// The update lands and its wait sees it InProgress; the wait's next look
+	// (the double would answer Successful) is held until the next step: the
+	// update's 1s timeout, which bounds the wait, runs out while SageMaker
+	// still applies the update, on any machine and at any poll interval.
+	var step atomic.Int32
+	lookedSinceUpdate := func() bool {
+		n := -1 // no update yet
+		for _, c := range h.Shim.Log() {
+			switch {
+			case c.Fixture || c.Service != "sagemaker":
+			case c.Action == "UpdateFeatureGroup" && c.Status == http.StatusOK:
+				n = 0
+			case c.Action == "DescribeFeatureGroup" && n >= 0:
+				n++
+			}
+		}
+		return n >= 1
+	}
+	hold := acctest.NewHold(t)
+	t.Cleanup(h.Shim.AddServedRule(acctest.FaultRule{
+		Service: "sagemaker", Action: "DescribeFeatureGroup", Times: 1, Hold: hold,
+		Match: func(*acctest.Request) bool { return step.Load() == 2 && lookedSinceUpdate() },
 	}))
 	plus := featureStoreConfig(h, key, fsFeaturesPlusScore, "30", `  timeouts = { update = "1s" }`)
 	resource.Test(t, resource.TestCase{
@@ -289,8 +315,12 @@ func TestAccFeatureStore_updateTimeoutFinished(t *testing.T) {
 		CheckDestroy:             resource.ComposeAggregateTestCheckFunc(checkFeatureStoreGone(h, "customers"), expectCalls(h, 1, 1)),
 		Steps: []resource.TestStep{
 			{Config: featureStoreConfig(h, key, fsFeatures, "30", `  timeouts = { update = "1s" }`)},
-			{PreConfig: func() { armed = true }, Config: plus, ExpectError: regexp.MustCompile(`(?s)updating feature store \(customers\)`)},
+			{PreConfig: func() { step.Store(2) }, Config: plus, ExpectError: regexp.MustCompile(`(?s)updating feature store \(customers\)`)},
 			{
+				PreConfig: func() {
+					step.Store(3)
+					landHeld(t, hold) // the held look is answered: the update is done
+				},
 				Config: plus,
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr(featureStoreName, "features.#", "4"),

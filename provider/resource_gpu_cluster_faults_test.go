@@ -577,22 +577,53 @@ func TestAccGPUCluster_interruptUpdateDelete(t *testing.T) {
 		}
 		return len(nodes)
 	}
+	// describes counts the cluster's DescribeInstances calls the shim has
+	// answered (the core's, not the fixtures').
+	describes := func(calls []acctest.Call) int {
+		n := 0
+		for _, c := range calls {
+			if c.Service == "ec2" && c.Action == "DescribeInstances" && !c.Fixture {
+				n++
+			}
+		}
+		return n
+	}
 	for _, action := range []string{"RunInstances", "DescribeInstances"} {
 		ctx, cancel := context.WithCancel(context.Background())
+		seen := make(chan int, 1) // DescribeInstances answered when the launch arrived
 		h.Shim.OnCall("ec2", action, func(r *acctest.Request) {
 			if !r.Fixture && (action == "RunInstances" || r.Form.Get("InstanceId.1") != "") {
+				if action == "RunInstances" {
+					select {
+					case seen <- describes(h.Shim.Log()):
+					default:
+					}
+				}
 				cancel()
 			}
 		})
+		var hold *acctest.Hold // nil: nothing held
 		if action == "RunInstances" {
 			// The launch reaches EC2 only after the client has given up
-			// and read the cluster back: the record must wait for it.
-			h.Shim.Delay("ec2", "RunInstances", 500*time.Millisecond, 1)
+			// and read the cluster back: the record must wait for it. It
+			// is held until the core's read-back has listed the nodes.
+			hold = acctest.NewHold(t)
+			h.Shim.AddRule(acctest.FaultRule{Service: "ec2", Action: "RunInstances", Times: 1, Hold: hold})
+			go func() {
+				wctx, wcancel := context.WithTimeout(context.Background(), time.Minute)
+				defer wcancel()
+				defer hold.Release()
+				select {
+				case before := <-seen:
+					_ = h.Shim.WaitCalls(wctx, func(calls []acctest.Call) bool { return describes(calls) > before })
+				case <-wctx.Done():
+				}
+			}()
 		}
 		spec.NodeCount++
 		got, err := env.UpdateGPUCluster(ctx, spec, opts)
 		cancel()
-		time.Sleep(time.Second) // whatever was under way has landed
+		landHeld(t, hold) // whatever was under way has landed
 		h.Shim.ClearRules()
 		h.Shim.ReplayClientTokens()
 		if err == nil || got == nil || len(got.Nodes) != live() {

@@ -78,8 +78,13 @@ func TestAccServingEndpoint_createLostResponse(t *testing.T) {
 func TestAccServingEndpoint_createInterrupted(t *testing.T) {
 	h := acctest.Setup(t)
 	servingFixtures(t, h)
-	t.Cleanup(acctest.InjectSageMaker(h.Shim, acctest.SageMakerFault{
-		Action: "DescribeEndpoint", Armed: acctest.AfterCall(h.Shim, "CreateEndpoint"), Times: 1, Delay: 2 * time.Second,
+	// The first look of the create's wait is held until the next step:
+	// the create's 1s timeout (which bounds the wait) runs out while the
+	// endpoint is coming up, on any machine and at any poll interval.
+	created := acctest.AfterCall(h.Shim, "CreateEndpoint")
+	hold := acctest.NewHold(t)
+	t.Cleanup(h.Shim.AddServedRule(acctest.FaultRule{
+		Service: "sagemaker", Action: "DescribeEndpoint", Times: 1, Hold: hold, Match: func(*acctest.Request) bool { return created() },
 	}))
 	var firstConfig string
 	resource.Test(t, resource.TestCase{
@@ -93,6 +98,10 @@ func TestAccServingEndpoint_createInterrupted(t *testing.T) {
 			},
 			{
 				PreConfig: func() {
+					if n := hold.Arrived(); n != 1 {
+						t.Fatalf("%d looks of the create's wait were held when its timeout ran out, want 1", n)
+					}
+					landHeld(t, hold) // the held look lands
 					cs := h.SageMakerEndpoints.Configs(acctest.Region)
 					if len(cs) != 1 {
 						t.Errorf("endpoint configs after the interrupted create: %v, want one", cs)
@@ -238,6 +247,7 @@ func TestAccServingEndpoint_updateTimedOutLeavesNothing(t *testing.T) {
 	servingFixtures(t, h)
 	const timeouts = `  timeouts = { update = "1s" }`
 	var firstConfig string
+	hold := acctest.NewHold(t)
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
@@ -247,10 +257,13 @@ func TestAccServingEndpoint_updateTimedOutLeavesNothing(t *testing.T) {
 				Config: servingConfig(h, servingImage, "ml.m5.large", 1, timeouts),
 				Check: resource.TestCheckResourceAttrWith(servingName, "endpoint_config_name", func(v string) error {
 					firstConfig = v
-					// The first describe after UpdateEndpoint is held past
-					// the update's timeout; it lands afterwards.
-					t.Cleanup(acctest.InjectSageMaker(h.Shim, acctest.SageMakerFault{
-						Action: "DescribeEndpoint", Armed: acctest.AfterCall(h.Shim, "UpdateEndpoint"), Times: 1, Delay: 2 * time.Second,
+					// The first describe after UpdateEndpoint (the first look
+					// of the update's wait) is held until the last step: the
+					// update's 1s timeout runs out while SageMaker deploys,
+					// on any machine and at any poll interval; it lands then.
+					updated := acctest.AfterCall(h.Shim, "UpdateEndpoint")
+					t.Cleanup(h.Shim.AddServedRule(acctest.FaultRule{
+						Service: "sagemaker", Action: "DescribeEndpoint", Times: 1, Hold: hold, Match: func(*acctest.Request) bool { return updated() },
 					}))
 					return nil
 				}),
@@ -261,7 +274,10 @@ func TestAccServingEndpoint_updateTimedOutLeavesNothing(t *testing.T) {
 			},
 			{
 				PreConfig: func() {
-					time.Sleep(2 * time.Second) // the held describe lands: the deployment ends
+					if n := hold.Arrived(); n != 1 {
+						t.Fatalf("%d looks of the update's wait were held when its timeout ran out, want 1", n)
+					}
+					landHeld(t, hold) // the held describe lands: the deployment ends
 					if cs := h.SageMakerEndpoints.Configs(acctest.Region); len(cs) != 2 {
 						t.Errorf("configs after the cut-off update: %v, want the old and the new", cs)
 					}

@@ -23,18 +23,20 @@ import (
 
 // servingFault is one way a write call of the serving endpoint goes wrong.
 // arm sets it on service's action and returns how often it fired and a
-// function that removes it; cancel ends the verb's context (an interrupt,
-// as Ctrl-C or a Terraform timeout do).
+// function that removes it (and waits until a call it held has landed);
+// cancel ends the verb's context (an interrupt, as Ctrl-C or a Terraform
+// timeout do). own says that the core makes the call on a context of its
+// own, which cancel does not end (the cleanup after an update).
 type servingFault struct {
-	name   string
-	arm    func(h *acctest.Harness, service, action string, cancel context.CancelFunc) (fired func() int, remove func())
-	settle time.Duration // how long a call the fault held may take to land
-	fails  bool          // the verb must fail (else the fault was not exercised)
+	name  string
+	arm   func(t *testing.T, h *acctest.Harness, service, action string, own bool, cancel context.CancelFunc) (fired func() int, remove func())
+	fails bool // the verb must fail (else the fault was not exercised)
 }
 
 // servingFaults are the four faults of the matrix. SageMaker calls go
-// through InjectSageMaker (it wraps the endpoint double and moto alike);
-// Application Auto Scaling calls through the shim's rules in front of moto.
+// through InjectSageMaker and AddServedRule (they wrap the endpoint double
+// and moto alike); Application Auto Scaling and CloudWatch calls through
+// the shim's rules in front of moto.
 func servingFaults() []servingFault {
 	sm := func(h *acctest.Harness, action string, f acctest.SageMakerFault) (func() int, func()) {
 		var n atomic.Int32
@@ -49,24 +51,43 @@ func servingFaults() []servingFault {
 		remove := acctest.InjectSageMaker(h.Shim, f)
 		return func() int { return int(n.Load()) }, remove
 	}
-	held := func(delay, cancelAfter time.Duration) func(*acctest.Harness, string, string, context.CancelFunc) (func() int, func()) {
-		return func(h *acctest.Harness, svc, action string, cancel context.CancelFunc) (func() int, func()) {
-			stop := func() { time.AfterFunc(cancelAfter, cancel) }
-			if svc == "sagemaker" {
-				return sm(h, action, acctest.SageMakerFault{Times: 1, Delay: delay, OnCall: stop})
-			}
+	// held holds the call until its client has given up on it (the verb is
+	// stopped cancelAfter after the call arrived): it lands after the client
+	// gave up, however loaded the machine, and within the time the core
+	// looks for a call still in flight. A call on the core's own context
+	// (own) has a client that does not give up: it is held until the verb
+	// was stopped. remove waits until the call has landed.
+	held := func(cancelAfter time.Duration) func(*testing.T, *acctest.Harness, string, string, bool, context.CancelFunc) (func() int, func()) {
+		return func(t *testing.T, h *acctest.Harness, svc, action string, own bool, cancel context.CancelFunc) (func() int, func()) {
 			var n atomic.Int32
-			h.Shim.AddRule(acctest.FaultRule{Service: svc, Action: action, Times: 1, Delay: delay,
-				Before: func(*acctest.Request) { n.Add(1); stop() }})
-			return func() int { return int(n.Load()) }, h.Shim.ClearRules
+			hold := acctest.HoldUntilClientGone(t)
+			stop := func() {
+				cancel()
+				if own {
+					hold.Release()
+				}
+			}
+			rule := acctest.FaultRule{Service: svc, Action: action, Times: 1, Hold: hold,
+				Before: func(*acctest.Request) { n.Add(1); time.AfterFunc(cancelAfter, stop) }}
+			unarm := h.Shim.ClearRules
+			if svc == "sagemaker" {
+				unarm = h.Shim.AddServedRule(rule)
+				t.Cleanup(unarm)
+			} else {
+				h.Shim.AddRule(rule)
+			}
+			return func() int { return int(n.Load()) }, func() {
+				unarm()
+				landHeld(t, hold)
+			}
 		}
 	}
 	return []servingFault{
 		// The call reaches AWS; the client is stopped while it is served.
-		{name: "interrupted", arm: held(500*time.Millisecond, 0), settle: time.Second, fails: true},
+		{name: "interrupted", arm: held(0), fails: true},
 		// The call is held past the verb's deadline and lands after it.
-		{name: "timed out", arm: held(2*time.Second, 500*time.Millisecond), settle: 2 * time.Second, fails: true},
-		{name: "throttled", arm: func(h *acctest.Harness, svc, action string, _ context.CancelFunc) (func() int, func()) {
+		{name: "timed out", arm: held(500 * time.Millisecond), fails: true},
+		{name: "throttled", arm: func(_ *testing.T, h *acctest.Harness, svc, action string, _ bool, _ context.CancelFunc) (func() int, func()) {
 			if svc == "sagemaker" {
 				return sm(h, action, acctest.SageMakerFault{Times: 1, Code: "ThrottlingException", Message: "Rate exceeded (injected)"})
 			}
@@ -81,7 +102,7 @@ func servingFaults() []servingFault {
 				return n
 			}, func() {}
 		}},
-		{name: "lost answer", arm: func(h *acctest.Harness, svc, action string, _ context.CancelFunc) (func() int, func()) {
+		{name: "lost answer", arm: func(_ *testing.T, h *acctest.Harness, svc, action string, _ bool, _ context.CancelFunc) (func() int, func()) {
 			if svc == "sagemaker" {
 				return sm(h, action, acctest.SageMakerFault{Times: 1, LoseResponse: true})
 			}
@@ -282,13 +303,15 @@ func TestAccServingEndpoint_faultMatrix(t *testing.T) {
 		}
 		return ep
 	}
-	armed := func(t *testing.T, fault servingFault, st step, cancel context.CancelFunc) func() {
+	// The update deletes the old config and model on a context of its own
+	// (cleanupServing), which stopping the update does not end.
+	ownContext := map[step]bool{{"sagemaker", "DeleteEndpointConfig"}: true, {"sagemaker", "DeleteModel"}: true}
+	armed := func(t *testing.T, fault servingFault, st step, own bool, cancel context.CancelFunc) func() {
 		t.Helper()
-		fired, remove := fault.arm(h, st.service, st.action, cancel)
+		fired, remove := fault.arm(t, h, st.service, st.action, own, cancel)
 		return func() {
 			remove()
 			h.Shim.ClearRules()
-			time.Sleep(fault.settle)
 			if fired() == 0 {
 				t.Fatalf("the %s fault on %s never fired", fault.name, st.action)
 			}
@@ -303,7 +326,7 @@ func TestAccServingEndpoint_faultMatrix(t *testing.T) {
 				cells++
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
-				disarm := armed(t, fault, st, cancel)
+				disarm := armed(t, fault, st, false, cancel)
 				got, _, err := env.CreateServingEndpoint(ctx, base, wait)
 				disarm()
 				if fault.fails && err == nil {
@@ -344,7 +367,7 @@ func TestAccServingEndpoint_faultMatrix(t *testing.T) {
 				prior.Spec.Tags = maps.Clone(base.Tags)
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
-				disarm := armed(t, fault, st, cancel)
+				disarm := armed(t, fault, st, ownContext[st], cancel)
 				got, _, err := env.UpdateServingEndpoint(ctx, prior, next, wait)
 				disarm()
 				if fault.fails && err == nil {
@@ -378,7 +401,7 @@ func TestAccServingEndpoint_faultMatrix(t *testing.T) {
 				ep := create(t)
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
-				disarm := armed(t, fault, st, cancel)
+				disarm := armed(t, fault, st, false, cancel)
 				err := env.DeleteServingEndpoint(ctx, base.Name, priorOf(ep), wait)
 				disarm()
 				if fault.fails && err == nil {
