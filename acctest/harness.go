@@ -380,6 +380,17 @@ func SetupEmulator(t testing.TB) *Harness {
 	return setup(t, true, false)
 }
 
+// ParallelGroup makes t a parallel test whose subtests each call Setup
+// (or ParallelEmulator) for an emulator of their own: t itself holds none.
+// Without TF_ACC it is skipped, as Setup would.
+func ParallelGroup(t *testing.T) {
+	t.Helper()
+	if os.Getenv("TF_ACC") == "" {
+		t.Skip("acceptance test: set TF_ACC=1 to run it against the AWS emulator (make testacc, make test)")
+	}
+	t.Parallel()
+}
+
 // ParallelEmulator is SetupEmulator for a parallel test (t.Parallel): its
 // own emulator, reached through explicit endpoints (a Pulumi provider's
 // config, h.Clients), and no change to the environment.

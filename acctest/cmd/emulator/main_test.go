@@ -27,11 +27,15 @@ func TestParseFlags(t *testing.T) {
 		want    options
 		wantErr error
 	}{
-		{name: "defaults", want: options{}},
+		{name: "defaults", want: options{machine: "host"}},
 		{name: "all", args: []string{"--port", "4566", "--ready-file", "/tmp/x", "--quiet", "--moto-log"},
-			want: options{port: 4566, readyFile: "/tmp/x", quiet: true, motoLog: true}},
+			want: options{port: 4566, readyFile: "/tmp/x", quiet: true, motoLog: true, machine: "host"}},
 		{name: "node stand-in", args: []string{"--play-nodes", "demo-train, other", "--hwprobe", "/bin/hwprobe", "--signer-cert", "cert.pem"},
-			want: options{playNodes: "demo-train, other", hwprobe: "/bin/hwprobe", signerCert: "cert.pem"}},
+			want: options{playNodes: "demo-train, other", hwprobe: "/bin/hwprobe", signerCert: "cert.pem", machine: "host"}},
+		{name: "node stand-in on a fixed machine", args: []string{"--play-nodes", "demo-train", "--machine", "zen5"},
+			want: options{playNodes: "demo-train", machine: "zen5"}},
+		{name: "unknown machine", args: []string{"--play-nodes", "demo-train", "--machine", "pentium"}, wantErr: errAny},
+		{name: "machine without play-nodes", args: []string{"--machine", "zen5"}, wantErr: errAny},
 		{name: "signer cert without play-nodes", args: []string{"--signer-cert", "cert.pem"}, wantErr: errAny},
 		{name: "hwprobe without play-nodes", args: []string{"--hwprobe", "/bin/hwprobe"}, wantErr: errAny},
 		{name: "play-nodes without a name", args: []string{"--play-nodes", " , "}, wantErr: errAny},

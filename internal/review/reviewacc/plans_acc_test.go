@@ -178,7 +178,7 @@ func destroyOf(r *review.Report, addr string) *review.Destroy {
 }
 
 func TestAccReviewPlans_platform(t *testing.T) {
-	h := acctest.Setup(t)
+	h := acctest.SetupSerial(t) // the examples reach the emulator through AWS_ENDPOINT_URL
 	createBucket(t, h, "review-data", acctest.Region)
 	w := newWork(t, filepath.Join("..", "testdata", "terraform", "platform"), "")
 	w.run("init", "-no-color")
@@ -266,7 +266,7 @@ func TestAccReviewPlans_platform(t *testing.T) {
 // TestAccReviewPlans_quickstart plans the repository's quick start example
 // as its user would, with two p5en.48xlarge nodes.
 func TestAccReviewPlans_quickstart(t *testing.T) {
-	h := acctest.Setup(t)
+	h := acctest.SetupSerial(t) // the examples reach the emulator through AWS_ENDPOINT_URL
 	createBucket(t, h, "mlplatform-demo-data", acctest.Region)
 	w := newWork(t, filepath.Join("..", "..", "..", "examples", "quickstart"), "")
 	w.run("init", "-no-color")
@@ -299,7 +299,7 @@ func TestAccReviewPlans_aws(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(mirror, "registry.terraform.io", "hashicorp", "aws")); err != nil {
 		t.Fatalf("MLPLATFORM_TF_PLUGIN_MIRROR: %v", err)
 	}
-	h := acctest.Setup(t)
+	h := acctest.SetupSerial(t) // the examples reach the emulator through AWS_ENDPOINT_URL
 	w := newWork(t, filepath.Join("..", "testdata", "terraform", "aws"), mirror)
 	w.run("init", "-no-color")
 	endpoint := "endpoint=" + h.URL
