@@ -423,8 +423,9 @@ func (s *suite) sharedAWSEnv() map[string]string {
 // EmulatorPollInterval is how often waits poll the emulator in tests:
 // moto answers at once and has everything ACTIVE at once, so a wait meant
 // for AWS (15 s between looks at EC2 nodes or validation reports) would
-// only sleep.
-const EmulatorPollInterval = 200 * time.Millisecond
+// only sleep. Not shorter: every look costs moto CPU, and the node player
+// looks for new nodes every 500 ms.
+const EmulatorPollInterval = 500 * time.Millisecond
 
 // refusingEndpoint answers every request with 400 and an AWS error naming
 // the mistake: a test whose client was not pointed at its own emulator.

@@ -75,9 +75,9 @@ echo "node stand-in (test code): runs hwprobe here for each node of demo-train, 
 
 export AWS_ENDPOINT_URL="$endpoint" AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_REGION=me-central-1
 export AWS_EC2_METADATA_DISABLED=true CHECKPOINT_DISABLE=1 TF_IN_AUTOMATION=1 TF_INPUT=0
-# The emulator has everything ready at once: waits poll it every 200 ms,
+# The emulator has everything ready at once: waits poll it every 500 ms,
 # not at the intervals meant for AWS (make emulator prints this too).
-export MLPLATFORM_POLL_INTERVAL=200ms
+export MLPLATFORM_POLL_INTERVAL=500ms
 cat >"$work/terraformrc" <<RC
 provider_installation {
   filesystem_mirror {

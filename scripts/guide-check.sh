@@ -97,7 +97,7 @@ for guide in "${guides[@]}"; do
   (
     cd "$root"
     export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_REGION=me-central-1
-    export AWS_EC2_METADATA_DISABLED=true AWS_ENDPOINT_URL="$(cat "$work/endpoint")" MLPLATFORM_POLL_INTERVAL=200ms
+    export AWS_EC2_METADATA_DISABLED=true AWS_ENDPOINT_URL="$(cat "$work/endpoint")" MLPLATFORM_POLL_INTERVAL=500ms
     # The Pulumi CLI make test built, when there is one.
     if [ -n "${PULUMI_CLI:-}" ]; then PATH="$(dirname "$PULUMI_CLI"):$PATH"; fi
     export TF_CLI_CONFIG_FILE="$work/terraformrc" CHECKPOINT_DISABLE=1 TF_IN_AUTOMATION=1 TF_INPUT=0

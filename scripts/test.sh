@@ -80,11 +80,16 @@ export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations"
 # PATH), the emulator and the go test summary. The steps after this one
 # use them (MLPLATFORM_BIN, ACCTEST_HWPROBE, ACCTEST_PULUMI_PLUGIN_DIR).
 build_all() {
-  make --no-print-directory build
+  local rc=0 pid
   mkdir -p bin/test/pulumi
-  go build -tags hwprobe_nvmlmock -o bin/test/hwprobe ./hwprobe/cmd/hwprobe
-  go build -o bin/test/ ./acctest/cmd/emulator ./scripts/gotest-summary
+  # Side by side: most of a warm build is linking.
+  { go build -tags hwprobe_nvmlmock -o bin/test/hwprobe ./hwprobe/cmd/hwprobe &&
+    go build -o bin/test/ ./acctest/cmd/emulator ./scripts/gotest-summary; } &
+  pid=$!
+  make --no-print-directory -j2 build || rc=$?
+  wait "$pid" || rc=$?
   ln -sf ../../pulumi-resource-mlplatform bin/test/pulumi/pulumi-resource-mlplatform
+  return "$rc"
 }
 step build "" build_all
 export MLPLATFORM_BIN=$PWD/bin ACCTEST_HWPROBE=$PWD/bin/test/hwprobe ACCTEST_PULUMI_PLUGIN_DIR=$PWD/bin/test/pulumi
