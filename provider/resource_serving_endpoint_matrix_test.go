@@ -15,7 +15,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/applicationautoscaling"
 	aastypes "github.com/aws/aws-sdk-go-v2/service/applicationautoscaling/types"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
-	"github.com/aws/aws-sdk-go-v2/service/sagemaker"
 
 	"github.com/mlplatform/mlplatform/acctest"
 	"github.com/mlplatform/mlplatform/internal/platform"
@@ -241,9 +240,15 @@ func priorOf(ep *platform.ServingEndpoint) platform.ServingEndpointPrior {
 // action, and after the
 // delete nothing is left. A fault that never fired fails its cell.
 func TestAccServingEndpoint_faultMatrix(t *testing.T) {
-	h := acctest.Setup(t)
-	servingFixtures(t, h)
-	env := platformEnv(t, h)
+	// Each cell runs against an emulator of its own, in parallel with the
+	// others: nothing a failed cell leaves reaches another.
+	acctest.ParallelGroup(t)
+	cell := func(t *testing.T) (*acctest.Harness, *platform.Env) {
+		t.Helper()
+		h := acctest.Setup(t)
+		servingFixtures(t, h)
+		return h, platformEnv(t, h)
+	}
 	wait := platform.ServingWait{Timeout: 30 * time.Second} // the environment polls every 50ms (platformEnv)
 	base := servingMatrixSpec()
 	next := servingMatrixSpec()
@@ -265,37 +270,7 @@ func TestAccServingEndpoint_faultMatrix(t *testing.T) {
 		{aas, "DeleteScheduledAction"}, {aas, "PutScheduledAction"}, {cw, "PutMetricAlarm"}, {cw, "TagResource"}, {cw, "UntagResource"}}
 	deletes := []step{{aas, "DeleteScheduledAction"}, {aas, "DeregisterScalableTarget"}, {"sagemaker", "DeleteEndpoint"}, {"sagemaker", "DeleteEndpointConfig"}, {"sagemaker", "DeleteModel"}, {cw, "DeleteAlarms"}}
 
-	// A failed cell leaves nothing to the next.
-	cleanup := func() {
-		h.Shim.ClearRules()
-		_ = env.DeleteServingEndpoint(context.Background(), base.Name, platform.ServingEndpointPrior{}, wait)
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if c, err := h.Clients(ctx, acctest.Region); err == nil {
-			if ms, err := c.SageMaker.ListModels(ctx, &sagemaker.ListModelsInput{}); err == nil {
-				for _, m := range ms.Models {
-					_, _ = c.SageMaker.DeleteModel(ctx, &sagemaker.DeleteModelInput{ModelName: m.ModelName})
-				}
-			}
-			if as, err := c.AppAutoScaling.DescribeScheduledActions(ctx, &applicationautoscaling.DescribeScheduledActionsInput{ServiceNamespace: aastypes.ServiceNamespaceSagemaker}); err == nil {
-				for _, x := range as.ScheduledActions {
-					_, _ = c.AppAutoScaling.DeleteScheduledAction(ctx, &applicationautoscaling.DeleteScheduledActionInput{ServiceNamespace: x.ServiceNamespace,
-						ResourceId: x.ResourceId, ScalableDimension: x.ScalableDimension, ScheduledActionName: x.ScheduledActionName})
-				}
-			}
-			if alarms, err := matrixAlarms(h); err == nil && len(alarms) > 0 {
-				_, _ = c.CloudWatch().DeleteAlarms(ctx, &cloudwatch.DeleteAlarmsInput{AlarmNames: alarms})
-			}
-			if ts, err := c.AppAutoScaling.DescribeScalableTargets(ctx, &applicationautoscaling.DescribeScalableTargetsInput{ServiceNamespace: aastypes.ServiceNamespaceSagemaker}); err == nil {
-				for _, x := range ts.ScalableTargets {
-					_, _ = c.AppAutoScaling.DeregisterScalableTarget(ctx, &applicationautoscaling.DeregisterScalableTargetInput{
-						ServiceNamespace: x.ServiceNamespace, ResourceId: x.ResourceId, ScalableDimension: x.ScalableDimension})
-				}
-			}
-		}
-		h.Shim.Reset() // the endpoint double's state, the faults and the log
-	}
-	create := func(t *testing.T) *platform.ServingEndpoint {
+	create := func(t *testing.T, env *platform.Env) *platform.ServingEndpoint {
 		t.Helper()
 		ep, _, err := env.CreateServingEndpoint(context.Background(), base, wait)
 		if err != nil {
@@ -306,7 +281,7 @@ func TestAccServingEndpoint_faultMatrix(t *testing.T) {
 	// The update deletes the old config and model on a context of its own
 	// (cleanupServing), which stopping the update does not end.
 	ownContext := map[step]bool{{"sagemaker", "DeleteEndpointConfig"}: true, {"sagemaker", "DeleteModel"}: true}
-	armed := func(t *testing.T, fault servingFault, st step, own bool, cancel context.CancelFunc) func() {
+	armed := func(t *testing.T, h *acctest.Harness, fault servingFault, st step, own bool, cancel context.CancelFunc) func() {
 		t.Helper()
 		fired, remove := fault.arm(t, h, st.service, st.action, own, cancel)
 		return func() {
@@ -318,15 +293,16 @@ func TestAccServingEndpoint_faultMatrix(t *testing.T) {
 		}
 	}
 	start := time.Now()
-	cells := 0
+	var cells atomic.Int32
+	t.Cleanup(func() { t.Logf("%d cells in %s", cells.Load(), time.Since(start).Round(time.Second)) })
 	for _, fault := range servingFaults() {
 		for _, st := range creates {
 			t.Run(fmt.Sprintf("create/%s/%s", st.action, fault.name), func(t *testing.T) {
-				t.Cleanup(cleanup)
-				cells++
+				h, env := cell(t)
+				cells.Add(1)
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
-				disarm := armed(t, fault, st, false, cancel)
+				disarm := armed(t, h, fault, st, false, cancel)
 				got, _, err := env.CreateServingEndpoint(ctx, base, wait)
 				disarm()
 				if fault.fails && err == nil {
@@ -339,13 +315,13 @@ func TestAccServingEndpoint_faultMatrix(t *testing.T) {
 					if derr := env.DeleteServingEndpoint(context.Background(), base.Name, priorOf(got), wait); derr != nil {
 						t.Fatalf("destroying the tainted endpoint (after %v): %v", err, derr)
 					}
-					got = create(t)
+					got = create(t, env)
 				default:
 					// Nothing recorded: nothing may exist.
 					if left := checkServingNothingLeft(h); left != nil {
 						t.Fatalf("the create failed with nothing recorded (%v), yet: %v", err, left)
 					}
-					got = create(t)
+					got = create(t, env)
 				}
 				if err := checkServingConverged(env, h, base); err != nil {
 					t.Fatal(err)
@@ -360,14 +336,14 @@ func TestAccServingEndpoint_faultMatrix(t *testing.T) {
 		}
 		for _, st := range updates {
 			t.Run(fmt.Sprintf("update/%s/%s", st.action, fault.name), func(t *testing.T) {
-				t.Cleanup(cleanup)
-				cells++
-				ep := create(t)
+				h, env := cell(t)
+				cells.Add(1)
+				ep := create(t, env)
 				prior := priorOf(ep)
 				prior.Spec.Tags = maps.Clone(base.Tags)
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
-				disarm := armed(t, fault, st, ownContext[st], cancel)
+				disarm := armed(t, h, fault, st, ownContext[st], cancel)
 				got, _, err := env.UpdateServingEndpoint(ctx, prior, next, wait)
 				disarm()
 				if fault.fails && err == nil {
@@ -396,12 +372,12 @@ func TestAccServingEndpoint_faultMatrix(t *testing.T) {
 		}
 		for _, st := range deletes {
 			t.Run(fmt.Sprintf("delete/%s/%s", st.action, fault.name), func(t *testing.T) {
-				t.Cleanup(cleanup)
-				cells++
-				ep := create(t)
+				h, env := cell(t)
+				cells.Add(1)
+				ep := create(t, env)
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
-				disarm := armed(t, fault, st, false, cancel)
+				disarm := armed(t, h, fault, st, false, cancel)
 				err := env.DeleteServingEndpoint(ctx, base.Name, priorOf(ep), wait)
 				disarm()
 				if fault.fails && err == nil {
@@ -419,7 +395,6 @@ func TestAccServingEndpoint_faultMatrix(t *testing.T) {
 			})
 		}
 	}
-	t.Logf("%d cells in %s", cells, time.Since(start).Round(time.Second))
 }
 
 // matrixAlarms lists the alarms of endpoint fraud in the emulator, whoever
