@@ -104,26 +104,28 @@ func checkConverged(t *testing.T, h *acctest.Harness, spec platform.CPUFootprint
 // After every cell: no orphan group or launch template, and the footprint
 // converges.
 func TestAccCPUFootprint_faultMatrix(t *testing.T) {
-	h := acctest.Setup(t)
-	env := platformEnv(t, h)
+	// Each cell runs against an emulator of its own, in parallel with the
+	// others: nothing a failed cell leaves reaches another.
+	acctest.ParallelGroup(t)
 	opts := platform.CPUFootprintOptions{} // the environment polls every 50ms (platformEnv)
 	base := footprintFaultSpec()
-	if _, err := env.PlanCPUFootprint(context.Background(), base); err != nil { // warm the catalog
-		t.Fatal(err)
+	cell := func(t *testing.T) (*acctest.Harness, *platform.Env) {
+		t.Helper()
+		h := acctest.Setup(t)
+		env := platformEnv(t, h)
+		if _, err := env.PlanCPUFootprint(context.Background(), base); err != nil { // warm the catalog
+			t.Fatal(err)
+		}
+		return h, env
 	}
 	type step struct{ service, action string }
 	creates := []step{{"ec2", "CreateLaunchTemplate"}, {"autoscaling", "CreateAutoScalingGroup"}, {"autoscaling", "PutScheduledUpdateGroupAction"}}
 	updates := []step{{"ec2", "CreateLaunchTemplateVersion"}, {"autoscaling", "UpdateAutoScalingGroup"}, {"autoscaling", "CreateOrUpdateTags"}}
 	deletes := []step{{"autoscaling", "DeleteAutoScalingGroup"}, {"ec2", "DeleteLaunchTemplate"}}
-	// A failed cell leaves nothing to the next.
-	cleanup := func() {
-		h.Shim.ClearRules()
-		_ = env.DeleteCPUFootprint(context.Background(), base.Name, "", opts)
-	}
 	for _, fault := range cpuFaults() {
 		for _, st := range creates {
 			t.Run(fmt.Sprintf("create/%s/%s", st.action, fault.name), func(t *testing.T) {
-				t.Cleanup(cleanup)
+				h, env := cell(t)
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
 				hold := fault.arm(t, h, st.service, st.action, cancel)
@@ -167,7 +169,7 @@ func TestAccCPUFootprint_faultMatrix(t *testing.T) {
 		}
 		for _, st := range updates {
 			t.Run(fmt.Sprintf("update/%s/%s", st.action, fault.name), func(t *testing.T) {
-				t.Cleanup(cleanup)
+				h, env := cell(t)
 				f, err := env.CreateCPUFootprint(context.Background(), base, opts)
 				if err != nil {
 					t.Fatal(err)
@@ -202,7 +204,7 @@ func TestAccCPUFootprint_faultMatrix(t *testing.T) {
 		}
 		for _, st := range deletes {
 			t.Run(fmt.Sprintf("delete/%s/%s", st.action, fault.name), func(t *testing.T) {
-				t.Cleanup(cleanup)
+				h, env := cell(t)
 				f, err := env.CreateCPUFootprint(context.Background(), base, opts)
 				if err != nil {
 					t.Fatal(err)
