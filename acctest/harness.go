@@ -106,6 +106,13 @@ func (h *Harness) Endpoints() map[string]string {
 // metadata, and the provider's waits polling at the emulator's pace
 // (MLPLATFORM_POLL_INTERVAL).
 func (h *Harness) Env() map[string]string {
+	return awsEnv(h.URL)
+}
+
+// awsEnv is the AWS SDK environment for an endpoint: dummy credentials,
+// the test region, no shared config or instance metadata, waits at the
+// emulator's pace.
+func awsEnv(endpoint string) map[string]string {
 	return map[string]string{
 		"AWS_ACCESS_KEY_ID":           "testing",
 		"AWS_SECRET_ACCESS_KEY":       "testing",
@@ -113,7 +120,7 @@ func (h *Harness) Env() map[string]string {
 		"AWS_PROFILE":                 "",
 		"AWS_REGION":                  Region,
 		"AWS_DEFAULT_REGION":          Region,
-		"AWS_ENDPOINT_URL":            h.URL,
+		"AWS_ENDPOINT_URL":            endpoint,
 		"AWS_EC2_METADATA_DISABLED":   "true",
 		"AWS_CONFIG_FILE":             os.DevNull,
 		"AWS_SHARED_CREDENTIALS_FILE": os.DevNull,
@@ -406,18 +413,9 @@ func ParallelEmulator(t *testing.T) *Harness {
 // AWS_ENDPOINT_URL is the suite's refusing endpoint: a client that was not
 // given its test's emulator fails there at once, and never reaches AWS.
 func (s *suite) sharedAWSEnv() map[string]string {
-	return map[string]string{
-		"AWS_ACCESS_KEY_ID":           "testing",
-		"AWS_SECRET_ACCESS_KEY":       "testing",
-		"AWS_SESSION_TOKEN":           "",
-		"AWS_PROFILE":                 "",
-		"AWS_REGION":                  Region,
-		"AWS_DEFAULT_REGION":          Region,
-		"AWS_ENDPOINT_URL":            s.refuse.URL,
-		"AWS_EC2_METADATA_DISABLED":   "true",
-		"AWS_CONFIG_FILE":             os.DevNull,
-		"AWS_SHARED_CREDENTIALS_FILE": os.DevNull,
-	}
+	env := awsEnv(s.refuse.URL)
+	delete(env, platform.PollIntervalEnv) // Main sets it, unless the caller did
+	return env
 }
 
 // EmulatorPollInterval is how often waits poll the emulator in tests:

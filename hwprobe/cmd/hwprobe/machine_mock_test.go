@@ -37,21 +37,28 @@ cpu {
 		{machine: "pentium", code: exitCannotRun, stderrRE: `HWPROBE_MACHINE: unknown machine "pentium"`},
 	} {
 		t.Run(tt.machine, func(t *testing.T) {
-			var out, errb bytes.Buffer
-			env := map[string]string{"HWPROBE_MACHINE": tt.machine}
-			a := newApp(&out, &errb, func(k string) string { return env[k] })
-			err := run(context.Background(), []string{"validate", "--profile", prof, "--no-imds", "--no-gpu", "--format", "table"}, a)
-			code := exitOK
-			if err != nil {
-				code = exitCannotRun
-				if e, ok := asExit(err); ok {
-					code = e.code
-				}
-				errb.WriteString(err.Error())
-			}
-			if code != tt.code || !strings.Contains(out.String(), tt.stdout) || !strings.Contains(errb.String(), tt.stderrRE) {
-				t.Fatalf("exit %d (want %d)\nstdout:\n%s\nstderr:\n%s", code, tt.code, out.String(), errb.String())
+			code, out, errb := runWithEnv(map[string]string{"HWPROBE_MACHINE": tt.machine}, "validate", "--profile", prof, "--no-imds", "--no-gpu", "--format", "table")
+			if code != tt.code || !strings.Contains(out, tt.stdout) || !strings.Contains(errb, tt.stderrRE) {
+				t.Fatalf("exit %d (want %d)\nstdout:\n%s\nstderr:\n%s", code, tt.code, out, errb)
 			}
 		})
 	}
+}
+
+// runWithEnv runs hwprobe with args and only the environment env, and
+// returns its exit code, standard output and standard error (the error
+// run returned included).
+func runWithEnv(env map[string]string, args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	a := newApp(&out, &errb, func(k string) string { return env[k] })
+	err := run(context.Background(), args, a)
+	code = exitOK
+	if err != nil {
+		code = exitCannotRun
+		if e, ok := asExit(err); ok {
+			code = e.code
+		}
+		errb.WriteString(err.Error())
+	}
+	return code, out.String(), errb.String()
 }

@@ -3,8 +3,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,20 +37,9 @@ gpu {
 		{spec: "dgxh200;nvlink_down=3", code: exitCannotRun, stderrRE: "HWPROBE_NVML_MOCK: nvlink_down"},
 	} {
 		t.Run(tt.spec, func(t *testing.T) {
-			var out, errb bytes.Buffer
-			env := map[string]string{"HWPROBE_NVML_MOCK": tt.spec}
-			a := newApp(&out, &errb, func(k string) string { return env[k] })
-			err := run(context.Background(), []string{"validate", "--profile", prof, "--no-imds", "--format", "table"}, a)
-			code := exitOK
-			if err != nil {
-				code = exitCannotRun
-				if e, ok := asExit(err); ok {
-					code = e.code
-				}
-				errb.WriteString(err.Error())
-			}
-			if code != tt.code || !strings.Contains(out.String(), tt.stdout) || !strings.Contains(errb.String(), tt.stderrRE) {
-				t.Fatalf("exit %d (want %d)\nstdout:\n%s\nstderr:\n%s", code, tt.code, out.String(), errb.String())
+			code, out, errb := runWithEnv(map[string]string{"HWPROBE_NVML_MOCK": tt.spec}, "validate", "--profile", prof, "--no-imds", "--format", "table")
+			if code != tt.code || !strings.Contains(out, tt.stdout) || !strings.Contains(errb, tt.stderrRE) {
+				t.Fatalf("exit %d (want %d)\nstdout:\n%s\nstderr:\n%s", code, tt.code, out, errb)
 			}
 		})
 	}
