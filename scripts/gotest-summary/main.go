@@ -6,10 +6,12 @@
 // were skipped. It exits 1 when a test or a package failed, or when no
 // test ran at all.
 //
-//	go test -json ./... | go run ./scripts/gotest-summary [-slowest N] [-counts FILE]
+//	go test -json ./... | go run ./scripts/gotest-summary [-slowest N] [-counts FILE] [-json FILE]
 //
 // -slowest lists the N slowest top-level tests; -counts writes the three
-// counts, space-separated, to FILE (for make test's table).
+// counts, space-separated, to FILE (for make test's table); -json keeps
+// the events as read in FILE (to see where the time went: each test's
+// start, pauses and end are in it).
 package main
 
 import (
@@ -75,8 +77,17 @@ func run(in io.Reader, out io.Writer, args []string) error {
 	fs := flag.NewFlagSet("gotest-summary", flag.ContinueOnError)
 	slowest := fs.Int("slowest", 0, "list the `N` slowest top-level tests")
 	counts := fs.String("counts", "", "write \"passed failed skipped\" to `file`")
+	keep := fs.String("json", "", "keep the events as read in `file`")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *keep != "" {
+		f, err := os.Create(*keep)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		in = io.TeeReader(in, f)
 	}
 	r, err := parse(in)
 	if err != nil {

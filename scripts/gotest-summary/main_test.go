@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -49,10 +51,15 @@ func TestRun(t *testing.T) {
 
 func TestRunPassAndEmpty(t *testing.T) {
 	var out bytes.Buffer
-	if err := run(strings.NewReader(`{"Action":"pass","Package":"b","Test":"TestD","Elapsed":1}
+	const events = `{"Action":"pass","Package":"b","Test":"TestD","Elapsed":1}
 {"Action":"pass","Package":"b","Elapsed":1.5}
-`), &out, nil); err != nil {
+`
+	kept := filepath.Join(t.TempDir(), "events.json")
+	if err := run(strings.NewReader(events), &out, []string{"-json", kept}); err != nil {
 		t.Errorf("a passing run: %v\n%s", err, out.String())
+	}
+	if b, err := os.ReadFile(kept); err != nil || string(b) != events {
+		t.Errorf("-json kept %q (%v), want the events as read", b, err)
 	}
 	out.Reset()
 	if err := run(strings.NewReader(`{"Action":"skip","Package":"c"}`+"\n"), &out, nil); !errors.Is(err, errFailed) {
