@@ -83,6 +83,10 @@ type scenario struct {
 	kind     kind
 	resource string // resource name in both programs, also its AWS name
 	steps    []step
+	// waits says the scenario mostly waits out a timeout (a minute or
+	// more): it starts before the others, so that its wait overlaps them
+	// rather than ending the suite alone.
+	waits bool
 }
 
 // merge returns base with over's keys set (nil values delete).

@@ -1,5 +1,7 @@
 package conformance
 
+import "slices"
+
 // The scenarios: one table for both front ends. Inputs are written in
 // Terraform's snake_case; the Pulumi driver translates them.
 
@@ -60,7 +62,19 @@ func scenarios() []scenario {
 	out := append(coreScenarios(), cpuFootprintScenarios()...)
 	out = append(out, cpuFootprintValidationScenarios()...)
 	out = append(append(out, servingScenarios()...), servingScheduleAlarmScenarios()...)
-	return append(out, validationScenarios()...)
+	out = append(out, validationScenarios()...)
+	// Those that wait out a timeout first: the suite runs its scenarios in
+	// parallel, in this order.
+	slices.SortStableFunc(out, func(a, b scenario) int {
+		switch {
+		case a.waits == b.waits:
+			return 0
+		case a.waits:
+			return -1
+		}
+		return 1
+	})
+	return out
 }
 
 func coreScenarios() []scenario {

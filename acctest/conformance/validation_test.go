@@ -164,7 +164,7 @@ func validationScenarios() []scenario {
 			},
 		},
 		{
-			name: "gpu_cluster/validation timeout", kind: gpuCluster, resource: "conf-gate-time",
+			name: "gpu_cluster/validation timeout", kind: gpuCluster, resource: "conf-gate-time", waits: true,
 			steps: []step{
 				{name: "a silent node: apply times out naming it", outOfBand: timeout.start("conf-gate-time", func(index, nth int) acctest.NodeBehaviour {
 					b := gateNodes(false)(index, nth)
