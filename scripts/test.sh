@@ -46,6 +46,37 @@ step() {
   fi
 }
 
+# together ID SUMMARY COMMAND...: start step ID in the background;
+# joined ID SUMMARY: wait for it and report it as step does.
+together() {
+  local id=$1
+  shift 2
+  (
+    t0=$(date +%s)
+    rc=0
+    "$@" >"$logs/$id.log" 2>&1 || rc=$?
+    echo "$rc $(($(date +%s) - t0))" >"$logs/$id.status.tmp"
+    mv "$logs/$id.status.tmp" "$logs/$id.status"
+  ) &
+  eval "pid_${id//-/_}=$!"
+}
+joined() {
+  local id=$1 summary=$2 pidvar rc wall
+  pidvar="pid_${id//-/_}"
+  wait "${!pidvar}" || true
+  read -r rc wall <"$logs/$id.status"
+  if [ "${MAKE_TEST_VERBOSE:-}" = 1 ]; then echo "== $id"; cat "$logs/$id.log"; fi
+  if [ "$rc" = 0 ]; then
+    printf 'ok    %-28s %5ss (beside others)\n' "$id" "$wall"
+    if [ -n "$summary" ]; then grep -E "$summary" "$logs/$id.log" | sed 's/^/      /' || true; fi
+    table+=("$(printf '%-18s %6ss  %s' "$id" "$wall" "$(counted "$id") (beside others)")")
+  else
+    printf 'FAIL  %-28s %5ss (exit %d)\n' "$id" "$wall" "$rc"
+    cat "$logs/$id.log"
+    exit "$rc"
+  fi
+}
+
 # counted ID: what step ID counted, from its log: the go tests' counts, a
 # closing "N passed, N failed" line, or the number of "ok" lines (checks).
 counted() {
@@ -109,22 +140,34 @@ fi
 # package, failed tests in full, the counts. The events stay in
 # bin/test/go-test.json, to see where the time went.
 go_tests() {
-  local rc=0
+  local tagged=$logs/go-test-tagged.json
   {
+    # hwprobe's command with its test tag, beside the rest (its own file:
+    # two JSON streams on one pipe could interleave).
+    go test -json -count=1 -tags hwprobe_nvmlmock ./hwprobe/cmd/hwprobe >"$tagged" 2>&1 &
+    pid=$!
     # The longest packages first (go test starts them in this order);
     # ./... brings every other one, each once.
     TF_ACC=1 go test -json -count=1 -timeout 40m -p "${MAKE_TEST_PACKAGES:-3}" -parallel "${MAKE_TEST_PARALLEL:-6}" \
-      ./acctest/conformance ./provider ./pulumi ./... || rc=$?
-    go test -json -count=1 -tags hwprobe_nvmlmock ./hwprobe/cmd/hwprobe || rc=$?
-  } | bin/test/gotest-summary -slowest 15 -counts "$logs/go-test.counts" -json bin/test/go-test.json || rc=$?
-  return "$rc"
+      ./acctest/conformance ./provider ./pulumi ./... || echo "go test exited $?" >"$logs/go-test.failed"
+    wait "$pid" || echo "go test (hwprobe_nvmlmock) exited $?" >>"$logs/go-test.failed"
+    cat "$tagged"
+  } | bin/test/gotest-summary -slowest 15 -counts "$logs/go-test.counts" -json bin/test/go-test.json || return $?
+  # A go test that failed where no test did (the summary saw no failure).
+  if [ -f "$logs/go-test.failed" ]; then cat "$logs/go-test.failed"; return 1; fi
 }
 step go-test '^(ok|FAIL|---|[0-9]+ passed)' go_tests
 
-step examples '^[0-9]+ passed' bash scripts/examples-check.sh
-step tflint '^tflint:' bash scripts/tflint.sh
-step pulumi-sdks '' bash scripts/sdk-check.sh
-step docs '' bash scripts/docs-check.sh
+# These four share nothing they write (each works in a folder of its own;
+# docs-check rewrites docs/ alone): side by side.
+together examples '^[0-9]+ passed' bash scripts/examples-check.sh
+together tflint '^tflint:' bash scripts/tflint.sh
+together pulumi-sdks '' bash scripts/sdk-check.sh
+together docs '' bash scripts/docs-check.sh
+joined examples '^[0-9]+ passed'
+joined tflint '^tflint:'
+joined pulumi-sdks ''
+joined docs ''
 step guides '^guide-check:' bash scripts/guide-check.sh # every guide's shell blocks, run as written
 step demo 'done in' bash scripts/demo.sh # make demo, so it cannot rot: it fails when any act does
 
