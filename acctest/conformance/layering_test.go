@@ -1,16 +1,24 @@
 package conformance
 
 import (
+	"encoding/json"
 	"fmt"
 	"go/parser"
 	"go/token"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/mlplatform/mlplatform/hwprobe/probe"
+	"github.com/mlplatform/mlplatform/hwprobe/report"
+	"github.com/mlplatform/mlplatform/hwprobe/validate"
+	"github.com/mlplatform/mlplatform/internal/platform"
 )
 
 // module is the import path of this repository's module.
@@ -31,16 +39,17 @@ type layer struct {
 
 // layers is the import rule. Front ends reach AWS only through
 // internal/platform; the core's bottom (residency) is pure. The domain
-// renders and reads hwprobe's profiles, reports and identity documents with
-// hwprobe's pure packages, never with the packages that probe a node
-// (probe, gpu, bench).
+// renders hwprobe's profiles and verifies identity documents with hwprobe's
+// pure packages, and reads reports through a view of its own; never with
+// the packages that probe a node (probe, gpu, bench, validate), nor with
+// hwprobe/report, whose types bring them.
 var layers = []layer{
 	{name: "front end (Terraform)", prefixes: []string{"main.go", "provider/"}, allowed: []string{"internal/platform", "internal/residency", "internal/catalog"}},
 	{name: "front end (Pulumi)", prefixes: []string{"pulumi/"}, allowed: []string{"internal/platform", "internal/residency", "internal/catalog"}},
 	{name: "front end (CLI)", prefixes: []string{"cmd/"}, allowed: []string{"internal/platform", "internal/residency", "internal/catalog", "internal/review"}},
 	{name: "hwprobe", prefixes: []string{"hwprobe/"}, allowed: []string{"hwprobe", "internal/residency", "internal/catalog"}},
 	{name: "core: review", prefixes: []string{"internal/review/"}, allowed: []string{"internal/platform", "internal/residency", "internal/catalog"}},
-	{name: "core: platform", prefixes: []string{"internal/platform/"}, allowed: []string{"internal/cloud", "internal/residency", "internal/catalog", "hwprobe/profile", "hwprobe/report", "hwprobe/identity"}},
+	{name: "core: platform", prefixes: []string{"internal/platform/"}, allowed: []string{"internal/cloud", "internal/residency", "internal/catalog", "hwprobe/profile", "hwprobe/identity"}},
 	{name: "core: cloud", prefixes: []string{"internal/cloud/"}, allowed: []string{"internal/residency", "internal/catalog"}},
 	{name: "core: catalog", prefixes: []string{"internal/catalog/"}, allowed: []string{"internal/residency"}},
 	{name: "core: residency", prefixes: []string{"internal/residency/"}, allowed: nil},
@@ -163,7 +172,7 @@ func TestLayering(t *testing.T) {
 			b.WriteString("  " + v.String() + "\n")
 		}
 		t.Errorf("%d imports break the layering of ARCHITECTURE.md (front ends -> internal/platform -> internal/catalog, internal/residency, internal/cloud; "+
-			"front ends never import internal/cloud: reach AWS through internal/platform, and in tests through acctest; the core uses only hwprobe's pure packages profile, report and identity):\n%s", len(vs), b.String())
+			"front ends never import internal/cloud: reach AWS through internal/platform, and in tests through acctest; the core uses only hwprobe's pure packages profile and identity):\n%s", len(vs), b.String())
 	}
 	t.Logf("checked the imports of %d files", checked)
 }
@@ -224,6 +233,7 @@ func TestLayering_catches(t *testing.T) {
 		"internal/cloud/v.go -> hwprobe/profile",
 		"internal/platform/v.go -> hwprobe/bench",
 		"internal/platform/v.go -> hwprobe/probe",
+		"internal/platform/v.go -> hwprobe/report",
 		"internal/residency/r.go -> internal/platform",
 		"main.go -> internal/cloud",
 		"provider/resource_x_test.go -> internal/cloud",
@@ -236,5 +246,85 @@ func TestLayering_catches(t *testing.T) {
 	}
 	if checked != 14 { // acctest/ and testdata are not checked
 		t.Errorf("checked %d files, want 14", checked)
+	}
+}
+
+// nodeAgent are the packages that probe and benchmark a node: hwprobe's
+// collectors, GPU access and benchmarks, and the NVML bindings. The
+// plugins and the review CLI must not link them.
+var nodeAgent = []string{module + "/hwprobe/probe", module + "/hwprobe/gpu", module + "/hwprobe/bench", module + "/hwprobe/validate", "github.com/NVIDIA/go-nvml"}
+
+// TestFrontEndsLinkNoNodeAgent checks what the Terraform provider, the
+// Pulumi plugin and the review CLI link, not only what they import: none
+// of them reaches hwprobe's node agent through any package (go list -deps).
+func TestFrontEndsLinkNoNodeAgent(t *testing.T) {
+	root := repoRoot(t)
+	for _, main := range []string{".", "./pulumi/cmd/pulumi-resource-mlplatform", "./cmd/mlplatform"} {
+		cmd := exec.Command("go", "list", "-deps", main)
+		cmd.Dir = root
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", main, err)
+		}
+		deps := strings.Fields(string(out))
+		if !slices.ContainsFunc(deps, func(d string) bool { return strings.HasPrefix(d, module+"/internal/") }) {
+			t.Fatalf("go list -deps %s lists none of internal/: %d packages, the check would pass vacuously", main, len(deps))
+		}
+		for _, d := range deps {
+			for _, bad := range nodeAgent {
+				if d == bad || strings.HasPrefix(d, bad+"/") {
+					t.Errorf("%s links %s (node agent code)", main, d)
+				}
+			}
+		}
+	}
+}
+
+// The validation gate reads hwprobe's reports through a view of its own
+// (platform.NodeReport): a report that hwprobe's report package wrote
+// decodes into it field for field.
+func TestGateReadsHwprobeReports(t *testing.T) {
+	if platform.ReportSchema != report.SchemaVersion {
+		t.Fatalf("the gate reads schema %q, hwprobe writes %q", platform.ReportSchema, report.SchemaVersion)
+	}
+	at := time.Date(2026, 11, 26, 23, 59, 0, 0, time.UTC)
+	inv := &probe.Inventory{}
+	inv.Host.Identity = &probe.Identity{Document: `{"instanceId":"i-1"}`, Signature: "c2ln", Verified: true}
+	res := &validate.Result{
+		Checks: []validate.Check{
+			{ID: "cpu.feature", Subject: "amx_tile", Status: validate.Fail, Expected: "present", Observed: "absent", Reason: "amx_tile not available"},
+			{ID: "host.identity_verified", Status: validate.NotRun, Reason: "no certificate", Optional: true},
+		},
+		Summary: validate.Summary{Pass: 3, Fail: 1, NotRun: 2, OptionalNotRun: 1},
+		Exit:    1,
+	}
+	body, err := json.Marshal(report.New(inv, res, report.Options{ProfileSource: []byte("name = \"p\"\n"), Now: at}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := platform.ParseReport(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := report.New(inv, res, report.Options{ProfileSource: []byte("name = \"p\"\n"), Now: at})
+	if !r.GeneratedAt.Equal(at) || r.Profile == nil || r.Profile.SHA256 != want.Profile.SHA256 {
+		t.Errorf("generated %v, profile %+v; want %v, %s", r.GeneratedAt, r.Profile, at, want.Profile.SHA256)
+	}
+	if r.Identity == nil || r.Identity.Document != inv.Host.Identity.Document || r.Identity.Signature != inv.Host.Identity.Signature {
+		t.Errorf("identity %+v, want %+v", r.Identity, inv.Host.Identity)
+	}
+	v := r.Validation
+	if v == nil || v.Exit != 1 || v.Summary.Pass != 3 || v.Summary.Fail != 1 || v.Summary.NotRun != 2 || len(v.Checks) != len(res.Checks) {
+		t.Fatalf("validation %+v, want %+v", v, res)
+	}
+	for i, c := range res.Checks {
+		got := v.Checks[i]
+		if got.ID != c.ID || got.Subject != c.Subject || got.Status != string(c.Status) || got.Expected != c.Expected ||
+			got.Observed != c.Observed || got.Reason != c.Reason || got.Optional != c.Optional {
+			t.Errorf("check %d = %+v, want %+v", i, got, c)
+		}
+		if n := (platform.ReportCheck{ID: got.ID, Subject: got.Subject}).Name(); n != c.Name() {
+			t.Errorf("check %d named %q by the gate, %q by hwprobe", i, n, c.Name())
+		}
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/mlplatform/mlplatform/hwprobe/identity"
-	"github.com/mlplatform/mlplatform/hwprobe/report"
 	"github.com/mlplatform/mlplatform/internal/residency"
 )
 
@@ -104,6 +103,14 @@ type ReportCheck struct {
 	Optional                                        bool
 }
 
+// Name is the check id and subject, as hwprobe shows them.
+func (c ReportCheck) Name() string {
+	if c.Subject == "" {
+		return c.ID
+	}
+	return c.ID + " " + c.Subject
+}
+
 // GateResult is the gate's decision after one look at the reports.
 type GateResult struct {
 	Nodes    []NodeVerdict
@@ -117,14 +124,52 @@ type GateResult struct {
 	Progress string
 }
 
+// ReportSchema names the report JSON schema the gate reads (hwprobe's
+// report.SchemaVersion; a test keeps the two equal).
+const ReportSchema = "hwprobe.mlplatform.io/report/v1"
+
+// NodeReport is what the gate reads of a node's report: the fields of
+// hwprobe's report schema it judges by. It is the gate's own view, so that
+// the plugins link none of hwprobe's node agent (probe, gpu, bench,
+// validate), which hwprobe's report types bring; a test decodes reports
+// that hwprobe's report package wrote into it.
+type NodeReport struct {
+	Schema      string    `json:"schema"`
+	GeneratedAt time.Time `json:"generated_at"`
+	Profile     *struct {
+		SHA256 string `json:"sha256"`
+	} `json:"profile,omitempty"`
+	Validation *struct {
+		Checks []struct {
+			ID       string `json:"id"`
+			Subject  string `json:"subject,omitempty"`
+			Status   string `json:"status"`
+			Expected string `json:"expected,omitempty"`
+			Observed string `json:"observed,omitempty"`
+			Reason   string `json:"reason,omitempty"`
+			Optional bool   `json:"optional,omitempty"`
+		} `json:"checks"`
+		Summary struct {
+			Pass   int `json:"pass"`
+			Fail   int `json:"fail"`
+			NotRun int `json:"not_run"`
+		} `json:"summary"`
+		Exit int `json:"exit_code"`
+	} `json:"validation,omitempty"`
+	Identity *struct {
+		Document  string `json:"document"`
+		Signature string `json:"rsa2048"`
+	} `json:"identity,omitempty"`
+}
+
 // ParseReport decodes a report object's JSON.
-func ParseReport(body []byte) (report.Report, error) {
-	var r report.Report
+func ParseReport(body []byte) (NodeReport, error) {
+	var r NodeReport
 	if err := json.Unmarshal(body, &r); err != nil {
-		return report.Report{}, fmt.Errorf("report: %w", err)
+		return NodeReport{}, fmt.Errorf("report: %w", err)
 	}
-	if r.Schema != report.SchemaVersion {
-		return report.Report{}, fmt.Errorf("report: schema %q, want %s", r.Schema, report.SchemaVersion)
+	if r.Schema != ReportSchema {
+		return NodeReport{}, fmt.Errorf("report: schema %q, want %s", r.Schema, ReportSchema)
 	}
 	return r, nil
 }
@@ -220,7 +265,7 @@ func (g *Gate) judge(n ExpectedNode, objs []ReportObject) NodeVerdict {
 
 // attest verifies the report's identity document and that it is the
 // node's: instance, account, region, zone.
-func (g *Gate) attest(n ExpectedNode, r report.Report) (region, zoneID string, err error) {
+func (g *Gate) attest(n ExpectedNode, r NodeReport) (region, zoneID string, err error) {
 	id := r.Identity
 	if id == nil || id.Document == "" {
 		return "", "", errors.New("no signed identity document")
@@ -255,7 +300,7 @@ func (g *Gate) attest(n ExpectedNode, r report.Report) (region, zoneID string, e
 }
 
 // outcome reads the report's checks and the attested location into v.
-func (g *Gate) outcome(v *NodeVerdict, r report.Report) {
+func (g *Gate) outcome(v *NodeVerdict, r NodeReport) {
 	if g.Policy != nil && (!g.Policy.RegionAllowed(v.AttestedRegion) || !g.Policy.ZoneIDAllowed(v.AttestedZoneID)) {
 		v.Status = NodeFail
 		f := fmt.Sprintf("residency: attested in %s (%s), outside the jurisdiction", v.AttestedRegion, v.AttestedZoneID)
@@ -271,12 +316,13 @@ func (g *Gate) outcome(v *NodeVerdict, r report.Report) {
 	}
 	v.Passed, v.Failed, v.NotRun = res.Summary.Pass, res.Summary.Fail, res.Summary.NotRun
 	for _, c := range res.Checks {
-		v.Checks = append(v.Checks, ReportCheck{ID: c.ID, Subject: c.Subject, Status: string(c.Status), Expected: c.Expected, Observed: c.Observed, Reason: c.Reason, Optional: c.Optional})
+		rc := ReportCheck{ID: c.ID, Subject: c.Subject, Status: c.Status, Expected: c.Expected, Observed: c.Observed, Reason: c.Reason, Optional: c.Optional}
+		v.Checks = append(v.Checks, rc)
 		switch {
 		case c.Status == "fail":
-			v.Failures = append(v.Failures, describeCheck(c.Name(), c.Expected, c.Observed, c.Reason))
+			v.Failures = append(v.Failures, describeCheck(rc.Name(), c.Expected, c.Observed, c.Reason))
 		case c.Status == "not-run" && !c.Optional:
-			v.Failures = append(v.Failures, describeCheck(c.Name(), c.Expected, "not run", c.Reason))
+			v.Failures = append(v.Failures, describeCheck(rc.Name(), c.Expected, "not run", c.Reason))
 		}
 	}
 	if res.Exit != 0 && len(v.Failures) == 0 {
