@@ -175,12 +175,12 @@ type suite struct {
 	size   int
 	refuse *refusingEndpoint
 
-	mu      sync.Mutex
-	idle    []*Harness
-	all     []*Harness
-	waiting int
-	freed   *sync.Cond
-	byTest  map[string]*Harness // the harness each running test holds
+	mu       sync.Mutex
+	idle     []*Harness
+	all      []*Harness // started
+	starting int        // being started
+	freed    *sync.Cond
+	byTest   map[string]*Harness // the harness each running test holds
 
 	envOnce sync.Once
 	envErr  error
@@ -197,10 +197,8 @@ func newSuite(size int) *suite {
 // waits for one to be released.
 func (s *suite) acquire(ctx context.Context) (*Harness, error) {
 	s.mu.Lock()
-	for len(s.idle) == 0 && len(s.all) >= s.size {
-		s.waiting++
+	for len(s.idle) == 0 && len(s.all)+s.starting >= s.size {
 		s.freed.Wait()
-		s.waiting--
 	}
 	if n := len(s.idle); n > 0 {
 		h := s.idle[n-1]
@@ -208,18 +206,17 @@ func (s *suite) acquire(ctx context.Context) (*Harness, error) {
 		s.mu.Unlock()
 		return h, nil
 	}
-	s.all = append(s.all, nil) // a place, filled below
-	slot := len(s.all) - 1
+	s.starting++
 	s.mu.Unlock()
 	h, err := Start(ctx, Options{})
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.starting--
 	if err != nil {
-		s.all = append(s.all[:slot], s.all[slot+1:]...)
-		s.freed.Signal()
+		s.freed.Signal() // its place is free again
 		return nil, err
 	}
-	s.all[slot] = h
+	s.all = append(s.all, h)
 	return h, nil
 }
 
@@ -280,9 +277,7 @@ func (s *suite) stop() error {
 	defer s.mu.Unlock()
 	var errs []error
 	for _, h := range s.all {
-		if h != nil {
-			errs = append(errs, h.Stop())
-		}
+		errs = append(errs, h.Stop())
 	}
 	s.all, s.idle = nil, nil
 	return errors.Join(errs...)
