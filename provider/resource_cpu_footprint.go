@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -253,7 +252,7 @@ func (r *cpuFootprintResource) ModifyPlan(ctx context.Context, req resource.Modi
 		return
 	}
 	ReportViolations(r.meta.Policy.Mode, p.Violations, &resp.Diagnostics)
-	reportProblems(p.Problems, &resp.Diagnostics)
+	addProblems(p.Problems, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -322,9 +321,7 @@ func (r *cpuFootprintResource) Create(ctx context.Context, req resource.CreateRe
 			resp.Diagnostics.AddWarning(fmt.Sprintf("validating CPU footprint (%s)", spec.Name), f.ValidationWarning)
 		}
 	}
-	if err != nil {
-		addGPUClusterError(&resp.Diagnostics, fmt.Sprintf("creating CPU footprint (%s)", spec.Name), err)
-	}
+	addOutcome(&resp.Diagnostics, fmt.Sprintf("creating CPU footprint (%s)", spec.Name), platform.OutcomeOf(f != nil, err))
 }
 
 func (r *cpuFootprintResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -337,20 +334,12 @@ func (r *cpuFootprintResource) Read(ctx context.Context, req resource.ReadReques
 	if name == "" {
 		name = state.ID.ValueString()
 	}
-	f, err := r.meta.FindCPUFootprint(ctx, name)
-	if errors.Is(err, platform.ErrNotFound) {
-		tflog.Warn(ctx, "CPU footprint not found, removing from state", map[string]any{"name": name})
-		resp.State.RemoveResource(ctx)
+	f, err := r.meta.FindCPUFootprint(ctx, name, state.CreationToken.ValueString())
+	if forgetGone(ctx, resp, "CPU footprint", name, err) {
 		return
 	}
 	if err != nil {
 		resp.Diagnostics.AddError(fmt.Sprintf("reading CPU footprint (%s)", name), err.Error())
-		return
-	}
-	if tok := state.CreationToken.ValueString(); tok != "" && f.CreationToken != "" && f.CreationToken != tok {
-		resp.Diagnostics.AddWarning(fmt.Sprintf("CPU footprint (%s) belongs to another configuration", name),
-			fmt.Sprintf("The footprint named %s carries creation token %s, not this resource's %s: the footprint this resource created is gone. It is removed from state; the next apply refuses to create over the other one.", name, f.CreationToken, tok))
-		resp.State.RemoveResource(ctx)
 		return
 	}
 	var rec platform.CPUFootprintRecord
@@ -399,7 +388,7 @@ func (r *cpuFootprintResource) Update(ctx context.Context, req resource.UpdateRe
 			setCPUFootprintState(ctx, &state, platform.RecordCPUFootprint(f, prior), &resp.Diagnostics)
 			resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 		}
-		addGPUClusterError(&resp.Diagnostics, fmt.Sprintf("updating CPU footprint (%s)", spec.Name), err)
+		addCoreError(&resp.Diagnostics, fmt.Sprintf("updating CPU footprint (%s)", spec.Name), err)
 		return
 	}
 	setCPUFootprintState(ctx, &plan, platform.RecordCPUFootprint(f, cpuFootprintRecord(ctx, &plan, &resp.Diagnostics)), &resp.Diagnostics)
@@ -434,22 +423,6 @@ func (r *cpuFootprintResource) ImportState(ctx context.Context, req resource.Imp
 
 func cpuFootprintOptions(ctx context.Context) platform.CPUFootprintOptions {
 	return platform.CPUFootprintOptions{Progress: func(msg string) { tflog.Info(ctx, msg) }}
-}
-
-// checkTimeouts rejects timeouts of zero or less at plan.
-func checkTimeouts(t timeouts.Value, diags *diag.Diagnostics) {
-	if t.IsNull() || t.IsUnknown() {
-		return
-	}
-	for name, v := range t.Attributes() {
-		sv, ok := v.(types.String)
-		if !ok || sv.IsNull() || sv.IsUnknown() {
-			continue
-		}
-		if _, p := platform.ParseTimeout("timeouts."+name, sv.ValueString()); p != nil {
-			diags.AddAttributeError(parsePath(p.Path), p.Summary, p.Detail)
-		}
-	}
 }
 
 func stringList64(ctx context.Context, xs []string, diags *diag.Diagnostics) types.List {

@@ -38,7 +38,7 @@ resource "mlplatform_cpu_footprint" "test" {
 // footprint reads what exists of footprint name (nil when nothing does).
 func footprint(t *testing.T, h *acctest.Harness, name string) (*platform.CPUFootprint, error) {
 	t.Helper()
-	f, err := fixtureEnv(t, h).FindCPUFootprint(context.Background(), name)
+	f, err := fixtureEnv(t, h).FindCPUFootprint(context.Background(), name, "")
 	if errors.Is(err, platform.ErrNotFound) {
 		return nil, nil
 	}

@@ -171,8 +171,8 @@ func (r *featureStoreResource) Schema(ctx context.Context, _ resource.SchemaRequ
 					},
 					"vector_dimension": schema.Int64Attribute{
 						Optional:            true,
-						MarkdownDescription: "Number of elements of a `Vector` feature, 1 to 8192. Only with `collection_type = \"Vector\"`.",
-						Validators:          []validator.Int64{int64validator.Between(1, 8192)},
+						MarkdownDescription: fmt.Sprintf("Number of elements of a `Vector` feature, 1 to %d. Only with `collection_type = \"Vector\"`.", platform.FeatureStoreMaxVectorDimension),
+						Validators:          []validator.Int64{int64validator.Between(1, platform.FeatureStoreMaxVectorDimension)},
 					},
 				}},
 			},
@@ -245,12 +245,12 @@ func (r *featureStoreResource) Schema(ctx context.Context, _ resource.SchemaRequ
 					"read_capacity_units": schema.Int64Attribute{
 						Optional:            true,
 						MarkdownDescription: "Provisioned read capacity units (needed with an online store). Only with `mode = \"Provisioned\"`.",
-						Validators:          []validator.Int64{int64validator.Between(1, 10_000_000)},
+						Validators:          []validator.Int64{int64validator.Between(1, platform.FeatureStoreMaxCapacityUnits)},
 					},
 					"write_capacity_units": schema.Int64Attribute{
 						Optional:            true,
 						MarkdownDescription: "Provisioned write capacity units. Only with `mode = \"Provisioned\"`.",
-						Validators:          []validator.Int64{int64validator.Between(1, 10_000_000)},
+						Validators:          []validator.Int64{int64validator.Between(1, platform.FeatureStoreMaxCapacityUnits)},
 					},
 				},
 			},
@@ -309,6 +309,7 @@ func (r *featureStoreResource) ModifyPlan(ctx context.Context, req resource.Modi
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	checkTimeouts(plan.Timeouts, &resp.Diagnostics)
 	spec, unknown, _ := featureStoreSpec(ctx, &plan, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
@@ -520,23 +521,6 @@ func addFieldErrors(errs []platform.FieldError, diags *diag.Diagnostics) {
 		// The path is in the summary too: Terraform before 1.12 shows an
 		// error inside a nested attribute at the resource's header.
 		diags.AddAttributeError(at, "Invalid feature store: "+e.Path, e.Msg)
-	}
-}
-
-// addProblems reports the core's plan errors and warnings on their
-// attributes (the whole resource when the path is empty).
-func addProblems(ps []platform.Problem, diags *diag.Diagnostics) {
-	for _, p := range ps {
-		switch {
-		case p.Path == "" && p.Warning:
-			diags.AddWarning(p.Summary, p.Detail)
-		case p.Path == "":
-			diags.AddError(p.Summary, p.Detail)
-		case p.Warning:
-			diags.AddAttributeWarning(parsePath(p.Path), p.Summary, p.Detail)
-		default:
-			diags.AddAttributeError(parsePath(p.Path), p.Summary, p.Detail)
-		}
 	}
 }
 

@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -308,7 +307,7 @@ func (r *gpuClusterResource) ModifyPlan(ctx context.Context, req resource.Modify
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	checkGPUClusterTimeouts(ctx, &config, &resp.Diagnostics)
+	checkTimeouts(config.Timeouts, &resp.Diagnostics)
 	var state gpuClusterModel
 	var prior *platform.GPUClusterRecord
 	if !req.State.Raw.IsNull() {
@@ -325,7 +324,7 @@ func (r *gpuClusterResource) ModifyPlan(ctx context.Context, req resource.Modify
 		return
 	}
 	ReportViolations(r.meta.Policy.Mode, p.Violations, &resp.Diagnostics)
-	reportProblems(p.Problems, &resp.Diagnostics)
+	addProblems(p.Problems, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -424,20 +423,7 @@ func (r *gpuClusterResource) Create(ctx context.Context, req resource.CreateRequ
 			resp.Diagnostics.AddWarning(fmt.Sprintf("validating GPU cluster (%s)", spec.Name), c.ValidationWarning)
 		}
 	}
-	var pe *platform.PartialError
-	if c != nil && errors.As(err, &pe) && pe.Complete {
-		// Every node was launched from the declared template and is running
-		// or starting: the resource is whole. Not tainted, so the next apply
-		// checks it instead of replacing it.
-		resp.Diagnostics.AddWarning(fmt.Sprintf("creating GPU cluster (%s): every node was launched, but a later step failed", spec.Name),
-			fmt.Sprintf("%v\n\nAll %d nodes are recorded in state and the resource is not tainted: the next plan reads them again, and the next apply finishes what is left.", pe.Err, spec.NodeCount))
-		return
-	}
-	if err != nil {
-		// A partial cluster is recorded and tainted: the next apply replaces
-		// it (it has no nodes, or not the declared ones).
-		addGPUClusterError(&resp.Diagnostics, fmt.Sprintf("creating GPU cluster (%s)", spec.Name), err)
-	}
+	addOutcome(&resp.Diagnostics, fmt.Sprintf("creating GPU cluster (%s)", spec.Name), platform.OutcomeOf(c != nil, err))
 }
 
 func (r *gpuClusterResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -450,22 +436,12 @@ func (r *gpuClusterResource) Read(ctx context.Context, req resource.ReadRequest,
 	if name == "" {
 		name = state.ID.ValueString()
 	}
-	c, err := r.meta.FindGPUCluster(ctx, name)
-	if errors.Is(err, platform.ErrNotFound) {
-		tflog.Warn(ctx, "GPU cluster not found, removing from state", map[string]any{"name": name})
-		resp.State.RemoveResource(ctx)
+	c, err := r.meta.FindGPUCluster(ctx, name, state.CreationToken.ValueString())
+	if forgetGone(ctx, resp, "GPU cluster", name, err) {
 		return
 	}
 	if err != nil {
 		resp.Diagnostics.AddError(fmt.Sprintf("reading GPU cluster (%s)", name), err.Error())
-		return
-	}
-	if tok := state.CreationToken.ValueString(); tok != "" && c.CreationToken != "" && c.CreationToken != tok {
-		// The cluster this resource made is gone; another configuration
-		// made one of the same name since. It is not ours to manage.
-		resp.Diagnostics.AddWarning(fmt.Sprintf("GPU cluster (%s) belongs to another configuration", name),
-			fmt.Sprintf("The cluster named %s carries creation token %s, not this resource's %s: the cluster this resource created is gone. It is removed from state; the next apply refuses to create over the other one.", name, c.CreationToken, tok))
-		resp.State.RemoveResource(ctx)
 		return
 	}
 	if state.CreationToken.ValueString() == "" && c.CreationToken != "" {
@@ -517,7 +493,7 @@ func (r *gpuClusterResource) Update(ctx context.Context, req resource.UpdateRequ
 			}
 			resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 		}
-		addGPUClusterError(&resp.Diagnostics, fmt.Sprintf("updating GPU cluster (%s)", spec.Name), err)
+		addCoreError(&resp.Diagnostics, fmt.Sprintf("updating GPU cluster (%s)", spec.Name), err)
 		return
 	}
 	setGPUClusterState(ctx, &plan, platform.RecordGPUCluster(c, gpuClusterRecord(ctx, &plan, &resp.Diagnostics)), &resp.Diagnostics)
@@ -798,47 +774,7 @@ func gpuClusterSpec(ctx context.Context, m, config *gpuClusterModel, diags *diag
 	return s
 }
 
-// reportProblems adds one diagnostic per plan problem, on its attribute.
-func reportProblems(ps []platform.Problem, diags *diag.Diagnostics) {
-	for _, p := range ps {
-		if p.Warning {
-			diags.AddAttributeWarning(parsePath(p.Path), p.Summary, p.Detail)
-		} else {
-			diags.AddAttributeError(parsePath(p.Path), p.Summary, p.Detail)
-		}
-	}
-}
-
-// addGPUClusterError reports an apply error: plan problems on their
-// attributes, anything else under summary.
-func addGPUClusterError(diags *diag.Diagnostics, summary string, err error) {
-	var pe *platform.ProblemsError
-	if errors.As(err, &pe) {
-		for _, p := range pe.Problems {
-			diags.AddAttributeError(parsePath(p.Path), summary+": "+p.Summary, p.Detail)
-		}
-		return
-	}
-	diags.AddError(summary, err.Error())
-}
-
 // gpuClusterOptions sends the core's progress to the Terraform log.
 func gpuClusterOptions(ctx context.Context) platform.GPUClusterOptions {
 	return platform.GPUClusterOptions{Progress: func(msg string) { tflog.Info(ctx, msg) }}
-}
-
-// checkGPUClusterTimeouts rejects timeouts of zero or less at plan.
-func checkGPUClusterTimeouts(ctx context.Context, config *gpuClusterModel, diags *diag.Diagnostics) {
-	if config.Timeouts.IsNull() || config.Timeouts.IsUnknown() {
-		return
-	}
-	for name, v := range config.Timeouts.Attributes() {
-		sv, ok := v.(types.String)
-		if !ok || sv.IsNull() || sv.IsUnknown() {
-			continue
-		}
-		if _, p := platform.ParseTimeout("timeouts."+name, sv.ValueString()); p != nil {
-			diags.AddAttributeError(parsePath(p.Path), p.Summary, p.Detail)
-		}
-	}
 }

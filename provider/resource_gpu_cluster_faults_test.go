@@ -24,7 +24,7 @@ import (
 // live node, no launch template, no placement group.
 func checkClusterGone(t *testing.T, h *acctest.Harness, name string) resource.TestCheckFunc {
 	return func(*terraform.State) error {
-		c, err := fixtureEnv(t, h).FindGPUCluster(context.Background(), name)
+		c, err := fixtureEnv(t, h).FindGPUCluster(context.Background(), name, "")
 		if errors.Is(err, platform.ErrNotFound) {
 			return nil
 		}
@@ -331,7 +331,7 @@ func TestAccGPUCluster_interruptMatrix(t *testing.T) {
 			recorded := 0
 			if c != nil {
 				recorded = len(c.Nodes)
-			} else if _, ferr := fixtureEnv(t, h).FindGPUCluster(context.Background(), name); !errors.Is(ferr, platform.ErrNotFound) {
+			} else if _, ferr := fixtureEnv(t, h).FindGPUCluster(context.Background(), name, ""); !errors.Is(ferr, platform.ErrNotFound) {
 				t.Fatalf("nothing recorded, but the cluster exists (%v): %v", ferr, cerr)
 			}
 			if recorded != len(live) {
@@ -343,11 +343,11 @@ func TestAccGPUCluster_interruptMatrix(t *testing.T) {
 			// A killed provider loses what it recorded: a new create refuses
 			// the leftovers ("import it"); import reads the owner's token
 			// back from EC2 and the next apply finishes the cluster.
-			var ee *platform.ExistsError
+			var ee *platform.NotOursError
 			if _, err := env.CreateGPUCluster(context.Background(), spec, platform.GPUClusterOptions{}); !errors.As(err, &ee) {
-				t.Fatalf("create over the leftovers of a killed create: %v, want an ExistsError", err)
+				t.Fatalf("create over the leftovers of a killed create: %v, want a NotOursError", err)
 			}
-			found, err := env.FindGPUCluster(context.Background(), name)
+			found, err := env.FindGPUCluster(context.Background(), name, "")
 			if err != nil || found.CreationToken != c.CreationToken {
 				t.Fatalf("import reads token %q, recorded %q (%v)", found.CreationToken, c.CreationToken, err)
 			}
@@ -501,7 +501,7 @@ func TestAccGPUCluster_driftRepaired(t *testing.T) {
 	repaired := resource.ComposeAggregateTestCheckFunc(
 		checkStateMatchesEC2(t, h, "drift", 2),
 		func(*terraform.State) error {
-			c, err := fixtureEnv(t, h).FindGPUCluster(ctx, "drift")
+			c, err := fixtureEnv(t, h).FindGPUCluster(ctx, "drift", "")
 			if err != nil {
 				return err
 			}
@@ -643,7 +643,7 @@ func TestAccGPUCluster_interruptUpdateDelete(t *testing.T) {
 		t.Fatal("a cancelled delete succeeded")
 	}
 	h.Shim.ClearRules()
-	if _, err := env.FindGPUCluster(context.Background(), "cuts"); err != nil {
+	if _, err := env.FindGPUCluster(context.Background(), "cuts", ""); err != nil {
 		t.Fatalf("after a cancelled delete the cluster cannot be found (state would keep it): %v", err)
 	}
 	if err := env.DeleteGPUCluster(context.Background(), "cuts", spec.CreationToken, opts); err != nil {

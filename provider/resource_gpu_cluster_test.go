@@ -74,7 +74,7 @@ func fixtureEnv(t *testing.T, h *acctest.Harness) *platform.Env {
 // nothing of it exists.
 func liveGPUNodes(t *testing.T, h *acctest.Harness, name string) ([]platform.GPUNode, error) {
 	t.Helper()
-	c, err := fixtureEnv(t, h).FindGPUCluster(context.Background(), name)
+	c, err := fixtureEnv(t, h).FindGPUCluster(context.Background(), name, "")
 	if errors.Is(err, platform.ErrNotFound) {
 		return nil, nil
 	}
@@ -552,7 +552,7 @@ func TestAccGPUCluster_refreshCalls(t *testing.T) {
 							// What Read calls: one core Find.
 							env := platformEnv(t, h)
 							h.Shim.ResetLog()
-							if _, err := env.FindGPUCluster(context.Background(), name); err != nil {
+							if _, err := env.FindGPUCluster(context.Background(), name, ""); err != nil {
 								return err
 							}
 							var acts []string

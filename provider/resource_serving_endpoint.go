@@ -186,9 +186,10 @@ func (r *servingEndpointResource) Schema(ctx context.Context, _ resource.SchemaR
 						Validators: []validator.String{stringvalidator.OneOf(platform.TrafficRoutings()...)}},
 					"size_type":  schema.StringAttribute{Optional: true, MarkdownDescription: "Canary size or linear step unit: " + code(platform.SizeTypes()) + "."},
 					"size_value": schema.Int64Attribute{Optional: true, MarkdownDescription: "Canary size or linear step."},
-					"wait_seconds": schema.Int64Attribute{Optional: true, MarkdownDescription: "Wait between traffic shifts (0 to 3600).",
-						Validators: []validator.Int64{int64validator.Between(0, 3600)}},
-					"termination_wait_seconds":          schema.Int64Attribute{Optional: true, MarkdownDescription: "How long the old fleet is kept after the switch (0 to 3600)."},
+					"wait_seconds": schema.Int64Attribute{Optional: true, MarkdownDescription: fmt.Sprintf("Wait between traffic shifts (0 to %d).", platform.ServingMaxWaitSeconds),
+						Validators: []validator.Int64{int64validator.Between(0, platform.ServingMaxWaitSeconds)}},
+					"termination_wait_seconds": schema.Int64Attribute{Optional: true, MarkdownDescription: fmt.Sprintf("How long the old fleet is kept after the switch (0 to %d).", platform.ServingMaxWaitSeconds),
+						Validators: []validator.Int64{int64validator.Between(0, platform.ServingMaxWaitSeconds)}},
 					"maximum_execution_timeout_seconds": schema.Int64Attribute{Optional: true, MarkdownDescription: "Bound of the whole deployment (600 to 28800); unset: SageMaker's default."},
 					"rollback_alarms":                   schema.ListAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "CloudWatch alarm names that roll the deployment back (at most 10, the standard alarms included)."},
 					"standard_alarms":                   servingStandardAlarmsSchema(),
@@ -246,6 +247,7 @@ func (r *servingEndpointResource) ModifyPlan(ctx context.Context, req resource.M
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	checkTimeouts(plan.Timeouts, &resp.Diagnostics)
 	spec, unknown := servingEndpointSpec(&plan)
 	if r.meta == nil {
 		addServingFieldErrors(platform.ValidateServingEndpoint(spec, unknown), &resp.Diagnostics)

@@ -2,7 +2,6 @@ package pulumi
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -221,19 +220,13 @@ func (CpuFootprint) Create(ctx context.Context, req infer.CreateRequest[CpuFootp
 	defer cancel()
 	f, err := env.CreateCPUFootprint(ctx, spec, cpuFootprintOptions(ctx))
 	if f == nil {
-		if err == nil {
-			err = errors.New("the core returned no footprint")
-		}
-		return infer.CreateResponse[CpuFootprintState]{}, fmt.Errorf("creating CPU footprint (%s): %w", spec.Name, err)
+		return infer.CreateResponse[CpuFootprintState]{}, createOutcome(ctx, fmt.Sprintf("creating CPU footprint (%s)", spec.Name), false, err)
 	}
 	declared := CpuFootprintState{CpuFootprintArgs: args}
 	state := cpuFootprintStateOf(args, platform.RecordCPUFootprint(f, declared.record()))
 	state.ValidationProfile, state.ValidationResults = footprintValidationOutputs(f)
 	warnFootprintValidation(ctx, f)
-	if err != nil {
-		return infer.CreateResponse[CpuFootprintState]{ID: spec.Name, Output: state}, infer.ResourceInitFailedError{Reasons: []string{fmt.Sprintf("creating CPU footprint (%s): %v", spec.Name, err)}}
-	}
-	return infer.CreateResponse[CpuFootprintState]{ID: spec.Name, Output: state}, nil
+	return infer.CreateResponse[CpuFootprintState]{ID: spec.Name, Output: state}, createOutcome(ctx, fmt.Sprintf("creating CPU footprint (%s)", spec.Name), true, err)
 }
 
 // Read refreshes the footprint; one gone from AWS is gone from state. An
@@ -248,16 +241,12 @@ func (CpuFootprint) Read(ctx context.Context, req infer.ReadRequest[CpuFootprint
 	if name == "" {
 		name = req.ID
 	}
-	f, err := env.FindCPUFootprint(ctx, name)
-	if errors.Is(err, platform.ErrNotFound) {
+	f, err := env.FindCPUFootprint(ctx, name, deref(req.State.CreationToken))
+	if gone(ctx, err) {
 		return infer.ReadResponse[CpuFootprintArgs, CpuFootprintState]{}, nil
 	}
 	if err != nil {
 		return infer.ReadResponse[CpuFootprintArgs, CpuFootprintState]{}, fmt.Errorf("reading CPU footprint (%s): %w", name, err)
-	}
-	if tok := deref(req.State.CreationToken); tok != "" && f.CreationToken != "" && f.CreationToken != tok {
-		p.GetLogger(ctx).Warningf("CPU footprint %s now carries creation token %s, not this resource's %s: the footprint this resource created is gone", name, f.CreationToken, tok)
-		return infer.ReadResponse[CpuFootprintArgs, CpuFootprintState]{}, nil
 	}
 	var rec platform.CPUFootprintRecord
 	args := req.State.CpuFootprintArgs

@@ -3,7 +3,6 @@ package pulumi
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -217,24 +216,11 @@ func (GpuCluster) Create(ctx context.Context, req infer.CreateRequest[GpuCluster
 	defer cancel()
 	c, err := env.CreateGPUCluster(ctx, spec, gpuClusterOptions(ctx))
 	warnValidation(ctx, c)
-	var pe *platform.PartialError
-	if c != nil && errors.As(err, &pe) && pe.Complete {
-		// Every node was launched from the declared template: the resource
-		// is whole; the next up reads it again.
-		p.GetLogger(ctx).Warningf("creating GPU cluster (%s): every node was launched, but a later step failed: %v", spec.Name, pe.Err)
-		return infer.CreateResponse[GpuClusterState]{ID: c.Name, Output: gpuClusterState(env, args, c)}, nil
-	}
+	err = createOutcome(ctx, fmt.Sprintf("creating GPU cluster (%s)", spec.Name), c != nil, err)
 	if c == nil {
-		if err != nil {
-			return infer.CreateResponse[GpuClusterState]{}, fmt.Errorf("creating GPU cluster (%s): %w", spec.Name, err)
-		}
-		return infer.CreateResponse[GpuClusterState]{}, fmt.Errorf("creating GPU cluster (%s): the core returned no cluster", spec.Name)
+		return infer.CreateResponse[GpuClusterState]{}, err
 	}
-	state := gpuClusterState(env, args, c)
-	if err != nil {
-		return infer.CreateResponse[GpuClusterState]{ID: c.Name, Output: state}, infer.ResourceInitFailedError{Reasons: []string{fmt.Sprintf("creating GPU cluster (%s): %v", spec.Name, err)}}
-	}
-	return infer.CreateResponse[GpuClusterState]{ID: c.Name, Output: state}, nil
+	return infer.CreateResponse[GpuClusterState]{ID: c.Name, Output: gpuClusterState(env, args, c)}, err
 }
 
 // Read refreshes the nodes; a cluster gone from AWS is gone from state. An
@@ -249,18 +235,12 @@ func (GpuCluster) Read(ctx context.Context, req infer.ReadRequest[GpuClusterArgs
 	if name == "" {
 		name = req.ID
 	}
-	c, err := env.FindGPUCluster(ctx, name)
-	if errors.Is(err, platform.ErrNotFound) {
+	c, err := env.FindGPUCluster(ctx, name, deref(req.State.CreationToken))
+	if gone(ctx, err) {
 		return infer.ReadResponse[GpuClusterArgs, GpuClusterState]{}, nil
 	}
 	if err != nil {
 		return infer.ReadResponse[GpuClusterArgs, GpuClusterState]{}, fmt.Errorf("reading GPU cluster (%s): %w", name, err)
-	}
-	if tok := deref(req.State.CreationToken); tok != "" && c.CreationToken != "" && c.CreationToken != tok {
-		// The cluster this resource made is gone; another stack made one of
-		// the same name since: not ours.
-		p.GetLogger(ctx).Warningf("GPU cluster %s now carries creation token %s, not this resource's %s: the cluster this resource created is gone", name, c.CreationToken, tok)
-		return infer.ReadResponse[GpuClusterArgs, GpuClusterState]{}, nil
 	}
 	args := req.Inputs
 	if args.InstanceType == "" {

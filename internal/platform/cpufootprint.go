@@ -378,4 +378,4 @@ func (s *CPUFootprintSpec) validateLaunch() []Problem {
 
 var subnetIDRE = lazyRegexp(`^subnet-[0-9a-f]{8,17}$`)
 
-func problem(p Problem) error { return &ProblemsError{Problems: []Problem{p}} }
+func problem(p Problem) error { return &RefusedError{Problems: []Problem{p}} }

@@ -126,49 +126,47 @@ func int32Ptr(p *int) *int32 {
 
 // FindCPUFootprint reads footprint name: its launch template, Auto Scaling
 // group and scheduled actions. A footprint of which neither the group nor
-// the template exists is ErrNotFound.
-func (e *Env) FindCPUFootprint(ctx context.Context, name string) (*CPUFootprint, error) {
+// the template exists is ErrNotFound. owner is the creation token the
+// caller recorded: a footprint carrying another is a *NotOursError (the one
+// the caller made is gone); an empty owner (an import) finds any.
+func (e *Env) FindCPUFootprint(ctx context.Context, name, owner string) (*CPUFootprint, error) {
 	f, err := cloud.FindFootprint(ctx, e.Clients.EC2, e.Clients.AutoScaling, name)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkOwner("CPU footprint", name, owner, f.CreationToken); err != nil {
 		return nil, err
 	}
 	return cpuFootprintFromCloud(f), nil
 }
 
-// CPUFootprintExistsError is a create that found a footprint of the same
-// name it cannot prove it made (its creation token differs or is missing):
-// another configuration's, or one whose create lost its state. Nothing is
-// adopted, replaced or deleted.
-type CPUFootprintExistsError struct {
-	Name      string
-	Footprint *CPUFootprint
-}
-
-func (e *CPUFootprintExistsError) Error() string {
+// cpuFootprintParts names what a footprint of that name holds, for a
+// refusal.
+func cpuFootprintParts(f *CPUFootprint) []string {
 	var what []string
-	if e.Footprint.GroupName != "" {
-		what = append(what, "Auto Scaling group "+e.Footprint.GroupName)
+	if f.GroupName != "" {
+		what = append(what, "Auto Scaling group "+f.GroupName)
 	}
-	if e.Footprint.LaunchTemplateID != "" {
-		what = append(what, "launch template "+e.Footprint.LaunchTemplateID)
+	if f.LaunchTemplateID != "" {
+		what = append(what, "launch template "+f.LaunchTemplateID)
 	}
-	return fmt.Sprintf("CPU footprint %s already exists (%s) and this resource cannot prove it created it: import it (terraform import, or pulumi import) to manage it here, or choose another name", e.Name, strings.Join(what, ", "))
+	return what
 }
 
 // CreateCPUFootprint creates the footprint: the type decided (fail closed:
 // every check of the plan runs again with every value known), its launch
 // template, its Auto Scaling group and the group's scheduled actions. A
 // footprint of that name that spec.CreationToken does not own is a
-// *CPUFootprintExistsError. Without a token one is made; the template and
+// *NotOursError. Without a token one is made; the template and
 // the group (and so every instance) carry it. On error it returns what
 // exists with a *PartialError, read with a fresh bounded context, so that
 // the caller records it and nothing is orphaned; it returns nil only when
 // nothing was written.
 func (e *Env) CreateCPUFootprint(ctx context.Context, spec CPUFootprintSpec, o CPUFootprintOptions) (*CPUFootprint, error) {
-	f, err := e.FindCPUFootprint(ctx, spec.Name)
+	f, err := e.FindCPUFootprint(ctx, spec.Name, "")
 	switch {
 	case err == nil && (spec.CreationToken == "" || f.CreationToken != spec.CreationToken):
-		return nil, &CPUFootprintExistsError{Name: spec.Name, Footprint: f}
+		return nil, &NotOursError{Kind: "CPU footprint", Name: spec.Name, Parts: cpuFootprintParts(f)}
 	case err != nil && !errors.Is(err, ErrNotFound):
 		return nil, fmt.Errorf("creating CPU footprint %s: %w", spec.Name, err)
 	}
@@ -408,7 +406,7 @@ func (e *Env) cpuPartial(ctx context.Context, name string, tr *cpuTracker, cause
 // checked that needs them.
 func (e *Env) DecideCPUFootprint(ctx context.Context, s CPUFootprintSpec) (d CPUDecision, ok bool, err error) {
 	if ps := s.ValidateStatic(); len(ps) > 0 {
-		return CPUDecision{}, false, &ProblemsError{Problems: ps}
+		return CPUDecision{}, false, &RefusedError{Problems: ps}
 	}
 	for _, p := range []string{"instance_type", "requirements", "requirements.min_vcpus", "requirements.min_memory_gib",
 		"requirements.cpu_features", "requirements.architecture", "requirements.burstable", "requirements.max_hourly_price",

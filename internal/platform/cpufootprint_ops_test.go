@@ -58,7 +58,7 @@ func TestDecideCPUFootprint(t *testing.T) {
 	spec.Unknown = nil
 	spec.Size = platform.GroupSize{Min: 3, Max: 2, Desired: 2}
 	_, _, err = env.DecideCPUFootprint(ctx, spec)
-	var pe *platform.ProblemsError
+	var pe *platform.RefusedError
 	if !errors.As(err, &pe) || pe.Problems[0].Path != "min_size" {
 		t.Errorf("err = %v, want a problem at min_size", err)
 	}
@@ -105,9 +105,9 @@ func TestCPUFootprintLifecycle(t *testing.T) {
 	if f.Tags["team"] != "a" || f.Tags["owner"] != "ml" {
 		t.Errorf("group tags %v", f.Tags)
 	}
-	var ee *platform.CPUFootprintExistsError
+	var ee *platform.NotOursError
 	if _, err := env.CreateCPUFootprint(ctx, spec, platform.CPUFootprintOptions{}); !errors.As(err, &ee) {
-		t.Errorf("second create: %v, want CPUFootprintExistsError", err)
+		t.Errorf("second create: %v, want a NotOursError", err)
 	}
 	rec := platform.RecordCPUFootprint(f, platform.CPUFootprintRecord{Spec: spec, Decision: p.Decision, InstanceTypes: p.InstanceTypes, SubnetIDs: p.SubnetIDs, ImageID: p.ImageID, TagsAll: p.TagsAll})
 	rec.Spec.CreationToken = f.CreationToken
@@ -116,7 +116,7 @@ func TestCPUFootprintLifecycle(t *testing.T) {
 	if _, err := env.Clients.AutoScaling.UpdateAutoScalingGroup(ctx, scaleToZero(f.GroupName)); err != nil {
 		t.Fatal(err)
 	}
-	found, err := env.FindCPUFootprint(ctx, "smb")
+	found, err := env.FindCPUFootprint(ctx, "smb", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestCPUFootprintLifecycle(t *testing.T) {
 	if err := env.DeleteCPUFootprint(ctx, "smb", f.CreationToken, platform.CPUFootprintOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := env.FindCPUFootprint(ctx, "smb"); !errors.Is(err, platform.ErrNotFound) {
+	if _, err := env.FindCPUFootprint(ctx, "smb", ""); !errors.Is(err, platform.ErrNotFound) {
 		t.Errorf("find after delete: %v", err)
 	}
 }

@@ -60,7 +60,7 @@ func (p *CPUFootprintPlan) Err(policy *residency.Policy) error {
 func (e *Env) PlanCPUFootprint(ctx context.Context, spec CPUFootprintSpec) (*CPUFootprintPlan, error) {
 	p := &CPUFootprintPlan{}
 	d, ok, err := e.DecideCPUFootprint(ctx, spec)
-	var pe *ProblemsError
+	var pe *RefusedError
 	switch {
 	case errors.As(err, &pe):
 		p.Problems = append(p.Problems, pe.Problems...)

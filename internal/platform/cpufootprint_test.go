@@ -84,7 +84,7 @@ func TestCPUFootprintDecideExplicit(t *testing.T) {
 			}
 			continue
 		}
-		var pe *ProblemsError
+		var pe *RefusedError
 		if !errors.As(err, &pe) || pe.Problems[0].Path != "instance_type" || !strings.Contains(err.Error(), tc.wantErr) {
 			t.Errorf("%s: err = %v, want instance_type: %q", tc.typ, err, tc.wantErr)
 		}
@@ -95,7 +95,7 @@ func TestCPUFootprintDecideNoMatch(t *testing.T) {
 	s := footprint()
 	s.Requirements.Architecture = "arm64"
 	_, err := s.Decide(embeddedCatalog(t), meZoneIDs)
-	var pe *ProblemsError
+	var pe *RefusedError
 	if !errors.As(err, &pe) || pe.Problems[0].Path != "requirements" || !strings.Contains(err.Error(), "nearest") {
 		t.Fatalf("err = %v", err)
 	}

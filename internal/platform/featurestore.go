@@ -47,15 +47,15 @@ const (
 
 // Limits of SageMaker Feature Store.
 const (
-	MaxFeatures          = 2500
-	fsMaxNameLen         = 64
-	fsMaxDescriptionLen  = 128
-	fsMaxS3URILen        = 1024
-	fsMaxVectorDimension = 8192
-	fsMaxCapacityUnits   = 10_000_000
-	fsMaxTagKeyLen       = 128
-	fsMaxTagValueLen     = 256
-	fsMaxTTLValue        = math.MaxInt32
+	MaxFeatures                    = 2500
+	fsMaxNameLen                   = 64
+	fsMaxDescriptionLen            = 128
+	fsMaxS3URILen                  = 1024
+	FeatureStoreMaxVectorDimension = 8192
+	FeatureStoreMaxCapacityUnits   = 10_000_000
+	fsMaxTagKeyLen                 = 128
+	fsMaxTagValueLen               = 256
+	fsMaxTTLValue                  = math.MaxInt32
 	// FeatureStoreTagPrefix is the tag namespace the provider keeps for
 	// itself (the creation token); user tags may not use it.
 	FeatureStoreTagPrefix  = "mlplatform:"
@@ -356,8 +356,8 @@ func (v *fsValidator) featureList(fs []Feature) {
 			if f.Type != FeatureTypeFractional && slices.Contains(fsFeatureTypes, f.Type) {
 				v.add(at+".type", "feature %q is a Vector, whose elements must be %s, not %s", f.Name, FeatureTypeFractional, f.Type)
 			}
-			if f.VectorDimension < 1 || f.VectorDimension > fsMaxVectorDimension {
-				v.add(at+".vector_dimension", "feature %q is a Vector and needs vector_dimension between 1 and %d (got %d)", f.Name, fsMaxVectorDimension, f.VectorDimension)
+			if f.VectorDimension < 1 || f.VectorDimension > FeatureStoreMaxVectorDimension {
+				v.add(at+".vector_dimension", "feature %q is a Vector and needs vector_dimension between 1 and %d (got %d)", f.Name, FeatureStoreMaxVectorDimension, f.VectorDimension)
 			}
 		default:
 			v.add(at+".collection_type", "feature %q has collection type %q; use one of %s, or leave it unset for a scalar", f.Name, f.CollectionType, strings.Join(fsCollectionTypes, ", "))
@@ -461,14 +461,14 @@ func (v *fsValidator) throughput(s FeatureStoreSpec) {
 			v.add("throughput.mode", "capacity units apply only to mode = %q; remove them for on-demand throughput", ThroughputProvisioned)
 		}
 	case ThroughputProvisioned:
-		if t.WriteCapacityUnits < 1 || t.WriteCapacityUnits > fsMaxCapacityUnits {
-			v.add("throughput.write_capacity_units", "provisioned throughput needs write_capacity_units between 1 and %d (got %d)", fsMaxCapacityUnits, t.WriteCapacityUnits)
+		if t.WriteCapacityUnits < 1 || t.WriteCapacityUnits > FeatureStoreMaxCapacityUnits {
+			v.add("throughput.write_capacity_units", "provisioned throughput needs write_capacity_units between 1 and %d (got %d)", FeatureStoreMaxCapacityUnits, t.WriteCapacityUnits)
 		}
 		switch {
-		case v.opts.known("online_store") && s.Online != nil && s.Online.Enabled && (t.ReadCapacityUnits < 1 || t.ReadCapacityUnits > fsMaxCapacityUnits):
-			v.add("throughput.read_capacity_units", "provisioned throughput with an online store needs read_capacity_units between 1 and %d (got %d)", fsMaxCapacityUnits, t.ReadCapacityUnits)
-		case t.ReadCapacityUnits < 0 || t.ReadCapacityUnits > fsMaxCapacityUnits:
-			v.add("throughput.read_capacity_units", "read_capacity_units must be between 1 and %d (got %d)", fsMaxCapacityUnits, t.ReadCapacityUnits)
+		case v.opts.known("online_store") && s.Online != nil && s.Online.Enabled && (t.ReadCapacityUnits < 1 || t.ReadCapacityUnits > FeatureStoreMaxCapacityUnits):
+			v.add("throughput.read_capacity_units", "provisioned throughput with an online store needs read_capacity_units between 1 and %d (got %d)", FeatureStoreMaxCapacityUnits, t.ReadCapacityUnits)
+		case t.ReadCapacityUnits < 0 || t.ReadCapacityUnits > FeatureStoreMaxCapacityUnits:
+			v.add("throughput.read_capacity_units", "read_capacity_units must be between 1 and %d (got %d)", FeatureStoreMaxCapacityUnits, t.ReadCapacityUnits)
 		}
 	default:
 		v.add("throughput.mode", "throughput mode %q; use one of %s", t.Mode, strings.Join(fsThroughputModes, ", "))

@@ -102,23 +102,6 @@ type Problem struct {
 	Warning bool
 }
 
-// ProblemsError is a spec that cannot be applied.
-type ProblemsError struct{ Problems []Problem }
-
-func (e *ProblemsError) Error() string {
-	var b strings.Builder
-	for i, p := range e.Problems {
-		if p.Warning {
-			continue
-		}
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		fmt.Fprintf(&b, "%s: %s: %s", p.Path, p.Summary, p.Detail)
-	}
-	return b.String()
-}
-
 var clusterNameRE = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$`)
 var reservationIDRE = lazyRegexp(`^cr-[0-9a-f]{8,17}$`)
 

@@ -60,7 +60,7 @@ func (p *GPUClusterPlan) Err(policy *residency.Policy) error {
 	if len(errs) == 0 {
 		return nil
 	}
-	return &ProblemsError{Problems: errs}
+	return &RefusedError{Problems: errs}
 }
 
 // GPUClusterOptions tune the long-running verbs. The zero value is ready.
@@ -354,48 +354,25 @@ func (e *CapacityExhaustedError) Error() string {
 	return s
 }
 
-// ExistsError is a create that found a cluster of the same name it cannot
-// prove it made: another configuration's, or one whose create lost its
-// state. Nothing is adopted.
-type ExistsError struct {
-	Name    string
-	Cluster *GPUCluster
-}
-
-func (e *ExistsError) Error() string {
-	what := []string{}
-	if e.Cluster.LaunchTemplateID != "" {
-		what = append(what, "launch template "+e.Cluster.LaunchTemplateID)
+// gpuClusterParts names what a cluster of that name holds, for a refusal.
+func gpuClusterParts(c *GPUCluster) []string {
+	var what []string
+	if c.LaunchTemplateID != "" {
+		what = append(what, "launch template "+c.LaunchTemplateID)
 	}
-	if n := len(e.Cluster.Nodes); n > 0 {
+	if n := len(c.Nodes); n > 0 {
 		what = append(what, fmt.Sprintf("%d nodes", n))
 	}
-	if e.Cluster.PlacementGroupOwned && e.Cluster.PlacementGroupState != "" {
-		what = append(what, "placement group "+e.Cluster.PlacementGroupName)
+	if c.PlacementGroupOwned && c.PlacementGroupState != "" {
+		what = append(what, "placement group "+c.PlacementGroupName)
 	}
-	return fmt.Sprintf("GPU cluster %s already exists (%s) and this resource cannot prove it created it: import it (terraform import, or pulumi import) to manage it here, or choose another name", e.Name, strings.Join(what, ", "))
+	return what
 }
-
-// PartialError is a create or update that failed after it had changed
-// something; the cluster returned with it is what exists, recorded with a
-// fresh, bounded context even when the operation's own context was cancelled
-// or expired.
-type PartialError struct {
-	Err error
-	// Complete reports that every declared node runs or is starting, from
-	// the declared node template, with the launch template and placement
-	// group in place: only a later step failed (a lost answer, an interrupt
-	// while waiting), so the resource is whole and need not be replaced.
-	Complete bool
-}
-
-func (e *PartialError) Error() string { return e.Err.Error() }
-func (e *PartialError) Unwrap() error { return e.Err }
 
 // CreateGPUCluster creates the cluster: its placement group (unless an
 // existing one is named), its launch template, and its nodes, then waits
 // until they run. A cluster of that name that spec.CreationToken does not
-// own is an *ExistsError: it is never adopted. Without a token one is made;
+// own is a *NotOursError: it is never adopted. Without a token one is made;
 // every resource of the cluster carries it. On error it returns what exists
 // with a *PartialError, so that the caller records it (a partial cluster
 // stays in state, never orphaned); the cluster is nil only when nothing was
@@ -404,7 +381,7 @@ func (e *Env) CreateGPUCluster(ctx context.Context, spec GPUClusterSpec, o GPUCl
 	c, err := cloud.FindGPUCluster(ctx, e.Clients.EC2, spec.Name)
 	switch {
 	case err == nil && (spec.CreationToken == "" || c.CreationToken != spec.CreationToken):
-		return nil, &ExistsError{Name: spec.Name, Cluster: gpuClusterFromCloud(c)}
+		return nil, &NotOursError{Kind: "GPU cluster", Name: spec.Name, Parts: gpuClusterParts(gpuClusterFromCloud(c))}
 	case err != nil && !errors.Is(err, cloud.ErrNotFound):
 		return nil, err
 	}
@@ -432,10 +409,18 @@ func (e *Env) UpdateGPUCluster(ctx context.Context, spec GPUClusterSpec, o GPUCl
 }
 
 // FindGPUCluster reads cluster name (three EC2 calls up to 1000 nodes).
-// A cluster that does not exist is ErrNotFound.
-func (e *Env) FindGPUCluster(ctx context.Context, name string) (*GPUCluster, error) {
+// A cluster that does not exist is ErrNotFound. owner is the creation token
+// the caller recorded: a cluster carrying another is a *NotOursError (the
+// one the caller made is gone); an empty owner (an import) finds any.
+func (e *Env) FindGPUCluster(ctx context.Context, name, owner string) (*GPUCluster, error) {
 	c, err := cloud.FindGPUCluster(ctx, e.Clients.EC2, name)
-	return gpuClusterFromCloud(c), err
+	if err != nil {
+		return gpuClusterFromCloud(c), err
+	}
+	if err := checkOwner("GPU cluster", name, owner, c.CreationToken); err != nil {
+		return nil, err
+	}
+	return gpuClusterFromCloud(c), nil
 }
 
 // findGPUClusterTemplate reads back the node template of a cluster's latest

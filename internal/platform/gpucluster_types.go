@@ -24,10 +24,6 @@ func CapacityTypes() []string { return cloud.CapacityTypes() }
 // use it.
 const ReservedTagPrefix = cloud.ReservedTagPrefix
 
-// ErrNotFound is what a Find or Read verb returns (or wraps) for something
-// that does not exist: front ends test for it with errors.Is.
-var ErrNotFound = cloud.ErrNotFound
-
 // GPUClusterResourceName is the name of the launch template and of the owned
 // placement group of cluster name.
 func GPUClusterResourceName(name string) string { return cloud.GPUClusterResourceName(name) }
@@ -131,17 +127,6 @@ func volumesToCloud(vs []Volume) []cloud.Volume {
 	out := make([]cloud.Volume, len(vs))
 	for i, v := range vs {
 		out[i] = cloud.Volume(v)
-	}
-	return out
-}
-
-func volumesFromCloud(vs []cloud.Volume) []Volume {
-	if vs == nil {
-		return nil
-	}
-	out := make([]Volume, len(vs))
-	for i, v := range vs {
-		out[i] = Volume(v)
 	}
 	return out
 }

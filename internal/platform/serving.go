@@ -38,7 +38,7 @@ const (
 	svMinServerlessMemory  = 1024
 	svMaxServerlessMemory  = 6144
 	svMaxServerlessConc    = 200
-	svMaxWaitSeconds       = 3600
+	ServingMaxWaitSeconds  = 3600
 	svMinMaxExecution      = 600
 	svMaxMaxExecution      = 28800
 	svMaxRollbackAlarms    = 10
@@ -381,11 +381,11 @@ func svDeployment(v *fsValidator, d *ServingDeployment) {
 	default:
 		v.add(at+".traffic_routing", "traffic routing %q; use one of %s", d.TrafficRouting, strings.Join(TrafficRoutings(), ", "))
 	}
-	if d.WaitSeconds < 0 || d.WaitSeconds > svMaxWaitSeconds {
-		v.add(at+".wait_seconds", "must be between 0 and %d (got %d)", svMaxWaitSeconds, d.WaitSeconds)
+	if d.WaitSeconds < 0 || d.WaitSeconds > ServingMaxWaitSeconds {
+		v.add(at+".wait_seconds", "must be between 0 and %d (got %d)", ServingMaxWaitSeconds, d.WaitSeconds)
 	}
-	if d.TerminationWaitSeconds < 0 || d.TerminationWaitSeconds > svMaxWaitSeconds {
-		v.add(at+".termination_wait_seconds", "must be between 0 and %d (got %d)", svMaxWaitSeconds, d.TerminationWaitSeconds)
+	if d.TerminationWaitSeconds < 0 || d.TerminationWaitSeconds > ServingMaxWaitSeconds {
+		v.add(at+".termination_wait_seconds", "must be between 0 and %d (got %d)", ServingMaxWaitSeconds, d.TerminationWaitSeconds)
 	}
 	if d.MaxExecutionSeconds != 0 && (d.MaxExecutionSeconds < svMinMaxExecution || d.MaxExecutionSeconds > svMaxMaxExecution) {
 		v.add(at+".maximum_execution_timeout_seconds", "must be between %d and %d (got %d)", svMinMaxExecution, svMaxMaxExecution, d.MaxExecutionSeconds)
