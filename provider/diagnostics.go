@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -31,6 +33,21 @@ func addProblems(ps []platform.Problem, diags *diag.Diagnostics) {
 		default:
 			diags.AddAttributeError(parsePath(p.Path), p.Summary, p.Detail)
 		}
+	}
+}
+
+// addInvalid reports a validator's problems, each on its attribute, with
+// the path in the summary too: Terraform before 1.12 shows an error inside
+// a nested attribute at the resource's header.
+func addInvalid(kind string, ps []platform.Problem, diags *diag.Diagnostics) {
+	for _, p := range ps {
+		at := parsePath(p.Path)
+		if strings.HasPrefix(p.Path, "features[") {
+			// features (of a feature store) is a set: an element has no
+			// index to point at; the message names the feature.
+			at = path.Root("features")
+		}
+		diags.AddAttributeError(at, "Invalid "+kind+": "+p.Path, p.Detail)
 	}
 }
 

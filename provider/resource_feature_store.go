@@ -315,7 +315,7 @@ func (r *featureStoreResource) ModifyPlan(ctx context.Context, req resource.Modi
 		return
 	}
 	if r.meta == nil {
-		addFieldErrors(platform.ValidateFeatureStore(spec, platform.ValidateOptions{Unknown: unknown}), &resp.Diagnostics)
+		addInvalid("feature store", platform.ValidateFeatureStore(spec, unknown), &resp.Diagnostics)
 		return
 	}
 	errs, vs, err := r.meta.CheckFeatureStore(ctx, spec, unknown)
@@ -323,7 +323,7 @@ func (r *featureStoreResource) ModifyPlan(ctx context.Context, req resource.Modi
 		resp.Diagnostics.AddError("checking data residency", err.Error())
 		return
 	}
-	addFieldErrors(errs, &resp.Diagnostics)
+	addInvalid("feature store", errs, &resp.Diagnostics)
 	ReportViolations(r.meta.Policy.Mode, vs, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
@@ -497,30 +497,17 @@ func featureStoreWait(ctx context.Context, name, what string, timeout time.Durat
 	}
 }
 
-// addFeatureStoreError reports an error of the core: validation problems on
-// their attributes, residency violations (already reported) once.
+// addFeatureStoreError reports an error of the core: a refused spec's
+// problems on their attributes, residency violations (already reported)
+// once.
 func addFeatureStoreError(summary string, err error, diags *diag.Diagnostics) {
-	var fe platform.FieldErrors
+	var re *platform.RefusedError
 	switch {
-	case errors.As(err, &fe):
-		addFieldErrors(fe, diags)
+	case errors.As(err, &re):
+		addInvalid("feature store", re.Problems, diags)
 	case errors.Is(err, platform.ErrFeatureStoreResidency) && diags.HasError():
 	default:
 		diags.AddError(summary, err.Error())
-	}
-}
-
-func addFieldErrors(errs []platform.FieldError, diags *diag.Diagnostics) {
-	for _, e := range errs {
-		at := parsePath(e.Path)
-		if strings.HasPrefix(e.Path, "features[") {
-			// features is a set: an element has no index to point at; the
-			// message names the feature.
-			at = path.Root("features")
-		}
-		// The path is in the summary too: Terraform before 1.12 shows an
-		// error inside a nested attribute at the resource's header.
-		diags.AddAttributeError(at, "Invalid feature store: "+e.Path, e.Msg)
 	}
 }
 

@@ -250,7 +250,7 @@ func (r *servingEndpointResource) ModifyPlan(ctx context.Context, req resource.M
 	checkTimeouts(plan.Timeouts, &resp.Diagnostics)
 	spec, unknown := servingEndpointSpec(&plan)
 	if r.meta == nil {
-		addServingFieldErrors(platform.ValidateServingEndpoint(spec, unknown), &resp.Diagnostics)
+		addInvalid("serving endpoint", platform.ValidateServingEndpoint(spec, unknown), &resp.Diagnostics)
 		return
 	}
 	errs, vs, warnings, err := r.meta.CheckServingEndpoint(ctx, spec, unknown)
@@ -258,7 +258,7 @@ func (r *servingEndpointResource) ModifyPlan(ctx context.Context, req resource.M
 		resp.Diagnostics.AddError("checking data residency", err.Error())
 		return
 	}
-	addServingFieldErrors(errs, &resp.Diagnostics)
+	addInvalid("serving endpoint", errs, &resp.Diagnostics)
 	ReportViolations(r.meta.Policy.Mode, vs, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
@@ -281,7 +281,7 @@ func (r *servingEndpointResource) ModifyPlan(ctx context.Context, req resource.M
 				resp.Diagnostics.AddError(fmt.Sprintf("checking serving endpoint (%s)", spec.Name), err.Error())
 				return
 			}
-			addServingFieldErrors(taken, &resp.Diagnostics)
+			addInvalid("serving endpoint", taken, &resp.Diagnostics)
 		}
 		addProblems(warnings, &resp.Diagnostics)
 		return
@@ -415,19 +415,13 @@ func servingWait(ctx context.Context, name, what string, timeout time.Duration) 
 }
 
 func addServingError(summary string, err error, diags *diag.Diagnostics) {
-	var fe platform.ServingFieldErrors
+	var re *platform.RefusedError
 	switch {
-	case errors.As(err, &fe):
-		addServingFieldErrors(fe, diags)
+	case errors.As(err, &re):
+		addInvalid("serving endpoint", re.Problems, diags)
 	case errors.Is(err, platform.ErrServingEndpointResidency) && diags.HasError():
 	default:
 		diags.AddError(summary, err.Error())
-	}
-}
-
-func addServingFieldErrors(errs []platform.FieldError, diags *diag.Diagnostics) {
-	for _, e := range errs {
-		diags.AddAttributeError(parsePath(e.Path), "Invalid serving endpoint: "+e.Path, e.Msg)
 	}
 }
 

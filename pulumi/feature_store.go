@@ -155,7 +155,7 @@ func (FeatureStore) Check(ctx context.Context, req infer.CheckRequest) (infer.Ch
 		return infer.CheckResponse[FeatureStoreArgs]{Inputs: args}, err
 	}
 	for _, e := range errs {
-		failures = append(failures, p.CheckFailure{Property: propertyPath(e.Path), Reason: e.Msg})
+		failures = append(failures, p.CheckFailure{Property: propertyPath(e.Path), Reason: e.Detail})
 	}
 	return infer.CheckResponse[FeatureStoreArgs]{Inputs: args, Failures: append(failures, reportViolations(ctx, env.Policy, vs)...)}, nil
 }

@@ -226,7 +226,7 @@ func (ServingEndpoint) Check(ctx context.Context, req infer.CheckRequest) (infer
 		return infer.CheckResponse[ServingEndpointArgs]{Inputs: args}, fmt.Errorf("checking serving endpoint (%s): %w", spec.Name, err)
 	}
 	for _, e := range errs {
-		failures = append(failures, p.CheckFailure{Property: propertyPath(e.Path), Reason: e.Msg})
+		failures = append(failures, p.CheckFailure{Property: propertyPath(e.Path), Reason: e.Detail})
 	}
 	failures = append(failures, reportViolations(ctx, env.Policy, vs)...)
 	failures = append(failures, problemFailures(ctx, warnings)...)
@@ -238,7 +238,7 @@ func (ServingEndpoint) Check(ctx context.Context, req infer.CheckRequest) (infer
 			return infer.CheckResponse[ServingEndpointArgs]{Inputs: args}, fmt.Errorf("checking serving endpoint (%s): %w", spec.Name, err)
 		}
 		for _, e := range taken {
-			failures = append(failures, p.CheckFailure{Property: propertyPath(e.Path), Reason: e.Msg})
+			failures = append(failures, p.CheckFailure{Property: propertyPath(e.Path), Reason: e.Detail})
 		}
 	}
 	return infer.CheckResponse[ServingEndpointArgs]{Inputs: args, Failures: failures}, nil

@@ -151,8 +151,12 @@ var footprintNameRE = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$`)
 // medium business's CPU fleet, not a GPU farm.
 const MaxFootprintSize = 100
 
-// ValidateStatic checks what needs no catalog and no AWS call.
-func (s *CPUFootprintSpec) ValidateStatic() []Problem {
+// ValidateCPUFootprint checks what needs no catalog and no AWS call.
+// Values at the paths in unknown (the spec's Unknown) are not known yet and
+// are skipped.
+func ValidateCPUFootprint(spec CPUFootprintSpec, unknown []string) []Problem {
+	s := &spec
+	s.Unknown = unknown
 	ps := slices.Clone(s.InputProblems)
 	add := func(path, summary, format string, args ...any) {
 		ps = append(ps, Problem{Path: path, Summary: summary, Detail: fmt.Sprintf(format, args...)})

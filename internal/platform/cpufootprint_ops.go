@@ -405,7 +405,7 @@ func (e *Env) cpuPartial(ctx context.Context, name string, tr *cpuTracker, cause
 // the decision needs is decided at apply: ok is false, and nothing is
 // checked that needs them.
 func (e *Env) DecideCPUFootprint(ctx context.Context, s CPUFootprintSpec) (d CPUDecision, ok bool, err error) {
-	if ps := s.ValidateStatic(); len(ps) > 0 {
+	if ps := ValidateCPUFootprint(s, s.Unknown); len(ps) > 0 {
 		return CPUDecision{}, false, &RefusedError{Problems: ps}
 	}
 	for _, p := range []string{"instance_type", "requirements", "requirements.min_vcpus", "requirements.min_memory_gib",

@@ -123,19 +123,19 @@ func TestCPUFootprintValidateStatic(t *testing.T) {
 	for _, tc := range cases {
 		s := footprint()
 		tc.mod(&s)
-		ps := s.ValidateStatic()
+		ps := ValidateCPUFootprint(s, s.Unknown)
 		if len(ps) != 1 || ps[0].Path != tc.path {
 			t.Errorf("want one problem at %s, got %+v", tc.path, ps)
 		}
 	}
 	s := footprint()
-	if ps := s.ValidateStatic(); len(ps) != 0 {
+	if ps := ValidateCPUFootprint(s, s.Unknown); len(ps) != 0 {
 		t.Errorf("valid spec: %+v", ps)
 	}
 	// Unknown at plan: not checked, never treated as absent.
 	s.Size = GroupSize{Min: 2, Max: 1}
 	s.Unknown = []string{"desired_capacity"}
-	if ps := s.ValidateStatic(); len(ps) != 0 {
+	if ps := ValidateCPUFootprint(s, s.Unknown); len(ps) != 0 {
 		t.Errorf("sizes with an unknown member are checked at apply: %+v", ps)
 	}
 }

@@ -80,19 +80,19 @@ func TestFootprintValidationProblems(t *testing.T) {
 	base := CPUFootprintSpec{Name: "fp", InstanceType: "c7i.large", Size: GroupSize{Min: 0, Max: 1, Desired: 1}}
 	long := base
 	long.Validation = &ValidationSpec{Timeout: 3 * time.Hour, ReportsS3URI: "s3://b/p/", ReportsKMSKeyARN: "arn:aws:kms:me-central-1:111122223333:key/k"}
-	if ps := long.ValidateStatic(); !slices.ContainsFunc(ps, func(p Problem) bool {
+	if ps := ValidateCPUFootprint(long, long.Unknown); !slices.ContainsFunc(ps, func(p Problem) bool {
 		return p.Path == "validation.timeout" && strings.Contains(p.Detail, "heartbeat")
 	}) {
 		t.Errorf("a 3h timeout on a footprint: %+v, want the heartbeat bound", ps)
 	}
 	noReports := base
 	noReports.Validation = &ValidationSpec{}
-	if ps := noReports.ValidateStatic(); !slices.ContainsFunc(ps, func(p Problem) bool { return p.Path == "validation.reports_s3_uri" }) {
+	if ps := ValidateCPUFootprint(noReports, noReports.Unknown); !slices.ContainsFunc(ps, func(p Problem) bool { return p.Path == "validation.reports_s3_uri" }) {
 		t.Errorf("no reports location: %+v, want validation.reports_s3_uri", ps)
 	}
 	unknown := noReports
 	unknown.Unknown = []string{"validation.reports_s3_uri", "validation.reports_kms_key_arn"}
-	for _, p := range unknown.ValidateStatic() {
+	for _, p := range ValidateCPUFootprint(unknown, unknown.Unknown) {
 		if strings.HasPrefix(p.Path, "validation.reports") {
 			t.Errorf("a location known only at apply refused at plan: %+v", p)
 		}

@@ -79,20 +79,23 @@ func (e *PartialError) Unwrap() error { return e.Err }
 
 // RefusedError is a spec that cannot be applied: its problems, on their
 // attribute paths. Nothing was written.
-type RefusedError struct{ Problems []Problem }
+type RefusedError struct {
+	Kind     string // "feature store", for the message; may be empty
+	Problems []Problem
+}
 
 func (e *RefusedError) Error() string {
-	var b strings.Builder
-	for i, p := range e.Problems {
-		if p.Warning {
-			continue
+	var msgs []string
+	for _, p := range e.Problems {
+		if !p.Warning {
+			msgs = append(msgs, p.String())
 		}
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		fmt.Fprintf(&b, "%s: %s: %s", p.Path, p.Summary, p.Detail)
 	}
-	return b.String()
+	s := strings.Join(msgs, "; ")
+	if e.Kind != "" {
+		s = "invalid " + e.Kind + ": " + s
+	}
+	return s
 }
 
 // Outcome is what a front end does with a create's or an update's answer,

@@ -209,29 +209,17 @@ func (s *FeatureStoreSpec) Feature(name string) (Feature, bool) {
 	return Feature{}, false
 }
 
-// FieldError is one invalid value, on the attribute path it concerns (for
-// example features[3].name).
-type FieldError struct {
-	Path string
-	Msg  string
-}
+// unknownPaths lists attribute paths whose values are not known yet (at
+// plan time, values computed by other resources). Rules that read them are
+// skipped; a path covers everything beneath it (features covers
+// features[0].name).
+type unknownPaths []string
 
-func (e FieldError) Error() string { return e.Path + ": " + e.Msg }
-
-// ValidateOptions tunes ValidateFeatureStore.
-type ValidateOptions struct {
-	// Unknown lists attribute paths whose values are not known yet (at plan
-	// time, values computed by other resources). Rules that read them are
-	// skipped; a path covers everything beneath it (features covers
-	// features[0].name).
-	Unknown []string
-}
-
-func (o ValidateOptions) known(paths ...string) bool {
+func (u unknownPaths) known(paths ...string) bool {
 	for _, p := range paths {
-		for _, u := range o.Unknown {
-			if p == u || strings.HasPrefix(p, u+".") || strings.HasPrefix(p, u+"[") ||
-				strings.HasPrefix(u, p+".") || strings.HasPrefix(u, p+"[") {
+		for _, x := range u {
+			if p == x || strings.HasPrefix(p, x+".") || strings.HasPrefix(p, x+"[") ||
+				strings.HasPrefix(x, p+".") || strings.HasPrefix(x, p+"[") {
 				return false
 			}
 		}
@@ -243,13 +231,13 @@ func (o ValidateOptions) known(paths ...string) bool {
 // Store before anything is called: names, types, the record identifier and
 // event time, store settings and limits. It returns every problem found, each
 // on its attribute path, in a stable order; none means valid.
-func ValidateFeatureStore(s FeatureStoreSpec, opts ValidateOptions) []FieldError {
-	v := &fsValidator{opts: opts}
+func ValidateFeatureStore(s FeatureStoreSpec, unknown []string) []Problem {
+	v := &validator{unknown: unknownPaths(unknown)}
 	v.name(s)
 	v.features(s)
 	v.identity(s, "record_identifier_feature_name", s.RecordIdentifier, []string{FeatureTypeIntegral, FeatureTypeString}, "record identifier")
 	v.identity(s, "event_time_feature_name", s.EventTime, []string{FeatureTypeFractional, FeatureTypeString}, "event time")
-	if v.opts.known("record_identifier_feature_name", "event_time_feature_name") && s.RecordIdentifier != "" && strings.EqualFold(s.RecordIdentifier, s.EventTime) {
+	if v.unknown.known("record_identifier_feature_name", "event_time_feature_name") && s.RecordIdentifier != "" && strings.EqualFold(s.RecordIdentifier, s.EventTime) {
 		v.add("event_time_feature_name", "the event time feature must differ from the record identifier feature %q", s.RecordIdentifier)
 	}
 	v.online(s)
@@ -260,16 +248,18 @@ func ValidateFeatureStore(s FeatureStoreSpec, opts ValidateOptions) []FieldError
 	return v.errs
 }
 
-type fsValidator struct {
-	opts ValidateOptions
-	errs []FieldError
+// validator collects the problems of a feature store or serving endpoint spec,
+// skipping the rules that read values not known yet.
+type validator struct {
+	unknown unknownPaths
+	errs    []Problem
 }
 
-func (v *fsValidator) add(path, format string, args ...any) {
-	if !v.opts.known(path) {
+func (v *validator) add(path, format string, args ...any) {
+	if !v.unknown.known(path) {
 		return
 	}
-	v.errs = append(v.errs, FieldError{Path: path, Msg: fmt.Sprintf(format, args...)})
+	v.errs = append(v.errs, Problem{Path: path, Detail: fmt.Sprintf(format, args...)})
 }
 
 // fsNameProblem says what is wrong with a feature or group name, or "".
@@ -285,7 +275,7 @@ func fsNameProblem(name string) string {
 	return ""
 }
 
-func (v *fsValidator) name(s FeatureStoreSpec) {
+func (v *validator) name(s FeatureStoreSpec) {
 	if p := fsNameProblem(s.Name); p != "" {
 		v.add("name", "feature group name %q %s", s.Name, p)
 	}
@@ -298,18 +288,18 @@ func (v *fsValidator) name(s FeatureStoreSpec) {
 // ValidateFeatures checks feature definitions on their own: names, reserved
 // names, duplicates, types, collection types and the count. It is the part of
 // ValidateFeatureStore that parses user input, and the fuzz target.
-func ValidateFeatures(fs []Feature) []FieldError {
-	v := &fsValidator{}
+func ValidateFeatures(fs []Feature) []Problem {
+	v := &validator{}
 	v.featureList(fs)
 	return v.errs
 }
 
-func (v *fsValidator) features(s FeatureStoreSpec) {
-	if !v.opts.known(featureStoreFeaturesAt) {
+func (v *validator) features(s FeatureStoreSpec) {
+	if !v.unknown.known(featureStoreFeaturesAt) {
 		return
 	}
 	v.featureList(s.Features)
-	if !v.opts.known("online_store") {
+	if !v.unknown.known("online_store") {
 		return
 	}
 	inMemory := s.Online != nil && s.Online.Enabled && s.Online.storageType() == StorageInMemory
@@ -321,7 +311,7 @@ func (v *fsValidator) features(s FeatureStoreSpec) {
 	}
 }
 
-func (v *fsValidator) featureList(fs []Feature) {
+func (v *validator) featureList(fs []Feature) {
 	if len(fs) == 0 {
 		v.add(featureStoreFeaturesAt, "a feature group needs at least one feature (and the record identifier and event time features among them)")
 		return
@@ -370,15 +360,15 @@ func (v *fsValidator) featureList(fs []Feature) {
 
 // identity checks that the record identifier or event time names a scalar
 // feature of an allowed type.
-func (v *fsValidator) identity(s FeatureStoreSpec, path, name string, allowed []string, what string) {
-	if !v.opts.known(path) {
+func (v *validator) identity(s FeatureStoreSpec, path, name string, allowed []string, what string) {
+	if !v.unknown.known(path) {
 		return
 	}
 	if name == "" {
 		v.add(path, "the %s feature name must be set", what)
 		return
 	}
-	if !v.opts.known(featureStoreFeaturesAt) {
+	if !v.unknown.known(featureStoreFeaturesAt) {
 		return
 	}
 	f, ok := s.Feature(name)
@@ -394,7 +384,7 @@ func (v *fsValidator) identity(s FeatureStoreSpec, path, name string, allowed []
 	}
 }
 
-func (v *fsValidator) kmsKey(path, arn string) {
+func (v *validator) kmsKey(path, arn string) {
 	if arn == "" {
 		return
 	}
@@ -403,7 +393,7 @@ func (v *fsValidator) kmsKey(path, arn string) {
 	}
 }
 
-func (v *fsValidator) online(s FeatureStoreSpec) {
+func (v *validator) online(s FeatureStoreSpec) {
 	o := s.Online
 	if o == nil {
 		return
@@ -425,10 +415,10 @@ func (v *fsValidator) online(s FeatureStoreSpec) {
 	}
 }
 
-func (v *fsValidator) offline(s FeatureStoreSpec) {
+func (v *validator) offline(s FeatureStoreSpec) {
 	o := s.Offline
 	if o == nil {
-		if v.opts.known("online_store", "offline_store") && (s.Online == nil || !s.Online.Enabled) {
+		if v.unknown.known("online_store", "offline_store") && (s.Online == nil || !s.Online.Enabled) {
 			v.add("offline_store", "a feature group needs an online store, an offline store or both; declare offline_store or enable online_store")
 		}
 		return
@@ -450,7 +440,7 @@ func (v *fsValidator) offline(s FeatureStoreSpec) {
 	}
 }
 
-func (v *fsValidator) throughput(s FeatureStoreSpec) {
+func (v *validator) throughput(s FeatureStoreSpec) {
 	t := s.Throughput
 	if t == nil {
 		return
@@ -465,7 +455,7 @@ func (v *fsValidator) throughput(s FeatureStoreSpec) {
 			v.add("throughput.write_capacity_units", "provisioned throughput needs write_capacity_units between 1 and %d (got %d)", FeatureStoreMaxCapacityUnits, t.WriteCapacityUnits)
 		}
 		switch {
-		case v.opts.known("online_store") && s.Online != nil && s.Online.Enabled && (t.ReadCapacityUnits < 1 || t.ReadCapacityUnits > FeatureStoreMaxCapacityUnits):
+		case v.unknown.known("online_store") && s.Online != nil && s.Online.Enabled && (t.ReadCapacityUnits < 1 || t.ReadCapacityUnits > FeatureStoreMaxCapacityUnits):
 			v.add("throughput.read_capacity_units", "provisioned throughput with an online store needs read_capacity_units between 1 and %d (got %d)", FeatureStoreMaxCapacityUnits, t.ReadCapacityUnits)
 		case t.ReadCapacityUnits < 0 || t.ReadCapacityUnits > FeatureStoreMaxCapacityUnits:
 			v.add("throughput.read_capacity_units", "read_capacity_units must be between 1 and %d (got %d)", FeatureStoreMaxCapacityUnits, t.ReadCapacityUnits)
@@ -475,9 +465,9 @@ func (v *fsValidator) throughput(s FeatureStoreSpec) {
 	}
 }
 
-func (v *fsValidator) role(s FeatureStoreSpec) {
+func (v *validator) role(s FeatureStoreSpec) {
 	if s.RoleARN == "" {
-		if s.Offline != nil && v.opts.known("offline_store") {
+		if s.Offline != nil && v.unknown.known("offline_store") {
 			v.add("role_arn", "the offline store needs role_arn: the IAM role SageMaker assumes to write to the offline store's bucket")
 		}
 		return
@@ -487,7 +477,7 @@ func (v *fsValidator) role(s FeatureStoreSpec) {
 	}
 }
 
-func (v *fsValidator) tags(s FeatureStoreSpec) {
+func (v *validator) tags(s FeatureStoreSpec) {
 	keys := make([]string, 0, len(s.Tags))
 	for k := range s.Tags {
 		keys = append(keys, k)
@@ -513,7 +503,7 @@ func (v *fsValidator) tags(s FeatureStoreSpec) {
 // Paths in unknown (see ValidateOptions) are left out: check them again once
 // known, before anything is written.
 func FeatureStoreResidencyRefs(s FeatureStoreSpec, unknown []string) []residency.Ref {
-	o := ValidateOptions{Unknown: unknown}
+	o := unknownPaths(unknown)
 	var refs []residency.Ref
 	add := func(path string, kind residency.Kind, value string) {
 		if value != "" && o.known(path) {

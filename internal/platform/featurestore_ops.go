@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/mlplatform/mlplatform/internal/cloud"
@@ -16,17 +15,6 @@ import (
 // because the residency policy (enforce mode) is broken. The violations come
 // back beside the error, each on its attribute path.
 var ErrFeatureStoreResidency = errors.New("feature store breaks the residency policy")
-
-// FieldErrors is a spec that failed validation.
-type FieldErrors []FieldError
-
-func (es FieldErrors) Error() string {
-	msgs := make([]string, len(es))
-	for i, e := range es {
-		msgs[i] = e.Error()
-	}
-	return "invalid feature store: " + strings.Join(msgs, "; ")
-}
 
 // FeatureStoreWait bounds and reports a feature store wait.
 type FeatureStoreWait = WaitOptions
@@ -70,8 +58,8 @@ func (e *Env) CheckFeatureStoreResidency(ctx context.Context, s FeatureStoreSpec
 // unknown are skipped: the create and update check them again, all known,
 // before any write. Problems and violations come back for the front end to
 // report on their attribute paths; the error says the checks could not run.
-func (e *Env) CheckFeatureStore(ctx context.Context, s FeatureStoreSpec, unknown []string) ([]FieldError, []residency.Violation, error) {
-	if errs := ValidateFeatureStore(s, ValidateOptions{Unknown: unknown}); len(errs) > 0 {
+func (e *Env) CheckFeatureStore(ctx context.Context, s FeatureStoreSpec, unknown []string) ([]Problem, []residency.Violation, error) {
+	if errs := ValidateFeatureStore(s, unknownPaths(unknown)); len(errs) > 0 {
 		return errs, nil, nil
 	}
 	vs, err := e.CheckFeatureStoreResidency(ctx, s, unknown)
@@ -85,8 +73,8 @@ func (e *Env) CheckFeatureStore(ctx context.Context, s FeatureStoreSpec, unknown
 // The violations are returned in both modes; in enforce mode they are an
 // error too.
 func (e *Env) guardFeatureStore(ctx context.Context, s FeatureStoreSpec) ([]residency.Violation, error) {
-	if errs := ValidateFeatureStore(s, ValidateOptions{}); len(errs) > 0 {
-		return nil, FieldErrors(errs)
+	if errs := ValidateFeatureStore(s, nil); len(errs) > 0 {
+		return nil, &RefusedError{Kind: "feature store", Problems: errs}
 	}
 	vs, err := e.CheckFeatureStoreResidency(ctx, s, nil)
 	if err != nil {

@@ -278,7 +278,7 @@ func PlanFeatureStoreChangeUnknown(old, new FeatureStoreSpec, unknown []string) 
 	if len(unknown) == 0 {
 		return p
 	}
-	opts := ValidateOptions{Unknown: unknown}
+	opts := unknownPaths(unknown)
 	inPlace := func(path string) bool {
 		for _, ip := range fsInPlacePaths {
 			if path == ip || strings.HasPrefix(path, ip+".") {

@@ -31,7 +31,7 @@ func TestValidateFeatureStore(t *testing.T) {
 	tests := []struct {
 		name    string
 		mutate  func(*FeatureStoreSpec)
-		opts    ValidateOptions
+		opts    []string
 		path    string // "" = valid
 		contain string
 	}{
@@ -123,11 +123,11 @@ func TestValidateFeatureStore(t *testing.T) {
 		}},
 		{name: "aws tag", mutate: func(s *FeatureStoreSpec) { s.Tags["aws:owner"] = "x" }, path: `tags["aws:owner"]`},
 		// Unknown values at plan time are not judged.
-		{name: "unknown features skip identity checks", mutate: func(s *FeatureStoreSpec) { s.Features = nil }, opts: ValidateOptions{Unknown: []string{"features"}}},
-		{name: "unknown role", mutate: func(s *FeatureStoreSpec) { s.RoleARN = "" }, opts: ValidateOptions{Unknown: []string{"role_arn"}}},
-		{name: "unknown feature name", mutate: func(s *FeatureStoreSpec) { s.Features[2].Name = "" }, opts: ValidateOptions{Unknown: []string{"features[2].name"}}},
-		{name: "unknown s3 uri", mutate: func(s *FeatureStoreSpec) { s.Offline.S3URI = "" }, opts: ValidateOptions{Unknown: []string{"offline_store.s3_uri"}}},
-		{name: "unknown record id", mutate: func(s *FeatureStoreSpec) { s.RecordIdentifier = "" }, opts: ValidateOptions{Unknown: []string{"record_identifier_feature_name"}}},
+		{name: "unknown features skip identity checks", mutate: func(s *FeatureStoreSpec) { s.Features = nil }, opts: []string{"features"}},
+		{name: "unknown role", mutate: func(s *FeatureStoreSpec) { s.RoleARN = "" }, opts: []string{"role_arn"}},
+		{name: "unknown feature name", mutate: func(s *FeatureStoreSpec) { s.Features[2].Name = "" }, opts: []string{"features[2].name"}},
+		{name: "unknown s3 uri", mutate: func(s *FeatureStoreSpec) { s.Offline.S3URI = "" }, opts: []string{"offline_store.s3_uri"}},
+		{name: "unknown record id", mutate: func(s *FeatureStoreSpec) { s.RecordIdentifier = "" }, opts: []string{"record_identifier_feature_name"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -141,7 +141,7 @@ func TestValidateFeatureStore(t *testing.T) {
 				return
 			}
 			for _, e := range errs {
-				if e.Path == tt.path && strings.Contains(e.Msg, tt.contain) {
+				if e.Path == tt.path && strings.Contains(e.Detail, tt.contain) {
 					return
 				}
 			}
@@ -339,7 +339,7 @@ func FuzzValidateFeatures(f *testing.F) {
 		errs := ValidateFeatures(fs)
 		bad := map[int]bool{}
 		for _, e := range errs {
-			if e.Msg == "" || e.Path == "" {
+			if e.Detail == "" || e.Path == "" {
 				t.Fatalf("empty error %+v", e)
 			}
 			var i int

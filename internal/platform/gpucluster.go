@@ -102,14 +102,27 @@ type Problem struct {
 	Warning bool
 }
 
+// String is the problem on one line: its path, summary (when it has one)
+// and detail.
+func (p Problem) String() string {
+	if p.Summary == "" {
+		return p.Path + ": " + p.Detail
+	}
+	return p.Path + ": " + p.Summary + ": " + p.Detail
+}
+
 var clusterNameRE = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$`)
 var reservationIDRE = lazyRegexp(`^cr-[0-9a-f]{8,17}$`)
 
-// Validate checks what needs no AWS call: the name, the count, the
-// capacity, rollout and volume settings, the formats and ranges of the
-// inputs, and their coherence. Every front end reports these problems on
-// the same paths, in the same words (PlanGPUCluster includes them).
-func (s *GPUClusterSpec) Validate() []Problem {
+// ValidateGPUCluster checks what needs no AWS call: the name, the count,
+// the capacity, rollout and volume settings, the formats and ranges of the
+// inputs, and their coherence. Values at the paths in unknown (the spec's
+// Unknown) are not known yet and are skipped. Every front end reports these
+// problems on the same paths, in the same words (PlanGPUCluster includes
+// them).
+func ValidateGPUCluster(spec GPUClusterSpec, unknown []string) []Problem {
+	s := &spec
+	s.Unknown = unknown
 	ps := slices.Clone(s.InputProblems)
 	add := func(path, summary, detail string) {
 		ps = append(ps, Problem{Path: path, Summary: summary, Detail: detail})

@@ -139,7 +139,7 @@ func TestGPUClusterInputLimits(t *testing.T) {
 		r, ps := CapacityRetryFromInput(tt.in)
 		s := GPUClusterSpec{Name: "x", NodeCount: 1, Image: "ami-0123456789abcdef0", CapacityRetry: r, InputProblems: ps}
 		got := ""
-		for _, p := range s.Validate() {
+		for _, p := range ValidateGPUCluster(s, s.Unknown) {
 			got += p.Path
 		}
 		if got != tt.path {

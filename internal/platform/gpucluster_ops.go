@@ -91,7 +91,7 @@ func (e *Env) gpuTypes(ctx context.Context, name string) (GPUTypeCatalog, error)
 // Values not known yet (spec.Unknown) are checked at apply. An error is
 // returned only when the checks themselves could not run.
 func (e *Env) PlanGPUCluster(ctx context.Context, spec GPUClusterSpec) (*GPUClusterPlan, error) {
-	p := &GPUClusterPlan{Problems: spec.Validate()}
+	p := &GPUClusterPlan{Problems: ValidateGPUCluster(spec, spec.Unknown)}
 	add := func(path, summary, detail string) {
 		p.Problems = append(p.Problems, Problem{Path: path, Summary: summary, Detail: detail})
 	}

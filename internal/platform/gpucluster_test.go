@@ -133,7 +133,7 @@ func TestValidate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := base
 			tc.mod(&s)
-			ps := s.Validate()
+			ps := ValidateGPUCluster(s, s.Unknown)
 			if tc.path == "" {
 				if len(ps) > 0 {
 					t.Errorf("want valid, got %+v", ps)

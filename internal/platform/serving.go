@@ -204,8 +204,8 @@ func (v ServingVariant) weight() float64 {
 // anything is called. Values at the paths in unknown are not known yet (plan
 // time) and are skipped. It returns every problem, each on its attribute
 // path; none means valid.
-func ValidateServingEndpoint(s ServingEndpointSpec, unknown []string) []FieldError {
-	v := &fsValidator{opts: ValidateOptions{Unknown: unknown}}
+func ValidateServingEndpoint(s ServingEndpointSpec, unknown []string) []Problem {
+	v := &validator{unknown: unknownPaths(unknown)}
 	if !svNameRE().MatchString(s.Name) {
 		v.add("name", "endpoint name %q must be 1 to %d letters, digits and hyphens, starting and ending with a letter or digit", s.Name, svMaxNameLen)
 	}
@@ -214,7 +214,7 @@ func ValidateServingEndpoint(s ServingEndpointSpec, unknown []string) []FieldErr
 	svDeployment(v, s.Deployment)
 	svStandardAlarms(v, s)
 	svDataCapture(v, s.DataCapture)
-	if d := s.DataCapture; d != nil && d.Enabled && v.opts.known(servingVariantsPath) {
+	if d := s.DataCapture; d != nil && d.Enabled && v.unknown.known(servingVariantsPath) {
 		for i, x := range s.Variants {
 			if x.Serverless != nil {
 				v.add(servingDataCapturePath, "variants[%d] (%q) is serverless, and SageMaker serverless endpoints do not capture data: remove data_capture (or set enabled = false), or serve on instances", i, x.Name)
@@ -227,7 +227,7 @@ func ValidateServingEndpoint(s ServingEndpointSpec, unknown []string) []FieldErr
 	return v.errs
 }
 
-func svModel(v *fsValidator, m ServingModel) {
+func svModel(v *validator, m ServingModel) {
 	if m.Image == "" {
 		v.add("model.image", "the model's container image must be set: an ECR image URI (ACCOUNT.dkr.ecr.REGION.amazonaws.com/REPO:TAG)")
 	} else if _, err := residency.ParseECRImage(m.Image); err != nil {
@@ -268,8 +268,8 @@ func ServingInstanceTypeProblem(t string) string {
 	return ""
 }
 
-func svVariants(v *fsValidator, s ServingEndpointSpec) {
-	if !v.opts.known(servingVariantsPath) {
+func svVariants(v *validator, s ServingEndpointSpec) {
+	if !v.unknown.known(servingVariantsPath) {
 		return
 	}
 	vs := s.Variants
@@ -313,7 +313,7 @@ func svVariants(v *fsValidator, s ServingEndpointSpec) {
 				v.add(at+".autoscaling", "variant %q is serverless and scales by itself up to max_concurrency; autoscaling applies only to instance variants", x.Name)
 			}
 		case x.InstanceType == "":
-			if v.opts.known(at + ".instance_type") {
+			if v.unknown.known(at + ".instance_type") {
 				v.add(at+".instance_type", "variant %q needs an instance_type (ml.*) or a serverless block", x.Name)
 			}
 		default:
@@ -355,7 +355,7 @@ func svVariants(v *fsValidator, s ServingEndpointSpec) {
 	}
 }
 
-func svDeployment(v *fsValidator, d *ServingDeployment) {
+func svDeployment(v *validator, d *ServingDeployment) {
 	if d == nil {
 		return
 	}
@@ -400,7 +400,7 @@ func svDeployment(v *fsValidator, d *ServingDeployment) {
 	}
 }
 
-func svDataCapture(v *fsValidator, d *ServingDataCapture) {
+func svDataCapture(v *validator, d *ServingDataCapture) {
 	if d == nil {
 		return
 	}
@@ -409,7 +409,7 @@ func svDataCapture(v *fsValidator, d *ServingDataCapture) {
 		v.add(at+".sampling_percentage", "must be between 0 and 100 (got %d)", d.SamplingPercentage)
 	}
 	if d.DestinationS3URI == "" {
-		if v.opts.known(at + ".destination_s3_uri") {
+		if v.unknown.known(at + ".destination_s3_uri") {
 			v.add(at+".destination_s3_uri", "data capture needs an S3 destination (s3://BUCKET/PREFIX) in the jurisdiction")
 		}
 	} else if _, err := residency.ParseS3URI(d.DestinationS3URI); err != nil || !strings.HasPrefix(d.DestinationS3URI, "s3://") {
@@ -427,7 +427,7 @@ func svDataCapture(v *fsValidator, d *ServingDataCapture) {
 	}
 }
 
-func svTags(v *fsValidator, tags map[string]string) {
+func svTags(v *validator, tags map[string]string) {
 	keys := make([]string, 0, len(tags))
 	for k := range tags {
 		keys = append(keys, k)
@@ -452,7 +452,7 @@ func svTags(v *fsValidator, tags map[string]string) {
 // image's registry, the model data and capture buckets, the KMS keys and the
 // role. Paths in unknown are left out: check them again once known.
 func ServingEndpointResidencyRefs(s ServingEndpointSpec, unknown []string) []residency.Ref {
-	o := ValidateOptions{Unknown: unknown}
+	o := unknownPaths(unknown)
 	var refs []residency.Ref
 	add := func(path string, kind residency.Kind, value string) {
 		if value != "" && o.known(path) {
@@ -488,7 +488,7 @@ const (
 // serverless ones, SageMaker shifts all traffic at once. Each warning names
 // its rule.
 func ServingDeploymentWarnings(s ServingEndpointSpec, unknown []string) []Problem {
-	o := ValidateOptions{Unknown: unknown}
+	o := unknownPaths(unknown)
 	r := s.Deployment.routing()
 	if r == TrafficAllAtOnce || !o.known(servingVariantsPath) || !o.known(servingDeploymentPath) {
 		return nil

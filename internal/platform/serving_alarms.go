@@ -146,9 +146,9 @@ func ownsAlarm(a cloud.ServingAlarm, endpoint, token string) bool {
 	return token == "" || a.Tags[ServingEndpointTokenTag] == token
 }
 
-func svStandardAlarms(v *fsValidator, s ServingEndpointSpec) {
+func svStandardAlarms(v *validator, s ServingEndpointSpec) {
 	d := s.Deployment
-	if d == nil || d.StandardAlarms == nil || !v.opts.known(servingAlarmsPath) {
+	if d == nil || d.StandardAlarms == nil || !v.unknown.known(servingAlarmsPath) {
 		return
 	}
 	a := *d.StandardAlarms
@@ -167,7 +167,7 @@ func svStandardAlarms(v *fsValidator, s ServingEndpointSpec) {
 	if w := a.withDefaults(); w.PeriodSeconds > 0 && w.EvaluationPeriods > 0 && w.PeriodSeconds*w.EvaluationPeriods > svMaxAlarmWindow {
 		v.add(servingAlarmsPath+".evaluation_periods", "period_seconds x evaluation_periods is %d seconds; CloudWatch evaluates at most one day (%d)", w.PeriodSeconds*w.EvaluationPeriods, svMaxAlarmWindow)
 	}
-	if !v.opts.known(servingVariantsPath, "name") {
+	if !v.unknown.known(servingVariantsPath, "name") {
 		return
 	}
 	if n := len(d.RollbackAlarms) + 2*len(s.Variants); n > svMaxRollbackAlarms {
@@ -189,14 +189,14 @@ func svStandardAlarms(v *fsValidator, s ServingEndpointSpec) {
 // standard_alarms attribute, before any write: the provider would otherwise
 // change an alarm it does not own. Skipped while the name or the variants
 // are unknown; the create and update check again at apply, with the token.
-func (e *Env) CheckServingAlarms(ctx context.Context, s ServingEndpointSpec, unknown []string) ([]FieldError, error) {
-	o := ValidateOptions{Unknown: unknown}
+func (e *Env) CheckServingAlarms(ctx context.Context, s ServingEndpointSpec, unknown []string) ([]Problem, error) {
+	o := unknownPaths(unknown)
 	if standardAlarms(s) == nil || !o.known("name", servingVariantsPath) {
 		return nil, nil
 	}
 	err := checkAlarmsOwned(ctx, e.Clients.CloudWatch(), s, "")
 	if errors.Is(err, ErrServingAlarmForeign) {
-		return []FieldError{{Path: servingAlarmsPath, Msg: err.Error()}}, nil
+		return []Problem{{Path: servingAlarmsPath, Detail: err.Error()}}, nil
 	}
 	return nil, err
 }
@@ -419,7 +419,7 @@ func wantsAlarms(s ServingEndpointSpec) bool { return standardAlarms(s) != nil }
 // ServingStandardAlarmNamesOf is ServingStandardAlarmNames at plan time:
 // known is false while the endpoint's or a variant's name is not known.
 func ServingStandardAlarmNamesOf(s ServingEndpointSpec, unknown []string) (names []string, known bool) {
-	o := ValidateOptions{Unknown: unknown}
+	o := unknownPaths(unknown)
 	if !o.known("name", servingVariantsPath, servingAlarmsPath) {
 		return nil, false
 	}

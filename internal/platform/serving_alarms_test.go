@@ -181,7 +181,7 @@ func TestValidateServingStandardAlarms(t *testing.T) {
 				}
 				return
 			}
-			if !slices.ContainsFunc(errs, func(e FieldError) bool { return e.Path == c.path }) {
+			if !slices.ContainsFunc(errs, func(e Problem) bool { return e.Path == c.path }) {
 				t.Fatalf("errors %v, want one at %s", errs, c.path)
 			}
 		})

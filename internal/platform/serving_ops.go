@@ -26,24 +26,13 @@ var (
 	ErrServingRolledBack = errors.New("SageMaker rolled the update back")
 )
 
-// ServingFieldErrors is a serving endpoint spec that failed validation.
-type ServingFieldErrors []FieldError
-
-func (es ServingFieldErrors) Error() string {
-	msgs := make([]string, len(es))
-	for i, e := range es {
-		msgs[i] = e.Error()
-	}
-	return "invalid serving endpoint: " + strings.Join(msgs, "; ")
-}
-
 // CheckServingEndpoint is the plan-time check, the same for both front ends:
 // the spec is validated, and when valid its residency is checked (the
 // image's registry, the model data and capture buckets, the KMS keys, the
 // role, the required tags). Warnings say where a deployment guardrail falls
 // back to all at once. Values at the paths in unknown are skipped: create
 // and update check again, all known, before any write.
-func (e *Env) CheckServingEndpoint(ctx context.Context, s ServingEndpointSpec, unknown []string) ([]FieldError, []residency.Violation, []Problem, error) {
+func (e *Env) CheckServingEndpoint(ctx context.Context, s ServingEndpointSpec, unknown []string) ([]Problem, []residency.Violation, []Problem, error) {
 	if errs := ValidateServingEndpoint(s, unknown); len(errs) > 0 {
 		return errs, nil, nil, nil
 	}
@@ -68,11 +57,11 @@ func (e *Env) CheckServingEndpoint(ctx context.Context, s ServingEndpointSpec, u
 // create's. It makes one DescribeEndpoint (and lists the tags of an
 // endpoint it finds). A name not known yet is not checked here: the create
 // refuses it at apply.
-func (e *Env) CheckServingEndpointCreate(ctx context.Context, name string) ([]FieldError, error) {
+func (e *Env) CheckServingEndpointCreate(ctx context.Context, name string) ([]Problem, error) {
 	return checkServingCreate(ctx, e.Clients.SageMaker, name)
 }
 
-func checkServingCreate(ctx context.Context, api cloud.ServingAPI, name string) ([]FieldError, error) {
+func checkServingCreate(ctx context.Context, api cloud.ServingAPI, name string) ([]Problem, error) {
 	found, err := cloud.FindServingEndpoint(ctx, api, name)
 	if errors.Is(err, cloud.ErrNotFound) {
 		return nil, nil
@@ -83,7 +72,7 @@ func checkServingCreate(ctx context.Context, api cloud.ServingAPI, name string) 
 	if found.Tags[ServingEndpointTokenTag] != "" {
 		return nil, nil
 	}
-	return []FieldError{{Path: "name", Msg: fmt.Sprintf("%v: endpoint %s (%s, %s) exists and carries no %s tag: it was made outside this provider. A create cannot adopt an endpoint it did not make: import it to manage it here, or choose another name",
+	return []Problem{{Path: "name", Detail: fmt.Sprintf("%v: endpoint %s (%s, %s) exists and carries no %s tag: it was made outside this provider. A create cannot adopt an endpoint it did not make: import it to manage it here, or choose another name",
 		ErrServingEndpointExists, name, found.ARN, found.Status, ServingEndpointTokenTag)}}, nil
 }
 
@@ -103,7 +92,7 @@ func (e *Env) checkServingResidency(ctx context.Context, s ServingEndpointSpec, 
 // enforce mode violations are an error too.
 func (e *Env) guardServing(ctx context.Context, s ServingEndpointSpec) ([]residency.Violation, error) {
 	if errs := ValidateServingEndpoint(s, nil); len(errs) > 0 {
-		return nil, ServingFieldErrors(errs)
+		return nil, &RefusedError{Kind: "serving endpoint", Problems: errs}
 	}
 	vs, err := e.checkServingResidency(ctx, s, nil)
 	if err != nil {

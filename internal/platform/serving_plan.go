@@ -45,7 +45,7 @@ func (p ServingEndpointPlan) ReplacePaths() []string {
 // endpoint config), never rejected.
 func PlanServingEndpoint(old, new ServingEndpointSpec, unknown []string) ServingEndpointPlan {
 	var p ServingEndpointPlan
-	o := ValidateOptions{Unknown: unknown}
+	o := unknownPaths(unknown)
 	if old.Name != new.Name {
 		p.Replace = append(p.Replace, ServingEndpointChange{"name", fmt.Sprintf("renaming %q to %q creates a new endpoint (new ARN and URL); the old one is deleted", old.Name, new.Name)})
 	}

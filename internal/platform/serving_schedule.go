@@ -30,9 +30,9 @@ func ServingScheduledActionName(endpoint, variant, action string) string {
 
 // svSchedules checks the schedules of an instance variant's autoscaling at
 // path at (variants[i]); values not known yet are checked at apply.
-func svSchedules(v *fsValidator, at string, a *ServingAutoscaling) {
+func svSchedules(v *validator, at string, a *ServingAutoscaling) {
 	p := at + ".autoscaling.schedule"
-	if len(a.Schedules) == 0 || !v.opts.known(p, at+".autoscaling.min_capacity", at+".autoscaling.max_capacity") {
+	if len(a.Schedules) == 0 || !v.unknown.known(p, at+".autoscaling.min_capacity", at+".autoscaling.max_capacity") {
 		return
 	}
 	for _, pr := range scheduleProblems(p, GroupSize{Min: int(a.Min), Max: int(a.Max)}, a.Schedules, servingScheduleSizes()) {

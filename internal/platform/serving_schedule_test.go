@@ -182,7 +182,7 @@ func TestParseAWSCron(t *testing.T) {
 }
 
 func TestServingScheduleValidation(t *testing.T) {
-	paths := func(errs []FieldError) []string {
+	paths := func(errs []Problem) []string {
 		var out []string
 		for _, e := range errs {
 			out = append(out, e.Path)
@@ -219,11 +219,11 @@ func TestServingScheduleValidation(t *testing.T) {
 		}
 	}
 	for _, e := range ValidateServingEndpoint(bad, nil) {
-		if e.Path == "variants[0].autoscaling.schedule[2].min_capacity" && !strings.Contains(e.Msg, "cannot scale a SageMaker instance variant to 0") {
-			t.Errorf("min 0 message %q", e.Msg)
+		if e.Path == "variants[0].autoscaling.schedule[2].min_capacity" && !strings.Contains(e.Detail, "cannot scale a SageMaker instance variant to 0") {
+			t.Errorf("min 0 message %q", e.Detail)
 		}
-		if e.Path == "variants[0].autoscaling.schedule[6]" && !strings.Contains(e.Msg, "min_capacity, max_capacity") {
-			t.Errorf("empty schedule message %q", e.Msg)
+		if e.Path == "variants[0].autoscaling.schedule[6]" && !strings.Contains(e.Detail, "min_capacity, max_capacity") {
+			t.Errorf("empty schedule message %q", e.Detail)
 		}
 	}
 	// Unknown at plan: a schedule value, or the bounds it is checked

@@ -173,8 +173,8 @@ func TestServingCheckCreateRefusesExisting(t *testing.T) {
 		t.Fatalf("errs = %v, err = %v; want one error on name", errs, err)
 	}
 	for _, w := range []string{"already exists", "made outside this provider", "import it", "choose another name"} {
-		if !strings.Contains(errs[0].Msg, w) {
-			t.Errorf("message %q lacks %q", errs[0].Msg, w)
+		if !strings.Contains(errs[0].Detail, w) {
+			t.Errorf("message %q lacks %q", errs[0].Detail, w)
 		}
 	}
 	if calls := f.callLog(); len(calls) != 0 {
@@ -193,7 +193,7 @@ func TestServingValidateCaptureOnServerless(t *testing.T) {
 	s.Variants = []ServingVariant{{Name: "small", Serverless: &ServingServerless{MemoryMB: 2048, MaxConcurrency: 5}}}
 	s.DataCapture = &ServingDataCapture{Enabled: true, SamplingPercentage: 10, DestinationS3URI: "s3://capture/fraud"}
 	errs := ValidateServingEndpoint(s, nil)
-	if len(errs) != 1 || errs[0].Path != "data_capture" || !strings.Contains(errs[0].Msg, "serverless") {
+	if len(errs) != 1 || errs[0].Path != "data_capture" || !strings.Contains(errs[0].Detail, "serverless") {
 		t.Fatalf("errs = %v", errs)
 	}
 	s.DataCapture.Enabled = false

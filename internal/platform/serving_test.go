@@ -75,7 +75,7 @@ func TestValidateServingEndpoint(t *testing.T) {
 				return
 			}
 			for _, e := range errs {
-				if e.Path == tt.path && strings.Contains(e.Msg, tt.msg) {
+				if e.Path == tt.path && strings.Contains(e.Detail, tt.msg) {
 					return
 				}
 			}
