@@ -238,7 +238,7 @@ func setFeatureStoreTags(ctx context.Context, api FeatureStoreAPI, name string, 
 		}
 	}
 	var add []types.Tag
-	for _, k := range fsSortedKeys(want) {
+	for _, k := range sortedTagKeys(want) {
 		if v, ok := fg.Tags[k]; !ok || v != want[k] {
 			add = append(add, types.Tag{Key: aws.String(k), Value: aws.String(want[k])})
 		}
@@ -285,15 +285,15 @@ func WaitFeatureStoreCreated(ctx context.Context, api FeatureStoreAPI, name stri
 		switch st {
 		case types.FeatureGroupStatusCreated:
 			if s := fg.OfflineStoreStatus; s != nil && s.Status == types.OfflineStoreStatusValueBlocked {
-				return string(st), true, fmt.Errorf("feature group %s was created but its offline store is blocked: %s", name, fsReason(aws.ToString(s.BlockedReason)))
+				return string(st), true, fmt.Errorf("feature group %s was created but its offline store is blocked: %s", name, failureReason(aws.ToString(s.BlockedReason)))
 			}
 			return string(st), true, nil
 		case types.FeatureGroupStatusCreateFailed:
-			return string(st), true, fmt.Errorf("feature group %s: creation failed: %s", name, fsReason(aws.ToString(fg.FailureReason)))
+			return string(st), true, fmt.Errorf("feature group %s: creation failed: %s", name, failureReason(aws.ToString(fg.FailureReason)))
 		case types.FeatureGroupStatusCreating, "":
 			return string(st), false, nil
 		default:
-			return string(st), true, fmt.Errorf("feature group %s is %s while waiting for it to be created: %s", name, st, fsReason(aws.ToString(fg.FailureReason)))
+			return string(st), true, fmt.Errorf("feature group %s is %s while waiting for it to be created: %s", name, st, failureReason(aws.ToString(fg.FailureReason)))
 		}
 	})
 	return fg, err
@@ -317,7 +317,7 @@ func WaitFeatureStoreUpdated(ctx context.Context, api FeatureStoreAPI, name stri
 		case types.LastUpdateStatusValueInProgress:
 			return string(lu.Status), false, nil
 		case types.LastUpdateStatusValueFailed:
-			return string(lu.Status), true, fmt.Errorf("feature group %s: update failed: %s", name, fsReason(aws.ToString(lu.FailureReason)))
+			return string(lu.Status), true, fmt.Errorf("feature group %s: update failed: %s", name, failureReason(aws.ToString(lu.FailureReason)))
 		default:
 			return string(lu.Status), true, nil
 		}
@@ -338,7 +338,7 @@ func WaitFeatureStoreDeleted(ctx context.Context, api FeatureStoreAPI, name stri
 		}
 		switch st := fg.FeatureGroupStatus; st {
 		case types.FeatureGroupStatusDeleteFailed:
-			return string(st), true, fmt.Errorf("feature group %s: deletion failed: %s", name, fsReason(aws.ToString(fg.FailureReason)))
+			return string(st), true, fmt.Errorf("feature group %s: deletion failed: %s", name, failureReason(aws.ToString(fg.FailureReason)))
 		default:
 			return string(st), false, nil
 		}
@@ -380,14 +380,14 @@ func fsWaitTimeout(ctx context.Context, what, last string, elapsed, limit time.D
 	return fmt.Errorf("waiting for %s: %w", what, ctx.Err())
 }
 
-func fsReason(s string) string {
+func failureReason(s string) string {
 	if s == "" {
 		return "no reason given"
 	}
 	return s
 }
 
-func fsSortedKeys(m map[string]string) []string {
+func sortedTagKeys(m map[string]string) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

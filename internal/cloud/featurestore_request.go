@@ -120,7 +120,7 @@ func createFeatureGroupInput(c FeatureGroupConfig) *sagemaker.CreateFeatureGroup
 			ProvisionedWriteCapacityUnits: capacityUnits(t.WriteCapacityUnits),
 		}
 	}
-	for _, k := range fsSortedKeys(c.Tags) {
+	for _, k := range sortedTagKeys(c.Tags) {
 		in.Tags = append(in.Tags, types.Tag{Key: aws.String(k), Value: aws.String(c.Tags[k])})
 	}
 	return in

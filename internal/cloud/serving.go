@@ -176,7 +176,7 @@ func servingTags(ctx context.Context, api ServingAPI, arn string) (map[string]st
 
 func sdkTags(m map[string]string) []types.Tag {
 	var out []types.Tag
-	for _, k := range fsSortedKeys(m) {
+	for _, k := range sortedTagKeys(m) {
 		out = append(out, types.Tag{Key: aws.String(k), Value: aws.String(m[k])})
 	}
 	return out

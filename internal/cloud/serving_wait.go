@@ -25,9 +25,9 @@ func WaitServingEndpoint(ctx context.Context, api ServingAPI, name string, opts 
 		case EndpointCreating, EndpointUpdating, EndpointSystemUpdating, EndpointRollingBack, "":
 			return e.Status, false, nil
 		case EndpointFailed, EndpointUpdateRollback:
-			return e.Status, true, fmt.Errorf("endpoint %s is %s: %s", name, e.Status, fsReason(e.FailureReason))
+			return e.Status, true, fmt.Errorf("endpoint %s is %s: %s", name, e.Status, failureReason(e.FailureReason))
 		default:
-			return e.Status, true, fmt.Errorf("endpoint %s is %s while waiting for it to be in service: %s", name, e.Status, fsReason(e.FailureReason))
+			return e.Status, true, fmt.Errorf("endpoint %s is %s while waiting for it to be in service: %s", name, e.Status, failureReason(e.FailureReason))
 		}
 	})
 	return e, err

@@ -53,8 +53,8 @@ const (
 	fsMaxS3URILen                  = 1024
 	FeatureStoreMaxVectorDimension = 8192
 	FeatureStoreMaxCapacityUnits   = 10_000_000
-	fsMaxTagKeyLen                 = 128
-	fsMaxTagValueLen               = 256
+	sageMakerMaxTagKeyLen          = 128
+	sageMakerMaxTagValueLen        = 256
 	fsMaxTTLValue                  = math.MaxInt32
 	// FeatureStoreTagPrefix is the tag namespace the provider keeps for
 	// itself (the creation token); user tags may not use it.
@@ -103,10 +103,10 @@ func ReservedFeatureNames() []string { return slices.Clone(fsReservedFeatureName
 // The name rules of SageMaker: start with an alphanumeric character; then
 // alphanumerics, hyphens and underscores, never ending in - or _.
 var (
-	fsNameRE    = lazyRegexp(`^[a-zA-Z0-9]([-_]*[a-zA-Z0-9])*$`)
-	fsS3URIRE   = lazyRegexp(`^(https|s3)://([^/]+)/?(.*)$`)
-	fsRoleARNRE = lazyRegexp(`^arn:aws[a-z\-]*:iam::\d{12}:role/?[a-zA-Z_0-9+=,.@\-_/]+$`)
-	fsKMSARNRE  = lazyRegexp(`^arn:aws[a-z\-]*:kms:[a-z0-9-]+:\d{12}:(key|alias)/[a-zA-Z0-9:/_-]+$`)
+	fsNameRE     = lazyRegexp(`^[a-zA-Z0-9]([-_]*[a-zA-Z0-9])*$`)
+	fsS3URIRE    = lazyRegexp(`^(https|s3)://([^/]+)/?(.*)$`)
+	iamRoleARNRE = lazyRegexp(`^arn:aws[a-z\-]*:iam::\d{12}:role/?[a-zA-Z_0-9+=,.@\-_/]+$`)
+	fsKMSARNRE   = lazyRegexp(`^arn:aws[a-z\-]*:kms:[a-z0-9-]+:\d{12}:(key|alias)/[a-zA-Z0-9:/_-]+$`)
 )
 
 // FeatureStoreSpec is a SageMaker feature group as declared: what both front
@@ -472,7 +472,7 @@ func (v *validator) role(s FeatureStoreSpec) {
 		}
 		return
 	}
-	if len(s.RoleARN) < fsMinRoleARNLen || len(s.RoleARN) > fsMaxRoleARNLen || !fsRoleARNRE().MatchString(s.RoleARN) {
+	if len(s.RoleARN) < fsMinRoleARNLen || len(s.RoleARN) > fsMaxRoleARNLen || !iamRoleARNRE().MatchString(s.RoleARN) {
 		v.add("role_arn", "%q is not an IAM role ARN (arn:aws:iam::ACCOUNT:role/NAME)", s.RoleARN)
 	}
 }
@@ -486,14 +486,14 @@ func (v *validator) tags(s FeatureStoreSpec) {
 	for _, k := range keys {
 		at := fmt.Sprintf("tags[%q]", k)
 		switch {
-		case k == "" || len(k) > fsMaxTagKeyLen:
-			v.add(featureStoreTagsPath, "tag key %q must be 1 to %d characters long", k, fsMaxTagKeyLen)
+		case k == "" || len(k) > sageMakerMaxTagKeyLen:
+			v.add(featureStoreTagsPath, "tag key %q must be 1 to %d characters long", k, sageMakerMaxTagKeyLen)
 		case strings.HasPrefix(strings.ToLower(k), "aws:"):
 			v.add(at, "tag key %q uses the reserved prefix aws:", k)
 		case strings.HasPrefix(strings.ToLower(k), FeatureStoreTagPrefix):
 			v.add(at, "tag key %q uses the prefix %s, which the provider keeps for its own tags (the creation token that proves which feature group it created); rename the tag", k, FeatureStoreTagPrefix)
-		case len(s.Tags[k]) > fsMaxTagValueLen:
-			v.add(at, "tag %q has a value of %d characters; at most %d are allowed", k, len(s.Tags[k]), fsMaxTagValueLen)
+		case len(s.Tags[k]) > sageMakerMaxTagValueLen:
+			v.add(at, "tag %q has a value of %d characters; at most %d are allowed", k, len(s.Tags[k]), sageMakerMaxTagValueLen)
 		}
 	}
 }

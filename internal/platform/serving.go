@@ -250,7 +250,7 @@ func svModel(v *validator, m ServingModel) {
 	}
 	if m.ExecutionRoleARN == "" {
 		v.add("model.execution_role_arn", "the execution role must be set: the IAM role SageMaker assumes to pull the image and the model data")
-	} else if !fsRoleARNRE().MatchString(m.ExecutionRoleARN) {
+	} else if !iamRoleARNRE().MatchString(m.ExecutionRoleARN) {
 		v.add("model.execution_role_arn", "%q is not an IAM role ARN (arn:aws:iam::ACCOUNT:role/NAME)", m.ExecutionRoleARN)
 	}
 }
@@ -436,14 +436,14 @@ func svTags(v *validator, tags map[string]string) {
 	for _, k := range keys {
 		at := fmt.Sprintf("tags[%q]", k)
 		switch {
-		case k == "" || len(k) > fsMaxTagKeyLen:
-			v.add(servingTagsPath, "tag key %q must be 1 to %d characters long", k, fsMaxTagKeyLen)
+		case k == "" || len(k) > sageMakerMaxTagKeyLen:
+			v.add(servingTagsPath, "tag key %q must be 1 to %d characters long", k, sageMakerMaxTagKeyLen)
 		case strings.HasPrefix(strings.ToLower(k), "aws:"):
 			v.add(at, "tag key %q uses the reserved prefix aws:", k)
 		case strings.HasPrefix(strings.ToLower(k), FeatureStoreTagPrefix):
 			v.add(at, "tag key %q uses the prefix %s, which the provider keeps for its own tags (the creation token); rename the tag", k, FeatureStoreTagPrefix)
-		case len(tags[k]) > fsMaxTagValueLen:
-			v.add(at, "tag %q has a value of %d characters; at most %d are allowed", k, len(tags[k]), fsMaxTagValueLen)
+		case len(tags[k]) > sageMakerMaxTagValueLen:
+			v.add(at, "tag %q has a value of %d characters; at most %d are allowed", k, len(tags[k]), sageMakerMaxTagValueLen)
 		}
 	}
 }
