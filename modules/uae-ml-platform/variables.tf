@@ -1,3 +1,11 @@
+# The defaults below are the UAE ML platform's, written once in the Go core
+# (internal/platform: PlatformDefaults, PlatformJurisdiction,
+# PlatformDataClassifications, PlatformTagKeys) and shared with the Pulumi
+# component mlplatform:index:Platform. HCL cannot import them:
+# TestPlatformDefaults_module (go test ./internal/platform) parses this
+# module and fails, naming the variable and both values, when one differs.
+# Change a default in the core and here together.
+
 variable "name" {
   description = "Platform name, 1 to 32 lowercase letters, digits and hyphens: it prefixes every resource (`<name>-train`, `<name>-features`, `<name>-inference`) and is the `platform` tag."
   type        = string

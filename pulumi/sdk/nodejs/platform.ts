@@ -7,7 +7,7 @@ import * as outputs from "./types/output";
 import * as utilities from "./utilities";
 
 /**
- * One declaration of a residency-checked ML platform, with defaults for the UAE (me-central-1): a GPU training cluster and a SageMaker feature store, parented to the component. Every child runs the provider's residency and validation checks, so a preview that would place anything outside the jurisdiction fails before any write.
+ * One declaration of a residency-checked ML platform, with defaults for the UAE (me-central-1), the same as the `uae-ml-platform` Terraform module's: a SageMaker feature store and, with `training`, a GPU training cluster, parented to the component. Every child runs the provider's residency and validation checks, so a preview that would place anything outside the jurisdiction fails before any write; the component itself refuses a provider whose residency jurisdiction is not `AE`, or whose mode is `audit` unless `allowAuditMode`.
  */
 export class Platform extends pulumi.ComponentResource {
     /** @internal */
@@ -25,21 +25,21 @@ export class Platform extends pulumi.ComponentResource {
     }
 
     /**
-     * Name of the training cluster.
+     * Name of the training cluster (`<name>-training`); null without `training`.
      */
-    declare public /*out*/ readonly clusterName: pulumi.Output<string>;
+    declare public /*out*/ readonly clusterName: pulumi.Output<string | undefined>;
     /**
-     * Instance ids of the training nodes, by node index.
+     * Instance ids of the training nodes, by node index; null without `training`.
      */
-    declare public /*out*/ readonly clusterNodeIds: pulumi.Output<string[]>;
+    declare public /*out*/ readonly clusterNodeIds: pulumi.Output<string[] | undefined>;
     /**
-     * Private IPv4 addresses of the training nodes, by node index.
+     * Private IPv4 addresses of the training nodes, by node index; null without `training`.
      */
-    declare public /*out*/ readonly clusterPrivateIps: pulumi.Output<string[]>;
+    declare public /*out*/ readonly clusterPrivateIps: pulumi.Output<string[] | undefined>;
     /**
-     * Zone id the training nodes run in.
+     * Zone id the training nodes run in; null without `training`.
      */
-    declare public /*out*/ readonly clusterZoneId: pulumi.Output<string>;
+    declare public /*out*/ readonly clusterZoneId: pulumi.Output<string | undefined>;
     /**
      * Name of the serving endpoint; unset until the platform has one.
      */
@@ -49,11 +49,11 @@ export class Platform extends pulumi.ComponentResource {
      */
     declare public /*out*/ readonly featureGroupArn: pulumi.Output<string>;
     /**
-     * Name of the feature group.
+     * Name of the feature group (`<name>-features`).
      */
     declare public /*out*/ readonly featureGroupName: pulumi.Output<string>;
     /**
-     * What was checked, in words: the residency verdict of the training cluster and the feature store (in `audit` mode, the number of violations and the rules they break; never compliant when a check could not run) and the state of the training nodes.
+     * What was checked, in words: the residency verdict of the training cluster and the feature store (in `audit` mode, the number of violations and the rules they break; never compliant when a check could not run), the state of the training nodes, or that the platform has no training cluster.
      */
     declare public /*out*/ readonly validationSummary: pulumi.Output<string>;
 
@@ -71,6 +71,8 @@ export class Platform extends pulumi.ComponentResource {
             if (args?.features === undefined && !opts.urn) {
                 throw new Error("Missing required property 'features'");
             }
+            resourceInputs["allowAuditMode"] = args?.allowAuditMode;
+            resourceInputs["dataClassification"] = args?.dataClassification;
             resourceInputs["features"] = args?.features;
             resourceInputs["tags"] = args?.tags;
             resourceInputs["training"] = args?.training;
@@ -102,15 +104,23 @@ export class Platform extends pulumi.ComponentResource {
  */
 export interface PlatformArgs {
     /**
+     * Accept a provider whose residency mode is `audit` (violations warn instead of failing). Default false: the component refuses unless the mode is `enforce`.
+     */
+    allowAuditMode?: boolean;
+    /**
+     * The `data-classification` tag of every child: public, internal, confidential, restricted. Default: the tag's value in `tags` when it has one, else `confidential`.
+     */
+    dataClassification?: string;
+    /**
      * The feature store.
      */
     features: pulumi.Input<inputs.PlatformFeaturesArgs>;
     /**
-     * Tags of every child, over the provider's defaultTags.
+     * Tags of every child, over the provider's defaultTags. The component adds `platform` (its name) and `data-classification` (`dataClassification`).
      */
     tags?: pulumi.Input<{[key: string]: string}>;
     /**
-     * The training cluster. Defaults: p5en.48xlarge, 2 nodes in mec1-az1, Amazon Linux 2023.
+     * The GPU training cluster: give it (`{}` takes every default) to create one. Left out, the platform has none: GPU capacity in me-central-1 is scarce and costly, and nobody gets a GPU cluster by surprise (the module's `training_enabled = false`). Defaults: 2 `p5en.48xlarge` nodes in `mec1-az1`, the Deep Learning Base OSS NVIDIA driver AMI (Ubuntu 22.04), a 200 GiB root volume.
      */
     training?: pulumi.Input<inputs.PlatformTrainingArgs>;
 }

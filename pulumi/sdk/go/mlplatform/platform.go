@@ -12,25 +12,25 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
-// One declaration of a residency-checked ML platform, with defaults for the UAE (me-central-1): a GPU training cluster and a SageMaker feature store, parented to the component. Every child runs the provider's residency and validation checks, so a preview that would place anything outside the jurisdiction fails before any write.
+// One declaration of a residency-checked ML platform, with defaults for the UAE (me-central-1), the same as the `uae-ml-platform` Terraform module's: a SageMaker feature store and, with `training`, a GPU training cluster, parented to the component. Every child runs the provider's residency and validation checks, so a preview that would place anything outside the jurisdiction fails before any write; the component itself refuses a provider whose residency jurisdiction is not `AE`, or whose mode is `audit` unless `allowAuditMode`.
 type Platform struct {
 	pulumi.ResourceState
 
-	// Name of the training cluster.
-	ClusterName pulumi.StringOutput `pulumi:"clusterName"`
-	// Instance ids of the training nodes, by node index.
+	// Name of the training cluster (`<name>-training`); null without `training`.
+	ClusterName pulumi.StringPtrOutput `pulumi:"clusterName"`
+	// Instance ids of the training nodes, by node index; null without `training`.
 	ClusterNodeIds pulumi.StringArrayOutput `pulumi:"clusterNodeIds"`
-	// Private IPv4 addresses of the training nodes, by node index.
+	// Private IPv4 addresses of the training nodes, by node index; null without `training`.
 	ClusterPrivateIps pulumi.StringArrayOutput `pulumi:"clusterPrivateIps"`
-	// Zone id the training nodes run in.
-	ClusterZoneId pulumi.StringOutput `pulumi:"clusterZoneId"`
+	// Zone id the training nodes run in; null without `training`.
+	ClusterZoneId pulumi.StringPtrOutput `pulumi:"clusterZoneId"`
 	// Name of the serving endpoint; unset until the platform has one.
 	EndpointName pulumi.StringPtrOutput `pulumi:"endpointName"`
 	// ARN of the feature group.
 	FeatureGroupArn pulumi.StringOutput `pulumi:"featureGroupArn"`
-	// Name of the feature group.
+	// Name of the feature group (`<name>-features`).
 	FeatureGroupName pulumi.StringOutput `pulumi:"featureGroupName"`
-	// What was checked, in words: the residency verdict of the training cluster and the feature store (in `audit` mode, the number of violations and the rules they break; never compliant when a check could not run) and the state of the training nodes.
+	// What was checked, in words: the residency verdict of the training cluster and the feature store (in `audit` mode, the number of violations and the rules they break; never compliant when a check could not run), the state of the training nodes, or that the platform has no training cluster.
 	ValidationSummary pulumi.StringOutput `pulumi:"validationSummary"`
 }
 
@@ -54,21 +54,29 @@ func NewPlatform(ctx *pulumi.Context,
 }
 
 type platformArgs struct {
+	// Accept a provider whose residency mode is `audit` (violations warn instead of failing). Default false: the component refuses unless the mode is `enforce`.
+	AllowAuditMode *bool `pulumi:"allowAuditMode"`
+	// The `data-classification` tag of every child: public, internal, confidential, restricted. Default: the tag's value in `tags` when it has one, else `confidential`.
+	DataClassification *string `pulumi:"dataClassification"`
 	// The feature store.
 	Features PlatformFeatures `pulumi:"features"`
-	// Tags of every child, over the provider's defaultTags.
+	// Tags of every child, over the provider's defaultTags. The component adds `platform` (its name) and `data-classification` (`dataClassification`).
 	Tags map[string]string `pulumi:"tags"`
-	// The training cluster. Defaults: p5en.48xlarge, 2 nodes in mec1-az1, Amazon Linux 2023.
+	// The GPU training cluster: give it (`{}` takes every default) to create one. Left out, the platform has none: GPU capacity in me-central-1 is scarce and costly, and nobody gets a GPU cluster by surprise (the module's `training_enabled = false`). Defaults: 2 `p5en.48xlarge` nodes in `mec1-az1`, the Deep Learning Base OSS NVIDIA driver AMI (Ubuntu 22.04), a 200 GiB root volume.
 	Training *PlatformTraining `pulumi:"training"`
 }
 
 // The set of arguments for constructing a Platform resource.
 type PlatformArgs struct {
+	// Accept a provider whose residency mode is `audit` (violations warn instead of failing). Default false: the component refuses unless the mode is `enforce`.
+	AllowAuditMode *bool
+	// The `data-classification` tag of every child: public, internal, confidential, restricted. Default: the tag's value in `tags` when it has one, else `confidential`.
+	DataClassification *string
 	// The feature store.
 	Features PlatformFeaturesInput
-	// Tags of every child, over the provider's defaultTags.
+	// Tags of every child, over the provider's defaultTags. The component adds `platform` (its name) and `data-classification` (`dataClassification`).
 	Tags pulumi.StringMapInput
-	// The training cluster. Defaults: p5en.48xlarge, 2 nodes in mec1-az1, Amazon Linux 2023.
+	// The GPU training cluster: give it (`{}` takes every default) to create one. Left out, the platform has none: GPU capacity in me-central-1 is scarce and costly, and nobody gets a GPU cluster by surprise (the module's `training_enabled = false`). Defaults: 2 `p5en.48xlarge` nodes in `mec1-az1`, the Deep Learning Base OSS NVIDIA driver AMI (Ubuntu 22.04), a 200 GiB root volume.
 	Training PlatformTrainingPtrInput
 }
 
@@ -109,24 +117,24 @@ func (o PlatformOutput) ToPlatformOutputWithContext(ctx context.Context) Platfor
 	return o
 }
 
-// Name of the training cluster.
-func (o PlatformOutput) ClusterName() pulumi.StringOutput {
-	return o.ApplyT(func(v *Platform) pulumi.StringOutput { return v.ClusterName }).(pulumi.StringOutput)
+// Name of the training cluster (`<name>-training`); null without `training`.
+func (o PlatformOutput) ClusterName() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Platform) pulumi.StringPtrOutput { return v.ClusterName }).(pulumi.StringPtrOutput)
 }
 
-// Instance ids of the training nodes, by node index.
+// Instance ids of the training nodes, by node index; null without `training`.
 func (o PlatformOutput) ClusterNodeIds() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v *Platform) pulumi.StringArrayOutput { return v.ClusterNodeIds }).(pulumi.StringArrayOutput)
 }
 
-// Private IPv4 addresses of the training nodes, by node index.
+// Private IPv4 addresses of the training nodes, by node index; null without `training`.
 func (o PlatformOutput) ClusterPrivateIps() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v *Platform) pulumi.StringArrayOutput { return v.ClusterPrivateIps }).(pulumi.StringArrayOutput)
 }
 
-// Zone id the training nodes run in.
-func (o PlatformOutput) ClusterZoneId() pulumi.StringOutput {
-	return o.ApplyT(func(v *Platform) pulumi.StringOutput { return v.ClusterZoneId }).(pulumi.StringOutput)
+// Zone id the training nodes run in; null without `training`.
+func (o PlatformOutput) ClusterZoneId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Platform) pulumi.StringPtrOutput { return v.ClusterZoneId }).(pulumi.StringPtrOutput)
 }
 
 // Name of the serving endpoint; unset until the platform has one.
@@ -139,12 +147,12 @@ func (o PlatformOutput) FeatureGroupArn() pulumi.StringOutput {
 	return o.ApplyT(func(v *Platform) pulumi.StringOutput { return v.FeatureGroupArn }).(pulumi.StringOutput)
 }
 
-// Name of the feature group.
+// Name of the feature group (`<name>-features`).
 func (o PlatformOutput) FeatureGroupName() pulumi.StringOutput {
 	return o.ApplyT(func(v *Platform) pulumi.StringOutput { return v.FeatureGroupName }).(pulumi.StringOutput)
 }
 
-// What was checked, in words: the residency verdict of the training cluster and the feature store (in `audit` mode, the number of violations and the rules they break; never compliant when a check could not run) and the state of the training nodes.
+// What was checked, in words: the residency verdict of the training cluster and the feature store (in `audit` mode, the number of violations and the rules they break; never compliant when a check could not run), the state of the training nodes, or that the platform has no training cluster.
 func (o PlatformOutput) ValidationSummary() pulumi.StringOutput {
 	return o.ApplyT(func(v *Platform) pulumi.StringOutput { return v.ValidationSummary }).(pulumi.StringOutput)
 }

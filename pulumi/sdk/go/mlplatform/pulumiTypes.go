@@ -2798,6 +2798,8 @@ type PlatformFeatures struct {
 	RecordIdentifierFeatureName *string `pulumi:"recordIdentifierFeatureName"`
 	// IAM role SageMaker writes the offline store with.
 	RoleArn string `pulumi:"roleArn"`
+	// Table format of the offline store: Glue or Iceberg. Default `Iceberg`. Changing it replaces the feature group (refused without `allowDestructiveChanges`): a group created with `Glue` keeps it by setting it here.
+	TableFormat *string `pulumi:"tableFormat"`
 	// Online store TTL in days. Default: none.
 	TtlDays *int `pulumi:"ttlDays"`
 }
@@ -2830,6 +2832,8 @@ type PlatformFeaturesArgs struct {
 	RecordIdentifierFeatureName pulumi.StringPtrInput `pulumi:"recordIdentifierFeatureName"`
 	// IAM role SageMaker writes the offline store with.
 	RoleArn pulumi.StringInput `pulumi:"roleArn"`
+	// Table format of the offline store: Glue or Iceberg. Default `Iceberg`. Changing it replaces the feature group (refused without `allowDestructiveChanges`): a group created with `Glue` keeps it by setting it here.
+	TableFormat pulumi.StringPtrInput `pulumi:"tableFormat"`
 	// Online store TTL in days. Default: none.
 	TtlDays pulumi.IntPtrInput `pulumi:"ttlDays"`
 }
@@ -2900,13 +2904,18 @@ func (o PlatformFeaturesOutput) RoleArn() pulumi.StringOutput {
 	return o.ApplyT(func(v PlatformFeatures) string { return v.RoleArn }).(pulumi.StringOutput)
 }
 
+// Table format of the offline store: Glue or Iceberg. Default `Iceberg`. Changing it replaces the feature group (refused without `allowDestructiveChanges`): a group created with `Glue` keeps it by setting it here.
+func (o PlatformFeaturesOutput) TableFormat() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v PlatformFeatures) *string { return v.TableFormat }).(pulumi.StringPtrOutput)
+}
+
 // Online store TTL in days. Default: none.
 func (o PlatformFeaturesOutput) TtlDays() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v PlatformFeatures) *int { return v.TtlDays }).(pulumi.IntPtrOutput)
 }
 
 type PlatformTraining struct {
-	// AMI id or SSM parameter name. Default: the latest Amazon Linux 2023.
+	// AMI id or SSM parameter name. Default `/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id` (the Deep Learning Base OSS NVIDIA driver AMI, Ubuntu 22.04: NVIDIA driver, Fabric Manager and EFA).
 	Image *string `pulumi:"image"`
 	// IAM instance profile of the nodes.
 	InstanceProfile *string `pulumi:"instanceProfile"`
@@ -2924,7 +2933,7 @@ type PlatformTraining struct {
 	SubnetId *string `pulumi:"subnetId"`
 	// User data run at boot.
 	UserData *string `pulumi:"userData"`
-	// Availability zone id. Default `mec1-az1`.
+	// Availability zone id. Default `mec1-az1` unless `subnetId` is given.
 	ZoneId *string `pulumi:"zoneId"`
 }
 
@@ -2940,7 +2949,7 @@ type PlatformTrainingInput interface {
 }
 
 type PlatformTrainingArgs struct {
-	// AMI id or SSM parameter name. Default: the latest Amazon Linux 2023.
+	// AMI id or SSM parameter name. Default `/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id` (the Deep Learning Base OSS NVIDIA driver AMI, Ubuntu 22.04: NVIDIA driver, Fabric Manager and EFA).
 	Image pulumi.StringPtrInput `pulumi:"image"`
 	// IAM instance profile of the nodes.
 	InstanceProfile pulumi.StringPtrInput `pulumi:"instanceProfile"`
@@ -2958,7 +2967,7 @@ type PlatformTrainingArgs struct {
 	SubnetId pulumi.StringPtrInput `pulumi:"subnetId"`
 	// User data run at boot.
 	UserData pulumi.StringPtrInput `pulumi:"userData"`
-	// Availability zone id. Default `mec1-az1`.
+	// Availability zone id. Default `mec1-az1` unless `subnetId` is given.
 	ZoneId pulumi.StringPtrInput `pulumi:"zoneId"`
 }
 
@@ -3039,7 +3048,7 @@ func (o PlatformTrainingOutput) ToPlatformTrainingPtrOutputWithContext(ctx conte
 	}).(PlatformTrainingPtrOutput)
 }
 
-// AMI id or SSM parameter name. Default: the latest Amazon Linux 2023.
+// AMI id or SSM parameter name. Default `/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id` (the Deep Learning Base OSS NVIDIA driver AMI, Ubuntu 22.04: NVIDIA driver, Fabric Manager and EFA).
 func (o PlatformTrainingOutput) Image() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v PlatformTraining) *string { return v.Image }).(pulumi.StringPtrOutput)
 }
@@ -3084,7 +3093,7 @@ func (o PlatformTrainingOutput) UserData() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v PlatformTraining) *string { return v.UserData }).(pulumi.StringPtrOutput)
 }
 
-// Availability zone id. Default `mec1-az1`.
+// Availability zone id. Default `mec1-az1` unless `subnetId` is given.
 func (o PlatformTrainingOutput) ZoneId() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v PlatformTraining) *string { return v.ZoneId }).(pulumi.StringPtrOutput)
 }
@@ -3113,7 +3122,7 @@ func (o PlatformTrainingPtrOutput) Elem() PlatformTrainingOutput {
 	}).(PlatformTrainingOutput)
 }
 
-// AMI id or SSM parameter name. Default: the latest Amazon Linux 2023.
+// AMI id or SSM parameter name. Default `/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id` (the Deep Learning Base OSS NVIDIA driver AMI, Ubuntu 22.04: NVIDIA driver, Fabric Manager and EFA).
 func (o PlatformTrainingPtrOutput) Image() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *PlatformTraining) *string {
 		if v == nil {
@@ -3203,7 +3212,7 @@ func (o PlatformTrainingPtrOutput) UserData() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// Availability zone id. Default `mec1-az1`.
+// Availability zone id. Default `mec1-az1` unless `subnetId` is given.
 func (o PlatformTrainingPtrOutput) ZoneId() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *PlatformTraining) *string {
 		if v == nil {

@@ -267,6 +267,10 @@ export interface PlatformFeaturesArgs {
      */
     roleArn: pulumi.Input<string>;
     /**
+     * Table format of the offline store: Glue or Iceberg. Default `Iceberg`. Changing it replaces the feature group (refused without `allowDestructiveChanges`): a group created with `Glue` keeps it by setting it here.
+     */
+    tableFormat?: pulumi.Input<string>;
+    /**
      * Online store TTL in days. Default: none.
      */
     ttlDays?: pulumi.Input<number>;
@@ -274,7 +278,7 @@ export interface PlatformFeaturesArgs {
 
 export interface PlatformTrainingArgs {
     /**
-     * AMI id or SSM parameter name. Default: the latest Amazon Linux 2023.
+     * AMI id or SSM parameter name. Default `/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id` (the Deep Learning Base OSS NVIDIA driver AMI, Ubuntu 22.04: NVIDIA driver, Fabric Manager and EFA).
      */
     image?: pulumi.Input<string>;
     /**
@@ -310,7 +314,7 @@ export interface PlatformTrainingArgs {
      */
     userData?: pulumi.Input<string>;
     /**
-     * Availability zone id. Default `mec1-az1`.
+     * Availability zone id. Default `mec1-az1` unless `subnetId` is given.
      */
     zoneId?: pulumi.Input<string>;
 }

@@ -1413,6 +1413,10 @@ if not MYPY:
         """
         Record identifier feature (String). Default `record_id`, added to the features when missing.
         """
+        table_format: NotRequired[pulumi.Input[_builtins.str]]
+        """
+        Table format of the offline store: Glue or Iceberg. Default `Iceberg`. Changing it replaces the feature group (refused without `allowDestructiveChanges`): a group created with `Glue` keeps it by setting it here.
+        """
         ttl_days: NotRequired[pulumi.Input[_builtins.int]]
         """
         Online store TTL in days. Default: none.
@@ -1431,6 +1435,7 @@ class PlatformFeaturesArgs:
                  kms_key_arn: Optional[pulumi.Input[_builtins.str]] = None,
                  online_store: Optional[pulumi.Input[_builtins.bool]] = None,
                  record_identifier_feature_name: Optional[pulumi.Input[_builtins.str]] = None,
+                 table_format: Optional[pulumi.Input[_builtins.str]] = None,
                  ttl_days: Optional[pulumi.Input[_builtins.int]] = None):
         """
         :param pulumi.Input[_builtins.str] offline_store_s3_uri: S3 location of the offline store; the bucket must lie inside the jurisdiction.
@@ -1441,6 +1446,7 @@ class PlatformFeaturesArgs:
         :param pulumi.Input[_builtins.str] kms_key_arn: KMS key of both stores; it must lie inside the jurisdiction.
         :param pulumi.Input[_builtins.bool] online_store: Whether the group has an online store. Default true.
         :param pulumi.Input[_builtins.str] record_identifier_feature_name: Record identifier feature (String). Default `record_id`, added to the features when missing.
+        :param pulumi.Input[_builtins.str] table_format: Table format of the offline store: Glue or Iceberg. Default `Iceberg`. Changing it replaces the feature group (refused without `allowDestructiveChanges`): a group created with `Glue` keeps it by setting it here.
         :param pulumi.Input[_builtins.int] ttl_days: Online store TTL in days. Default: none.
         """
         pulumi.set(__self__, "offline_store_s3_uri", offline_store_s3_uri)
@@ -1457,6 +1463,8 @@ class PlatformFeaturesArgs:
             pulumi.set(__self__, "online_store", online_store)
         if record_identifier_feature_name is not None:
             pulumi.set(__self__, "record_identifier_feature_name", record_identifier_feature_name)
+        if table_format is not None:
+            pulumi.set(__self__, "table_format", table_format)
         if ttl_days is not None:
             pulumi.set(__self__, "ttl_days", ttl_days)
 
@@ -1557,6 +1565,18 @@ class PlatformFeaturesArgs:
         pulumi.set(self, "record_identifier_feature_name", value)
 
     @_builtins.property
+    @pulumi.getter(name="tableFormat")
+    def table_format(self) -> Optional[pulumi.Input[_builtins.str]]:
+        """
+        Table format of the offline store: Glue or Iceberg. Default `Iceberg`. Changing it replaces the feature group (refused without `allowDestructiveChanges`): a group created with `Glue` keeps it by setting it here.
+        """
+        return pulumi.get(self, "table_format")
+
+    @table_format.setter
+    def table_format(self, value: Optional[pulumi.Input[_builtins.str]]):
+        pulumi.set(self, "table_format", value)
+
+    @_builtins.property
     @pulumi.getter(name="ttlDays")
     def ttl_days(self) -> Optional[pulumi.Input[_builtins.int]]:
         """
@@ -1573,7 +1593,7 @@ if not MYPY:
     class PlatformTrainingArgsDict(TypedDict):
         image: NotRequired[pulumi.Input[_builtins.str]]
         """
-        AMI id or SSM parameter name. Default: the latest Amazon Linux 2023.
+        AMI id or SSM parameter name. Default `/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id` (the Deep Learning Base OSS NVIDIA driver AMI, Ubuntu 22.04: NVIDIA driver, Fabric Manager and EFA).
         """
         instance_profile: NotRequired[pulumi.Input[_builtins.str]]
         """
@@ -1609,7 +1629,7 @@ if not MYPY:
         """
         zone_id: NotRequired[pulumi.Input[_builtins.str]]
         """
-        Availability zone id. Default `mec1-az1`.
+        Availability zone id. Default `mec1-az1` unless `subnetId` is given.
         """
 elif False:
     PlatformTrainingArgsDict: TypeAlias = Mapping[str, Any]
@@ -1628,7 +1648,7 @@ class PlatformTrainingArgs:
                  user_data: Optional[pulumi.Input[_builtins.str]] = None,
                  zone_id: Optional[pulumi.Input[_builtins.str]] = None):
         """
-        :param pulumi.Input[_builtins.str] image: AMI id or SSM parameter name. Default: the latest Amazon Linux 2023.
+        :param pulumi.Input[_builtins.str] image: AMI id or SSM parameter name. Default `/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id` (the Deep Learning Base OSS NVIDIA driver AMI, Ubuntu 22.04: NVIDIA driver, Fabric Manager and EFA).
         :param pulumi.Input[_builtins.str] instance_profile: IAM instance profile of the nodes.
         :param pulumi.Input[_builtins.str] instance_type: GPU instance type. Default `p5en.48xlarge`.
         :param pulumi.Input[_builtins.str] kms_key_arn: KMS key of the volumes; it must lie inside the jurisdiction.
@@ -1637,7 +1657,7 @@ class PlatformTrainingArgs:
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] security_group_ids: Security groups of the nodes.
         :param pulumi.Input[_builtins.str] subnet_id: Subnet of the nodes. Default: the zone's default subnet.
         :param pulumi.Input[_builtins.str] user_data: User data run at boot.
-        :param pulumi.Input[_builtins.str] zone_id: Availability zone id. Default `mec1-az1`.
+        :param pulumi.Input[_builtins.str] zone_id: Availability zone id. Default `mec1-az1` unless `subnetId` is given.
         """
         if image is not None:
             pulumi.set(__self__, "image", image)
@@ -1664,7 +1684,7 @@ class PlatformTrainingArgs:
     @pulumi.getter
     def image(self) -> Optional[pulumi.Input[_builtins.str]]:
         """
-        AMI id or SSM parameter name. Default: the latest Amazon Linux 2023.
+        AMI id or SSM parameter name. Default `/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id` (the Deep Learning Base OSS NVIDIA driver AMI, Ubuntu 22.04: NVIDIA driver, Fabric Manager and EFA).
         """
         return pulumi.get(self, "image")
 
@@ -1772,7 +1792,7 @@ class PlatformTrainingArgs:
     @pulumi.getter(name="zoneId")
     def zone_id(self) -> Optional[pulumi.Input[_builtins.str]]:
         """
-        Availability zone id. Default `mec1-az1`.
+        Availability zone id. Default `mec1-az1` unless `subnetId` is given.
         """
         return pulumi.get(self, "zone_id")
 

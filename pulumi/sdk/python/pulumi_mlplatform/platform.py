@@ -21,15 +21,23 @@ __all__ = ['PlatformArgs', 'Platform']
 class PlatformArgs:
     def __init__(__self__, *,
                  features: pulumi.Input['PlatformFeaturesArgs'],
+                 allow_audit_mode: Optional[_builtins.bool] = None,
+                 data_classification: Optional[_builtins.str] = None,
                  tags: Optional[pulumi.Input[Mapping[str, _builtins.str]]] = None,
                  training: Optional[pulumi.Input['PlatformTrainingArgs']] = None):
         """
         The set of arguments for constructing a Platform resource.
         :param pulumi.Input['PlatformFeaturesArgs'] features: The feature store.
-        :param pulumi.Input[Mapping[str, _builtins.str]] tags: Tags of every child, over the provider's defaultTags.
-        :param pulumi.Input['PlatformTrainingArgs'] training: The training cluster. Defaults: p5en.48xlarge, 2 nodes in mec1-az1, Amazon Linux 2023.
+        :param _builtins.bool allow_audit_mode: Accept a provider whose residency mode is `audit` (violations warn instead of failing). Default false: the component refuses unless the mode is `enforce`.
+        :param _builtins.str data_classification: The `data-classification` tag of every child: public, internal, confidential, restricted. Default: the tag's value in `tags` when it has one, else `confidential`.
+        :param pulumi.Input[Mapping[str, _builtins.str]] tags: Tags of every child, over the provider's defaultTags. The component adds `platform` (its name) and `data-classification` (`dataClassification`).
+        :param pulumi.Input['PlatformTrainingArgs'] training: The GPU training cluster: give it (`{}` takes every default) to create one. Left out, the platform has none: GPU capacity in me-central-1 is scarce and costly, and nobody gets a GPU cluster by surprise (the module's `training_enabled = false`). Defaults: 2 `p5en.48xlarge` nodes in `mec1-az1`, the Deep Learning Base OSS NVIDIA driver AMI (Ubuntu 22.04), a 200 GiB root volume.
         """
         pulumi.set(__self__, "features", features)
+        if allow_audit_mode is not None:
+            pulumi.set(__self__, "allow_audit_mode", allow_audit_mode)
+        if data_classification is not None:
+            pulumi.set(__self__, "data_classification", data_classification)
         if tags is not None:
             pulumi.set(__self__, "tags", tags)
         if training is not None:
@@ -48,10 +56,34 @@ class PlatformArgs:
         pulumi.set(self, "features", value)
 
     @_builtins.property
+    @pulumi.getter(name="allowAuditMode")
+    def allow_audit_mode(self) -> Optional[_builtins.bool]:
+        """
+        Accept a provider whose residency mode is `audit` (violations warn instead of failing). Default false: the component refuses unless the mode is `enforce`.
+        """
+        return pulumi.get(self, "allow_audit_mode")
+
+    @allow_audit_mode.setter
+    def allow_audit_mode(self, value: Optional[_builtins.bool]):
+        pulumi.set(self, "allow_audit_mode", value)
+
+    @_builtins.property
+    @pulumi.getter(name="dataClassification")
+    def data_classification(self) -> Optional[_builtins.str]:
+        """
+        The `data-classification` tag of every child: public, internal, confidential, restricted. Default: the tag's value in `tags` when it has one, else `confidential`.
+        """
+        return pulumi.get(self, "data_classification")
+
+    @data_classification.setter
+    def data_classification(self, value: Optional[_builtins.str]):
+        pulumi.set(self, "data_classification", value)
+
+    @_builtins.property
     @pulumi.getter
     def tags(self) -> Optional[pulumi.Input[Mapping[str, _builtins.str]]]:
         """
-        Tags of every child, over the provider's defaultTags.
+        Tags of every child, over the provider's defaultTags. The component adds `platform` (its name) and `data-classification` (`dataClassification`).
         """
         return pulumi.get(self, "tags")
 
@@ -63,7 +95,7 @@ class PlatformArgs:
     @pulumi.getter
     def training(self) -> Optional[pulumi.Input['PlatformTrainingArgs']]:
         """
-        The training cluster. Defaults: p5en.48xlarge, 2 nodes in mec1-az1, Amazon Linux 2023.
+        The GPU training cluster: give it (`{}` takes every default) to create one. Left out, the platform has none: GPU capacity in me-central-1 is scarce and costly, and nobody gets a GPU cluster by surprise (the module's `training_enabled = false`). Defaults: 2 `p5en.48xlarge` nodes in `mec1-az1`, the Deep Learning Base OSS NVIDIA driver AMI (Ubuntu 22.04), a 200 GiB root volume.
         """
         return pulumi.get(self, "training")
 
@@ -78,18 +110,22 @@ class Platform(pulumi.ComponentResource):
     def __init__(__self__,
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
+                 allow_audit_mode: Optional[_builtins.bool] = None,
+                 data_classification: Optional[_builtins.str] = None,
                  features: Optional[pulumi.Input[Union['PlatformFeaturesArgs', 'PlatformFeaturesArgsDict']]] = None,
                  tags: Optional[pulumi.Input[Mapping[str, _builtins.str]]] = None,
                  training: Optional[pulumi.Input[Union['PlatformTrainingArgs', 'PlatformTrainingArgsDict']]] = None,
                  __props__=None):
         """
-        One declaration of a residency-checked ML platform, with defaults for the UAE (me-central-1): a GPU training cluster and a SageMaker feature store, parented to the component. Every child runs the provider's residency and validation checks, so a preview that would place anything outside the jurisdiction fails before any write.
+        One declaration of a residency-checked ML platform, with defaults for the UAE (me-central-1), the same as the `uae-ml-platform` Terraform module's: a SageMaker feature store and, with `training`, a GPU training cluster, parented to the component. Every child runs the provider's residency and validation checks, so a preview that would place anything outside the jurisdiction fails before any write; the component itself refuses a provider whose residency jurisdiction is not `AE`, or whose mode is `audit` unless `allowAuditMode`.
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
+        :param _builtins.bool allow_audit_mode: Accept a provider whose residency mode is `audit` (violations warn instead of failing). Default false: the component refuses unless the mode is `enforce`.
+        :param _builtins.str data_classification: The `data-classification` tag of every child: public, internal, confidential, restricted. Default: the tag's value in `tags` when it has one, else `confidential`.
         :param pulumi.Input[Union['PlatformFeaturesArgs', 'PlatformFeaturesArgsDict']] features: The feature store.
-        :param pulumi.Input[Mapping[str, _builtins.str]] tags: Tags of every child, over the provider's defaultTags.
-        :param pulumi.Input[Union['PlatformTrainingArgs', 'PlatformTrainingArgsDict']] training: The training cluster. Defaults: p5en.48xlarge, 2 nodes in mec1-az1, Amazon Linux 2023.
+        :param pulumi.Input[Mapping[str, _builtins.str]] tags: Tags of every child, over the provider's defaultTags. The component adds `platform` (its name) and `data-classification` (`dataClassification`).
+        :param pulumi.Input[Union['PlatformTrainingArgs', 'PlatformTrainingArgsDict']] training: The GPU training cluster: give it (`{}` takes every default) to create one. Left out, the platform has none: GPU capacity in me-central-1 is scarce and costly, and nobody gets a GPU cluster by surprise (the module's `training_enabled = false`). Defaults: 2 `p5en.48xlarge` nodes in `mec1-az1`, the Deep Learning Base OSS NVIDIA driver AMI (Ubuntu 22.04), a 200 GiB root volume.
         """
         ...
     @overload
@@ -98,7 +134,7 @@ class Platform(pulumi.ComponentResource):
                  args: PlatformArgs,
                  opts: Optional[pulumi.ResourceOptions] = None):
         """
-        One declaration of a residency-checked ML platform, with defaults for the UAE (me-central-1): a GPU training cluster and a SageMaker feature store, parented to the component. Every child runs the provider's residency and validation checks, so a preview that would place anything outside the jurisdiction fails before any write.
+        One declaration of a residency-checked ML platform, with defaults for the UAE (me-central-1), the same as the `uae-ml-platform` Terraform module's: a SageMaker feature store and, with `training`, a GPU training cluster, parented to the component. Every child runs the provider's residency and validation checks, so a preview that would place anything outside the jurisdiction fails before any write; the component itself refuses a provider whose residency jurisdiction is not `AE`, or whose mode is `audit` unless `allowAuditMode`.
 
         :param str resource_name: The name of the resource.
         :param PlatformArgs args: The arguments to use to populate this resource's properties.
@@ -115,6 +151,8 @@ class Platform(pulumi.ComponentResource):
     def _internal_init(__self__,
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
+                 allow_audit_mode: Optional[_builtins.bool] = None,
+                 data_classification: Optional[_builtins.str] = None,
                  features: Optional[pulumi.Input[Union['PlatformFeaturesArgs', 'PlatformFeaturesArgsDict']]] = None,
                  tags: Optional[pulumi.Input[Mapping[str, _builtins.str]]] = None,
                  training: Optional[pulumi.Input[Union['PlatformTrainingArgs', 'PlatformTrainingArgsDict']]] = None,
@@ -129,6 +167,8 @@ class Platform(pulumi.ComponentResource):
                 raise TypeError('__props__ is only valid when passed in combination with a valid opts.id to get an existing resource')
             __props__ = PlatformArgs.__new__(PlatformArgs)
 
+            __props__.__dict__["allow_audit_mode"] = allow_audit_mode
+            __props__.__dict__["data_classification"] = data_classification
             if features is None and not opts.urn:
                 raise TypeError("Missing required property 'features'")
             __props__.__dict__["features"] = features
@@ -151,33 +191,33 @@ class Platform(pulumi.ComponentResource):
 
     @_builtins.property
     @pulumi.getter(name="clusterName")
-    def cluster_name(self) -> pulumi.Output[_builtins.str]:
+    def cluster_name(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        Name of the training cluster.
+        Name of the training cluster (`<name>-training`); null without `training`.
         """
         return pulumi.get(self, "cluster_name")
 
     @_builtins.property
     @pulumi.getter(name="clusterNodeIds")
-    def cluster_node_ids(self) -> pulumi.Output[Sequence[_builtins.str]]:
+    def cluster_node_ids(self) -> pulumi.Output[Optional[Sequence[_builtins.str]]]:
         """
-        Instance ids of the training nodes, by node index.
+        Instance ids of the training nodes, by node index; null without `training`.
         """
         return pulumi.get(self, "cluster_node_ids")
 
     @_builtins.property
     @pulumi.getter(name="clusterPrivateIps")
-    def cluster_private_ips(self) -> pulumi.Output[Sequence[_builtins.str]]:
+    def cluster_private_ips(self) -> pulumi.Output[Optional[Sequence[_builtins.str]]]:
         """
-        Private IPv4 addresses of the training nodes, by node index.
+        Private IPv4 addresses of the training nodes, by node index; null without `training`.
         """
         return pulumi.get(self, "cluster_private_ips")
 
     @_builtins.property
     @pulumi.getter(name="clusterZoneId")
-    def cluster_zone_id(self) -> pulumi.Output[_builtins.str]:
+    def cluster_zone_id(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        Zone id the training nodes run in.
+        Zone id the training nodes run in; null without `training`.
         """
         return pulumi.get(self, "cluster_zone_id")
 
@@ -201,7 +241,7 @@ class Platform(pulumi.ComponentResource):
     @pulumi.getter(name="featureGroupName")
     def feature_group_name(self) -> pulumi.Output[_builtins.str]:
         """
-        Name of the feature group.
+        Name of the feature group (`<name>-features`).
         """
         return pulumi.get(self, "feature_group_name")
 
@@ -209,7 +249,7 @@ class Platform(pulumi.ComponentResource):
     @pulumi.getter(name="validationSummary")
     def validation_summary(self) -> pulumi.Output[_builtins.str]:
         """
-        What was checked, in words: the residency verdict of the training cluster and the feature store (in `audit` mode, the number of violations and the rules they break; never compliant when a check could not run) and the state of the training nodes.
+        What was checked, in words: the residency verdict of the training cluster and the feature store (in `audit` mode, the number of violations and the rules they break; never compliant when a check could not run), the state of the training nodes, or that the platform has no training cluster.
         """
         return pulumi.get(self, "validation_summary")
 
