@@ -32,6 +32,12 @@ type OwnershipError struct {
 	Token    string // the token it carries
 }
 
+// ErrNotOurs is what an *OwnershipError is (errors.Is); the core's
+// NotOursError is one too.
+var ErrNotOurs = errors.New("not owned by this resource")
+
+func (e *OwnershipError) Is(target error) bool { return target == ErrNotOurs }
+
 func (e *OwnershipError) Error() string {
 	return fmt.Sprintf("%s belongs to another configuration (creation token %s)", e.Resource, e.Token)
 }

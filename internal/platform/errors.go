@@ -13,10 +13,11 @@ import (
 // nothing themselves.
 //
 //   - ErrNotFound: nothing of that name exists (a Find, a Read).
-//   - ErrNotOurs (*NotOursError): something of that name exists that this
-//     resource cannot prove it made. A create refuses it; a Find with the
-//     recorded owner reports it, and the front end forgets the resource
-//     without touching what exists.
+//   - ErrNotOurs (*NotOursError, or *OwnershipError for one part): something
+//     of that name exists that this resource cannot prove it made. A create
+//     refuses it, a delete leaves it alone; a Find with the recorded owner
+//     reports it, and the front end forgets the resource without touching
+//     what exists.
 //   - *PartialError: a create or update changed something, then failed; what
 //     exists comes back with it, to be recorded. Outcome says how.
 //   - *RefusedError: a spec that cannot be applied, problems on attribute
@@ -26,8 +27,9 @@ import (
 // that does not exist.
 var ErrNotFound = cloud.ErrNotFound
 
-// ErrNotOurs is what a *NotOursError is (errors.Is).
-var ErrNotOurs = errors.New("not owned by this resource")
+// ErrNotOurs is what a *NotOursError and a part's *OwnershipError are
+// (errors.Is).
+var ErrNotOurs = cloud.ErrNotOurs
 
 // NotOursError is something of the resource's name that carries no creation
 // token, or another than this resource's: another configuration's, or one

@@ -382,13 +382,17 @@ func (e *Env) CreateGPUCluster(ctx context.Context, spec GPUClusterSpec, o GPUCl
 	switch {
 	case err == nil && (spec.CreationToken == "" || c.CreationToken != spec.CreationToken):
 		return nil, &NotOursError{Kind: "GPU cluster", Name: spec.Name, Parts: gpuClusterParts(gpuClusterFromCloud(c))}
-	case err != nil && !errors.Is(err, cloud.ErrNotFound):
+	case errors.Is(err, cloud.ErrNotFound):
+		c = nil
+	case err != nil:
 		return nil, err
 	}
 	if spec.CreationToken == "" {
 		spec.CreationToken = NewCreationToken()
 	}
-	c, plan, err := e.convergeGPUCluster(ctx, spec, o)
+	// c is ours (a retry after a partial create) or nil: the converge
+	// starts from it instead of finding it again.
+	c, plan, err := e.convergeGPUCluster(ctx, spec, o, c)
 	if err != nil {
 		return gpuClusterFromCloud(c), err
 	}
@@ -401,7 +405,14 @@ func (e *Env) CreateGPUCluster(ctx context.Context, spec GPUClusterSpec, o GPUCl
 // placement group, and retag. Like CreateGPUCluster it returns what exists
 // alongside any error.
 func (e *Env) UpdateGPUCluster(ctx context.Context, spec GPUClusterSpec, o GPUClusterOptions) (*GPUCluster, error) {
-	c, plan, err := e.convergeGPUCluster(ctx, spec, o)
+	cur, err := cloud.FindGPUCluster(ctx, e.Clients.EC2, spec.Name)
+	switch {
+	case errors.Is(err, cloud.ErrNotFound):
+		cur = nil // deleted outside: the converge makes it again
+	case err != nil:
+		return nil, err
+	}
+	c, plan, err := e.convergeGPUCluster(ctx, spec, o, cur)
 	if err != nil {
 		return gpuClusterFromCloud(c), err
 	}
@@ -456,7 +467,9 @@ type tracker struct {
 	inFlight []int           // the indices of a launch that ended without a definite answer
 }
 
-func (e *Env) convergeGPUCluster(ctx context.Context, spec GPUClusterSpec, o GPUClusterOptions) (*cloud.GPUCluster, *GPUClusterPlan, error) {
+// convergeGPUCluster brings cluster cur (nil when none exists) to spec,
+// after planning it again with every value known (fail closed).
+func (e *Env) convergeGPUCluster(ctx context.Context, spec GPUClusterSpec, o GPUClusterOptions, cur *cloud.GPUCluster) (*cloud.GPUCluster, *GPUClusterPlan, error) {
 	spec.Unknown = nil
 	// Check again at apply, with every value known: fail closed.
 	plan, err := e.PlanGPUCluster(ctx, spec)
@@ -471,7 +484,7 @@ func (e *Env) convergeGPUCluster(ctx context.Context, spec GPUClusterSpec, o GPU
 	tmpl := plan.Template
 	tr := &tracker{pgReady: !owned}
 	var oldTags map[string]string
-	if c, err := cloud.FindGPUCluster(ctx, api, spec.Name); err == nil {
+	if c := cur; c != nil {
 		if spec.CreationToken != "" && c.CreationToken != "" && c.CreationToken != spec.CreationToken {
 			return nil, nil, &cloud.OwnershipError{Resource: "GPU cluster " + spec.Name, Token: c.CreationToken}
 		}
@@ -480,8 +493,6 @@ func (e *Env) convergeGPUCluster(ctx context.Context, spec GPUClusterSpec, o GPU
 			// The template was deleted outside: retag what it tagged.
 			oldTags = map[string]string{}
 		}
-	} else if !errors.Is(err, cloud.ErrNotFound) {
-		return nil, nil, err
 	}
 	if owned {
 		pgTags := map[string]string{cloud.TagCluster: spec.Name}

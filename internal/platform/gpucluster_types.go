@@ -140,6 +140,7 @@ func (c *GPUCluster) NodeIDs() []string {
 	return out
 }
 
-// OwnershipError is a cluster part that carries another owner's creation
-// token: a create refuses it and a delete leaves it alone.
+// OwnershipError is a part (a launch template, a placement group, a group)
+// that carries another owner's creation token: a create refuses it and a
+// delete leaves it alone. It is ErrNotOurs (errors.Is).
 type OwnershipError = cloud.OwnershipError

@@ -108,7 +108,7 @@ func (e *Env) gateGPUCluster(ctx context.Context, spec GPUClusterSpec, plan *GPU
 			// The converge launches the missing indices again, in the
 			// cluster's zone (one placement group), inside the
 			// jurisdiction.
-			next, _, err := e.convergeGPUCluster(ctx, spec, o)
+			next, _, err := e.convergeGPUCluster(ctx, spec, o, c) // c before the replacement: its owner and template tags; the nodes are read anew
 			c, out = next, gpuClusterFromCloud(next)
 			return err
 		},
