@@ -70,8 +70,10 @@ func terraformCacheDir() (string, error) {
 func installTerraform(ctx context.Context, dir string) error {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-		if executable(goBin) != nil {
+		// go test puts its GOROOT/bin first on PATH; else $GOROOT/bin/go.
+		goroot := os.Getenv("GOROOT")
+		goBin = filepath.Join(goroot, "bin", "go")
+		if goroot == "" || executable(goBin) != nil {
 			return fmt.Errorf("installing terraform: no terraform found and no go command to install it: %w", err)
 		}
 	}

@@ -126,7 +126,7 @@ func (ResidencyGuard) Read(ctx context.Context, req infer.ReadRequest[ResidencyG
 	switch {
 	case rf.Keep:
 		p.GetLogger(ctx).Warning("re-checking residency guard: " + rf.Warning)
-		return infer.ReadResponse[ResidencyGuardArgs, ResidencyGuardState]{ID: req.ID, Inputs: req.Inputs, State: req.State}, nil
+		return infer.ReadResponse[ResidencyGuardArgs, ResidencyGuardState](req), nil
 	case rf.Gone:
 		p.GetLogger(ctx).Warning("residency guard no longer complies: " + rf.Warning)
 		return infer.ReadResponse[ResidencyGuardArgs, ResidencyGuardState]{}, nil

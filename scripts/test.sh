@@ -128,6 +128,10 @@ export MLPLATFORM_BIN=$PWD/bin ACCTEST_HWPROBE=$PWD/bin/test/hwprobe ACCTEST_PUL
 # hwprobe's test-only NVML backend and machine descriptions build only with
 # their tag: vet that build too.
 step go-vet "" sh -c 'go vet ./... && go vet -tags hwprobe_nvmlmock ./hwprobe/cmd/hwprobe'
+# staticcheck (pinned in scripts/tools/go.mod) over the hand-written code,
+# hwprobe's tagged build included: the part of make lint the steps gofmt
+# and go-vet do not do.
+step staticcheck '^staticcheck ' bash scripts/staticcheck.sh
 
 if [ -f scripts/pulumi-cli.sh ]; then
   step pulumi-cli "" bash scripts/pulumi-cli.sh # built once, cached

@@ -136,7 +136,7 @@ func checkGemmSample(x, y, z []float32, n int, tol float64) error {
 			mag += max(t, -t)
 		}
 		if d := float64(z[i*n+j]) - s; d > tol*mag || -d > tol*mag {
-			return fmt.Errorf("C[%d,%d] = %g, want %g", i, j, z[i*n+j], s)
+			return fmt.Errorf("entry (%d,%d) = %g, want %g", i, j, z[i*n+j], s)
 		}
 	}
 	return nil

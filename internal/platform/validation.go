@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -396,6 +395,3 @@ func ProfileForGPUCluster(spec GPUClusterSpec, facts NodeFacts, region string, z
 
 // RenderProfile is the profile's HCL text, as nodes receive it.
 func RenderProfile(p *profile.Profile) string { return string(profile.Render(p)) }
-
-// formatFloat writes a threshold for messages.
-func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

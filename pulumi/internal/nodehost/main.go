@@ -102,7 +102,7 @@ func (h *host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.R
 	if req.GetDryRun() {
 		args = append(args, "--dry-run")
 	}
-	program := req.GetProgram()
+	program := req.GetInfo().GetEntryPoint() // the engine sends the deprecated Program field the same value
 	if program == "" {
 		program = "."
 	}
