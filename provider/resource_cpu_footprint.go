@@ -246,7 +246,7 @@ func (r *cpuFootprintResource) ModifyPlan(ctx context.Context, req resource.Modi
 		rec := cpuFootprintRecord(ctx, &state, &resp.Diagnostics)
 		prior = &rec
 	}
-	p, err := r.meta.PlanCPUFootprintUpdate(ctx, prior, spec)
+	p, err := r.meta.PlanCPUFootprint(ctx, prior, spec)
 	if err != nil {
 		resp.Diagnostics.AddError(fmt.Sprintf("planning CPU footprint (%s)", spec.Name), err.Error())
 		return

@@ -113,7 +113,7 @@ func TestAccCPUFootprint_faultMatrix(t *testing.T) {
 		t.Helper()
 		h := acctest.Setup(t)
 		env := platformEnv(t, h)
-		if _, err := env.PlanCPUFootprint(context.Background(), base); err != nil { // warm the catalog
+		if _, err := env.PlanCPUFootprint(context.Background(), nil, base); err != nil { // warm the catalog
 			t.Fatal(err)
 		}
 		return h, env

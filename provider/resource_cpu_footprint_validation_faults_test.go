@@ -55,7 +55,7 @@ func TestAccCPUFootprint_hookFaults(t *testing.T) {
 		ReportsS3URI: "s3://uae-hwprobe-reports/footprints/", ReportsKMSKeyARN: key}
 	group := platform.CPUFootprintResourceName(plain.Name)
 	const want = "mlplatform-validation autoscaling:EC2_INSTANCE_LAUNCHING 600 ABANDON"
-	if _, err := env.PlanCPUFootprint(context.Background(), validated); err != nil { // warm the catalog
+	if _, err := env.PlanCPUFootprint(context.Background(), nil, validated); err != nil { // warm the catalog
 		t.Fatal(err)
 	}
 	checkHookIs := func(t *testing.T, w string) {

@@ -318,7 +318,7 @@ func (r *gpuClusterResource) ModifyPlan(ctx context.Context, req resource.Modify
 		rec := gpuClusterRecord(ctx, &state, &resp.Diagnostics)
 		prior = &rec
 	}
-	p, err := r.meta.PlanGPUClusterUpdate(ctx, prior, spec)
+	p, err := r.meta.PlanGPUCluster(ctx, prior, spec)
 	if err != nil {
 		resp.Diagnostics.AddError(fmt.Sprintf("planning GPU cluster (%s)", spec.Name), err.Error())
 		return

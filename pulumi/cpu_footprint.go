@@ -191,7 +191,7 @@ func (CpuFootprint) Check(ctx context.Context, req infer.CheckRequest) (infer.Ch
 		return infer.CheckResponse[CpuFootprintArgs]{Inputs: args}, err
 	}
 	spec := args.spec(wholeListUnknowns(req.NewInputs))
-	plan, err := env.PlanCPUFootprint(ctx, spec)
+	plan, err := env.PlanCPUFootprint(ctx, nil, spec)
 	if err != nil {
 		return infer.CheckResponse[CpuFootprintArgs]{Inputs: args}, fmt.Errorf("planning CPU footprint (%s): %w", spec.Name, err)
 	}
@@ -332,7 +332,7 @@ func (CpuFootprint) Diff(ctx context.Context, req infer.DiffRequest[CpuFootprint
 	}
 	spec := args.spec(unknownInputs(ctx))
 	prior := req.State.record()
-	plan, err := env.PlanCPUFootprintUpdate(ctx, &prior, spec)
+	plan, err := env.PlanCPUFootprint(ctx, &prior, spec)
 	if err != nil {
 		return infer.DiffResponse{}, fmt.Errorf("planning CPU footprint (%s): %w", spec.Name, err)
 	}

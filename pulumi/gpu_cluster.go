@@ -190,7 +190,7 @@ func (GpuCluster) Check(ctx context.Context, req infer.CheckRequest) (infer.Chec
 		return infer.CheckResponse[GpuClusterArgs]{Inputs: args}, err
 	}
 	spec := args.spec(wholeListUnknowns(req.NewInputs))
-	plan, err := env.PlanGPUCluster(ctx, spec)
+	plan, err := env.PlanGPUCluster(ctx, nil, spec)
 	if err != nil {
 		return infer.CheckResponse[GpuClusterArgs]{Inputs: args}, fmt.Errorf("planning GPU cluster (%s): %w", spec.Name, err)
 	}
@@ -442,7 +442,7 @@ func (GpuCluster) Diff(ctx context.Context, req infer.DiffRequest[GpuClusterArgs
 	}
 	spec := args.spec(unknownInputs(ctx))
 	prior := req.State.record()
-	plan, err := env.PlanGPUClusterUpdate(ctx, &prior, spec)
+	plan, err := env.PlanGPUCluster(ctx, &prior, spec)
 	if err != nil {
 		return infer.DiffResponse{}, fmt.Errorf("planning GPU cluster (%s): %w", spec.Name, err)
 	}

@@ -244,7 +244,7 @@ type cpuTracker struct {
 func (e *Env) convergeCPUFootprint(ctx context.Context, prior *CPUFootprintRecord, spec CPUFootprintSpec, o CPUFootprintOptions) (*CPUFootprint, error) {
 	spec.Unknown = nil
 	// Check again at apply, with every value known: fail closed.
-	plan, err := e.PlanCPUFootprint(ctx, spec)
+	plan, err := e.planCPUFootprint(ctx, spec)
 	if err != nil {
 		return nil, err
 	}

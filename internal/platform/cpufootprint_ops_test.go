@@ -88,7 +88,7 @@ func TestCPUFootprintLifecycle(t *testing.T) {
 		RootVolume:   platform.Volume{SizeGiB: 20},
 		Schedules:    []platform.Schedule{{Name: "nights", Recurrence: "0 20 * * 1-5", Duration: 11 * time.Hour, Min: &zero, Max: &zero, Desired: &zero}},
 	}
-	p, err := env.PlanCPUFootprint(ctx, spec)
+	p, err := env.PlanCPUFootprint(ctx, nil, spec)
 	if err != nil || p.Err(env.Policy) != nil {
 		t.Fatalf("plan: %v %v", err, p.Err(env.Policy))
 	}
@@ -124,7 +124,7 @@ func TestCPUFootprintLifecycle(t *testing.T) {
 	if rb.Spec.Size != spec.Size || len(rb.Spec.Schedules) != 1 {
 		t.Errorf("read back sizes %+v schedules %d: a schedule's sizes are not drift", rb.Spec.Size, len(rb.Spec.Schedules))
 	}
-	p2, _ := env.PlanCPUFootprintUpdate(ctx, &rb, spec)
+	p2, _ := env.PlanCPUFootprint(ctx, &rb, spec)
 	if !p2.Change.NoOp() {
 		t.Errorf("plan after the schedule fired: %+v, want no change", p2.Change)
 	}
@@ -138,7 +138,7 @@ func TestCPUFootprintLifecycle(t *testing.T) {
 	// A type change rolls the instances, keeping 50% in service.
 	spec.InstanceType, spec.MinHealthyPercentage = "m7i.large", 50
 	spec.Size.Desired = 1
-	p3, _ := env.PlanCPUFootprintUpdate(ctx, &rb, spec)
+	p3, _ := env.PlanCPUFootprint(ctx, &rb, spec)
 	if len(p3.Change.Roll) != 1 || p3.Change.Roll[0].Path != "instance_type" || len(p3.Change.Replace) != 0 {
 		t.Errorf("type change plan %+v", p3.Change)
 	}

@@ -51,13 +51,13 @@ func (p *CPUFootprintPlan) Err(policy *residency.Policy) error {
 	return g.Err(policy)
 }
 
-// PlanCPUFootprint runs every plan-time check of a footprint before
+// planCPUFootprint runs every plan-time check of a footprint before
 // anything is written: the static checks, the type decision among the
 // offerings of the zones residency allows, residency (subnets' zones, KMS
 // key, image, instance profile, tags), the subnets and the image. Values
 // not known yet (spec.Unknown) are checked at apply. An error is returned
 // only when the checks themselves could not run.
-func (e *Env) PlanCPUFootprint(ctx context.Context, spec CPUFootprintSpec) (*CPUFootprintPlan, error) {
+func (e *Env) planCPUFootprint(ctx context.Context, spec CPUFootprintSpec) (*CPUFootprintPlan, error) {
 	p := &CPUFootprintPlan{}
 	d, ok, err := e.DecideCPUFootprint(ctx, spec)
 	var pe *RefusedError
@@ -230,11 +230,11 @@ func (c *CPUFootprintChange) NoOp() bool {
 	return len(c.Replace)+len(c.Roll)+len(c.InPlace)+len(c.Repair) == 0
 }
 
-// PlanCPUFootprintChange compares a recorded footprint with a planned one
+// cpuFootprintChange compares a recorded footprint with a planned one
 // (its spec and plan) and says what changes in place, what rolls the
 // instances, and what replaces the footprint. Values not known yet count as
 // changed.
-func PlanCPUFootprintChange(prior CPUFootprintRecord, spec CPUFootprintSpec, p *CPUFootprintPlan) *CPUFootprintChange {
+func cpuFootprintChange(prior CPUFootprintRecord, spec CPUFootprintSpec, p *CPUFootprintPlan) *CPUFootprintChange {
 	c := &CPUFootprintChange{}
 	add := func(list *[]CPUFootprintChangeItem, path, format string, args ...any) {
 		*list = append(*list, CPUFootprintChangeItem{Path: path, Reason: fmt.Sprintf(format, args...)})
@@ -306,15 +306,16 @@ func cmpOr(s, def string) string {
 	return s
 }
 
-// PlanCPUFootprintUpdate plans spec and, with a prior record, the change
-// from it: the one call of a front end's plan step.
-func (e *Env) PlanCPUFootprintUpdate(ctx context.Context, prior *CPUFootprintRecord, spec CPUFootprintSpec) (*CPUFootprintPlan, error) {
-	p, err := e.PlanCPUFootprint(ctx, spec)
+// PlanCPUFootprint is the plan of spec, the one call of a front end's plan
+// step: every plan-time check (planCPUFootprint) and, over a recorded
+// footprint (prior not nil), the change from it in plan.Change.
+func (e *Env) PlanCPUFootprint(ctx context.Context, prior *CPUFootprintRecord, spec CPUFootprintSpec) (*CPUFootprintPlan, error) {
+	p, err := e.planCPUFootprint(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
 	if prior != nil {
-		p.Change = PlanCPUFootprintChange(*prior, spec, p)
+		p.Change = cpuFootprintChange(*prior, spec, p)
 	}
 	return p, nil
 }

@@ -62,7 +62,7 @@ func TestPlanCPUFootprintChange(t *testing.T) {
 			if tc.prior != nil {
 				tc.prior(&pr)
 			}
-			c := PlanCPUFootprintChange(pr, s, plan(tc.plan))
+			c := cpuFootprintChange(pr, s, plan(tc.plan))
 			for _, x := range []struct {
 				what      string
 				got, want []string

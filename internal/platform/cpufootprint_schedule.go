@@ -10,7 +10,10 @@ import (
 // DefaultScheduleTimeZone is the time zone of a schedule that names none.
 const DefaultScheduleTimeZone = "Asia/Dubai"
 
-// HoursPerMonth is the month cost estimates use (AWS pricing's 730 hours).
+// HoursPerMonth is the month every monthly cost of this module counts (the
+// footprint's and the endpoint's estimates, their schema descriptions, the
+// review's prices): 730 hours, 8760 / 12, as AWS pricing and its calculator
+// use.
 const HoursPerMonth = 730.0
 
 // GroupSize is an Auto Scaling group's size.
@@ -145,26 +148,12 @@ func ScheduledActions(base GroupSize, ss []Schedule) ([]ScheduledAction, error) 
 }
 
 // AverageInstances returns the mean number of running instances over a
-// week in steady state: the group starts at base, and every scheduled action
-// sets its sizes when it fires, desired capacity kept within min and max as
-// Auto Scaling does. Without schedules it is base.Desired.
+// week in steady state (AverageCapacity): the group starts at base, and
+// every scheduled action sets its sizes when it fires, in its time zone.
+// Without schedules it is base.Desired.
 func AverageInstances(base GroupSize, actions []ScheduledAction) (float64, error) {
-	if len(actions) == 0 {
-		return float64(base.Desired), nil
-	}
-	type event struct {
-		at    time.Time
-		order int
-		a     ScheduledAction
-	}
-	// Two weeks warm the state up (a window that began before the measured
-	// week is in force at its start); the third is measured. The reference
-	// start is a fixed Monday, so estimates are stable.
-	from := time.Date(2026, time.January, 5, 0, 0, 0, 0, time.UTC)
-	measure := from.Add(14 * 24 * time.Hour)
-	to := measure.Add(7 * 24 * time.Hour)
-	var events []event
-	for i, a := range actions {
+	changes := make([]SizeChange, 0, len(actions))
+	for _, a := range actions {
 		c, err := ParseCron(a.Recurrence)
 		if err != nil {
 			return 0, fmt.Errorf("scheduled action %s: %w", a.Name, err)
@@ -173,42 +162,133 @@ func AverageInstances(base GroupSize, actions []ScheduledAction) (float64, error
 		if err != nil {
 			return 0, fmt.Errorf("scheduled action %s: time zone %q: %w", a.Name, a.TimeZone, err)
 		}
-		for _, t := range c.Firings(from, to, loc) {
-			events = append(events, event{at: t, order: i, a: a})
+		changes = append(changes, SizeChange{Cron: c, Location: loc, Min: floatOf(a.Min), Max: floatOf(a.Max), Desired: floatOf(a.Desired)})
+	}
+	return AverageCapacity(Sizes{Min: float64(base.Min), Max: float64(base.Max), Desired: float64(base.Desired)}, changes), nil
+}
+
+func floatOf(p *int) *float64 {
+	if p == nil {
+		return nil
+	}
+	f := float64(*p)
+	return &f
+}
+
+// Sizes are a group's minimum, maximum and desired number of instances as
+// the weekly average counts them: numbers, since a plan's are (GroupSize is
+// a footprint's, in whole instances).
+type Sizes struct {
+	Min, Max, Desired float64
+}
+
+// SizeChange is one scheduled change of a group's sizes: at each time Cron
+// fires, read in Location (nil is UTC), the group takes the sizes set here
+// (nil keeps the current one). With a Window, the group's own sizes come
+// back that long after each firing (a window of a week or more counts
+// modulo a week: the average is of a repeating week).
+type SizeChange struct {
+	Cron              Cron
+	Location          *time.Location
+	Min, Max, Desired *float64
+	Window            time.Duration
+}
+
+// week is the period AverageCapacity averages over.
+const week = 7 * 24 * time.Hour
+
+// AverageCapacity is the mean number of instances running over a week in
+// steady state, the one rule of this module for a schedule's average (the
+// footprint's monthly cost, the review's prices): the group starts at base,
+// desired kept within min and max, and at each minute first the windows
+// that end then bring base back, then the changes that fire apply in their
+// order, desired again kept within min and max as Auto Scaling keeps it
+// (when a change leaves min above max, min wins). Two weeks warm the state
+// up (a window, or a size set late in the week, is in force at the start of
+// the next; the windows that end in the first began the week before), and
+// the third, from a fixed Monday, is measured, so estimates are stable; the
+// calendar is real, so a change restricted to days of the month counts as
+// it falls in those weeks.
+func AverageCapacity(base Sizes, changes []SizeChange) float64 {
+	clamp := func(desired, lo, hi float64) float64 {
+		if desired < lo {
+			return lo
+		}
+		if hi >= lo && desired > hi {
+			return hi
+		}
+		return desired
+	}
+	if len(changes) == 0 {
+		return clamp(base.Desired, base.Min, base.Max)
+	}
+	type event struct {
+		at      time.Time
+		restore bool // a window ends: base comes back
+		order   int
+	}
+	from := time.Date(2026, time.January, 5, 0, 0, 0, 0, time.UTC)
+	measure := from.Add(2 * week)
+	to := measure.Add(week)
+	var events []event
+	for i, ch := range changes {
+		loc := ch.Location
+		if loc == nil {
+			loc = time.UTC
+		}
+		first := from
+		if ch.Window > 0 {
+			first = from.Add(-week)
+		}
+		for _, t := range ch.Cron.Firings(first, to, loc) {
+			if !t.Before(from) {
+				events = append(events, event{at: t, order: i})
+			}
+			if ch.Window > 0 {
+				if end := t.Add(ch.Window % week); !end.Before(from) && end.Before(to) {
+					events = append(events, event{at: end, restore: true})
+				}
+			}
 		}
 	}
 	slices.SortStableFunc(events, func(x, y event) int {
 		if c := x.at.Compare(y.at); c != 0 {
 			return c
 		}
+		if x.restore != y.restore {
+			if x.restore {
+				return -1
+			}
+			return 1
+		}
 		return x.order - y.order
 	})
-	cur := base
+	lo, hi, cur := base.Min, base.Max, clamp(base.Desired, base.Min, base.Max)
 	var instanceMinutes float64
 	last := measure
 	for _, e := range events {
 		if !e.at.Before(measure) {
-			instanceMinutes += float64(cur.Desired) * e.at.Sub(last).Minutes()
+			instanceMinutes += cur * e.at.Sub(last).Minutes()
 			last = e.at
 		}
-		cur = applyAction(cur, e.a)
+		if e.restore {
+			lo, hi, cur = base.Min, base.Max, clamp(base.Desired, base.Min, base.Max)
+			continue
+		}
+		ch := changes[e.order]
+		if ch.Min != nil {
+			lo = *ch.Min
+		}
+		if ch.Max != nil {
+			hi = *ch.Max
+		}
+		if ch.Desired != nil {
+			cur = *ch.Desired
+		}
+		cur = clamp(cur, lo, hi)
 	}
-	instanceMinutes += float64(cur.Desired) * to.Sub(last).Minutes()
-	return instanceMinutes / (7 * 24 * 60), nil
-}
-
-func applyAction(c GroupSize, a ScheduledAction) GroupSize {
-	if a.Min != nil {
-		c.Min = *a.Min
-	}
-	if a.Max != nil {
-		c.Max = *a.Max
-	}
-	if a.Desired != nil {
-		c.Desired = *a.Desired
-	}
-	c.Desired = min(max(c.Desired, c.Min), c.Max)
-	return c
+	instanceMinutes += cur * to.Sub(last).Minutes()
+	return instanceMinutes / week.Minutes()
 }
 
 // FoldScheduledActions is ScheduledActions read backwards, for an import:

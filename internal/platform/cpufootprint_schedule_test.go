@@ -108,3 +108,132 @@ func TestScheduleProblems(t *testing.T) {
 		t.Errorf("duplicate names: %+v", dup)
 	}
 }
+
+// TestAverageCapacity: the weekly average as the review prices a plan
+// (numbers, weekly crons, windows in minutes), and the rules both callers
+// share.
+func TestAverageCapacity(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	type change struct {
+		cron              string
+		min, max, desired *float64
+		window            time.Duration
+	}
+	tests := []struct {
+		name              string
+		min, max, desired float64
+		changes           []change
+		want              float64
+	}{
+		{"no schedule: desired all week", 0, 4, 2, nil, 2},
+		{"desired above max is clamped", 0, 3, 5, nil, 3},
+		{"desired below min is raised", 2, 4, 1, nil, 2},
+		{
+			// Off from 20:00 to 07:00 on working days and all weekend:
+			// on 13 h x 5 days = 65 of 168 hours.
+			"scale to zero off-hours", 0, 4, 4,
+			[]change{{cron: "0 20 * * 1-5", min: f(0), max: f(0), desired: f(0)}, {cron: "0 7 * * 1-5", max: f(4), desired: f(4)}},
+			4 * 65.0 / 168,
+		},
+		{
+			// One block with a window: off from 20:00 for 11 h on
+			// working days, back to the group's own sizes at 07:00; on
+			// all weekend: 168 - 5 x 11 = 113 hours.
+			"scale to zero with a window", 1, 4, 2,
+			[]change{{cron: "0 20 * * 1-5", min: f(0), max: f(0), desired: f(0), window: 11 * time.Hour}},
+			2 * 113.0 / 168,
+		},
+		{
+			// A window that wraps around the end of the week (Sunday
+			// 23:00 for 2 h) comes back on Monday 01:00.
+			"a window across the week's end", 0, 1, 1,
+			[]change{{cron: "0 23 * * 0", desired: f(0), window: 2 * time.Hour}},
+			166.0 / 168,
+		},
+		{
+			// A window of 8 days counts as one of a day.
+			"a window of a week or more counts modulo a week", 0, 1, 1,
+			[]change{{cron: "0 23 * * 0", desired: f(0), window: 8 * 24 * time.Hour}},
+			(168 - 24) / 168.0,
+		},
+		{
+			// A window that ends at its own next firing: the base comes
+			// back first, then the change applies again.
+			"a window of exactly a week", 0, 1, 1,
+			[]change{{cron: "0 23 * * 0", desired: f(0), window: 7 * 24 * time.Hour}},
+			0,
+		},
+		{
+			// Windows with several firings a day, which no pair of
+			// scheduled actions could write: off 10 minutes after each
+			// hour's :00 and :30.
+			"windows of a cron with many firings", 0, 1, 1,
+			[]change{{cron: "0,30 * * * *", desired: f(0), window: 10 * time.Minute}},
+			40.0 / 60,
+		},
+		{
+			// The window that ends at 20:00 brings the base back before
+			// the 20:00 change applies.
+			"a window ends before a change at the same minute", 0, 4, 2,
+			[]change{{cron: "0 20 * * *", desired: f(0)}, {cron: "0 8 * * *", desired: f(4), window: 12 * time.Hour}},
+			4 * 12.0 / 24,
+		},
+		{
+			// Half an hour of one instance each day at 12:00-12:30.
+			"minute resolution", 0, 1, 0,
+			[]change{{cron: "0 12 * * *", desired: f(1)}, {cron: "30 12 * * *", desired: f(0)}},
+			7 * 0.5 / 168,
+		},
+		{
+			"7 and 0 are both Sunday; names work", 0, 2, 0,
+			[]change{{cron: "0 0 * * 7", desired: f(2)}, {cron: "0 0 * * MON", desired: f(0)}},
+			2 * 24.0 / 168,
+		},
+		{
+			"a change's desired is clamped by the group's max", 0, 2, 0,
+			[]change{{cron: "0 0 * * *", desired: f(10)}},
+			2,
+		},
+		{
+			// Min 3 from Monday, max 2 from Tuesday: min wins.
+			"min above max: min wins", 0, 4, 1,
+			[]change{{cron: "0 0 * * 1", min: f(3)}, {cron: "0 0 * * 2", max: f(2)}},
+			3,
+		},
+		{
+			// Desired 5 every Monday 12:00; max 10 from Saturday 18:00
+			// on: in steady state Monday's 5 is never cut to the group's
+			// own max of 4.
+			"steady state: a bound set late in the week", 0, 4, 1,
+			[]change{{cron: "0 12 * * 1", desired: f(5)}, {cron: "0 18 * * 6", max: f(10)}},
+			5,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			changes := make([]SizeChange, len(tt.changes))
+			for i, c := range tt.changes {
+				cr, err := ParseWeeklyCron(c.cron)
+				if err != nil {
+					t.Fatal(err)
+				}
+				changes[i] = SizeChange{Cron: cr, Min: c.min, Max: c.max, Desired: c.desired, Window: c.window}
+			}
+			got := AverageCapacity(Sizes{Min: tt.min, Max: tt.max, Desired: tt.desired}, changes)
+			if math.Abs(got-tt.want) > 1e-9 {
+				t.Errorf("AverageCapacity = %v, want %v", got, tt.want)
+			}
+			// Time zones move a weekly schedule, not its average.
+			dubai, err := time.LoadLocation("Asia/Dubai")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range changes {
+				changes[i].Location = dubai
+			}
+			if got := AverageCapacity(Sizes{Min: tt.min, Max: tt.max, Desired: tt.desired}, changes); math.Abs(got-tt.want) > 1e-9 {
+				t.Errorf("in Asia/Dubai: AverageCapacity = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

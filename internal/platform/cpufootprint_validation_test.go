@@ -136,7 +136,7 @@ func TestPlanCPUFootprintChangeValidation(t *testing.T) {
 	}
 	with := spec
 	with.Validation = v
-	c := PlanCPUFootprintChange(rec, with, plan)
+	c := cpuFootprintChange(rec, with, plan)
 	if !slices.Contains(paths(c.Roll), "validation") || !slices.Contains(paths(c.InPlace), "validation") {
 		t.Errorf("adding validation: roll %v, in place %v; want both to name validation (new bootstrap, new hook)", paths(c.Roll), paths(c.InPlace))
 	}
@@ -145,11 +145,11 @@ func TestPlanCPUFootprintChangeValidation(t *testing.T) {
 	lv := *v
 	lv.Timeout, lv.OnFailure = 40*time.Minute, OnFailureReplace
 	longer.Validation = &lv
-	c = PlanCPUFootprintChange(rec, longer, plan)
+	c = cpuFootprintChange(rec, longer, plan)
 	if slices.Contains(paths(c.Roll), "validation") || !slices.Contains(paths(c.InPlace), "validation") {
 		t.Errorf("a longer timeout: roll %v, in place %v; want only the hook changed in place", paths(c.Roll), paths(c.InPlace))
 	}
-	c = PlanCPUFootprintChange(rec, spec, plan)
+	c = cpuFootprintChange(rec, spec, plan)
 	if !slices.Contains(paths(c.InPlace), "validation") {
 		t.Errorf("removing validation: in place %v, want the hook removed", paths(c.InPlace))
 	}

@@ -10,10 +10,12 @@ import (
 
 // Cron is a parsed five-field Unix cron expression (minute, hour, day of
 // month, month, day of week), the recurrence format of EC2 Auto Scaling
-// scheduled actions. Day of week is 0-6 from Sunday (7 is Sunday too);
-// months and weekdays also take their English three-letter names. As in
+// scheduled actions. Day of week is 0-7 from Sunday (0 and 7 are both
+// Sunday, so "5/1" is Friday to Sunday, as in Unix cron); months and
+// weekdays also take their English three-letter names, in any case. As in
 // Unix cron, when both day of month and day of week are restricted, a time
-// matches either.
+// matches either. It is the one cron parser of this module: the footprint
+// and serving schedules, and the review's prices (ParseWeeklyCron).
 type Cron struct {
 	minute, hour, dom, month, dow uint64
 	domStar, dowStar              bool
@@ -23,8 +25,16 @@ type cronField struct {
 	name     string
 	lo, hi   int
 	names    []string // names[i] is the value lo+i
-	sunday7  bool     // 7 means 0
+	sunday7  bool     // the values run to 7, which means 0
 	fullMask uint64
+}
+
+// top is the highest value the field takes: hi, or 7 for day of week.
+func (f cronField) top() int {
+	if f.sunday7 {
+		return 7
+	}
+	return f.hi
 }
 
 var cronMonths = []string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}
@@ -46,7 +56,10 @@ func cronFields() [5]cronField {
 	return f
 }
 
-// ParseCron parses a five-field cron expression.
+// ParseCron parses a five-field cron expression: in each field "*",
+// values, ranges ("1-5") and steps ("*/15", "0-30/10", "5/20", which is
+// "5-59/20"), comma-separated. There is no "?", "L", "W" or "#", no year, no
+// rate() or at() (ParseAWSCron reads the AWS six-field form).
 func ParseCron(s string) (Cron, error) {
 	parts := strings.Fields(s)
 	if len(parts) != 5 {
@@ -74,12 +87,12 @@ func parseCronField(s string, f cronField) (uint64, error) {
 		step := 1
 		if hasStep {
 			n, err := strconv.Atoi(stepText)
-			if err != nil || n < 1 || n > f.hi-f.lo+1 {
-				return 0, fmt.Errorf("step %q: want a number from 1 to %d", stepText, f.hi-f.lo+1)
+			if err != nil || n < 1 || n > f.top()-f.lo+1 {
+				return 0, fmt.Errorf("step %q: want a number from 1 to %d", stepText, f.top()-f.lo+1)
 			}
 			step = n
 		}
-		lo, hi := f.lo, f.hi
+		lo, hi := f.lo, f.top()
 		switch {
 		case rng == "*":
 		case rng == "":
@@ -95,14 +108,11 @@ func parseCronField(s string, f cronField) (uint64, error) {
 				if hi, err = cronValue(b, f); err != nil {
 					return 0, err
 				}
-				if f.sunday7 && hi == 0 && b != "0" && !strings.EqualFold(b, "sun") {
-					hi = 7 // "5-7": Friday to Sunday
-				}
 				if hi < lo {
 					return 0, fmt.Errorf("range %q runs backwards", rng)
 				}
 			} else if hasStep {
-				hi = f.hi // "5/15" is "5-59/15"
+				hi = f.top() // "5/15" is "5-59/15"; in day of week "5/1" is "5-7/1"
 			}
 		}
 		for v := lo; v <= hi; v += step {
@@ -117,23 +127,29 @@ func parseCronField(s string, f cronField) (uint64, error) {
 }
 
 func cronValue(s string, f cronField) (int, error) {
-	for i, n := range f.names {
-		if strings.EqualFold(s, n) {
-			return f.lo + i, nil
+	if len(f.names) > 0 {
+		up := strings.ToUpper(s)
+		for i, n := range f.names {
+			if up == strings.ToUpper(n) {
+				return f.lo + i, nil
+			}
 		}
 	}
 	v, err := strconv.Atoi(s)
-	hi := f.hi
-	if f.sunday7 {
-		hi = 7
-	}
-	if err != nil || v < f.lo || v > hi {
-		return 0, fmt.Errorf("value %q: want %d-%d", s, f.lo, hi)
-	}
-	if f.sunday7 && v == 7 {
-		return 7, nil
+	if err != nil || v < f.lo || v > f.top() {
+		return 0, fmt.Errorf("value %q: want %d-%d", s, f.lo, f.top())
 	}
 	return v, nil
+}
+
+// ParseWeeklyCron parses a cron expression that recurs every week: day of
+// month and month "*", so that its firings average over a month exactly
+// (the review's prices). Otherwise it is ParseCron.
+func ParseWeeklyCron(s string) (Cron, error) {
+	if f := strings.Fields(s); len(f) == 5 && (f[2] != "*" || f[3] != "*") {
+		return Cron{}, fmt.Errorf("cron %q: only weekly schedules (day of month and month \"*\") can be priced", s)
+	}
+	return ParseCron(s)
 }
 
 // Matches reports whether t, in its own location, is a minute the

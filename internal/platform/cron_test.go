@@ -138,7 +138,7 @@ func TestCronFirings(t *testing.T) {
 // FuzzParseCron: any input either fails to parse or renders to an
 // expression that parses back to the same schedule.
 func FuzzParseCron(f *testing.F) {
-	for _, s := range []string{"0 20 * * 1-5", "*/15 7-9 * * *", "30 6 1 jan,jul *", "0 0 * * 5-7", "5/20 * * * *", "0 12 13 * 5"} {
+	for _, s := range []string{"0 20 * * 1-5", "*/15 7-9 * * *", "30 6 1 jan,jul *", "0 0 * * 5-7", "5/20 * * * *", "0 12 13 * 5", "0 0 * * 7/2", "*/7 1-23/2 * * MON-FRI"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -154,4 +154,62 @@ func FuzzParseCron(f *testing.F) {
 			t.Fatalf("%q renders %q, which parses to a different schedule", s, c.String())
 		}
 	})
+}
+
+// TestParseWeeklyCron: the review's cases (it prices weekly schedules
+// only), and what the parser reads as Unix cron does where it once read
+// otherwise.
+func TestParseWeeklyCron(t *testing.T) {
+	for _, tt := range []struct{ expr, want string }{
+		{"0 20 * *", "want 5 fields"},
+		{"0 20 * * * *", "want 5 fields"},
+		{"0 20 1 * *", "only weekly schedules"},
+		{"0 20 * 6 *", "only weekly schedules"},
+		{"0 20 */1 * *", "only weekly schedules"}, // every day, but not written "*"
+		{"0 20 * 1-12 *", "only weekly schedules"},
+		{"61 20 1 * *", "only weekly schedules"}, // checked before the fields
+		{"61 20 * * *", "minute"},
+		{"0 24 * * *", "hour"},
+		{"0 20 * * 8", "day of week: value \"8\": want 0-7"},
+		{"0 20 * * FRI-MON", "runs backwards"},
+		{"0 20 * * 5-00", "runs backwards"},
+		{"*/0 * * * *", "step \"0\""},
+		{"0 0 * * */9", "step \"9\": want a number from 1 to 8"},
+		{"a * * * *", "minute: value \"a\""},
+		{"0 0 * * mon,", "empty item"},
+	} {
+		_, err := ParseWeeklyCron(tt.expr)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("ParseWeeklyCron(%q) = %v, want an error containing %q", tt.expr, err, tt.want)
+		}
+	}
+	for _, tt := range []struct{ expr, canon string }{
+		{"*/15 * * * *", "0,15,30,45 * * * *"},
+		{"0 7 * * 1-5", "0 7 * * 1-5"},
+		{"0 20 * * SUN,SAT", "0 20 * * 0,6"},
+		{"5,35 0-6/2 * * *", "5,35 0,2,4,6 * * *"},
+		{"0 0 * * 0-7", "0 0 * * 0-6"},
+		// Day of week runs to 7 (Sunday): "N/step" ends there, and a step
+		// may be 8.
+		{"0 0 * * 5/1", "0 0 * * 0,5-6"},
+		{"0 0 * * FRI/1", "0 0 * * 0,5-6"},
+		{"0 0 * * 7/2", "0 0 * * 0"},
+		{"0 0 * * */8", "0 0 * * 0"},
+		{"0 0 * * 0-7/8", "0 0 * * 0"},
+		// Names compare upper-cased, as the review compared them.
+		{"0 0 * * ſun", "0 0 * * 0"},
+		{"0 0 * * frı", "0 0 * * 5"},
+	} {
+		c, err := ParseWeeklyCron(tt.expr)
+		if err != nil {
+			t.Errorf("ParseWeeklyCron(%q): %v", tt.expr, err)
+			continue
+		}
+		if got := c.String(); got != tt.canon {
+			t.Errorf("ParseWeeklyCron(%q) renders %q, want %q", tt.expr, got, tt.canon)
+		}
+		if full, err := ParseCron(tt.expr); err != nil || full.String() != c.String() {
+			t.Errorf("ParseCron(%q) = %q, %v; want what ParseWeeklyCron reads", tt.expr, full.String(), err)
+		}
+	}
 }

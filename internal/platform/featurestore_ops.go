@@ -221,7 +221,7 @@ func (e *Env) ReadFeatureStore(ctx context.Context, name string, settle time.Dur
 
 // UpdateFeatureStore changes a feature group from old to new in place:
 // feature additions, online store TTL, throughput and tags. A destructive
-// change (see PlanFeatureStoreChange) is refused with ErrDestructiveChange:
+// change (see featureStoreChange) is refused with ErrDestructiveChange:
 // the caller replaces the group instead (DeleteFeatureStore, then
 // CreateFeatureStore), and only when the user allowed it.
 //
@@ -235,7 +235,7 @@ func (e *Env) UpdateFeatureStore(ctx context.Context, old, new FeatureStoreSpec,
 	if err != nil {
 		return nil, vs, err
 	}
-	plan := PlanFeatureStoreChange(old, new)
+	plan := featureStoreChange(old, new)
 	if plan.IsDestructive() {
 		return nil, vs, fmt.Errorf("updating feature store %s: %w:\n%s", new.Name, ErrDestructiveChange, plan.DestructiveSummary(new.Name))
 	}

@@ -70,9 +70,9 @@ func (p FeatureStorePlan) DestructiveSummary(name string) string {
 	return b.String()
 }
 
-// PlanFeatureStoreChange compares the current spec with the desired one.
+// featureStoreChange compares the current spec with the desired one.
 // Features are compared by name, not position: reordering is no change.
-func PlanFeatureStoreChange(old, new FeatureStoreSpec) FeatureStorePlan {
+func featureStoreChange(old, new FeatureStoreSpec) FeatureStorePlan {
 	var p FeatureStorePlan
 	destroy := func(path, format string, args ...any) {
 		p.Destructive = append(p.Destructive, FeatureStoreChange{Path: path, Reason: fmt.Sprintf(format, args...)})
@@ -268,13 +268,13 @@ func SortFeaturesLike(observed, want []Feature) []Feature {
 // an in-place update.
 var fsInPlacePaths = []string{"tags", "throughput", "online_store.ttl"}
 
-// PlanFeatureStoreChangeUnknown is PlanFeatureStoreChange at plan time, when
+// featureStoreChangeUnknown is featureStoreChange at plan time, when
 // some values of new are not known yet (see ValidateOptions.Unknown). A value
 // not known until apply may differ from the current one: where that would be
 // destructive, the plan counts it as destructive (fail closed) with a reason
 // that says so; TTL, throughput and tag values are in-place either way.
-func PlanFeatureStoreChangeUnknown(old, new FeatureStoreSpec, unknown []string) FeatureStorePlan {
-	p := PlanFeatureStoreChange(old, new)
+func featureStoreChangeUnknown(old, new FeatureStoreSpec, unknown []string) FeatureStorePlan {
+	p := featureStoreChange(old, new)
 	if len(unknown) == 0 {
 		return p
 	}
@@ -386,7 +386,7 @@ func destructiveRefusal(c FeatureStoreChange) string {
 
 // PlanFeatureStore decides how to go from what is recorded (prior) to what
 // is declared (desired), at plan time: values at the paths in unknown are not
-// known until apply (see PlanFeatureStoreChangeUnknown: an unknown value that
+// known until apply (see featureStoreChangeUnknown: an unknown value that
 // SageMaker could not change in place counts as destructive). A recorded
 // group that is not healthy is finished, replaced or refused first
 // (FeatureStoreRepair). A destructive change is refused unless
@@ -409,7 +409,7 @@ func PlanFeatureStore(prior FeatureStorePrior, desired FeatureStoreSpec, unknown
 	case repair.Finish:
 		cs.StatusChanges = true
 	}
-	p := PlanFeatureStoreChangeUnknown(prior.Spec, desired, unknown)
+	p := featureStoreChangeUnknown(prior.Spec, desired, unknown)
 	cs.Plan, cs.InPlace = p, p.InPlace
 	switch {
 	case p.IsDestructive() && !allowDestructive:

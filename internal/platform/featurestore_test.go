@@ -198,7 +198,7 @@ func TestPlanFeatureStoreChange(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			old, new := validFeatureStore(), validFeatureStore()
 			tt.mutate(&new)
-			p := PlanFeatureStoreChange(old, new)
+			p := featureStoreChange(old, new)
 			gotIn, gotDes := changePaths(p.InPlace), p.DestructivePaths()
 			if !slices.Equal(gotIn, tt.inPlace) {
 				t.Errorf("in place = %v, want %v", gotIn, tt.inPlace)
@@ -225,7 +225,7 @@ func TestPlanFeatureStoreChangeAdditions(t *testing.T) {
 	new.Features = append([]Feature{{Name: "score", Type: FeatureTypeFractional}}, new.Features...)
 	new.Features = append(new.Features, Feature{Name: "segment", Type: FeatureTypeString})
 	new.Online.TTL = &TTL{Unit: "Hours", Value: 12}
-	p := PlanFeatureStoreChange(old, new)
+	p := featureStoreChange(old, new)
 	if got := featureNames(p.Additions); !slices.Equal(got, []string{"score", "segment"}) {
 		t.Fatalf("additions = %v", got)
 	}
@@ -397,7 +397,7 @@ func TestPlanFeatureStoreChangeUnknown(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			new := validFeatureStore()
 			tt.mutate(&new)
-			p := PlanFeatureStoreChangeUnknown(old, new, tt.unknown)
+			p := featureStoreChangeUnknown(old, new, tt.unknown)
 			if got := p.DestructivePaths(); !slices.Equal(got, tt.destructive) {
 				t.Fatalf("destructive = %v, want %v (%v)", got, tt.destructive, p.Destructive)
 			}

@@ -118,7 +118,7 @@ var reservationIDRE = lazyRegexp(`^cr-[0-9a-f]{8,17}$`)
 // the capacity, rollout and volume settings, the formats and ranges of the
 // inputs, and their coherence. Values at the paths in unknown (the spec's
 // Unknown) are not known yet and are skipped. Every front end reports these
-// problems on the same paths, in the same words (PlanGPUCluster includes
+// problems on the same paths, in the same words (planGPUCluster includes
 // them).
 func ValidateGPUCluster(spec GPUClusterSpec, unknown []string) []Problem {
 	s := &spec

@@ -235,11 +235,11 @@ type GPUClusterResolved struct {
 	TagsAll map[string]string
 }
 
-// PlanGPUClusterChange compares a desired spec, with what planning resolved
+// gpuClusterChange compares a desired spec, with what planning resolved
 // for it, with the record: which changes replace the cluster, which roll or
 // scale nodes, which only retag. A value not known yet (desired.Unknown)
 // is a change to be known at apply, never an absent value.
-func PlanGPUClusterChange(prior GPUClusterRecord, desired GPUClusterSpec, res GPUClusterResolved) GPUClusterChangeSet {
+func gpuClusterChange(prior GPUClusterRecord, desired GPUClusterSpec, res GPUClusterResolved) GPUClusterChangeSet {
 	var cs GPUClusterChangeSet
 	old := prior.Spec
 	unknown := func(path string) bool {
@@ -326,21 +326,21 @@ func orNone(s string) string {
 	return s
 }
 
-// PlanGPUClusterUpdate is a plan of spec over a recorded cluster: every
-// plan-time check (PlanGPUCluster; an SSM image is resolved anew, so a new
-// AMI behind the same parameter rolls the nodes) and, when prior is not nil,
-// the change set in plan.Change.
-func (e *Env) PlanGPUClusterUpdate(ctx context.Context, prior *GPUClusterRecord, spec GPUClusterSpec) (*GPUClusterPlan, error) {
-	p, err := e.PlanGPUCluster(ctx, spec)
+// PlanGPUCluster is the plan of spec, the one call of a front end's plan
+// step: every plan-time check (planGPUCluster; an SSM image is resolved
+// anew, so a new AMI behind the same parameter rolls the nodes) and, over a
+// recorded cluster (prior not nil), the change set in plan.Change.
+func (e *Env) PlanGPUCluster(ctx context.Context, prior *GPUClusterRecord, spec GPUClusterSpec) (*GPUClusterPlan, error) {
+	p, err := e.planGPUCluster(ctx, spec)
 	if err != nil || prior == nil {
 		return p, err
 	}
-	cs := PlanGPUClusterChange(*prior, spec, p.Resolved(spec))
+	cs := gpuClusterChange(*prior, spec, p.Resolved(spec))
 	p.Change = &cs
 	return p, nil
 }
 
-// Resolved is what the plan resolved, as PlanGPUClusterChange takes it.
+// Resolved is what the plan resolved, as gpuClusterChange takes it.
 func (p *GPUClusterPlan) Resolved(spec GPUClusterSpec) GPUClusterResolved {
 	r := GPUClusterResolved{ImageID: p.ImageID, PlacementGroup: p.PlacementGroup, TagsAll: p.TagsAll}
 	if spec.Known("instance_type") {

@@ -81,7 +81,7 @@ func TestPlanGPUClusterChange(t *testing.T) {
 			spec.Tags = map[string]string{"team": "ml"}
 			res := changeResolved()
 			tt.mod(&spec, &res, &prior)
-			cs := PlanGPUClusterChange(prior, spec, res)
+			cs := gpuClusterChange(prior, spec, res)
 			for _, c := range []struct {
 				what      string
 				got, want string
@@ -117,7 +117,7 @@ func TestReadBackGPUCluster(t *testing.T) {
 		t.Errorf("unset values must stay unset, tags as declared: %+v", r)
 	}
 	// The drift plans a roll of the nodes and the group's return.
-	cs := PlanGPUClusterChange(r, declared.Spec, changeResolved())
+	cs := gpuClusterChange(r, declared.Spec, changeResolved())
 	if got := paths(cs.Nodes); got != "node_count,image_id,placement_group_name" {
 		t.Errorf("nodes changes = %q", got)
 	}

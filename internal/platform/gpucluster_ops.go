@@ -34,7 +34,7 @@ type GPUClusterPlan struct {
 	// against and the user data that runs it (the validation block); ""
 	// without one or when an input is not known yet.
 	Profile, Bootstrap string
-	// Change is set by PlanGPUClusterUpdate: what applying the spec over
+	// Change is set by PlanGPUCluster: what applying the spec over
 	// the recorded cluster does.
 	Change     *GPUClusterChangeSet
 	Violations []residency.Violation
@@ -84,13 +84,13 @@ func (e *Env) gpuTypes(ctx context.Context, name string) (GPUTypeCatalog, error)
 	return e.gpuTypesFor(ctx, name)
 }
 
-// PlanGPUCluster runs every plan-time check of a GPU cluster before anything
+// planGPUCluster runs every plan-time check of a GPU cluster before anything
 // is written: the static checks, residency (zone, KMS key, instance profile,
 // tags), the instance type (offered in the zone, a GPU type, EFA and cluster
 // placement supported), the capacity reservation, the subnet and the image.
 // Values not known yet (spec.Unknown) are checked at apply. An error is
 // returned only when the checks themselves could not run.
-func (e *Env) PlanGPUCluster(ctx context.Context, spec GPUClusterSpec) (*GPUClusterPlan, error) {
+func (e *Env) planGPUCluster(ctx context.Context, spec GPUClusterSpec) (*GPUClusterPlan, error) {
 	p := &GPUClusterPlan{Problems: ValidateGPUCluster(spec, spec.Unknown)}
 	add := func(path, summary, detail string) {
 		p.Problems = append(p.Problems, Problem{Path: path, Summary: summary, Detail: detail})
@@ -472,7 +472,7 @@ type tracker struct {
 func (e *Env) convergeGPUCluster(ctx context.Context, spec GPUClusterSpec, o GPUClusterOptions, cur *cloud.GPUCluster) (*cloud.GPUCluster, *GPUClusterPlan, error) {
 	spec.Unknown = nil
 	// Check again at apply, with every value known: fail closed.
-	plan, err := e.PlanGPUCluster(ctx, spec)
+	plan, err := e.planGPUCluster(ctx, spec)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -76,7 +76,7 @@ func (e *Env) PolicyText() string {
 
 // CheckPlatformResidency runs the residency checks of a platform's parts,
 // all values known, exactly as each part's own plan runs them: the training
-// cluster's (PlanGPUCluster) and the feature store's
+// cluster's (planGPUCluster) and the feature store's
 // (CheckFeatureStoreResidency). In audit mode the parts only warn, so this
 // verdict is where their violations are counted.
 func (e *Env) CheckPlatformResidency(ctx context.Context, cluster *GPUClusterSpec, store *FeatureStoreSpec) ResidencyVerdict {
@@ -88,7 +88,7 @@ func (e *Env) CheckPlatformResidency(ctx context.Context, cluster *GPUClusterSpe
 		}
 	}
 	if cluster != nil {
-		plan, err := e.PlanGPUCluster(ctx, *cluster)
+		plan, err := e.planGPUCluster(ctx, *cluster)
 		if err != nil {
 			v.Unchecked = append(v.Unchecked, fmt.Sprintf("training cluster %s: %v", cluster.Name, err))
 		} else {

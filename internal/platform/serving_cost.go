@@ -9,14 +9,15 @@ import (
 	"github.com/mlplatform/mlplatform/internal/catalog"
 )
 
-// ServingHoursPerMonth is the month the monthly cost counts: 730 hours.
-const ServingHoursPerMonth = 730
+// ServingHoursPerMonth is HoursPerMonth in whole hours, as the endpoint's
+// cost text and descriptions write it (%d).
+const ServingHoursPerMonth = int(HoursPerMonth)
 
 // ServingEndpointCost is an endpoint's On-Demand cost while every instance
 // variant runs its declared count all month.
 type ServingEndpointCost struct {
-	// MonthlyUSD sums instances x hourly price x 730 over the instance
-	// variants; serverless variants add 0 (priced per use).
+	// MonthlyUSD sums instances x hourly price x HoursPerMonth over the
+	// instance variants; serverless variants add 0 (priced per use).
 	MonthlyUSD float64
 	// Source says where each price comes from, whether it is an estimate,
 	// and what is left out.
@@ -29,7 +30,7 @@ type ServingEndpointCost struct {
 // ServingEndpointCostOf prices s in region from the embedded ml.* prices.
 // Values known only at apply: ok is false, and the caller shows unknown.
 func ServingEndpointCostOf(s ServingEndpointSpec, region string, unknown []string) (cost ServingEndpointCost, ok bool, err error) {
-	o := ValidateOptions{Unknown: unknown}
+	o := unknownPaths(unknown)
 	if !o.known(servingVariantsPath) {
 		return ServingEndpointCost{}, false, nil
 	}
@@ -55,7 +56,7 @@ func ServingEndpointCostOf(s ServingEndpointSpec, region string, unknown []strin
 			notes = append(notes, fmt.Sprintf("variant %s: no price for %s in the catalog, left out", v.Name, v.InstanceType))
 			continue
 		}
-		cost.MonthlyUSD += float64(v.InitialInstanceCount) * p.USDPerHour * ServingHoursPerMonth
+		cost.MonthlyUSD += float64(v.InitialInstanceCount) * p.USDPerHour * HoursPerMonth
 		what := fmt.Sprintf("%s %g USD/h", v.InstanceType, p.USDPerHour)
 		if p.Estimate || p.Region != region {
 			what += fmt.Sprintf(" (%s price, estimate)", p.Region)
@@ -63,7 +64,7 @@ func ServingEndpointCostOf(s ServingEndpointSpec, region string, unknown []strin
 		bySource[p.Source] = append(bySource[p.Source], what)
 		if a := v.Autoscaling; a != nil {
 			notes = append(notes, fmt.Sprintf("variant %s autoscales between %d and %d instances: %.2f to %.2f USD a month", v.Name, a.Min, a.Max,
-				float64(a.Min)*p.USDPerHour*ServingHoursPerMonth, float64(a.Max)*p.USDPerHour*ServingHoursPerMonth))
+				float64(a.Min)*p.USDPerHour*HoursPerMonth, float64(a.Max)*p.USDPerHour*HoursPerMonth))
 		}
 	}
 	cost.MonthlyUSD = math.Round(cost.MonthlyUSD*100) / 100

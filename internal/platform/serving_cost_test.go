@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -15,11 +16,11 @@ func TestServingEndpointCost(t *testing.T) {
 	if err != nil || !ok || !c.Known {
 		t.Fatalf("cost %+v ok %v: %v", c, ok, err)
 	}
-	want := math.Round((2*0.115+1*1.1267)*730*100) / 100 // 990.59
+	want := math.Round((2*0.115+1*1.1267)*HoursPerMonth*100) / 100 // 990.59 at 730 h
 	if c.MonthlyUSD != want {
 		t.Errorf("monthly %g, want %g", c.MonthlyUSD, want)
 	}
-	for _, s := range []string{"estimate", "us-east-1", "730", "autoscales between 1 and 4"} {
+	for _, s := range []string{"estimate", "us-east-1", fmt.Sprintf("x %d h", ServingHoursPerMonth), "autoscales between 1 and 4"} {
 		if !strings.Contains(c.Source, s) {
 			t.Errorf("source %q lacks %q", c.Source, s)
 		}
