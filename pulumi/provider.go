@@ -11,6 +11,8 @@ import (
 	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
+
+	"github.com/mlplatform/mlplatform/internal/platform"
 )
 
 // Name is the Pulumi package name; resource tokens are mlplatform:index:<Type>.
@@ -23,7 +25,8 @@ const GoImportPath = "github.com/mlplatform/mlplatform/pulumi/sdk/go/mlplatform"
 func Provider() (p.Provider, error) {
 	prov, err := infer.NewProviderBuilder().
 		WithDisplayName("mlplatform").
-		WithDescription("Provision AI/ML infrastructure on AWS (GPU training clusters, feature stores) with data residency enforced at preview time.").
+		WithDescription("Provision AI/ML infrastructure on AWS (GPU training clusters, CPU footprints, SageMaker feature stores and serving endpoints, a residency guard, and the Platform component) with data residency enforced at preview time. "+
+			"`"+platform.PollIntervalEnv+"` (a duration such as `200ms`) makes every wait poll at that interval instead of the intervals meant for AWS: for emulators and tests.").
 		WithKeywords("pulumi", "mlplatform", "aws", "ml", "gpu", "residency", "category/cloud").
 		WithHomepage("https://github.com/mlplatform/mlplatform").
 		WithRepository("https://github.com/mlplatform/mlplatform").

@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"context"
+	"encoding/json"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -11,6 +13,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+
+	"github.com/mlplatform/mlplatform/provider"
 )
 
 // architectureResources are the resources every name of ARCHITECTURE.md with
@@ -181,5 +188,53 @@ func TestArchitectureNames_catches(t *testing.T) {
 	want := []string{"Env.DeleteGPUCluster", "Gone", "NoSuchCPUFootprint", "NoSuchFeatureStore", "NoSuchGPUCluster", "NoSuchServingEndpoint", "ValidateServingEndpoint"}
 	if !slices.Equal(got, want) {
 		t.Errorf("missing = %v, want %v", got, want)
+	}
+}
+
+// TestReadmeListsEveryResource fails when the README leaves out a resource
+// or data source the Terraform provider serves, or a resource or component
+// the Pulumi plugin serves (its schema).
+func TestReadmeListsEveryResource(t *testing.T) {
+	root := repoRoot(t)
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := providerserver.NewProtocol6WithError(provider.New("test")())()
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemas, err := srv.GetProviderSchema(context.Background(), &tfprotov6.GetProviderSchemaRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for name := range schemas.ResourceSchemas {
+		want = append(want, name)
+	}
+	for name := range schemas.DataSourceSchemas {
+		want = append(want, name)
+	}
+	raw, err := os.ReadFile(filepath.Join(root, "pulumi", "schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pulumiSchema struct {
+		Resources map[string]json.RawMessage `json:"resources"`
+	}
+	if err := json.Unmarshal(raw, &pulumiSchema); err != nil {
+		t.Fatal(err)
+	}
+	for token := range pulumiSchema.Resources {
+		want = append(want, token[strings.LastIndexByte(token, ':')+1:])
+	}
+	if len(want) < 10 {
+		t.Fatalf("found only %v", want)
+	}
+	slices.Sort(want)
+	for _, name := range want {
+		if !strings.Contains(string(readme), "`"+name+"`") {
+			t.Errorf("README.md does not name `%s`", name)
+		}
 	}
 }

@@ -21,7 +21,7 @@ def readme():
 setup(name='pulumi_mlplatform',
       python_requires='>=3.9',
       version=VERSION,
-      description="Provision AI/ML infrastructure on AWS (GPU training clusters, feature stores) with data residency enforced at preview time.",
+      description="Provision AI/ML infrastructure on AWS (GPU training clusters, CPU footprints, SageMaker feature stores and serving endpoints, a residency guard, and the Platform component) with data residency enforced at preview time. `MLPLATFORM_POLL_INTERVAL` (a duration such as `200ms`) makes every wait poll at that interval instead of the intervals meant for AWS: for emulators and tests.",
       long_description=readme(),
       long_description_content_type='text/markdown',
       keywords='pulumi mlplatform aws ml gpu residency category/cloud',

@@ -1,2 +1,2 @@
-// Provision AI/ML infrastructure on AWS (GPU training clusters, feature stores) with data residency enforced at preview time.
+// Provision AI/ML infrastructure on AWS (GPU training clusters, CPU footprints, SageMaker feature stores and serving endpoints, a residency guard, and the Platform component) with data residency enforced at preview time. `MLPLATFORM_POLL_INTERVAL` (a duration such as `200ms`) makes every wait poll at that interval instead of the intervals meant for AWS: for emulators and tests.
 package mlplatform
