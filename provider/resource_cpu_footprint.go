@@ -280,7 +280,7 @@ func (r *cpuFootprintResource) ModifyPlan(ctx context.Context, req resource.Modi
 	if spec.Known("name") {
 		plan.ASGName = types.StringValue(platform.CPUFootprintResourceName(spec.Name))
 	}
-	planFootprintValidationAttrs(&plan, &state, p, prior != nil, p.Change != nil && !p.Change.NoOp())
+	planFootprintValidationAttrs(&plan, &state, p, prior != nil, p.Change != nil && !p.Change.Empty())
 	if cs := p.Change; cs != nil {
 		for _, c := range cs.Replace {
 			resp.RequiresReplace.Append(parsePath(c.Path))

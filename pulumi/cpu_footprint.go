@@ -337,7 +337,7 @@ func (CpuFootprint) Diff(ctx context.Context, req infer.DiffRequest[CpuFootprint
 		return infer.DiffResponse{}, fmt.Errorf("planning CPU footprint (%s): %w", spec.Name, err)
 	}
 	d := infer.DiffResponse{DeleteBeforeReplace: true, DetailedDiff: map[string]p.PropertyDiff{}}
-	put := func(cs []platform.CPUFootprintChangeItem, kind p.DiffKind) {
+	put := func(cs []platform.Change, kind p.DiffKind) {
 		for _, c := range cs {
 			path, input := cpuFootprintDiffPath(c.Path, args, req.State)
 			d.DetailedDiff[propertyPath(path)] = p.PropertyDiff{Kind: kind, InputDiff: input}

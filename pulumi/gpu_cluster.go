@@ -454,7 +454,7 @@ func (GpuCluster) Diff(ctx context.Context, req infer.DiffRequest[GpuClusterArgs
 func gpuClusterDiff(cs *platform.GPUClusterChangeSet) infer.DiffResponse {
 	d := infer.DiffResponse{DeleteBeforeReplace: true, DetailedDiff: map[string]p.PropertyDiff{}}
 	outputs := map[string]bool{"image_id": true, "tags_all": true, "launch_template_id": true}
-	put := func(cs []platform.GPUClusterChange, kind p.DiffKind) {
+	put := func(cs []platform.Change, kind p.DiffKind) {
 		for _, c := range cs {
 			d.DetailedDiff[propertyPath(c.Path)] = p.PropertyDiff{Kind: kind, InputDiff: !outputs[c.Path]}
 		}

@@ -393,7 +393,7 @@ func (ServingEndpoint) Diff(ctx context.Context, req infer.DiffRequest[ServingEn
 	}
 	plan := platform.PlanServingEndpoint(req.State.ServingEndpointArgs.spec(), args.spec(), unknownInputs(ctx))
 	d := infer.DiffResponse{DetailedDiff: map[string]p.PropertyDiff{}}
-	put := func(cs []platform.ServingEndpointChange, kind p.DiffKind) {
+	put := func(cs []platform.Change, kind p.DiffKind) {
 		for _, c := range cs {
 			d.DetailedDiff[propertyPath(c.Path)] = p.PropertyDiff{Kind: kind, InputDiff: true}
 		}

@@ -19,12 +19,12 @@ func TestPlanCPUFootprintChangeSchedules(t *testing.T) {
 		SubnetIDs: []string{"subnet-1"}, ImageID: "ami-1", TagsAll: map[string]string{}, GroupName: "g", LaunchTemplateID: "lt"}
 	prior.Spec.Schedules = sched(0)
 	plan := &CPUFootprintPlan{Decision: prior.Decision, Decided: true, InstanceTypes: []string{"c7i.large"}, SubnetIDs: []string{"subnet-1"}, ImageID: "ami-1", TagsAll: map[string]string{}}
-	if c := cpuFootprintChange(prior, spec, plan); !c.NoOp() {
+	if c := cpuFootprintChange(prior, spec, plan); !c.Empty() {
 		t.Fatalf("same schedules (other pointers): change %+v, want none", c)
 	}
 	spec.Schedules = sched(1)
 	c := cpuFootprintChange(prior, spec, plan)
-	if !slices.ContainsFunc(c.InPlace, func(i CPUFootprintChangeItem) bool { return i.Path == "schedule" }) || len(c.Replace)+len(c.Roll) != 0 {
+	if !slices.ContainsFunc(c.InPlace, func(i Change) bool { return i.Path == "schedule" }) || len(c.Replace)+len(c.Roll) != 0 {
 		t.Fatalf("desired 0 -> 1 in a schedule: change %+v, want schedule in place", c)
 	}
 }

@@ -125,7 +125,7 @@ func TestCPUFootprintLifecycle(t *testing.T) {
 		t.Errorf("read back sizes %+v schedules %d: a schedule's sizes are not drift", rb.Spec.Size, len(rb.Spec.Schedules))
 	}
 	p2, _ := env.PlanCPUFootprint(ctx, &rb, spec)
-	if !p2.Change.NoOp() {
+	if !p2.Change.Empty() {
 		t.Errorf("plan after the schedule fired: %+v, want no change", p2.Change)
 	}
 

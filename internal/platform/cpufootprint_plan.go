@@ -34,7 +34,7 @@ type CPUFootprintPlan struct {
 	// TagsAll are tags over the default tags; nil when not known at plan.
 	TagsAll map[string]string
 	// Change is set when a prior record was given: what applying does.
-	Change     *CPUFootprintChange
+	Change     *CPUFootprintChangeSet
 	Violations []residency.Violation
 	Problems   []Problem
 	// Profile and Bootstrap are the validation profile (HCL) and the
@@ -201,32 +201,26 @@ type CPUFootprintRecord struct {
 	CreationToken         string
 }
 
-// CPUFootprintChangeItem is one attribute a plan changes, and how.
-type CPUFootprintChangeItem struct {
-	Path   string
-	Reason string
-}
-
-// CPUFootprintChange is what applying a spec over a recorded footprint
+// CPUFootprintChangeSet is what applying a spec over a recorded footprint
 // does.
-type CPUFootprintChange struct {
+type CPUFootprintChangeSet struct {
 	// Replace: a new footprint (only a new name).
-	Replace []CPUFootprintChangeItem
+	Replace []Change
 	// Roll: what an instance is changes (type, image, volumes, user data,
 	// security groups, instance profile, key): a new launch template
 	// version, and an instance refresh that replaces the running instances
 	// keeping min_healthy_percentage in service.
-	Roll []CPUFootprintChangeItem
+	Roll []Change
 	// InPlace: sizes, capacity, schedules, subnets and tags change on the
 	// group; nothing is replaced.
-	InPlace []CPUFootprintChangeItem
+	InPlace []Change
 	// Repair: the group or launch template was deleted outside and is made
 	// again.
-	Repair []CPUFootprintChangeItem
+	Repair []Change
 }
 
-// NoOp reports whether nothing changes.
-func (c *CPUFootprintChange) NoOp() bool {
+// Empty reports whether nothing changes.
+func (c *CPUFootprintChangeSet) Empty() bool {
 	return len(c.Replace)+len(c.Roll)+len(c.InPlace)+len(c.Repair) == 0
 }
 
@@ -234,10 +228,10 @@ func (c *CPUFootprintChange) NoOp() bool {
 // (its spec and plan) and says what changes in place, what rolls the
 // instances, and what replaces the footprint. Values not known yet count as
 // changed.
-func cpuFootprintChange(prior CPUFootprintRecord, spec CPUFootprintSpec, p *CPUFootprintPlan) *CPUFootprintChange {
-	c := &CPUFootprintChange{}
-	add := func(list *[]CPUFootprintChangeItem, path, format string, args ...any) {
-		*list = append(*list, CPUFootprintChangeItem{Path: path, Reason: fmt.Sprintf(format, args...)})
+func cpuFootprintChange(prior CPUFootprintRecord, spec CPUFootprintSpec, p *CPUFootprintPlan) *CPUFootprintChangeSet {
+	c := &CPUFootprintChangeSet{}
+	add := func(list *[]Change, path, format string, args ...any) {
+		*list = append(*list, Change{Path: path, Reason: fmt.Sprintf(format, args...)})
 	}
 	o := prior.Spec
 	if !spec.known("name") || o.Name != spec.Name {

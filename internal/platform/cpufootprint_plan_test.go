@@ -19,7 +19,7 @@ func TestPlanCPUFootprintChange(t *testing.T) {
 		}
 		return p
 	}
-	paths := func(items []CPUFootprintChangeItem) []string {
+	paths := func(items []Change) []string {
 		var out []string
 		for _, c := range items {
 			out = append(out, c.Path)

@@ -127,7 +127,7 @@ func TestPlanCPUFootprintChangeValidation(t *testing.T) {
 	spec := CPUFootprintSpec{Name: "fp", InstanceType: "c7i.large", Size: GroupSize{Max: 1, Desired: 1}}
 	rec := CPUFootprintRecord{Spec: spec, GroupName: "g", LaunchTemplateID: "lt", Decision: CPUDecision{InstanceType: "c7i.large"}}
 	plan := &CPUFootprintPlan{Decided: true, Decision: CPUDecision{InstanceType: "c7i.large"}}
-	paths := func(cs []CPUFootprintChangeItem) []string {
+	paths := func(cs []Change) []string {
 		var out []string
 		for _, c := range cs {
 			out = append(out, c.Path)

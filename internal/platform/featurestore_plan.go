@@ -13,21 +13,15 @@ import (
 // only be made by deleting and recreating the feature group.
 var ErrDestructiveChange = errors.New("change needs the feature group to be replaced")
 
-// FeatureStoreChange is one difference between two specs.
-type FeatureStoreChange struct {
-	Path   string // attribute path, e.g. features or online_store.ttl
-	Reason string // what changes and, for a destructive change, what is lost
-}
-
 // FeatureStorePlan says how to go from one spec to another. SageMaker can add
 // features, change the online store TTL and the throughput, and retag a group
 // in place; anything else deletes and recreates the group, which loses the
 // online store's records and starts a new offline store table.
 type FeatureStorePlan struct {
 	// InPlace lists what UpdateFeatureGroup and the tagging calls change.
-	InPlace []FeatureStoreChange
+	InPlace []Change
 	// Destructive lists what needs the group deleted and created anew.
-	Destructive []FeatureStoreChange
+	Destructive []Change
 
 	// What the in-place calls send.
 	Additions  []Feature
@@ -41,8 +35,8 @@ type FeatureStorePlan struct {
 // IsDestructive reports whether the change needs the group replaced.
 func (p FeatureStorePlan) IsDestructive() bool { return len(p.Destructive) > 0 }
 
-// NoOp reports whether nothing in AWS changes.
-func (p FeatureStorePlan) NoOp() bool { return len(p.InPlace) == 0 && len(p.Destructive) == 0 }
+// Empty reports whether nothing in AWS changes.
+func (p FeatureStorePlan) Empty() bool { return len(p.InPlace) == 0 && len(p.Destructive) == 0 }
 
 // DestructivePaths returns the distinct attribute paths of the destructive
 // changes, in order.
@@ -75,10 +69,10 @@ func (p FeatureStorePlan) DestructiveSummary(name string) string {
 func featureStoreChange(old, new FeatureStoreSpec) FeatureStorePlan {
 	var p FeatureStorePlan
 	destroy := func(path, format string, args ...any) {
-		p.Destructive = append(p.Destructive, FeatureStoreChange{Path: path, Reason: fmt.Sprintf(format, args...)})
+		p.Destructive = append(p.Destructive, Change{Path: path, Reason: fmt.Sprintf(format, args...)})
 	}
 	inPlace := func(path, format string, args ...any) {
-		p.InPlace = append(p.InPlace, FeatureStoreChange{Path: path, Reason: fmt.Sprintf(format, args...)})
+		p.InPlace = append(p.InPlace, Change{Path: path, Reason: fmt.Sprintf(format, args...)})
 	}
 
 	if old.Name != new.Name {
@@ -287,7 +281,7 @@ func featureStoreChangeUnknown(old, new FeatureStoreSpec, unknown []string) Feat
 		}
 		return false
 	}
-	var kept, keptInPlace []FeatureStoreChange
+	var kept, keptInPlace []Change
 	for _, c := range p.Destructive {
 		if opts.known(c.Path) {
 			kept = append(kept, c)
@@ -311,7 +305,7 @@ func featureStoreChangeUnknown(old, new FeatureStoreSpec, unknown []string) Feat
 			}
 			if !seen[at] {
 				seen[at] = true
-				keptInPlace = append(keptInPlace, FeatureStoreChange{Path: at, Reason: fmt.Sprintf("%s is not known until apply; a new value is applied in place", u)})
+				keptInPlace = append(keptInPlace, Change{Path: at, Reason: fmt.Sprintf("%s is not known until apply; a new value is applied in place", u)})
 			}
 			continue
 		}
@@ -323,7 +317,7 @@ func featureStoreChangeUnknown(old, new FeatureStoreSpec, unknown []string) Feat
 			continue
 		}
 		seen[at] = true
-		kept = append(kept, FeatureStoreChange{Path: at, Reason: fmt.Sprintf("%s is not known until apply; if its new value differs from the current one, SageMaker cannot apply it in place", u)})
+		kept = append(kept, Change{Path: at, Reason: fmt.Sprintf("%s is not known until apply; if its new value differs from the current one, SageMaker cannot apply it in place", u)})
 	}
 	p.Destructive, p.InPlace = kept, keptInPlace
 	return p
@@ -355,10 +349,10 @@ const (
 // markers.
 type FeatureStoreChangeSet struct {
 	Action  FeatureStoreAction
-	InPlace []FeatureStoreChange
+	InPlace []Change
 	// Replace lists the attributes that force the replacement; "status" when
 	// the group is replaced because its creation failed.
-	Replace []FeatureStoreChange
+	Replace []Change
 	// Refused are the plan's errors: a destructive change without
 	// allowDestructive, or a recorded group in a state no plan can repair.
 	Refused []Problem
@@ -377,7 +371,7 @@ type FeatureStoreChangeSet struct {
 const AllowDestructiveAttr = "allow_destructive_changes"
 
 // destructiveRefusal is the one text that refuses a destructive change.
-func destructiveRefusal(c FeatureStoreChange) string {
+func destructiveRefusal(c Change) string {
 	return fmt.Sprintf("%s: %s.\n\nSageMaker cannot make this change in place, so the feature group would have to be deleted and created again. "+
 		"That loses every record in the online store, and the data in the offline store table for removed or retyped features will be lost "+
 		"(a new table is started). If that is intended, set %s = true and plan again; otherwise revert this change "+
@@ -403,7 +397,7 @@ func PlanFeatureStore(prior FeatureStorePrior, desired FeatureStoreSpec, unknown
 		return cs
 	case repair.Replace:
 		cs.Action, cs.StatusChanges = FeatureStoreReplace, true
-		cs.Replace = append(cs.Replace, FeatureStoreChange{Path: "status", Reason: repair.Reason})
+		cs.Replace = append(cs.Replace, Change{Path: "status", Reason: repair.Reason})
 		cs.Warnings = append(cs.Warnings, Problem{Path: "status", Summary: fmt.Sprintf("Feature store %s will be replaced", name), Detail: repair.Reason, Warning: true})
 		return cs
 	case repair.Finish:

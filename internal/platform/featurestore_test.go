@@ -209,8 +209,8 @@ func TestPlanFeatureStoreChange(t *testing.T) {
 			if tt.reason != "" && !strings.Contains(fmt.Sprint(p.Destructive), tt.reason) {
 				t.Errorf("destructive reasons %v lack %q", p.Destructive, tt.reason)
 			}
-			if p.IsDestructive() != (len(tt.destructive) > 0) || p.NoOp() != (len(tt.inPlace)+len(tt.destructive) == 0) {
-				t.Errorf("IsDestructive = %v, NoOp = %v", p.IsDestructive(), p.NoOp())
+			if p.IsDestructive() != (len(tt.destructive) > 0) || p.Empty() != (len(tt.inPlace)+len(tt.destructive) == 0) {
+				t.Errorf("IsDestructive = %v, NoOp = %v", p.IsDestructive(), p.Empty())
 			}
 			if p.IsDestructive() && !strings.Contains(p.DestructiveSummary(new.Name), "Data will be lost") {
 				t.Errorf("summary does not say data will be lost: %s", p.DestructiveSummary(new.Name))
@@ -294,7 +294,7 @@ func TestFeatureGroupConfig(t *testing.T) {
 	}
 }
 
-func changePaths(cs []FeatureStoreChange) []string {
+func changePaths(cs []Change) []string {
 	var out []string
 	for _, c := range cs {
 		out = append(out, c.Path)

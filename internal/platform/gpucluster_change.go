@@ -190,24 +190,18 @@ func ReadBackGPUCluster(found *GPUCluster, declared GPUClusterRecord) GPUCluster
 	return r
 }
 
-// GPUClusterChange is one attribute a plan changes, and why.
-type GPUClusterChange struct {
-	Path   string // core path, e.g. capacity.type
-	Reason string
-}
-
 // GPUClusterChangeSet is what applying a spec over a record does. A GPU
 // cluster has no refused change: what cannot change in place is replaced.
 type GPUClusterChangeSet struct {
 	// Replace: the cluster is destroyed and created anew.
-	Replace []GPUClusterChange
+	Replace []Change
 	// Nodes: in place; nodes are scaled, or rolled by the rollout settings.
-	Nodes []GPUClusterChange
+	Nodes []Change
 	// Template: in place; a new launch template version, nodes retagged.
-	Template []GPUClusterChange
+	Template []Change
 	// Settings: in place; recorded only (rollout, capacity retry, zone
 	// fallback), nothing in AWS changes.
-	Settings []GPUClusterChange
+	Settings []Change
 }
 
 // Empty reports whether nothing changes.
@@ -217,13 +211,7 @@ func (c *GPUClusterChangeSet) Empty() bool {
 
 // Paths lists every changed path.
 func (c *GPUClusterChangeSet) Paths() []string {
-	var out []string
-	for _, cs := range [][]GPUClusterChange{c.Replace, c.Nodes, c.Template, c.Settings} {
-		for _, ch := range cs {
-			out = append(out, ch.Path)
-		}
-	}
-	return out
+	return changePathsOf(c.Replace, c.Nodes, c.Template, c.Settings)
 }
 
 // GPUClusterResolved is what planning resolved for a desired spec.
@@ -253,13 +241,13 @@ func gpuClusterChange(prior GPUClusterRecord, desired GPUClusterSpec, res GPUClu
 		}
 		return false
 	}
-	add := func(to *[]GPUClusterChange, path string, changed bool, reason string) {
+	add := func(to *[]Change, path string, changed bool, reason string) {
 		if unknown(path) {
-			*to = append(*to, GPUClusterChange{Path: path, Reason: "known after apply; " + reason})
+			*to = append(*to, Change{Path: path, Reason: "known after apply; " + reason})
 			return
 		}
 		if changed {
-			*to = append(*to, GPUClusterChange{Path: path, Reason: reason})
+			*to = append(*to, Change{Path: path, Reason: reason})
 		}
 	}
 	// Replacements: what names the cluster or places it.
@@ -277,7 +265,7 @@ func gpuClusterChange(prior GPUClusterRecord, desired GPUClusterSpec, res GPUClu
 	add(&cs.Nodes, "node_count", desired.NodeCount != old.NodeCount, fmt.Sprintf("scales in place from %d to %d nodes", old.NodeCount, desired.NodeCount))
 	add(&cs.Nodes, "image", desired.Image != old.Image, roll)
 	if desired.Known("image") && res.ImageID != "" && res.ImageID != prior.ImageID {
-		cs.Nodes = append(cs.Nodes, GPUClusterChange{Path: "image_id", Reason: fmt.Sprintf("%s resolves to %s, the nodes run %s: the nodes are rolled", desired.Image, res.ImageID, orNone(prior.ImageID))})
+		cs.Nodes = append(cs.Nodes, Change{Path: "image_id", Reason: fmt.Sprintf("%s resolves to %s, the nodes run %s: the nodes are rolled", desired.Image, res.ImageID, orNone(prior.ImageID))})
 	}
 	efa := desired.EFAInterfaces
 	if efa == nil || !desired.Known("efa_interfaces") {
@@ -295,18 +283,18 @@ func gpuClusterChange(prior GPUClusterRecord, desired GPUClusterSpec, res GPUClu
 	add(&cs.Nodes, "capacity", desired.Capacity != old.Capacity, roll)
 	add(&cs.Nodes, "validation", !validationRenderEqual(desired.Validation, old.Validation), "changes the profile and bootstrap the nodes run: the nodes are rolled")
 	if desired.PlacementGroup == "" && desired.Known("placement_group_name") && res.PlacementGroup != "" && prior.PlacementGroup == "" {
-		cs.Nodes = append(cs.Nodes, GPUClusterChange{Path: "placement_group_name", Reason: fmt.Sprintf("the cluster's own placement group %s is gone: the apply creates it again", res.PlacementGroup)})
+		cs.Nodes = append(cs.Nodes, Change{Path: "placement_group_name", Reason: fmt.Sprintf("the cluster's own placement group %s is gone: the apply creates it again", res.PlacementGroup)})
 	}
 
 	// Tags: a new launch template version, nodes retagged in place.
 	add(&cs.Template, "tags", !maps.Equal(desired.Tags, old.Tags), "retags the nodes in place")
 	if res.TagsAll == nil {
-		cs.Template = append(cs.Template, GPUClusterChange{Path: "tags_all", Reason: "known after apply"})
+		cs.Template = append(cs.Template, Change{Path: "tags_all", Reason: "known after apply"})
 	} else if !maps.Equal(res.TagsAll, prior.TagsAll) {
-		cs.Template = append(cs.Template, GPUClusterChange{Path: "tags_all", Reason: "retags the nodes in place"})
+		cs.Template = append(cs.Template, Change{Path: "tags_all", Reason: "retags the nodes in place"})
 	}
 	if prior.LaunchTemplateID == "" {
-		cs.Template = append(cs.Template, GPUClusterChange{Path: "launch_template_id", Reason: "the launch template is gone: the apply creates it again"})
+		cs.Template = append(cs.Template, Change{Path: "launch_template_id", Reason: "the launch template is gone: the apply creates it again"})
 	}
 
 	// Settings of later operations only.
@@ -314,7 +302,7 @@ func gpuClusterChange(prior GPUClusterRecord, desired GPUClusterSpec, res GPUClu
 	add(&cs.Settings, "rollout", desired.Rollout != old.Rollout, "used by later rollouts")
 	add(&cs.Settings, "capacity_retry", desired.CapacityRetry != old.CapacityRetry, "used by later launches")
 	if validationRenderEqual(desired.Validation, old.Validation) && !reflect.DeepEqual(desired.Validation, old.Validation) {
-		cs.Settings = append(cs.Settings, GPUClusterChange{Path: "validation", Reason: "used by later validations"})
+		cs.Settings = append(cs.Settings, Change{Path: "validation", Reason: "used by later validations"})
 	}
 	return cs
 }

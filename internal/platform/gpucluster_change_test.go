@@ -22,7 +22,7 @@ func changeResolved() GPUClusterResolved {
 	return GPUClusterResolved{ImageID: "ami-old", EFAInterfaces: &efa, PlacementGroup: "mlplatform-train", TagsAll: map[string]string{"team": "ml"}}
 }
 
-func paths(cs []GPUClusterChange) string {
+func paths(cs []Change) string {
 	var out []string
 	for _, c := range cs {
 		out = append(out, c.Path)

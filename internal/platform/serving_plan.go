@@ -8,12 +8,6 @@ import (
 	"strings"
 )
 
-// ServingEndpointChange is one difference between two specs.
-type ServingEndpointChange struct {
-	Path   string
-	Reason string
-}
-
 // ServingEndpointPlan says how to go from one spec to another. A new name is
 // a new endpoint (replace). The model, the variants, the data capture and
 // the key are served by a new endpoint config, deployed blue/green in place:
@@ -21,10 +15,10 @@ type ServingEndpointChange struct {
 // deployment settings are used by the next update and change nothing now;
 // a variant's autoscaling changes its scalable target and policy in place.
 type ServingEndpointPlan struct {
-	Replace  []ServingEndpointChange
-	Config   []ServingEndpointChange // served by a new endpoint config
-	InPlace  []ServingEndpointChange // tags, deployment, autoscaling
-	Unknown  bool                    // a compared value is known only at apply
+	Replace  []Change
+	Config   []Change // served by a new endpoint config
+	InPlace  []Change // tags, deployment, autoscaling
+	Unknown  bool     // a compared value is known only at apply
 	Warnings []Problem
 }
 
@@ -47,16 +41,16 @@ func PlanServingEndpoint(old, new ServingEndpointSpec, unknown []string) Serving
 	var p ServingEndpointPlan
 	o := unknownPaths(unknown)
 	if old.Name != new.Name {
-		p.Replace = append(p.Replace, ServingEndpointChange{"name", fmt.Sprintf("renaming %q to %q creates a new endpoint (new ARN and URL); the old one is deleted", old.Name, new.Name)})
+		p.Replace = append(p.Replace, Change{"name", fmt.Sprintf("renaming %q to %q creates a new endpoint (new ARN and URL); the old one is deleted", old.Name, new.Name)})
 	}
 	cfg := func(path string, changed bool, format string, args ...any) {
 		if !o.known(path) {
 			p.Unknown = true
-			p.Config = append(p.Config, ServingEndpointChange{path, "known only at apply"})
+			p.Config = append(p.Config, Change{path, "known only at apply"})
 			return
 		}
 		if changed {
-			p.Config = append(p.Config, ServingEndpointChange{path, fmt.Sprintf(format, args...)})
+			p.Config = append(p.Config, Change{path, fmt.Sprintf(format, args...)})
 		}
 	}
 	cfg("model.image", old.Model.Image != new.Model.Image, "image %q to %q", old.Model.Image, new.Model.Image)
@@ -76,16 +70,16 @@ func PlanServingEndpoint(old, new ServingEndpointSpec, unknown []string) Serving
 		}
 		if !o.known(at) {
 			p.Unknown = true
-			p.InPlace = append(p.InPlace, ServingEndpointChange{at, "known only at apply"})
+			p.InPlace = append(p.InPlace, Change{at, "known only at apply"})
 		} else if !reflect.DeepEqual(before, v.Autoscaling) {
-			p.InPlace = append(p.InPlace, ServingEndpointChange{at, "autoscaling changes (Application Auto Scaling target and policy, in place)"})
+			p.InPlace = append(p.InPlace, Change{at, "autoscaling changes (Application Auto Scaling target and policy, in place)"})
 		}
 	}
 	if !reflect.DeepEqual(old.Deployment, new.Deployment) {
-		p.InPlace = append(p.InPlace, ServingEndpointChange{servingDeploymentPath, "deployment settings change (used by the next update)"})
+		p.InPlace = append(p.InPlace, Change{servingDeploymentPath, "deployment settings change (used by the next update)"})
 	}
 	if !maps.Equal(old.Tags, new.Tags) && !(len(old.Tags) == 0 && len(new.Tags) == 0) {
-		p.InPlace = append(p.InPlace, ServingEndpointChange{servingTagsPath, "tags change"})
+		p.InPlace = append(p.InPlace, Change{servingTagsPath, "tags change"})
 	}
 	if p.NewConfig() && len(p.Replace) == 0 {
 		p.Warnings = ServingDeploymentWarnings(new, unknown)
