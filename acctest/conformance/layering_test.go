@@ -6,6 +6,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -257,26 +258,88 @@ var nodeAgent = []string{module + "/hwprobe/probe", module + "/hwprobe/gpu", mod
 // TestFrontEndsLinkNoNodeAgent checks what the Terraform provider, the
 // Pulumi plugin and the review CLI link, not only what they import: none
 // of them reaches hwprobe's node agent through any package (go list -deps).
+// A failure names the import path that links it.
 func TestFrontEndsLinkNoNodeAgent(t *testing.T) {
 	root := repoRoot(t)
 	for _, main := range []string{".", "./pulumi/cmd/pulumi-resource-mlplatform", "./cmd/mlplatform"} {
-		cmd := exec.Command("go", "list", "-deps", main)
+		cmd := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", main)
 		cmd.Dir = root
 		out, err := cmd.Output()
 		if err != nil {
 			t.Fatalf("go list -deps %s: %v", main, err)
 		}
-		deps := strings.Fields(string(out))
-		if !slices.ContainsFunc(deps, func(d string) bool { return strings.HasPrefix(d, module+"/internal/") }) {
-			t.Fatalf("go list -deps %s lists none of internal/: %d packages, the check would pass vacuously", main, len(deps))
+		imports, top := parseDeps(string(out))
+		if !slices.ContainsFunc(slices.Collect(maps.Keys(imports)), func(d string) bool { return strings.HasPrefix(d, module+"/internal/") }) {
+			t.Fatalf("go list -deps %s lists none of internal/: %d packages, the check would pass vacuously", main, len(imports))
 		}
-		for _, d := range deps {
-			for _, bad := range nodeAgent {
-				if d == bad || strings.HasPrefix(d, bad+"/") {
-					t.Errorf("%s links %s (node agent code)", main, d)
-				}
+		for _, msg := range nodeAgentPaths(imports, top) {
+			t.Errorf("%s links node agent code: %s", main, msg)
+		}
+	}
+}
+
+// parseDeps reads go list -deps lines ("pkg import import ...") into each
+// package's imports; the last line is the main package.
+func parseDeps(out string) (imports map[string][]string, top string) {
+	imports = map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		imports[f[0]], top = f[1:], f[0]
+	}
+	return imports, top
+}
+
+// nodeAgentPaths lists, for every node agent package linked from top, the
+// shortest chain of imports that links it ("a -> b -> hwprobe/bench"),
+// sorted.
+func nodeAgentPaths(imports map[string][]string, top string) []string {
+	isAgent := func(d string) bool {
+		return slices.ContainsFunc(nodeAgent, func(bad string) bool { return d == bad || strings.HasPrefix(d, bad+"/") })
+	}
+	from := map[string]string{top: ""}
+	queue := []string{top}
+	var out []string
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		if isAgent(p) {
+			chain := []string{strings.TrimPrefix(p, module+"/")}
+			for q := from[p]; q != ""; q = from[q] {
+				chain = append([]string{strings.TrimPrefix(q, module+"/")}, chain...)
+			}
+			out = append(out, strings.Join(chain, " -> "))
+			continue // the path to what it links is through it
+		}
+		for _, d := range imports[p] {
+			if _, seen := from[d]; !seen {
+				from[d] = p
+				queue = append(queue, d)
 			}
 		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestNodeAgentPaths_catches proves the chain is found through packages
+// that are not themselves node agent code.
+func TestNodeAgentPaths_catches(t *testing.T) {
+	imports := map[string][]string{
+		module:                               {module + "/internal/platform", "fmt"},
+		module + "/internal/platform":        {module + "/hwprobe/report"},
+		module + "/hwprobe/report":           {module + "/hwprobe/validate"},
+		module + "/hwprobe/validate":         {module + "/hwprobe/bench", "github.com/NVIDIA/go-nvml/pkg/nvml"},
+		module + "/hwprobe/bench":            nil,
+		"github.com/NVIDIA/go-nvml/pkg/nvml": nil,
+		"fmt":                                nil,
+	}
+	got := nodeAgentPaths(imports, module)
+	want := []string{module + " -> internal/platform -> hwprobe/report -> hwprobe/validate"}
+	if !slices.Equal(got, want) {
+		t.Errorf("paths = %v, want %v", got, want)
 	}
 }
 
