@@ -789,10 +789,10 @@ func TestAccModules_uaeMLPlatform(t *testing.T) {
 	}
 
 	// Turning training on plans the cluster behind the guard, which now
-	// also checks the training zone; nothing else changes. moto does not
-	// publish the Deep Learning AMI parameter: take a public one it has.
-	plan, err := tf.run(append([]string{"plan", "-input=false", "-no-color", "-var", "training_enabled=true",
-		"-var", "training_image=/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64"}, vars...)...)
+	// also checks the training zone; nothing else changes. The default
+	// image, the Deep Learning AMI's public parameter, is the shim's
+	// (acctest.RegisterSSMPublicParameters).
+	plan, err := tf.run(append([]string{"plan", "-input=false", "-no-color", "-var", "training_enabled=true"}, vars...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
