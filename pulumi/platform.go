@@ -60,13 +60,18 @@ type PlatformFeatures struct {
 type Platform struct {
 	pulumi.ResourceState
 
-	ClusterName       pulumi.StringPtrOutput   `pulumi:"clusterName,optional"`
-	ClusterNodeIDs    pulumi.StringArrayOutput `pulumi:"clusterNodeIds,optional"`
-	ClusterPrivateIPs pulumi.StringArrayOutput `pulumi:"clusterPrivateIps,optional"`
-	ClusterZoneID     pulumi.StringPtrOutput   `pulumi:"clusterZoneId,optional"`
+	// No output is tagged optional: the Pulumi SDK names a component's
+	// outputs by the whole tag (NewConstructResult), so "x,optional" would
+	// reach the program as an output named "x,optional" and x would be nil.
+	// The cluster outputs are null without training all the same.
+
+	ClusterName       pulumi.StringPtrOutput   `pulumi:"clusterName"`
+	ClusterNodeIDs    pulumi.StringArrayOutput `pulumi:"clusterNodeIds"`
+	ClusterPrivateIPs pulumi.StringArrayOutput `pulumi:"clusterPrivateIps"`
+	ClusterZoneID     pulumi.StringPtrOutput   `pulumi:"clusterZoneId"`
 	FeatureGroupName  pulumi.StringOutput      `pulumi:"featureGroupName"`
 	FeatureGroupARN   pulumi.StringOutput      `pulumi:"featureGroupArn"`
-	EndpointName      pulumi.StringPtrOutput   `pulumi:"endpointName,optional"`
+	EndpointName      pulumi.StringPtrOutput   `pulumi:"endpointName"`
 	ValidationSummary pulumi.StringOutput      `pulumi:"validationSummary"`
 }
 

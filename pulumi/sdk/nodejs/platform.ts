@@ -27,23 +27,23 @@ export class Platform extends pulumi.ComponentResource {
     /**
      * Name of the training cluster (`<name>-training`); null without `training`.
      */
-    declare public /*out*/ readonly clusterName: pulumi.Output<string | undefined>;
+    declare public /*out*/ readonly clusterName: pulumi.Output<string>;
     /**
      * Instance ids of the training nodes, by node index; null without `training`.
      */
-    declare public /*out*/ readonly clusterNodeIds: pulumi.Output<string[] | undefined>;
+    declare public /*out*/ readonly clusterNodeIds: pulumi.Output<string[]>;
     /**
      * Private IPv4 addresses of the training nodes, by node index; null without `training`.
      */
-    declare public /*out*/ readonly clusterPrivateIps: pulumi.Output<string[] | undefined>;
+    declare public /*out*/ readonly clusterPrivateIps: pulumi.Output<string[]>;
     /**
      * Zone id the training nodes run in; null without `training`.
      */
-    declare public /*out*/ readonly clusterZoneId: pulumi.Output<string | undefined>;
+    declare public /*out*/ readonly clusterZoneId: pulumi.Output<string>;
     /**
      * Name of the serving endpoint; unset until the platform has one.
      */
-    declare public /*out*/ readonly endpointName: pulumi.Output<string | undefined>;
+    declare public /*out*/ readonly endpointName: pulumi.Output<string>;
     /**
      * ARN of the feature group.
      */

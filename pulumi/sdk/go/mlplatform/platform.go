@@ -17,15 +17,15 @@ type Platform struct {
 	pulumi.ResourceState
 
 	// Name of the training cluster (`<name>-training`); null without `training`.
-	ClusterName pulumi.StringPtrOutput `pulumi:"clusterName"`
+	ClusterName pulumi.StringOutput `pulumi:"clusterName"`
 	// Instance ids of the training nodes, by node index; null without `training`.
 	ClusterNodeIds pulumi.StringArrayOutput `pulumi:"clusterNodeIds"`
 	// Private IPv4 addresses of the training nodes, by node index; null without `training`.
 	ClusterPrivateIps pulumi.StringArrayOutput `pulumi:"clusterPrivateIps"`
 	// Zone id the training nodes run in; null without `training`.
-	ClusterZoneId pulumi.StringPtrOutput `pulumi:"clusterZoneId"`
+	ClusterZoneId pulumi.StringOutput `pulumi:"clusterZoneId"`
 	// Name of the serving endpoint; unset until the platform has one.
-	EndpointName pulumi.StringPtrOutput `pulumi:"endpointName"`
+	EndpointName pulumi.StringOutput `pulumi:"endpointName"`
 	// ARN of the feature group.
 	FeatureGroupArn pulumi.StringOutput `pulumi:"featureGroupArn"`
 	// Name of the feature group (`<name>-features`).
@@ -118,8 +118,8 @@ func (o PlatformOutput) ToPlatformOutputWithContext(ctx context.Context) Platfor
 }
 
 // Name of the training cluster (`<name>-training`); null without `training`.
-func (o PlatformOutput) ClusterName() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v *Platform) pulumi.StringPtrOutput { return v.ClusterName }).(pulumi.StringPtrOutput)
+func (o PlatformOutput) ClusterName() pulumi.StringOutput {
+	return o.ApplyT(func(v *Platform) pulumi.StringOutput { return v.ClusterName }).(pulumi.StringOutput)
 }
 
 // Instance ids of the training nodes, by node index; null without `training`.
@@ -133,13 +133,13 @@ func (o PlatformOutput) ClusterPrivateIps() pulumi.StringArrayOutput {
 }
 
 // Zone id the training nodes run in; null without `training`.
-func (o PlatformOutput) ClusterZoneId() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v *Platform) pulumi.StringPtrOutput { return v.ClusterZoneId }).(pulumi.StringPtrOutput)
+func (o PlatformOutput) ClusterZoneId() pulumi.StringOutput {
+	return o.ApplyT(func(v *Platform) pulumi.StringOutput { return v.ClusterZoneId }).(pulumi.StringOutput)
 }
 
 // Name of the serving endpoint; unset until the platform has one.
-func (o PlatformOutput) EndpointName() pulumi.StringPtrOutput {
-	return o.ApplyT(func(v *Platform) pulumi.StringPtrOutput { return v.EndpointName }).(pulumi.StringPtrOutput)
+func (o PlatformOutput) EndpointName() pulumi.StringOutput {
+	return o.ApplyT(func(v *Platform) pulumi.StringOutput { return v.EndpointName }).(pulumi.StringOutput)
 }
 
 // ARN of the feature group.

@@ -191,7 +191,7 @@ class Platform(pulumi.ComponentResource):
 
     @_builtins.property
     @pulumi.getter(name="clusterName")
-    def cluster_name(self) -> pulumi.Output[Optional[_builtins.str]]:
+    def cluster_name(self) -> pulumi.Output[_builtins.str]:
         """
         Name of the training cluster (`<name>-training`); null without `training`.
         """
@@ -199,7 +199,7 @@ class Platform(pulumi.ComponentResource):
 
     @_builtins.property
     @pulumi.getter(name="clusterNodeIds")
-    def cluster_node_ids(self) -> pulumi.Output[Optional[Sequence[_builtins.str]]]:
+    def cluster_node_ids(self) -> pulumi.Output[Sequence[_builtins.str]]:
         """
         Instance ids of the training nodes, by node index; null without `training`.
         """
@@ -207,7 +207,7 @@ class Platform(pulumi.ComponentResource):
 
     @_builtins.property
     @pulumi.getter(name="clusterPrivateIps")
-    def cluster_private_ips(self) -> pulumi.Output[Optional[Sequence[_builtins.str]]]:
+    def cluster_private_ips(self) -> pulumi.Output[Sequence[_builtins.str]]:
         """
         Private IPv4 addresses of the training nodes, by node index; null without `training`.
         """
@@ -215,7 +215,7 @@ class Platform(pulumi.ComponentResource):
 
     @_builtins.property
     @pulumi.getter(name="clusterZoneId")
-    def cluster_zone_id(self) -> pulumi.Output[Optional[_builtins.str]]:
+    def cluster_zone_id(self) -> pulumi.Output[_builtins.str]:
         """
         Zone id the training nodes run in; null without `training`.
         """
@@ -223,7 +223,7 @@ class Platform(pulumi.ComponentResource):
 
     @_builtins.property
     @pulumi.getter(name="endpointName")
-    def endpoint_name(self) -> pulumi.Output[Optional[_builtins.str]]:
+    def endpoint_name(self) -> pulumi.Output[_builtins.str]:
         """
         Name of the serving endpoint; unset until the platform has one.
         """
