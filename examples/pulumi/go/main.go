@@ -18,7 +18,7 @@ func main() {
 func run(ctx *pulumi.Context) error {
 	cfg := config.New(ctx, "")
 	platform, err := mlplatform.NewPlatform(ctx, "uae", &mlplatform.PlatformArgs{
-		// Defaults: p5en.48xlarge, 2 nodes in mec1-az1, Amazon Linux 2023.
+		// Defaults: p5en.48xlarge, 2 nodes in mec1-az1, the Deep Learning Base NVIDIA driver AMI.
 		Training: &mlplatform.PlatformTrainingArgs{
 			NodeCount: pulumi.Int(2),
 		},

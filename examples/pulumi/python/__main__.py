@@ -12,7 +12,7 @@ bucket = cfg.require("offlineStoreBucket")
 
 platform = mlplatform.Platform(
     "uae",
-    # Defaults: p5en.48xlarge, 2 nodes in mec1-az1, Amazon Linux 2023.
+    # Defaults: p5en.48xlarge, 2 nodes in mec1-az1, the Deep Learning Base NVIDIA driver AMI.
     training=mlplatform.PlatformTrainingArgs(node_count=2),
     features=mlplatform.PlatformFeaturesArgs(
         offline_store_s3_uri=f"s3://{bucket}/features",

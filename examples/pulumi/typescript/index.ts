@@ -10,7 +10,7 @@ const cfg = new pulumi.Config();
 const bucket = cfg.require("offlineStoreBucket");
 
 const platform = new mlplatform.Platform("uae", {
-    // Defaults: p5en.48xlarge, 2 nodes in mec1-az1, Amazon Linux 2023.
+    // Defaults: p5en.48xlarge, 2 nodes in mec1-az1, the Deep Learning Base NVIDIA driver AMI.
     training: { nodeCount: 2 },
     features: {
         offlineStoreS3Uri: `s3://${bucket}/features`,
