@@ -184,7 +184,7 @@ func (r *cpuFootprintResource) Schema(ctx context.Context, _ resource.SchemaRequ
 			"instance_types":             computedList("Types the group launches: the chosen one, or under spot the cheapest qualifying ones."),
 			"hourly_price_usd":           schema.Float64Attribute{Computed: true, MarkdownDescription: "On-Demand price of one instance per hour, USD; 0 when unknown."},
 			"price_source":               schema.StringAttribute{Computed: true, MarkdownDescription: "Where the price comes from, and whether it is an estimate for this region."},
-			"monthly_cost_usd":           schema.Float64Attribute{Computed: true, MarkdownDescription: "Estimated On-Demand cost of `desired_capacity` instances running all month (730 h), USD; 0 when the price is unknown."},
+			"monthly_cost_usd":           schema.Float64Attribute{Computed: true, MarkdownDescription: fmt.Sprintf("Estimated On-Demand cost of `desired_capacity` instances running all month (%.0f h), USD; 0 when the price is unknown.", platform.HoursPerMonth)},
 			"monthly_cost_scheduled_usd": schema.Float64Attribute{Computed: true, MarkdownDescription: "The same with the `schedule` blocks applied (the mean number of instances over a week)."},
 			"cost_note":                  schema.StringAttribute{Computed: true, MarkdownDescription: "What the estimate assumes."},
 			"asg_name":                   schema.StringAttribute{Computed: true, MarkdownDescription: "Name of the Auto Scaling group (`mlplatform-cpu-<name>`)."},

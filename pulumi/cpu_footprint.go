@@ -165,7 +165,7 @@ func (s *CpuFootprintState) Annotate(a infer.Annotator) {
 	a.Describe(&s.InstanceTypes, "Types the group launches: the chosen one, or under spot the cheapest qualifying ones.")
 	a.Describe(&s.HourlyPriceUSD, "On-Demand price of one instance per hour, USD; 0 when unknown.")
 	a.Describe(&s.PriceSource, "Where the price comes from, and whether it is an estimate for this region.")
-	a.Describe(&s.MonthlyCostUSD, "Estimated On-Demand cost of `desiredCapacity` instances running all month (730 h), USD; 0 when the price is unknown.")
+	a.Describe(&s.MonthlyCostUSD, fmt.Sprintf("Estimated On-Demand cost of `desiredCapacity` instances running all month (%.0f h), USD; 0 when the price is unknown.", platform.HoursPerMonth))
 	a.Describe(&s.MonthlyCostScheduledUSD, "The same with the schedules applied (the mean number of instances over a week).")
 	a.Describe(&s.CostNote, "What the estimate assumes.")
 	a.Describe(&s.ResolvedSubnetIDs, "The subnets of the group: `subnetIds`, or the default subnets chosen.")

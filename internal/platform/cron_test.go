@@ -213,3 +213,25 @@ func TestParseWeeklyCron(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseWeeklyCron: what the review prices is what ParseCron reads, with
+// every day of the month and every month.
+func FuzzParseWeeklyCron(f *testing.F) {
+	for _, s := range []string{"0 20 * * 1-5", "*/7 1-23/2 * * MON-FRI", "0 0 * * 5/1", "0 0 1 * *", "0 0 * * */8"} {
+		f.Add(s)
+	}
+	full := cronFields()
+	f.Fuzz(func(t *testing.T, s string) {
+		c, err := ParseWeeklyCron(s)
+		if err != nil {
+			return
+		}
+		p, err := ParseCron(s)
+		if err != nil || p != c {
+			t.Fatalf("%q: ParseWeeklyCron reads %q, ParseCron %q, %v", s, c.String(), p.String(), err)
+		}
+		if c.dom != full[2].fullMask || !c.domStar || c.month != full[3].fullMask {
+			t.Fatalf("%q: not weekly: %q", s, c.String())
+		}
+	})
+}

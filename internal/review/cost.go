@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mlplatform/mlplatform/internal/catalog"
+	"github.com/mlplatform/mlplatform/internal/platform"
 )
 
 // estimate is the cost and GPUs of one side (before or after) of a change.
@@ -186,7 +187,7 @@ func groupCapacity(v values) (float64, []Scaled, string, bool) {
 	if !ok {
 		return 0, nil, note, false
 	}
-	avg, err := AverageCapacity(minSize, maxSize, desired, scheds)
+	avg, err := averageCapacity(minSize, maxSize, desired, scheds)
 	if err != nil {
 		return 0, nil, err.Error(), false
 	}
@@ -273,11 +274,11 @@ func (p pricer) instances(v values, region, typeAttr string, count func() (float
 	e.nodes = &n
 	if model != "" {
 		e.gpus, e.gpusKnown = n*per, true
-		e.gpuHours = avg * float64(per) * HoursPerMonth
+		e.gpuHours = avg * float64(per) * platform.HoursPerMonth
 	}
-	hours := fmt.Sprintf("%s x %s x %.0f h", fmtCount(declared), typ, HoursPerMonth)
+	hours := fmt.Sprintf("%s x %s x %.0f h", fmtCount(declared), typ, platform.HoursPerMonth)
 	if len(scheds) > 0 {
-		hours = fmt.Sprintf("%s x %.0f h (desired %s, %d schedule(s): %s instances on average)", typ, HoursPerMonth, fmtCount(declared), len(scheds), fmtCount(avg))
+		hours = fmt.Sprintf("%s x %.0f h (desired %s, %d schedule(s): %s instances on average)", typ, platform.HoursPerMonth, fmtCount(declared), len(scheds), fmtCount(avg))
 	}
 	switch capacity {
 	case "spot", "capacity_block":
@@ -292,7 +293,7 @@ func (p pricer) instances(v values, region, typeAttr string, count func() (float
 		return e
 	}
 	e.known = true
-	e.usd = avg * q.USDPerHour * HoursPerMonth
+	e.usd = avg * q.USDPerHour * platform.HoursPerMonth
 	e.basis = hours + fmt.Sprintf(" at $%.4f/h", q.USDPerHour)
 	if q.Estimate {
 		e.basis += fmt.Sprintf(" (%s price, estimate)", q.Region)
@@ -351,7 +352,7 @@ func (p pricer) endpoint(c *Change, v values) estimate {
 		if model, per := p.gpuOf(typ); model != "" {
 			e.gpuModel = model
 			e.gpus += int(count) * per
-			e.gpuHours += count * float64(per) * HoursPerMonth
+			e.gpuHours += count * float64(per) * platform.HoursPerMonth
 		}
 	}
 	e.basis = strings.Join(types, " + ")
@@ -371,7 +372,7 @@ func fmtCount(f float64) string {
 
 // buildCost prices every change.
 func (p pricer) buildCost(changes []Change) (Cost, map[string][2]estimate) {
-	cost := Cost{Currency: "USD", HoursPerMonth: HoursPerMonth, Complete: true, CatalogAsOf: p.cat.AsOf(),
+	cost := Cost{Currency: "USD", HoursPerMonth: platform.HoursPerMonth, Complete: true, CatalogAsOf: p.cat.AsOf(),
 		Resources: []CostLine{}, Unknown: []Unpriced{}, NotPriced: []Unpriced{}, Prices: []PriceQuote{}}
 	ests := map[string][2]estimate{}
 	quotes := map[string]PriceQuote{}

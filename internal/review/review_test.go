@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mlplatform/mlplatform/internal/platform"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden")
@@ -179,15 +181,15 @@ func TestGPUs(t *testing.T) {
 		before, after int
 		hoursDelta    float64
 	}{
-		{"platform-create", "H200", 0, 16, 16 * HoursPerMonth},
-		{"platform-update", "H200", 16, 24, 8 * HoursPerMonth},
-		{"platform-destroy", "H200", 16, 0, -16 * HoursPerMonth},
-		{"aws-create", "A10G", 0, 2, 2 * HoursPerMonth},
-		{"aws-create", "L4", 0, 1, HoursPerMonth},
+		{"platform-create", "H200", 0, 16, 16 * platform.HoursPerMonth},
+		{"platform-update", "H200", 16, 24, 8 * platform.HoursPerMonth},
+		{"platform-destroy", "H200", 16, 0, -16 * platform.HoursPerMonth},
+		{"aws-create", "A10G", 0, 2, 2 * platform.HoursPerMonth},
+		{"aws-create", "L4", 0, 1, platform.HoursPerMonth},
 		// Serving endpoint: 2 x ml.g6.2xlarge at the autoscaling minimum.
-		{"handwritten-smb-serving", "L4", 0, 2, 2 * HoursPerMonth},
-		{"handwritten-smb-serving", "H200", 16, 32, 16 * HoursPerMonth},
-		{"handwritten-pulumi-preview", "H200", 0, 16, 16 * HoursPerMonth},
+		{"handwritten-smb-serving", "L4", 0, 2, 2 * platform.HoursPerMonth},
+		{"handwritten-smb-serving", "H200", 16, 32, 16 * platform.HoursPerMonth},
+		{"handwritten-pulumi-preview", "H200", 0, 16, 16 * platform.HoursPerMonth},
 	}
 	for _, tt := range tests {
 		t.Run(tt.plan+"/"+tt.model, func(t *testing.T) {

@@ -25,6 +25,7 @@ import (
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/mlplatform/mlplatform/acctest"
+	"github.com/mlplatform/mlplatform/internal/platform"
 	"github.com/mlplatform/mlplatform/internal/review"
 )
 
@@ -190,8 +191,8 @@ func TestAccReviewPlans_platform(t *testing.T) {
 	if r.Summary.Create != 4 || r.Summary.Delete != 0 {
 		t.Errorf("create: summary %+v, want 4 creates", r.Summary)
 	}
-	if g := gpu(r, "H200"); g.Delta != 16 || g.HoursDelta != 16*review.HoursPerMonth {
-		t.Errorf("create: H200 %+v, want +16 GPUs and %v GPU-hours", g, 16*review.HoursPerMonth)
+	if g := gpu(r, "H200"); g.Delta != 16 || g.HoursDelta != 16*platform.HoursPerMonth {
+		t.Errorf("create: H200 %+v, want +16 GPUs and %v GPU-hours", g, 16*platform.HoursPerMonth)
 	}
 	if !r.Residency.Evaluated || r.Residency.Jurisdiction != "AE" || r.Residency.Mode != "enforce" {
 		t.Errorf("create: residency %+v, want AE enforce from the plan", r.Residency)
