@@ -20,6 +20,7 @@ require (
 	github.com/aws/smithy-go v1.28.8
 	github.com/blang/semver v3.5.1+incompatible
 	github.com/ebitengine/purego v0.8.4
+	github.com/fxamacker/cbor/v2 v2.10.0
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/go-plugin v1.7.0
 	github.com/hashicorp/hcl/v2 v2.25.0
@@ -36,6 +37,7 @@ require (
 	github.com/pulumi/pulumi/sdk/v3 v3.200.0
 	github.com/santhosh-tekuri/jsonschema/v5 v5.0.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
+	github.com/veraison/go-cose v1.3.0
 	github.com/yuin/goldmark v1.7.7
 	github.com/zclconf/go-cty v1.19.0
 	google.golang.org/grpc v1.79.3
@@ -165,6 +167,7 @@ require (
 	github.com/vmihailenco/msgpack v4.0.4+incompatible // indirect
 	github.com/vmihailenco/msgpack/v5 v5.4.1 // indirect
 	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
+	github.com/x448/float16 v0.8.4 // indirect
 	github.com/xanzy/ssh-agent v0.3.3 // indirect
 	github.com/yuin/goldmark-meta v1.1.0 // indirect
 	go.abhg.dev/goldmark/frontmatter v0.2.0 // indirect

@@ -40,17 +40,17 @@ type layer struct {
 
 // layers is the import rule. Front ends reach AWS only through
 // internal/platform; the core's bottom (residency) is pure. The domain
-// renders hwprobe's profiles and verifies identity documents with hwprobe's
-// pure packages, and reads reports through a view of its own; never with
-// the packages that probe a node (probe, gpu, bench, validate), nor with
-// hwprobe/report, whose types bring them.
+// renders hwprobe's profiles and verifies identity and attestation documents
+// with hwprobe's pure packages, and reads reports through a view of its own;
+// never with the packages that probe a node (probe, gpu, bench, validate),
+// nor with hwprobe/report, whose types bring them.
 var layers = []layer{
 	{name: "front end (Terraform)", prefixes: []string{"main.go", "provider/"}, allowed: []string{"internal/platform", "internal/residency", "internal/catalog"}},
 	{name: "front end (Pulumi)", prefixes: []string{"pulumi/"}, allowed: []string{"internal/platform", "internal/residency", "internal/catalog"}},
 	{name: "front end (CLI)", prefixes: []string{"cmd/"}, allowed: []string{"internal/platform", "internal/residency", "internal/catalog", "internal/review"}},
 	{name: "hwprobe", prefixes: []string{"hwprobe/"}, allowed: []string{"hwprobe", "internal/residency", "internal/catalog"}},
 	{name: "core: review", prefixes: []string{"internal/review/"}, allowed: []string{"internal/platform", "internal/residency", "internal/catalog"}},
-	{name: "core: platform", prefixes: []string{"internal/platform/"}, allowed: []string{"internal/cloud", "internal/residency", "internal/catalog", "hwprobe/profile", "hwprobe/identity"}},
+	{name: "core: platform", prefixes: []string{"internal/platform/"}, allowed: []string{"internal/cloud", "internal/residency", "internal/catalog", "hwprobe/profile", "hwprobe/identity", "hwprobe/attest"}},
 	{name: "core: cloud", prefixes: []string{"internal/cloud/"}, allowed: []string{"internal/residency", "internal/catalog"}},
 	{name: "core: catalog", prefixes: []string{"internal/catalog/"}, allowed: []string{"internal/residency"}},
 	{name: "core: residency", prefixes: []string{"internal/residency/"}, allowed: nil},
