@@ -216,8 +216,8 @@ func (r *servingEndpointResource) Schema(ctx context.Context, _ resource.SchemaR
 			"endpoint_config_name":    computed("The endpoint config the endpoint serves now (a generated name; it changes with every blue/green update)."),
 			"model_name":              computed("The model the endpoint serves now (a generated name)."),
 			"last_deployment_outcome": computed("Outcome of the last create or update this provider ran: `Created`, `Updated` or `RolledBack` (SageMaker rolled the update back: the apply failed and the endpoint serves its old config)."),
-			"monthly_cost_usd": schema.Float64Attribute{Computed: true, MarkdownDescription: fmt.Sprintf("On-Demand cost of a month (%d hours) with every instance variant at its `initial_instance_count`: instances x hourly price, summed. "+
-				"Serverless variants count 0 (priced per use); an autoscaled variant's range is in `price_source`. Shown in the plan; unknown while a type or count is.", platform.ServingHoursPerMonth)},
+			"monthly_cost_usd": schema.Float64Attribute{Computed: true, MarkdownDescription: fmt.Sprintf("On-Demand cost of a month (%.0f hours) with every instance variant at its `initial_instance_count`: instances x hourly price, summed. "+
+				"Serverless variants count 0 (priced per use); an autoscaled variant's range is in `price_source`. Shown in the plan; unknown while a type or count is.", platform.HoursPerMonth)},
 			"standard_alarm_names": schema.ListAttribute{ElementType: types.StringType, Computed: true,
 				MarkdownDescription: "Names of the standard alarms the provider created (`deployment.standard_alarms`), variant by variant, latency first: wire them to SNS with `aws_cloudwatch_metric_alarm` data or your alerting. Null when none are asked for."},
 			"price_source": schema.StringAttribute{Computed: true, MarkdownDescription: "Where each price in `monthly_cost_usd` comes from, its date, and whether it is an estimate (a price not quoted for the provider's region is)."},

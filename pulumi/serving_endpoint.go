@@ -194,8 +194,8 @@ func (c *ServingCapture) Annotate(a infer.Annotator) {
 // Annotate describes the outputs.
 func (s *ServingEndpointState) Annotate(a infer.Annotator) {
 	a.Describe(&s.TagsAll, "All tags of the endpoint: `tags` merged over the provider's `defaultTags`.")
-	a.Describe(&s.MonthlyCostUSD, fmt.Sprintf("On-Demand cost of a month (%d hours) with every instance variant at its initialInstanceCount: instances x hourly price, summed. "+
-		"Serverless variants count 0 (priced per use); an autoscaled variant's range is in priceSource.", platform.ServingHoursPerMonth))
+	a.Describe(&s.MonthlyCostUSD, fmt.Sprintf("On-Demand cost of a month (%.0f hours) with every instance variant at its initialInstanceCount: instances x hourly price, summed. "+
+		"Serverless variants count 0 (priced per use); an autoscaled variant's range is in priceSource.", platform.HoursPerMonth))
 	a.Describe(&s.PriceSource, "Where each price in monthlyCostUsd comes from, its date, and whether it is an estimate (a price not quoted for the provider's region is).")
 	a.Describe(&s.ARN, "ARN of the endpoint; it stays the same across blue/green updates.")
 	a.Describe(&s.Status, "Status of the endpoint: `InService` once serving.")

@@ -9,10 +9,6 @@ import (
 	"github.com/mlplatform/mlplatform/internal/catalog"
 )
 
-// ServingHoursPerMonth is HoursPerMonth in whole hours, as the endpoint's
-// cost text and descriptions write it (%d).
-const ServingHoursPerMonth = int(HoursPerMonth)
-
 // ServingEndpointCost is an endpoint's On-Demand cost while every instance
 // variant runs its declared count all month.
 type ServingEndpointCost struct {
@@ -79,7 +75,7 @@ func ServingEndpointCostOf(s ServingEndpointSpec, region string, unknown []strin
 	}
 	parts = append(parts, notes...)
 	if len(parts) > 0 {
-		cost.Source = fmt.Sprintf("instances x hourly x %d h, prices as of %s. %s", ServingHoursPerMonth, asOf, strings.Join(parts, ". "))
+		cost.Source = fmt.Sprintf("instances x hourly x %.0f h, prices as of %s. %s", HoursPerMonth, asOf, strings.Join(parts, ". "))
 	}
 	return cost, true, nil
 }

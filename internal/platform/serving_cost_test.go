@@ -20,7 +20,7 @@ func TestServingEndpointCost(t *testing.T) {
 	if c.MonthlyUSD != want {
 		t.Errorf("monthly %g, want %g", c.MonthlyUSD, want)
 	}
-	for _, s := range []string{"estimate", "us-east-1", fmt.Sprintf("x %d h", ServingHoursPerMonth), "autoscales between 1 and 4"} {
+	for _, s := range []string{"estimate", "us-east-1", fmt.Sprintf("x %.0f h", HoursPerMonth), "autoscales between 1 and 4"} {
 		if !strings.Contains(c.Source, s) {
 			t.Errorf("source %q lacks %q", c.Source, s)
 		}

@@ -61,7 +61,7 @@ type CostLine struct {
 	Before  *float64 `json:"before_monthly"`
 	After   *float64 `json:"after_monthly"`
 	Delta   *float64 `json:"delta_monthly"`
-	Basis   string   `json:"basis"` // how the figure is made, e.g. "2 x p5en.48xlarge x 730 h"
+	Basis   string   `json:"basis"` // how the figure is made, e.g. "2 x p5en.48xlarge x HoursPerMonth h"
 }
 
 // Unpriced is a resource whose cost the review does not know, and why.
