@@ -7,14 +7,18 @@
 // against trusted certificates the caller supplies: the RSA-2048 public
 // certificate AWS publishes for the region. No certificate is embedded in
 // this package: pass AWS's published certificate (PEM) to Verify.
+//
+// AWS signs the rsa2048 document with SHA-256. A signature whose digest is
+// SHA-1 or MD5 is refused (ErrWeakDigest), even when the key verifies it:
+// collisions in those digests are practical, so such a signature proves
+// nothing about the document. SHA-256, SHA-384 and SHA-512 are accepted.
 package identity
 
 import (
 	"bytes"
 	"crypto"
 	"crypto/rsa"
-	_ "crypto/sha1" // CMS digest algorithms a signer may choose
-	_ "crypto/sha256"
+	_ "crypto/sha256" // the CMS digest algorithms accepted
 	_ "crypto/sha512"
 	"crypto/x509"
 	"crypto/x509/pkix"
@@ -80,6 +84,10 @@ func ParseCertificates(data []byte) ([]*x509.Certificate, error) {
 // ErrNoTrustedCert means no trusted certificate was given, so the
 // signature cannot be checked. It is not a verification failure.
 var ErrNoTrustedCert = errors.New("no trusted AWS certificate for this region")
+
+// ErrWeakDigest means the signature uses a digest (SHA-1, MD5) that is
+// refused whatever key made it.
+var ErrWeakDigest = errors.New("weak digest refused")
 
 // Verify checks that sig (the rsa2048 PKCS#7, base64 with or without PEM
 // armour) signs exactly doc with the key of one of trusted. It returns the
@@ -209,25 +217,65 @@ func parseSignedData(der []byte) (*signedData, error) {
 	return &signedData{content: sd.Content.Content, signer: sd.SignerInfos[0]}, nil
 }
 
-func hashFor(alg pkix.AlgorithmIdentifier) (crypto.Hash, error) {
+// Digest and signature algorithm identifiers (RFC 5754, RFC 8017).
+var (
+	oidMD5           = asn1.ObjectIdentifier{1, 2, 840, 113549, 2, 5}
+	oidSHA1          = asn1.ObjectIdentifier{1, 3, 14, 3, 2, 26}
+	oidSHA256        = asn1.ObjectIdentifier{2, 16, 840, 1, 101, 3, 4, 2, 1}
+	oidSHA384        = asn1.ObjectIdentifier{2, 16, 840, 1, 101, 3, 4, 2, 2}
+	oidSHA512        = asn1.ObjectIdentifier{2, 16, 840, 1, 101, 3, 4, 2, 3}
+	oidRSA           = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 1, 1}
+	oidMD5WithRSA    = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 1, 4}
+	oidSHA1WithRSA   = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 1, 5}
+	oidSHA256WithRSA = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 1, 11}
+	oidSHA384WithRSA = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 1, 12}
+	oidSHA512WithRSA = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 1, 13}
+)
+
+// weakDigest names the refused digest alg is or uses, or "".
+func weakDigest(alg asn1.ObjectIdentifier) string {
 	switch {
-	case alg.Algorithm.Equal(asn1.ObjectIdentifier{1, 3, 14, 3, 2, 26}):
-		return crypto.SHA1, nil
-	case alg.Algorithm.Equal(asn1.ObjectIdentifier{2, 16, 840, 1, 101, 3, 4, 2, 1}):
-		return crypto.SHA256, nil
-	case alg.Algorithm.Equal(asn1.ObjectIdentifier{2, 16, 840, 1, 101, 3, 4, 2, 2}):
-		return crypto.SHA384, nil
-	case alg.Algorithm.Equal(asn1.ObjectIdentifier{2, 16, 840, 1, 101, 3, 4, 2, 3}):
-		return crypto.SHA512, nil
+	case alg.Equal(oidSHA1), alg.Equal(oidSHA1WithRSA):
+		return "SHA-1"
+	case alg.Equal(oidMD5), alg.Equal(oidMD5WithRSA):
+		return "MD5"
 	}
-	return 0, fmt.Errorf("pkcs7: unsupported digest algorithm %v", alg.Algorithm)
+	return ""
+}
+
+// hashFor is the digest of the signer: SHA-256 or stronger. SHA-1 and MD5
+// are refused with ErrWeakDigest, in the digest algorithm or in the
+// signature algorithm.
+func hashFor(si signerInfo) (crypto.Hash, error) {
+	for _, alg := range []asn1.ObjectIdentifier{si.DigestAlgorithm.Algorithm, si.SignatureAlgorithm.Algorithm} {
+		if name := weakDigest(alg); name != "" {
+			return 0, fmt.Errorf("pkcs7: %w: the signature uses %s (%v); SHA-256 or stronger is required", ErrWeakDigest, name, alg)
+		}
+	}
+	var hash crypto.Hash
+	var withRSA asn1.ObjectIdentifier
+	switch alg := si.DigestAlgorithm.Algorithm; {
+	case alg.Equal(oidSHA256):
+		hash, withRSA = crypto.SHA256, oidSHA256WithRSA
+	case alg.Equal(oidSHA384):
+		hash, withRSA = crypto.SHA384, oidSHA384WithRSA
+	case alg.Equal(oidSHA512):
+		hash, withRSA = crypto.SHA512, oidSHA512WithRSA
+	default:
+		return 0, fmt.Errorf("pkcs7: unsupported digest algorithm %v", alg)
+	}
+	// The signature algorithm is plain RSA or RSA with the same digest.
+	if sa := si.SignatureAlgorithm.Algorithm; !sa.Equal(oidRSA) && !sa.Equal(withRSA) {
+		return 0, fmt.Errorf("pkcs7: signature algorithm %v is not RSA with %v", sa, hash)
+	}
+	return hash, nil
 }
 
 // signedBytes is what the signature covers: the content itself, or, when
 // signed attributes are present, their DER SET after checking that their
 // message digest matches the content.
 func (sd *signedData) signedBytes() ([]byte, crypto.Hash, error) {
-	hash, err := hashFor(sd.signer.DigestAlgorithm)
+	hash, err := hashFor(sd.signer)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -1,10 +1,15 @@
 package identity
 
 import (
+	"crypto"
+	_ "crypto/md5" // the refused digests, to sign test signatures with
 	"crypto/rand"
 	"crypto/rsa"
+	_ "crypto/sha1"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/asn1"
+	"encoding/base64"
 	"encoding/pem"
 	"errors"
 	"math/big"
@@ -129,4 +134,105 @@ func FuzzVerify(f *testing.F) {
 		_, _ = Verify(doc, sig, certs)
 		_, _ = ParseDocument(sig)
 	})
+}
+
+// signCMS is a CMS SignedData over doc (attached, no signed attributes)
+// signed by key with hash, naming digestAlg and sigAlg: what an rsa2048
+// signature looks like, with the algorithms the test chooses.
+func signCMS(t *testing.T, key *rsa.PrivateKey, cert *x509.Certificate, doc []byte, hash crypto.Hash, digestAlg, sigAlg asn1.ObjectIdentifier) []byte {
+	t.Helper()
+	h := hash.New()
+	h.Write(doc)
+	sig, err := rsa.SignPKCS1v15(rand.Reader, key, hash, h.Sum(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	null := asn1.RawValue{Tag: asn1.TagNull}
+	issuerAndSerial, err := asn1.Marshal(struct {
+		Issuer asn1.RawValue
+		Serial *big.Int
+	}{asn1.RawValue{FullBytes: cert.RawIssuer}, cert.SerialNumber})
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest := pkix.AlgorithmIdentifier{Algorithm: digestAlg, Parameters: null}
+	sd, err := asn1.Marshal(signedDataASN1{
+		Version:          1,
+		DigestAlgorithms: []pkix.AlgorithmIdentifier{digest},
+		Content:          encapContent{ContentType: oidData, Content: doc},
+		SignerInfos: []signerInfo{{
+			Version:            1,
+			IssuerAndSerial:    asn1.RawValue{FullBytes: issuerAndSerial},
+			DigestAlgorithm:    digest,
+			SignatureAlgorithm: pkix.AlgorithmIdentifier{Algorithm: sigAlg, Parameters: null},
+			Signature:          sig,
+		}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := asn1.Marshal(contentInfo{ContentType: oidSignedData, Content: asn1.RawValue{Class: asn1.ClassContextSpecific, Tag: 0, IsCompound: true, Bytes: sd}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []byte(base64.StdEncoding.EncodeToString(der))
+}
+
+// TestVerifyDigests: AWS signs rsa2048 with SHA-256; SHA-384 and SHA-512
+// verify too; a signature over SHA-1 or MD5 is refused, naming the digest,
+// even though the trusted key made it.
+func TestVerifyDigests(t *testing.T) {
+	doc := readFile(t, "document.json")
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(11), Subject: pkix.Name{Organization: []string{"digest test signer"}},
+		NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	tests := []struct {
+		name      string
+		hash      crypto.Hash
+		digestAlg asn1.ObjectIdentifier
+		sigAlg    asn1.ObjectIdentifier
+		wantErr   string // "" means verified
+		weak      bool   // the error is ErrWeakDigest
+	}{
+		{"sha-256, rsaEncryption (as AWS signs)", crypto.SHA256, oidSHA256, oidRSA, "", false},
+		{"sha-256, sha256WithRSAEncryption", crypto.SHA256, oidSHA256, oidSHA256WithRSA, "", false},
+		{"sha-384", crypto.SHA384, oidSHA384, oidRSA, "", false},
+		{"sha-512", crypto.SHA512, oidSHA512, oidSHA512WithRSA, "", false},
+		{"sha-1", crypto.SHA1, oidSHA1, oidRSA, "uses SHA-1", true},
+		{"sha-1, sha1WithRSAEncryption", crypto.SHA1, oidSHA1, oidSHA1WithRSA, "uses SHA-1", true},
+		{"md5", crypto.MD5, oidMD5, oidRSA, "uses MD5", true},
+		{"sha-256 digest, sha1WithRSAEncryption", crypto.SHA256, oidSHA256, oidSHA1WithRSA, "uses SHA-1", true},
+		{"sha-256 digest, sha512WithRSAEncryption", crypto.SHA256, oidSHA256, oidSHA512WithRSA, "is not RSA with SHA-256", false},
+		{"sha-224", crypto.SHA224, asn1.ObjectIdentifier{2, 16, 840, 1, 101, 3, 4, 2, 4}, oidRSA, "unsupported digest algorithm", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sig := signCMS(t, key, cert, doc, tt.hash, tt.digestAlg, tt.sigAlg)
+			signer, err := Verify(doc, sig, []*x509.Certificate{cert})
+			if tt.wantErr == "" {
+				if err != nil || !strings.Contains(signer, "digest test signer") {
+					t.Fatalf("Verify = %q, %v", signer, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || errors.Is(err, ErrWeakDigest) != tt.weak {
+				t.Fatalf("Verify err = %v, want %q (weak digest %v)", err, tt.wantErr, tt.weak)
+			}
+			if tt.weak && !strings.Contains(err.Error(), "SHA-256 or stronger") {
+				t.Errorf("Verify err = %v: does not say what is required", err)
+			}
+		})
+	}
 }

@@ -10,9 +10,11 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/mlplatform/mlplatform/hwprobe/profile"
 	"github.com/mlplatform/mlplatform/internal/residency"
@@ -29,14 +31,25 @@ type Target struct {
 	URI      string // s3://bucket/prefix/ (a key ending in .json is used as is)
 	Region   string // the profile's region: bucket and key must be in it
 	KMSKeyID string // key id, alias or ARN; "" uses the bucket's AWS-managed aws/s3 key
+	// BucketOwner is the AWS account that must own the bucket (S3's
+	// ExpectedBucketOwner): the account of the node's instance identity
+	// document. S3 refuses the write (403) when another account owns the
+	// bucket. "" when the account is not known: not checked.
+	BucketOwner string
 }
 
 // ErrWrongRegion means the bucket or key is outside the profile's region.
 var ErrWrongRegion = errors.New("outside the profile's region")
 
+// ErrReportExists means an object already has the report's key. A report
+// is written once and never overwritten, so Publish does not retry.
+var ErrReportExists = errors.New("a report already exists at this key, and reports are never overwritten")
+
 // Publish writes r as JSON to t, encrypted with SSE-KMS, after checking
-// that the bucket and the KMS key are in t.Region. It returns the object
-// URI written.
+// that the bucket and the KMS key are in t.Region. The write is
+// conditional (If-None-Match: *): when the key exists, nothing is written
+// and the error is ErrReportExists. When t.BucketOwner is set, the bucket
+// must belong to that account. It returns the object URI written.
 func Publish(ctx context.Context, api S3, t Target, r Report) (string, error) {
 	if t.Region == "" {
 		return "", errors.New("publish: no region: the profile must declare host.region")
@@ -54,7 +67,11 @@ func Publish(ctx context.Context, api S3, t Target, r Report) (string, error) {
 			return "", fmt.Errorf("publish: KMS key region %s is %w %s", a.Region, ErrWrongRegion, t.Region)
 		}
 	}
-	loc, err := api.GetBucketLocation(ctx, &s3.GetBucketLocationInput{Bucket: aws.String(bucket)})
+	var owner *string
+	if t.BucketOwner != "" {
+		owner = aws.String(t.BucketOwner)
+	}
+	loc, err := api.GetBucketLocation(ctx, &s3.GetBucketLocationInput{Bucket: aws.String(bucket), ExpectedBucketOwner: owner})
 	if err != nil {
 		return "", fmt.Errorf("publish: locate bucket %s: %w", bucket, err)
 	}
@@ -72,14 +89,34 @@ func Publish(ctx context.Context, api S3, t Target, r Report) (string, error) {
 		Body:                 bytes.NewReader(body),
 		ContentType:          aws.String("application/json"),
 		ServerSideEncryption: types.ServerSideEncryptionAwsKms,
+		IfNoneMatch:          aws.String("*"), // written once: never replace an object
+		ExpectedBucketOwner:  owner,
 	}
 	if t.KMSKeyID != "" {
 		in.SSEKMSKeyId = aws.String(t.KMSKeyID)
 	}
 	if _, err := api.PutObject(ctx, in); err != nil {
+		if keyExists(err) {
+			return "", fmt.Errorf("publish: s3://%s/%s: %w (%w)", bucket, key, ErrReportExists, err)
+		}
 		return "", fmt.Errorf("publish: put s3://%s/%s: %w", bucket, key, err)
 	}
 	return "s3://" + bucket + "/" + key, nil
+}
+
+// keyExists reports whether err is S3's answer to a conditional write whose
+// key exists: 412 PreconditionFailed, or 409 ConditionalRequestConflict
+// when another write to the key is in flight.
+func keyExists(err error) bool {
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		switch ae.ErrorCode() {
+		case "PreconditionFailed", "ConditionalRequestConflict":
+			return true
+		}
+	}
+	var re *awshttp.ResponseError
+	return errors.As(err, &re) && re.HTTPStatusCode() == 412
 }
 
 // objectKey is prefix/<instance or host>/<time>.json, or the key itself

@@ -12,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/mlplatform/mlplatform/hwprobe/probe"
 	"github.com/mlplatform/mlplatform/hwprobe/validate"
@@ -22,11 +24,13 @@ import (
 type fakeS3 struct {
 	location string
 	putErr   error
+	located  *s3.GetBucketLocationInput
 	put      *s3.PutObjectInput
 	body     []byte
 }
 
 func (f *fakeS3) GetBucketLocation(_ context.Context, in *s3.GetBucketLocationInput, _ ...func(*s3.Options)) (*s3.GetBucketLocationOutput, error) {
+	f.located = in
 	return &s3.GetBucketLocationOutput{LocationConstraint: types.BucketLocationConstraint(f.location)}, nil
 }
 
@@ -59,11 +63,14 @@ func TestPublish(t *testing.T) {
 		wantURI  string
 		wantErr  string
 		wrongReg bool
+		exists   bool // the error is ErrReportExists
 	}{
 		{name: "prefix", target: Target{URI: "s3://reports/hw/", Region: region, KMSKeyID: arn}, location: region,
 			wantURI: "s3://reports/hw/i-0abc/20260301T100000Z.json"},
 		{name: "exact key, managed key", target: Target{URI: "s3://reports/a/b.json", Region: region}, location: region,
 			wantURI: "s3://reports/a/b.json"},
+		{name: "bucket owner", target: Target{URI: "s3://reports/hw/", Region: region, BucketOwner: "111122223333"}, location: region,
+			wantURI: "s3://reports/hw/i-0abc/20260301T100000Z.json"},
 		{name: "bucket root", target: Target{URI: "s3://reports", Region: region}, location: region,
 			wantURI: "s3://reports/i-0abc/20260301T100000Z.json"},
 		{name: "bucket in another region", target: Target{URI: "s3://reports/", Region: region}, location: "eu-west-1", wantErr: "is in eu-west-1", wrongReg: true},
@@ -75,13 +82,21 @@ func TestPublish(t *testing.T) {
 		{name: "no region", target: Target{URI: "s3://reports/"}, wantErr: "no region"},
 		{name: "bad uri", target: Target{URI: "https://reports/", Region: region}, wantErr: "not an s3:// URI"},
 		{name: "put fails", target: Target{URI: "s3://reports/", Region: region}, location: region, putErr: errors.New("access denied"), wantErr: "access denied"},
+		{name: "key exists", target: Target{URI: "s3://reports/hw/", Region: region}, location: region, exists: true,
+			putErr:  &smithy.GenericAPIError{Code: "PreconditionFailed", Message: "At least one of the pre-conditions you specified did not hold"},
+			wantErr: "s3://reports/hw/i-0abc/20260301T100000Z.json: a report already exists"},
+		{name: "conditional write in flight", target: Target{URI: "s3://reports/hw/", Region: region}, location: region, exists: true,
+			putErr:  &smithy.GenericAPIError{Code: "ConditionalRequestConflict", Message: "A conflicting conditional operation is currently in progress"},
+			wantErr: "s3://reports/hw/i-0abc/20260301T100000Z.json: a report already exists"},
+		{name: "wrong bucket owner", target: Target{URI: "s3://reports/", Region: region, BucketOwner: "111122223333"}, location: region,
+			putErr: &smithy.GenericAPIError{Code: "AccessDenied", Message: "Access Denied"}, wantErr: "AccessDenied"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fakeS3{location: tt.location, putErr: tt.putErr}
 			uri, err := Publish(context.Background(), f, tt.target, sampleReport())
 			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || errors.Is(err, ErrWrongRegion) != tt.wrongReg {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || errors.Is(err, ErrWrongRegion) != tt.wrongReg || errors.Is(err, ErrReportExists) != tt.exists {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
 				}
 				if f.put != nil && tt.putErr == nil {
@@ -97,6 +112,12 @@ func TestPublish(t *testing.T) {
 			}
 			if (f.put.SSEKMSKeyId != nil) != (tt.target.KMSKeyID != "") {
 				t.Errorf("kms key id = %v", f.put.SSEKMSKeyId)
+			}
+			if aws.ToString(f.put.IfNoneMatch) != "*" {
+				t.Errorf("If-None-Match = %v, want * (a report is written once)", f.put.IfNoneMatch)
+			}
+			if got := aws.ToString(f.put.ExpectedBucketOwner); got != tt.target.BucketOwner || got != aws.ToString(f.located.ExpectedBucketOwner) {
+				t.Errorf("expected bucket owner: put %q, locate %q, want %q", got, aws.ToString(f.located.ExpectedBucketOwner), tt.target.BucketOwner)
 			}
 			var back Report
 			if err := json.Unmarshal(f.body, &back); err != nil {
@@ -114,17 +135,20 @@ func TestPublish(t *testing.T) {
 func TestPublishEndpointOverride(t *testing.T) {
 	var mu sync.Mutex
 	var paths []string
-	var sse, kmsKey string
+	var sse, kmsKey, ifNoneMatch string
+	var owners []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		defer mu.Unlock()
 		paths = append(paths, r.Method+" "+r.URL.Path)
+		owners = append(owners, r.Header.Get("X-Amz-Expected-Bucket-Owner"))
 		if _, ok := r.URL.Query()["location"]; ok {
 			_, _ = io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><LocationConstraint xmlns="http://s3.amazonaws.com/doc/2006-03-01/">me-central-1</LocationConstraint>`)
 			return
 		}
 		sse = r.Header.Get("X-Amz-Server-Side-Encryption")
 		kmsKey = r.Header.Get("X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id")
+		ifNoneMatch = r.Header.Get("If-None-Match")
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("ETag", `"abc"`)
 	}))
@@ -139,7 +163,7 @@ func TestPublishEndpointOverride(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	uri, err := Publish(context.Background(), c, Target{URI: "s3://reports/hw/", Region: "me-central-1", KMSKeyID: "alias/hwprobe"}, sampleReport())
+	uri, err := Publish(context.Background(), c, Target{URI: "s3://reports/hw/", Region: "me-central-1", KMSKeyID: "alias/hwprobe", BucketOwner: "111122223333"}, sampleReport())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +174,74 @@ func TestPublishEndpointOverride(t *testing.T) {
 	if strings.Join(paths, "|") != strings.Join(want, "|") {
 		t.Errorf("requests = %v, want %v", paths, want)
 	}
-	if sse != "aws:kms" || kmsKey != "alias/hwprobe" {
-		t.Errorf("sse %q key %q", sse, kmsKey)
+	if sse != "aws:kms" || kmsKey != "alias/hwprobe" || ifNoneMatch != "*" {
+		t.Errorf("sse %q key %q If-None-Match %q", sse, kmsKey, ifNoneMatch)
+	}
+	if strings.Join(owners, "|") != "111122223333|111122223333" {
+		t.Errorf("x-amz-expected-bucket-owner = %q on each request, want the node's account", owners)
+	}
+}
+
+// s3Objects is a local S3 bucket store that honours If-None-Match: * on
+// PutObject as S3 does: 412 PreconditionFailed, in S3's XML, when the key
+// exists.
+type s3Objects struct {
+	mu      sync.Mutex
+	objects map[string][]byte
+}
+
+func (o *s3Objects) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if _, ok := r.URL.Query()["location"]; ok {
+		_, _ = io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><LocationConstraint xmlns="http://s3.amazonaws.com/doc/2006-03-01/">me-central-1</LocationConstraint>`)
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	if _, exists := o.objects[r.URL.Path]; exists && r.Header.Get("If-None-Match") == "*" {
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(http.StatusPreconditionFailed)
+		_, _ = io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>PreconditionFailed</Code><Message>At least one of the pre-conditions you specified did not hold</Message><Condition>If-None-Match</Condition><RequestId>1</RequestId><HostId>h</HostId></Error>`)
+		return
+	}
+	o.objects[r.URL.Path] = body
+	w.Header().Set("ETag", `"abc"`)
+}
+
+// TestPublishWritesOnce: a second report with the same key (the same
+// node and generated_at) is refused with ErrReportExists naming the key,
+// through a real S3 client, and the first report stays as written.
+func TestPublishWritesOnce(t *testing.T) {
+	store := &s3Objects{objects: map[string][]byte{}}
+	srv := httptest.NewServer(store)
+	defer srv.Close()
+	t.Setenv("AWS_ENDPOINT_URL_S3", srv.URL)
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	t.Setenv("AWS_CONFIG_FILE", t.TempDir()+"/none")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", t.TempDir()+"/none")
+	ctx := context.Background()
+	c, err := NewS3Client(ctx, "me-central-1", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := Target{URI: "s3://reports/hw/", Region: "me-central-1"}
+
+	first := sampleReport()
+	uri, err := Publish(ctx, c, target, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const path = "/reports/hw/i-0abc/20260301T100000Z.json"
+	written := append([]byte{}, store.objects[path]...)
+
+	second := sampleReport()
+	second.Validation.Checks[0].Status = validate.Fail
+	_, err = Publish(ctx, c, target, second)
+	if !errors.Is(err, ErrReportExists) || !strings.Contains(err.Error(), uri) || !strings.Contains(err.Error(), "PreconditionFailed") {
+		t.Fatalf("second Publish to %s: %v, want ErrReportExists naming the key", uri, err)
+	}
+	if got := store.objects[path]; string(got) != string(written) || len(store.objects) != 1 {
+		t.Errorf("the first report changed:\n%s\nwant\n%s", got, written)
 	}
 }

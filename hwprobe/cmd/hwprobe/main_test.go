@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
@@ -25,6 +26,7 @@ import (
 type fakeS3 struct {
 	location string
 	keys     []string
+	owners   []string // ExpectedBucketOwner of each write
 }
 
 func (f *fakeS3) GetBucketLocation(context.Context, *s3.GetBucketLocationInput, ...func(*s3.Options)) (*s3.GetBucketLocationOutput, error) {
@@ -33,6 +35,7 @@ func (f *fakeS3) GetBucketLocation(context.Context, *s3.GetBucketLocationInput, 
 
 func (f *fakeS3) PutObject(_ context.Context, in *s3.PutObjectInput, _ ...func(*s3.Options)) (*s3.PutObjectOutput, error) {
 	f.keys = append(f.keys, *in.Key)
+	f.owners = append(f.owners, aws.ToString(in.ExpectedBucketOwner))
 	_, _ = io.Copy(io.Discard, in.Body)
 	return &s3.PutObjectOutput{}, nil
 }
@@ -202,6 +205,33 @@ func TestReportPublish(t *testing.T) {
 			}
 			if (tt.code == 0) != (len(f.keys) == 1) {
 				t.Errorf("objects written: %v", f.keys)
+			}
+		})
+	}
+}
+
+// TestPublishExpectsTheNodesAccount: on EC2 the bucket must belong to the
+// account of the node's identity document (S3's ExpectedBucketOwner).
+func TestPublishExpectsTheNodesAccount(t *testing.T) {
+	prof := writeProfile(t, publishProfile)
+	for _, tt := range []struct {
+		name string
+		host probe.Host
+		want string
+	}{
+		{"on EC2", probe.Host{OnEC2: true, Region: "me-central-1", InstanceID: "i-1", AccountID: "111122223333"}, "111122223333"},
+		{"off EC2", probe.Host{}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			b, _ := json.Marshal(report.Report{Schema: report.SchemaVersion, Inventory: &probe.Inventory{Host: tt.host}})
+			file := filepath.Join(t.TempDir(), "r.json")
+			if err := os.WriteFile(file, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			f := &fakeS3{location: "me-central-1"}
+			r := runCmd(t, nil, f, "report", "publish", "--profile", prof, "--report", file)
+			if r.code != 0 || len(f.owners) != 1 || f.owners[0] != tt.want {
+				t.Errorf("exit %d, expected bucket owners %q, want %q: %s", r.code, f.owners, tt.want, r.stderr)
 			}
 		})
 	}

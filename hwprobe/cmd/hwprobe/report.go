@@ -30,8 +30,11 @@ func publishCmd(ctx context.Context, a *app, args []string) error {
 Probe and validate the node (or take an existing report with --report) and
 write the JSON report, with the signed instance identity document attached,
 to S3. The bucket and the KMS key must be in the profile's region
-(host.region): any other region is refused. The destination is the
-profile's report block unless --to and --kms-key say otherwise.
+(host.region): any other region is refused. On EC2 the bucket must also
+belong to the account of the instance identity document. A report is
+written once: when its key exists already, nothing is written. The
+destination is the profile's report block unless --to and --kms-key say
+otherwise.
 
 The AWS configuration is the standard one (credential chain, AWS_REGION is
 ignored in favour of the profile's region); AWS_ENDPOINT_URL_S3 or
@@ -84,8 +87,11 @@ not.`,
 	} else if rep, err = validateNode(ctx, a, pf, *profilePath); err != nil {
 		return err
 	}
-	if inv := rep.Inventory; inv != nil && inv.Host.OnEC2 && inv.Host.Region != t.Region {
-		return cannotRun(fmt.Errorf("report publish: node runs in %s, profile region is %s: refusing to publish across regions", inv.Host.Region, t.Region))
+	if inv := rep.Inventory; inv != nil && inv.Host.OnEC2 {
+		if inv.Host.Region != t.Region {
+			return cannotRun(fmt.Errorf("report publish: node runs in %s, profile region is %s: refusing to publish across regions", inv.Host.Region, t.Region))
+		}
+		t.BucketOwner = inv.Host.AccountID // the identity document's account
 	}
 	pathStyle := a.getenv("AWS_ENDPOINT_URL_S3") != "" || a.getenv("AWS_ENDPOINT_URL") != ""
 	client, err := a.newS3(ctx, t.Region, pathStyle)
