@@ -40,7 +40,7 @@ func cpuFootprintValidationSchema() map[string]schema.Attribute {
 			in[name] = a
 		}
 	}
-	set("timeout", fmt.Sprintf("How long to wait for every instance's report, e.g. `20m` (default %s), at most %s: it is also the lifecycle hook's heartbeat. On timeout apply fails naming the instances that never reported, with the end of their console output.", platform.DefaultValidationTimeout, platform.MaxFootprintValidationTimeout))
+	set("timeout", fmt.Sprintf("How long to wait for every instance's report, e.g. `20m` (default %s), at most %s: it is also the lifecycle hook's heartbeat. On timeout apply fails naming the instances that never reported; the end of their console output is in the provider's log, not in the error.", platform.DefaultValidationTimeout, platform.MaxFootprintValidationTimeout))
 	set("on_failure", "What a failing instance does: `fail` (default: apply fails naming instance, check, expected and actual; the footprint is tainted), `warn` (apply succeeds with a warning, and the lifecycle hook lets failing instances serve), `replace` (the instance is terminated through Auto Scaling, the desired capacity kept, and the gate waits for its replacement's report, up to `max_replacements`). Outside apply, a failing instance always ends its lifecycle action with `ABANDON` unless `on_failure` is `warn`.")
 	set("max_replacements", fmt.Sprintf("Instances `replace` may replace in one apply, 0 to %d. Default %d.", platform.MaxValidationReplacements, platform.DefaultValidationMaxReplacements))
 	set("checks", "Profile sections to check: `host` (region, zone, type), `cpu` (vCPUs, memory), `cpu_features` (ISA features). Default: all.")

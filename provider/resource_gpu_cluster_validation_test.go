@@ -264,7 +264,7 @@ func TestAccGPUCluster_validationTimeout(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
 			Config:      gateConfig(h, name, gpuType, 2, key, p.Signer.CertPEM, `    timeout = "1m"`),
-			ExpectError: regexp.MustCompile(`(?s)validation\s+of\s+GPU\s+cluster\s+gate-timeout\s+timed\s+out\s+after\s+1m0s:\s+1/2\s+nodes\s+reported.*node\s+1\s+\(i-[0-9a-f]+\)\s+never\s+reported;\s+its\s+console\s+output`),
+			ExpectError: regexp.MustCompile(`(?s)validation\s+of\s+GPU\s+cluster\s+gate-timeout\s+timed\s+out\s+after\s+1m0s:\s+1/2\s+nodes\s+reported.*node\s+1\s+\(i-[0-9a-f]+\)\s+never\s+reported;\s+the\s+end\s+of\s+its\s+console\s+output\s+is\s+in\s+the\s+provider.s\s+log`),
 		}},
 	})
 }

@@ -19,7 +19,7 @@ import (
 
 // MaxReportBytes bounds one report read: hwprobe's reports are a few tens
 // of KiB.
-const MaxReportBytes = 4 << 20
+const MaxReportBytes = 1 << 20
 
 // ReportsAPI is the part of the S3 client the validation gate uses.
 type ReportsAPI interface {
@@ -50,21 +50,59 @@ func splitPrefix(uri string) (bucket, prefix string, err error) {
 	return loc.Bucket, prefix, nil
 }
 
+// ReportListing bounds a listing of reports.
+type ReportListing struct {
+	// StartAfter is a key below the prefix (INSTANCE-ID/TIME): keys up to
+	// it are left out (S3 lists keys in order).
+	StartAfter string
+	// Max bounds the keys listed, .json or not: more is a
+	// *TooManyReportsError, found without listing the rest. 0: no bound.
+	Max int
+	// Owner is the account the bucket must belong to (ExpectedBucketOwner);
+	// "" checks none.
+	Owner string
+}
+
+// TooManyReportsError is a prefix holding more objects than a listing
+// reads.
+type TooManyReportsError struct {
+	URI string
+	Max int
+}
+
+func (e *TooManyReportsError) Error() string {
+	return fmt.Sprintf("more than %d objects under %s: the validation gate reads at most %d there (a node writes one report a boot); remove what is not a report of this node", e.Max, e.URI, e.Max)
+}
+
 // ListReports lists the .json objects under the prefix URI
-// (s3://bucket/prefix/), every page.
-func ListReports(ctx context.Context, api ReportsAPI, uri string) ([]ReportKey, error) {
+// (s3://bucket/prefix/), every page up to the listing's bound.
+func ListReports(ctx context.Context, api ReportsAPI, uri string, l ReportListing) ([]ReportKey, error) {
 	bucket, prefix, err := splitPrefix(uri)
 	if err != nil {
 		return nil, fmt.Errorf("listing reports: %w", err)
 	}
+	in := &s3.ListObjectsV2Input{Bucket: aws.String(bucket), Prefix: aws.String(prefix)}
+	if l.StartAfter != "" {
+		in.StartAfter = aws.String(prefix + l.StartAfter)
+	}
+	if l.Owner != "" {
+		in.ExpectedBucketOwner = aws.String(l.Owner)
+	}
+	if l.Max > 0 && l.Max < 1000 {
+		in.MaxKeys = aws.Int32(int32(l.Max + 1))
+	}
 	var out []ReportKey
-	p := s3.NewListObjectsV2Paginator(api, &s3.ListObjectsV2Input{Bucket: aws.String(bucket), Prefix: aws.String(prefix)})
+	listed := 0
+	p := s3.NewListObjectsV2Paginator(api, in)
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("listing reports under %s: %w", uri, err)
 		}
 		for _, o := range page.Contents {
+			if listed++; l.Max > 0 && listed > l.Max {
+				return nil, &TooManyReportsError{URI: "s3://" + bucket + "/" + prefix, Max: l.Max}
+			}
 			k := aws.ToString(o.Key)
 			if !strings.HasSuffix(k, ".json") {
 				continue
@@ -76,8 +114,37 @@ func ListReports(ctx context.Context, api ReportsAPI, uri string) ([]ReportKey, 
 	return out, nil
 }
 
-// GetReport reads one report object of the prefix URI's bucket.
-func GetReport(ctx context.Context, api ReportsAPI, uri, key string) ([]byte, error) {
+// ListReportNodes lists the node prefixes (INSTANCE-ID/) under the prefix
+// URI, at most max (more is a *TooManyReportsError).
+func ListReportNodes(ctx context.Context, api ReportsAPI, uri string, max int, owner string) ([]string, error) {
+	bucket, prefix, err := splitPrefix(uri)
+	if err != nil {
+		return nil, fmt.Errorf("listing reports: %w", err)
+	}
+	in := &s3.ListObjectsV2Input{Bucket: aws.String(bucket), Prefix: aws.String(prefix), Delimiter: aws.String("/")}
+	if owner != "" {
+		in.ExpectedBucketOwner = aws.String(owner)
+	}
+	var out []string
+	p := s3.NewListObjectsV2Paginator(api, in)
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("listing reports under %s: %w", uri, err)
+		}
+		for _, cp := range page.CommonPrefixes {
+			if len(out) == max {
+				return nil, &TooManyReportsError{URI: "s3://" + bucket + "/" + prefix, Max: max}
+			}
+			out = append(out, strings.TrimSuffix(strings.TrimPrefix(aws.ToString(cp.Prefix), prefix), "/"))
+		}
+	}
+	return out, nil
+}
+
+// GetReport reads one report object of the prefix URI's bucket; owner, when
+// set, is the account the bucket must belong to.
+func GetReport(ctx context.Context, api ReportsAPI, uri, key, owner string) ([]byte, error) {
 	bucket, _, err := splitPrefix(uri)
 	if err != nil {
 		return nil, fmt.Errorf("reading report: %w", err)
@@ -86,7 +153,11 @@ func GetReport(ctx context.Context, api ReportsAPI, uri, key string) ([]byte, er
 	// (which ends with the call) is replaced by one over call and read.
 	ctx, cancel := context.WithTimeout(ctx, DefaultLimits().OperationTimeout)
 	defer cancel()
-	out, err := api.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)}, withoutCallDeadline)
+	in := &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)}
+	if owner != "" {
+		in.ExpectedBucketOwner = aws.String(owner)
+	}
+	out, err := api.GetObject(ctx, in, withoutCallDeadline)
 	if err != nil {
 		return nil, fmt.Errorf("reading report s3://%s/%s: %w", bucket, key, err)
 	}

@@ -68,7 +68,7 @@ func TestValidationReportsMoto(t *testing.T) {
 	put("gate/train-b/i-9/20261123T060000Z.json", "{}") // another cluster's
 
 	api := &pagedS3{ReportsAPI: s3c}
-	keys, err := cloud.ListReports(ctx, api, "s3://reports/gate/train-a")
+	keys, err := cloud.ListReports(ctx, api, "s3://reports/gate/train-a", cloud.ReportListing{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,13 +83,13 @@ func TestValidationReportsMoto(t *testing.T) {
 	if api.pages != 3 {
 		t.Errorf("%d pages, want 3 (two keys a page)", api.pages)
 	}
-	body, err := cloud.GetReport(ctx, s3c, "s3://reports/gate/train-a/", keys[3].Key)
+	body, err := cloud.GetReport(ctx, s3c, "s3://reports/gate/train-a/", keys[3].Key, "")
 	if err != nil || string(body) != `{"n":3}` {
 		t.Errorf("GetReport = %q, %v", body, err)
 	}
 	// A large body is read whole after the call returned, through the
 	// clients' per-call deadline.
-	big := strings.Repeat("x", 3<<20)
+	big := strings.Repeat("x", cloud.MaxReportBytes)
 	put("gate/train-a/i-big/20261123T060000Z.json", big)
 	t.Setenv("AWS_ACCESS_KEY_ID", "testing")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "testing")
@@ -98,14 +98,50 @@ func TestValidationReportsMoto(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if body, err := cloud.GetReport(ctx, clients.S3, "s3://reports/gate/train-a/", "gate/train-a/i-big/20261123T060000Z.json"); err != nil || len(body) != len(big) {
-		t.Errorf("GetReport of 3 MiB through the bounded client = %d bytes, %v", len(body), err)
+	if body, err := cloud.GetReport(ctx, clients.S3, "s3://reports/gate/train-a/", "gate/train-a/i-big/20261123T060000Z.json", ""); err != nil || len(body) != len(big) {
+		t.Errorf("GetReport of 1 MiB through the bounded client = %d bytes, %v", len(body), err)
 	}
-	if _, err := cloud.GetReport(ctx, s3c, "s3://reports/gate/", "gate/none.json"); err == nil {
+	if _, err := cloud.GetReport(ctx, s3c, "s3://reports/gate/", "gate/none.json", ""); err == nil {
 		t.Error("GetReport of a missing key succeeded")
 	}
-	if _, err := cloud.ListReports(ctx, s3c, "s3://no-such-bucket/x/"); err == nil {
+	if _, err := cloud.ListReports(ctx, s3c, "s3://no-such-bucket/x/", cloud.ReportListing{}); err == nil {
 		t.Error("ListReports of a missing bucket succeeded")
+	}
+
+	// The bounds: keys up to StartAfter are not listed, more than Max keys
+	// (a flood) is a TooManyReportsError found without listing them all,
+	// the node prefixes are listed without the objects, and a bucket of
+	// another account is refused (ExpectedBucketOwner).
+	for i := range 3 {
+		put(fmt.Sprintf("gate/train-c/i-1/20261123T07000%dZ.json", i), "{}")
+	}
+	keys, err = cloud.ListReports(ctx, s3c, "s3://reports/gate/train-c/i-1/", cloud.ReportListing{StartAfter: "20261123T070000Z.json", Max: 3})
+	if err != nil || len(keys) != 2 || keys[0].Rel != "20261123T070001Z.json" {
+		t.Errorf("ListReports after a key = %+v, %v", keys, err)
+	}
+	for i := range 30 {
+		put(fmt.Sprintf("gate/flood/i-1/%04d.json", i), "{}")
+	}
+	fl := &pagedS3{ReportsAPI: s3c}
+	var tm *cloud.TooManyReportsError
+	if _, err := cloud.ListReports(ctx, fl, "s3://reports/gate/flood/i-1/", cloud.ReportListing{Max: 8}); !errors.As(err, &tm) || !strings.Contains(err.Error(), "more than 8 objects under s3://reports/gate/flood/i-1/") {
+		t.Errorf("a flood: %v", err)
+	}
+	if fl.pages > 5 {
+		t.Errorf("a flood listed %d pages of 2 keys: the bound of 8 should stop it after 5", fl.pages)
+	}
+	nodes, err := cloud.ListReportNodes(ctx, s3c, "s3://reports/gate/train-a/", 10, "")
+	if want := []string{"i-0", "i-1", "i-2", "i-3", "i-4", "i-big"}; err != nil || !slices.Equal(nodes, want) {
+		t.Errorf("ListReportNodes = %v, %v; want %v", nodes, err, want)
+	}
+	if _, err := cloud.ListReportNodes(ctx, s3c, "s3://reports/gate/train-a/", 3, ""); !errors.As(err, &tm) {
+		t.Errorf("ListReportNodes past its bound: %v", err)
+	}
+	if _, err := cloud.ListReports(ctx, s3c, "s3://reports/gate/train-a/", cloud.ReportListing{Owner: "123456789012"}); err != nil {
+		t.Errorf("ListReports, the bucket's own account: %v", err)
+	}
+	if _, err := cloud.GetReport(ctx, s3c, "s3://reports/gate/train-a/", keys[0].Key, "999999999999"); err == nil {
+		t.Logf("moto does not check ExpectedBucketOwner on GetObject: not run here")
 	}
 
 	ec := ec2.New(ec2.Options{Region: region, BaseEndpoint: aws.String(m.URL), Credentials: creds})

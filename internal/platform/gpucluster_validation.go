@@ -166,23 +166,46 @@ func (e *Env) newGate(ctx context.Context, v ValidationSpec, profileText string)
 	return &Gate{Spec: v, ProfileSHA256: ProfileSHA256(profileText), Trusted: trusted, Region: e.Region(), AccountID: account, ZoneIDs: byName, Policy: e.Policy}, nil
 }
 
-// readReports lists the prefix and reads the reports not read before.
-func (e *Env) readReports(ctx context.Context, prefix string, cache map[string][]byte) ([]ReportObject, error) {
-	keys, err := cloud.ListReports(ctx, e.Clients.S3, prefix)
-	if err != nil {
-		return nil, err
-	}
+// Bounds of what the gate reads of the reports prefix: it lists each node's
+// own prefix (INSTANCE-ID/), from the node's launch on, at most
+// MaxReportsPerNode objects (more fails the gate, naming the node), and
+// reads at most MaxReportBodiesPerNode bodies of a node, newest first by
+// what the store recorded, each at most cloud.MaxReportBytes: at most
+// MaxReportBodiesPerNode MiB a node, whatever the bucket holds. The data
+// source reads at most MaxReportNodes node prefixes.
+const (
+	MaxReportsPerNode      = 256
+	MaxReportBodiesPerNode = 8
+	MaxReportNodes         = 1000
+)
+
+// readReports reads the reports of nodes under prefix, within the bounds
+// above, the bodies not read before from cache (by key and ETag).
+func (e *Env) readReports(ctx context.Context, prefix, owner string, nodes []ExpectedNode, cache map[string][]byte) ([]ReportObject, error) {
 	var out []ReportObject
-	for _, k := range keys {
-		id := k.Key + "\x00" + k.ETag
-		body, ok := cache[id]
-		if !ok {
-			if body, err = cloud.GetReport(ctx, e.Clients.S3, prefix, k.Key); err != nil {
-				return nil, err
-			}
-			cache[id] = body
+	for _, n := range nodes {
+		l := cloud.ReportListing{Max: MaxReportsPerNode, Owner: owner}
+		if !n.LaunchTime.IsZero() {
+			// Keys name when the report was generated, which must be after
+			// the launch: earlier keys are not this launch's.
+			l.StartAfter = n.LaunchTime.Add(-clockSkew).UTC().Format(ReportKeyTime)
 		}
-		out = append(out, ReportObject{Key: k.Rel, LastModified: k.LastModified, Body: body})
+		keys, err := cloud.ListReports(ctx, e.Clients.S3, strings.TrimSuffix(prefix, "/")+"/"+n.InstanceID+"/", l)
+		if err != nil {
+			return nil, fmt.Errorf("node %d (%s): %w", n.Index, n.InstanceID, err)
+		}
+		slices.SortFunc(keys, func(a, b cloud.ReportKey) int { return b.LastModified.Compare(a.LastModified) })
+		for _, k := range keys[:min(len(keys), MaxReportBodiesPerNode)] {
+			id := k.Key + "\x00" + k.ETag
+			body, ok := cache[id]
+			if !ok {
+				if body, err = cloud.GetReport(ctx, e.Clients.S3, prefix, k.Key, owner); err != nil {
+					return nil, err
+				}
+				cache[id] = body
+			}
+			out = append(out, ReportObject{Key: n.InstanceID + "/" + k.Rel, LastModified: k.LastModified, Body: body})
+		}
 	}
 	return out, nil
 }

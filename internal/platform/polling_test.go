@@ -95,7 +95,7 @@ func TestGateUsesEnvPolling(t *testing.T) {
 					return nil, 0, nil
 				},
 			}
-			res, err := e.gateLoop(context.Background(), run, &Gate{}, func(context.Context) ([]ReportObject, error) { return nil, nil })
+			res, err := e.gateLoop(context.Background(), run, &Gate{}, func(context.Context, []ExpectedNode) ([]ReportObject, error) { return nil, nil })
 			if err != nil || res.Action != GatePass {
 				t.Fatalf("gate = %s, %v; want pass", res.Action, err)
 			}

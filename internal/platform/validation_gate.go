@@ -231,28 +231,53 @@ func (g *Gate) Decide(expected []ExpectedNode, reports []ReportObject, now, dead
 	return res
 }
 
-// judge picks the node's newest accepted report.
+// ReportKeyTime is how a report's key names the time it was generated:
+// INSTANCE-ID/20060102T150405Z.json.
+const ReportKeyTime = "20060102T150405Z"
+
+// judge picks the node's newest accepted report. Newest is what the store
+// recorded (LastModified), never the key, which the writer chooses; a key
+// must name the report's generated_at, which must agree with the store's
+// time; the report must have been written after the node's launch, by the
+// signed pendingTime of its identity document.
 func (g *Gate) judge(n ExpectedNode, objs []ReportObject) NodeVerdict {
 	v := NodeVerdict{Index: n.Index, InstanceID: n.InstanceID, Status: NodeMissing, Summary: "no report yet"}
-	slices.SortFunc(objs, func(a, b ReportObject) int { return strings.Compare(b.Key, a.Key) }) // newest first
+	slices.SortFunc(objs, func(a, b ReportObject) int { // newest first
+		if c := b.LastModified.Compare(a.LastModified); c != 0 {
+			return c
+		}
+		return strings.Compare(b.Key, a.Key)
+	})
+	reject := func(o ReportObject, format string, args ...any) {
+		v.Rejected = append(v.Rejected, o.Key+": "+fmt.Sprintf(format, args...))
+	}
 	for _, o := range objs {
 		r, err := ParseReport(o.Body)
 		if err != nil {
-			v.Rejected = append(v.Rejected, fmt.Sprintf("%s: %v", o.Key, err))
+			reject(o, "%v", err)
 			continue
 		}
-		if !n.LaunchTime.IsZero() && r.GeneratedAt.Before(n.LaunchTime.Add(-clockSkew)) {
-			continue // an earlier instance's, or an earlier apply's
+		if want := n.InstanceID + "/" + r.GeneratedAt.UTC().Format(ReportKeyTime) + ".json"; o.Key != want {
+			reject(o, "the key does not name the report's generated_at %s (want %s): a report is stored under the time it was generated", r.GeneratedAt.UTC().Format(time.RFC3339), want)
+			continue
+		}
+		if !o.LastModified.IsZero() && (o.LastModified.Sub(r.GeneratedAt) > clockSkew || r.GeneratedAt.Sub(o.LastModified) > clockSkew) {
+			reject(o, "stored at %s but says it was generated at %s", o.LastModified.UTC().Format(time.RFC3339), r.GeneratedAt.UTC().Format(time.RFC3339))
+			continue
 		}
 		if g.ProfileSHA256 != "" && (r.Profile == nil || r.Profile.SHA256 != g.ProfileSHA256) {
 			continue // validated against another profile
 		}
-		region, zoneID, err := g.attest(n, r)
+		att, err := g.attest(n, r)
 		if err != nil {
-			v.Rejected = append(v.Rejected, fmt.Sprintf("%s: %v", o.Key, err))
+			reject(o, "%v", err)
 			continue
 		}
-		v.ReportKey, v.GeneratedAt, v.AttestedRegion, v.AttestedZoneID = o.Key, r.GeneratedAt, region, zoneID
+		if r.GeneratedAt.Before(att.pending.Add(-clockSkew)) || (!o.LastModified.IsZero() && o.LastModified.Before(att.pending.Add(-clockSkew))) {
+			reject(o, "written before the node launched (its signed pendingTime is %s)", att.pending.UTC().Format(time.RFC3339))
+			continue
+		}
+		v.ReportKey, v.GeneratedAt, v.AttestedRegion, v.AttestedZoneID = o.Key, r.GeneratedAt, att.region, att.zoneID
 		g.outcome(&v, r)
 		return v
 	}
@@ -263,40 +288,51 @@ func (g *Gate) judge(n ExpectedNode, objs []ReportObject) NodeVerdict {
 	return v
 }
 
+// attested is what a verified identity document says of the node.
+type attested struct {
+	region, zoneID string
+	pending        time.Time // the signed pendingTime: when this launch began
+}
+
 // attest verifies the report's identity document and that it is the
 // node's: instance, account, region, zone.
-func (g *Gate) attest(n ExpectedNode, r NodeReport) (region, zoneID string, err error) {
+func (g *Gate) attest(n ExpectedNode, r NodeReport) (attested, error) {
 	id := r.Identity
 	if id == nil || id.Document == "" {
-		return "", "", errors.New("no signed identity document")
+		return attested{}, errors.New("no signed identity document")
 	}
 	if len(g.Trusted) == 0 {
-		return "", "", errors.New("identity not verified: no trusted certificates are configured")
+		return attested{}, errors.New("identity not verified: no trusted certificates are configured")
 	}
 	if _, err := identity.Verify([]byte(id.Document), []byte(id.Signature), g.Trusted); err != nil {
-		return "", "", fmt.Errorf("identity document does not verify: %w", err)
+		return attested{}, fmt.Errorf("identity document does not verify: %w", err)
 	}
 	doc, err := identity.ParseDocument([]byte(id.Document))
 	if err != nil {
-		return "", "", err
+		return attested{}, err
 	}
-	zoneID = g.ZoneIDs[doc.AvailabilityZone]
+	zoneID := g.ZoneIDs[doc.AvailabilityZone]
+	pending, perr := time.Parse(time.RFC3339, doc.PendingTime)
 	switch {
 	case doc.InstanceID != n.InstanceID:
-		return "", "", fmt.Errorf("identity of instance %s, not of node %d (%s)", doc.InstanceID, n.Index, n.InstanceID)
+		return attested{}, fmt.Errorf("identity of instance %s, not of node %d (%s)", doc.InstanceID, n.Index, n.InstanceID)
 	case g.AccountID != "" && doc.AccountID != g.AccountID:
-		return "", "", fmt.Errorf("identity of account %s, not %s", doc.AccountID, g.AccountID)
+		return attested{}, fmt.Errorf("identity of account %s, not %s", doc.AccountID, g.AccountID)
 	case doc.Region != g.Region:
-		return "", "", fmt.Errorf("identity in region %s, the node runs in %s", doc.Region, g.Region)
+		return attested{}, fmt.Errorf("identity in region %s, the node runs in %s", doc.Region, g.Region)
 	case n.Zone != "" && doc.AvailabilityZone != n.Zone:
-		return "", "", fmt.Errorf("identity in zone %s, the node runs in %s", doc.AvailabilityZone, n.Zone)
+		return attested{}, fmt.Errorf("identity in zone %s, the node runs in %s", doc.AvailabilityZone, n.Zone)
 	case n.ZoneID != "" && zoneID != "" && zoneID != n.ZoneID:
-		return "", "", fmt.Errorf("identity in zone %s, the node runs in %s", zoneID, n.ZoneID)
+		return attested{}, fmt.Errorf("identity in zone %s, the node runs in %s", zoneID, n.ZoneID)
+	case perr != nil:
+		return attested{}, fmt.Errorf("identity document without a valid pendingTime (%q): the report's age cannot be proven", doc.PendingTime)
+	case !n.LaunchTime.IsZero() && pending.Before(n.LaunchTime.Add(-clockSkew)):
+		return attested{}, fmt.Errorf("identity of an earlier launch of the instance (pendingTime %s; the node launched at %s)", pending.UTC().Format(time.RFC3339), n.LaunchTime.UTC().Format(time.RFC3339))
 	}
 	if zoneID == "" {
 		zoneID = n.ZoneID
 	}
-	return doc.Region, zoneID, nil
+	return attested{region: doc.Region, zoneID: zoneID, pending: pending}, nil
 }
 
 // outcome reads the report's checks and the attested location into v.
@@ -362,7 +398,8 @@ type GateError struct {
 	// Timeout is the wait that ran out (GateTimeout).
 	Timeout time.Duration
 	// Console is what the missing nodes' console output ends with, by
-	// instance id, where it could be read.
+	// instance id, where it could be read: logged as progress, never in
+	// the error's text (CI logs keep errors).
 	Console map[string]string
 	// ReplacementsUsed when replacements ran out.
 	ReplacementsUsed int
@@ -378,10 +415,12 @@ func (e *GateError) Error() string {
 				continue
 			}
 			fmt.Fprintf(&b, "\n  node %d (%s) never reported", n.Index, n.InstanceID)
+			// The console output stays out of the error, which CI logs
+			// keep: it is in the provider's log, and one command away.
 			if c := strings.TrimSpace(e.Console[n.InstanceID]); c != "" {
-				fmt.Fprintf(&b, "; its console output ends with:\n    %s", strings.ReplaceAll(c, "\n", "\n    "))
+				fmt.Fprintf(&b, "; the end of its console output is in the provider's log (INFO), the whole of it from: aws ec2 get-console-output --instance-id %s --latest", n.InstanceID)
 			} else {
-				b.WriteString("; its console output could not be read")
+				fmt.Fprintf(&b, "; its console output could not be read (aws ec2 get-console-output --instance-id %s --latest)", n.InstanceID)
 			}
 		}
 	default:
@@ -438,13 +477,13 @@ func (e *Env) runGate(ctx context.Context, r gateRun) (GateResult, error) {
 		return GateResult{}, err
 	}
 	cache := map[string][]byte{}
-	return e.gateLoop(ctx, r, gate, func(ctx context.Context) ([]ReportObject, error) {
-		return e.readReports(ctx, r.Prefix, cache)
+	return e.gateLoop(ctx, r, gate, func(ctx context.Context, nodes []ExpectedNode) ([]ReportObject, error) {
+		return e.readReports(ctx, r.Prefix, gate.AccountID, nodes, cache)
 	})
 }
 
 // gateLoop is runGate's loop, the reports read by reports.
-func (e *Env) gateLoop(ctx context.Context, r gateRun, gate *Gate, reports func(context.Context) ([]ReportObject, error)) (GateResult, error) {
+func (e *Env) gateLoop(ctx context.Context, r gateRun, gate *Gate, reports func(context.Context, []ExpectedNode) ([]ReportObject, error)) (GateResult, error) {
 	v := r.Spec
 	progress := r.Progress
 	if progress == nil {
@@ -458,7 +497,7 @@ func (e *Env) gateLoop(ctx context.Context, r gateRun, gate *Gate, reports func(
 		if err != nil {
 			return res, err
 		}
-		objs, err := reports(ctx)
+		objs, err := reports(ctx, expected)
 		if err != nil {
 			return res, err
 		}
@@ -479,7 +518,13 @@ func (e *Env) gateLoop(ctx context.Context, r gateRun, gate *Gate, reports func(
 		case GateFail:
 			return res, &GateError{Resource: r.Resource, Result: res}
 		case GateTimeout:
-			return res, &GateError{Resource: r.Resource, Result: res, Timeout: v.Timeout, Console: e.consoleTails(ctx, res)}
+			console := e.consoleTails(ctx, res)
+			for _, n := range res.Nodes {
+				if c := strings.TrimSpace(console[n.InstanceID]); c != "" {
+					progress("%s: validation: node %d (%s) never reported; its console output ends with:\n%s", r.Resource, n.Index, n.InstanceID, c)
+				}
+			}
+			return res, &GateError{Resource: r.Resource, Result: res, Timeout: v.Timeout, Console: console}
 		case GateReplace:
 			if replaced+len(res.Replace) > *v.MaxReplacements {
 				res.Action = GateFail

@@ -3,8 +3,9 @@ package platform
 import (
 	"context"
 	"slices"
-	"strings"
 	"time"
+
+	"github.com/mlplatform/mlplatform/internal/cloud"
 )
 
 // ValidationReports reads the reports under the reports prefix of
@@ -20,21 +21,19 @@ func (e *Env) ValidationReports(ctx context.Context, reportsS3URI, name, trusted
 		return nil, err
 	}
 	gate.ProfileSHA256 = ""
-	reports, err := e.readReports(ctx, v.ReportsPrefix(name), map[string][]byte{})
+	prefix := v.ReportsPrefix(name)
+	ids, err := cloud.ListReportNodes(ctx, e.Clients.S3, prefix, MaxReportNodes, gate.AccountID)
 	if err != nil {
 		return nil, err
-	}
-	var ids []string
-	for _, r := range reports {
-		id, _, _ := strings.Cut(r.Key, "/")
-		if !slices.Contains(ids, id) {
-			ids = append(ids, id)
-		}
 	}
 	slices.Sort(ids)
 	nodes := make([]ExpectedNode, len(ids))
 	for i, id := range ids {
 		nodes[i] = ExpectedNode{Index: -1, InstanceID: id}
+	}
+	reports, err := e.readReports(ctx, prefix, gate.AccountID, nodes, map[string][]byte{})
+	if err != nil {
+		return nil, err
 	}
 	res := gate.Decide(nodes, reports, time.Now(), time.Now())
 	return res.Nodes, nil

@@ -1,6 +1,7 @@
 package platform_test
 
 import (
+	"cmp"
 	"crypto/x509"
 	"encoding/json"
 	"strings"
@@ -224,6 +225,9 @@ type gateFixture struct {
 	signer  *acctest.NodeSigner
 	profile string
 	launch  time.Time
+	// generated is the reports' generated_at (zero: 3 minutes after
+	// launch).
+	generated time.Time
 }
 
 type check struct {
@@ -237,9 +241,19 @@ type check struct {
 
 // report is a report of instance (its identity document says docInstance,
 // zone az) with checks.
+// at is a report of instance generated (and stored) at gen, whose identity
+// document says the instance launched at pending.
+func (f *gateFixture) at(instance string, gen, pending time.Time, sign *acctest.NodeSigner, checks ...check) platform.ReportObject {
+	f.t.Helper()
+	g := *f
+	g.launch, g.generated = pending, gen
+	return platform.ReportObject{Key: instance + "/" + gen.UTC().Format(platform.ReportKeyTime) + ".json", LastModified: gen,
+		Body: g.report(instance, "123456789012", "me-central-1a", sign, checks...)}
+}
+
 func (f *gateFixture) report(docInstance, account, az string, sign *acctest.NodeSigner, checks ...check) []byte {
 	f.t.Helper()
-	doc := acctest.IdentityDocument{AccountID: account, AvailabilityZone: az, InstanceID: docInstance, InstanceType: "p5en.48xlarge", Region: "me-central-1"}.JSON()
+	doc := acctest.IdentityDocument{AccountID: account, AvailabilityZone: az, InstanceID: docInstance, InstanceType: "p5en.48xlarge", Region: "me-central-1", PendingTime: f.launch.UTC().Format(time.RFC3339)}.JSON()
 	sig, err := sign.Sign(doc)
 	if err != nil {
 		f.t.Fatal(err)
@@ -255,7 +269,7 @@ func (f *gateFixture) report(docInstance, account, az string, sign *acctest.Node
 	}
 	r := map[string]any{
 		"schema":       "hwprobe.mlplatform.io/report/v1",
-		"generated_at": f.launch.Add(3 * time.Minute),
+		"generated_at": cmp.Or(f.generated, f.launch.Add(3*time.Minute)),
 		"profile":      map[string]any{"name": "train-a", "sha256": platform.ProfileSHA256(f.profile)},
 		"validation":   map[string]any{"checks": checks, "summary": map[string]int{"pass": pass, "fail": fail}, "exit_code": exit},
 		"inventory":    map[string]any{},
@@ -294,8 +308,10 @@ func TestGateDecide(t *testing.T) {
 		return platform.ReportObject{Key: nodes[i].InstanceID + "/20261123T060300Z.json", Body: f.report(nodes[i].InstanceID, acct, "me-central-1a", signer, passing)}
 	}
 	obj := func(i int, body []byte) platform.ReportObject {
-		return platform.ReportObject{Key: nodes[i].InstanceID + "/20261123T060400Z.json", Body: body}
+		return platform.ReportObject{Key: nodes[i].InstanceID + "/20261123T060300Z.json", Body: body}
 	}
+	withKey := func(o platform.ReportObject, key string) platform.ReportObject { o.Key = key; return o }
+	storedAt := func(o platform.ReportObject, t time.Time) platform.ReportObject { o.LastModified = t; return o }
 	deadline := launch.Add(20 * time.Minute)
 	before := launch.Add(5 * time.Minute)
 
@@ -327,9 +343,31 @@ func TestGateDecide(t *testing.T) {
 			action: platform.GateFail, statuses: "pass,rejected", detailWant: "zone me-central-1c"},
 		{name: "a genuine report wins over a forgery", reports: []platform.ReportObject{good(0), good(1), obj(1, f.report(nodes[0].InstanceID, acct, "me-central-1a", signer, passing))}, now: before,
 			action: platform.GatePass, statuses: "pass,pass"},
-		{name: "stale report ignored", reports: []platform.ReportObject{good(0), {Key: nodes[1].InstanceID + "/x.json", Body: []byte(strings.Replace(string(good(1).Body), platform.ProfileSHA256(f.profile), "0000", 1))}}, now: before,
+		{name: "stale report ignored", reports: []platform.ReportObject{good(0), {Key: nodes[1].InstanceID + "/20261123T060300Z.json", Body: []byte(strings.Replace(string(good(1).Body), platform.ProfileSHA256(f.profile), "0000", 1))}}, now: before,
 			action: platform.GateWait, statuses: "pass,missing"},
 		{name: "garbage rejected", reports: []platform.ReportObject{good(0), obj(1, []byte("{"))}, now: before, action: platform.GateFail, statuses: "pass,rejected"},
+		// The writer chooses the key: a later key does not make a report
+		// newer, and a key must name the report's generated_at.
+		{name: "forged: a later key", reports: []platform.ReportObject{good(0), withKey(obj(1, f.report(nodes[1].InstanceID, acct, "me-central-1a", signer, passing)), nodes[1].InstanceID+"/99991231T235959Z.json")}, now: before,
+			action: platform.GateFail, statuses: "pass,rejected", detailWant: "the key does not name the report's generated_at 2026-11-23T06:03:00Z"},
+		// Newest is what the store recorded: the failing report stored
+		// last wins over a passing one stored before it, whose key (and
+		// generated_at) is later.
+		{name: "newest by store time", reports: []platform.ReportObject{good(0), f.at(nodes[1].InstanceID, launch.Add(8*time.Minute), launch, signer, passing),
+			storedAt(f.at(nodes[1].InstanceID, launch.Add(7*time.Minute), launch, signer, passing, nvlink), launch.Add(11*time.Minute))}, now: before,
+			action: platform.GateFail, statuses: "pass,fail", detailWant: "gpu.nvlink gpu3"},
+		// generated_at edited to pass for new: the store's time says
+		// otherwise.
+		{name: "forged: generated_at far from the store's time", reports: []platform.ReportObject{good(0), storedAt(good(1), launch.Add(2*time.Hour))}, now: before,
+			action: platform.GateFail, statuses: "pass,rejected", detailWant: "stored at 2026-11-23T08:00:00Z but says it was generated at 2026-11-23T06:03:00Z"},
+		// A report of the node written before it launched (by its signed
+		// pendingTime).
+		{name: "written before the launch", reports: []platform.ReportObject{good(0), f.at(nodes[1].InstanceID, launch.Add(-time.Hour), launch, signer, passing)}, now: before,
+			action: platform.GateFail, statuses: "pass,rejected", detailWant: "written before the node launched (its signed pendingTime is 2026-11-23T06:00:00Z)"},
+		// An identity document of an earlier launch of the instance (it
+		// was stopped and started since).
+		{name: "an earlier launch's identity", reports: []platform.ReportObject{good(0), f.at(nodes[1].InstanceID, launch.Add(3*time.Minute), launch.Add(-48*time.Hour), signer, passing)}, now: before,
+			action: platform.GateFail, statuses: "pass,rejected", detailWant: "identity of an earlier launch of the instance (pendingTime 2026-11-21T06:00:00Z"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -369,7 +407,7 @@ func TestGateDecide(t *testing.T) {
 	outside := []platform.ExpectedNode{{Index: 0, InstanceID: "i-22222222222222222", Zone: "me-central-1b", ZoneID: "mec1-az2", LaunchTime: launch}}
 	g := &platform.Gate{Spec: platform.ValidationSpec{}.WithDefaults(), ProfileSHA256: platform.ProfileSHA256(f.profile), Trusted: []*x509.Certificate{signer.Cert}, Region: "me-central-1", AccountID: acct,
 		ZoneIDs: map[string]string{"me-central-1b": "mec1-az2"}, Policy: policy}
-	res := g.Decide(outside, []platform.ReportObject{{Key: "i-22222222222222222/a.json", Body: f.report("i-22222222222222222", acct, "me-central-1b", signer, passing)}}, before, deadline)
+	res := g.Decide(outside, []platform.ReportObject{{Key: "i-22222222222222222/20261123T060300Z.json", Body: f.report("i-22222222222222222", acct, "me-central-1b", signer, passing)}}, before, deadline)
 	if res.Action != platform.GateFail || !strings.Contains(res.Nodes[0].Summary, "outside the jurisdiction") {
 		t.Errorf("outside: %s %+v", res.Action, res.Nodes[0])
 	}
@@ -378,5 +416,17 @@ func TestGateDecide(t *testing.T) {
 	res = g.Decide(nodes[:1], []platform.ReportObject{good(0)}, before, deadline)
 	if res.Action != platform.GateFail || !strings.Contains(res.Nodes[0].Summary, "no trusted certificates") {
 		t.Errorf("untrusted: %s %+v", res.Action, res.Nodes[0])
+	}
+}
+
+// TestGateErrorKeepsConsoleOut: a silent node's console output (which may
+// hold anything the node printed) stays out of the error, which CI logs
+// keep; the error says where to read it.
+func TestGateErrorKeepsConsoleOut(t *testing.T) {
+	res := platform.GateResult{Action: platform.GateTimeout, Progress: "0/1 nodes reported",
+		Nodes: []platform.NodeVerdict{{Index: 0, InstanceID: "i-0", Status: platform.NodeMissing}}}
+	msg := (&platform.GateError{Resource: "GPU cluster a", Result: res, Timeout: time.Minute, Console: map[string]string{"i-0": "export TOKEN=s3cr3t"}}).Error()
+	if strings.Contains(msg, "s3cr3t") || !strings.Contains(msg, "aws ec2 get-console-output --instance-id i-0 --latest") {
+		t.Errorf("error:\n%s", msg)
 	}
 }
