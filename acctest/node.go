@@ -17,8 +17,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/mlplatform/mlplatform/hwprobe/probe/machine"
+	"github.com/mlplatform/mlplatform/hwprobe/profile"
 	"github.com/mlplatform/mlplatform/internal/cloud"
 	"github.com/mlplatform/mlplatform/internal/platform"
 )
@@ -105,6 +107,10 @@ type NodeBehaviour struct {
 	// Machine, when set, is the node's CPU: a fixed machine description
 	// (machine.Zen5, machine.SapphireRapids) in place of the player's.
 	Machine string
+	// Flood, when set, is how many objects the player writes beside the
+	// node's report, under the node's own prefix, after it published: a
+	// flood from anyone who may write there.
+	Flood int
 }
 
 // NodePlayer plays the nodes of GPU clusters for one test.
@@ -326,12 +332,66 @@ func (p *NodePlayer) play(ctx context.Context, clients *cloud.Clients, ltID stri
 			return err
 		}
 	}
+	if b.Flood > 0 {
+		// Before the report, so that no look of the gate finds the
+		// report alone.
+		pr, diags := profile.Load("profile.hcl", []byte(prof))
+		if diags.HasErrors() || pr.Report == nil {
+			return fmt.Errorf("flood: the node's profile names no report target: %v", diags)
+		}
+		if err := p.flood(ctx, clients, strings.TrimSuffix(pr.Report.S3URI, "/")+"/"+n.InstanceID+"/", b.Flood); err != nil {
+			return err
+		}
+	}
 	out, code, err = run("report", "publish", "--profile", profPath, "--report", repPath)
 	if err != nil || code != 0 {
 		return fmt.Errorf("hwprobe report publish exit %d: %v\n%s", code, err, out)
 	}
 	p.Logf("node player: node %d (%s): published %s", n.Index, n.InstanceID, strings.TrimSpace(out))
 	return p.completeLifecycle(n, parts.Script, repPath, run)
+}
+
+// flood writes n small .json objects under dir (s3://BUCKET/PREFIX/), eight
+// at a time.
+func (p *NodePlayer) flood(ctx context.Context, clients *cloud.Clients, dirURI string, n int) error {
+	bucket, dir, _ := strings.Cut(strings.TrimPrefix(dirURI, "s3://"), "/")
+	work := make(chan int)
+	errs := make(chan error, 8)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range work {
+				if _, err := clients.S3.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(fmt.Sprintf("%sflood-%05d.json", dir, j)), Body: strings.NewReader("{}")}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	var err error
+feed:
+	for j := range n {
+		select {
+		case work <- j:
+		case err = <-errs:
+			break feed
+		}
+	}
+	close(work)
+	wg.Wait()
+	if err == nil {
+		select {
+		case err = <-errs:
+		default:
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("flood: %w", err)
+	}
+	p.Logf("node player: wrote %d objects under s3://%s/%s", n, bucket, dir)
+	return nil
 }
 
 // fakeIMDS is a test double of EC2's instance metadata service (IMDSv2)

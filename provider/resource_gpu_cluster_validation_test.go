@@ -291,6 +291,44 @@ func TestAccGPUCluster_validationForged(t *testing.T) {
 	})
 }
 
+// 10,000 objects under a node's own prefix (anyone who may write there):
+// the gate lists at most 256 of them, in one page, reads none of the junk
+// and fails naming the node and the bound, instead of reading them all.
+func TestAccGPUCluster_validationFlood(t *testing.T) {
+	const name = "gate-flood"
+	h, p, key := gateSetup(t, name, func(index, _ int) acctest.NodeBehaviour {
+		b := acctest.GPUNode(gpuType)
+		if index == 0 {
+			b.Flood = 10_000
+		}
+		return b
+	})
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{{
+			Config:      gateConfig(h, name, gpuType, 1, key, p.Signer.CertPEM, `    timeout = "3m"`),
+			ExpectError: regexp.MustCompile(`(?s)node\s+0\s+\(i-[0-9a-f]+\):\s+more\s+than\s+256\s+objects\s+under\s+s3://uae-hwprobe-reports/.*i-[0-9a-f]+/:\s+the\s+validation\s+gate\s+reads\s+at\s+most\s+256`),
+		}},
+	})
+	// The gate listed one page of at most 257 keys a look, and read no
+	// junk body.
+	var lists int
+	for _, c := range h.Shim.Calls("s3", "ListObjectsV2") {
+		if !c.Fixture {
+			lists++
+		}
+	}
+	if lists == 0 || lists > 20 {
+		t.Errorf("the gate listed %d pages", lists)
+	}
+	for _, c := range h.Shim.Calls("s3", "GetObject") {
+		if strings.Contains(c.Path, "flood-") {
+			t.Errorf("the gate read a flood object: %s", c.Path)
+		}
+	}
+}
+
 // on_failure = "replace": node 1's first instance has an NVLink down and
 // hwprobe fails it; the gate terminates it, a new instance is launched at
 // index 1, its GPUs are healthy, and apply passes.

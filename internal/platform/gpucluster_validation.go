@@ -179,6 +179,10 @@ const (
 	MaxReportNodes         = 1000
 )
 
+// reportKeyRE is a report's key below its node's prefix: the time it was
+// generated (ReportKeyTime).
+var reportKeyRE = lazyRegexp(`^[0-9]{8}T[0-9]{6}Z\.json$`)
+
 // readReports reads the reports of nodes under prefix, within the bounds
 // above, the bodies not read before from cache (by key and ETag).
 func (e *Env) readReports(ctx context.Context, prefix, owner string, nodes []ExpectedNode, cache map[string][]byte) ([]ReportObject, error) {
@@ -194,6 +198,9 @@ func (e *Env) readReports(ctx context.Context, prefix, owner string, nodes []Exp
 		if err != nil {
 			return nil, fmt.Errorf("node %d (%s): %w", n.Index, n.InstanceID, err)
 		}
+		// Only keys of the form hwprobe writes (TIME.json) are read: what
+		// else lies there counts toward the bound and is not read.
+		keys = slices.DeleteFunc(keys, func(k cloud.ReportKey) bool { return !reportKeyRE().MatchString(k.Rel) })
 		slices.SortFunc(keys, func(a, b cloud.ReportKey) int { return b.LastModified.Compare(a.LastModified) })
 		for _, k := range keys[:min(len(keys), MaxReportBodiesPerNode)] {
 			id := k.Key + "\x00" + k.ETag
