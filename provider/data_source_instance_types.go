@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/mlplatform/mlplatform/internal/catalog"
@@ -105,13 +106,23 @@ func (d *instanceTypesDataSource) Read(ctx context.Context, req datasource.ReadR
 // by every data source with the same filter, and the reflection of
 // State.Set over it cost more than the rest of the read.
 func readInstanceTypes(ctx context.Context, meta *Meta, memo *instanceTypesMemo, config tftypes.Value) (tftypes.Value, error) {
+	vals, _, err := readInstanceTypesAttrs(ctx, meta, memo, config)
+	if err != nil {
+		return tftypes.Value{}, err
+	}
+	return tftypes.NewValue(config.Type(), vals), nil
+}
+
+// readInstanceTypesAttrs is readInstanceTypes as the state's attributes, and
+// the answer they hold (whose encoding protocolServer keeps).
+func readInstanceTypesAttrs(ctx context.Context, meta *Meta, memo *instanceTypesMemo, config tftypes.Value) (map[string]tftypes.Value, instanceTypesAnswer, error) {
 	var vals map[string]tftypes.Value
 	if err := config.As(&vals); err != nil {
-		return tftypes.Value{}, fmt.Errorf("decoding the configuration: %w", err)
+		return nil, instanceTypesAnswer{}, fmt.Errorf("decoding the configuration: %w", err)
 	}
 	listType, ok := vals["instance_types"].Type().(tftypes.List)
 	if !ok {
-		return tftypes.Value{}, fmt.Errorf("instance_types is not a list in the schema")
+		return nil, instanceTypesAnswer{}, fmt.Errorf("instance_types is not a list in the schema")
 	}
 	f := catalog.Filter{
 		GPUModel:        tfString(vals["gpu_model"]),
@@ -127,9 +138,9 @@ func readInstanceTypes(ctx context.Context, meta *Meta, memo *instanceTypesMemo,
 	if v, ok := tfBool(vals["efa"]); ok {
 		f.EFA = &v
 	}
-	cat, err := meta.Catalog(ctx)
+	cat, err := memo.catalog(ctx, meta, f)
 	if err != nil {
-		return tftypes.Value{}, err
+		return nil, instanceTypesAnswer{}, err
 	}
 	region := meta.Region()
 	efa := "any"
@@ -148,7 +159,7 @@ func readInstanceTypes(ctx context.Context, meta *Meta, memo *instanceTypesMemo,
 	vals["instance_types"] = ans.rows
 	vals["catalog_as_of"] = tftypes.NewValue(tftypes.String, cat.AsOf())
 	vals["catalog_live"] = tftypes.NewValue(tftypes.Bool, cat.Live())
-	return tftypes.NewValue(config.Type(), vals), nil
+	return vals, ans, nil
 }
 
 // tfString, tfInt, tfBool and tfStrings read a configuration value; null
@@ -198,6 +209,35 @@ func tfStrings(v tftypes.Value) []string {
 // instanceTypesAnswer is the computed part of one filter's answer.
 type instanceTypesAnswer struct {
 	names, rows tftypes.Value
+	// enc holds their msgpack encoding once asked (see encoded).
+	enc *answerEncoding
+}
+
+type answerEncoding struct {
+	once        sync.Once
+	names, rows []byte
+	err         error
+}
+
+// encoded returns the msgpack encoding of names and rows (as in a
+// tfprotov6.DynamicValue), computed once per answer: every data source
+// with the same filter sends the same bytes.
+func (a instanceTypesAnswer) encoded() (names, rows []byte, err error) {
+	e := a.enc
+	if e == nil {
+		e = &answerEncoding{}
+	}
+	e.once.Do(func() {
+		var n, r tfprotov6.DynamicValue
+		if n, e.err = tfprotov6.NewDynamicValue(a.names.Type(), a.names); e.err != nil {
+			return
+		}
+		if r, e.err = tfprotov6.NewDynamicValue(a.rows.Type(), a.rows); e.err != nil {
+			return
+		}
+		e.names, e.rows = n.MsgPack, r.MsgPack
+	})
+	return e.names, e.rows, e.err
 }
 
 // instanceTypesMemo keeps the answer of each filter for the life of the
@@ -209,6 +249,10 @@ type instanceTypesAnswer struct {
 type instanceTypesMemo struct {
 	mu      sync.Mutex
 	answers map[instanceTypesKey]instanceTypesAnswer
+
+	embeddedOnce sync.Once
+	embedded     *catalog.Catalog
+	embeddedErr  error
 }
 
 type instanceTypesKey struct {
@@ -218,6 +262,28 @@ type instanceTypesKey struct {
 
 func newInstanceTypesMemo() *instanceTypesMemo {
 	return &instanceTypesMemo{answers: map[instanceTypesKey]instanceTypesAnswer{}}
+}
+
+// catalog is the catalog a read with filter f needs: the types that can
+// match f refreshed from EC2 (catalog.Candidates: a lookup by GPU asks EC2
+// about the GPU types only), or the whole catalog.
+func (m *instanceTypesMemo) catalog(ctx context.Context, meta *Meta, f catalog.Filter) (*catalog.Catalog, error) {
+	var embedded *catalog.Catalog
+	var err error
+	if m == nil {
+		embedded, err = catalog.Embedded()
+	} else {
+		m.embeddedOnce.Do(func() { m.embedded, m.embeddedErr = catalog.Embedded() })
+		embedded, err = m.embedded, m.embeddedErr
+	}
+	if err != nil {
+		return nil, err
+	}
+	names, all := embedded.Candidates(f)
+	if all || len(names) == 0 {
+		return meta.Catalog(ctx)
+	}
+	return meta.CatalogFor(ctx, names...)
 }
 
 func (m *instanceTypesMemo) answer(cat *catalog.Catalog, id string, compute func() instanceTypesAnswer) instanceTypesAnswer {
@@ -248,6 +314,7 @@ func newInstanceTypesAnswer(found []catalog.InstanceType, region string, elem tf
 	return instanceTypesAnswer{
 		names: tftypes.NewValue(tftypes.List{ElementType: tftypes.String}, names),
 		rows:  tftypes.NewValue(tftypes.List{ElementType: elem}, rows),
+		enc:   &answerEncoding{},
 	}
 }
 

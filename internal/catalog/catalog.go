@@ -215,6 +215,27 @@ type Filter struct {
 	OfferedOnly     bool     // offered in Region (or the catalog's region)
 }
 
+// Candidates returns the names of the types of c that can match f once
+// refreshed from EC2, so that a load for f (Source.LoadTypes) asks EC2
+// about those types only; all is true when any type can match (then load
+// the whole catalog). Only a GPU criterion narrows the set. Live data wins
+// for the GPU model, count and memory, so every type c lists with GPUs is a
+// candidate whatever its GPUs here; but the GPUs of an instance type are
+// part of what the type is, so a type c lists without GPUs never matches a
+// GPU criterion.
+func (c *Catalog) Candidates(f Filter) (names []string, all bool) {
+	if f.GPUModel == "" && f.MinGPUCount <= 0 && f.MinGPUMemoryGiB <= 0 {
+		return nil, true
+	}
+	names = []string{}
+	for _, n := range c.names {
+		if c.types[n].GPU != nil {
+			names = append(names, n)
+		}
+	}
+	return names, false
+}
+
 // Find returns the instance types that match f, ordered by family, then
 // vCPUs, memory and name.
 func (c *Catalog) Find(f Filter) []InstanceType {

@@ -8,9 +8,11 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,8 +23,10 @@ import (
 )
 
 // fakeEC2 serves offerings in pages of pageSize and instance types by name,
-// and counts calls.
+// and counts calls. Zone names are asked beside the offerings: its methods
+// may be called at once.
 type fakeEC2 struct {
+	mu        sync.Mutex
 	offerings []types.InstanceTypeOffering
 	infos     map[string]types.InstanceTypeInfo
 	pageSize  int
@@ -34,6 +38,8 @@ type fakeEC2 struct {
 }
 
 func (f *fakeEC2) DescribeInstanceTypeOfferings(_ context.Context, in *ec2.DescribeInstanceTypeOfferingsInput, _ ...func(*ec2.Options)) (*ec2.DescribeInstanceTypeOfferingsOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.calls["offerings"]++
 	if f.failOn == "offerings" {
 		return nil, errors.New("UnauthorizedOperation")
@@ -69,6 +75,8 @@ func (f *fakeEC2) DescribeInstanceTypeOfferings(_ context.Context, in *ec2.Descr
 }
 
 func (f *fakeEC2) DescribeInstanceTypes(_ context.Context, in *ec2.DescribeInstanceTypesInput, _ ...func(*ec2.Options)) (*ec2.DescribeInstanceTypesOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.calls["types"]++
 	if f.failOn == "types" {
 		return nil, errors.New("throttled")
@@ -92,6 +100,8 @@ func (f *fakeEC2) DescribeInstanceTypes(_ context.Context, in *ec2.DescribeInsta
 type fakeEC2WithZones struct{ *fakeEC2 }
 
 func (f fakeEC2WithZones) DescribeAvailabilityZones(_ context.Context, _ *ec2.DescribeAvailabilityZonesInput, _ ...func(*ec2.Options)) (*ec2.DescribeAvailabilityZonesOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.calls["zones"]++
 	return &ec2.DescribeAvailabilityZonesOutput{AvailabilityZones: []types.AvailabilityZone{
 		{ZoneId: aws.String("mec1-az1"), ZoneName: aws.String("me-central-1a")},
@@ -313,6 +323,29 @@ func TestLoadMoto(t *testing.T) {
 	}
 	if len(p5en.ZoneNames) == 0 {
 		t.Error("no zone names recorded")
+	}
+
+	// Candidates: EC2 gives no GPUs to a type the embedded data lists
+	// without, and the candidates' catalog answers GPU filters as the whole
+	// one does.
+	base := embedded(t)
+	for _, n := range base.Names() {
+		b, _ := base.Lookup(n)
+		if l, _ := c.Lookup(n); b.GPU == nil && l.GPU != nil {
+			t.Errorf("%s: EC2 reports %+v, the embedded data no GPUs", n, *l.GPU)
+		}
+	}
+	for count := 1; count <= 8; count++ {
+		f := Filter{MinGPUCount: count, OfferedOnly: true}
+		names, _ := base.Candidates(f)
+		src := &Source{API: client, Region: "me-central-1", ZoneNames: func(ctx context.Context) (map[string]string, error) { return describeZoneNames(ctx, client) }}
+		part, err := src.LoadTypes(ctx, names...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := part.Find(f), c.Find(f); !reflect.DeepEqual(got, want) || len(want) == 0 {
+			t.Errorf("at least %d GPUs: the candidates' catalog finds %v, the whole catalog %v", count, typeNames(got), typeNames(want))
+		}
 	}
 }
 

@@ -31,6 +31,13 @@ type Source struct {
 	known map[string]facts
 	zones map[string]string
 	full  *Catalog
+	// partial is the catalog LoadTypes last merged, still current while
+	// nothing was learnt since (learnt counts what ensure added): every
+	// LoadTypes answered from what the Source already knows returns the
+	// same catalog, which callers may key memos on.
+	partial   *Catalog
+	partialAt int
+	learnt    int
 }
 
 // Load returns the catalog with every embedded type refreshed.
@@ -74,7 +81,10 @@ func (s *Source) LoadTypes(ctx context.Context, names ...string) (*Catalog, erro
 	if err := s.ensure(ctx, want); err != nil {
 		return nil, err
 	}
-	return merge(base, s.Region, s.known, s.zones), nil
+	if s.partial == nil || s.partialAt != s.learnt {
+		s.partial, s.partialAt = merge(base, s.Region, s.known, s.zones), s.learnt
+	}
+	return s.partial, nil
 }
 
 func (s *Source) embedded() (*Catalog, error) {
@@ -106,6 +116,7 @@ func (s *Source) ensure(ctx context.Context, names []string) error {
 		return nil
 	}
 	slices.Sort(missing)
+	s.learnt++
 	cached, cachedZones := s.Cache.get(s.Key, missing)
 	for n, f := range cached {
 		s.known[n] = f
@@ -114,6 +125,21 @@ func (s *Source) ensure(ctx context.Context, names []string) error {
 		s.zones = cachedZones
 	}
 	missing = slices.DeleteFunc(missing, func(n string) bool { _, ok := cached[n]; return ok })
+	// Zone names are asked once per Source when the cache holds none fresh,
+	// beside the facts: neither call needs the other's answer.
+	var zoneNames chan map[string]string
+	if s.zones == nil && s.ZoneNames != nil {
+		zoneNames = make(chan map[string]string, 1)
+		zctx, cancel := context.WithCancel(ctx)
+		defer cancel() // a failed fetch need not wait for the zones
+		go func() {
+			z, err := s.ZoneNames(zctx)
+			if err != nil {
+				z = nil
+			}
+			zoneNames <- z
+		}()
+	}
 	now := s.now().UTC()
 	var fetched map[string]facts
 	if len(missing) > 0 {
@@ -125,10 +151,9 @@ func (s *Source) ensure(ctx context.Context, names []string) error {
 			s.known[n] = f
 		}
 	}
-	// Zone names are asked once per Source when the cache holds none fresh.
 	var newZones map[string]string
-	if s.zones == nil && s.ZoneNames != nil {
-		if z, err := s.ZoneNames(ctx); err == nil {
+	if zoneNames != nil {
+		if z := <-zoneNames; z != nil {
 			s.zones, newZones = z, z
 		}
 	}
