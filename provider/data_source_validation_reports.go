@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/mlplatform/mlplatform/internal/platform"
@@ -27,6 +28,8 @@ type validationReportsModel struct {
 	Name                types.String       `tfsdk:"name"`
 	ReportsS3URI        types.String       `tfsdk:"reports_s3_uri"`
 	TrustedCertificates types.String       `tfsdk:"trusted_certificates"`
+	Profile             types.String       `tfsdk:"profile"`
+	MaxAge              types.String       `tfsdk:"max_age"`
 	Reports             []validationReport `tfsdk:"reports"`
 }
 
@@ -70,6 +73,8 @@ func (d *validationReportsDataSource) Schema(_ context.Context, _ datasource.Sch
 			"id":                   str("The reports prefix read."),
 			"name":                 schema.StringAttribute{Required: true, MarkdownDescription: "Name of the cluster (its reports are under `<reports_s3_uri>/<name>/`)."},
 			"reports_s3_uri":       schema.StringAttribute{Required: true, MarkdownDescription: "The validation block's `reports_s3_uri`."},
+			"profile":              schema.StringAttribute{Optional: true, MarkdownDescription: "The profile the reports must be against, as the gate requires: a cluster's or footprint's `validation_profile`. Reports against another profile are ignored. Unset: reports of any profile."},
+			"max_age":              schema.StringAttribute{Optional: true, MarkdownDescription: "Ignore reports S3 stored longer ago than this, e.g. `24h`. Unset: any age."},
 			"trusted_certificates": schema.StringAttribute{Optional: true, MarkdownDescription: "PEM certificates that verify the identity documents (the validation block's `trusted_certificates`). Unset: the AWS certificate embedded for the provider's region, where there is one."},
 			"reports": schema.ListNestedAttribute{
 				Computed:            true,
@@ -121,7 +126,16 @@ func (d *validationReportsDataSource) Read(ctx context.Context, req datasource.R
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	nodes, err := d.meta.ValidationReports(ctx, v.ReportsS3URI, m.Name.ValueString(), v.TrustedCertificates)
+	q := platform.ReportsQuery{Profile: m.Profile.ValueString()}
+	if s := m.MaxAge.ValueString(); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			resp.Diagnostics.AddAttributeError(path.Root("max_age"), "Invalid max_age", fmt.Sprintf("%q is not a positive duration such as 24h or 90m.", s))
+			return
+		}
+		q.MaxAge = d
+	}
+	nodes, err := d.meta.ValidationReports(ctx, v.ReportsS3URI, m.Name.ValueString(), v.TrustedCertificates, q)
 	if err != nil {
 		resp.Diagnostics.AddError(fmt.Sprintf("reading validation reports (%s)", m.Name.ValueString()), err.Error())
 		return

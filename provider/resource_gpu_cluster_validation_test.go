@@ -145,10 +145,39 @@ func TestAccGPUCluster_validationPass(t *testing.T) {
 data "mlplatform_validation_reports" "test" {
   name                 = mlplatform_gpu_cluster.test.name
   reports_s3_uri       = "s3://uae-hwprobe-reports/clusters/"
-  trusted_certificates = %q
+  trusted_certificates = %[1]q
+}
+
+# Narrowed as the gate narrows: the cluster's profile (its reports), another
+# profile (none), and an age no report is young enough for.
+data "mlplatform_validation_reports" "profile" {
+  name                 = mlplatform_gpu_cluster.test.name
+  reports_s3_uri       = "s3://uae-hwprobe-reports/clusters/"
+  trusted_certificates = %[1]q
+  profile              = mlplatform_gpu_cluster.test.validation_profile
+  max_age              = "24h"
+}
+
+data "mlplatform_validation_reports" "other" {
+  name                 = mlplatform_gpu_cluster.test.name
+  reports_s3_uri       = "s3://uae-hwprobe-reports/clusters/"
+  trusted_certificates = %[1]q
+  profile              = "name = \"another\"\n"
+}
+
+data "mlplatform_validation_reports" "old" {
+  name                 = mlplatform_gpu_cluster.test.name
+  reports_s3_uri       = "s3://uae-hwprobe-reports/clusters/"
+  trusted_certificates = %[1]q
+  max_age              = "1ms"
 }
 `, p.Signer.CertPEM),
 			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr("data.mlplatform_validation_reports.profile", "reports.0.status", "pass"),
+				resource.TestCheckResourceAttr("data.mlplatform_validation_reports.profile", "reports.1.status", "pass"),
+				resource.TestCheckResourceAttr("data.mlplatform_validation_reports.other", "reports.0.status", "missing"),
+				resource.TestCheckResourceAttr("data.mlplatform_validation_reports.other", "reports.1.status", "missing"),
+				resource.TestCheckResourceAttr("data.mlplatform_validation_reports.old", "reports.0.status", "missing"),
 				resource.TestCheckResourceAttr("data.mlplatform_validation_reports.test", "id", "s3://uae-hwprobe-reports/clusters/"+name+"/"),
 				resource.TestCheckResourceAttr("data.mlplatform_validation_reports.test", "reports.#", "2"),
 				resource.TestCheckResourceAttr("data.mlplatform_validation_reports.test", "reports.0.status", "pass"),
