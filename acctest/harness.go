@@ -19,6 +19,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"io"
 	"net"
 	"net/http"
@@ -562,3 +563,7 @@ func Of(t testing.TB) *Harness {
 		name = name[:i]
 	}
 }
+
+// EC2 is the EC2 SDK client of c, for a test's own calls (the clients hold
+// their SDK clients behind handles that forward only what the core calls).
+func EC2(c *cloud.Clients) *ec2.Client { return cloud.EC2SDK(c.EC2) }

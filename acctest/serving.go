@@ -48,9 +48,18 @@ func (h *Harness) ScheduledActions(ctx context.Context, resourceID string) ([]st
 	return lines, nil
 }
 
+// AlarmAPI is what the alarm helpers and tests use of CloudWatch: the
+// SDK client, or the core's handle on it.
+type AlarmAPI interface {
+	DeleteAlarms(ctx context.Context, in *cloudwatch.DeleteAlarmsInput, o ...func(*cloudwatch.Options)) (*cloudwatch.DeleteAlarmsOutput, error)
+	PutMetricAlarm(ctx context.Context, in *cloudwatch.PutMetricAlarmInput, o ...func(*cloudwatch.Options)) (*cloudwatch.PutMetricAlarmOutput, error)
+	DescribeAlarms(ctx context.Context, in *cloudwatch.DescribeAlarmsInput, o ...func(*cloudwatch.Options)) (*cloudwatch.DescribeAlarmsOutput, error)
+	ListTagsForResource(ctx context.Context, in *cloudwatch.ListTagsForResourceInput, o ...func(*cloudwatch.Options)) (*cloudwatch.ListTagsForResourceOutput, error)
+}
+
 // DescribeAlarm returns the metric alarm of the name and its tags, or nil
 // when there is none.
-func DescribeAlarm(ctx context.Context, cw *cloudwatch.Client, name string) (*cwtypes.MetricAlarm, map[string]string, error) {
+func DescribeAlarm(ctx context.Context, cw AlarmAPI, name string) (*cwtypes.MetricAlarm, map[string]string, error) {
 	out, err := cw.DescribeAlarms(ctx, &cloudwatch.DescribeAlarmsInput{AlarmNames: []string{name}})
 	if err != nil {
 		return nil, nil, err
@@ -67,7 +76,7 @@ func DescribeAlarm(ctx context.Context, cw *cloudwatch.Client, name string) (*cw
 }
 
 // AlarmTags returns the tags of alarm a.
-func AlarmTags(ctx context.Context, cw *cloudwatch.Client, a cwtypes.MetricAlarm) (map[string]string, error) {
+func AlarmTags(ctx context.Context, cw AlarmAPI, a cwtypes.MetricAlarm) (map[string]string, error) {
 	out, err := cw.ListTagsForResource(ctx, &cloudwatch.ListTagsForResourceInput{ResourceARN: a.AlarmArn})
 	if err != nil {
 		return nil, err

@@ -229,7 +229,7 @@ func TestAccModules_gpuTrainingCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if n, err := liveNodes(c.EC2, "uae-llm-train"); err != nil || n != 2 {
+	if n, err := liveNodes(acctest.EC2(c), "uae-llm-train"); err != nil || n != 2 {
 		t.Errorf("want 2 live nodes in EC2, found %d (%v)", n, err)
 	}
 
@@ -284,7 +284,7 @@ func TestAccModules_gpuTrainingCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	destroyed = true
-	if n, err := liveNodes(c.EC2, "uae-llm-train"); err != nil || n != 0 {
+	if n, err := liveNodes(acctest.EC2(c), "uae-llm-train"); err != nil || n != 0 {
 		t.Errorf("%d nodes of uae-llm-train left after destroy (%v)", n, err)
 	}
 }
@@ -735,7 +735,7 @@ func TestAccModules_uaeMLPlatform(t *testing.T) {
 	if _, err := c.SageMaker.DescribeFeatureGroup(ctx, &sagemaker.DescribeFeatureGroupInput{FeatureGroupName: aws.String(features)}); err != nil {
 		t.Errorf("feature group %s: %v", features, err)
 	}
-	if n, err := liveNodes(c.EC2, "uae-ml-train"); err != nil || n != 0 {
+	if n, err := liveNodes(acctest.EC2(c), "uae-ml-train"); err != nil || n != 0 {
 		t.Errorf("%d training nodes with training off (%v)", n, err)
 	}
 

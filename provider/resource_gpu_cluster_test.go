@@ -56,7 +56,7 @@ func ec2Client(t *testing.T, h *acctest.Harness) *ec2.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c.EC2
+	return acctest.EC2(c)
 }
 
 // fixtureEnv is the core over fixture clients (marked as such in the shim's

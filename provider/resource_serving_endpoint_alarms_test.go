@@ -41,7 +41,7 @@ func standardAlarmsHCL(latencyMs float64) string {
 
 // cwFixture is a CloudWatch client through the harness, for a test's own
 // calls (marked as fixture calls).
-func cwFixture(t *testing.T, h *acctest.Harness) (*cloudwatch.Client, context.Context, context.CancelFunc) {
+func cwFixture(t *testing.T, h *acctest.Harness) (acctest.AlarmAPI, context.Context, context.CancelFunc) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	c, err := h.Clients(ctx, acctest.Region)

@@ -82,7 +82,7 @@ func newFixtures(t *testing.T, h *acctest.Harness) *fixtures {
 		t.Fatalf("finding the default VPC: %v", err)
 	}
 	f.vpcID = aws.ToString(vpcs.Vpcs[0].VpcId)
-	if f.defaultSubnets, err = defaultSubnetsByZone(ctx, c.EC2); err != nil {
+	if f.defaultSubnets, err = defaultSubnetsByZone(ctx, acctest.EC2(c)); err != nil {
 		t.Fatalf("finding the default subnets: %v", err)
 	}
 	h.Shim.ResetLog()

@@ -21,7 +21,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/applicationautoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
-	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -161,22 +160,22 @@ func retryer(l Limits) func() aws.Retryer {
 type Clients struct {
 	Region    string
 	AWS       aws.Config
-	EC2       *ec2.Client
-	S3        *s3.Client
-	KMS       *kms.Client
-	SageMaker *sagemaker.Client
-	SSM       *ssm.Client
-	STS       *sts.Client
+	EC2       EC2Client
+	S3        S3Client
+	KMS       KMSClient
+	SageMaker SageMakerClient
+	SSM       SSMClient
+	STS       STSClient
 	// AutoScaling is EC2 Auto Scaling (CPU footprints).
-	AutoScaling *autoscaling.Client
+	AutoScaling AutoScalingClient
 	// AppAutoScaling is Application Auto Scaling (serving variants).
-	AppAutoScaling *applicationautoscaling.Client
+	AppAutoScaling AppAutoScalingClient
 
 	// CloudWatch (serving endpoints' standard alarms) is built on first
 	// use: see the CloudWatch method.
 	cwEndpoint string
 	cwOnce     sync.Once
-	cw         *cloudwatch.Client
+	cw         CloudWatchClient
 }
 
 // New loads the standard AWS configuration (credential chain, AWS_ENDPOINT_URL
@@ -214,48 +213,48 @@ func New(ctx context.Context, cfg Config) (*Clients, error) {
 		Region:     cfg.Region,
 		AWS:        awsCfg,
 		cwEndpoint: cfg.Endpoints["cloudwatch"],
-		EC2: ec2.NewFromConfig(awsCfg, func(o *ec2.Options) {
+		EC2: NewEC2Client(ec2.NewFromConfig(awsCfg, func(o *ec2.Options) {
 			if u := ep("ec2"); u != nil {
 				o.BaseEndpoint = u
 			}
-		}),
-		S3: s3.NewFromConfig(awsCfg, func(o *s3.Options) {
+		})),
+		S3: NewS3Client(s3.NewFromConfig(awsCfg, func(o *s3.Options) {
 			if u := ep("s3"); u != nil {
 				o.BaseEndpoint = u
 			}
 			// Emulators and VPC endpoints given by URL serve path-style requests.
 			o.UsePathStyle = o.BaseEndpoint != nil || awsCfg.BaseEndpoint != nil || os.Getenv("AWS_ENDPOINT_URL_S3") != ""
-		}),
-		KMS: kms.NewFromConfig(awsCfg, func(o *kms.Options) {
+		})),
+		KMS: NewKMSClient(kms.NewFromConfig(awsCfg, func(o *kms.Options) {
 			if u := ep("kms"); u != nil {
 				o.BaseEndpoint = u
 			}
-		}),
-		SageMaker: sagemaker.NewFromConfig(awsCfg, func(o *sagemaker.Options) {
+		})),
+		SageMaker: NewSageMakerClient(sagemaker.NewFromConfig(awsCfg, func(o *sagemaker.Options) {
 			if u := ep("sagemaker"); u != nil {
 				o.BaseEndpoint = u
 			}
-		}),
-		SSM: ssm.NewFromConfig(awsCfg, func(o *ssm.Options) {
+		})),
+		SSM: NewSSMClient(ssm.NewFromConfig(awsCfg, func(o *ssm.Options) {
 			if u := ep("ssm"); u != nil {
 				o.BaseEndpoint = u
 			}
-		}),
-		STS: sts.NewFromConfig(awsCfg, func(o *sts.Options) {
+		})),
+		STS: NewSTSClient(sts.NewFromConfig(awsCfg, func(o *sts.Options) {
 			if u := ep("sts"); u != nil {
 				o.BaseEndpoint = u
 			}
-		}),
-		AutoScaling: autoscaling.NewFromConfig(awsCfg, func(o *autoscaling.Options) {
+		})),
+		AutoScaling: NewAutoScalingClient(autoscaling.NewFromConfig(awsCfg, func(o *autoscaling.Options) {
 			if u := ep("autoscaling"); u != nil {
 				o.BaseEndpoint = u
 			}
-		}),
-		AppAutoScaling: applicationautoscaling.NewFromConfig(awsCfg, func(o *applicationautoscaling.Options) {
+		})),
+		AppAutoScaling: NewAppAutoScalingClient(applicationautoscaling.NewFromConfig(awsCfg, func(o *applicationautoscaling.Options) {
 			if u := ep("applicationautoscaling"); u != nil {
 				o.BaseEndpoint = u
 			}
-		}),
+		})),
 	}, nil
 }
 
@@ -272,16 +271,16 @@ func (c *Clients) ForRegion(region string) *Clients {
 		Region:      region,
 		AWS:         cfg,
 		cwEndpoint:  c.cwEndpoint,
-		EC2:         ec2.NewFromConfig(cfg, func(o *ec2.Options) { *o = c.EC2.Options(); o.Region = region }),
-		S3:          s3.NewFromConfig(cfg, func(o *s3.Options) { *o = c.S3.Options(); o.Region = region }),
-		KMS:         kms.NewFromConfig(cfg, func(o *kms.Options) { *o = c.KMS.Options(); o.Region = region }),
-		SageMaker:   sagemaker.NewFromConfig(cfg, func(o *sagemaker.Options) { *o = c.SageMaker.Options(); o.Region = region }),
-		SSM:         ssm.NewFromConfig(cfg, func(o *ssm.Options) { *o = c.SSM.Options(); o.Region = region }),
-		STS:         sts.NewFromConfig(cfg, func(o *sts.Options) { *o = c.STS.Options(); o.Region = region }),
-		AutoScaling: autoscaling.NewFromConfig(cfg, func(o *autoscaling.Options) { *o = c.AutoScaling.Options(); o.Region = region }),
-		AppAutoScaling: applicationautoscaling.NewFromConfig(cfg, func(o *applicationautoscaling.Options) {
+		EC2:         NewEC2Client(ec2.NewFromConfig(cfg, func(o *ec2.Options) { *o = c.EC2.Options(); o.Region = region })),
+		S3:          NewS3Client(s3.NewFromConfig(cfg, func(o *s3.Options) { *o = c.S3.Options(); o.Region = region })),
+		KMS:         NewKMSClient(kms.NewFromConfig(cfg, func(o *kms.Options) { *o = c.KMS.Options(); o.Region = region })),
+		SageMaker:   NewSageMakerClient(sagemaker.NewFromConfig(cfg, func(o *sagemaker.Options) { *o = c.SageMaker.Options(); o.Region = region })),
+		SSM:         NewSSMClient(ssm.NewFromConfig(cfg, func(o *ssm.Options) { *o = c.SSM.Options(); o.Region = region })),
+		STS:         NewSTSClient(sts.NewFromConfig(cfg, func(o *sts.Options) { *o = c.STS.Options(); o.Region = region })),
+		AutoScaling: NewAutoScalingClient(autoscaling.NewFromConfig(cfg, func(o *autoscaling.Options) { *o = c.AutoScaling.Options(); o.Region = region })),
+		AppAutoScaling: NewAppAutoScalingClient(applicationautoscaling.NewFromConfig(cfg, func(o *applicationautoscaling.Options) {
 			*o = c.AppAutoScaling.Options()
 			o.Region = region
-		}),
+		})),
 	}
 }

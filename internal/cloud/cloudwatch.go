@@ -38,8 +38,8 @@ func newCloudWatch(cfg aws.Config, endpoint string) *cloudwatch.Client {
 
 // CloudWatch returns the CloudWatch client, built on first use: only
 // serving endpoints with standard alarms need it.
-func (c *Clients) CloudWatch() *cloudwatch.Client {
-	c.cwOnce.Do(func() { c.cw = newCloudWatch(c.AWS, c.cwEndpoint) })
+func (c *Clients) CloudWatch() CloudWatchClient {
+	c.cwOnce.Do(func() { c.cw = NewCloudWatchClient(newCloudWatch(c.AWS, c.cwEndpoint)) })
 	return c.cw
 }
 

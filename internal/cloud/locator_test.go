@@ -343,14 +343,14 @@ func TestNewLocatorBuildsRegionalClients(t *testing.T) {
 	if l.s3("me-central-1") != LocatorS3API(c.S3) || l.ec2("me-central-1") != LocatorEC2API(c.EC2) {
 		t.Error("home region does not reuse the configured clients")
 	}
-	eu := l.s3("eu-west-1").(*s3.Client)
+	eu := l.s3("eu-west-1").(S3Client)
 	if eu.Options().Region != "eu-west-1" || l.s3("eu-west-1") != LocatorS3API(eu) {
 		t.Error("regional S3 client not built once for eu-west-1")
 	}
-	if e := l.ec2("eu-west-1").(*ec2.Client); e.Options().Region != "eu-west-1" {
+	if e := l.ec2("eu-west-1").(EC2Client); e.Options().Region != "eu-west-1" {
 		t.Errorf("regional EC2 client in %s", e.Options().Region)
 	}
-	if k := l.kms("eu-west-1").(*kms.Client); k.Options().Region != "eu-west-1" {
+	if k := l.kms("eu-west-1").(KMSClient); k.Options().Region != "eu-west-1" {
 		t.Errorf("regional KMS client in %s", k.Options().Region)
 	}
 }
