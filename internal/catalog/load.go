@@ -13,13 +13,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
 )
 
-// EC2API is the EC2 subset Load calls. *ec2.Client satisfies it.
+// EC2API is the EC2 subset Load calls. *ec2.Client and the core's cloud.EC2Client satisfy it.
 type EC2API interface {
 	DescribeInstanceTypes(ctx context.Context, in *ec2.DescribeInstanceTypesInput, opts ...func(*ec2.Options)) (*ec2.DescribeInstanceTypesOutput, error)
 	DescribeInstanceTypeOfferings(ctx context.Context, in *ec2.DescribeInstanceTypeOfferingsInput, opts ...func(*ec2.Options)) (*ec2.DescribeInstanceTypeOfferingsOutput, error)
 }
 
-// zoneNamer is optional: when the EC2API also lists zones (as *ec2.Client
+// zoneNamer is optional: when the EC2API also lists zones (as *ec2.Client and cloud.EC2Client
 // does), Load records zone names beside zone ids with one extra call.
 type zoneNamer interface {
 	DescribeAvailabilityZones(ctx context.Context, in *ec2.DescribeAvailabilityZonesInput, opts ...func(*ec2.Options)) (*ec2.DescribeAvailabilityZonesOutput, error)

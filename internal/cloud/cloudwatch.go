@@ -14,7 +14,7 @@ import (
 )
 
 // ServingAlarmAPI is the part of the CloudWatch API the serving endpoint's
-// standard alarms use. *cloudwatch.Client implements it.
+// standard alarms use. CloudWatchClient (the handle on *cloudwatch.Client) implements it.
 type ServingAlarmAPI interface {
 	PutMetricAlarm(ctx context.Context, in *cloudwatch.PutMetricAlarmInput, opts ...func(*cloudwatch.Options)) (*cloudwatch.PutMetricAlarmOutput, error)
 	DescribeAlarms(ctx context.Context, in *cloudwatch.DescribeAlarmsInput, opts ...func(*cloudwatch.Options)) (*cloudwatch.DescribeAlarmsOutput, error)

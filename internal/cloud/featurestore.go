@@ -16,7 +16,7 @@ import (
 )
 
 // FeatureStoreAPI is the part of the SageMaker API the feature store verbs
-// use. *sagemaker.Client implements it.
+// use. SageMakerClient (the handle on *sagemaker.Client) implements it.
 type FeatureStoreAPI interface {
 	CreateFeatureGroup(ctx context.Context, in *sagemaker.CreateFeatureGroupInput, opts ...func(*sagemaker.Options)) (*sagemaker.CreateFeatureGroupOutput, error)
 	DescribeFeatureGroup(ctx context.Context, in *sagemaker.DescribeFeatureGroupInput, opts ...func(*sagemaker.Options)) (*sagemaker.DescribeFeatureGroupOutput, error)

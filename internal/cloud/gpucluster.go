@@ -124,7 +124,7 @@ func (c *GPUCluster) Empty() bool {
 }
 
 // GPUClusterAPI is every EC2 call the GPU cluster verbs make. Each verb
-// declares the narrower interface it needs; *ec2.Client satisfies all.
+// declares the narrower interface it needs; EC2Client (the handle on *ec2.Client) satisfies all.
 type GPUClusterAPI interface {
 	FindGPUClusterAPI
 	EnsurePlacementGroupAPI

@@ -15,7 +15,7 @@ import (
 )
 
 // ServingAPI is the part of the SageMaker API the serving endpoint verbs use.
-// *sagemaker.Client implements it.
+// SageMakerClient (the handle on *sagemaker.Client) implements it.
 type ServingAPI interface {
 	CreateModel(ctx context.Context, in *sagemaker.CreateModelInput, opts ...func(*sagemaker.Options)) (*sagemaker.CreateModelOutput, error)
 	DescribeModel(ctx context.Context, in *sagemaker.DescribeModelInput, opts ...func(*sagemaker.Options)) (*sagemaker.DescribeModelOutput, error)

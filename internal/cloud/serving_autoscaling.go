@@ -14,7 +14,7 @@ import (
 )
 
 // ServingScalingAPI is the part of the Application Auto Scaling API the
-// serving endpoint verbs use. *applicationautoscaling.Client implements it.
+// serving endpoint verbs use. AppAutoScalingClient (the handle on *applicationautoscaling.Client) implements it.
 type ServingScalingAPI interface {
 	RegisterScalableTarget(ctx context.Context, in *applicationautoscaling.RegisterScalableTargetInput, opts ...func(*applicationautoscaling.Options)) (*applicationautoscaling.RegisterScalableTargetOutput, error)
 	DeregisterScalableTarget(ctx context.Context, in *applicationautoscaling.DeregisterScalableTargetInput, opts ...func(*applicationautoscaling.Options)) (*applicationautoscaling.DeregisterScalableTargetOutput, error)
