@@ -140,7 +140,11 @@ func (m *Moto) waitReady(ctx context.Context) error {
 		if resp, err := client.Do(req); err == nil {
 			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
+			// Only this moto's own answer counts: the port was free when
+			// it was picked, but another test's shim or moto may have been
+			// given it since, and would answer /moto-api/ too (this moto
+			// then fails to bind and exits). This moto says it listens.
+			if resp.StatusCode == http.StatusOK && strings.Contains(m.log.String(), "Running on "+m.URL) {
 				return nil
 			}
 		}
