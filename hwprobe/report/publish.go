@@ -45,49 +45,96 @@ var ErrWrongRegion = errors.New("outside the profile's region")
 // is written once and never overwritten, so Publish does not retry.
 var ErrReportExists = errors.New("a report already exists at this key, and reports are never overwritten")
 
-// Publish writes r as JSON to t, encrypted with SSE-KMS, after checking
-// that the bucket and the KMS key are in t.Region. The write is
+// Publish writes r as JSON (Encode) to t, encrypted with SSE-KMS, after
+// checking that the bucket and the KMS key are in t.Region. The write is
 // conditional (If-None-Match: *): when the key exists, nothing is written
 // and the error is ErrReportExists. When t.BucketOwner is set, the bucket
 // must belong to that account. It returns the object URI written.
 func Publish(ctx context.Context, api S3, t Target, r Report) (string, error) {
-	if t.Region == "" {
-		return "", errors.New("publish: no region: the profile must declare host.region")
-	}
-	bucket, key, err := profile.SplitS3URI(t.URI)
+	body, err := Encode(r)
 	if err != nil {
 		return "", fmt.Errorf("publish: %w", err)
+	}
+	return PublishBody(ctx, api, t, r, body, nil)
+}
+
+// Encode is the report as Publish writes it: indented JSON. A reader that
+// checks an attestation hashes these bytes exactly as stored.
+func Encode(r Report) ([]byte, error) {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode report: %w", err)
+	}
+	return b, nil
+}
+
+// AttestationSuffix ends the key of the attestation document that vouches
+// for a report: <report key>.nitrotpm.
+const AttestationSuffix = ".nitrotpm"
+
+// PublishBody writes body, the encoded report r (Encode), as Publish does,
+// to the key r gives. When attestation is not nil, it is written first,
+// under the same rules (SSE-KMS, written once, the bucket owner), to the
+// report's key plus AttestationSuffix with content type application/cose,
+// so a report never stands without the document that vouches for it; the
+// report is then written only when the document was. It returns the
+// report's object URI.
+func PublishBody(ctx context.Context, api S3, t Target, r Report, body, attestation []byte) (string, error) {
+	bucket, key, owner, err := locate(ctx, api, t)
+	if err != nil {
+		return "", err
+	}
+	key = objectKey(key, r)
+	if attestation != nil {
+		if err := put(ctx, api, t, bucket, key+AttestationSuffix, owner, "application/cose", attestation); err != nil {
+			return "", err
+		}
+	}
+	if err := put(ctx, api, t, bucket, key, owner, "application/json", body); err != nil {
+		return "", err
+	}
+	return "s3://" + bucket + "/" + key, nil
+}
+
+// locate checks t: its URI, its KMS key's region and its bucket's region.
+// It returns the bucket, the key or prefix, and the expected bucket owner.
+func locate(ctx context.Context, api S3, t Target) (bucket, key string, owner *string, err error) {
+	if t.Region == "" {
+		return "", "", nil, errors.New("publish: no region: the profile must declare host.region")
+	}
+	bucket, key, err = profile.SplitS3URI(t.URI)
+	if err != nil {
+		return "", "", nil, fmt.Errorf("publish: %w", err)
 	}
 	if strings.HasPrefix(t.KMSKeyID, "arn:") {
 		a, err := residency.ParseKMSKeyARN(t.KMSKeyID)
 		if err != nil || a.Region == "" {
-			return "", fmt.Errorf("publish: %q is not a KMS key ARN with a region", t.KMSKeyID)
+			return "", "", nil, fmt.Errorf("publish: %q is not a KMS key ARN with a region", t.KMSKeyID)
 		}
 		if a.Region != t.Region {
-			return "", fmt.Errorf("publish: KMS key region %s is %w %s", a.Region, ErrWrongRegion, t.Region)
+			return "", "", nil, fmt.Errorf("publish: KMS key region %s is %w %s", a.Region, ErrWrongRegion, t.Region)
 		}
 	}
-	var owner *string
 	if t.BucketOwner != "" {
 		owner = aws.String(t.BucketOwner)
 	}
 	loc, err := api.GetBucketLocation(ctx, &s3.GetBucketLocationInput{Bucket: aws.String(bucket), ExpectedBucketOwner: owner})
 	if err != nil {
-		return "", fmt.Errorf("publish: locate bucket %s: %w", bucket, err)
+		return "", "", nil, fmt.Errorf("publish: locate bucket %s: %w", bucket, err)
 	}
 	if got := residency.BucketLocationRegion(string(loc.LocationConstraint)); got != t.Region {
-		return "", fmt.Errorf("publish: bucket %s is in %s, %w %s", bucket, got, ErrWrongRegion, t.Region)
+		return "", "", nil, fmt.Errorf("publish: bucket %s is in %s, %w %s", bucket, got, ErrWrongRegion, t.Region)
 	}
-	key = objectKey(key, r)
-	body, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return "", fmt.Errorf("publish: encode report: %w", err)
-	}
+	return bucket, key, owner, nil
+}
+
+// put writes one object once, SSE-KMS encrypted.
+func put(ctx context.Context, api S3, t Target, bucket, key string, owner *string, contentType string, body []byte) error {
 	in := &s3.PutObjectInput{
 		Bucket:               aws.String(bucket),
 		Key:                  aws.String(key),
 		Body:                 bytes.NewReader(body),
-		ContentType:          aws.String("application/json"),
+		ContentType:          aws.String(contentType),
 		ServerSideEncryption: types.ServerSideEncryptionAwsKms,
 		IfNoneMatch:          aws.String("*"), // written once: never replace an object
 		ExpectedBucketOwner:  owner,
@@ -97,11 +144,11 @@ func Publish(ctx context.Context, api S3, t Target, r Report) (string, error) {
 	}
 	if _, err := api.PutObject(ctx, in); err != nil {
 		if keyExists(err) {
-			return "", fmt.Errorf("publish: s3://%s/%s: %w (%w)", bucket, key, ErrReportExists, err)
+			return fmt.Errorf("publish: s3://%s/%s: %w (%w)", bucket, key, ErrReportExists, err)
 		}
-		return "", fmt.Errorf("publish: put s3://%s/%s: %w", bucket, key, err)
+		return fmt.Errorf("publish: put s3://%s/%s: %w", bucket, key, err)
 	}
-	return "s3://" + bucket + "/" + key, nil
+	return nil
 }
 
 // keyExists reports whether err is S3's answer to a conditional write whose

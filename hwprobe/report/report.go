@@ -17,12 +17,16 @@ const SchemaVersion = "hwprobe.mlplatform.io/report/v1"
 
 // Report is what a node publishes after validation.
 type Report struct {
-	Schema      string           `json:"schema"`
-	GeneratedAt time.Time        `json:"generated_at"`
-	Version     string           `json:"hwprobe_version,omitempty"`
-	Profile     *ProfileRef      `json:"profile,omitempty"`
-	Validation  *validate.Result `json:"validation,omitempty"`
-	Inventory   *probe.Inventory `json:"inventory"`
+	Schema      string    `json:"schema"`
+	GeneratedAt time.Time `json:"generated_at"`
+	// Challenge is the validation gate's challenge this report answers (64
+	// lowercase hex characters, from the instance tag ChallengeTag); empty
+	// in a report nobody asked for (the boot-time report).
+	Challenge  string           `json:"challenge,omitempty"`
+	Version    string           `json:"hwprobe_version,omitempty"`
+	Profile    *ProfileRef      `json:"profile,omitempty"`
+	Validation *validate.Result `json:"validation,omitempty"`
+	Inventory  *probe.Inventory `json:"inventory"`
 	// Identity is the instance identity document and its rsa2048 signature,
 	// verbatim, so a reader can check where the report was produced.
 	Identity *probe.Identity `json:"identity,omitempty"`
