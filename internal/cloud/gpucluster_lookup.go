@@ -131,6 +131,8 @@ type Image struct {
 	Name           string
 	Architecture   string
 	RootDeviceName string
+	// TPMSupport is "v2.0" when the image's instances get a NitroTPM.
+	TPMSupport string
 }
 
 // IsSSMImage reports whether image names an SSM parameter rather than an AMI:
@@ -168,5 +170,5 @@ func ResolveImage(ctx context.Context, ec2api FindImageAPI, ssmapi SSMParameterA
 		return Image{}, fmt.Errorf("image %s: %w", id, ErrNotFound)
 	}
 	im := out.Images[0]
-	return Image{ID: id, Name: aws.ToString(im.Name), Architecture: string(im.Architecture), RootDeviceName: aws.ToString(im.RootDeviceName)}, nil
+	return Image{ID: id, Name: aws.ToString(im.Name), Architecture: string(im.Architecture), RootDeviceName: aws.ToString(im.RootDeviceName), TPMSupport: string(im.TpmSupport)}, nil
 }

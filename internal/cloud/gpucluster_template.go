@@ -154,6 +154,9 @@ func (t NodeTemplate) launchTemplateData(clusterTags map[string]string) *types.R
 			HttpTokens:              types.LaunchTemplateHttpTokensStateRequired,
 			HttpEndpoint:            types.LaunchTemplateInstanceMetadataEndpointStateEnabled,
 			HttpPutResponseHopLimit: aws.Int32(2),
+			// The validation gate's challenge reaches the node as an
+			// instance tag, read from the metadata service.
+			InstanceMetadataTags: types.LaunchTemplateInstanceMetadataTagsStateEnabled,
 		},
 		TagSpecifications: []types.LaunchTemplateTagSpecificationRequest{
 			{ResourceType: types.ResourceTypeInstance, Tags: ec2TagList(tags)},

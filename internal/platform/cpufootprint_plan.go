@@ -31,6 +31,10 @@ type CPUFootprintPlan struct {
 	// allowed zone offering the type; nil when not known at plan.
 	SubnetIDs []string
 	ImageID   string // the resolved AMI; "" when not known at plan
+	// Attested is true when the gate requires NitroTPM-attested reports
+	// (planAttestation); imageTPM is the image's TpmSupport.
+	Attested bool
+	imageTPM string
 	// TagsAll are tags over the default tags; nil when not known at plan.
 	TagsAll map[string]string
 	// Change is set when a prior record was given: what applying does.
@@ -163,7 +167,7 @@ func (e *Env) planCPUFootprint(ctx context.Context, spec CPUFootprintSpec) (*CPU
 		case err != nil:
 			return nil, err
 		default:
-			p.ImageID, rootDevice = im.ID, im.RootDeviceName
+			p.ImageID, rootDevice, p.imageTPM = im.ID, im.RootDeviceName, im.TPMSupport
 		}
 	}
 	p.TagsAll = e.PlannedTagsAll(spec.Tags, spec.known("tags") && len(spec.unknownTagKeys()) == 0)

@@ -101,6 +101,9 @@ func (e *Env) planFootprintValidation(ctx context.Context, spec CPUFootprintSpec
 		p.Problems = append(p.Problems, Problem{Path: "validation.trusted_certificates", Summary: "No trusted certificates",
 			Detail: "The gate verifies each instance's signed identity document: set validation.trusted_certificates (or the provider's validation_trusted_certificates) to AWS's RSA-2048 certificate for the region (PEM, from the EC2 documentation \"Verify the instance identity document\")."})
 	}
+	var attestProblems []Problem
+	p.Attested, attestProblems = planAttestation(v, p.ImageID, p.imageTPM, spec.Known)
+	p.Problems = append(p.Problems, attestProblems...)
 	if !p.Decided || !spec.validationKnown() || !spec.Known("name") || !spec.Known("user_data") {
 		return nil
 	}
@@ -178,7 +181,7 @@ func (e *Env) gateCPUFootprint(ctx context.Context, spec CPUFootprintSpec, plan 
 	resource := "CPU footprint " + spec.Name
 	res, err := e.runGate(ctx, gateRun{
 		Resource: resource, Spec: v, Profile: plan.Profile, Prefix: v.ReportsPrefix(spec.Name),
-		Progress: o.progress,
+		Progress: o.progress, Attested: plan.Attested,
 		Nodes: func(ctx context.Context) ([]ExpectedNode, int, error) {
 			g, err := cloud.FindFootprintGroup(ctx, e.Clients.AutoScaling, group)
 			if errors.Is(err, cloud.ErrNotFound) {

@@ -22,6 +22,10 @@ type GPUClusterPlan struct {
 	FallbackZones []string // further zone ids to try on capacity errors (zone_fallback)
 	SubnetID      string   // the subnet in ZoneID, when resolved
 	ImageID       string   // the resolved AMI, when Image is known
+	// Attested is true when the gate requires NitroTPM-attested reports
+	// (planAttestation); imageTPM is the image's TpmSupport.
+	Attested bool
+	imageTPM string
 	EFAInterfaces int      // per node
 	Type          GPUTypeInfo
 	Template      cloud.NodeTemplate // complete when every value is known
@@ -275,7 +279,7 @@ func (e *Env) planGPUCluster(ctx context.Context, spec GPUClusterSpec) (*GPUClus
 		case err != nil:
 			return nil, err
 		default:
-			p.ImageID = im.ID
+			p.ImageID, p.imageTPM = im.ID, im.TPMSupport
 			p.Template.RootDeviceName = im.RootDeviceName
 		}
 	}

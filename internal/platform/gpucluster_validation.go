@@ -36,6 +36,9 @@ func (e *Env) planValidation(ctx context.Context, spec GPUClusterSpec, p *GPUClu
 			Detail: fmt.Sprintf("The gate verifies each node's signed identity document. mlplatform carries AWS's RSA-2048 certificates for %s, not for %s: set validation.trusted_certificates to AWS's RSA-2048 certificate for the region (PEM, from %s).",
 				strings.Join(DefaultCertificateRegions(), ", "), e.Region(), AWSIdentityCertificatesSource)})
 	}
+	var attestProblems []Problem
+	p.Attested, attestProblems = planAttestation(v, p.ImageID, p.imageTPM, spec.Known)
+	p.Problems = append(p.Problems, attestProblems...)
 	known := spec.validationKnown() && spec.Known("name") && spec.Known("instance_type") && spec.Known("user_data") &&
 		spec.Known("efa_interfaces") && len(p.allowedOffered) > 0
 	if !known || p.Type.Name == "" {
@@ -92,7 +95,7 @@ func (e *Env) gateGPUCluster(ctx context.Context, spec GPUClusterSpec, plan *GPU
 	resource := "GPU cluster " + spec.Name
 	res, err := e.runGate(ctx, gateRun{
 		Resource: resource, Spec: v, Profile: plan.Profile, Prefix: v.ReportsPrefix(spec.Name),
-		Progress: o.progress,
+		Progress: o.progress, Attested: plan.Attested,
 		Nodes:    func(context.Context) ([]ExpectedNode, int, error) { return expectedNodes(out), 0, nil },
 		Replace: func(ctx context.Context, res GateResult, used int) error {
 			var ids []cloud.GPUNode
@@ -184,34 +187,68 @@ const (
 var reportKeyRE = lazyRegexp(`^[0-9]{8}T[0-9]{6}Z\.json$`)
 
 // readReports reads the reports of nodes under prefix, within the bounds
-// above, the bodies not read before from cache (by key and ETag).
-func (e *Env) readReports(ctx context.Context, prefix, owner string, nodes []ExpectedNode, cache map[string][]byte) ([]ReportObject, error) {
+// above, the bodies not read before from cache (by key and ETag). Of a
+// gate with a challenge it lists only what was written after the challenge
+// was issued; of a gate that requires attestation it reads each report's
+// attestation document too (counted in the bound of bodies).
+func (e *Env) readReports(ctx context.Context, prefix string, g *Gate, nodes []ExpectedNode, cache map[string][]byte) ([]ReportObject, error) {
+	owner := g.AccountID
 	var out []ReportObject
+	get := func(k cloud.ReportKey) ([]byte, error) {
+		id := k.Key + "\x00" + k.ETag
+		if body, ok := cache[id]; ok {
+			return body, nil
+		}
+		body, err := cloud.GetReport(ctx, e.Clients.S3, prefix, k.Key, owner)
+		if err == nil {
+			cache[id] = body
+		}
+		return body, err
+	}
 	for _, n := range nodes {
 		l := cloud.ReportListing{Max: MaxReportsPerNode, Owner: owner}
-		if !n.LaunchTime.IsZero() {
+		since := n.LaunchTime
+		if g.Issued.After(since) {
+			since = g.Issued
+		}
+		if !since.IsZero() {
 			// Keys name when the report was generated, which must be after
-			// the launch: earlier keys are not this launch's.
-			l.StartAfter = n.LaunchTime.Add(-clockSkew).UTC().Format(ReportKeyTime)
+			// the launch (and the challenge): earlier keys are not this
+			// launch's (or apply's).
+			l.StartAfter = since.Add(-clockSkew).UTC().Format(ReportKeyTime)
 		}
 		keys, err := cloud.ListReports(ctx, e.Clients.S3, strings.TrimSuffix(prefix, "/")+"/"+n.InstanceID+"/", l)
 		if err != nil {
 			return nil, fmt.Errorf("node %d (%s): %w", n.Index, n.InstanceID, err)
 		}
+		attestations := map[string]cloud.ReportKey{}
+		for _, k := range keys {
+			if rel, ok := strings.CutSuffix(k.Rel, AttestationSuffix); ok {
+				attestations[rel] = k
+			}
+		}
 		// Only keys of the form hwprobe writes (TIME.json) are read: what
 		// else lies there counts toward the bound and is not read.
 		keys = slices.DeleteFunc(keys, func(k cloud.ReportKey) bool { return !reportKeyRE().MatchString(k.Rel) })
 		slices.SortFunc(keys, func(a, b cloud.ReportKey) int { return b.LastModified.Compare(a.LastModified) })
-		for _, k := range keys[:min(len(keys), MaxReportBodiesPerNode)] {
-			id := k.Key + "\x00" + k.ETag
-			body, ok := cache[id]
-			if !ok {
-				if body, err = cloud.GetReport(ctx, e.Clients.S3, prefix, k.Key, owner); err != nil {
+		reads := 0
+		for _, k := range keys {
+			if reads >= MaxReportBodiesPerNode {
+				break
+			}
+			body, err := get(k)
+			if err != nil {
+				return nil, err
+			}
+			reads++
+			o := ReportObject{Key: n.InstanceID + "/" + k.Rel, LastModified: k.LastModified, Body: body}
+			if a, ok := attestations[k.Rel]; ok && g.Attest && reads < MaxReportBodiesPerNode {
+				if o.Attestation, err = get(a); err != nil {
 					return nil, err
 				}
-				cache[id] = body
+				reads++
 			}
-			out = append(out, ReportObject{Key: n.InstanceID + "/" + k.Rel, LastModified: k.LastModified, Body: body})
+			out = append(out, o)
 		}
 	}
 	return out, nil

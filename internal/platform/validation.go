@@ -114,6 +114,13 @@ type ValidationSpec struct {
 	// TrustedCertificates (PEM) verify the nodes' identity documents; empty
 	// takes the provider's.
 	TrustedCertificates string
+	// Attestation is AttestationAuto (""), AttestationNitroTPM or
+	// AttestationNone: whether the gate requires each report to come with
+	// a NitroTPM attestation document (validation_attestation.go).
+	Attestation string
+	// AttestationRoots (PEM) are the roots attestation documents must
+	// chain to; empty: AWS's Nitro root, embedded.
+	AttestationRoots string
 }
 
 // WithDefaults returns v with every unset value at its default.
@@ -233,6 +240,7 @@ func (v ValidationSpec) Validate(prefix string, known func(string) bool) []Probl
 	if k("hwprobe_sha256") && v.HwprobeS3URI == "" && v.HwprobeSHA256 != "" && k("hwprobe_s3_uri") {
 		add("hwprobe_sha256", "Checksum without a location", "hwprobe_sha256 checks the binary fetched from hwprobe_s3_uri: set hwprobe_s3_uri, or remove hwprobe_sha256 to use the hwprobe on the image.")
 	}
+	ps = append(ps, v.validateAttestation(prefix, k)...)
 	if k("trusted_certificates") && v.TrustedCertificates != "" {
 		if _, err := parseTrusted(v.TrustedCertificates); err != nil {
 			add("trusted_certificates", "Invalid trusted certificates", fmt.Sprintf("%v: give one or more PEM CERTIFICATE blocks (AWS's RSA-2048 certificate for the region).", err))

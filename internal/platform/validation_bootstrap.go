@@ -28,6 +28,10 @@ const (
 	// bootstrapBoundary separates the parts; it cannot occur in them (the
 	// profile is base64, the script is ours, the user's part is checked).
 	bootstrapBoundary = "MLPLATFORM-HWPROBE-BOUNDARY-7c1f"
+	// challengeUnit is the systemd service that answers the gate's
+	// challenges (hwprobe report serve).
+	challengeUnit     = "mlplatform-hwprobe-challenge.service"
+	challengeUnitPath = "/etc/systemd/system/" + challengeUnit
 	// BootstrapScriptMarker begins the bootstrap's script part.
 	BootstrapScriptMarker = "# mlplatform validation bootstrap"
 )
@@ -180,6 +184,15 @@ func bootstrapScript(in BootstrapInput) string {
 	s.WriteString("if [ ! -s \"$report\" ]; then log 'hwprobe wrote no report'; exit 2; fi\n")
 	s.WriteString("if ! \"$hwprobe\" report publish --profile \"$profile\" --report \"$report\"; then log 'cannot publish the report'; exit 2; fi\n")
 	s.WriteString("log 'report published'\n")
+	// From now on hwprobe answers the challenge each gate issues (an
+	// instance tag), from the report validated above: a service that
+	// outlives this script and a reboot.
+	s.WriteString("serve=\"$hwprobe report serve --profile $profile --report $report\"\n")
+	s.WriteString("if command -v systemctl >/dev/null 2>&1 && [ -d /etc/systemd/system ]; then\n")
+	s.WriteString("  printf '[Unit]\\nDescription=mlplatform hwprobe: answers the validation gate'\\''s challenges\\nAfter=network-online.target\\n[Service]\\nExecStart=%s\\nRestart=always\\nRestartSec=5\\n[Install]\\nWantedBy=multi-user.target\\n' \"$serve\" >" + challengeUnitPath + "\n")
+	s.WriteString("  systemctl daemon-reload && systemctl enable --now " + challengeUnit + " || log 'cannot start the challenge service'\n")
+	s.WriteString("else\n  nohup $serve >>/var/log/" + challengeUnit + ".log 2>&1 &\nfi\n")
+	s.WriteString("log 'answering validation challenges'\n")
 	if l := in.Lifecycle; l != nil {
 		// No completion (hwprobe could not run or publish) is the hook's
 		// default result when its heartbeat runs out: ABANDON.

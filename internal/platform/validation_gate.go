@@ -53,6 +53,9 @@ type ReportObject struct {
 	Key          string
 	LastModified time.Time
 	Body         []byte
+	// Attestation is the NitroTPM attestation document stored beside the
+	// report (Key + AttestationSuffix), nil when there is none.
+	Attestation []byte
 }
 
 // Gate judges the reports of one resource's nodes.
@@ -67,6 +70,16 @@ type Gate struct {
 	// ZoneIDs maps the region's zone names to zone ids.
 	ZoneIDs map[string]string
 	Policy  *residency.Policy
+	// Challenge is the gate's challenge (validation_attestation.go): a
+	// report must answer it. nil: none is required (the data source).
+	Challenge []byte
+	// Issued is when the challenge was issued: the reports answering it
+	// are newer, and only those are listed.
+	Issued time.Time
+	// Attest requires each report to come with a NitroTPM attestation
+	// document that chains to AttestRoots.
+	Attest      bool
+	AttestRoots *x509.CertPool
 }
 
 // ProfileSHA256 is the checksum a report carries for profile text.
@@ -87,6 +100,10 @@ type NodeVerdict struct {
 	Failures []string
 	// Rejected are the reports refused, each with why.
 	Rejected []string
+	// Ignored are reports passed over because they do not answer the
+	// gate's challenge, each with why: not this apply's evidence, but
+	// what a node that never answers left (or what was replayed).
+	Ignored []string
 	// ReportKey is the report judged, relative to the prefix.
 	ReportKey                      string
 	AttestedRegion, AttestedZoneID string
@@ -136,7 +153,9 @@ const ReportSchema = "hwprobe.mlplatform.io/report/v1"
 type NodeReport struct {
 	Schema      string    `json:"schema"`
 	GeneratedAt time.Time `json:"generated_at"`
-	Profile     *struct {
+	// Challenge is the gate's challenge the report answers (hex).
+	Challenge string `json:"challenge,omitempty"`
+	Profile   *struct {
 		SHA256 string `json:"sha256"`
 	} `json:"profile,omitempty"`
 	Validation *struct {
@@ -268,8 +287,16 @@ func (g *Gate) judge(n ExpectedNode, objs []ReportObject) NodeVerdict {
 		if g.ProfileSHA256 != "" && (r.Profile == nil || r.Profile.SHA256 != g.ProfileSHA256) {
 			continue // validated against another profile
 		}
+		if err := g.checkChallenge(r); err != nil {
+			v.Ignored = append(v.Ignored, o.Key+": "+err.Error())
+			continue
+		}
 		att, err := g.attest(n, r)
 		if err != nil {
+			reject(o, "%v", err)
+			continue
+		}
+		if err := g.checkAttestation(n, o); err != nil {
 			reject(o, "%v", err)
 			continue
 		}
@@ -415,6 +442,9 @@ func (e *GateError) Error() string {
 				continue
 			}
 			fmt.Fprintf(&b, "\n  node %d (%s) never reported", n.Index, n.InstanceID)
+			if len(n.Ignored) > 0 {
+				fmt.Fprintf(&b, " an answer to this apply's challenge (its newest report passed over: %s)", n.Ignored[0])
+			}
 			// The console output stays out of the error, which CI logs
 			// keep: it is in the provider's log, and one command away.
 			if c := strings.TrimSpace(e.Console[n.InstanceID]); c != "" {
@@ -458,6 +488,8 @@ type gateRun struct {
 	Spec     ValidationSpec // with defaults
 	Profile  string         // the profile text the nodes were given
 	Prefix   string         // the reports prefix, s3://bucket/prefix/NAME/
+	// Attested requires NitroTPM-attested reports (planAttestation).
+	Attested bool
 	Progress func(format string, args ...any)
 	// Nodes lists the nodes to judge at this look; launching counts the
 	// nodes expected that are not listed yet (the gate cannot pass while
@@ -476,9 +508,25 @@ func (e *Env) runGate(ctx context.Context, r gateRun) (GateResult, error) {
 	if err != nil {
 		return GateResult{}, err
 	}
+	if gate.Challenge, err = newChallenge(); err != nil {
+		return GateResult{}, err
+	}
+	gate.Issued = time.Now()
+	if gate.Attest = r.Attested; gate.Attest {
+		if gate.AttestRoots, err = attestationRoots(r.Spec.AttestationRoots); err != nil {
+			return GateResult{}, err
+		}
+		if r.Progress != nil {
+			r.Progress("%s: validation: reports must be attested by each node's NitroTPM", r.Resource)
+		}
+	}
+	issued := map[string]bool{}
 	cache := map[string][]byte{}
 	return e.gateLoop(ctx, r, gate, func(ctx context.Context, nodes []ExpectedNode) ([]ReportObject, error) {
-		return e.readReports(ctx, r.Prefix, gate.AccountID, nodes, cache)
+		if err := issueChallenge(ctx, e.Clients.EC2, gate.Challenge, nodes, issued); err != nil {
+			return nil, err
+		}
+		return e.readReports(ctx, r.Prefix, gate, nodes, cache)
 	})
 }
 

@@ -43,7 +43,7 @@ func (e *Env) ValidationReports(ctx context.Context, reportsS3URI, name, trusted
 	for i, id := range ids {
 		nodes[i] = ExpectedNode{Index: -1, InstanceID: id}
 	}
-	reports, err := e.readReports(ctx, prefix, gate.AccountID, nodes, map[string][]byte{})
+	reports, err := e.readReports(ctx, prefix, gate, nodes, map[string][]byte{})
 	if err != nil {
 		return nil, err
 	}

@@ -228,6 +228,8 @@ type gateFixture struct {
 	// generated is the reports' generated_at (zero: 3 minutes after
 	// launch).
 	generated time.Time
+	// challenge, when set, is the challenge the reports answer (hex).
+	challenge string
 }
 
 type check struct {
@@ -274,6 +276,9 @@ func (f *gateFixture) report(docInstance, account, az string, sign *acctest.Node
 		"validation":   map[string]any{"checks": checks, "summary": map[string]int{"pass": pass, "fail": fail}, "exit_code": exit},
 		"inventory":    map[string]any{},
 		"identity":     map[string]any{"document": string(doc), "rsa2048": sig},
+	}
+	if f.challenge != "" {
+		r["challenge"] = f.challenge
 	}
 	b, err := json.Marshal(r)
 	if err != nil {

@@ -1,0 +1,55 @@
+package platform
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestPlanAttestation: the plan says when evidence will not be
+// hardware-attested, refuses nitrotpm on an image without NitroTPM, and
+// decides nothing while the image or the mode is known only at apply.
+func TestPlanAttestation(t *testing.T) {
+	all := func(string) bool { return true }
+	tests := []struct {
+		name, mode, image, tpm string
+		known                  func(string) bool
+		attested               bool
+		want                   string // "" no problem; "warning: ..." or "error: ..."
+	}{
+		{name: "auto, image with NitroTPM", mode: "", image: "ami-1", tpm: "v2.0", known: all, attested: true},
+		{name: "auto, image without", mode: "auto", image: "ami-1", known: all, want: "warning: Image ami-1 has no NitroTPM"},
+		{name: "auto, image known at apply", mode: "auto", known: all},
+		{name: "nitrotpm, image with", mode: "nitrotpm", image: "ami-1", tpm: "v2.0", known: all, attested: true},
+		{name: "nitrotpm, image without", mode: "nitrotpm", image: "ami-1", known: all, attested: true, want: "error: attestation = \"nitrotpm\" needs an image with NitroTPM: ami-1"},
+		{name: "nitrotpm, image known at apply", mode: "nitrotpm", known: all, attested: true},
+		{name: "none", mode: "none", image: "ami-1", tpm: "v2.0", known: all, want: "warning: attestation = \"none\""},
+		{name: "mode known at apply", mode: "", image: "ami-1", known: func(p string) bool { return p != "validation.attestation" }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := &ValidationSpec{Wait: true, Attestation: tt.mode}
+			attested, ps := planAttestation(v, tt.image, tt.tpm, tt.known)
+			if attested != tt.attested {
+				t.Errorf("attested = %v, want %v", attested, tt.attested)
+			}
+			var got string
+			if len(ps) > 0 {
+				kind := "error: "
+				if ps[0].Warning {
+					kind = "warning: "
+				}
+				got = kind + ps[0].Detail
+				if ps[0].Path != "validation.attestation" {
+					t.Errorf("path = %s", ps[0].Path)
+				}
+			}
+			if (tt.want == "") != (got == "") || !strings.HasPrefix(got, tt.want) {
+				t.Errorf("problem = %q, want %q", got, tt.want)
+			}
+		})
+	}
+	// Without the gate (wait = false) nothing is said.
+	if a, ps := planAttestation(&ValidationSpec{Attestation: "none"}, "ami-1", "", all); a || ps != nil {
+		t.Errorf("no wait: %v %v", a, ps)
+	}
+}
