@@ -73,6 +73,7 @@ func Start(ctx context.Context, opts Options) (*Harness, error) {
 	}
 	RegisterSageMakerFeatureGroups(s)
 	RegisterEC2GPUCluster(s)
+	RegisterEC2ImageTPM(s)
 	RegisterSSMPublicParameters(s)
 	endpoints := RegisterSageMakerEndpoints(s)
 	return &Harness{URL: s.URL, Moto: m, Shim: s, Refreshes: RegisterAutoScalingRefreshes(s), SageMakerEndpoints: endpoints}, nil

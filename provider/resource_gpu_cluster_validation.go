@@ -28,6 +28,8 @@ type gpuValidationModel struct {
 	HwprobeS3URI        types.String `tfsdk:"hwprobe_s3_uri"`
 	HwprobeSHA256       types.String `tfsdk:"hwprobe_sha256"`
 	TrustedCertificates types.String `tfsdk:"trusted_certificates"`
+	Attestation         types.String `tfsdk:"attestation"`
+	AttestationRoots    types.String `tfsdk:"attestation_roots"`
 }
 
 type gpuBenchmarkModel struct {
@@ -45,6 +47,7 @@ var (
 		"level": types.StringType, "checks": types.ListType{ElemType: types.StringType}, "benchmarks": types.ListType{ElemType: gpuBenchmarkType},
 		"reports_s3_uri": types.StringType, "reports_kms_key_arn": types.StringType, "hwprobe_s3_uri": types.StringType,
 		"hwprobe_sha256": types.StringType, "trusted_certificates": types.StringType,
+		"attestation": types.StringType, "attestation_roots": types.StringType,
 	}
 	gpuValidationResultType = types.ObjectType{AttrTypes: map[string]attr.Type{
 		"index": types.Int64Type, "instance_id": types.StringType, "status": types.StringType, "summary": types.StringType,
@@ -84,6 +87,10 @@ func gpuValidationSchema() map[string]schema.Attribute {
 				"hwprobe_s3_uri":       schema.StringAttribute{Optional: true, MarkdownDescription: "In-region S3 location of the hwprobe binary; the node checks `hwprobe_sha256` before running it. Default: hwprobe already on the image at `/usr/local/bin/hwprobe`."},
 				"hwprobe_sha256":       schema.StringAttribute{Optional: true, MarkdownDescription: "SHA-256 of the binary at `hwprobe_s3_uri` (64 hex digits)."},
 				"trusted_certificates": schema.StringAttribute{Optional: true, MarkdownDescription: "PEM certificates that verify the nodes' signed identity documents: AWS's RSA-2048 certificate for the region. Unset: the AWS certificate embedded for the provider's region (us-east-1, us-west-2, eu-central-1; none for me-central-1, where this must be set). A report whose identity does not verify, or is another instance's, account's, region's or zone's, is rejected."},
+				"attestation": schema.StringAttribute{Optional: true, MarkdownDescription: "Whether each report must be attested by the node's NitroTPM. Every apply's gate issues a challenge (the instance tag `" + platform.ChallengeTag + "`, read by the node from its metadata service) that each report must answer. " +
+					"`auto` (default): required when the image supports NitroTPM (TpmSupport `v2.0`, UEFI boot); otherwise the plan warns that the evidence is not hardware-attested. `nitrotpm`: required; an image without NitroTPM fails the plan. `none`: not required (the plan warns). " +
+					"An attested report comes with a NitroTPM attestation document (`<report key>.nitrotpm`) whose nonce is the challenge and whose user data is the SHA-256 of the report as stored; a report changed after the node wrote it, or attested under another root, instance or challenge, is rejected."},
+				"attestation_roots": schema.StringAttribute{Optional: true, MarkdownDescription: "PEM root certificates attestation documents must chain to. Unset: the AWS Nitro root certificate embedded in the provider (AWS Nitro Enclaves root G1)."},
 			},
 		},
 		"validation_profile": schema.StringAttribute{Computed: true, MarkdownDescription: "The hwprobe profile (HCL) every node is validated against, rendered from the declaration; known at plan when its inputs are."},
@@ -165,6 +172,8 @@ func gpuValidationSpec(ctx context.Context, o types.Object, s *platform.GPUClust
 	v.HwprobeS3URI = str("hwprobe_s3_uri", m.HwprobeS3URI)
 	v.HwprobeSHA256 = str("hwprobe_sha256", m.HwprobeSHA256)
 	v.TrustedCertificates = str("trusted_certificates", m.TrustedCertificates)
+	v.Attestation = str("attestation", m.Attestation)
+	v.AttestationRoots = str("attestation_roots", m.AttestationRoots)
 	return v
 }
 

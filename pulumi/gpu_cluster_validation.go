@@ -26,6 +26,8 @@ type GpuValidation struct {
 	HwprobeS3URI        *string        `pulumi:"hwprobeS3Uri,optional"`
 	HwprobeSHA256       *string        `pulumi:"hwprobeSha256,optional"`
 	TrustedCertificates *string        `pulumi:"trustedCertificates,optional"`
+	Attestation         *string        `pulumi:"attestation,optional"`
+	AttestationRoots    *string        `pulumi:"attestationRoots,optional"`
 }
 
 // GpuBenchmark is one benchmark of the validation gate with its
@@ -65,6 +67,9 @@ func (v *GpuValidation) Annotate(a infer.Annotator) {
 	a.Describe(&v.HwprobeS3URI, "In-region S3 location of the hwprobe binary. Default: hwprobe on the image at `/usr/local/bin/hwprobe`.")
 	a.Describe(&v.HwprobeSHA256, "SHA-256 of the binary at `hwprobeS3Uri`.")
 	a.Describe(&v.TrustedCertificates, "PEM certificates that verify the nodes' signed identity documents (AWS's RSA-2048 certificate for the region). Unset: the AWS certificate embedded for the provider's region (us-east-1, us-west-2, eu-central-1; none for me-central-1, where this must be set).")
+	a.Describe(&v.Attestation, "Whether each report must be attested by the node's NitroTPM (every update's gate issues a challenge, the instance tag `"+platform.ChallengeTag+"`, each report must answer). "+
+		"`auto` (default): required when the image supports NitroTPM, else the preview warns that the evidence is not hardware-attested; `nitrotpm`: required, an image without NitroTPM fails the preview; `none`: not required (a warning).")
+	a.Describe(&v.AttestationRoots, "PEM root certificates attestation documents must chain to. Unset: the AWS Nitro root certificate embedded in the provider.")
 }
 
 // validationSpec translates the block; nil without one.
@@ -74,7 +79,8 @@ func (v *GpuValidation) validationSpec(s *platform.GPUClusterSpec) *platform.Val
 	}
 	out := &platform.ValidationSpec{Wait: platform.DefaultValidationWait, OnFailure: deref(v.OnFailure), MaxReplacements: v.MaxReplacements,
 		Level: deref(v.Level), Checks: v.Checks, ReportsS3URI: deref(v.ReportsS3URI), ReportsKMSKeyARN: deref(v.ReportsKMSKeyARN),
-		HwprobeS3URI: deref(v.HwprobeS3URI), HwprobeSHA256: deref(v.HwprobeSHA256), TrustedCertificates: deref(v.TrustedCertificates)}
+		HwprobeS3URI: deref(v.HwprobeS3URI), HwprobeSHA256: deref(v.HwprobeSHA256), TrustedCertificates: deref(v.TrustedCertificates),
+		Attestation: deref(v.Attestation), AttestationRoots: deref(v.AttestationRoots)}
 	if v.Wait != nil {
 		out.Wait = *v.Wait
 	}
