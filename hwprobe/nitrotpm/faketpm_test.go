@@ -24,9 +24,9 @@ type fakeTPM struct {
 	t         *testing.T
 	ek        *rsa.PrivateKey
 	bufMax    uint32
-	noVendor  bool                          // answer the vendor command as a TPM without it
+	noVendor  bool                            // answer the vendor command as a TPM without it
 	sign      func(nonce, user []byte) []byte // nil: answer an NSM error
-	taken     map[uint32]bool               // NV indices defined by someone else
+	taken     map[uint32]bool                 // NV indices defined by someone else
 	nv        map[uint32]*fakeNV
 	objects   map[uint32]bool
 	sessions  map[uint32]*fakeSession

@@ -91,4 +91,3 @@ func randomBytes(rnd io.Reader, n int) ([]byte, error) {
 	_, err := io.ReadFull(rnd, b)
 	return b, err
 }
-
