@@ -9,6 +9,11 @@ import (
 	"strings"
 )
 
+// SignerEnvVar names the file (MarshalPEM's) whose signer a test build of
+// hwprobe (tag hwprobe_nvmlmock) uses in place of the NitroTPM. Release
+// builds ignore it.
+const SignerEnvVar = "HWPROBE_NITROTPM_TEST_SIGNER"
+
 // MarshalPEM saves the signer for another process (a test build of
 // hwprobe): the root, intermediate and signing certificates, in that
 // order, then the signing key as an EC PRIVATE KEY block. It holds a

@@ -62,6 +62,7 @@ type app struct {
 	newIMDS        func() probe.IMDS
 	newS3          func(ctx context.Context, region string, pathStyle bool) (report.S3, error)
 	newAutoScaling func(ctx context.Context, region string) (lifecycle.API, error)
+	newAttester    func(ctx context.Context) (attester, error)
 	now            func() time.Time
 }
 
@@ -78,7 +79,8 @@ func newApp(stdout, stderr io.Writer, getenv func(string) string) *app {
 		newAutoScaling: func(ctx context.Context, region string) (lifecycle.API, error) {
 			return lifecycle.NewClient(ctx, region)
 		},
-		now: time.Now,
+		newAttester: newNitroTPM,
+		now:         time.Now,
 	}
 }
 
@@ -93,7 +95,7 @@ func commands() []command {
 	return []command{
 		{"probe", "print the node's hardware inventory as JSON", probeCmd},
 		{"validate", "check the node against a profile and run its benchmarks", validateCmd},
-		{"report", "publish a validation report to S3 (report publish)", reportCmd},
+		{"report", "publish a validation report to S3 (report publish), answer the gate's challenges (report serve)", reportCmd},
 		{"bench", "run training and inference benchmarks", benchCmd},
 		{"lifecycle", "complete the node's Auto Scaling launch lifecycle action (lifecycle complete)", lifecycleCmd},
 		{"version", "print the hwprobe version", versionCmd},
@@ -109,6 +111,9 @@ func run(ctx context.Context, args []string, a *app) error {
 		return cannotRun(err)
 	}
 	if err := configureMachine(a); err != nil {
+		return cannotRun(err)
+	}
+	if err := configureAttester(a); err != nil {
 		return cannotRun(err)
 	}
 	name, rest := args[0], args[1:]

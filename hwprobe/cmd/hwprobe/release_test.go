@@ -7,9 +7,10 @@ import (
 	"testing"
 )
 
-// The NVML mock backend is test code: a release build of hwprobe must not
-// contain it, and a build with the hwprobe_nvmlmock tag must (so the first
-// check can fail).
+// The NVML mock backend and the test signer that stands in for the
+// NitroTPM are test code: a release build of hwprobe must not contain
+// them, and a build with the hwprobe_nvmlmock tag must (so the first check
+// can fail).
 func TestReleaseBuildHasNoNVMLMock(t *testing.T) {
 	if testing.Short() {
 		t.Skip("lists the build's packages with the go command")
@@ -17,6 +18,8 @@ func TestReleaseBuildHasNoNVMLMock(t *testing.T) {
 	const (
 		ours = "github.com/mlplatform/mlplatform/hwprobe/gpu/nvmlmock"
 		mock = "github.com/NVIDIA/go-nvml/pkg/nvml/mock"
+		// the test signer that stands in for the NitroTPM
+		signer = "github.com/mlplatform/mlplatform/hwprobe/attest/attesttest"
 	)
 	deps := func(tags ...string) []string {
 		args := append([]string{"list", "-deps"}, tags...)
@@ -31,7 +34,7 @@ func TestReleaseBuildHasNoNVMLMock(t *testing.T) {
 	mocked := func(pkgs []string) []string {
 		var out []string
 		for _, p := range pkgs {
-			if p == ours || p == mock || strings.HasPrefix(p, mock+"/") || strings.HasSuffix(p, "/gpu/gputest") {
+			if p == ours || p == mock || p == signer || strings.HasPrefix(p, mock+"/") || strings.HasSuffix(p, "/gpu/gputest") {
 				out = append(out, p)
 			}
 		}
@@ -41,8 +44,8 @@ func TestReleaseBuildHasNoNVMLMock(t *testing.T) {
 		t.Errorf("the release build of hwprobe contains test packages: %v", got)
 	}
 	tagged := deps("-tags", "hwprobe_nvmlmock")
-	if !slices.Contains(tagged, ours) || !slices.Contains(tagged, mock) {
-		t.Errorf("the hwprobe_nvmlmock build lacks %s or %s", ours, mock)
+	if !slices.Contains(tagged, ours) || !slices.Contains(tagged, mock) || !slices.Contains(tagged, signer) {
+		t.Errorf("the hwprobe_nvmlmock build lacks %s, %s or %s", ours, mock, signer)
 	}
 	if nvmlMockBuild {
 		t.Log("this test binary is a hwprobe_nvmlmock build")
