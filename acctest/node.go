@@ -3,6 +3,7 @@ package acctest
 import (
 	"context"
 	"encoding/base64"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"net"
@@ -19,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/mlplatform/mlplatform/hwprobe/attest/attesttest"
 	"github.com/mlplatform/mlplatform/hwprobe/probe/machine"
 	"github.com/mlplatform/mlplatform/hwprobe/profile"
 	"github.com/mlplatform/mlplatform/internal/cloud"
@@ -111,6 +113,24 @@ type NodeBehaviour struct {
 	// node's report, under the node's own prefix, after it published: a
 	// flood from anyone who may write there.
 	Flood int
+	// NoTPM: the node has no NitroTPM (its answers are not attested) even
+	// when the player's nodes have one (NodePlayer.Nitro).
+	NoTPM bool
+	// Nitro, when set, is the node's NitroTPM in place of the player's:
+	// another PKI's (a root the gate does not trust).
+	Nitro *attesttest.Signer
+	// NoAnswer: the node publishes its boot report but answers no
+	// challenge (a node whose challenge service does not run).
+	NoAnswer bool
+	// Replay: the node answers its first challenge, and for every later
+	// one the player stores that first answer (and its attestation) again,
+	// under a key of the time of the new challenge, its generated_at
+	// edited to match: a report of an earlier apply, replayed.
+	Replay bool
+	// ForgeAnswer, when set, rewrites each of the node's answers after the
+	// node wrote it, in place (a plain PutObject over it): a writer of the
+	// reports prefix without the node's hardware.
+	ForgeAnswer func([]byte) ([]byte, error)
 }
 
 // NodePlayer plays the nodes of GPU clusters for one test.
@@ -131,8 +151,14 @@ type NodePlayer struct {
 	// the first, 1 for its first replacement).
 	Behaviour func(index, nth int) NodeBehaviour
 	Logf      func(format string, args ...any)
+	// Nitro, when set, is the nodes' NitroTPM: a test Nitro PKI whose
+	// documents hwprobe's test build signs (HWPROBE_NITROTPM_TEST_SIGNER),
+	// trusted by a configuration whose attestation_roots is NitroRootPEM.
+	// nil: the nodes have no NitroTPM.
+	Nitro *attesttest.Signer
 
 	mu     sync.Mutex
+	nodes  map[string]*playedNode // by instance id, for their challenges
 	played map[string]bool
 	nth    map[int]int
 	errs   []error
@@ -153,7 +179,19 @@ func NewNodePlayer(t *testing.T, h *Harness) *NodePlayer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &NodePlayer{H: h, Signer: signer, Hwprobe: bin, Dir: dir, Machine: machine.SapphireRapids, Logf: t.Logf, played: map[string]bool{}, nth: map[int]int{}}
+	nitro, err := attesttest.New(attesttest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &NodePlayer{H: h, Signer: signer, Hwprobe: bin, Dir: dir, Machine: machine.SapphireRapids, Logf: t.Logf, Nitro: nitro, played: map[string]bool{}, nth: map[int]int{}}
+	t.Cleanup(p.closeNodes)
+	return p
+}
+
+// NitroRootPEM is the root of the nodes' NitroTPM (a test Nitro PKI), as
+// a configuration's validation.attestation_roots.
+func (p *NodePlayer) NitroRootPEM() string {
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: p.Nitro.Root.Raw}))
 }
 
 // Watch plays every new running node of cluster until ctx ends.
@@ -169,6 +207,7 @@ func (p *NodePlayer) Watch(ctx context.Context, cluster string) {
 		}
 		select {
 		case <-ctx.Done():
+			p.closeNodes()
 			return
 		case <-tick.C:
 		}
@@ -219,6 +258,9 @@ func (p *NodePlayer) PlayNew(ctx context.Context, cluster string) error {
 		}
 		p.mu.Unlock()
 		if done {
+			if err := p.answer(ctx, clients, n); err != nil {
+				return fmt.Errorf("node %d (%s): %w", n.Index, n.InstanceID, err)
+			}
 			continue
 		}
 		b := NodeBehaviour{}
@@ -271,7 +313,12 @@ func (p *NodePlayer) play(ctx context.Context, clients *cloud.Clients, ltID stri
 	if err != nil {
 		return err
 	}
-	defer imds.Close()
+	kept := false
+	defer func() {
+		if !kept {
+			imds.Close()
+		}
+	}()
 
 	dir, err := os.MkdirTemp(p.Dir, n.InstanceID+"-")
 	if err != nil {
@@ -298,6 +345,21 @@ func (p *NodePlayer) play(ctx context.Context, clients *cloud.Clients, ltID stri
 		env = append(env, machine.EnvVar+"="+mach)
 	}
 	env = append(env, "AWS_EC2_METADATA_DISABLED=false", "AWS_EC2_METADATA_SERVICE_ENDPOINT="+imds.URL, "AWS_ENDPOINT_URL_S3="+p.H.URL)
+	nitro := p.Nitro
+	if b.Nitro != nil {
+		nitro = b.Nitro
+	}
+	if nitro != nil && !b.NoTPM {
+		signerPath := filepath.Join(dir, "nitrotpm-signer.pem")
+		raw, err := nitro.MarshalPEM()
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(signerPath, raw, 0o600); err != nil {
+			return err
+		}
+		env = append(env, attesttest.SignerEnvVar+"="+signerPath)
+	}
 	run := func(args ...string) (string, int, error) {
 		cmd := exec.CommandContext(ctx, p.Hwprobe, args...)
 		cmd.Env = env
@@ -348,7 +410,24 @@ func (p *NodePlayer) play(ctx context.Context, clients *cloud.Clients, ltID stri
 		return fmt.Errorf("hwprobe report publish exit %d: %v\n%s", code, err, out)
 	}
 	p.Logf("node player: node %d (%s): published %s", n.Index, n.InstanceID, strings.TrimSpace(out))
-	return p.completeLifecycle(n, parts.Script, repPath, run)
+	if err := p.completeLifecycle(n, parts.Script, repPath, run); err != nil {
+		return err
+	}
+	// The node answers the gate's challenges from now on, as the
+	// bootstrap's challenge service does.
+	kept = true
+	pn := &playedNode{n: n, b: b, imds: imds, run: run, profile: profPath, report: repPath}
+	if pr, diags := profile.Load("profile.hcl", []byte(prof)); !diags.HasErrors() && pr.Report != nil {
+		pn.bucket, pn.prefix, _ = strings.Cut(strings.TrimPrefix(pr.Report.S3URI, "s3://"), "/")
+		pn.prefix = strings.TrimSuffix(pn.prefix, "/") + "/"
+	}
+	p.mu.Lock()
+	if p.nodes == nil {
+		p.nodes = map[string]*playedNode{}
+	}
+	p.nodes[n.InstanceID] = pn
+	p.mu.Unlock()
+	return p.answer(ctx, clients, n)
 }
 
 // flood writes n small .json objects under dir (s3://BUCKET/PREFIX/), eight
@@ -399,9 +478,19 @@ feed:
 type fakeIMDS struct {
 	URL string
 	srv *http.Server
+
+	mu   sync.Mutex
+	tags map[string]string // instance tags in metadata
 }
 
 func (f *fakeIMDS) Close() { _ = f.srv.Close() }
+
+// SetTag makes the instance tag k read v (tags/instance/k).
+func (f *fakeIMDS) SetTag(k, v string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.tags[k] = v
+}
 
 func startFakeIMDS(instanceID, zoneID, doc, sig string) (*fakeIMDS, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -414,6 +503,7 @@ func startFakeIMDS(instanceID, zoneID, doc, sig string) (*fakeIMDS, error) {
 		"/latest/dynamic/instance-identity/document":       doc,
 		"/latest/dynamic/instance-identity/rsa2048":        sig,
 	}
+	f := &fakeIMDS{tags: map[string]string{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPut && r.URL.Path == "/latest/api/token" {
@@ -426,6 +516,11 @@ func startFakeIMDS(instanceID, zoneID, doc, sig string) (*fakeIMDS, error) {
 			return
 		}
 		v, ok := paths[r.URL.Path]
+		if tag, isTag := strings.CutPrefix(r.URL.Path, "/latest/meta-data/tags/instance/"); isTag {
+			f.mu.Lock()
+			v, ok = f.tags[tag]
+			f.mu.Unlock()
+		}
 		if !ok {
 			http.NotFound(w, r)
 			return
@@ -434,5 +529,6 @@ func startFakeIMDS(instanceID, zoneID, doc, sig string) (*fakeIMDS, error) {
 	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
-	return &fakeIMDS{URL: "http://" + ln.Addr().String(), srv: srv}, nil
+	f.URL, f.srv = "http://"+ln.Addr().String(), srv
+	return f, nil
 }

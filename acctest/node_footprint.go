@@ -128,8 +128,12 @@ func (p *FootprintPlayer) PlayNewFootprint(ctx context.Context, name string) err
 			}
 			p.mu.Unlock()
 			zone := aws.ToString(in.Placement.AvailabilityZone)
+			tags := map[string]string{}
+			for _, t := range in.Tags {
+				tags[aws.ToString(t.Key)] = aws.ToString(t.Value)
+			}
 			nodes = append(nodes, cloud.GPUNode{Index: idx, InstanceID: id, State: "running", InstanceType: string(in.InstanceType), ImageID: aws.ToString(in.ImageId),
-				PrivateIP: aws.ToString(in.PrivateIpAddress), Zone: zone, ZoneID: zoneID[zone], LaunchTime: aws.ToTime(in.LaunchTime)})
+				PrivateIP: aws.ToString(in.PrivateIpAddress), Zone: zone, ZoneID: zoneID[zone], LaunchTime: aws.ToTime(in.LaunchTime), Tags: tags})
 		}
 	}
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Index < nodes[j].Index })
@@ -139,6 +143,9 @@ func (p *FootprintPlayer) PlayNewFootprint(ctx context.Context, name string) err
 		p.played[n.InstanceID] = true
 		p.mu.Unlock()
 		if done {
+			if err := p.answer(ctx, clients, n); err != nil {
+				return fmt.Errorf("instance %d (%s): %w", n.Index, n.InstanceID, err)
+			}
 			continue
 		}
 		b := NodeBehaviour{}

@@ -74,6 +74,10 @@ func (e *TooManyReportsError) Error() string {
 	return fmt.Sprintf("more than %d objects under %s: the validation gate reads at most %d there (a node writes one report a boot); remove what is not a report of this node", e.Max, e.URI, e.Max)
 }
 
+// ReportAttestationSuffix names a report's attestation document, listed
+// beside it: TIME.json.nitrotpm.
+const ReportAttestationSuffix = ".nitrotpm"
+
 // ListReports lists the .json objects under the prefix URI
 // (s3://bucket/prefix/), every page up to the listing's bound.
 func ListReports(ctx context.Context, api ReportsAPI, uri string, l ReportListing) ([]ReportKey, error) {
@@ -104,7 +108,7 @@ func ListReports(ctx context.Context, api ReportsAPI, uri string, l ReportListin
 				return nil, &TooManyReportsError{URI: "s3://" + bucket + "/" + prefix, Max: l.Max}
 			}
 			k := aws.ToString(o.Key)
-			if !strings.HasSuffix(k, ".json") {
+			if !strings.HasSuffix(k, ".json") && !strings.HasSuffix(k, ".json"+ReportAttestationSuffix) {
 				continue
 			}
 			out = append(out, ReportKey{Key: k, Rel: strings.TrimPrefix(k, prefix), ETag: aws.ToString(o.ETag),

@@ -40,7 +40,8 @@ func ReadGPUClusterDrift(c *GPUCluster, tagsAll map[string]string) GPUClusterDri
 		}
 		user := map[string]string{}
 		for k, v := range n.Tags {
-			if !strings.HasPrefix(k, cloud.ReservedTagPrefix) && !strings.HasPrefix(k, "aws:") {
+			// The gate's challenge is its own, not the user's.
+			if !strings.HasPrefix(k, cloud.ReservedTagPrefix) && !strings.HasPrefix(k, "aws:") && k != ChallengeTag {
 				user[k] = v
 			}
 		}

@@ -24,9 +24,9 @@ type GPUClusterPlan struct {
 	ImageID       string   // the resolved AMI, when Image is known
 	// Attested is true when the gate requires NitroTPM-attested reports
 	// (planAttestation); imageTPM is the image's TpmSupport.
-	Attested bool
-	imageTPM string
-	EFAInterfaces int      // per node
+	Attested      bool
+	imageTPM      string
+	EFAInterfaces int // per node
 	Type          GPUTypeInfo
 	Template      cloud.NodeTemplate // complete when every value is known
 	// PlacementGroup is the declared group, else the cluster's own; "" when

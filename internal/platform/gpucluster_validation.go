@@ -96,7 +96,7 @@ func (e *Env) gateGPUCluster(ctx context.Context, spec GPUClusterSpec, plan *GPU
 	res, err := e.runGate(ctx, gateRun{
 		Resource: resource, Spec: v, Profile: plan.Profile, Prefix: v.ReportsPrefix(spec.Name),
 		Progress: o.progress, Attested: plan.Attested,
-		Nodes:    func(context.Context) ([]ExpectedNode, int, error) { return expectedNodes(out), 0, nil },
+		Nodes: func(context.Context) ([]ExpectedNode, int, error) { return expectedNodes(out), 0, nil },
 		Replace: func(ctx context.Context, res GateResult, used int) error {
 			var ids []cloud.GPUNode
 			for _, n := range c.Nodes {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mlplatform/mlplatform/hwprobe/attest"
 	"github.com/mlplatform/mlplatform/hwprobe/identity"
+	"github.com/mlplatform/mlplatform/internal/cloud"
 )
 
 // Evidence the hardware signs. Each gate issues a challenge of its own
@@ -57,7 +58,7 @@ const ChallengeTag = "mlplatform-hwprobe-challenge"
 
 // AttestationSuffix names the attestation document beside a report:
 // INSTANCE/TIME.json.nitrotpm (the raw COSE_Sign1 bytes).
-const AttestationSuffix = ".nitrotpm"
+const AttestationSuffix = cloud.ReportAttestationSuffix
 
 // MaxAttestationBytes bounds an attestation document read (AWS's are about
 // 5 KiB).

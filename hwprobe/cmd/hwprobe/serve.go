@@ -186,8 +186,9 @@ func (s *server) step(ctx context.Context) {
 		s.logf("answered challenge %s: %s", challenge, uri)
 		fmt.Fprintln(s.a.stdout, uri)
 	case errors.Is(err, report.ErrReportExists):
-		s.answered = challenge
-		s.logf("challenge %s counts as answered: %v", challenge, err)
+		// Another report holds this second's key (the boot report, written
+		// the same second): the answer goes under the next interval's.
+		s.logf("answering challenge %s: %v (trying again at the next interval, under a later key)", challenge, err)
 	case ctx.Err() == nil:
 		s.logf("answering challenge %s: %v (trying again at the next interval)", challenge, err)
 	}
@@ -199,9 +200,16 @@ func (s *server) answerOnce(ctx context.Context) error {
 		return cannotRun(fmt.Errorf("report serve --once: no challenge to answer: %w", err))
 	}
 	uri, err := s.answer(ctx, challenge, nonce)
-	if errors.Is(err, report.ErrReportExists) {
-		s.logf("challenge %s counts as answered: %v", challenge, err)
-		return nil
+	for try := 1; errors.Is(err, report.ErrReportExists) && try < 3; try++ {
+		// Another report holds this second's key (the boot report, written
+		// the same second): answer under the next second's.
+		s.logf("answering challenge %s: %v (trying again under a later key)", challenge, err)
+		select {
+		case <-ctx.Done():
+			return cannotRun(ctx.Err())
+		case <-time.After(time.Until(s.a.now().Truncate(time.Second).Add(time.Second + 10*time.Millisecond))):
+		}
+		uri, err = s.answer(ctx, challenge, nonce)
 	}
 	if err != nil {
 		return cannotRun(fmt.Errorf("report serve --once: challenge %s: %w", challenge, err))
