@@ -361,7 +361,13 @@ func TestGateReadsHwprobeReports(t *testing.T) {
 		Summary: validate.Summary{Pass: 3, Fail: 1, NotRun: 2, OptionalNotRun: 1},
 		Exit:    1,
 	}
-	body, err := json.Marshal(report.New(inv, res, report.Options{ProfileSource: []byte("name = \"p\"\n"), Now: at}))
+	if platform.ChallengeTag != report.ChallengeTag || platform.AttestationSuffix != report.AttestationSuffix {
+		t.Fatalf("the gate issues its challenge as tag %q and reads attestations at *%s; hwprobe reads tag %q and writes *%s",
+			platform.ChallengeTag, platform.AttestationSuffix, report.ChallengeTag, report.AttestationSuffix)
+	}
+	written := report.New(inv, res, report.Options{ProfileSource: []byte("name = \"p\"\n"), Now: at})
+	written.Challenge = strings.Repeat("c1", 32)
+	body, err := json.Marshal(written)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,6 +378,9 @@ func TestGateReadsHwprobeReports(t *testing.T) {
 	want := report.New(inv, res, report.Options{ProfileSource: []byte("name = \"p\"\n"), Now: at})
 	if !r.GeneratedAt.Equal(at) || r.Profile == nil || r.Profile.SHA256 != want.Profile.SHA256 {
 		t.Errorf("generated %v, profile %+v; want %v, %s", r.GeneratedAt, r.Profile, at, want.Profile.SHA256)
+	}
+	if r.Challenge != written.Challenge {
+		t.Errorf("challenge %q, want %q", r.Challenge, written.Challenge)
 	}
 	if r.Identity == nil || r.Identity.Document != inv.Host.Identity.Document || r.Identity.Signature != inv.Host.Identity.Signature {
 		t.Errorf("identity %+v, want %+v", r.Identity, inv.Host.Identity)

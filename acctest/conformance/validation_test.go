@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
@@ -60,6 +62,37 @@ func (g *gateRun) start(name string, behaviour func(index, nth int) acctest.Node
 		done := make(chan struct{})
 		go func() { defer close(done); p.Watch(wctx, name) }()
 		t.Cleanup(func() { stop(); <-done })
+	}
+}
+
+// startAttested is start on an image with NitroTPM (the emulator's image
+// double): the nodes' answers are attested by the player's test NitroTPM.
+func (g *gateRun) startAttested(name string, behaviour func(index, nth int) acctest.NodeBehaviour) func(t *testing.T, h *acctest.Harness, f *fixtures) {
+	start := g.start(name, behaviour)
+	return func(t *testing.T, h *acctest.Harness, f *fixtures) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		c, err := h.Clients(ctx, acctest.Region)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := acctest.EC2(c).CreateTags(ctx, &ec2.CreateTagsInput{Resources: []string{f.amiA},
+			Tags: []ec2types.Tag{{Key: aws.String(acctest.ImageTPMSupportTag), Value: aws.String("v2.0")}}}); err != nil {
+			t.Fatal(err)
+		}
+		start(t, h, f)
+	}
+}
+
+// attestedInputs is gateInputs requiring NitroTPM attestation under the
+// player's test Nitro root.
+func (g *gateRun) attestedInputs(name string) func(*fixtures) map[string]any {
+	return func(f *fixtures) map[string]any {
+		g.mu.Lock()
+		root := g.player.NitroRootPEM()
+		g.mu.Unlock()
+		return g.gateInputs(name, map[string]any{"attestation": "nitrotpm", "attestation_roots": root})(f)
 	}
 }
 
@@ -134,12 +167,33 @@ const forgedNode = "i-0123456789abcdef0"
 
 func validationScenarios() []scenario {
 	pass, fail, warn, replace, timeout, forged := &gateRun{}, &gateRun{}, &gateRun{}, &gateRun{}, &gateRun{}, &gateRun{}
+	attested, forgery := &gateRun{}, &gateRun{}
 	return []scenario{
 		{
 			name: "gpu_cluster/validation pass", kind: gpuCluster, resource: "conf-gate-pass",
 			steps: []step{
-				{name: "healthy GPUs: apply passes", outOfBand: pass.start("conf-gate-pass", gateNodes(false)), inputs: pass.gateInputs("conf-gate-pass", nil),
-					want: created, check: wantValidated("conf-gate-pass", 2)},
+				{name: "healthy GPUs: apply passes; the image has no NitroTPM, so the plan warns", outOfBand: pass.start("conf-gate-pass", gateNodes(false)), inputs: pass.gateInputs("conf-gate-pass", nil),
+					want: created, check: wantValidated("conf-gate-pass", 2), warnings: []string{"Validation evidence is not hardware-attested", "has no NitroTPM"}},
+			},
+		},
+		{
+			name: "gpu_cluster/validation attested", kind: gpuCluster, resource: "conf-gate-att",
+			steps: []step{
+				{name: "NitroTPM-attested answers to the gate's challenge: apply passes", outOfBand: attested.startAttested("conf-gate-att", gateNodes(false)),
+					inputs: attested.attestedInputs("conf-gate-att"), want: created, check: wantValidated("conf-gate-att", 2)},
+			},
+		},
+		{
+			name: "gpu_cluster/validation attested forgery", kind: gpuCluster, resource: "conf-gate-forgery",
+			steps: []step{
+				{name: "a writer of the prefix rewrites a failing answer to pass: rejected by its attested digest", outOfBand: forgery.startAttested("conf-gate-forgery", func(index, nth int) acctest.NodeBehaviour {
+					b := gateNodes(true)(index, nth)
+					if index == 1 {
+						b.ForgeAnswer = forgeToPass
+					}
+					return b
+				}), inputs: forgery.attestedInputs("conf-gate-forgery"),
+					want: refused, refusedAtApply: true, messages: []string{"1 of 2 nodes failed", "node 1 (i-", "the report's content is not what the node's NitroTPM attested"}},
 			},
 		},
 		{
@@ -188,4 +242,15 @@ func validationScenarios() []scenario {
 			},
 		},
 	}
+}
+
+// forgeToPass rewrites a failing report to pass, as a writer of the
+// reports prefix without the node's hardware would.
+func forgeToPass(b []byte) ([]byte, error) {
+	s := strings.ReplaceAll(string(b), `"status": "fail"`, `"status": "pass"`)
+	s = strings.ReplaceAll(s, `"exit_code": 1`, `"exit_code": 0`)
+	if s == string(b) {
+		return nil, fmt.Errorf("nothing to forge: the report has no failed check")
+	}
+	return []byte(s), nil
 }

@@ -60,8 +60,9 @@ report's key plus .nitrotpm. Without one, only the report is written and
 the reason is logged once ("not hardware-attested: ...").
 
 A tag that is not 64 hex characters is ignored (logged). A failed write is
-logged and tried again at the next interval; a report that exists already
-counts as answered. --to should name a prefix: an exact .json key can
+logged and tried again at the next interval; when another report holds
+the key of this second (the boot report), the answer goes under a later
+one. --to should name a prefix: an exact .json key can
 answer only one challenge. SIGTERM or SIGINT stop the daemon (exit 0).
 
 The AWS configuration is the standard one, as for report publish;

@@ -1771,6 +1771,10 @@ func (o GpuRootVolumePtrOutput) Type() pulumi.StringPtrOutput {
 }
 
 type GpuValidation struct {
+	// Whether each report must be attested by the node's NitroTPM (every update's gate issues a challenge, the instance tag `mlplatform-hwprobe-challenge`, each report must answer). `auto` (default): required when the image supports NitroTPM, else the preview warns that the evidence is not hardware-attested; `nitrotpm`: required, an image without NitroTPM fails the preview; `none`: not required (a warning).
+	Attestation *string `pulumi:"attestation"`
+	// PEM root certificates attestation documents must chain to. Unset: the AWS Nitro root certificate embedded in the provider.
+	AttestationRoots *string `pulumi:"attestationRoots"`
 	// Benchmarks with thresholds: absolute (`min`, `max`) or `minEfficiency`, a fraction of the catalog peak.
 	Benchmarks []GpuBenchmark `pulumi:"benchmarks"`
 	// Profile sections to check: `host`, `cpu`, `cpu_features`, `gpu`, `efa`. Default: all.
@@ -1809,6 +1813,10 @@ type GpuValidationInput interface {
 }
 
 type GpuValidationArgs struct {
+	// Whether each report must be attested by the node's NitroTPM (every update's gate issues a challenge, the instance tag `mlplatform-hwprobe-challenge`, each report must answer). `auto` (default): required when the image supports NitroTPM, else the preview warns that the evidence is not hardware-attested; `nitrotpm`: required, an image without NitroTPM fails the preview; `none`: not required (a warning).
+	Attestation pulumi.StringPtrInput `pulumi:"attestation"`
+	// PEM root certificates attestation documents must chain to. Unset: the AWS Nitro root certificate embedded in the provider.
+	AttestationRoots pulumi.StringPtrInput `pulumi:"attestationRoots"`
 	// Benchmarks with thresholds: absolute (`min`, `max`) or `minEfficiency`, a fraction of the catalog peak.
 	Benchmarks GpuBenchmarkArrayInput `pulumi:"benchmarks"`
 	// Profile sections to check: `host`, `cpu`, `cpu_features`, `gpu`, `efa`. Default: all.
@@ -1912,6 +1920,16 @@ func (o GpuValidationOutput) ToGpuValidationPtrOutputWithContext(ctx context.Con
 	}).(GpuValidationPtrOutput)
 }
 
+// Whether each report must be attested by the node's NitroTPM (every update's gate issues a challenge, the instance tag `mlplatform-hwprobe-challenge`, each report must answer). `auto` (default): required when the image supports NitroTPM, else the preview warns that the evidence is not hardware-attested; `nitrotpm`: required, an image without NitroTPM fails the preview; `none`: not required (a warning).
+func (o GpuValidationOutput) Attestation() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v GpuValidation) *string { return v.Attestation }).(pulumi.StringPtrOutput)
+}
+
+// PEM root certificates attestation documents must chain to. Unset: the AWS Nitro root certificate embedded in the provider.
+func (o GpuValidationOutput) AttestationRoots() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v GpuValidation) *string { return v.AttestationRoots }).(pulumi.StringPtrOutput)
+}
+
 // Benchmarks with thresholds: absolute (`min`, `max`) or `minEfficiency`, a fraction of the catalog peak.
 func (o GpuValidationOutput) Benchmarks() GpuBenchmarkArrayOutput {
 	return o.ApplyT(func(v GpuValidation) []GpuBenchmark { return v.Benchmarks }).(GpuBenchmarkArrayOutput)
@@ -1994,6 +2012,26 @@ func (o GpuValidationPtrOutput) Elem() GpuValidationOutput {
 		var ret GpuValidation
 		return ret
 	}).(GpuValidationOutput)
+}
+
+// Whether each report must be attested by the node's NitroTPM (every update's gate issues a challenge, the instance tag `mlplatform-hwprobe-challenge`, each report must answer). `auto` (default): required when the image supports NitroTPM, else the preview warns that the evidence is not hardware-attested; `nitrotpm`: required, an image without NitroTPM fails the preview; `none`: not required (a warning).
+func (o GpuValidationPtrOutput) Attestation() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *GpuValidation) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Attestation
+	}).(pulumi.StringPtrOutput)
+}
+
+// PEM root certificates attestation documents must chain to. Unset: the AWS Nitro root certificate embedded in the provider.
+func (o GpuValidationPtrOutput) AttestationRoots() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *GpuValidation) *string {
+		if v == nil {
+			return nil
+		}
+		return v.AttestationRoots
+	}).(pulumi.StringPtrOutput)
 }
 
 // Benchmarks with thresholds: absolute (`min`, `max`) or `minEfficiency`, a fraction of the catalog peak.

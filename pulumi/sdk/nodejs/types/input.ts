@@ -165,6 +165,14 @@ export interface GpuRootVolumeArgs {
 
 export interface GpuValidationArgs {
     /**
+     * Whether each report must be attested by the node's NitroTPM (every update's gate issues a challenge, the instance tag `mlplatform-hwprobe-challenge`, each report must answer). `auto` (default): required when the image supports NitroTPM, else the preview warns that the evidence is not hardware-attested; `nitrotpm`: required, an image without NitroTPM fails the preview; `none`: not required (a warning).
+     */
+    attestation?: pulumi.Input<string>;
+    /**
+     * PEM root certificates attestation documents must chain to. Unset: the AWS Nitro root certificate embedded in the provider.
+     */
+    attestationRoots?: pulumi.Input<string>;
+    /**
      * Benchmarks with thresholds: absolute (`min`, `max`) or `minEfficiency`, a fraction of the catalog peak.
      */
     benchmarks?: pulumi.Input<pulumi.Input<inputs.GpuBenchmarkArgs>[]>;

@@ -973,6 +973,14 @@ class GpuRootVolumeArgs:
 
 if not MYPY:
     class GpuValidationArgsDict(TypedDict):
+        attestation: NotRequired[pulumi.Input[_builtins.str]]
+        """
+        Whether each report must be attested by the node's NitroTPM (every update's gate issues a challenge, the instance tag `mlplatform-hwprobe-challenge`, each report must answer). `auto` (default): required when the image supports NitroTPM, else the preview warns that the evidence is not hardware-attested; `nitrotpm`: required, an image without NitroTPM fails the preview; `none`: not required (a warning).
+        """
+        attestation_roots: NotRequired[pulumi.Input[_builtins.str]]
+        """
+        PEM root certificates attestation documents must chain to. Unset: the AWS Nitro root certificate embedded in the provider.
+        """
         benchmarks: NotRequired[pulumi.Input[Sequence[pulumi.Input['GpuBenchmarkArgsDict']]]]
         """
         Benchmarks with thresholds: absolute (`min`, `max`) or `minEfficiency`, a fraction of the catalog peak.
@@ -1027,6 +1035,8 @@ elif False:
 @pulumi.input_type
 class GpuValidationArgs:
     def __init__(__self__, *,
+                 attestation: Optional[pulumi.Input[_builtins.str]] = None,
+                 attestation_roots: Optional[pulumi.Input[_builtins.str]] = None,
                  benchmarks: Optional[pulumi.Input[Sequence[pulumi.Input['GpuBenchmarkArgs']]]] = None,
                  checks: Optional[pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  hwprobe_s3_uri: Optional[pulumi.Input[_builtins.str]] = None,
@@ -1040,6 +1050,8 @@ class GpuValidationArgs:
                  trusted_certificates: Optional[pulumi.Input[_builtins.str]] = None,
                  wait: Optional[pulumi.Input[_builtins.bool]] = None):
         """
+        :param pulumi.Input[_builtins.str] attestation: Whether each report must be attested by the node's NitroTPM (every update's gate issues a challenge, the instance tag `mlplatform-hwprobe-challenge`, each report must answer). `auto` (default): required when the image supports NitroTPM, else the preview warns that the evidence is not hardware-attested; `nitrotpm`: required, an image without NitroTPM fails the preview; `none`: not required (a warning).
+        :param pulumi.Input[_builtins.str] attestation_roots: PEM root certificates attestation documents must chain to. Unset: the AWS Nitro root certificate embedded in the provider.
         :param pulumi.Input[Sequence[pulumi.Input['GpuBenchmarkArgs']]] benchmarks: Benchmarks with thresholds: absolute (`min`, `max`) or `minEfficiency`, a fraction of the catalog peak.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] checks: Profile sections to check: `host`, `cpu`, `cpu_features`, `gpu`, `efa`. Default: all.
         :param pulumi.Input[_builtins.str] hwprobe_s3_uri: In-region S3 location of the hwprobe binary. Default: hwprobe on the image at `/usr/local/bin/hwprobe`.
@@ -1053,6 +1065,10 @@ class GpuValidationArgs:
         :param pulumi.Input[_builtins.str] trusted_certificates: PEM certificates that verify the nodes' signed identity documents (AWS's RSA-2048 certificate for the region). Unset: the AWS certificate embedded for the provider's region (us-east-1, us-west-2, eu-central-1; none for me-central-1, where this must be set).
         :param pulumi.Input[_builtins.bool] wait: Wait for every node's hwprobe report before the update succeeds. Default `true`.
         """
+        if attestation is not None:
+            pulumi.set(__self__, "attestation", attestation)
+        if attestation_roots is not None:
+            pulumi.set(__self__, "attestation_roots", attestation_roots)
         if benchmarks is not None:
             pulumi.set(__self__, "benchmarks", benchmarks)
         if checks is not None:
@@ -1077,6 +1093,30 @@ class GpuValidationArgs:
             pulumi.set(__self__, "trusted_certificates", trusted_certificates)
         if wait is not None:
             pulumi.set(__self__, "wait", wait)
+
+    @_builtins.property
+    @pulumi.getter
+    def attestation(self) -> Optional[pulumi.Input[_builtins.str]]:
+        """
+        Whether each report must be attested by the node's NitroTPM (every update's gate issues a challenge, the instance tag `mlplatform-hwprobe-challenge`, each report must answer). `auto` (default): required when the image supports NitroTPM, else the preview warns that the evidence is not hardware-attested; `nitrotpm`: required, an image without NitroTPM fails the preview; `none`: not required (a warning).
+        """
+        return pulumi.get(self, "attestation")
+
+    @attestation.setter
+    def attestation(self, value: Optional[pulumi.Input[_builtins.str]]):
+        pulumi.set(self, "attestation", value)
+
+    @_builtins.property
+    @pulumi.getter(name="attestationRoots")
+    def attestation_roots(self) -> Optional[pulumi.Input[_builtins.str]]:
+        """
+        PEM root certificates attestation documents must chain to. Unset: the AWS Nitro root certificate embedded in the provider.
+        """
+        return pulumi.get(self, "attestation_roots")
+
+    @attestation_roots.setter
+    def attestation_roots(self, value: Optional[pulumi.Input[_builtins.str]]):
+        pulumi.set(self, "attestation_roots", value)
 
     @_builtins.property
     @pulumi.getter

@@ -851,7 +851,9 @@ class GpuValidation(dict):
     @staticmethod
     def __key_warning(key: str):
         suggest = None
-        if key == "hwprobeS3Uri":
+        if key == "attestationRoots":
+            suggest = "attestation_roots"
+        elif key == "hwprobeS3Uri":
             suggest = "hwprobe_s3_uri"
         elif key == "hwprobeSha256":
             suggest = "hwprobe_sha256"
@@ -878,6 +880,8 @@ class GpuValidation(dict):
         return super().get(key, default)
 
     def __init__(__self__, *,
+                 attestation: Optional[_builtins.str] = None,
+                 attestation_roots: Optional[_builtins.str] = None,
                  benchmarks: Optional[Sequence['outputs.GpuBenchmark']] = None,
                  checks: Optional[Sequence[_builtins.str]] = None,
                  hwprobe_s3_uri: Optional[_builtins.str] = None,
@@ -891,6 +895,8 @@ class GpuValidation(dict):
                  trusted_certificates: Optional[_builtins.str] = None,
                  wait: Optional[_builtins.bool] = None):
         """
+        :param _builtins.str attestation: Whether each report must be attested by the node's NitroTPM (every update's gate issues a challenge, the instance tag `mlplatform-hwprobe-challenge`, each report must answer). `auto` (default): required when the image supports NitroTPM, else the preview warns that the evidence is not hardware-attested; `nitrotpm`: required, an image without NitroTPM fails the preview; `none`: not required (a warning).
+        :param _builtins.str attestation_roots: PEM root certificates attestation documents must chain to. Unset: the AWS Nitro root certificate embedded in the provider.
         :param Sequence['GpuBenchmark'] benchmarks: Benchmarks with thresholds: absolute (`min`, `max`) or `minEfficiency`, a fraction of the catalog peak.
         :param Sequence[_builtins.str] checks: Profile sections to check: `host`, `cpu`, `cpu_features`, `gpu`, `efa`. Default: all.
         :param _builtins.str hwprobe_s3_uri: In-region S3 location of the hwprobe binary. Default: hwprobe on the image at `/usr/local/bin/hwprobe`.
@@ -904,6 +910,10 @@ class GpuValidation(dict):
         :param _builtins.str trusted_certificates: PEM certificates that verify the nodes' signed identity documents (AWS's RSA-2048 certificate for the region). Unset: the AWS certificate embedded for the provider's region (us-east-1, us-west-2, eu-central-1; none for me-central-1, where this must be set).
         :param _builtins.bool wait: Wait for every node's hwprobe report before the update succeeds. Default `true`.
         """
+        if attestation is not None:
+            pulumi.set(__self__, "attestation", attestation)
+        if attestation_roots is not None:
+            pulumi.set(__self__, "attestation_roots", attestation_roots)
         if benchmarks is not None:
             pulumi.set(__self__, "benchmarks", benchmarks)
         if checks is not None:
@@ -928,6 +938,22 @@ class GpuValidation(dict):
             pulumi.set(__self__, "trusted_certificates", trusted_certificates)
         if wait is not None:
             pulumi.set(__self__, "wait", wait)
+
+    @_builtins.property
+    @pulumi.getter
+    def attestation(self) -> Optional[_builtins.str]:
+        """
+        Whether each report must be attested by the node's NitroTPM (every update's gate issues a challenge, the instance tag `mlplatform-hwprobe-challenge`, each report must answer). `auto` (default): required when the image supports NitroTPM, else the preview warns that the evidence is not hardware-attested; `nitrotpm`: required, an image without NitroTPM fails the preview; `none`: not required (a warning).
+        """
+        return pulumi.get(self, "attestation")
+
+    @_builtins.property
+    @pulumi.getter(name="attestationRoots")
+    def attestation_roots(self) -> Optional[_builtins.str]:
+        """
+        PEM root certificates attestation documents must chain to. Unset: the AWS Nitro root certificate embedded in the provider.
+        """
+        return pulumi.get(self, "attestation_roots")
 
     @_builtins.property
     @pulumi.getter
