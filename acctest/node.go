@@ -127,9 +127,10 @@ type NodeBehaviour struct {
 	// under a key of the time of the new challenge, its generated_at
 	// edited to match: a report of an earlier apply, replayed.
 	Replay bool
-	// ForgeAnswer, when set, rewrites each of the node's answers after the
-	// node wrote it, in place (a plain PutObject over it): a writer of the
-	// reports prefix without the node's hardware.
+	// ForgeAnswer, when set, rewrites each report the node writes (its
+	// boot report and its answers) before anyone reads it, keeping the
+	// node's attestation beside it: a writer of the reports prefix without
+	// the node's hardware, who wins every race.
 	ForgeAnswer func([]byte) ([]byte, error)
 }
 
@@ -405,22 +406,31 @@ func (p *NodePlayer) play(ctx context.Context, clients *cloud.Clients, ltID stri
 			return err
 		}
 	}
-	out, code, err = run("report", "publish", "--profile", profPath, "--report", repPath)
+	pn := &playedNode{n: n, b: b, imds: imds, run: run, profile: profPath, report: repPath}
+	if pr, diags := profile.Load("profile.hcl", []byte(prof)); !diags.HasErrors() && pr.Report != nil {
+		pn.bucket, pn.prefix, _ = strings.Cut(strings.TrimPrefix(pr.Report.S3URI, "s3://"), "/")
+		pn.prefix = strings.TrimSuffix(pn.prefix, "/") + "/"
+	}
+	publish := []string{"report", "publish", "--profile", profPath, "--report", repPath}
+	if b.ForgeAnswer != nil {
+		publish = append(publish, "--to", "s3://"+pn.bucket+"/"+forgerStaging)
+	}
+	out, code, err = run(publish...)
 	if err != nil || code != 0 {
 		return fmt.Errorf("hwprobe report publish exit %d: %v\n%s", code, err, out)
 	}
 	p.Logf("node player: node %d (%s): published %s", n.Index, n.InstanceID, strings.TrimSpace(out))
+	if b.ForgeAnswer != nil {
+		if err := p.forge(ctx, clients, pn, lastS3URI(out)); err != nil {
+			return err
+		}
+	}
 	if err := p.completeLifecycle(n, parts.Script, repPath, run); err != nil {
 		return err
 	}
 	// The node answers the gate's challenges from now on, as the
 	// bootstrap's challenge service does.
 	kept = true
-	pn := &playedNode{n: n, b: b, imds: imds, run: run, profile: profPath, report: repPath}
-	if pr, diags := profile.Load("profile.hcl", []byte(prof)); !diags.HasErrors() && pr.Report != nil {
-		pn.bucket, pn.prefix, _ = strings.Cut(strings.TrimPrefix(pr.Report.S3URI, "s3://"), "/")
-		pn.prefix = strings.TrimSuffix(pn.prefix, "/") + "/"
-	}
 	p.mu.Lock()
 	if p.nodes == nil {
 		p.nodes = map[string]*playedNode{}

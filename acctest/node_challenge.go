@@ -72,27 +72,19 @@ func (p *NodePlayer) answerChallenge(ctx context.Context, clients *cloud.Clients
 	pn.imds.SetTag(platform.ChallengeTag, ch)
 	args := []string{"report", "serve", "--once", "--profile", pn.profile, "--report", pn.report}
 	if pn.b.ForgeAnswer != nil {
-		// The forger wins the race: the node's answer goes to a staging
-		// prefix the gate does not read, and only the forgery reaches the
-		// node's prefix, beside the node's genuine attestation.
-		args = append(args, "--to", "s3://"+pn.bucket+"/forger-staging/")
+		args = append(args, "--to", "s3://"+pn.bucket+"/"+forgerStaging)
 	}
 	out, code, err := pn.run(args...)
 	if err != nil || code != 0 {
 		return fmt.Errorf("hwprobe report serve --once exit %d: %v\n%s", code, err, out)
 	}
-	var uri string
-	for _, line := range strings.Split(out, "\n") {
-		if strings.HasPrefix(line, "s3://") {
-			uri = strings.TrimSpace(line)
-		}
-	}
+	uri := lastS3URI(out)
 	p.Logf("node player: node %d (%s) answered challenge %s: %s\n%s", n.Index, n.InstanceID, short(ch), uri, out)
 	if uri == "" {
 		return fmt.Errorf("hwprobe report serve --once wrote no report:\n%s", out)
 	}
 	bucket, key, _ := strings.Cut(strings.TrimPrefix(uri, "s3://"), "/")
-	if pn.b.Replay {
+	if pn.b.Replay && pn.first == nil {
 		a := &storedAnswer{bucket: bucket, key: key}
 		if a.body, err = getObject(ctx, clients, bucket, key); err != nil {
 			return err
@@ -101,26 +93,55 @@ func (p *NodePlayer) answerChallenge(ctx context.Context, clients *cloud.Clients
 		pn.first = a
 	}
 	if pn.b.ForgeAnswer != nil {
-		body, err := getObject(ctx, clients, bucket, key)
-		if err != nil {
-			return err
-		}
-		att, _ := getObject(ctx, clients, bucket, key+platform.AttestationSuffix) // absent without a NitroTPM
-		if body, err = pn.b.ForgeAnswer(body); err != nil {
-			return err
-		}
-		dest := pn.prefix + strings.TrimPrefix(key, "forger-staging/")
-		if att != nil {
-			if _, err := clients.S3.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(pn.bucket), Key: aws.String(dest + platform.AttestationSuffix), Body: bytes.NewReader(att)}); err != nil {
-				return fmt.Errorf("forging: %w", err)
-			}
-		}
-		if _, err := clients.S3.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(pn.bucket), Key: aws.String(dest), Body: bytes.NewReader(body)}); err != nil {
-			return fmt.Errorf("forging: %w", err)
-		}
-		p.Logf("node player: node %d (%s): a writer of the prefix stored a rewrite of its answer as s3://%s/%s", n.Index, n.InstanceID, pn.bucket, dest)
+		return p.forge(ctx, clients, pn, uri)
 	}
 	return nil
+}
+
+// forgerStaging is where a node whose reports are forged writes them: the
+// forger wins every race, and only its rewrites reach the node's prefix,
+// beside the node's genuine attestations.
+const forgerStaging = "forger-staging/"
+
+// forge stores the forger's rewrite of the report at uri (under
+// forgerStaging) at the node's own key, its attestation beside it as the
+// node made it.
+func (p *NodePlayer) forge(ctx context.Context, clients *cloud.Clients, pn *playedNode, uri string) error {
+	bucket, key, _ := strings.Cut(strings.TrimPrefix(uri, "s3://"), "/")
+	if uri == "" || bucket != pn.bucket || !strings.HasPrefix(key, forgerStaging) {
+		return fmt.Errorf("forging: %q is not a staged report", uri)
+	}
+	body, err := getObject(ctx, clients, bucket, key)
+	if err != nil {
+		return err
+	}
+	att, _ := getObject(ctx, clients, bucket, key+platform.AttestationSuffix) // absent when not attested
+	if body, err = pn.b.ForgeAnswer(body); err != nil {
+		return err
+	}
+	dest := pn.prefix + strings.TrimPrefix(key, forgerStaging)
+	if att != nil {
+		if _, err := clients.S3.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(dest + platform.AttestationSuffix), Body: bytes.NewReader(att)}); err != nil {
+			return fmt.Errorf("forging: %w", err)
+		}
+	}
+	if _, err := clients.S3.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(dest), Body: bytes.NewReader(body)}); err != nil {
+		return fmt.Errorf("forging: %w", err)
+	}
+	p.Logf("node player: node %d (%s): a writer of the prefix stored a rewrite of its report as s3://%s/%s", pn.n.Index, pn.n.InstanceID, bucket, dest)
+	return nil
+}
+
+// lastS3URI is the last line of out that is an s3:// URI (what hwprobe
+// prints for a report written), or "".
+func lastS3URI(out string) string {
+	var uri string
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "s3://") {
+			uri = strings.TrimSpace(line)
+		}
+	}
+	return uri
 }
 
 // replay stores the node's first answer again, under a key of now, its

@@ -89,6 +89,11 @@ func TestGateAttestation(t *testing.T) {
 			wantIgnored: "answers challenge e0e0e0e0e0e0…, not this apply's c1c1c1c1c1c1…"},
 		{name: "boot report, no challenge", obj: platform.ReportObject{Key: key, Body: answer(nil, passing)}, status: platform.NodeMissing,
 			wantIgnored: "answers no challenge"},
+		// A failing report of the node's launch fails it without answering
+		// (a footprint's failing instance abandons itself before any
+		// challenge reaches it); forging a failure gains nothing.
+		{name: "failing boot report fails the node", attest: true, obj: platform.ReportObject{Key: key, Body: answer(nil, passing, nvlink)}, status: platform.NodeFail,
+			want: "gpu.nvlink gpu3: expected >= 18, observed 17"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

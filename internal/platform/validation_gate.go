@@ -287,26 +287,39 @@ func (g *Gate) judge(n ExpectedNode, objs []ReportObject) NodeVerdict {
 		if g.ProfileSHA256 != "" && (r.Profile == nil || r.Profile.SHA256 != g.ProfileSHA256) {
 			continue // validated against another profile
 		}
-		if err := g.checkChallenge(r); err != nil {
-			v.Ignored = append(v.Ignored, o.Key+": "+err.Error())
-			continue
-		}
+		challengeErr := g.checkChallenge(r)
 		att, err := g.attest(n, r)
 		if err != nil {
-			reject(o, "%v", err)
+			if challengeErr != nil {
+				v.Ignored = append(v.Ignored, o.Key+": "+challengeErr.Error())
+			} else {
+				reject(o, "%v", err)
+			}
 			continue
 		}
-		if err := g.checkAttestation(n, o); err != nil {
-			reject(o, "%v", err)
-			continue
+		if challengeErr == nil {
+			if err := g.checkAttestation(n, o); err != nil {
+				reject(o, "%v", err)
+				continue
+			}
 		}
 		if r.GeneratedAt.Before(att.pending.Add(-clockSkew)) || (!o.LastModified.IsZero() && o.LastModified.Before(att.pending.Add(-clockSkew))) {
 			reject(o, "written before the node launched (its signed pendingTime is %s)", att.pending.UTC().Format(time.RFC3339))
 			continue
 		}
-		v.ReportKey, v.GeneratedAt, v.AttestedRegion, v.AttestedZoneID = o.Key, r.GeneratedAt, att.region, att.zoneID
-		g.outcome(&v, r)
-		return v
+		cand := v
+		cand.ReportKey, cand.GeneratedAt, cand.AttestedRegion, cand.AttestedZoneID = o.Key, r.GeneratedAt, att.region, att.zoneID
+		g.outcome(&cand, r)
+		if challengeErr != nil && cand.Status != NodeFail {
+			// Only an answer to this gate's challenge passes a node. A
+			// failing report of the node's launch fails it without one
+			// (its boot report: a footprint's failing instance abandons
+			// itself and never answers); forging a failure gains nothing
+			// that a rejected forgery does not.
+			v.Ignored = append(v.Ignored, o.Key+": "+challengeErr.Error())
+			continue
+		}
+		return cand
 	}
 	if len(v.Rejected) > 0 {
 		v.Status = NodeRejected
