@@ -1,8 +1,14 @@
 package platform
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
 )
 
 // TestPlanAttestation: the plan says when evidence will not be
@@ -51,5 +57,46 @@ func TestPlanAttestation(t *testing.T) {
 	// Without the gate (wait = false) nothing is said.
 	if a, ps := planAttestation(&ValidationSpec{Attestation: "none"}, "ami-1", "", all); a || ps != nil {
 		t.Errorf("no wait: %v %v", a, ps)
+	}
+}
+
+type tagRecorder struct {
+	calls [][]string
+	err   error
+}
+
+func (r *tagRecorder) CreateTags(_ context.Context, in *ec2.CreateTagsInput, _ ...func(*ec2.Options)) (*ec2.CreateTagsOutput, error) {
+	if len(in.Tags) != 1 || aws.ToString(in.Tags[0].Key) != ChallengeTag || len(aws.ToString(in.Tags[0].Value)) != 64 {
+		return nil, fmt.Errorf("tags %+v", in.Tags)
+	}
+	r.calls = append(r.calls, in.Resources)
+	return &ec2.CreateTagsOutput{}, r.err
+}
+
+// TestIssueChallenge: the challenge goes once to each node, a thousand
+// instances a call; a failed call says which nodes did not get it, and
+// they get it at the next look.
+func TestIssueChallenge(t *testing.T) {
+	ch := make([]byte, 32)
+	var nodes []ExpectedNode
+	for i := range 1004 {
+		nodes = append(nodes, ExpectedNode{Index: i, InstanceID: fmt.Sprintf("i-%017x", i)})
+	}
+	r := &tagRecorder{}
+	issued := map[string]bool{}
+	if err := issueChallenge(context.Background(), r, ch, nodes[:3], issued); err != nil {
+		t.Fatal(err)
+	}
+	if err := issueChallenge(context.Background(), r, ch, nodes, issued); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.calls) != 3 || len(r.calls[0]) != 3 || len(r.calls[1]) != 1000 || len(r.calls[2]) != 1 {
+		t.Fatalf("calls of %d instances", len(r.calls))
+	}
+	r = &tagRecorder{err: errors.New("throttled")}
+	fresh := map[string]bool{}
+	err := issueChallenge(context.Background(), r, ch, nodes[:2], fresh)
+	if err == nil || !strings.Contains(err.Error(), "issuing the validation challenge to i-00000000000000000, i-00000000000000001: throttled") || len(fresh) != 0 {
+		t.Fatalf("err %v, issued %v", err, fresh)
 	}
 }
