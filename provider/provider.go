@@ -80,7 +80,7 @@ func (p *mlplatformProvider) Schema(_ context.Context, _ provider.SchemaRequest,
 	endpointAttr := func(svc string) schema.StringAttribute {
 		return schema.StringAttribute{
 			Optional:            true,
-			MarkdownDescription: fmt.Sprintf("URL of the %s endpoint. Overrides `AWS_ENDPOINT_URL_%s` and `AWS_ENDPOINT_URL`.", svc, strings.ToUpper(svc)),
+			MarkdownDescription: fmt.Sprintf("URL of the %s endpoint. Overrides `%s`, `AWS_ENDPOINT_URL` and the shared config's `endpoint_url`.", svc, platform.EndpointEnvVar(svc)),
 		}
 	}
 	var codes []string

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -21,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/applicationautoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -33,11 +33,97 @@ import (
 // ErrNotFound is returned by every Find verb when the thing does not exist.
 var ErrNotFound = errors.New("not found")
 
-// Services lists the service keys accepted in Config.Endpoints.
-var services = []string{"ec2", "s3", "kms", "sagemaker", "ssm", "sts", "autoscaling", "applicationautoscaling", "cloudwatch"}
+// service is one AWS service the provider builds a client for: its key in
+// Config.Endpoints, the SDK ID of its package (from which the SDK derives
+// the names of its endpoint settings) and the first labels of its endpoint
+// hosts (ec2.me-central-1.amazonaws.com, api.sagemaker.me-central-1...).
+type service struct{ key, sdkID, hostPrefix string }
 
-// Services returns the endpoint keys that Config.Endpoints accepts.
-func Services() []string { return append([]string(nil), services...) }
+// serviceTable lists every client New builds, in a fixed order.
+func serviceTable() []service {
+	return []service{
+		{"ec2", ec2.ServiceID, "ec2"},
+		{"s3", s3.ServiceID, "s3"},
+		{"kms", kms.ServiceID, "kms"},
+		{"sagemaker", sagemaker.ServiceID, "api.sagemaker"},
+		{"ssm", ssm.ServiceID, "ssm"},
+		{"sts", sts.ServiceID, "sts"},
+		{"autoscaling", autoscaling.ServiceID, "autoscaling"},
+		{"applicationautoscaling", applicationautoscaling.ServiceID, "application-autoscaling"},
+		{"cloudwatch", cloudwatch.ServiceID, "monitoring"},
+	}
+}
+
+func lookupService(key string) (service, bool) {
+	i := slices.IndexFunc(serviceTable(), func(s service) bool { return s.key == key })
+	if i < 0 {
+		return service{}, false
+	}
+	return serviceTable()[i], true
+}
+
+// Services returns the endpoint keys that Config.Endpoints accepts: one per
+// client New builds.
+func Services() []string {
+	var keys []string
+	for _, s := range serviceTable() {
+		keys = append(keys, s.key)
+	}
+	return keys
+}
+
+// GlobalEndpointEnv is the environment variable that sets the endpoint of
+// every service the SDK builds a client for.
+const GlobalEndpointEnv = "AWS_ENDPOINT_URL"
+
+// EndpointEnvVar is the environment variable the SDK reads for the endpoint
+// of the service with endpoint key key: AWS_ENDPOINT_URL_ and the service's
+// SDK ID upper-cased, spaces as underscores (Auto Scaling:
+// AWS_ENDPOINT_URL_AUTO_SCALING). "" for an unknown key.
+func EndpointEnvVar(key string) string {
+	s, ok := lookupService(key)
+	if !ok {
+		return ""
+	}
+	return GlobalEndpointEnv + "_" + strings.ReplaceAll(strings.ToUpper(s.sdkID), " ", "_")
+}
+
+// EndpointHostPrefix is the first labels of the AWS endpoint hosts of the
+// service with endpoint key key (api.sagemaker for sagemaker); "" for an
+// unknown key.
+func EndpointHostPrefix(key string) string {
+	s, _ := lookupService(key)
+	return s.hostPrefix
+}
+
+// ResolvedEndpoint is where a client sends its calls when that is not the
+// SDK's default for the region: the endpoint it resolved from the
+// configuration, the environment or the shared config file.
+type ResolvedEndpoint struct {
+	Service string // endpoint key, e.g. autoscaling
+	URL     string
+}
+
+// ResolvedEndpoints returns the base endpoint every client resolved (after
+// Config.Endpoints, AWS_ENDPOINT_URL_<SERVICE>, AWS_ENDPOINT_URL and the
+// shared config's endpoint_url and services sections, as the SDK weighs
+// them), in Services order; clients on the SDK's default endpoint are left
+// out.
+func (c *Clients) ResolvedEndpoints() []ResolvedEndpoint {
+	bases := map[string]*string{
+		"ec2": c.EC2.Options().BaseEndpoint, "s3": c.S3.Options().BaseEndpoint, "kms": c.KMS.Options().BaseEndpoint,
+		"sagemaker": c.SageMaker.Options().BaseEndpoint, "ssm": c.SSM.Options().BaseEndpoint, "sts": c.STS.Options().BaseEndpoint,
+		"autoscaling": c.AutoScaling.Options().BaseEndpoint, "applicationautoscaling": c.AppAutoScaling.Options().BaseEndpoint,
+		"cloudwatch": c.CloudWatch().Options().BaseEndpoint,
+	}
+	var out []ResolvedEndpoint
+	for _, k := range Services() {
+		if u := aws.ToString(bases[k]); u != "" {
+			out = append(out, ResolvedEndpoint{Service: k, URL: u})
+		}
+	}
+	return out
+}
 
 // Config is what both front ends translate their provider configuration to.
 type Config struct {
@@ -182,8 +268,8 @@ type Clients struct {
 // and AWS_ENDPOINT_URL_<SERVICE>) and applies the per-service overrides of cfg.
 func New(ctx context.Context, cfg Config) (*Clients, error) {
 	for k := range cfg.Endpoints {
-		if !slices.Contains(services, k) {
-			return nil, fmt.Errorf("unknown endpoint service %q (known: %s)", k, strings.Join(services, ", "))
+		if _, ok := lookupService(k); !ok {
+			return nil, fmt.Errorf("unknown endpoint service %q (known: %s)", k, strings.Join(Services(), ", "))
 		}
 	}
 	limits := cfg.Limits.withDefaults()
@@ -222,8 +308,10 @@ func New(ctx context.Context, cfg Config) (*Clients, error) {
 			if u := ep("s3"); u != nil {
 				o.BaseEndpoint = u
 			}
-			// Emulators and VPC endpoints given by URL serve path-style requests.
-			o.UsePathStyle = o.BaseEndpoint != nil || awsCfg.BaseEndpoint != nil || os.Getenv("AWS_ENDPOINT_URL_S3") != ""
+			// Emulators and VPC endpoints given by URL serve path-style
+			// requests. BaseEndpoint holds what the SDK resolved from the
+			// environment and the shared config before this override.
+			o.UsePathStyle = o.BaseEndpoint != nil
 		})),
 		KMS: NewKMSClient(kms.NewFromConfig(awsCfg, func(o *kms.Options) {
 			if u := ep("kms"); u != nil {

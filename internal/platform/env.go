@@ -5,10 +5,10 @@ package platform
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 
@@ -95,15 +95,15 @@ func Open(ctx context.Context, cfg Config) (*Env, error) {
 		return nil, &residency.ConfigError{Path: "region", Msg: fmt.Sprintf("region %q is outside jurisdiction %s (%s); allowed regions: %s. Set region to one of them",
 			region, policy.Jurisdiction.Code, policy.Jurisdiction.Name, strings.Join(policy.AllowedRegions, ", "))}
 	}
-	if err := checkEndpoints(policy, cfg.Endpoints); err != nil {
-		return nil, err
-	}
 	cache, err := catalogCacheFromEnv()
 	if err != nil {
 		return nil, err
 	}
 	clients, err := cloud.New(ctx, cloud.Config{Region: region, Profile: cfg.Profile, Endpoints: cfg.Endpoints, UserAgent: cfg.UserAgent})
 	if err != nil {
+		return nil, err
+	}
+	if err := checkEndpoints(policy, clients, cfg); err != nil {
 		return nil, err
 	}
 	return &Env{Clients: clients, Policy: policy, Locator: cloud.NewLocator(clients), DefaultTags: maps.Clone(cfg.DefaultTags),
@@ -152,26 +152,65 @@ func (e *Env) CheckResidency(ctx context.Context, refs []residency.Ref, tags map
 	return vs, nil
 }
 
-// checkEndpoints checks every endpoint override, from the configuration and
-// from the standard AWS environment (AWS_ENDPOINT_URL and
-// AWS_ENDPOINT_URL_<SERVICE>), against the policy: an AWS host naming a
-// region outside the jurisdiction is a configuration error. Signing stays
-// with the provider's region whatever the endpoint.
-func checkEndpoints(policy *residency.Policy, endpoints map[string]string) error {
-	for _, k := range slices.Sorted(maps.Keys(endpoints)) {
-		if err := policy.CheckEndpoint("endpoints."+k, endpoints[k]); err != nil {
-			return err
-		}
-	}
-	vars := []string{"AWS_ENDPOINT_URL"}
-	for _, s := range cloud.Services() {
-		vars = append(vars, "AWS_ENDPOINT_URL_"+strings.ToUpper(s))
-	}
-	for _, v := range vars {
-		if err := policy.CheckEndpoint(v, os.Getenv(v)); err != nil {
-			// Not an attribute of the configuration: a plain error.
-			return fmt.Errorf("environment variable %w", err)
+// checkEndpoints checks the endpoint every client resolved, wherever it came
+// from (the endpoints block, AWS_ENDPOINT_URL_<SERVICE>, AWS_ENDPOINT_URL,
+// the shared config's endpoint_url or its services section), against the
+// policy: an AWS host naming a region outside the jurisdiction is a
+// configuration error. Signing stays with the provider's region whatever
+// the endpoint.
+func checkEndpoints(policy *residency.Policy, clients *cloud.Clients, cfg Config) error {
+	for _, ep := range clients.ResolvedEndpoints() {
+		src := endpointSource(ep.Service, cfg)
+		if err := policy.CheckEndpoint(src.path, ep.URL); err != nil {
+			return src.err(err)
 		}
 	}
 	return nil
 }
+
+// endpointOrigin is where a resolved endpoint came from: an attribute of
+// the configuration (path) or a setting outside it (what).
+type endpointOrigin struct {
+	path string // endpoints.KEY, or "" outside the configuration
+	what string // e.g. environment variable AWS_ENDPOINT_URL_AUTO_SCALING
+}
+
+// err turns a check's configuration error into the error for the origin:
+// a configuration error at the attribute, else a plain error naming the
+// setting.
+func (o endpointOrigin) err(err error) error {
+	var ce *residency.ConfigError
+	if o.path != "" || !errors.As(err, &ce) {
+		return err
+	}
+	return fmt.Errorf("%s: %s", o.what, ce.Msg)
+}
+
+// endpointSource tells where the SDK took the endpoint of service key from,
+// in the SDK's order: the endpoints block, the service's environment
+// variable, AWS_ENDPOINT_URL, then the shared config file.
+func endpointSource(key string, cfg Config) endpointOrigin {
+	if cfg.Endpoints[key] != "" {
+		return endpointOrigin{path: "endpoints." + key, what: "endpoints." + key}
+	}
+	for _, v := range []string{cloud.EndpointEnvVar(key), cloud.GlobalEndpointEnv} {
+		if os.Getenv(v) != "" {
+			return endpointOrigin{what: "environment variable " + v}
+		}
+	}
+	profile := cfg.Profile
+	for _, v := range []string{"AWS_PROFILE", "AWS_DEFAULT_PROFILE"} {
+		if profile == "" {
+			profile = os.Getenv(v)
+		}
+	}
+	if profile == "" {
+		profile = "default"
+	}
+	return endpointOrigin{what: fmt.Sprintf("endpoint_url of the shared AWS config (profile %s or its services section) for %s", profile, key)}
+}
+
+// EndpointEnvVar is the environment variable the AWS SDK reads for the
+// endpoint of the service with endpoint key key (AWS_ENDPOINT_URL_AUTO_SCALING
+// for autoscaling), for the front ends' documentation.
+func EndpointEnvVar(key string) string { return cloud.EndpointEnvVar(key) }

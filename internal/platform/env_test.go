@@ -3,9 +3,13 @@ package platform
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/mlplatform/mlplatform/internal/cloud"
 	"github.com/mlplatform/mlplatform/internal/residency"
 )
 
@@ -50,5 +54,156 @@ func TestOpenChecksEndpoints(t *testing.T) {
 	t.Setenv("AWS_ENDPOINT_URL_EC2", "https://ec2.eu-west-1.amazonaws.com")
 	if _, err := Open(context.Background(), cfg(nil)); err == nil || !strings.Contains(err.Error(), "AWS_ENDPOINT_URL_EC2") {
 		t.Errorf("Open with AWS_ENDPOINT_URL_EC2 in eu-west-1 = %v, want an error naming the variable", err)
+	}
+}
+
+// unsetenv unsets k for the test: set but empty is not the same for the
+// SDK (AWS_ENDPOINT_URL="" turns off the shared config's services section).
+func unsetenv(t *testing.T, k string) {
+	t.Helper()
+	t.Setenv(k, "")
+	if err := os.Unsetenv(k); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// isolatedAWSEnv gives Open dummy credentials and no endpoint settings, the
+// shared config file being configFile.
+func isolatedAWSEnv(t *testing.T, configFile string) {
+	t.Helper()
+	t.Setenv("AWS_ACCESS_KEY_ID", "testing")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "testing")
+	t.Setenv("AWS_CONFIG_FILE", configFile)
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", os.DevNull)
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "AWS_ENDPOINT_URL") || k == "AWS_PROFILE" || k == "AWS_DEFAULT_PROFILE" || k == "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS" {
+			unsetenv(t, k)
+		}
+	}
+}
+
+// Every client's endpoint is checked, whichever way the SDK resolved it:
+// the endpoints block, the service's environment variable (the name the SDK
+// reads, typed here from the SDK's documentation, not derived), the global
+// AWS_ENDPOINT_URL, the shared config profile's endpoint_url and its
+// services section. An endpoint in another region fails Open and the error
+// names where it was set; the same mechanism pointing in-region opens, and
+// the client sends its calls there.
+func TestOpenChecksEveryResolvedEndpoint(t *testing.T) {
+	services := []struct {
+		key, env, section, host string
+	}{
+		{"ec2", "AWS_ENDPOINT_URL_EC2", "ec2", "ec2"},
+		{"s3", "AWS_ENDPOINT_URL_S3", "s3", "s3"},
+		{"kms", "AWS_ENDPOINT_URL_KMS", "kms", "kms"},
+		{"sagemaker", "AWS_ENDPOINT_URL_SAGEMAKER", "sagemaker", "api.sagemaker"},
+		{"ssm", "AWS_ENDPOINT_URL_SSM", "ssm", "ssm"},
+		{"sts", "AWS_ENDPOINT_URL_STS", "sts", "sts"},
+		{"autoscaling", "AWS_ENDPOINT_URL_AUTO_SCALING", "auto_scaling", "autoscaling"},
+		{"applicationautoscaling", "AWS_ENDPOINT_URL_APPLICATION_AUTO_SCALING", "application_auto_scaling", "application-autoscaling"},
+		{"cloudwatch", "AWS_ENDPOINT_URL_CLOUDWATCH", "cloudwatch", "monitoring"},
+	}
+	if got, want := len(services), len(cloud.Services()); got != want {
+		t.Fatalf("the table covers %d services, the provider builds %d clients (%v)", got, want, cloud.Services())
+	}
+	type mechanism struct {
+		name string
+		// set configures url for the service and returns the provider
+		// configuration's endpoints and profile.
+		set func(t *testing.T, key, env, section, url string) (map[string]string, string)
+		// wantIn is what the error must name; wantPath the configuration
+		// error's attribute path ("" for a plain error).
+		wantIn   func(key, env string) string
+		wantPath func(key string) string
+	}
+	writeConfig := func(t *testing.T, body string) string {
+		f := filepath.Join(t.TempDir(), "config")
+		if err := os.WriteFile(f, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	mechanisms := []mechanism{
+		{
+			name: "endpoints block",
+			set: func(t *testing.T, key, _, _, url string) (map[string]string, string) {
+				isolatedAWSEnv(t, os.DevNull)
+				return map[string]string{key: url}, ""
+			},
+			wantIn:   func(key, _ string) string { return "endpoints." + key },
+			wantPath: func(key string) string { return "endpoints." + key },
+		},
+		{
+			name: "service environment variable",
+			set: func(t *testing.T, _, env, _, url string) (map[string]string, string) {
+				isolatedAWSEnv(t, os.DevNull)
+				t.Setenv(env, url)
+				return nil, ""
+			},
+			wantIn: func(_, env string) string { return env },
+		},
+		{
+			name: "AWS_ENDPOINT_URL",
+			set: func(t *testing.T, _, _, _, url string) (map[string]string, string) {
+				isolatedAWSEnv(t, os.DevNull)
+				t.Setenv("AWS_ENDPOINT_URL", url)
+				return nil, ""
+			},
+			wantIn: func(string, string) string { return "AWS_ENDPOINT_URL" },
+		},
+		{
+			name: "shared config profile endpoint_url",
+			set: func(t *testing.T, _, _, _, url string) (map[string]string, string) {
+				isolatedAWSEnv(t, writeConfig(t, "[profile lab]\nendpoint_url = "+url+"\n"))
+				return nil, "lab"
+			},
+			wantIn: func(string, string) string { return "shared AWS config" },
+		},
+		{
+			name: "shared config services section",
+			set: func(t *testing.T, _, _, section, url string) (map[string]string, string) {
+				isolatedAWSEnv(t, writeConfig(t, "[profile lab]\nservices = lab-endpoints\n\n[services lab-endpoints]\n"+section+" =\n  endpoint_url = "+url+"\n"))
+				t.Setenv("AWS_PROFILE", "lab")
+				return nil, ""
+			},
+			wantIn: func(string, string) string { return "shared AWS config" },
+		},
+	}
+	for _, m := range mechanisms {
+		for _, svc := range services {
+			t.Run(m.name+"/"+svc.key, func(t *testing.T) {
+				ctx := context.Background()
+				outside := "https://" + svc.host + ".eu-west-1.amazonaws.com"
+				eps, profile := m.set(t, svc.key, svc.env, svc.section, outside)
+				cfg := Config{Region: "me-central-1", Profile: profile, Endpoints: eps, Residency: residency.PolicyConfig{Jurisdiction: "AE"}}
+				_, err := Open(ctx, cfg)
+				if err == nil {
+					t.Fatalf("Open with the %s endpoint at %s = nil error, want the endpoint refused", svc.key, outside)
+				}
+				if want := m.wantIn(svc.key, svc.env); !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "eu-west-1") {
+					t.Errorf("Open error = %q, want it to name %s and the region", err, want)
+				}
+				var ce *residency.ConfigError
+				switch isCE := errors.As(err, &ce); {
+				case m.wantPath != nil && (!isCE || ce.Path != m.wantPath(svc.key)):
+					t.Errorf("Open error = %#v, want a configuration error at %s", err, m.wantPath(svc.key))
+				case m.wantPath == nil && isCE:
+					t.Errorf("Open error = %#v: a setting outside the configuration must not be an attribute error", err)
+				}
+
+				inside := "https://" + svc.host + ".me-central-1.amazonaws.com"
+				eps, profile = m.set(t, svc.key, svc.env, svc.section, inside)
+				cfg.Endpoints, cfg.Profile = eps, profile
+				env, err := Open(ctx, cfg)
+				if err != nil {
+					t.Fatalf("Open with the %s endpoint at %s: %v", svc.key, inside, err)
+				}
+				i := slices.IndexFunc(env.Clients.ResolvedEndpoints(), func(e cloud.ResolvedEndpoint) bool { return e.Service == svc.key })
+				if i < 0 || env.Clients.ResolvedEndpoints()[i].URL != inside {
+					t.Errorf("resolved endpoints %v, want %s at %s", env.Clients.ResolvedEndpoints(), svc.key, inside)
+				}
+			})
+		}
 	}
 }
