@@ -43,11 +43,13 @@ type mlplatformProvider struct {
 }
 
 type providerModel struct {
-	Region      types.String    `tfsdk:"region"`
-	Profile     types.String    `tfsdk:"profile"`
-	Endpoints   *endpointsModel `tfsdk:"endpoints"`
-	Residency   *residencyModel `tfsdk:"residency"`
-	DefaultTags types.Map       `tfsdk:"default_tags"`
+	Region    types.String    `tfsdk:"region"`
+	Profile   types.String    `tfsdk:"profile"`
+	Endpoints *endpointsModel `tfsdk:"endpoints"`
+	// AllowCustomEndpoints lets endpoints that are not AWS's own through.
+	AllowCustomEndpoints types.Bool      `tfsdk:"allow_custom_endpoints"`
+	Residency            *residencyModel `tfsdk:"residency"`
+	DefaultTags          types.Map       `tfsdk:"default_tags"`
 }
 
 type endpointsModel struct {
@@ -102,6 +104,14 @@ func (p *mlplatformProvider) Schema(_ context.Context, _ provider.SchemaRequest,
 				Optional:            true,
 				MarkdownDescription: "Named profile of the shared AWS configuration. The standard credential chain applies otherwise.",
 			},
+			platform.AllowCustomEndpointsAttr: schema.BoolAttribute{
+				Optional: true,
+				MarkdownDescription: "Allow endpoints that are not AWS's own: an emulator or a proxy on another host, for tests and proxies you run. " +
+					"Default `false`: every endpoint (from `endpoints`, `AWS_ENDPOINT_URL_<SERVICE>`, `AWS_ENDPOINT_URL` or the shared config's `endpoint_url`) must be the service's AWS endpoint " +
+					"(`SERVICE.REGION.amazonaws.com`, `amazonaws.com.cn` or `api.aws`, its FIPS and dual-stack forms, or an interface VPC endpoint), or a loopback host (127.0.0.0/8, `::1`, `localhost`). " +
+					"When set, the provider warns and names each custom endpoint: residency cannot be checked for where they send requests and data. " +
+					"Plain `http://` is refused whatever this says, except to a loopback host.",
+			},
 			"default_tags": schema.MapAttribute{
 				ElementType:         types.StringType,
 				Optional:            true,
@@ -110,7 +120,7 @@ func (p *mlplatformProvider) Schema(_ context.Context, _ provider.SchemaRequest,
 		},
 		Blocks: map[string]schema.Block{
 			"endpoints": schema.SingleNestedBlock{
-				MarkdownDescription: "Per-service endpoint overrides: emulators, VPC endpoints.",
+				MarkdownDescription: "Per-service endpoint overrides: VPC endpoints, emulators. Each must be the service's AWS endpoint in the jurisdiction or a loopback host, over https (plain http only to loopback); other hosts need `allow_custom_endpoints`.",
 				Attributes: map[string]schema.Attribute{
 					"ec2": endpointAttr("ec2"), "s3": endpointAttr("s3"), "kms": endpointAttr("kms"),
 					"sagemaker": endpointAttr("sagemaker"), "ssm": endpointAttr("ssm"), "sts": endpointAttr("sts"),
@@ -166,6 +176,9 @@ func (p *mlplatformProvider) Configure(ctx context.Context, req provider.Configu
 		addConfigError(&resp.Diagnostics, err)
 		return
 	}
+	for _, w := range meta.Warnings {
+		resp.Diagnostics.AddAttributeWarning(parsePath(w.Path), w.Summary, w.Detail)
+	}
 	p.meta.Store(meta)
 	resp.ResourceData = meta
 	resp.DataSourceData = meta
@@ -196,7 +209,8 @@ func newMeta(ctx context.Context, cfg providerModel, version string) (*Meta, err
 	if err != nil {
 		return nil, err
 	}
-	pc := platform.Config{Region: cfg.Region.ValueString(), Profile: cfg.Profile.ValueString(), Endpoints: map[string]string{}, UserAgent: "mlplatform-terraform_" + version, Polling: polling}
+	pc := platform.Config{Region: cfg.Region.ValueString(), Profile: cfg.Profile.ValueString(), Endpoints: map[string]string{}, UserAgent: "mlplatform-terraform_" + version, Polling: polling,
+		AllowCustomEndpoints: cfg.AllowCustomEndpoints.ValueBool()}
 	if r := cfg.Residency; r != nil {
 		pc.Residency = residency.PolicyConfig{
 			Jurisdiction:               r.Jurisdiction.ValueString(),

@@ -87,3 +87,38 @@ func TestAccProvider_badResidencySettings(t *testing.T) {
 		})
 	}
 }
+
+// Plain http is refused except to loopback, and a host that is not AWS's
+// needs allow_custom_endpoints, at configure, on the attribute, before any
+// call; the harness's loopback emulator needs neither.
+func TestAccProvider_endpointTransport(t *testing.T) {
+	h := acctest.Setup(t)
+	s3Line := regexp.MustCompile(`(?m)^(\s*s3\s*=\s*)"[^"]*"$`)
+	for name, tc := range map[string]struct {
+		s3, extra string
+		want      string // "" = plans
+	}{
+		"plain http":                 {s3: "http://collector.example.net", want: `(?s)endpoints\.s3.*plain\s+http.*Use\s+https`},
+		"plain http even if allowed": {s3: "http://collector.example.net", extra: "allow_custom_endpoints = true", want: `plain\s+http`},
+		"custom host":                {s3: "https://collector.example.net", want: `(?s)not\s+an\s+AWS\s+endpoint\s+of\s+s3.*allow_custom_endpoints\s+=\s+true`},
+		"custom host allowed":        {s3: "https://collector.example.net", extra: "allow_custom_endpoints = true"},
+		"AWS endpoint":               {s3: "https://s3.me-central-1.amazonaws.com"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg := s3Line.ReplaceAllString(h.ProviderConfig(""), `${1}"`+tc.s3+`"`)
+			if !strings.Contains(cfg, tc.s3) {
+				t.Fatalf("no s3 endpoint in the harness's provider block:\n%s", cfg)
+			}
+			cfg = strings.Replace(cfg, "  region = ", "  "+tc.extra+"\n  region = ", 1)
+			step := resource.TestStep{Config: cfg + `data "mlplatform_residency" "this" {}`, PlanOnly: true}
+			if tc.want != "" {
+				step.ExpectError = regexp.MustCompile(tc.want)
+			}
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+				Steps:                    []resource.TestStep{step},
+			})
+		})
+	}
+	checkNoWrites(t, h)
+}

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"reflect"
+	"strings"
 
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
@@ -18,11 +19,13 @@ import (
 // Config is the provider configuration: the same settings as the Terraform
 // provider block, translated to platform.Config the same way.
 type Config struct {
-	Region      *string           `pulumi:"region,optional"`
-	Profile     *string           `pulumi:"profile,optional"`
-	Endpoints   *Endpoints        `pulumi:"endpoints,optional"`
-	Residency   *ResidencyConfig  `pulumi:"residency,optional"`
-	DefaultTags map[string]string `pulumi:"defaultTags,optional"`
+	Region    *string    `pulumi:"region,optional"`
+	Profile   *string    `pulumi:"profile,optional"`
+	Endpoints *Endpoints `pulumi:"endpoints,optional"`
+	// AllowCustomEndpoints lets endpoints that are not AWS's own through.
+	AllowCustomEndpoints *bool             `pulumi:"allowCustomEndpoints,optional"`
+	Residency            *ResidencyConfig  `pulumi:"residency,optional"`
+	DefaultTags          map[string]string `pulumi:"defaultTags,optional"`
 
 	// env is the opened environment, set once by Configure.
 	env *platform.Env
@@ -65,6 +68,11 @@ func (c *Config) Annotate(a infer.Annotator) {
 	a.Describe(&c.Region, "AWS region to provision in. Defaults to `AWS_REGION`, else the first region of the jurisdiction (`me-central-1` for `AE`). Must lie inside the jurisdiction.")
 	a.Describe(&c.Profile, "Named profile of the shared AWS configuration. The standard credential chain applies otherwise.")
 	a.Describe(&c.Endpoints, "Per-service endpoint overrides: emulators, VPC endpoints. `AWS_ENDPOINT_URL` and `AWS_ENDPOINT_URL_<SERVICE>` apply otherwise.")
+	a.Describe(&c.AllowCustomEndpoints, "Allow endpoints that are not AWS's own: an emulator or a proxy on another host, for tests and proxies you run. "+
+		"Default `false`: every endpoint (from `endpoints`, `AWS_ENDPOINT_URL_<SERVICE>`, `AWS_ENDPOINT_URL` or the shared config's `endpoint_url`) must be the service's AWS endpoint "+
+		"(`SERVICE.REGION.amazonaws.com`, `amazonaws.com.cn` or `api.aws`, its FIPS and dual-stack forms, or an interface VPC endpoint), or a loopback host (127.0.0.0/8, `::1`, `localhost`). "+
+		"When set, the provider warns and names each custom endpoint: residency cannot be checked for where they send requests and data. "+
+		"Plain `http://` is refused whatever this says, except to a loopback host.")
 	a.Describe(&c.Residency, "The data-residency policy every resource is checked against before any write.")
 	a.Describe(&c.DefaultTags, "Tags added to every resource the provider creates. Resource tags win on conflict.")
 }
@@ -105,10 +113,10 @@ func (*Config) Check(ctx context.Context, req infer.CheckRequest) (infer.CheckRe
 	if _, err := platform.Open(ctx, pc); err != nil {
 		var ce *residency.ConfigError
 		if errors.As(err, &ce) {
-			failures = append(failures, p.CheckFailure{Property: propertyPath(ce.Path), Reason: ce.Msg})
+			failures = append(failures, p.CheckFailure{Property: propertyPath(ce.Path), Reason: configText(ce.Msg)})
 			return infer.CheckResponse[*Config]{Inputs: c, Failures: failures}, nil
 		}
-		return infer.CheckResponse[*Config]{Inputs: c}, fmt.Errorf("configuring the mlplatform provider: %w", err)
+		return infer.CheckResponse[*Config]{Inputs: c}, fmt.Errorf("configuring the mlplatform provider: %s", configText(err.Error()))
 	}
 	return infer.CheckResponse[*Config]{Inputs: c}, nil
 }
@@ -123,9 +131,12 @@ func (c *Config) Configure(ctx context.Context) error {
 	if err != nil {
 		var ce *residency.ConfigError
 		if errors.As(err, &ce) {
-			return fmt.Errorf("invalid provider configuration: %s: %s", propertyPath(ce.Path), ce.Msg)
+			return fmt.Errorf("invalid provider configuration: %s: %s", propertyPath(ce.Path), configText(ce.Msg))
 		}
-		return fmt.Errorf("configuring the mlplatform provider: %w", err)
+		return fmt.Errorf("configuring the mlplatform provider: %s", configText(err.Error()))
+	}
+	for _, w := range env.Warnings {
+		p.GetLogger(ctx).Warning(w.Summary + ": " + configText(w.Detail))
 	}
 	c.env = env
 	return nil
@@ -144,6 +155,8 @@ func (c *Config) platformConfig(ctx context.Context) (platform.Config, error) {
 		Endpoints: map[string]string{},
 		UserAgent: "mlplatform-pulumi_" + p.GetRunInfo(ctx).Version,
 		Polling:   polling,
+
+		AllowCustomEndpoints: deref(c.AllowCustomEndpoints),
 	}
 	if r := c.Residency; r != nil {
 		pc.Residency = residency.PolicyConfig{
@@ -166,6 +179,12 @@ func (c *Config) platformConfig(ctx context.Context) (platform.Config, error) {
 		pc.DefaultTags = c.DefaultTags
 	}
 	return pc, nil
+}
+
+// configText turns the core's configuration messages, which name the
+// Terraform attributes, into the Pulumi spelling.
+func configText(s string) string {
+	return strings.ReplaceAll(s, platform.AllowCustomEndpointsAttr, propertyPath(platform.AllowCustomEndpointsAttr))
 }
 
 // envFrom returns the environment of the configured provider.
@@ -192,7 +211,7 @@ var _ infer.CustomDiff[*Config, *Config] = (*Config)(nil)
 // Diff decides what a change of the provider configuration does. Pulumi
 // replaces every resource of a replaced provider, so only a change of region
 // replaces it (the resources live in the old region); residency, tags,
-// profile and endpoints change in place, and each resource's own Diff then
+// profile, endpoints and allowCustomEndpoints change in place, and each resource's own Diff then
 // says what that means for it, as a Terraform plan does.
 func (c *Config) Diff(_ context.Context, req infer.DiffRequest[*Config, *Config]) (infer.DiffResponse, error) {
 	olds, news := req.State, req.Inputs
@@ -211,6 +230,9 @@ func (c *Config) Diff(_ context.Context, req infer.DiffRequest[*Config, *Config]
 	}
 	if !reflect.DeepEqual(olds.Endpoints, news.Endpoints) {
 		diff["endpoints"] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
+	}
+	if deref(olds.AllowCustomEndpoints) != deref(news.AllowCustomEndpoints) {
+		diff["allowCustomEndpoints"] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
 	}
 	if !reflect.DeepEqual(olds.Residency, news.Residency) {
 		diff["residency"] = p.PropertyDiff{Kind: p.Update, InputDiff: true}

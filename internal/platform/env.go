@@ -19,11 +19,15 @@ import (
 
 // Config is the provider configuration, identical for Terraform and Pulumi.
 type Config struct {
-	Region      string            // empty: AWS_REGION, else the jurisdiction's first region
-	Profile     string            // shared-config profile
-	Endpoints   map[string]string // service key (ec2, s3, kms, sagemaker, ssm, sts) -> URL
-	Residency   residency.PolicyConfig
-	DefaultTags map[string]string
+	Region    string            // empty: AWS_REGION, else the jurisdiction's first region
+	Profile   string            // shared-config profile
+	Endpoints map[string]string // service key (ec2, s3, kms, sagemaker, ssm, sts) -> URL
+	// AllowCustomEndpoints lets endpoints that are not AWS's own (an
+	// emulator or proxy on another host) through, with a warning. Loopback
+	// hosts need no switch.
+	AllowCustomEndpoints bool
+	Residency            residency.PolicyConfig
+	DefaultTags          map[string]string
 	// DefaultTagsUnknown is set when the default tags are not known yet (a
 	// plan whose provider configuration depends on other resources): the
 	// required-tag rule waits for apply.
@@ -64,6 +68,10 @@ type Env struct {
 	// validation gate); kinds left zero poll as DefaultPolling says.
 	Polling Polling
 
+	// Warnings are what the front ends show once about the configuration
+	// (custom endpoints let through by allow_custom_endpoints).
+	Warnings []ConfigWarning
+
 	catalogMu  sync.Mutex
 	catalogSrc *catalog.Source
 
@@ -103,10 +111,11 @@ func Open(ctx context.Context, cfg Config) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkEndpoints(policy, clients, cfg); err != nil {
+	warnings, err := checkEndpoints(policy, clients, cfg)
+	if err != nil {
 		return nil, err
 	}
-	return &Env{Clients: clients, Policy: policy, Locator: cloud.NewLocator(clients), DefaultTags: maps.Clone(cfg.DefaultTags),
+	return &Env{Warnings: warnings, Clients: clients, Policy: policy, Locator: cloud.NewLocator(clients), DefaultTags: maps.Clone(cfg.DefaultTags),
 		DefaultTagsUnknown: cfg.DefaultTagsUnknown, UnknownDefaultTags: cfg.UnknownDefaultTags, CatalogCache: cache, Polling: cfg.Polling.WithDefaults()}, nil
 }
 
@@ -152,20 +161,65 @@ func (e *Env) CheckResidency(ctx context.Context, refs []residency.Ref, tags map
 	return vs, nil
 }
 
+// ConfigWarning is a warning about the provider configuration, at the
+// attribute Path.
+type ConfigWarning struct {
+	Path    string
+	Summary string
+	Detail  string
+}
+
+// AllowCustomEndpointsAttr is the provider attribute that lets custom
+// endpoints through.
+const AllowCustomEndpointsAttr = "allow_custom_endpoints"
+
 // checkEndpoints checks the endpoint every client resolved, wherever it came
 // from (the endpoints block, AWS_ENDPOINT_URL_<SERVICE>, AWS_ENDPOINT_URL,
-// the shared config's endpoint_url or its services section), against the
-// policy: an AWS host naming a region outside the jurisdiction is a
-// configuration error. Signing stays with the provider's region whatever
-// the endpoint.
-func checkEndpoints(policy *residency.Policy, clients *cloud.Clients, cfg Config) error {
-	for _, ep := range clients.ResolvedEndpoints() {
-		src := endpointSource(ep.Service, cfg)
-		if err := policy.CheckEndpoint(src.path, ep.URL); err != nil {
-			return src.err(err)
+// the shared config's endpoint_url or its services section):
+//   - against the policy: an AWS host naming a region outside the
+//     jurisdiction is a configuration error;
+//   - plain http only to a loopback host: signed requests and the data they
+//     carry never cross a network unencrypted;
+//   - a host that is neither the service's AWS endpoint nor loopback (an
+//     emulator or proxy elsewhere, whose location the URL does not tell)
+//     only with allow_custom_endpoints, and then with a warning.
+//
+// Signing stays with the provider's region whatever the endpoint.
+func checkEndpoints(policy *residency.Policy, clients *cloud.Clients, cfg Config) ([]ConfigWarning, error) {
+	var custom []string
+	for _, resolved := range clients.ResolvedEndpoints() {
+		src := endpointSource(resolved.Service, cfg)
+		ep, err := residency.ParseEndpoint(resolved.URL)
+		if err != nil {
+			return nil, src.err(&residency.ConfigError{Path: src.path, Msg: err.Error()})
+		}
+		prefix := cloud.EndpointHostPrefix(resolved.Service)
+		aws := "https://" + prefix + "." + policy.AllowedRegions[0] + ".amazonaws.com"
+		isAWS := ep.ServiceHost(prefix)
+		switch {
+		case ep.Scheme == "http" && !ep.Loopback:
+			return nil, src.err(&residency.ConfigError{Path: src.path, Msg: fmt.Sprintf(
+				"endpoint %q uses plain http: signed requests and the data they carry would cross the network unencrypted. Use https (e.g. %s); plain http is allowed only to a loopback host (127.0.0.0/8, ::1, localhost), such as an emulator on this machine",
+				resolved.URL, aws)})
+		case !isAWS && !ep.Loopback && !cfg.AllowCustomEndpoints:
+			return nil, src.err(&residency.ConfigError{Path: src.path, Msg: fmt.Sprintf(
+				"endpoint %q is not an AWS endpoint of %s (%s, its -fips and dualstack forms, or an interface VPC endpoint vpce-ID.%s.%s.vpce.amazonaws.com): where it sends requests, credentials' signatures and data cannot be told or checked against jurisdiction %s. "+
+					"Use %s or a VPC endpoint; for an emulator or proxy you run, set %s = true in the provider configuration",
+				resolved.URL, resolved.Service, aws, prefix, policy.AllowedRegions[0], policy.Jurisdiction.Code, aws, AllowCustomEndpointsAttr)})
+		}
+		if err := policy.CheckEndpoint(src.path, resolved.URL); err != nil {
+			return nil, src.err(err)
+		}
+		if !isAWS && !ep.Loopback {
+			custom = append(custom, fmt.Sprintf("%s = %s (%s)", resolved.Service, resolved.URL, src.what))
 		}
 	}
-	return nil
+	if len(custom) == 0 {
+		return nil, nil
+	}
+	return []ConfigWarning{{Path: AllowCustomEndpointsAttr, Summary: "Custom AWS endpoints",
+		Detail: fmt.Sprintf("%s is set: these endpoints are not AWS's own, and residency cannot be checked for what they do with requests and data: %s. Remove them (or the setting) outside emulators and proxies you run.",
+			AllowCustomEndpointsAttr, strings.Join(custom, "; "))}}, nil
 }
 
 // endpointOrigin is where a resolved endpoint came from: an attribute of

@@ -88,8 +88,8 @@ func isolatedAWSEnv(t *testing.T, configFile string) {
 // reads, typed here from the SDK's documentation, not derived), the global
 // AWS_ENDPOINT_URL, the shared config profile's endpoint_url and its
 // services section. An endpoint in another region fails Open and the error
-// names where it was set; the same mechanism pointing in-region opens, and
-// the client sends its calls there.
+// names where it was set; the same mechanism pointing at a loopback
+// emulator opens, and the client sends its calls there.
 func TestOpenChecksEveryResolvedEndpoint(t *testing.T) {
 	services := []struct {
 		key, env, section, host string
@@ -192,7 +192,9 @@ func TestOpenChecksEveryResolvedEndpoint(t *testing.T) {
 					t.Errorf("Open error = %#v: a setting outside the configuration must not be an attribute error", err)
 				}
 
-				inside := "https://" + svc.host + ".me-central-1.amazonaws.com"
+				// A loopback emulator: the one URL every mechanism, global
+				// ones included, may give every client.
+				inside := "http://127.0.0.1:4566"
 				eps, profile = m.set(t, svc.key, svc.env, svc.section, inside)
 				cfg.Endpoints, cfg.Profile = eps, profile
 				env, err := Open(ctx, cfg)
@@ -205,5 +207,101 @@ func TestOpenChecksEveryResolvedEndpoint(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// Plain http is refused except to loopback; a host that is not the
+// service's AWS endpoint needs allow_custom_endpoints (loopback needs
+// nothing), and is then named in a warning. The same rules hold for every
+// way an endpoint can be set.
+func TestOpenEndpointTransportAndHost(t *testing.T) {
+	type tc struct {
+		name        string
+		eps         map[string]string
+		env         map[string]string
+		allowCustom bool
+		wantErr     []string // substrings; nil: opens
+		wantPath    string   // configuration error's attribute
+		wantWarning []string // substrings of the one warning; nil: none
+	}
+	for _, tt := range []tc{
+		{name: "plain http to a collector", eps: map[string]string{"s3": "http://collector.example.net"},
+			wantErr: []string{"http://collector.example.net", "plain http", "Use https", "loopback"}, wantPath: "endpoints.s3"},
+		{name: "plain http to a collector even when custom endpoints are allowed", eps: map[string]string{"s3": "http://collector.example.net"}, allowCustom: true,
+			wantErr: []string{"plain http"}, wantPath: "endpoints.s3"},
+		{name: "plain http to an AWS host", eps: map[string]string{"ec2": "http://ec2.me-central-1.amazonaws.com"},
+			wantErr: []string{"plain http", "https://ec2.me-central-1.amazonaws.com"}, wantPath: "endpoints.ec2"},
+		{name: "plain http to a private address", eps: map[string]string{"kms": "http://10.0.0.5:4566"},
+			wantErr: []string{"plain http"}, wantPath: "endpoints.kms"},
+		{name: "https custom host", eps: map[string]string{"s3": "https://collector.example.net"},
+			wantErr: []string{"not an AWS endpoint of s3", "allow_custom_endpoints = true", "https://s3.me-central-1.amazonaws.com"}, wantPath: "endpoints.s3"},
+		{name: "anyone's host under amazonaws.com", eps: map[string]string{"sagemaker": "https://ec2-3-28-1-1.me-central-1.compute.amazonaws.com"},
+			wantErr: []string{"not an AWS endpoint of sagemaker", "api.sagemaker.me-central-1.amazonaws.com"}, wantPath: "endpoints.sagemaker"},
+		{name: "another service's endpoint", eps: map[string]string{"kms": "https://ec2.me-central-1.amazonaws.com"},
+			wantErr: []string{"not an AWS endpoint of kms"}, wantPath: "endpoints.kms"},
+		{name: "custom host from the environment", env: map[string]string{"AWS_ENDPOINT_URL_AUTO_SCALING": "https://collector.example.net"},
+			wantErr: []string{"environment variable AWS_ENDPOINT_URL_AUTO_SCALING", "not an AWS endpoint of autoscaling"}},
+		{name: "plain http from the environment", env: map[string]string{"AWS_ENDPOINT_URL": "http://collector.example.net"},
+			wantErr: []string{"environment variable AWS_ENDPOINT_URL", "plain http"}},
+		{name: "custom hosts allowed", allowCustom: true,
+			eps: map[string]string{"s3": "https://collector.example.net", "ec2": "https://ec2.me-central-1.amazonaws.com", "kms": "http://127.0.0.1:4566"},
+			env: map[string]string{"AWS_ENDPOINT_URL_SSM": "https://proxy.corp:8443"},
+			wantWarning: []string{"allow_custom_endpoints", "s3 = https://collector.example.net (endpoints.s3)", "ssm = https://proxy.corp:8443 (environment variable AWS_ENDPOINT_URL_SSM)"}},
+		{name: "AWS endpoints and their forms", eps: map[string]string{
+			"ec2": "https://ec2-fips.me-central-1.amazonaws.com", "s3": "https://s3.dualstack.me-central-1.amazonaws.com",
+			"sagemaker": "https://vpce-0123-abcd.api.sagemaker.me-central-1.vpce.amazonaws.com", "sts": "https://sts.me-central-1.api.aws",
+			"autoscaling": "https://autoscaling.me-central-1.amazonaws.com", "applicationautoscaling": "https://application-autoscaling.me-central-1.amazonaws.com",
+			"cloudwatch": "https://monitoring.me-central-1.amazonaws.com", "ssm": "https://ssm.me-central-1.amazonaws.com", "kms": "https://kms-fips.me-central-1.amazonaws.com"}},
+		{name: "loopback emulators need no switch", eps: map[string]string{"ec2": "http://127.0.0.1:5000", "s3": "http://localhost:4566", "kms": "http://[::1]:4566", "ssm": "https://127.0.0.2:8443"},
+			env: map[string]string{"AWS_ENDPOINT_URL": "http://127.0.0.1:5000"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			isolatedAWSEnv(t, os.DevNull)
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			env, err := Open(context.Background(), Config{Region: "me-central-1", Endpoints: tt.eps, AllowCustomEndpoints: tt.allowCustom, Residency: residency.PolicyConfig{Jurisdiction: "AE"}})
+			if tt.wantErr == nil {
+				if err != nil {
+					t.Fatalf("Open: %v", err)
+				}
+				if len(tt.wantWarning) == 0 {
+					if len(env.Warnings) != 0 {
+						t.Errorf("warnings %+v, want none", env.Warnings)
+					}
+					return
+				}
+				if len(env.Warnings) != 1 || env.Warnings[0].Path != "allow_custom_endpoints" {
+					t.Fatalf("warnings %+v, want one at allow_custom_endpoints", env.Warnings)
+				}
+				for _, w := range tt.wantWarning {
+					if !strings.Contains(env.Warnings[0].Detail, w) {
+						t.Errorf("warning %q, want it to contain %q", env.Warnings[0].Detail, w)
+					}
+				}
+				for _, notCustom := range []string{"ec2 =", "kms ="} {
+					if strings.Contains(env.Warnings[0].Detail, notCustom) {
+						t.Errorf("warning %q names an AWS or loopback endpoint (%s)", env.Warnings[0].Detail, notCustom)
+					}
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Open = nil error, want one containing %q", tt.wantErr)
+			}
+			for _, w := range tt.wantErr {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Open error %q, want it to contain %q", err, w)
+				}
+			}
+			var ce *residency.ConfigError
+			isCE := errors.As(err, &ce)
+			if tt.wantPath != "" && (!isCE || ce.Path != tt.wantPath) {
+				t.Errorf("Open error %#v, want a configuration error at %s", err, tt.wantPath)
+			}
+			if tt.wantPath == "" && isCE {
+				t.Errorf("Open error %#v: a setting outside the configuration must not be an attribute error", err)
+			}
+		})
 	}
 }

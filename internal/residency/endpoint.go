@@ -10,7 +10,11 @@ import (
 
 // Endpoint is what an endpoint URL says about where calls go.
 type Endpoint struct {
-	Host string
+	Scheme string // http or https
+	Host   string
+	// Loopback is true for a host on this machine: 127.0.0.0/8, ::1 or
+	// localhost.
+	Loopback bool
 	// AWS is false for hosts that are not AWS endpoints: emulators,
 	// forwarding proxies, localhost, IP addresses. Where they send calls
 	// cannot be told from the URL.
@@ -20,6 +24,10 @@ type Endpoint struct {
 	// (ec2.amazonaws.com, s3.amazonaws.com), which AWS serves from
 	// us-east-1 in the aws partition.
 	Region string
+
+	// suffix is an AWS host's partition DNS suffix (.amazonaws.com) and
+	// rest the host before it.
+	suffix, rest string
 }
 
 // endpointSkipLabels are labels that may stand between the region and the
@@ -37,15 +45,21 @@ func ParseEndpoint(raw string) (Endpoint, error) {
 		return Endpoint{}, fmt.Errorf("endpoint %q: want http(s)://HOST[:PORT]", raw)
 	}
 	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
-	ep := Endpoint{Host: host}
-	if net.ParseIP(host) != nil {
+	ep := Endpoint{Scheme: u.Scheme, Host: host}
+	if ip := net.ParseIP(host); ip != nil {
+		ep.Loopback = ip.IsLoopback()
+		return ep, nil
+	}
+	if host == "localhost" {
+		ep.Loopback = true
 		return ep, nil
 	}
 	partition, rest, ok := HostPartition(host)
 	if !ok {
 		return ep, nil
 	}
-	ep.AWS, ep.Partition = true, partition
+	ep.AWS, ep.Partition, ep.rest = true, partition, rest
+	ep.suffix = strings.TrimPrefix(host, rest)
 	labels := strings.Split(rest, ".")
 	for i := len(labels) - 1; i >= 0; i-- {
 		l := labels[i]
@@ -64,6 +78,41 @@ func ParseEndpoint(raw string) (Endpoint, error) {
 		ep.Partition = RegionPartition(ep.Region)
 	}
 	return ep, nil
+}
+
+// ServiceHost reports whether the host is an endpoint AWS serves for the
+// service whose hosts start with prefix (ec2, api.sagemaker): PREFIX.REGION
+// under amazonaws.com, amazonaws.com.cn or api.aws, with its FIPS
+// (PREFIX-fips) and dual-stack (PREFIX.dualstack.REGION) forms, the legacy
+// s3-REGION form, a global PREFIX.amazonaws.com, or an interface VPC
+// endpoint vpce-ID.PREFIX.REGION.vpce.amazonaws.com. Other hosts under AWS
+// DNS suffixes (an EC2 instance's public name, a load balancer, a Lambda
+// function URL, API Gateway) are anyone's: false.
+func (e Endpoint) ServiceHost(prefix string) bool {
+	if !e.AWS || prefix == "" {
+		return false
+	}
+	labels := strings.Split(strings.TrimPrefix(e.rest, "."), ".")
+	if e.suffix == ".amazonaws.com" && len(labels) > 2 && labels[len(labels)-1] == "vpce" && strings.HasPrefix(labels[0], "vpce-") {
+		// vpce-ID[-AZ].PREFIX.REGION.vpce
+		labels = labels[1 : len(labels)-1]
+		return strings.Join(labels[:len(labels)-1], ".") == prefix && ValidRegion(labels[len(labels)-1])
+	}
+	if len(labels) == 1 && prefix == "s3" && strings.HasPrefix(labels[0], "s3-") && ValidRegion(strings.TrimPrefix(labels[0], "s3-")) {
+		return true // legacy s3-REGION.amazonaws.com
+	}
+	if e.suffix != ".api.aws" && strings.Join(labels, ".") == prefix {
+		return true // global endpoint (its region is CheckEndpoint's concern)
+	}
+	if len(labels) < 2 || !ValidRegion(labels[len(labels)-1]) {
+		return false
+	}
+	head := labels[:len(labels)-1]
+	if e.suffix != ".api.aws" && len(head) > 1 && head[len(head)-1] == "dualstack" {
+		head = head[:len(head)-1]
+	}
+	name := strings.Join(head, ".")
+	return name == prefix || name == prefix+"-fips"
 }
 
 // CheckEndpoint checks an endpoint override (path names it for the error,

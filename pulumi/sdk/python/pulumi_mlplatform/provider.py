@@ -20,6 +20,7 @@ __all__ = ['ProviderArgs', 'Provider']
 @pulumi.input_type
 class ProviderArgs:
     def __init__(__self__, *,
+                 allow_custom_endpoints: Optional[pulumi.Input[_builtins.bool]] = None,
                  default_tags: Optional[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  endpoints: Optional[pulumi.Input['EndpointsArgs']] = None,
                  profile: Optional[pulumi.Input[_builtins.str]] = None,
@@ -27,12 +28,15 @@ class ProviderArgs:
                  residency: Optional[pulumi.Input['ResidencyConfigArgs']] = None):
         """
         The set of arguments for constructing a Provider resource.
+        :param pulumi.Input[_builtins.bool] allow_custom_endpoints: Allow endpoints that are not AWS's own: an emulator or a proxy on another host, for tests and proxies you run. Default `false`: every endpoint (from `endpoints`, `AWS_ENDPOINT_URL_<SERVICE>`, `AWS_ENDPOINT_URL` or the shared config's `endpoint_url`) must be the service's AWS endpoint (`SERVICE.REGION.amazonaws.com`, `amazonaws.com.cn` or `api.aws`, its FIPS and dual-stack forms, or an interface VPC endpoint), or a loopback host (127.0.0.0/8, `::1`, `localhost`). When set, the provider warns and names each custom endpoint: residency cannot be checked for where they send requests and data. Plain `http://` is refused whatever this says, except to a loopback host.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] default_tags: Tags added to every resource the provider creates. Resource tags win on conflict.
         :param pulumi.Input['EndpointsArgs'] endpoints: Per-service endpoint overrides: emulators, VPC endpoints. `AWS_ENDPOINT_URL` and `AWS_ENDPOINT_URL_<SERVICE>` apply otherwise.
         :param pulumi.Input[_builtins.str] profile: Named profile of the shared AWS configuration. The standard credential chain applies otherwise.
         :param pulumi.Input[_builtins.str] region: AWS region to provision in. Defaults to `AWS_REGION`, else the first region of the jurisdiction (`me-central-1` for `AE`). Must lie inside the jurisdiction.
         :param pulumi.Input['ResidencyConfigArgs'] residency: The data-residency policy every resource is checked against before any write.
         """
+        if allow_custom_endpoints is not None:
+            pulumi.set(__self__, "allow_custom_endpoints", allow_custom_endpoints)
         if default_tags is not None:
             pulumi.set(__self__, "default_tags", default_tags)
         if endpoints is not None:
@@ -43,6 +47,18 @@ class ProviderArgs:
             pulumi.set(__self__, "region", region)
         if residency is not None:
             pulumi.set(__self__, "residency", residency)
+
+    @_builtins.property
+    @pulumi.getter(name="allowCustomEndpoints")
+    def allow_custom_endpoints(self) -> Optional[pulumi.Input[_builtins.bool]]:
+        """
+        Allow endpoints that are not AWS's own: an emulator or a proxy on another host, for tests and proxies you run. Default `false`: every endpoint (from `endpoints`, `AWS_ENDPOINT_URL_<SERVICE>`, `AWS_ENDPOINT_URL` or the shared config's `endpoint_url`) must be the service's AWS endpoint (`SERVICE.REGION.amazonaws.com`, `amazonaws.com.cn` or `api.aws`, its FIPS and dual-stack forms, or an interface VPC endpoint), or a loopback host (127.0.0.0/8, `::1`, `localhost`). When set, the provider warns and names each custom endpoint: residency cannot be checked for where they send requests and data. Plain `http://` is refused whatever this says, except to a loopback host.
+        """
+        return pulumi.get(self, "allow_custom_endpoints")
+
+    @allow_custom_endpoints.setter
+    def allow_custom_endpoints(self, value: Optional[pulumi.Input[_builtins.bool]]):
+        pulumi.set(self, "allow_custom_endpoints", value)
 
     @_builtins.property
     @pulumi.getter(name="defaultTags")
@@ -111,6 +127,7 @@ class Provider(pulumi.ProviderResource):
     def __init__(__self__,
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
+                 allow_custom_endpoints: Optional[pulumi.Input[_builtins.bool]] = None,
                  default_tags: Optional[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  endpoints: Optional[pulumi.Input[Union['EndpointsArgs', 'EndpointsArgsDict']]] = None,
                  profile: Optional[pulumi.Input[_builtins.str]] = None,
@@ -122,6 +139,7 @@ class Provider(pulumi.ProviderResource):
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
+        :param pulumi.Input[_builtins.bool] allow_custom_endpoints: Allow endpoints that are not AWS's own: an emulator or a proxy on another host, for tests and proxies you run. Default `false`: every endpoint (from `endpoints`, `AWS_ENDPOINT_URL_<SERVICE>`, `AWS_ENDPOINT_URL` or the shared config's `endpoint_url`) must be the service's AWS endpoint (`SERVICE.REGION.amazonaws.com`, `amazonaws.com.cn` or `api.aws`, its FIPS and dual-stack forms, or an interface VPC endpoint), or a loopback host (127.0.0.0/8, `::1`, `localhost`). When set, the provider warns and names each custom endpoint: residency cannot be checked for where they send requests and data. Plain `http://` is refused whatever this says, except to a loopback host.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] default_tags: Tags added to every resource the provider creates. Resource tags win on conflict.
         :param pulumi.Input[Union['EndpointsArgs', 'EndpointsArgsDict']] endpoints: Per-service endpoint overrides: emulators, VPC endpoints. `AWS_ENDPOINT_URL` and `AWS_ENDPOINT_URL_<SERVICE>` apply otherwise.
         :param pulumi.Input[_builtins.str] profile: Named profile of the shared AWS configuration. The standard credential chain applies otherwise.
@@ -152,6 +170,7 @@ class Provider(pulumi.ProviderResource):
     def _internal_init(__self__,
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
+                 allow_custom_endpoints: Optional[pulumi.Input[_builtins.bool]] = None,
                  default_tags: Optional[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  endpoints: Optional[pulumi.Input[Union['EndpointsArgs', 'EndpointsArgsDict']]] = None,
                  profile: Optional[pulumi.Input[_builtins.str]] = None,
@@ -166,6 +185,7 @@ class Provider(pulumi.ProviderResource):
                 raise TypeError('__props__ is only valid when passed in combination with a valid opts.id to get an existing resource')
             __props__ = ProviderArgs.__new__(ProviderArgs)
 
+            __props__.__dict__["allow_custom_endpoints"] = pulumi.Output.from_input(allow_custom_endpoints).apply(pulumi.runtime.to_json) if allow_custom_endpoints is not None else None
             __props__.__dict__["default_tags"] = pulumi.Output.from_input(default_tags).apply(pulumi.runtime.to_json) if default_tags is not None else None
             __props__.__dict__["endpoints"] = pulumi.Output.from_input(endpoints).apply(pulumi.runtime.to_json) if endpoints is not None else None
             __props__.__dict__["profile"] = profile
