@@ -99,7 +99,7 @@ func (e *Env) planFootprintValidation(ctx context.Context, spec CPUFootprintSpec
 	}
 	if v.Wait && v.TrustedCertificates == "" && e.TrustedCertificates == "" && spec.Known("validation.trusted_certificates") {
 		p.Problems = append(p.Problems, Problem{Path: "validation.trusted_certificates", Summary: "No trusted certificates",
-			Detail: "The gate verifies each instance's signed identity document: set validation.trusted_certificates (or the provider's validation_trusted_certificates) to AWS's RSA-2048 certificate for the region (PEM, from the EC2 documentation \"Verify the instance identity document\")."})
+			Detail: "The gate verifies each instance's signed identity document: set validation.trusted_certificates to AWS's RSA-2048 certificate for the region (PEM, from the EC2 documentation \"Verify the instance identity document\")."})
 	}
 	var attestProblems []Problem
 	p.Attested, attestProblems = planAttestation(v, p.ImageID, p.imageTPM, spec.Known)

@@ -1,8 +1,10 @@
 package platform
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -152,5 +154,31 @@ func TestPlanCPUFootprintChangeValidation(t *testing.T) {
 	c = cpuFootprintChange(rec, spec, plan)
 	if !slices.Contains(paths(c.InPlace), "validation") {
 		t.Errorf("removing validation: in place %v, want the hook removed", paths(c.InPlace))
+	}
+}
+
+// The "No trusted certificates" problem names only attributes that exist:
+// the validation block's trusted_certificates (the provider has no
+// certificates setting of its own).
+func TestFootprintNoTrustedCertificatesNamesRealAttributes(t *testing.T) {
+	spec := CPUFootprintSpec{Name: "fp", InstanceType: "c7i.large", Validation: &ValidationSpec{Wait: true}}
+	var p CPUFootprintPlan
+	if err := (&Env{}).planFootprintValidation(context.Background(), spec, &p); err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(p.Problems, func(pr Problem) bool { return pr.Summary == "No trusted certificates" })
+	if i < 0 {
+		t.Fatalf("problems %+v, want No trusted certificates", p.Problems)
+	}
+	pr := p.Problems[i]
+	// Attribute-like words: snake_case names, alone or in a dotted path.
+	attrs := regexp.MustCompile(`[a-z0-9]+(?:\.[a-z0-9_]+)*_[a-z0-9_]+`).FindAllString(pr.Detail, -1)
+	if len(attrs) == 0 {
+		t.Fatalf("detail %q names no attribute, want the one to set", pr.Detail)
+	}
+	for _, a := range attrs {
+		if a != "validation.trusted_certificates" {
+			t.Errorf("detail %q names %q: not an attribute of the footprint or the provider", pr.Detail, a)
+		}
 	}
 }

@@ -244,8 +244,8 @@ func TestOpenEndpointTransportAndHost(t *testing.T) {
 		{name: "plain http from the environment", env: map[string]string{"AWS_ENDPOINT_URL": "http://collector.example.net"},
 			wantErr: []string{"environment variable AWS_ENDPOINT_URL", "plain http"}},
 		{name: "custom hosts allowed", allowCustom: true,
-			eps: map[string]string{"s3": "https://collector.example.net", "ec2": "https://ec2.me-central-1.amazonaws.com", "kms": "http://127.0.0.1:4566"},
-			env: map[string]string{"AWS_ENDPOINT_URL_SSM": "https://proxy.corp:8443"},
+			eps:         map[string]string{"s3": "https://collector.example.net", "ec2": "https://ec2.me-central-1.amazonaws.com", "kms": "http://127.0.0.1:4566"},
+			env:         map[string]string{"AWS_ENDPOINT_URL_SSM": "https://proxy.corp:8443"},
 			wantWarning: []string{"allow_custom_endpoints", "s3 = https://collector.example.net (endpoints.s3)", "ssm = https://proxy.corp:8443 (environment variable AWS_ENDPOINT_URL_SSM)"}},
 		{name: "AWS endpoints and their forms", eps: map[string]string{
 			"ec2": "https://ec2-fips.me-central-1.amazonaws.com", "s3": "https://s3.dualstack.me-central-1.amazonaws.com",
