@@ -10,7 +10,11 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/mlplatform/mlplatform/hwprobe/attest/attesttest"
 
 	"github.com/mlplatform/mlplatform/internal/cloud"
 	"github.com/mlplatform/mlplatform/internal/platform"
@@ -197,4 +201,29 @@ func short(s string) string {
 		return s[:12] + "…"
 	}
 	return s
+}
+
+// NitroSigner is a test Nitro PKI that plays a node's NitroTPM (a
+// NodePlayer's Nitro, a NodeBehaviour's Nitro).
+type NitroSigner = attesttest.Signer
+
+// NewNitroSigner makes a test Nitro PKI of its own: a root no other
+// signer's configuration trusts.
+func NewNitroSigner() (*NitroSigner, error) { return attesttest.New(attesttest.Options{}) }
+
+// MarkImageNitroTPM has the emulator describe image (an AMI id or an SSM
+// parameter that holds one) with NitroTPM support (the shim's image
+// double, ImageTPMSupportTag).
+func (h *Harness) MarkImageNitroTPM(ctx context.Context, image string) error {
+	c, err := h.Clients(ctx, Region)
+	if err != nil {
+		return err
+	}
+	im, err := cloud.ResolveImage(ctx, c.EC2, c.SSM, image)
+	if err != nil {
+		return err
+	}
+	_, err = EC2(c).CreateTags(ctx, &ec2.CreateTagsInput{Resources: []string{im.ID},
+		Tags: []ec2types.Tag{{Key: aws.String(ImageTPMSupportTag), Value: aws.String("v2.0")}}})
+	return err
 }

@@ -9,15 +9,11 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/mlplatform/mlplatform/acctest"
-	"github.com/mlplatform/mlplatform/hwprobe/attest/attesttest"
-	"github.com/mlplatform/mlplatform/internal/cloud"
 )
 
 // Hardware-attested evidence end to end: the gate's challenge reaches each
@@ -36,16 +32,7 @@ func tpmImage(t *testing.T, h *acctest.Harness) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := h.Clients(ctx, acctest.Region)
-	if err != nil {
-		t.Fatal(err)
-	}
-	im, err := cloud.ResolveImage(ctx, c.EC2, c.SSM, al2023)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := acctest.EC2(c).CreateTags(ctx, &ec2.CreateTagsInput{Resources: []string{im.ID},
-		Tags: []ec2types.Tag{{Key: aws.String(acctest.ImageTPMSupportTag), Value: aws.String("v2.0")}}}); err != nil {
+	if err := h.MarkImageNitroTPM(ctx, al2023); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -152,7 +139,7 @@ func TestAccGPUCluster_unattestedForgeryPasses(t *testing.T) {
 // trust): its answers are rejected.
 func TestAccGPUCluster_attestedUnknownRoot(t *testing.T) {
 	const name = "gate-rogue"
-	rogue, err := attesttest.New(attesttest.Options{})
+	rogue, err := acctest.NewNitroSigner()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
@@ -73,12 +71,7 @@ func (g *gateRun) startAttested(name string, behaviour func(index, nth int) acct
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		c, err := h.Clients(ctx, acctest.Region)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := acctest.EC2(c).CreateTags(ctx, &ec2.CreateTagsInput{Resources: []string{f.amiA},
-			Tags: []ec2types.Tag{{Key: aws.String(acctest.ImageTPMSupportTag), Value: aws.String("v2.0")}}}); err != nil {
+		if err := h.MarkImageNitroTPM(ctx, f.amiA); err != nil {
 			t.Fatal(err)
 		}
 		start(t, h, f)
