@@ -227,3 +227,15 @@ func (h *Harness) MarkImageNitroTPM(ctx context.Context, image string) error {
 		Tags: []ec2types.Tag{{Key: aws.String(ImageTPMSupportTag), Value: aws.String("v2.0")}}})
 	return err
 }
+
+// ForgeToPass rewrites a failing report to pass, as a writer of the
+// reports prefix without the node's hardware would (a NodeBehaviour's
+// ForgeAnswer): every failed check passes, and the exit code is 0.
+func ForgeToPass(b []byte) ([]byte, error) {
+	s := strings.ReplaceAll(string(b), `"status": "fail"`, `"status": "pass"`)
+	s = strings.ReplaceAll(s, `"exit_code": 1`, `"exit_code": 0`)
+	if s == string(b) {
+		return nil, fmt.Errorf("nothing to forge: the report has no failed check")
+	}
+	return []byte(s), nil
+}

@@ -182,7 +182,7 @@ func validationScenarios() []scenario {
 				{name: "a writer of the prefix rewrites a failing answer to pass: rejected by its attested digest", outOfBand: forgery.startAttested("conf-gate-forgery", func(index, nth int) acctest.NodeBehaviour {
 					b := gateNodes(true)(index, nth)
 					if index == 1 {
-						b.ForgeAnswer = forgeToPass
+						b.ForgeAnswer = acctest.ForgeToPass
 					}
 					return b
 				}), inputs: forgery.attestedInputs("conf-gate-forgery"),
@@ -235,15 +235,4 @@ func validationScenarios() []scenario {
 			},
 		},
 	}
-}
-
-// forgeToPass rewrites a failing report to pass, as a writer of the
-// reports prefix without the node's hardware would.
-func forgeToPass(b []byte) ([]byte, error) {
-	s := strings.ReplaceAll(string(b), `"status": "fail"`, `"status": "pass"`)
-	s = strings.ReplaceAll(s, `"exit_code": 1`, `"exit_code": 0`)
-	if s == string(b) {
-		return nil, fmt.Errorf("nothing to forge: the report has no failed check")
-	}
-	return []byte(s), nil
 }
