@@ -3,6 +3,7 @@ package review
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -105,7 +106,7 @@ func renderMarkdown(r *Report, rows, total int) string {
 			if d.Stateful {
 				mark = ":warning: stateful"
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", mark, code(d.Address), d.Action, cell(d.Holds), codeList(d.ReplacePaths), cell(d.ActionReason))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", mark, cellCode(d.Address), d.Action, cell(d.Holds), codeList(d.ReplacePaths), cell(d.ActionReason))
 		}
 		closeDetails(&b)
 	}
@@ -113,14 +114,14 @@ func renderMarkdown(r *Report, rows, total int) string {
 	// Residency.
 	if r.Residency.Evaluated && len(r.Residency.Locations) > 0 {
 		open(&b, fmt.Sprintf("Residency: %d location(s) checked against jurisdiction %s", len(r.Residency.Locations), r.Residency.Jurisdiction))
-		fmt.Fprintf(&b, "Allowed regions: %s. Mode: %s. Jurisdiction from %s.\n\n", strings.Join(r.Residency.AllowedRegions, ", "), r.Residency.Mode, r.Residency.JurisdictionSource)
+		fmt.Fprintf(&b, "Allowed regions: %s. Mode: %s. Jurisdiction from %s.\n\n", codes(r.Residency.AllowedRegions), r.Residency.Mode, line(r.Residency.JurisdictionSource))
 		b.WriteString("| Verdict | Resource | Attribute | Value | Rule | Why | Fix |\n|---|---|---|---|---|---|---|\n")
 		for i, l := range r.Residency.Locations {
 			if i >= rows {
 				omitted += more(&b, len(r.Residency.Locations)-i)
 				break
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", verdictLabel(l.Verdict), code(l.Address), code(l.Path), code(l.Value), cell(l.Rule), cell(l.Reason), cell(l.Fix))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", verdictLabel(l.Verdict), cellCode(l.Address), cellCode(l.Path), cellCode(l.Value), cell(l.Rule), cell(l.Reason), cell(l.Fix))
 		}
 		closeDetails(&b)
 	}
@@ -135,7 +136,7 @@ func renderMarkdown(r *Report, rows, total int) string {
 					omitted += more(&b, len(r.Cost.Resources)-i)
 					break
 				}
-				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", code(l.Address), l.Action, money(l.Before), money(l.After), signedMoney(l.Delta), cell(l.Basis))
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", cellCode(l.Address), l.Action, money(l.Before), money(l.After), signedMoney(l.Delta), cell(l.Basis))
 			}
 			b.WriteString("\n")
 		}
@@ -162,13 +163,13 @@ func renderMarkdown(r *Report, rows, total int) string {
 			b.WriteString("\n")
 		}
 		if len(r.Cost.Prices) > 0 {
-			b.WriteString("**Prices used** (catalog as of " + r.Cost.CatalogAsOf + "):\n\n")
+			b.WriteString("**Prices used** (catalog as of " + line(r.Cost.CatalogAsOf) + "):\n\n")
 			for _, q := range r.Cost.Prices {
 				est := ""
 				if q.Estimate {
 					est = ", estimate"
 				}
-				fmt.Fprintf(&b, "- %s: $%.4f/h (%s%s, as of %s). Source: %s\n", code(q.InstanceType), q.USDPerHour, q.Region, est, q.AsOf, line(q.Source))
+				fmt.Fprintf(&b, "- %s: $%.4f/h (%s%s, as of %s). Source: %s\n", code(q.InstanceType), q.USDPerHour, line(q.Region), est, line(q.AsOf), line(q.Source))
 			}
 			b.WriteString("\n")
 		}
@@ -180,7 +181,7 @@ func renderMarkdown(r *Report, rows, total int) string {
 		open(&b, "GPUs by model")
 		b.WriteString("| Model | Before | After | Change | GPU-hours /month before | after | change | Resources |\n|---|--:|--:|--:|--:|--:|--:|---|\n")
 		for _, g := range r.GPUs.Models {
-			fmt.Fprintf(&b, "| %s | %d | %d | %+d | %s | %s | %s | %s |\n", g.Model, g.Before, g.After, g.Delta, thousands(g.HoursBefore), thousands(g.HoursAfter), signed(g.HoursDelta), codeList(g.ContributingTo))
+			fmt.Fprintf(&b, "| %s | %d | %d | %+d | %s | %s | %s | %s |\n", cell(g.Model), g.Before, g.After, g.Delta, thousands(g.HoursBefore), thousands(g.HoursAfter), signed(g.HoursDelta), codeList(g.ContributingTo))
 		}
 		closeDetails(&b)
 	}
@@ -190,7 +191,7 @@ func renderMarkdown(r *Report, rows, total int) string {
 		open(&b, "Validation gate (hwprobe)")
 		b.WriteString("| Resource | Nodes | Profile | Level | On failure | Timeout |\n|---|--:|---|---|---|---|\n")
 		for _, g := range r.Validation.Gates {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", code(g.Address), nodes(g.Nodes), cell(g.Profile), cell(g.Level), cell(g.OnFailure), cell(g.Timeout))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", cellCode(g.Address), nodes(g.Nodes), cell(g.Profile), cellCode(g.Level), cellCode(g.OnFailure), cellCode(g.Timeout))
 		}
 		closeDetails(&b)
 	}
@@ -205,7 +206,7 @@ func versionSuffix(v string) string {
 	if v == "" {
 		return ""
 	}
-	return " " + v
+	return " " + code(v)
 }
 
 func open(b *strings.Builder, summary string) {
@@ -239,7 +240,7 @@ func gpuSummary(r *Report) string {
 	for _, g := range r.GPUs.Models {
 		hours += g.HoursDelta
 		if g.Delta != 0 {
-			parts = append(parts, fmt.Sprintf("%+d %s", g.Delta, g.Model))
+			parts = append(parts, fmt.Sprintf("%+d %s", g.Delta, cell(g.Model)))
 		}
 	}
 	if len(parts) == 0 {
@@ -248,7 +249,7 @@ func gpuSummary(r *Report) string {
 		}
 		var now []string
 		for _, g := range r.GPUs.Models {
-			now = append(now, fmt.Sprintf("%d %s", g.After, g.Model))
+			now = append(now, fmt.Sprintf("%d %s", g.After, cell(g.Model)))
 		}
 		return "no change: " + strings.Join(now, ", ")
 	}
@@ -284,7 +285,7 @@ func destroySummary(r *Report) string {
 	var stateful []string
 	for _, d := range r.Destructive {
 		if d.Stateful {
-			stateful = append(stateful, code(d.Address)+" ("+string(d.Action)+")")
+			stateful = append(stateful, cellCode(d.Address)+" ("+string(d.Action)+")")
 		}
 	}
 	if len(stateful) == 0 {
@@ -341,35 +342,220 @@ func nodes(n *int) string {
 	return fmt.Sprint(*n)
 }
 
-// cell makes text safe inside a table cell: no newlines, pipes escaped,
-// HTML neutralised.
-func cell(s string) string {
-	s = strings.ReplaceAll(line(s), "|", `\|`)
-	return s
+// Everything the plan carries (addresses, attribute paths and values,
+// resource names, messages quoting them) comes from the pull request, forks
+// included: it must render inert, never as a link, image, mention or HTML.
+// Plan values go in code spans (code, cellCode); the review's own sentences,
+// which quote plan values, go through text and cell: a Go-quoted string in
+// them ("…", as %q writes it) becomes a code span, a word that could become a
+// link, a mention or a reference (it holds '@', '#', "://" or "www.") goes in
+// a code span whole, and the rest is escaped.
+
+// cell renders a sentence of the review inside a table cell.
+func cell(s string) string { return text(s, true) }
+
+// line renders a sentence of the review outside a table.
+func line(s string) string { return text(s, false) }
+
+func text(s string, table bool) string {
+	s = oneLine(s)
+	var b strings.Builder
+	lastCode := false
+	span := func(v string) {
+		if v == "" {
+			return
+		}
+		if lastCode {
+			// Two code spans side by side would read as one fence run, and
+			// a backtick run in the second could close the first early.
+			b.WriteByte(' ')
+		}
+		if table {
+			b.WriteString(cellCode(v))
+		} else {
+			b.WriteString(code(v))
+		}
+		lastCode = true
+	}
+	words := func(t string) {
+		for i, w := range strings.Split(t, " ") {
+			if i > 0 {
+				b.WriteByte(' ')
+				lastCode = false
+			}
+			if w == "" {
+				continue
+			}
+			if risky(w) {
+				// Punctuation around the word stays outside its span:
+				// "(s3://bucket/key," reads as prose around a value.
+				core := strings.TrimLeft(w, "(")
+				lead := w[:len(w)-len(core)]
+				core = strings.TrimRight(core, ",.;:)")
+				trail := w[len(lead)+len(core):]
+				b.WriteString(escapeMarkdown(lead))
+				if lead != "" {
+					lastCode = false
+				}
+				span(core)
+				if trail != "" {
+					b.WriteString(escapeMarkdown(trail))
+					lastCode = false
+				}
+				continue
+			}
+			b.WriteString(escapeMarkdown(w))
+			lastCode = false
+		}
+	}
+	for s != "" {
+		i := strings.IndexByte(s, '"')
+		if i < 0 {
+			words(s)
+			break
+		}
+		q, err := strconv.QuotedPrefix(s[i:])
+		if err != nil {
+			words(s[:i+1])
+			s = s[i+1:]
+			continue
+		}
+		v, err := strconv.Unquote(q)
+		if err != nil || v == "" {
+			words(s[:i+len(q)])
+			s = s[i+len(q):]
+			continue
+		}
+		words(s[:i])
+		span(v)
+		s = s[i+len(q):]
+	}
+	return b.String()
 }
 
-func line(s string) string {
-	s = strings.ReplaceAll(s, "\r", " ")
-	s = strings.ReplaceAll(s, "\n", " ")
-	return escapeHTML(s)
+// risky says whether a word could become a link (GFM autolinks: www.,
+// scheme://, e-mail addresses), a mention (@user, @org/team) or a GitHub
+// reference (#123, owner/repo#123) even with its punctuation escaped.
+func risky(w string) bool {
+	l := strings.ToLower(w)
+	return strings.ContainsAny(w, "@#") || strings.Contains(l, "://") || strings.Contains(l, "www.")
+}
+
+// escapeMarkdown escapes what could start Markdown or HTML in a word:
+// backslash escapes for emphasis, strikethrough, code, links, images, math
+// and table pipes; entities for <, > and &. An underscore between two
+// letters or digits cannot open or close emphasis and stays as it is, so
+// snake_case names read as written.
+func escapeMarkdown(w string) string {
+	var b strings.Builder
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		switch c {
+		case '<':
+			b.WriteString("&lt;")
+		case '>':
+			b.WriteString("&gt;")
+		case '&':
+			b.WriteString("&amp;")
+		case '_':
+			if i > 0 && i+1 < len(w) && isAlnum(w[i-1]) && isAlnum(w[i+1]) {
+				b.WriteByte(c)
+			} else {
+				b.WriteString(`\_`)
+			}
+		case '\\', '`', '*', '[', ']', '!', '~', '|', '$':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+func isAlnum(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// oneLine replaces line endings with spaces: a table row, a list item and a
+// code span are each one line.
+func oneLine(s string) string {
+	return strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ").Replace(s)
 }
 
 func escapeHTML(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
+// code renders a plan value as a code span, outside a table: nothing in a
+// code span is Markdown, HTML or a mention. The fence is one backtick longer
+// than the longest run of backticks in the value, and a space pads each side
+// where CommonMark would otherwise read the value's own edge: a backtick at
+// either end, or a space at both (one is stripped from each side).
 func code(s string) string {
 	if s == "" {
 		return ""
 	}
-	s = strings.ReplaceAll(strings.ReplaceAll(s, "\n", " "), "`", "'")
-	return "`" + strings.ReplaceAll(s, "|", `\|`) + "`"
+	s = oneLine(s)
+	longest, run := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	allSpaces := strings.Trim(s, " ") == ""
+	if s[0] == '`' || s[len(s)-1] == '`' || (!allSpaces && s[0] == ' ' && s[len(s)-1] == ' ') {
+		s = " " + s + " "
+	}
+	return fence + s + fence
 }
 
-func codeList(ss []string) string {
+// cellCode is code inside a table cell. GFM splits a row into cells before
+// it finds code spans, at every pipe not escaped by a backslash (GitHub
+// pairs backslashes from the left: a pipe behind an even run is not
+// escaped), and then unescapes \| inside the cell. So each pipe gets a
+// backslash unless an odd run of backslashes already escapes it; such a
+// value shows with one backslash fewer before that pipe, which no GFM table
+// can show exactly.
+func cellCode(s string) string {
+	if s == "" {
+		return ""
+	}
+	var b strings.Builder
+	run := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '|' && run%2 == 0 {
+			b.WriteByte('\\')
+		}
+		if c == '\\' {
+			run++
+		} else {
+			run = 0
+		}
+		b.WriteByte(c)
+	}
+	return code(b.String())
+}
+
+// codes lists plan values outside a table.
+func codes(ss []string) string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
 		out[i] = code(s)
+	}
+	return strings.Join(out, ", ")
+}
+
+// codeList lists plan values in a table cell.
+func codeList(ss []string) string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = cellCode(s)
 	}
 	return strings.Join(out, ", ")
 }

@@ -94,7 +94,7 @@ func TestExitCodes(t *testing.T) {
 		{"policy passes", []string{"review", "--fail-on", "destroy", plan("platform-update")}, ExitOK, ":white_check_mark: passed", ""},
 		{"policy fails", []string{"review", "--fail-on", "residency,destroy-stateful,cost-increase>500", plan("platform-audit")}, ExitPolicyFailed, ":x: failed", "policy: residency"},
 		{"policy fails, json still written", []string{"review", "--format", "json", "--fail-on", "destroy-stateful", plan("platform-destroy")}, ExitPolicyFailed, `"passed": false`, "destroy-stateful"},
-		{"stdin", []string{"review", "-"}, ExitOK, "terraform 1.11.4", ""},
+		{"stdin", []string{"review", "-"}, ExitOK, "terraform `1.11.4`", ""},
 		{"flags after the file", []string{"review", plan("platform-create"), "--format", "json"}, ExitOK, `"schema_version": "1"`, ""},
 		{"two files", []string{"review", plan("platform-create"), plan("platform-update")}, ExitBadInput, "", "got 2 arguments"},
 		{"help", []string{"review", "--help"}, ExitOK, "Exit codes:", ""},
