@@ -47,7 +47,7 @@ func cpuFootprintValidationSchema() map[string]schema.Attribute {
 	set("reports_s3_uri", "In-region S3 prefix the instances publish their reports to (`s3://bucket/prefix/`); each footprint writes under `<name>/`. Checked by residency at plan. The instance profile must allow `s3:PutObject` there and `autoscaling:CompleteLifecycleAction` on the group.")
 	attrs["validation"] = v
 	attrs["validation_profile"] = schema.StringAttribute{Computed: true, MarkdownDescription: "The hwprobe profile (HCL) every instance is validated against, rendered from the chosen type; known at plan when its inputs are."}
-	attrs["validation_bootstrap"] = schema.StringAttribute{Computed: true,
+	attrs["validation_bootstrap"] = schema.StringAttribute{Computed: true, Sensitive: true,
 		MarkdownDescription: "The instances' user data with the validation bootstrap: cloud-init MIME multipart with `user_data` first, then the profile, then the script that gets hwprobe, validates, publishes and completes the lifecycle action."}
 	res := attrs["validation_results"].(schema.ListNestedAttribute)
 	res.MarkdownDescription = "What the gate found per instance at the last apply, in the order the instances were seen."

@@ -229,7 +229,8 @@ func (r *gpuClusterResource) Schema(ctx context.Context, _ resource.SchemaReques
 			},
 			"user_data": schema.StringAttribute{
 				Optional:            true,
-				MarkdownDescription: "User data run at boot (plain text, at most 16 KiB). With a `validation` block it runs first, beside the hwprobe bootstrap (it must then begin with `#!`, `#cloud-config`, `#cloud-boothook` or `#include`). Changing it rolls the nodes.",
+				Sensitive:           true,
+				MarkdownDescription: "User data run at boot (plain text, at most 16 KiB). With a `validation` block it runs first, beside the hwprobe bootstrap (it must then begin with `#!`, `#cloud-config`, `#cloud-boothook` or `#include`). Changing it rolls the nodes. User data is no place for secrets: anyone allowed `ec2:DescribeInstanceAttribute` or `ec2:DescribeLaunchTemplateVersions` can read it, and so can every process on the instance through the metadata service. Keep secrets in AWS Secrets Manager in the jurisdiction and have the script read them at boot with the instance role (`aws secretsmanager get-secret-value`). Sensitive: hidden in plan output.",
 			},
 			"tags": schema.MapAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: fmt.Sprintf("Tags of the nodes, their volumes and the launch template, at most %d with `default_tags`. Keys starting with `aws:` or `mlplatform:` are reserved. Changing them retags in place; nothing is rolled.", platform.MaxGPUClusterTags)},
 			"tags_all": schema.MapAttribute{

@@ -94,7 +94,7 @@ func gpuValidationSchema() map[string]schema.Attribute {
 			},
 		},
 		"validation_profile": schema.StringAttribute{Computed: true, MarkdownDescription: "The hwprobe profile (HCL) every node is validated against, rendered from the declaration; known at plan when its inputs are."},
-		"validation_bootstrap": schema.StringAttribute{Computed: true,
+		"validation_bootstrap": schema.StringAttribute{Computed: true, Sensitive: true,
 			MarkdownDescription: "The nodes' user data with the validation bootstrap: cloud-init MIME multipart with `user_data` first, then the profile, then the script that gets hwprobe, validates and publishes."},
 		"validation_results": schema.ListNestedAttribute{
 			Computed:            true,

@@ -49,7 +49,7 @@ type CpuFootprintArgs struct {
 	KMSKeyARN            *string           `pulumi:"kmsKeyArn,optional"`
 	RootVolume           *GpuRootVolume    `pulumi:"rootVolume,optional"`
 	DataVolumes          []GpuDataVolume   `pulumi:"dataVolumes,optional"`
-	UserData             *string           `pulumi:"userData,optional"`
+	UserData             *string           `pulumi:"userData,optional" provider:"secret"`
 	MinHealthyPercentage *int              `pulumi:"minHealthyPercentage,optional"`
 	Tags                 map[string]string `pulumi:"tags,optional"`
 	Validation           *GpuValidation    `pulumi:"validation,optional"`
@@ -130,7 +130,7 @@ func (c *CpuFootprintArgs) Annotate(a infer.Annotator) {
 	a.Describe(&c.KMSKeyARN, "ARN of the KMS key that encrypts every volume; it must lie inside the jurisdiction. Without it, the account's default EBS key.")
 	a.Describe(&c.RootVolume, "Root volume of every instance (encrypted).")
 	a.Describe(&c.DataVolumes, "Further EBS volumes of every instance (encrypted, deleted with the instance).")
-	a.Describe(&c.UserData, "User data run at boot (plain text, at most 16 KiB). Changing it rolls the instances.")
+	a.Describe(&c.UserData, "User data run at boot (plain text, at most 16 KiB). Changing it rolls the instances. User data is no place for secrets: anyone allowed ec2:DescribeInstanceAttribute or ec2:DescribeLaunchTemplateVersions can read it, and so can every process on the instance through the metadata service. Keep secrets in AWS Secrets Manager in the jurisdiction and have the script read them at boot with the instance role (aws secretsmanager get-secret-value). A secret in the Pulumi state.")
 	a.Describe(&c.MinHealthyPercentage, fmt.Sprintf("Share of the group kept in service while an instance refresh rolls it, 0 to 100. Default %d.", platform.DefaultMinHealthyPercentage))
 	a.Describe(&c.Tags, "Tags of the group, its launch template, its instances and their volumes. Keys starting with `aws:` or `mlplatform:` are reserved.")
 	a.Describe(&c.Validation, "The validation gate: every instance runs hwprobe at boot against the chosen type's profile (vCPUs, memory, CPU features) and publishes a signed report in-region; the update succeeds only when the instances passed. "+

@@ -46,7 +46,7 @@ type GpuClusterArgs struct {
 	KMSKeyARN          *string           `pulumi:"kmsKeyArn,optional"`
 	RootVolume         *GpuRootVolume    `pulumi:"rootVolume,optional"`
 	DataVolumes        []GpuDataVolume   `pulumi:"dataVolumes,optional"`
-	UserData           *string           `pulumi:"userData,optional"`
+	UserData           *string           `pulumi:"userData,optional" provider:"secret"`
 	Tags               map[string]string `pulumi:"tags,optional"`
 	Rollout            *GpuRollout       `pulumi:"rollout,optional"`
 	CapacityRetry      *GpuCapacityRetry `pulumi:"capacityRetry,optional"`
@@ -147,7 +147,7 @@ func (c *GpuClusterArgs) Annotate(a infer.Annotator) {
 	a.Describe(&c.KMSKeyARN, "ARN of the KMS key that encrypts every volume. It must lie inside the jurisdiction.")
 	a.Describe(&c.RootVolume, "Root volume of every node (encrypted).")
 	a.Describe(&c.DataVolumes, "Further EBS volumes of every node (encrypted, deleted with the node).")
-	a.Describe(&c.UserData, "User data run at boot (plain text, at most 16 KiB). Changing it rolls the nodes.")
+	a.Describe(&c.UserData, "User data run at boot (plain text, at most 16 KiB). Changing it rolls the nodes. User data is no place for secrets: anyone allowed ec2:DescribeInstanceAttribute or ec2:DescribeLaunchTemplateVersions can read it, and so can every process on the instance through the metadata service. Keep secrets in AWS Secrets Manager in the jurisdiction and have the script read them at boot with the instance role (aws secretsmanager get-secret-value). A secret in the Pulumi state.")
 	a.Describe(&c.Tags, "Tags of the nodes, their volumes, the launch template and the placement group.")
 	a.Describe(&c.Rollout, "How nodes are replaced when what a node is changes.")
 	a.Describe(&c.CapacityRetry, "How a launch retries `InsufficientInstanceCapacity` in a zone.")

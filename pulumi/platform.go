@@ -39,7 +39,7 @@ type PlatformTraining struct {
 	InstanceProfile  *string  `pulumi:"instanceProfile,optional"`
 	KMSKeyARN        *string  `pulumi:"kmsKeyArn,optional"`
 	RootVolumeGiB    *int     `pulumi:"rootVolumeGib,optional"`
-	UserData         *string  `pulumi:"userData,optional"`
+	UserData         *string  `pulumi:"userData,optional" provider:"secret"`
 }
 
 // PlatformFeatures is the feature store.
@@ -120,7 +120,7 @@ func (t *PlatformTraining) Annotate(a infer.Annotator) {
 	a.Describe(&t.InstanceProfile, "IAM instance profile of the nodes.")
 	a.Describe(&t.KMSKeyARN, "KMS key of the volumes; it must lie inside the jurisdiction.")
 	a.Describe(&t.RootVolumeGiB, "Root volume size in GiB. Default "+strconv.Itoa(d.TrainingRootVolumeGiB)+".")
-	a.Describe(&t.UserData, "User data run at boot.")
+	a.Describe(&t.UserData, "User data run at boot. User data is no place for secrets: anyone allowed ec2:DescribeInstanceAttribute or ec2:DescribeLaunchTemplateVersions can read it, and so can every process on the instance through the metadata service. Keep secrets in AWS Secrets Manager in the jurisdiction and have the script read them at boot with the instance role (aws secretsmanager get-secret-value). A secret in the Pulumi state.")
 }
 
 // Annotate describes the feature store inputs.

@@ -46,7 +46,7 @@ type ServingEndpointArgs struct {
 type ServingModel struct {
 	Image            string            `pulumi:"image"`
 	ModelDataURI     *string           `pulumi:"modelDataUri,optional"`
-	Environment      map[string]string `pulumi:"environment,optional"`
+	Environment      map[string]string `pulumi:"environment,optional" provider:"secret"`
 	ExecutionRoleARN string            `pulumi:"executionRoleArn"`
 }
 
@@ -137,7 +137,7 @@ func (c *ServingEndpointArgs) Annotate(a infer.Annotator) {
 func (m *ServingModel) Annotate(a infer.Annotator) {
 	a.Describe(&m.Image, "ECR image URI (`ACCOUNT.dkr.ecr.REGION.amazonaws.com/REPO:TAG` or `@sha256:DIGEST`); its registry's region must be in the jurisdiction.")
 	a.Describe(&m.ModelDataURI, "S3 URI of the model artifacts (`s3://BUCKET/KEY`), in a bucket in the jurisdiction.")
-	a.Describe(&m.Environment, "Environment variables of the container.")
+	a.Describe(&m.Environment, "Environment variables of the container. No place for secrets: anyone allowed sagemaker:DescribeModel can read them. Keep secrets in AWS Secrets Manager in the jurisdiction and have the container read them at start with the execution role. A secret in the Pulumi state.")
 	a.Describe(&m.ExecutionRoleARN, "IAM role SageMaker assumes to pull the image and the model data.")
 }
 

@@ -173,7 +173,7 @@ export class CpuFootprint extends pulumi.CustomResource {
      */
     declare public /*out*/ readonly tagsAll: pulumi.Output<{[key: string]: string} | undefined>;
     /**
-     * User data run at boot (plain text, at most 16 KiB). Changing it rolls the instances.
+     * User data run at boot (plain text, at most 16 KiB). Changing it rolls the instances. User data is no place for secrets: anyone allowed ec2:DescribeInstanceAttribute or ec2:DescribeLaunchTemplateVersions can read it, and so can every process on the instance through the metadata service. Keep secrets in AWS Secrets Manager in the jurisdiction and have the script read them at boot with the instance role (aws secretsmanager get-secret-value). A secret in the Pulumi state.
      */
     declare public readonly userData: pulumi.Output<string | undefined>;
     /**
@@ -221,7 +221,7 @@ export class CpuFootprint extends pulumi.CustomResource {
             resourceInputs["securityGroupIds"] = args?.securityGroupIds;
             resourceInputs["subnetIds"] = args?.subnetIds;
             resourceInputs["tags"] = args?.tags;
-            resourceInputs["userData"] = args?.userData;
+            resourceInputs["userData"] = args?.userData ? pulumi.secret(args.userData) : undefined;
             resourceInputs["validation"] = args?.validation;
             resourceInputs["asgName"] = undefined /*out*/;
             resourceInputs["candidates"] = undefined /*out*/;
@@ -282,6 +282,8 @@ export class CpuFootprint extends pulumi.CustomResource {
             resourceInputs["validationResults"] = undefined /*out*/;
         }
         opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts);
+        const secretOpts = { additionalSecretOutputs: ["userData"] };
+        opts = pulumi.mergeOptions(opts, secretOpts);
         super(CpuFootprint.__pulumiType, name, resourceInputs, opts);
     }
 }
@@ -363,7 +365,7 @@ export interface CpuFootprintArgs {
      */
     tags?: pulumi.Input<{[key: string]: pulumi.Input<string>}>;
     /**
-     * User data run at boot (plain text, at most 16 KiB). Changing it rolls the instances.
+     * User data run at boot (plain text, at most 16 KiB). Changing it rolls the instances. User data is no place for secrets: anyone allowed ec2:DescribeInstanceAttribute or ec2:DescribeLaunchTemplateVersions can read it, and so can every process on the instance through the metadata service. Keep secrets in AWS Secrets Manager in the jurisdiction and have the script read them at boot with the instance role (aws secretsmanager get-secret-value). A secret in the Pulumi state.
      */
     userData?: pulumi.Input<string>;
     /**

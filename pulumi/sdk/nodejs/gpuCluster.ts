@@ -141,7 +141,7 @@ export class GpuCluster extends pulumi.CustomResource {
      */
     declare public /*out*/ readonly tagsAll: pulumi.Output<{[key: string]: string} | undefined>;
     /**
-     * User data run at boot (plain text, at most 16 KiB). Changing it rolls the nodes.
+     * User data run at boot (plain text, at most 16 KiB). Changing it rolls the nodes. User data is no place for secrets: anyone allowed ec2:DescribeInstanceAttribute or ec2:DescribeLaunchTemplateVersions can read it, and so can every process on the instance through the metadata service. Keep secrets in AWS Secrets Manager in the jurisdiction and have the script read them at boot with the instance role (aws secretsmanager get-secret-value). A secret in the Pulumi state.
      */
     declare public readonly userData: pulumi.Output<string | undefined>;
     declare public readonly validation: pulumi.Output<outputs.GpuValidation | undefined>;
@@ -200,7 +200,7 @@ export class GpuCluster extends pulumi.CustomResource {
             resourceInputs["securityGroupIds"] = args?.securityGroupIds;
             resourceInputs["subnetId"] = args?.subnetId;
             resourceInputs["tags"] = args?.tags;
-            resourceInputs["userData"] = args?.userData;
+            resourceInputs["userData"] = args?.userData ? pulumi.secret(args.userData) : undefined;
             resourceInputs["validation"] = args?.validation;
             resourceInputs["vpcId"] = args?.vpcId;
             resourceInputs["zone"] = args?.zone;
@@ -255,6 +255,8 @@ export class GpuCluster extends pulumi.CustomResource {
             resourceInputs["zoneId"] = undefined /*out*/;
         }
         opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts);
+        const secretOpts = { additionalSecretOutputs: ["userData"] };
+        opts = pulumi.mergeOptions(opts, secretOpts);
         super(GpuCluster.__pulumiType, name, resourceInputs, opts);
     }
 }
@@ -328,7 +330,7 @@ export interface GpuClusterArgs {
      */
     tags?: pulumi.Input<{[key: string]: pulumi.Input<string>}>;
     /**
-     * User data run at boot (plain text, at most 16 KiB). Changing it rolls the nodes.
+     * User data run at boot (plain text, at most 16 KiB). Changing it rolls the nodes. User data is no place for secrets: anyone allowed ec2:DescribeInstanceAttribute or ec2:DescribeLaunchTemplateVersions can read it, and so can every process on the instance through the metadata service. Keep secrets in AWS Secrets Manager in the jurisdiction and have the script read them at boot with the instance role (aws secretsmanager get-secret-value). A secret in the Pulumi state.
      */
     userData?: pulumi.Input<string>;
     validation?: pulumi.Input<inputs.GpuValidationArgs>;

@@ -84,7 +84,7 @@ type CpuFootprint struct {
 	Tags pulumi.StringMapOutput `pulumi:"tags"`
 	// `tags` merged over the provider's `defaultTags`.
 	TagsAll pulumi.StringMapOutput `pulumi:"tagsAll"`
-	// User data run at boot (plain text, at most 16 KiB). Changing it rolls the instances.
+	// User data run at boot (plain text, at most 16 KiB). Changing it rolls the instances. User data is no place for secrets: anyone allowed ec2:DescribeInstanceAttribute or ec2:DescribeLaunchTemplateVersions can read it, and so can every process on the instance through the metadata service. Keep secrets in AWS Secrets Manager in the jurisdiction and have the script read them at boot with the instance role (aws secretsmanager get-secret-value). A secret in the Pulumi state.
 	UserData pulumi.StringPtrOutput `pulumi:"userData"`
 	// The validation gate: every instance runs hwprobe at boot against the chosen type's profile (vCPUs, memory, CPU features) and publishes a signed report in-region; the update succeeds only when the instances passed. The group gets a lifecycle hook (`mlplatform-validation`, EC2_INSTANCE_LAUNCHING, heartbeat = `timeout`, default ABANDON): every instance launched later waits in Pending:Wait until hwprobe completes the action, CONTINUE when it passed, ABANDON when it failed. `onFailure: replace` terminates a failing instance through Auto Scaling (desired capacity kept) and waits for its replacement.
 	Validation        GpuValidationPtrOutput         `pulumi:"validation"`
@@ -108,6 +108,13 @@ func NewCpuFootprint(ctx *pulumi.Context,
 	if args.MinSize == nil {
 		return nil, errors.New("invalid value for required argument 'MinSize'")
 	}
+	if args.UserData != nil {
+		args.UserData = pulumi.ToSecret(args.UserData).(pulumi.StringPtrInput)
+	}
+	secrets := pulumi.AdditionalSecretOutputs([]string{
+		"userData",
+	})
+	opts = append(opts, secrets)
 	opts = internal.PkgResourceDefaultOpts(opts)
 	var resource CpuFootprint
 	err := ctx.RegisterResource("mlplatform:index:CpuFootprint", name, args, &resource, opts...)
@@ -177,7 +184,7 @@ type cpuFootprintArgs struct {
 	SubnetIds []string `pulumi:"subnetIds"`
 	// Tags of the group, its launch template, its instances and their volumes. Keys starting with `aws:` or `mlplatform:` are reserved.
 	Tags map[string]string `pulumi:"tags"`
-	// User data run at boot (plain text, at most 16 KiB). Changing it rolls the instances.
+	// User data run at boot (plain text, at most 16 KiB). Changing it rolls the instances. User data is no place for secrets: anyone allowed ec2:DescribeInstanceAttribute or ec2:DescribeLaunchTemplateVersions can read it, and so can every process on the instance through the metadata service. Keep secrets in AWS Secrets Manager in the jurisdiction and have the script read them at boot with the instance role (aws secretsmanager get-secret-value). A secret in the Pulumi state.
 	UserData *string `pulumi:"userData"`
 	// The validation gate: every instance runs hwprobe at boot against the chosen type's profile (vCPUs, memory, CPU features) and publishes a signed report in-region; the update succeeds only when the instances passed. The group gets a lifecycle hook (`mlplatform-validation`, EC2_INSTANCE_LAUNCHING, heartbeat = `timeout`, default ABANDON): every instance launched later waits in Pending:Wait until hwprobe completes the action, CONTINUE when it passed, ABANDON when it failed. `onFailure: replace` terminates a failing instance through Auto Scaling (desired capacity kept) and waits for its replacement.
 	Validation *GpuValidation `pulumi:"validation"`
@@ -221,7 +228,7 @@ type CpuFootprintArgs struct {
 	SubnetIds pulumi.StringArrayInput
 	// Tags of the group, its launch template, its instances and their volumes. Keys starting with `aws:` or `mlplatform:` are reserved.
 	Tags pulumi.StringMapInput
-	// User data run at boot (plain text, at most 16 KiB). Changing it rolls the instances.
+	// User data run at boot (plain text, at most 16 KiB). Changing it rolls the instances. User data is no place for secrets: anyone allowed ec2:DescribeInstanceAttribute or ec2:DescribeLaunchTemplateVersions can read it, and so can every process on the instance through the metadata service. Keep secrets in AWS Secrets Manager in the jurisdiction and have the script read them at boot with the instance role (aws secretsmanager get-secret-value). A secret in the Pulumi state.
 	UserData pulumi.StringPtrInput
 	// The validation gate: every instance runs hwprobe at boot against the chosen type's profile (vCPUs, memory, CPU features) and publishes a signed report in-region; the update succeeds only when the instances passed. The group gets a lifecycle hook (`mlplatform-validation`, EC2_INSTANCE_LAUNCHING, heartbeat = `timeout`, default ABANDON): every instance launched later waits in Pending:Wait until hwprobe completes the action, CONTINUE when it passed, ABANDON when it failed. `onFailure: replace` terminates a failing instance through Auto Scaling (desired capacity kept) and waits for its replacement.
 	Validation GpuValidationPtrInput
@@ -434,7 +441,7 @@ func (o CpuFootprintOutput) TagsAll() pulumi.StringMapOutput {
 	return o.ApplyT(func(v *CpuFootprint) pulumi.StringMapOutput { return v.TagsAll }).(pulumi.StringMapOutput)
 }
 
-// User data run at boot (plain text, at most 16 KiB). Changing it rolls the instances.
+// User data run at boot (plain text, at most 16 KiB). Changing it rolls the instances. User data is no place for secrets: anyone allowed ec2:DescribeInstanceAttribute or ec2:DescribeLaunchTemplateVersions can read it, and so can every process on the instance through the metadata service. Keep secrets in AWS Secrets Manager in the jurisdiction and have the script read them at boot with the instance role (aws secretsmanager get-secret-value). A secret in the Pulumi state.
 func (o CpuFootprintOutput) UserData() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *CpuFootprint) pulumi.StringPtrOutput { return v.UserData }).(pulumi.StringPtrOutput)
 }

@@ -68,7 +68,7 @@ type GpuCluster struct {
 	Tags pulumi.StringMapOutput `pulumi:"tags"`
 	// `tags` merged over the provider's `defaultTags`.
 	TagsAll pulumi.StringMapOutput `pulumi:"tagsAll"`
-	// User data run at boot (plain text, at most 16 KiB). Changing it rolls the nodes.
+	// User data run at boot (plain text, at most 16 KiB). Changing it rolls the nodes. User data is no place for secrets: anyone allowed ec2:DescribeInstanceAttribute or ec2:DescribeLaunchTemplateVersions can read it, and so can every process on the instance through the metadata service. Keep secrets in AWS Secrets Manager in the jurisdiction and have the script read them at boot with the instance role (aws secretsmanager get-secret-value). A secret in the Pulumi state.
 	UserData          pulumi.StringPtrOutput         `pulumi:"userData"`
 	Validation        GpuValidationPtrOutput         `pulumi:"validation"`
 	ValidationProfile pulumi.StringPtrOutput         `pulumi:"validationProfile"`
@@ -99,6 +99,13 @@ func NewGpuCluster(ctx *pulumi.Context,
 	if args.NodeCount == nil {
 		return nil, errors.New("invalid value for required argument 'NodeCount'")
 	}
+	if args.UserData != nil {
+		args.UserData = pulumi.ToSecret(args.UserData).(pulumi.StringPtrInput)
+	}
+	secrets := pulumi.AdditionalSecretOutputs([]string{
+		"userData",
+	})
+	opts = append(opts, secrets)
 	opts = internal.PkgResourceDefaultOpts(opts)
 	var resource GpuCluster
 	err := ctx.RegisterResource("mlplatform:index:GpuCluster", name, args, &resource, opts...)
@@ -164,7 +171,7 @@ type gpuClusterArgs struct {
 	SubnetId *string `pulumi:"subnetId"`
 	// Tags of the nodes, their volumes, the launch template and the placement group.
 	Tags map[string]string `pulumi:"tags"`
-	// User data run at boot (plain text, at most 16 KiB). Changing it rolls the nodes.
+	// User data run at boot (plain text, at most 16 KiB). Changing it rolls the nodes. User data is no place for secrets: anyone allowed ec2:DescribeInstanceAttribute or ec2:DescribeLaunchTemplateVersions can read it, and so can every process on the instance through the metadata service. Keep secrets in AWS Secrets Manager in the jurisdiction and have the script read them at boot with the instance role (aws secretsmanager get-secret-value). A secret in the Pulumi state.
 	UserData   *string        `pulumi:"userData"`
 	Validation *GpuValidation `pulumi:"validation"`
 	// VPC to pick the subnet from in the zone. Changing it replaces the cluster.
@@ -211,7 +218,7 @@ type GpuClusterArgs struct {
 	SubnetId pulumi.StringPtrInput
 	// Tags of the nodes, their volumes, the launch template and the placement group.
 	Tags pulumi.StringMapInput
-	// User data run at boot (plain text, at most 16 KiB). Changing it rolls the nodes.
+	// User data run at boot (plain text, at most 16 KiB). Changing it rolls the nodes. User data is no place for secrets: anyone allowed ec2:DescribeInstanceAttribute or ec2:DescribeLaunchTemplateVersions can read it, and so can every process on the instance through the metadata service. Keep secrets in AWS Secrets Manager in the jurisdiction and have the script read them at boot with the instance role (aws secretsmanager get-secret-value). A secret in the Pulumi state.
 	UserData   pulumi.StringPtrInput
 	Validation GpuValidationPtrInput
 	// VPC to pick the subnet from in the zone. Changing it replaces the cluster.
@@ -391,7 +398,7 @@ func (o GpuClusterOutput) TagsAll() pulumi.StringMapOutput {
 	return o.ApplyT(func(v *GpuCluster) pulumi.StringMapOutput { return v.TagsAll }).(pulumi.StringMapOutput)
 }
 
-// User data run at boot (plain text, at most 16 KiB). Changing it rolls the nodes.
+// User data run at boot (plain text, at most 16 KiB). Changing it rolls the nodes. User data is no place for secrets: anyone allowed ec2:DescribeInstanceAttribute or ec2:DescribeLaunchTemplateVersions can read it, and so can every process on the instance through the metadata service. Keep secrets in AWS Secrets Manager in the jurisdiction and have the script read them at boot with the instance role (aws secretsmanager get-secret-value). A secret in the Pulumi state.
 func (o GpuClusterOutput) UserData() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *GpuCluster) pulumi.StringPtrOutput { return v.UserData }).(pulumi.StringPtrOutput)
 }

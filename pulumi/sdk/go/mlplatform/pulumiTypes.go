@@ -2969,7 +2969,7 @@ type PlatformTraining struct {
 	SecurityGroupIds []string `pulumi:"securityGroupIds"`
 	// Subnet of the nodes. Default: the zone's default subnet.
 	SubnetId *string `pulumi:"subnetId"`
-	// User data run at boot.
+	// User data run at boot. User data is no place for secrets: anyone allowed ec2:DescribeInstanceAttribute or ec2:DescribeLaunchTemplateVersions can read it, and so can every process on the instance through the metadata service. Keep secrets in AWS Secrets Manager in the jurisdiction and have the script read them at boot with the instance role (aws secretsmanager get-secret-value). A secret in the Pulumi state.
 	UserData *string `pulumi:"userData"`
 	// Availability zone id. Default `mec1-az1` unless `subnetId` is given.
 	ZoneId *string `pulumi:"zoneId"`
@@ -3003,7 +3003,7 @@ type PlatformTrainingArgs struct {
 	SecurityGroupIds pulumi.StringArrayInput `pulumi:"securityGroupIds"`
 	// Subnet of the nodes. Default: the zone's default subnet.
 	SubnetId pulumi.StringPtrInput `pulumi:"subnetId"`
-	// User data run at boot.
+	// User data run at boot. User data is no place for secrets: anyone allowed ec2:DescribeInstanceAttribute or ec2:DescribeLaunchTemplateVersions can read it, and so can every process on the instance through the metadata service. Keep secrets in AWS Secrets Manager in the jurisdiction and have the script read them at boot with the instance role (aws secretsmanager get-secret-value). A secret in the Pulumi state.
 	UserData pulumi.StringPtrInput `pulumi:"userData"`
 	// Availability zone id. Default `mec1-az1` unless `subnetId` is given.
 	ZoneId pulumi.StringPtrInput `pulumi:"zoneId"`
@@ -3126,7 +3126,7 @@ func (o PlatformTrainingOutput) SubnetId() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v PlatformTraining) *string { return v.SubnetId }).(pulumi.StringPtrOutput)
 }
 
-// User data run at boot.
+// User data run at boot. User data is no place for secrets: anyone allowed ec2:DescribeInstanceAttribute or ec2:DescribeLaunchTemplateVersions can read it, and so can every process on the instance through the metadata service. Keep secrets in AWS Secrets Manager in the jurisdiction and have the script read them at boot with the instance role (aws secretsmanager get-secret-value). A secret in the Pulumi state.
 func (o PlatformTrainingOutput) UserData() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v PlatformTraining) *string { return v.UserData }).(pulumi.StringPtrOutput)
 }
@@ -3240,7 +3240,7 @@ func (o PlatformTrainingPtrOutput) SubnetId() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// User data run at boot.
+// User data run at boot. User data is no place for secrets: anyone allowed ec2:DescribeInstanceAttribute or ec2:DescribeLaunchTemplateVersions can read it, and so can every process on the instance through the metadata service. Keep secrets in AWS Secrets Manager in the jurisdiction and have the script read them at boot with the instance role (aws secretsmanager get-secret-value). A secret in the Pulumi state.
 func (o PlatformTrainingPtrOutput) UserData() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *PlatformTraining) *string {
 		if v == nil {
@@ -4211,7 +4211,7 @@ func (o ServingDeploymentPtrOutput) WaitSeconds() pulumi.IntPtrOutput {
 }
 
 type ServingModel struct {
-	// Environment variables of the container.
+	// Environment variables of the container. No place for secrets: anyone allowed sagemaker:DescribeModel can read them. Keep secrets in AWS Secrets Manager in the jurisdiction and have the container read them at start with the execution role. A secret in the Pulumi state.
 	Environment map[string]string `pulumi:"environment"`
 	// IAM role SageMaker assumes to pull the image and the model data.
 	ExecutionRoleArn string `pulumi:"executionRoleArn"`
@@ -4233,7 +4233,7 @@ type ServingModelInput interface {
 }
 
 type ServingModelArgs struct {
-	// Environment variables of the container.
+	// Environment variables of the container. No place for secrets: anyone allowed sagemaker:DescribeModel can read them. Keep secrets in AWS Secrets Manager in the jurisdiction and have the container read them at start with the execution role. A secret in the Pulumi state.
 	Environment pulumi.StringMapInput `pulumi:"environment"`
 	// IAM role SageMaker assumes to pull the image and the model data.
 	ExecutionRoleArn pulumi.StringInput `pulumi:"executionRoleArn"`
@@ -4269,7 +4269,7 @@ func (o ServingModelOutput) ToServingModelOutputWithContext(ctx context.Context)
 	return o
 }
 
-// Environment variables of the container.
+// Environment variables of the container. No place for secrets: anyone allowed sagemaker:DescribeModel can read them. Keep secrets in AWS Secrets Manager in the jurisdiction and have the container read them at start with the execution role. A secret in the Pulumi state.
 func (o ServingModelOutput) Environment() pulumi.StringMapOutput {
 	return o.ApplyT(func(v ServingModel) map[string]string { return v.Environment }).(pulumi.StringMapOutput)
 }

@@ -318,7 +318,7 @@ export interface PlatformTrainingArgs {
      */
     subnetId?: pulumi.Input<string>;
     /**
-     * User data run at boot.
+     * User data run at boot. User data is no place for secrets: anyone allowed ec2:DescribeInstanceAttribute or ec2:DescribeLaunchTemplateVersions can read it, and so can every process on the instance through the metadata service. Keep secrets in AWS Secrets Manager in the jurisdiction and have the script read them at boot with the instance role (aws secretsmanager get-secret-value). A secret in the Pulumi state.
      */
     userData?: pulumi.Input<string>;
     /**
@@ -444,7 +444,7 @@ export interface ServingDeploymentArgs {
 
 export interface ServingModelArgs {
     /**
-     * Environment variables of the container.
+     * Environment variables of the container. No place for secrets: anyone allowed sagemaker:DescribeModel can read them. Keep secrets in AWS Secrets Manager in the jurisdiction and have the container read them at start with the execution role. A secret in the Pulumi state.
      */
     environment?: pulumi.Input<{[key: string]: pulumi.Input<string>}>;
     /**

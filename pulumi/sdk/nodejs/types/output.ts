@@ -409,7 +409,7 @@ export interface ServingDeployment {
 
 export interface ServingModel {
     /**
-     * Environment variables of the container.
+     * Environment variables of the container. No place for secrets: anyone allowed sagemaker:DescribeModel can read them. Keep secrets in AWS Secrets Manager in the jurisdiction and have the container read them at start with the execution role. A secret in the Pulumi state.
      */
     environment?: {[key: string]: string};
     /**

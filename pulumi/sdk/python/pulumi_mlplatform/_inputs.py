@@ -1665,7 +1665,7 @@ if not MYPY:
         """
         user_data: NotRequired[pulumi.Input[_builtins.str]]
         """
-        User data run at boot.
+        User data run at boot. User data is no place for secrets: anyone allowed ec2:DescribeInstanceAttribute or ec2:DescribeLaunchTemplateVersions can read it, and so can every process on the instance through the metadata service. Keep secrets in AWS Secrets Manager in the jurisdiction and have the script read them at boot with the instance role (aws secretsmanager get-secret-value). A secret in the Pulumi state.
         """
         zone_id: NotRequired[pulumi.Input[_builtins.str]]
         """
@@ -1696,7 +1696,7 @@ class PlatformTrainingArgs:
         :param pulumi.Input[_builtins.int] root_volume_gib: Root volume size in GiB. Default 200.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] security_group_ids: Security groups of the nodes.
         :param pulumi.Input[_builtins.str] subnet_id: Subnet of the nodes. Default: the zone's default subnet.
-        :param pulumi.Input[_builtins.str] user_data: User data run at boot.
+        :param pulumi.Input[_builtins.str] user_data: User data run at boot. User data is no place for secrets: anyone allowed ec2:DescribeInstanceAttribute or ec2:DescribeLaunchTemplateVersions can read it, and so can every process on the instance through the metadata service. Keep secrets in AWS Secrets Manager in the jurisdiction and have the script read them at boot with the instance role (aws secretsmanager get-secret-value). A secret in the Pulumi state.
         :param pulumi.Input[_builtins.str] zone_id: Availability zone id. Default `mec1-az1` unless `subnetId` is given.
         """
         if image is not None:
@@ -1820,7 +1820,7 @@ class PlatformTrainingArgs:
     @pulumi.getter(name="userData")
     def user_data(self) -> Optional[pulumi.Input[_builtins.str]]:
         """
-        User data run at boot.
+        User data run at boot. User data is no place for secrets: anyone allowed ec2:DescribeInstanceAttribute or ec2:DescribeLaunchTemplateVersions can read it, and so can every process on the instance through the metadata service. Keep secrets in AWS Secrets Manager in the jurisdiction and have the script read them at boot with the instance role (aws secretsmanager get-secret-value). A secret in the Pulumi state.
         """
         return pulumi.get(self, "user_data")
 
@@ -2400,7 +2400,7 @@ if not MYPY:
         """
         environment: NotRequired[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]]
         """
-        Environment variables of the container.
+        Environment variables of the container. No place for secrets: anyone allowed sagemaker:DescribeModel can read them. Keep secrets in AWS Secrets Manager in the jurisdiction and have the container read them at start with the execution role. A secret in the Pulumi state.
         """
         model_data_uri: NotRequired[pulumi.Input[_builtins.str]]
         """
@@ -2419,7 +2419,7 @@ class ServingModelArgs:
         """
         :param pulumi.Input[_builtins.str] execution_role_arn: IAM role SageMaker assumes to pull the image and the model data.
         :param pulumi.Input[_builtins.str] image: ECR image URI (`ACCOUNT.dkr.ecr.REGION.amazonaws.com/REPO:TAG` or `@sha256:DIGEST`); its registry's region must be in the jurisdiction.
-        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] environment: Environment variables of the container.
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] environment: Environment variables of the container. No place for secrets: anyone allowed sagemaker:DescribeModel can read them. Keep secrets in AWS Secrets Manager in the jurisdiction and have the container read them at start with the execution role. A secret in the Pulumi state.
         :param pulumi.Input[_builtins.str] model_data_uri: S3 URI of the model artifacts (`s3://BUCKET/KEY`), in a bucket in the jurisdiction.
         """
         pulumi.set(__self__, "execution_role_arn", execution_role_arn)
@@ -2457,7 +2457,7 @@ class ServingModelArgs:
     @pulumi.getter
     def environment(self) -> Optional[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]]:
         """
-        Environment variables of the container.
+        Environment variables of the container. No place for secrets: anyone allowed sagemaker:DescribeModel can read them. Keep secrets in AWS Secrets Manager in the jurisdiction and have the container read them at start with the execution role. A secret in the Pulumi state.
         """
         return pulumi.get(self, "environment")
 

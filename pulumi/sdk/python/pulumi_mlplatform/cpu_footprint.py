@@ -61,7 +61,7 @@ class CpuFootprintArgs:
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] security_group_ids: Security groups of the instances.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] subnet_ids: Subnets of the group, each in an allowed zone that offers the type. Default: the default subnet of every allowed zone that offers the type.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] tags: Tags of the group, its launch template, its instances and their volumes. Keys starting with `aws:` or `mlplatform:` are reserved.
-        :param pulumi.Input[_builtins.str] user_data: User data run at boot (plain text, at most 16 KiB). Changing it rolls the instances.
+        :param pulumi.Input[_builtins.str] user_data: User data run at boot (plain text, at most 16 KiB). Changing it rolls the instances. User data is no place for secrets: anyone allowed ec2:DescribeInstanceAttribute or ec2:DescribeLaunchTemplateVersions can read it, and so can every process on the instance through the metadata service. Keep secrets in AWS Secrets Manager in the jurisdiction and have the script read them at boot with the instance role (aws secretsmanager get-secret-value). A secret in the Pulumi state.
         :param pulumi.Input['GpuValidationArgs'] validation: The validation gate: every instance runs hwprobe at boot against the chosen type's profile (vCPUs, memory, CPU features) and publishes a signed report in-region; the update succeeds only when the instances passed. The group gets a lifecycle hook (`mlplatform-validation`, EC2_INSTANCE_LAUNCHING, heartbeat = `timeout`, default ABANDON): every instance launched later waits in Pending:Wait until hwprobe completes the action, CONTINUE when it passed, ABANDON when it failed. `onFailure: replace` terminates a failing instance through Auto Scaling (desired capacity kept) and waits for its replacement.
         """
         pulumi.set(__self__, "desired_capacity", desired_capacity)
@@ -322,7 +322,7 @@ class CpuFootprintArgs:
     @pulumi.getter(name="userData")
     def user_data(self) -> Optional[pulumi.Input[_builtins.str]]:
         """
-        User data run at boot (plain text, at most 16 KiB). Changing it rolls the instances.
+        User data run at boot (plain text, at most 16 KiB). Changing it rolls the instances. User data is no place for secrets: anyone allowed ec2:DescribeInstanceAttribute or ec2:DescribeLaunchTemplateVersions can read it, and so can every process on the instance through the metadata service. Keep secrets in AWS Secrets Manager in the jurisdiction and have the script read them at boot with the instance role (aws secretsmanager get-secret-value). A secret in the Pulumi state.
         """
         return pulumi.get(self, "user_data")
 
@@ -393,7 +393,7 @@ class CpuFootprint(pulumi.CustomResource):
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] security_group_ids: Security groups of the instances.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] subnet_ids: Subnets of the group, each in an allowed zone that offers the type. Default: the default subnet of every allowed zone that offers the type.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] tags: Tags of the group, its launch template, its instances and their volumes. Keys starting with `aws:` or `mlplatform:` are reserved.
-        :param pulumi.Input[_builtins.str] user_data: User data run at boot (plain text, at most 16 KiB). Changing it rolls the instances.
+        :param pulumi.Input[_builtins.str] user_data: User data run at boot (plain text, at most 16 KiB). Changing it rolls the instances. User data is no place for secrets: anyone allowed ec2:DescribeInstanceAttribute or ec2:DescribeLaunchTemplateVersions can read it, and so can every process on the instance through the metadata service. Keep secrets in AWS Secrets Manager in the jurisdiction and have the script read them at boot with the instance role (aws secretsmanager get-secret-value). A secret in the Pulumi state.
         :param pulumi.Input[Union['GpuValidationArgs', 'GpuValidationArgsDict']] validation: The validation gate: every instance runs hwprobe at boot against the chosen type's profile (vCPUs, memory, CPU features) and publishes a signed report in-region; the update succeeds only when the instances passed. The group gets a lifecycle hook (`mlplatform-validation`, EC2_INSTANCE_LAUNCHING, heartbeat = `timeout`, default ABANDON): every instance launched later waits in Pending:Wait until hwprobe completes the action, CONTINUE when it passed, ABANDON when it failed. `onFailure: replace` terminates a failing instance through Auto Scaling (desired capacity kept) and waits for its replacement.
         """
         ...
@@ -473,7 +473,7 @@ class CpuFootprint(pulumi.CustomResource):
             __props__.__dict__["security_group_ids"] = security_group_ids
             __props__.__dict__["subnet_ids"] = subnet_ids
             __props__.__dict__["tags"] = tags
-            __props__.__dict__["user_data"] = user_data
+            __props__.__dict__["user_data"] = None if user_data is None else pulumi.Output.secret(user_data)
             __props__.__dict__["validation"] = validation
             __props__.__dict__["asg_name"] = None
             __props__.__dict__["candidates"] = None
@@ -493,6 +493,8 @@ class CpuFootprint(pulumi.CustomResource):
             __props__.__dict__["tags_all"] = None
             __props__.__dict__["validation_profile"] = None
             __props__.__dict__["validation_results"] = None
+        secret_opts = pulumi.ResourceOptions(additional_secret_outputs=["userData"])
+        opts = pulumi.ResourceOptions.merge(opts, secret_opts)
         super(CpuFootprint, __self__).__init__(
             'mlplatform:index:CpuFootprint',
             resource_name,
@@ -831,7 +833,7 @@ class CpuFootprint(pulumi.CustomResource):
     @pulumi.getter(name="userData")
     def user_data(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        User data run at boot (plain text, at most 16 KiB). Changing it rolls the instances.
+        User data run at boot (plain text, at most 16 KiB). Changing it rolls the instances. User data is no place for secrets: anyone allowed ec2:DescribeInstanceAttribute or ec2:DescribeLaunchTemplateVersions can read it, and so can every process on the instance through the metadata service. Keep secrets in AWS Secrets Manager in the jurisdiction and have the script read them at boot with the instance role (aws secretsmanager get-secret-value). A secret in the Pulumi state.
         """
         return pulumi.get(self, "user_data")
 

@@ -61,7 +61,7 @@ class GpuClusterArgs:
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] security_group_ids: Security groups of every network interface. Changing them rolls the nodes.
         :param pulumi.Input[_builtins.str] subnet_id: Subnet of every node's network interfaces. Default: a subnet of `vpcId` in the zone, else the zone's default subnet. Changing it replaces the cluster.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] tags: Tags of the nodes, their volumes, the launch template and the placement group.
-        :param pulumi.Input[_builtins.str] user_data: User data run at boot (plain text, at most 16 KiB). Changing it rolls the nodes.
+        :param pulumi.Input[_builtins.str] user_data: User data run at boot (plain text, at most 16 KiB). Changing it rolls the nodes. User data is no place for secrets: anyone allowed ec2:DescribeInstanceAttribute or ec2:DescribeLaunchTemplateVersions can read it, and so can every process on the instance through the metadata service. Keep secrets in AWS Secrets Manager in the jurisdiction and have the script read them at boot with the instance role (aws secretsmanager get-secret-value). A secret in the Pulumi state.
         :param pulumi.Input[_builtins.str] vpc_id: VPC to pick the subnet from in the zone. Changing it replaces the cluster.
         :param pulumi.Input[_builtins.str] zone: Availability zone name, e.g. `me-central-1a`. Prefer `zoneId`. Changing it replaces the cluster.
         :param pulumi.Input[_builtins.bool] zone_fallback: On capacity errors, launch in another zone of the jurisdiction that offers the type; never outside it. Default `false`.
@@ -305,7 +305,7 @@ class GpuClusterArgs:
     @pulumi.getter(name="userData")
     def user_data(self) -> Optional[pulumi.Input[_builtins.str]]:
         """
-        User data run at boot (plain text, at most 16 KiB). Changing it rolls the nodes.
+        User data run at boot (plain text, at most 16 KiB). Changing it rolls the nodes. User data is no place for secrets: anyone allowed ec2:DescribeInstanceAttribute or ec2:DescribeLaunchTemplateVersions can read it, and so can every process on the instance through the metadata service. Keep secrets in AWS Secrets Manager in the jurisdiction and have the script read them at boot with the instance role (aws secretsmanager get-secret-value). A secret in the Pulumi state.
         """
         return pulumi.get(self, "user_data")
 
@@ -421,7 +421,7 @@ class GpuCluster(pulumi.CustomResource):
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] security_group_ids: Security groups of every network interface. Changing them rolls the nodes.
         :param pulumi.Input[_builtins.str] subnet_id: Subnet of every node's network interfaces. Default: a subnet of `vpcId` in the zone, else the zone's default subnet. Changing it replaces the cluster.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] tags: Tags of the nodes, their volumes, the launch template and the placement group.
-        :param pulumi.Input[_builtins.str] user_data: User data run at boot (plain text, at most 16 KiB). Changing it rolls the nodes.
+        :param pulumi.Input[_builtins.str] user_data: User data run at boot (plain text, at most 16 KiB). Changing it rolls the nodes. User data is no place for secrets: anyone allowed ec2:DescribeInstanceAttribute or ec2:DescribeLaunchTemplateVersions can read it, and so can every process on the instance through the metadata service. Keep secrets in AWS Secrets Manager in the jurisdiction and have the script read them at boot with the instance role (aws secretsmanager get-secret-value). A secret in the Pulumi state.
         :param pulumi.Input[_builtins.str] vpc_id: VPC to pick the subnet from in the zone. Changing it replaces the cluster.
         :param pulumi.Input[_builtins.str] zone: Availability zone name, e.g. `me-central-1a`. Prefer `zoneId`. Changing it replaces the cluster.
         :param pulumi.Input[_builtins.bool] zone_fallback: On capacity errors, launch in another zone of the jurisdiction that offers the type; never outside it. Default `false`.
@@ -504,7 +504,7 @@ class GpuCluster(pulumi.CustomResource):
             __props__.__dict__["security_group_ids"] = security_group_ids
             __props__.__dict__["subnet_id"] = subnet_id
             __props__.__dict__["tags"] = tags
-            __props__.__dict__["user_data"] = user_data
+            __props__.__dict__["user_data"] = None if user_data is None else pulumi.Output.secret(user_data)
             __props__.__dict__["validation"] = validation
             __props__.__dict__["vpc_id"] = vpc_id
             __props__.__dict__["zone"] = zone
@@ -522,6 +522,8 @@ class GpuCluster(pulumi.CustomResource):
             __props__.__dict__["tags_all"] = None
             __props__.__dict__["validation_profile"] = None
             __props__.__dict__["validation_results"] = None
+        secret_opts = pulumi.ResourceOptions(additional_secret_outputs=["userData"])
+        opts = pulumi.ResourceOptions.merge(opts, secret_opts)
         super(GpuCluster, __self__).__init__(
             'mlplatform:index:GpuCluster',
             resource_name,
@@ -792,7 +794,7 @@ class GpuCluster(pulumi.CustomResource):
     @pulumi.getter(name="userData")
     def user_data(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        User data run at boot (plain text, at most 16 KiB). Changing it rolls the nodes.
+        User data run at boot (plain text, at most 16 KiB). Changing it rolls the nodes. User data is no place for secrets: anyone allowed ec2:DescribeInstanceAttribute or ec2:DescribeLaunchTemplateVersions can read it, and so can every process on the instance through the metadata service. Keep secrets in AWS Secrets Manager in the jurisdiction and have the script read them at boot with the instance role (aws secretsmanager get-secret-value). A secret in the Pulumi state.
         """
         return pulumi.get(self, "user_data")
 

@@ -1786,7 +1786,7 @@ class ServingModel(dict):
         """
         :param _builtins.str execution_role_arn: IAM role SageMaker assumes to pull the image and the model data.
         :param _builtins.str image: ECR image URI (`ACCOUNT.dkr.ecr.REGION.amazonaws.com/REPO:TAG` or `@sha256:DIGEST`); its registry's region must be in the jurisdiction.
-        :param Mapping[str, _builtins.str] environment: Environment variables of the container.
+        :param Mapping[str, _builtins.str] environment: Environment variables of the container. No place for secrets: anyone allowed sagemaker:DescribeModel can read them. Keep secrets in AWS Secrets Manager in the jurisdiction and have the container read them at start with the execution role. A secret in the Pulumi state.
         :param _builtins.str model_data_uri: S3 URI of the model artifacts (`s3://BUCKET/KEY`), in a bucket in the jurisdiction.
         """
         pulumi.set(__self__, "execution_role_arn", execution_role_arn)
@@ -1816,7 +1816,7 @@ class ServingModel(dict):
     @pulumi.getter
     def environment(self) -> Optional[Mapping[str, _builtins.str]]:
         """
-        Environment variables of the container.
+        Environment variables of the container. No place for secrets: anyone allowed sagemaker:DescribeModel can read them. Keep secrets in AWS Secrets Manager in the jurisdiction and have the container read them at start with the execution role. A secret in the Pulumi state.
         """
         return pulumi.get(self, "environment")
 
