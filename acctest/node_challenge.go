@@ -32,7 +32,7 @@ type playedNode struct {
 	n               cloud.GPUNode
 	b               NodeBehaviour
 	imds            *fakeIMDS
-	run             func(args ...string) (string, int, error)
+	run             func(ctx context.Context, args ...string) (string, int, error)
 	profile, report string
 	// bucket and prefix are the node's reports destination (the
 	// profile's report target, ending in "/").
@@ -73,12 +73,14 @@ func (p *NodePlayer) answerChallenge(ctx context.Context, clients *cloud.Clients
 	case pn.b.Replay && pn.first != nil:
 		return p.replay(ctx, clients, pn)
 	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute) // bounded: tried again at the next look
+	defer cancel()
 	pn.imds.SetTag(platform.ChallengeTag, ch)
 	args := []string{"report", "serve", "--once", "--profile", pn.profile, "--report", pn.report}
 	if pn.b.ForgeAnswer != nil {
 		args = append(args, "--to", "s3://"+pn.bucket+"/"+forgerStaging)
 	}
-	out, code, err := pn.run(args...)
+	out, code, err := pn.run(ctx, args...)
 	if err != nil || code != 0 {
 		return fmt.Errorf("hwprobe report serve --once exit %d: %v\n%s", code, err, out)
 	}
@@ -111,6 +113,10 @@ const forgerStaging = "forger-staging/"
 // forgerStaging) at the node's own key, its attestation beside it as the
 // node made it.
 func (p *NodePlayer) forge(ctx context.Context, clients *cloud.Clients, pn *playedNode, uri string) error {
+	// Bounded: a call that hangs on a loaded emulator fails, and the
+	// answer is forged again at the next look.
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
 	bucket, key, _ := strings.Cut(strings.TrimPrefix(uri, "s3://"), "/")
 	if uri == "" || bucket != pn.bucket || !strings.HasPrefix(key, forgerStaging) {
 		return fmt.Errorf("forging: %q is not a staged report", uri)
