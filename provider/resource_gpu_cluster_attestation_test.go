@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,8 +51,10 @@ func forgedNVLink(index, nth int) acctest.NodeBehaviour {
 	return b
 }
 
-// Healthy nodes with NitroTPM: every answer is attested and verified, and
-// apply succeeds; each report has its attestation document beside it.
+// Healthy nodes with NitroTPM booted from the measured image (the test
+// PKI's documents carry PCRs of zeros): every answer is attested and
+// verified, PCR 4 included, and apply succeeds; each report has its
+// attestation document beside it.
 func TestAccGPUCluster_attestedPass(t *testing.T) {
 	const name = "gate-attested"
 	h, p, key := gateSetup(t, name, healthyGPUs)
@@ -60,7 +63,8 @@ func TestAccGPUCluster_attestedPass(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config: gateConfig(h, name, gpuType, 2, key, p.Signer.CertPEM, attested(p, "nitrotpm")),
+			Config: gateConfig(h, name, gpuType, 2, key, p.Signer.CertPEM, attested(p, "nitrotpm")+
+				fmt.Sprintf("    attestation_pcrs = { \"4\" = %q }\n", strings.Repeat("00", 48))),
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestCheckResourceAttr(gpuClusterResource, "validation_results.0.status", "pass"),
 				resource.TestCheckResourceAttr(gpuClusterResource, "validation_results.1.status", "pass"),

@@ -30,6 +30,7 @@ type gpuValidationModel struct {
 	TrustedCertificates types.String `tfsdk:"trusted_certificates"`
 	Attestation         types.String `tfsdk:"attestation"`
 	AttestationRoots    types.String `tfsdk:"attestation_roots"`
+	AttestationPCRs     types.Map    `tfsdk:"attestation_pcrs"`
 }
 
 type gpuBenchmarkModel struct {
@@ -47,7 +48,7 @@ var (
 		"level": types.StringType, "checks": types.ListType{ElemType: types.StringType}, "benchmarks": types.ListType{ElemType: gpuBenchmarkType},
 		"reports_s3_uri": types.StringType, "reports_kms_key_arn": types.StringType, "hwprobe_s3_uri": types.StringType,
 		"hwprobe_sha256": types.StringType, "trusted_certificates": types.StringType,
-		"attestation": types.StringType, "attestation_roots": types.StringType,
+		"attestation": types.StringType, "attestation_roots": types.StringType, "attestation_pcrs": types.MapType{ElemType: types.StringType},
 	}
 	gpuValidationResultType = types.ObjectType{AttrTypes: map[string]attr.Type{
 		"index": types.Int64Type, "instance_id": types.StringType, "status": types.StringType, "summary": types.StringType,
@@ -90,6 +91,8 @@ func gpuValidationSchema() map[string]schema.Attribute {
 				"attestation": schema.StringAttribute{Optional: true, MarkdownDescription: "Whether each report must be attested by the node's NitroTPM. Every apply's gate issues a challenge (the instance tag `" + platform.ChallengeTag + "`, read by the node from its metadata service) that each report must answer. " +
 					"`auto` (default): required when the image supports NitroTPM (TpmSupport `v2.0`, UEFI boot); otherwise the plan warns that the evidence is not hardware-attested. `nitrotpm`: required; an image without NitroTPM fails the plan. `none`: not required (the plan warns). " +
 					"An attested report comes with a NitroTPM attestation document (`<report key>.nitrotpm`) whose nonce is the challenge and whose user data is the SHA-256 of the report as stored; a report changed after the node wrote it, or attested under another root, instance or challenge, is rejected."},
+				"attestation_pcrs": schema.MapAttribute{ElementType: types.StringType, Optional: true,
+					MarkdownDescription: "NitroTPM PCR values every attested report's document must carry, by PCR index (`\"0\"` to `\"31\"`), each a SHA-384 value in 96 hex digits: the measurements of an attestable image (as `nitro-tpm-pcr-compute` prints them, e.g. PCR 4, 7 and 12). A node that booted anything else is rejected, naming the PCR. Unset: PCRs are not checked."},
 				"attestation_roots": schema.StringAttribute{Optional: true, MarkdownDescription: "PEM root certificates attestation documents must chain to. Unset: the AWS Nitro root certificate embedded in the provider (AWS Nitro Enclaves root G1)."},
 			},
 		},
@@ -174,6 +177,11 @@ func gpuValidationSpec(ctx context.Context, o types.Object, s *platform.GPUClust
 	v.TrustedCertificates = str("trusted_certificates", m.TrustedCertificates)
 	v.Attestation = str("attestation", m.Attestation)
 	v.AttestationRoots = str("attestation_roots", m.AttestationRoots)
+	if m.AttestationPCRs.IsUnknown() {
+		s.Unknown = append(s.Unknown, "validation.attestation_pcrs")
+	} else if !m.AttestationPCRs.IsNull() {
+		diags.Append(m.AttestationPCRs.ElementsAs(ctx, &v.AttestationPCRs, false)...)
+	}
 	return v
 }
 

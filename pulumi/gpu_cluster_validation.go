@@ -14,20 +14,21 @@ import (
 // GpuValidation is the validation gate of a GPU cluster (the Terraform
 // resource's validation block).
 type GpuValidation struct {
-	Wait                *bool          `pulumi:"wait,optional"`
-	Timeout             *string        `pulumi:"timeout,optional"`
-	OnFailure           *string        `pulumi:"onFailure,optional"`
-	MaxReplacements     *int           `pulumi:"maxReplacements,optional"`
-	Level               *string        `pulumi:"level,optional"`
-	Checks              []string       `pulumi:"checks,optional"`
-	Benchmarks          []GpuBenchmark `pulumi:"benchmarks,optional"`
-	ReportsS3URI        *string        `pulumi:"reportsS3Uri,optional"`
-	ReportsKMSKeyARN    *string        `pulumi:"reportsKmsKeyArn,optional"`
-	HwprobeS3URI        *string        `pulumi:"hwprobeS3Uri,optional"`
-	HwprobeSHA256       *string        `pulumi:"hwprobeSha256,optional"`
-	TrustedCertificates *string        `pulumi:"trustedCertificates,optional"`
-	Attestation         *string        `pulumi:"attestation,optional"`
-	AttestationRoots    *string        `pulumi:"attestationRoots,optional"`
+	Wait                *bool             `pulumi:"wait,optional"`
+	Timeout             *string           `pulumi:"timeout,optional"`
+	OnFailure           *string           `pulumi:"onFailure,optional"`
+	MaxReplacements     *int              `pulumi:"maxReplacements,optional"`
+	Level               *string           `pulumi:"level,optional"`
+	Checks              []string          `pulumi:"checks,optional"`
+	Benchmarks          []GpuBenchmark    `pulumi:"benchmarks,optional"`
+	ReportsS3URI        *string           `pulumi:"reportsS3Uri,optional"`
+	ReportsKMSKeyARN    *string           `pulumi:"reportsKmsKeyArn,optional"`
+	HwprobeS3URI        *string           `pulumi:"hwprobeS3Uri,optional"`
+	HwprobeSHA256       *string           `pulumi:"hwprobeSha256,optional"`
+	TrustedCertificates *string           `pulumi:"trustedCertificates,optional"`
+	Attestation         *string           `pulumi:"attestation,optional"`
+	AttestationRoots    *string           `pulumi:"attestationRoots,optional"`
+	AttestationPCRs     map[string]string `pulumi:"attestationPcrs,optional"`
 }
 
 // GpuBenchmark is one benchmark of the validation gate with its
@@ -69,6 +70,7 @@ func (v *GpuValidation) Annotate(a infer.Annotator) {
 	a.Describe(&v.TrustedCertificates, "PEM certificates that verify the nodes' signed identity documents (AWS's RSA-2048 certificate for the region). Unset: the AWS certificate embedded for the provider's region (us-east-1, us-west-2, eu-central-1; none for me-central-1, where this must be set).")
 	a.Describe(&v.Attestation, "Whether each report must be attested by the node's NitroTPM (every update's gate issues a challenge, the instance tag `"+platform.ChallengeTag+"`, each report must answer). "+
 		"`auto` (default): required when the image supports NitroTPM, else the preview warns that the evidence is not hardware-attested; `nitrotpm`: required, an image without NitroTPM fails the preview; `none`: not required (a warning).")
+	a.Describe(&v.AttestationPCRs, "NitroTPM PCR values every attested report's document must carry, by PCR index (`\"0\"` to `\"31\"`), each a SHA-384 value in 96 hex digits: the measurements of an attestable image. Unset: PCRs are not checked.")
 	a.Describe(&v.AttestationRoots, "PEM root certificates attestation documents must chain to. Unset: the AWS Nitro root certificate embedded in the provider.")
 }
 
@@ -80,7 +82,7 @@ func (v *GpuValidation) validationSpec(s *platform.GPUClusterSpec) *platform.Val
 	out := &platform.ValidationSpec{Wait: platform.DefaultValidationWait, OnFailure: deref(v.OnFailure), MaxReplacements: v.MaxReplacements,
 		Level: deref(v.Level), Checks: v.Checks, ReportsS3URI: deref(v.ReportsS3URI), ReportsKMSKeyARN: deref(v.ReportsKMSKeyARN),
 		HwprobeS3URI: deref(v.HwprobeS3URI), HwprobeSHA256: deref(v.HwprobeSHA256), TrustedCertificates: deref(v.TrustedCertificates),
-		Attestation: deref(v.Attestation), AttestationRoots: deref(v.AttestationRoots)}
+		Attestation: deref(v.Attestation), AttestationRoots: deref(v.AttestationRoots), AttestationPCRs: v.AttestationPCRs}
 	if v.Wait != nil {
 		out.Wait = *v.Wait
 	}

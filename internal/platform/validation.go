@@ -121,6 +121,10 @@ type ValidationSpec struct {
 	// AttestationRoots (PEM) are the roots attestation documents must
 	// chain to; empty: AWS's Nitro root, embedded.
 	AttestationRoots string
+	// AttestationPCRs are NitroTPM PCR values (SHA-384, hex) an attested
+	// report's document must carry, by PCR index ("0" to "31"): the
+	// measurements of an attestable image.
+	AttestationPCRs map[string]string
 }
 
 // WithDefaults returns v with every unset value at its default.

@@ -4,11 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/sha512"
 	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -74,6 +77,15 @@ func (v ValidationSpec) validateAttestation(prefix string, k func(string) bool) 
 		ps = append(ps, Problem{Path: prefix + ".attestation", Summary: "Unknown attestation mode",
 			Detail: fmt.Sprintf("%q: use %s.", v.Attestation, strings.Join(AttestationModes(), ", "))})
 	}
+	if k("attestation_pcrs") {
+		if _, err := ParseAttestationPCRs(v.AttestationPCRs); err != nil {
+			ps = append(ps, Problem{Path: prefix + ".attestation_pcrs", Summary: "Invalid attestation PCRs", Detail: err.Error()})
+		}
+		if len(v.AttestationPCRs) > 0 && v.Attestation == AttestationNone && k("attestation") {
+			ps = append(ps, Problem{Path: prefix + ".attestation_pcrs", Summary: "PCRs without attestation",
+				Detail: "attestation_pcrs are checked in NitroTPM attestation documents, and attestation = \"none\" requires none: set attestation to \"nitrotpm\" (or \"auto\"), or remove attestation_pcrs."})
+		}
+	}
 	if v.AttestationRoots != "" && k("attestation_roots") {
 		if _, err := identity.ParseCertificates([]byte(v.AttestationRoots)); err != nil {
 			ps = append(ps, Problem{Path: prefix + ".attestation_roots", Summary: "Invalid attestation roots",
@@ -118,6 +130,27 @@ func planAttestation(v *ValidationSpec, imageID, imageTPM string, known func(str
 			Detail: fmt.Sprintf("Image %s has no NitroTPM (TpmSupport v2.0), so the nodes cannot attest their reports: %s Use an image with NitroTPM to have every report signed by the Nitro hardware, or set attestation = \"none\" to say this is intended.", imageID, forgeable)}}
 	}
 	return false, nil
+}
+
+// ParseAttestationPCRs reads attestation_pcrs: PCR index ("0" to "31") to
+// its expected SHA-384 value, 96 hex digits. nil for none.
+func ParseAttestationPCRs(m map[string]string) (map[int][]byte, error) {
+	if len(m) == 0 {
+		return nil, nil
+	}
+	out := make(map[int][]byte, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		i, err := strconv.Atoi(k)
+		if err != nil || i < 0 || i > 31 || strconv.Itoa(i) != k {
+			return nil, fmt.Errorf("PCR %q: a PCR index is a number from 0 to 31", k)
+		}
+		b, err := hex.DecodeString(strings.TrimSpace(m[k]))
+		if err != nil || len(b) != sha512.Size384 {
+			return nil, fmt.Errorf("PCR %d: %q is not a SHA-384 value: give 96 hex digits, as nitro-tpm-pcr-compute prints them", i, m[k])
+		}
+		out[i] = b
+	}
+	return out, nil
 }
 
 // newChallenge is a gate's challenge: 32 random bytes.
@@ -204,10 +237,12 @@ func (g *Gate) checkAttestation(n ExpectedNode, o ReportObject) error {
 	}
 	sum := sha256.Sum256(o.Body)
 	_, err := attest.Verify(o.Attestation, attest.VerifyOptions{Roots: g.AttestRoots, NitroTPM: true,
-		InstanceID: n.InstanceID, Nonce: g.Challenge, UserData: sum[:]})
+		InstanceID: n.InstanceID, Nonce: g.Challenge, UserData: sum[:], PCRs: g.AttestPCRs})
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, attest.ErrPCR):
+		return fmt.Errorf("the node did not boot the measured image (attestation_pcrs): %w", err)
 	case errors.Is(err, attest.ErrUserData):
 		return fmt.Errorf("the report's content is not what the node's NitroTPM attested (SHA-256 %s differs from the attested digest): it was changed after the node wrote it: %w", shortHex(hex.EncodeToString(sum[:])), err)
 	case errors.Is(err, attest.ErrNonce):

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/hex"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -95,11 +96,28 @@ func TestGateAttestation(t *testing.T) {
 		{name: "failing boot report fails the node", attest: true, obj: platform.ReportObject{Key: key, Body: answer(nil, passing, nvlink)}, status: platform.NodeFail,
 			want: "gpu.nvlink gpu3: expected >= 18, observed 17"},
 	}
+	// The image's measurement: the test PKI's documents carry PCRs 0 to 15
+	// of 48 zero bytes.
+	zeroPCR := make([]byte, 48)
+	tests = append(tests,
+		struct {
+			name        string
+			attest      bool
+			obj         platform.ReportObject
+			status      string
+			want        string
+			wantIgnored string
+		}{name: "the measured image (PCR 4)", attest: true, obj: platform.ReportObject{Key: key, Body: good, Attestation: doc(nitro, inst, challenge, good)}, status: platform.NodePass})
+	pcrs := map[int][]byte{4: zeroPCR}
+	wrongPCRs := map[int][]byte{4: bytes.Repeat([]byte{0xab}, 48)}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := &platform.Gate{Spec: platform.ValidationSpec{}.WithDefaults(), ProfileSHA256: platform.ProfileSHA256("name = \"train-a\"\n"),
 				Trusted: []*x509.Certificate{signer.Cert}, Region: "me-central-1", AccountID: acct, ZoneIDs: map[string]string{"me-central-1a": "mec1-az1"},
 				Challenge: challenge, Attest: tt.attest, AttestRoots: nitro.Roots()}
+			if strings.HasPrefix(tt.name, "the measured image") {
+				g.AttestPCRs = pcrs
+			}
 			deadline := launch.Add(20 * time.Minute)
 			res := g.Decide(node, []platform.ReportObject{tt.obj}, deadline, deadline)
 			v := res.Nodes[0]
@@ -120,4 +138,47 @@ func TestGateAttestation(t *testing.T) {
 			}
 		})
 	}
+
+	// Another image's measurement: the node is rejected, naming the PCR.
+	g := &platform.Gate{Spec: platform.ValidationSpec{}.WithDefaults(), ProfileSHA256: platform.ProfileSHA256("name = \"train-a\"\n"),
+		Trusted: []*x509.Certificate{signer.Cert}, Region: "me-central-1", AccountID: acct, ZoneIDs: map[string]string{"me-central-1a": "mec1-az1"},
+		Challenge: challenge, Attest: true, AttestRoots: nitro.Roots(), AttestPCRs: wrongPCRs}
+	res := g.Decide(node, []platform.ReportObject{{Key: key, Body: good, Attestation: doc(nitro, inst, challenge, good)}}, launch, launch.Add(time.Hour))
+	if v := res.Nodes[0]; v.Status != platform.NodeRejected || len(v.Rejected) != 1 ||
+		!strings.Contains(v.Rejected[0], "the node did not boot the measured image (attestation_pcrs): attestation PCR 4 does not match") {
+		t.Errorf("another image: %s %q", v.Status, v.Rejected)
+	}
+}
+
+func TestParseAttestationPCRs(t *testing.T) {
+	sha := strings.Repeat("0a", 48)
+	got, err := platform.ParseAttestationPCRs(map[string]string{"4": sha, "12": strings.ToUpper(sha)})
+	if err != nil || len(got) != 2 || len(got[4]) != 48 || got[12][0] != 0x0a {
+		t.Fatalf("%v %v", got, err)
+	}
+	for _, bad := range []map[string]string{{"32": sha}, {"-1": sha}, {"04": sha}, {"x": sha}, {"4": "abc"}, {"4": strings.Repeat("0a", 32)}} {
+		if _, err := platform.ParseAttestationPCRs(bad); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+	ps := platform.ValidationSpec{Attestation: "none", AttestationPCRs: map[string]string{"4": sha}}.Validate("validation", nil)
+	if !slices.ContainsFunc(ps, func(p platform.Problem) bool { return p.Path == "validation.attestation_pcrs" && p.Summary == "PCRs without attestation" }) {
+		t.Errorf("pcrs with attestation none: %v", ps)
+	}
+}
+
+func FuzzParseAttestationPCRs(f *testing.F) {
+	f.Add("4", strings.Repeat("0a", 48))
+	f.Add("31", "zz")
+	f.Fuzz(func(t *testing.T, k, v string) {
+		got, err := platform.ParseAttestationPCRs(map[string]string{k: v})
+		if err != nil {
+			return
+		}
+		for i, b := range got {
+			if i < 0 || i > 31 || len(b) != 48 {
+				t.Fatalf("accepted PCR %d of %d bytes from %q=%q", i, len(b), k, v)
+			}
+		}
+	})
 }

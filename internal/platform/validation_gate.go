@@ -80,6 +80,8 @@ type Gate struct {
 	// document that chains to AttestRoots.
 	Attest      bool
 	AttestRoots *x509.CertPool
+	// AttestPCRs are PCR values each attestation document must carry.
+	AttestPCRs map[int][]byte
 }
 
 // ProfileSHA256 is the checksum a report carries for profile text.
@@ -528,6 +530,9 @@ func (e *Env) runGate(ctx context.Context, r gateRun) (GateResult, error) {
 	if gate.Attest = r.Attested; gate.Attest {
 		if gate.AttestRoots, err = attestationRoots(r.Spec.AttestationRoots); err != nil {
 			return GateResult{}, err
+		}
+		if gate.AttestPCRs, err = ParseAttestationPCRs(r.Spec.AttestationPCRs); err != nil {
+			return GateResult{}, fmt.Errorf("attestation_pcrs: %w", err)
 		}
 		if r.Progress != nil {
 			r.Progress("%s: validation: reports must be attested by each node's NitroTPM", r.Resource)

@@ -1773,6 +1773,8 @@ func (o GpuRootVolumePtrOutput) Type() pulumi.StringPtrOutput {
 type GpuValidation struct {
 	// Whether each report must be attested by the node's NitroTPM (every update's gate issues a challenge, the instance tag `mlplatform-hwprobe-challenge`, each report must answer). `auto` (default): required when the image supports NitroTPM, else the preview warns that the evidence is not hardware-attested; `nitrotpm`: required, an image without NitroTPM fails the preview; `none`: not required (a warning).
 	Attestation *string `pulumi:"attestation"`
+	// NitroTPM PCR values every attested report's document must carry, by PCR index (`"0"` to `"31"`), each a SHA-384 value in 96 hex digits: the measurements of an attestable image. Unset: PCRs are not checked.
+	AttestationPcrs map[string]string `pulumi:"attestationPcrs"`
 	// PEM root certificates attestation documents must chain to. Unset: the AWS Nitro root certificate embedded in the provider.
 	AttestationRoots *string `pulumi:"attestationRoots"`
 	// Benchmarks with thresholds: absolute (`min`, `max`) or `minEfficiency`, a fraction of the catalog peak.
@@ -1815,6 +1817,8 @@ type GpuValidationInput interface {
 type GpuValidationArgs struct {
 	// Whether each report must be attested by the node's NitroTPM (every update's gate issues a challenge, the instance tag `mlplatform-hwprobe-challenge`, each report must answer). `auto` (default): required when the image supports NitroTPM, else the preview warns that the evidence is not hardware-attested; `nitrotpm`: required, an image without NitroTPM fails the preview; `none`: not required (a warning).
 	Attestation pulumi.StringPtrInput `pulumi:"attestation"`
+	// NitroTPM PCR values every attested report's document must carry, by PCR index (`"0"` to `"31"`), each a SHA-384 value in 96 hex digits: the measurements of an attestable image. Unset: PCRs are not checked.
+	AttestationPcrs pulumi.StringMapInput `pulumi:"attestationPcrs"`
 	// PEM root certificates attestation documents must chain to. Unset: the AWS Nitro root certificate embedded in the provider.
 	AttestationRoots pulumi.StringPtrInput `pulumi:"attestationRoots"`
 	// Benchmarks with thresholds: absolute (`min`, `max`) or `minEfficiency`, a fraction of the catalog peak.
@@ -1925,6 +1929,11 @@ func (o GpuValidationOutput) Attestation() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v GpuValidation) *string { return v.Attestation }).(pulumi.StringPtrOutput)
 }
 
+// NitroTPM PCR values every attested report's document must carry, by PCR index (`"0"` to `"31"`), each a SHA-384 value in 96 hex digits: the measurements of an attestable image. Unset: PCRs are not checked.
+func (o GpuValidationOutput) AttestationPcrs() pulumi.StringMapOutput {
+	return o.ApplyT(func(v GpuValidation) map[string]string { return v.AttestationPcrs }).(pulumi.StringMapOutput)
+}
+
 // PEM root certificates attestation documents must chain to. Unset: the AWS Nitro root certificate embedded in the provider.
 func (o GpuValidationOutput) AttestationRoots() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v GpuValidation) *string { return v.AttestationRoots }).(pulumi.StringPtrOutput)
@@ -2022,6 +2031,16 @@ func (o GpuValidationPtrOutput) Attestation() pulumi.StringPtrOutput {
 		}
 		return v.Attestation
 	}).(pulumi.StringPtrOutput)
+}
+
+// NitroTPM PCR values every attested report's document must carry, by PCR index (`"0"` to `"31"`), each a SHA-384 value in 96 hex digits: the measurements of an attestable image. Unset: PCRs are not checked.
+func (o GpuValidationPtrOutput) AttestationPcrs() pulumi.StringMapOutput {
+	return o.ApplyT(func(v *GpuValidation) map[string]string {
+		if v == nil {
+			return nil
+		}
+		return v.AttestationPcrs
+	}).(pulumi.StringMapOutput)
 }
 
 // PEM root certificates attestation documents must chain to. Unset: the AWS Nitro root certificate embedded in the provider.

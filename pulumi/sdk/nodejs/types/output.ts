@@ -181,6 +181,10 @@ export interface GpuValidation {
      */
     attestation?: string;
     /**
+     * NitroTPM PCR values every attested report's document must carry, by PCR index (`"0"` to `"31"`), each a SHA-384 value in 96 hex digits: the measurements of an attestable image. Unset: PCRs are not checked.
+     */
+    attestationPcrs?: {[key: string]: string};
+    /**
      * PEM root certificates attestation documents must chain to. Unset: the AWS Nitro root certificate embedded in the provider.
      */
     attestationRoots?: string;

@@ -977,6 +977,10 @@ if not MYPY:
         """
         Whether each report must be attested by the node's NitroTPM (every update's gate issues a challenge, the instance tag `mlplatform-hwprobe-challenge`, each report must answer). `auto` (default): required when the image supports NitroTPM, else the preview warns that the evidence is not hardware-attested; `nitrotpm`: required, an image without NitroTPM fails the preview; `none`: not required (a warning).
         """
+        attestation_pcrs: NotRequired[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]]
+        """
+        NitroTPM PCR values every attested report's document must carry, by PCR index (`"0"` to `"31"`), each a SHA-384 value in 96 hex digits: the measurements of an attestable image. Unset: PCRs are not checked.
+        """
         attestation_roots: NotRequired[pulumi.Input[_builtins.str]]
         """
         PEM root certificates attestation documents must chain to. Unset: the AWS Nitro root certificate embedded in the provider.
@@ -1036,6 +1040,7 @@ elif False:
 class GpuValidationArgs:
     def __init__(__self__, *,
                  attestation: Optional[pulumi.Input[_builtins.str]] = None,
+                 attestation_pcrs: Optional[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  attestation_roots: Optional[pulumi.Input[_builtins.str]] = None,
                  benchmarks: Optional[pulumi.Input[Sequence[pulumi.Input['GpuBenchmarkArgs']]]] = None,
                  checks: Optional[pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]] = None,
@@ -1051,6 +1056,7 @@ class GpuValidationArgs:
                  wait: Optional[pulumi.Input[_builtins.bool]] = None):
         """
         :param pulumi.Input[_builtins.str] attestation: Whether each report must be attested by the node's NitroTPM (every update's gate issues a challenge, the instance tag `mlplatform-hwprobe-challenge`, each report must answer). `auto` (default): required when the image supports NitroTPM, else the preview warns that the evidence is not hardware-attested; `nitrotpm`: required, an image without NitroTPM fails the preview; `none`: not required (a warning).
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] attestation_pcrs: NitroTPM PCR values every attested report's document must carry, by PCR index (`"0"` to `"31"`), each a SHA-384 value in 96 hex digits: the measurements of an attestable image. Unset: PCRs are not checked.
         :param pulumi.Input[_builtins.str] attestation_roots: PEM root certificates attestation documents must chain to. Unset: the AWS Nitro root certificate embedded in the provider.
         :param pulumi.Input[Sequence[pulumi.Input['GpuBenchmarkArgs']]] benchmarks: Benchmarks with thresholds: absolute (`min`, `max`) or `minEfficiency`, a fraction of the catalog peak.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] checks: Profile sections to check: `host`, `cpu`, `cpu_features`, `gpu`, `efa`. Default: all.
@@ -1067,6 +1073,8 @@ class GpuValidationArgs:
         """
         if attestation is not None:
             pulumi.set(__self__, "attestation", attestation)
+        if attestation_pcrs is not None:
+            pulumi.set(__self__, "attestation_pcrs", attestation_pcrs)
         if attestation_roots is not None:
             pulumi.set(__self__, "attestation_roots", attestation_roots)
         if benchmarks is not None:
@@ -1105,6 +1113,18 @@ class GpuValidationArgs:
     @attestation.setter
     def attestation(self, value: Optional[pulumi.Input[_builtins.str]]):
         pulumi.set(self, "attestation", value)
+
+    @_builtins.property
+    @pulumi.getter(name="attestationPcrs")
+    def attestation_pcrs(self) -> Optional[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]]:
+        """
+        NitroTPM PCR values every attested report's document must carry, by PCR index (`"0"` to `"31"`), each a SHA-384 value in 96 hex digits: the measurements of an attestable image. Unset: PCRs are not checked.
+        """
+        return pulumi.get(self, "attestation_pcrs")
+
+    @attestation_pcrs.setter
+    def attestation_pcrs(self, value: Optional[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "attestation_pcrs", value)
 
     @_builtins.property
     @pulumi.getter(name="attestationRoots")

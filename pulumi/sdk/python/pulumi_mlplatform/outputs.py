@@ -851,7 +851,9 @@ class GpuValidation(dict):
     @staticmethod
     def __key_warning(key: str):
         suggest = None
-        if key == "attestationRoots":
+        if key == "attestationPcrs":
+            suggest = "attestation_pcrs"
+        elif key == "attestationRoots":
             suggest = "attestation_roots"
         elif key == "hwprobeS3Uri":
             suggest = "hwprobe_s3_uri"
@@ -881,6 +883,7 @@ class GpuValidation(dict):
 
     def __init__(__self__, *,
                  attestation: Optional[_builtins.str] = None,
+                 attestation_pcrs: Optional[Mapping[str, _builtins.str]] = None,
                  attestation_roots: Optional[_builtins.str] = None,
                  benchmarks: Optional[Sequence['outputs.GpuBenchmark']] = None,
                  checks: Optional[Sequence[_builtins.str]] = None,
@@ -896,6 +899,7 @@ class GpuValidation(dict):
                  wait: Optional[_builtins.bool] = None):
         """
         :param _builtins.str attestation: Whether each report must be attested by the node's NitroTPM (every update's gate issues a challenge, the instance tag `mlplatform-hwprobe-challenge`, each report must answer). `auto` (default): required when the image supports NitroTPM, else the preview warns that the evidence is not hardware-attested; `nitrotpm`: required, an image without NitroTPM fails the preview; `none`: not required (a warning).
+        :param Mapping[str, _builtins.str] attestation_pcrs: NitroTPM PCR values every attested report's document must carry, by PCR index (`"0"` to `"31"`), each a SHA-384 value in 96 hex digits: the measurements of an attestable image. Unset: PCRs are not checked.
         :param _builtins.str attestation_roots: PEM root certificates attestation documents must chain to. Unset: the AWS Nitro root certificate embedded in the provider.
         :param Sequence['GpuBenchmark'] benchmarks: Benchmarks with thresholds: absolute (`min`, `max`) or `minEfficiency`, a fraction of the catalog peak.
         :param Sequence[_builtins.str] checks: Profile sections to check: `host`, `cpu`, `cpu_features`, `gpu`, `efa`. Default: all.
@@ -912,6 +916,8 @@ class GpuValidation(dict):
         """
         if attestation is not None:
             pulumi.set(__self__, "attestation", attestation)
+        if attestation_pcrs is not None:
+            pulumi.set(__self__, "attestation_pcrs", attestation_pcrs)
         if attestation_roots is not None:
             pulumi.set(__self__, "attestation_roots", attestation_roots)
         if benchmarks is not None:
@@ -946,6 +952,14 @@ class GpuValidation(dict):
         Whether each report must be attested by the node's NitroTPM (every update's gate issues a challenge, the instance tag `mlplatform-hwprobe-challenge`, each report must answer). `auto` (default): required when the image supports NitroTPM, else the preview warns that the evidence is not hardware-attested; `nitrotpm`: required, an image without NitroTPM fails the preview; `none`: not required (a warning).
         """
         return pulumi.get(self, "attestation")
+
+    @_builtins.property
+    @pulumi.getter(name="attestationPcrs")
+    def attestation_pcrs(self) -> Optional[Mapping[str, _builtins.str]]:
+        """
+        NitroTPM PCR values every attested report's document must carry, by PCR index (`"0"` to `"31"`), each a SHA-384 value in 96 hex digits: the measurements of an attestable image. Unset: PCRs are not checked.
+        """
+        return pulumi.get(self, "attestation_pcrs")
 
     @_builtins.property
     @pulumi.getter(name="attestationRoots")
