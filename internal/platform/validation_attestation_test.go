@@ -162,7 +162,9 @@ func TestParseAttestationPCRs(t *testing.T) {
 		}
 	}
 	ps := platform.ValidationSpec{Attestation: "none", AttestationPCRs: map[string]string{"4": sha}}.Validate("validation", nil)
-	if !slices.ContainsFunc(ps, func(p platform.Problem) bool { return p.Path == "validation.attestation_pcrs" && p.Summary == "PCRs without attestation" }) {
+	if !slices.ContainsFunc(ps, func(p platform.Problem) bool {
+		return p.Path == "validation.attestation_pcrs" && p.Summary == "PCRs without attestation"
+	}) {
 		t.Errorf("pcrs with attestation none: %v", ps)
 	}
 }
