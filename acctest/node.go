@@ -396,21 +396,21 @@ func (p *NodePlayer) play(ctx context.Context, clients *cloud.Clients, ltID stri
 			return err
 		}
 	}
+	pn := &playedNode{n: n, b: b, imds: imds, run: runIn, profile: profPath, report: repPath}
+	pr, diags := profile.Load("profile.hcl", []byte(prof))
+	if !diags.HasErrors() && pr.Report != nil {
+		pn.bucket, pn.prefix, _ = strings.Cut(strings.TrimPrefix(pr.Report.S3URI, "s3://"), "/")
+		pn.prefix = strings.TrimSuffix(pn.prefix, "/") + "/"
+	}
 	if b.Flood > 0 {
 		// Before the report, so that no look of the gate finds the
 		// report alone.
-		pr, diags := profile.Load("profile.hcl", []byte(prof))
-		if diags.HasErrors() || pr.Report == nil {
+		if pn.bucket == "" {
 			return fmt.Errorf("flood: the node's profile names no report target: %v", diags)
 		}
-		if err := p.flood(ctx, clients, strings.TrimSuffix(pr.Report.S3URI, "/")+"/"+n.InstanceID+"/", b.Flood); err != nil {
+		if err := p.flood(ctx, clients, "s3://"+pn.bucket+"/"+pn.prefix+n.InstanceID+"/", b.Flood); err != nil {
 			return err
 		}
-	}
-	pn := &playedNode{n: n, b: b, imds: imds, run: runIn, profile: profPath, report: repPath}
-	if pr, diags := profile.Load("profile.hcl", []byte(prof)); !diags.HasErrors() && pr.Report != nil {
-		pn.bucket, pn.prefix, _ = strings.Cut(strings.TrimPrefix(pr.Report.S3URI, "s3://"), "/")
-		pn.prefix = strings.TrimSuffix(pn.prefix, "/") + "/"
 	}
 	publish := []string{"report", "publish", "--profile", profPath, "--report", repPath}
 	if b.ForgeAnswer != nil {

@@ -14,10 +14,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
-
 	"github.com/mlplatform/mlplatform/hwprobe/attest"
 	"github.com/mlplatform/mlplatform/hwprobe/identity"
 	"github.com/mlplatform/mlplatform/internal/cloud"
@@ -179,31 +175,25 @@ func attestationRoots(pemText string) (*x509.CertPool, error) {
 	return pool, nil
 }
 
-// ChallengeAPI is what issuing a challenge needs from EC2.
-type ChallengeAPI interface {
-	CreateTags(ctx context.Context, in *ec2.CreateTagsInput, opts ...func(*ec2.Options)) (*ec2.CreateTagsOutput, error)
-}
-
 // issueChallenge tags the nodes not tagged yet with the gate's challenge
-// (one call for up to 1000 instances) and marks them in issued.
-func issueChallenge(ctx context.Context, api ChallengeAPI, challenge []byte, nodes []ExpectedNode, issued map[string]bool) error {
+// (cloud.TagGPUCluster: a thousand instances a call) and marks them in
+// issued. After a failure none is marked: all are tagged again at the
+// next look, with the same value.
+func issueChallenge(ctx context.Context, api cloud.TagGPUClusterAPI, challenge []byte, nodes []ExpectedNode, issued map[string]bool) error {
 	var ids []string
 	for _, n := range nodes {
 		if !issued[n.InstanceID] && n.InstanceID != "" {
 			ids = append(ids, n.InstanceID)
 		}
 	}
-	for len(ids) > 0 {
-		batch := ids[:min(len(ids), 1000)]
-		ids = ids[len(batch):]
-		_, err := api.CreateTags(ctx, &ec2.CreateTagsInput{Resources: batch,
-			Tags: []ec2types.Tag{{Key: aws.String(ChallengeTag), Value: aws.String(hex.EncodeToString(challenge))}}})
-		if err != nil {
-			return fmt.Errorf("issuing the validation challenge to %s: %w", strings.Join(batch, ", "), err)
-		}
-		for _, id := range batch {
-			issued[id] = true
-		}
+	if len(ids) == 0 {
+		return nil
+	}
+	if err := cloud.TagGPUCluster(ctx, api, ids, map[string]string{ChallengeTag: hex.EncodeToString(challenge)}, nil); err != nil {
+		return fmt.Errorf("issuing the validation challenge: %w", err)
+	}
+	for _, id := range ids {
+		issued[id] = true
 	}
 	return nil
 }

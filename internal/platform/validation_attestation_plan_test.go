@@ -73,6 +73,10 @@ func (r *tagRecorder) CreateTags(_ context.Context, in *ec2.CreateTagsInput, _ .
 	return &ec2.CreateTagsOutput{}, r.err
 }
 
+func (r *tagRecorder) DeleteTags(context.Context, *ec2.DeleteTagsInput, ...func(*ec2.Options)) (*ec2.DeleteTagsOutput, error) {
+	return nil, errors.New("the challenge removes no tag")
+}
+
 // TestIssueChallenge: the challenge goes once to each node, a thousand
 // instances a call; a failed call says which nodes did not get it, and
 // they get it at the next look.
@@ -96,7 +100,7 @@ func TestIssueChallenge(t *testing.T) {
 	r = &tagRecorder{err: errors.New("throttled")}
 	fresh := map[string]bool{}
 	err := issueChallenge(context.Background(), r, ch, nodes[:2], fresh)
-	if err == nil || !strings.Contains(err.Error(), "issuing the validation challenge to i-00000000000000000, i-00000000000000001: throttled") || len(fresh) != 0 {
+	if err == nil || !strings.Contains(err.Error(), "issuing the validation challenge: tagging i-00000000000000000, i-00000000000000001: throttled") || len(fresh) != 0 {
 		t.Fatalf("err %v, issued %v", err, fresh)
 	}
 }

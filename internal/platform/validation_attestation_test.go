@@ -69,6 +69,7 @@ func TestGateAttestation(t *testing.T) {
 		status      string
 		want        string // in the gate's error, or the verdict's summary
 		wantIgnored string
+		pcrs        map[int][]byte // the gate's attestation_pcrs
 	}{
 		{name: "attested answer passes", attest: true, obj: platform.ReportObject{Key: key, Body: good, Attestation: doc(nitro, inst, challenge, good)}, status: platform.NodePass},
 		{name: "unattested answer passes when attestation is not required", obj: platform.ReportObject{Key: key, Body: good}, status: platform.NodePass},
@@ -88,6 +89,12 @@ func TestGateAttestation(t *testing.T) {
 		// key of now): it answers that apply's challenge.
 		{name: "replayed from an earlier apply", attest: true, obj: platform.ReportObject{Key: key, Body: answer(earlier, passing), Attestation: doc(nitro, inst, earlier, answer(earlier, passing))}, status: platform.NodeMissing,
 			wantIgnored: "answers challenge e0e0e0e0e0e0…, not this apply's c1c1c1c1c1c1…"},
+		// The image's measurement: the test PKI's documents carry PCRs 0 to
+		// 15 of 48 zero bytes; another image's is rejected, naming the PCR.
+		{name: "the measured image (PCR 4)", attest: true, obj: platform.ReportObject{Key: key, Body: good, Attestation: doc(nitro, inst, challenge, good)}, status: platform.NodePass,
+			pcrs: map[int][]byte{4: make([]byte, 48)}},
+		{name: "another image (PCR 4)", attest: true, obj: platform.ReportObject{Key: key, Body: good, Attestation: doc(nitro, inst, challenge, good)}, status: platform.NodeRejected,
+			pcrs: map[int][]byte{4: bytes.Repeat([]byte{0xab}, 48)}, want: "the node did not boot the measured image (attestation_pcrs): attestation PCR 4 does not match"},
 		{name: "boot report, no challenge", obj: platform.ReportObject{Key: key, Body: answer(nil, passing)}, status: platform.NodeMissing,
 			wantIgnored: "answers no challenge"},
 		// A failing report of the node's launch fails it without answering
@@ -96,28 +103,11 @@ func TestGateAttestation(t *testing.T) {
 		{name: "failing boot report fails the node", attest: true, obj: platform.ReportObject{Key: key, Body: answer(nil, passing, nvlink)}, status: platform.NodeFail,
 			want: "gpu.nvlink gpu3: expected >= 18, observed 17"},
 	}
-	// The image's measurement: the test PKI's documents carry PCRs 0 to 15
-	// of 48 zero bytes.
-	zeroPCR := make([]byte, 48)
-	tests = append(tests,
-		struct {
-			name        string
-			attest      bool
-			obj         platform.ReportObject
-			status      string
-			want        string
-			wantIgnored string
-		}{name: "the measured image (PCR 4)", attest: true, obj: platform.ReportObject{Key: key, Body: good, Attestation: doc(nitro, inst, challenge, good)}, status: platform.NodePass})
-	pcrs := map[int][]byte{4: zeroPCR}
-	wrongPCRs := map[int][]byte{4: bytes.Repeat([]byte{0xab}, 48)}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := &platform.Gate{Spec: platform.ValidationSpec{}.WithDefaults(), ProfileSHA256: platform.ProfileSHA256("name = \"train-a\"\n"),
 				Trusted: []*x509.Certificate{signer.Cert}, Region: "me-central-1", AccountID: acct, ZoneIDs: map[string]string{"me-central-1a": "mec1-az1"},
-				Challenge: challenge, Attest: tt.attest, AttestRoots: nitro.Roots()}
-			if strings.HasPrefix(tt.name, "the measured image") {
-				g.AttestPCRs = pcrs
-			}
+				Challenge: challenge, Attest: tt.attest, AttestRoots: nitro.Roots(), AttestPCRs: tt.pcrs}
 			deadline := launch.Add(20 * time.Minute)
 			res := g.Decide(node, []platform.ReportObject{tt.obj}, deadline, deadline)
 			v := res.Nodes[0]
@@ -139,15 +129,6 @@ func TestGateAttestation(t *testing.T) {
 		})
 	}
 
-	// Another image's measurement: the node is rejected, naming the PCR.
-	g := &platform.Gate{Spec: platform.ValidationSpec{}.WithDefaults(), ProfileSHA256: platform.ProfileSHA256("name = \"train-a\"\n"),
-		Trusted: []*x509.Certificate{signer.Cert}, Region: "me-central-1", AccountID: acct, ZoneIDs: map[string]string{"me-central-1a": "mec1-az1"},
-		Challenge: challenge, Attest: true, AttestRoots: nitro.Roots(), AttestPCRs: wrongPCRs}
-	res := g.Decide(node, []platform.ReportObject{{Key: key, Body: good, Attestation: doc(nitro, inst, challenge, good)}}, launch, launch.Add(time.Hour))
-	if v := res.Nodes[0]; v.Status != platform.NodeRejected || len(v.Rejected) != 1 ||
-		!strings.Contains(v.Rejected[0], "the node did not boot the measured image (attestation_pcrs): attestation PCR 4 does not match") {
-		t.Errorf("another image: %s %q", v.Status, v.Rejected)
-	}
 }
 
 func TestParseAttestationPCRs(t *testing.T) {
