@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"unsafe"
 )
 
@@ -13,13 +14,59 @@ type CUDALibraries struct {
 	Cudart, CublasLt, NCCL []string
 }
 
-// DefaultCUDALibraries are the sonames of CUDA 11-13 and NCCL 2.
+// DefaultCUDALibraries are the sonames of CUDA 13 to 11 and NCCL 2, newest
+// first, the unversioned development link last: a program linked against
+// CUDA asks the loader for the soname, so LD_LIBRARY_PATH picks the same
+// copy for hwprobe as for it. The unversioned link exists only where a
+// toolkit's development files are installed and need not be the copy the
+// soname finds; asked first, it chose the library wherever it existed. A
+// CUDA runtime newer than the driver is passed over for the next one (see
+// openCudart). Each result names the file loaded and its version.
 func DefaultCUDALibraries() CUDALibraries {
 	return CUDALibraries{
-		Cudart:   []string{"libcudart.so", "libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"},
-		CublasLt: []string{"libcublasLt.so", "libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so.11"},
+		Cudart:   []string{"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0", "libcudart.so"},
+		CublasLt: []string{"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so.11", "libcublasLt.so"},
 		NCCL:     []string{"libnccl.so.2", "libnccl.so"},
 	}
+}
+
+// cudaErrorInsufficientDriver: the CUDA runtime is newer than the driver.
+const cudaErrorInsufficientDriver = 35
+
+// libInfo is where a library loaded at run time came from, for a result's
+// params: the name it was asked by, the file the loader mapped (when the
+// platform says) and the version the library reports (when it does).
+type libInfo struct{ name, path, version string }
+
+func (l libInfo) params() map[string]string {
+	p := map[string]string{"library": l.name}
+	if l.path != "" {
+		p["library_path"] = l.path
+	}
+	if l.version != "" {
+		p["library_version"] = l.version
+	}
+	return p
+}
+
+// newLibInfo reads the path of the object that defines sym in h.
+func newLibInfo(h uintptr, name, sym string) libInfo {
+	return libInfo{name: name, path: mappedPath(symbolAddr(h, sym))}
+}
+
+// cudaVersion formats a CUDA runtime version (1000*major + 10*minor).
+func cudaVersion(v int32) string { return fmt.Sprintf("%d.%d", v/1000, v%1000/10) }
+
+// cublasVersion formats cublasLtGetVersion (10000*major + 100*minor + patch).
+func cublasVersion(v uint64) string { return fmt.Sprintf("%d.%d.%d", v/10000, v/100%100, v%100) }
+
+// ncclVersion formats ncclGetVersion: 10000*major + 100*minor + patch since
+// NCCL 2.9, 1000*major + 100*minor + patch before.
+func ncclVersion(v int32) string {
+	if v >= 10000 {
+		return fmt.Sprintf("%d.%d.%d", v/10000, v/100%100, v%100)
+	}
+	return fmt.Sprintf("%d.%d.%d", v/1000, v/100%10, v%100)
 }
 
 func (l CUDALibraries) withDefaults() CUDALibraries {
@@ -66,7 +113,7 @@ const (
 // cudart is libcudart bound at run time. Every function returns a
 // cudaError_t; 0 is success.
 type cudart struct {
-	lib                    string
+	lib                    libInfo
 	getDeviceCount         func(*int32) int32
 	setDevice              func(int32) int32
 	getDeviceProperties    func(unsafe.Pointer, int32) int32
@@ -92,18 +139,67 @@ type cudart struct {
 	getErrorString         func(int32) string
 }
 
-func loadCudart(names []string) (*cudart, error) {
-	h, lib, err := dlopenFirst(names)
-	if err != nil {
-		return nil, fmt.Errorf("loading CUDA runtime: %w", err)
+// openCudart loads the first CUDA runtime of names that loads and that the
+// driver can run, and returns it with the device count. One that loads but
+// is newer than the driver (cudaErrorInsufficientDriver) is closed and the
+// next name tried; a library that loads but lacks a symbol, or any other
+// error, is final.
+func openCudart(names []string) (*cudart, int, error) {
+	var loadErr error
+	var tooNew []string
+	for _, n := range names {
+		h, lib, err := dlopenFirst([]string{n})
+		if err != nil {
+			if loadErr == nil {
+				loadErr = err
+				if u := errors.Unwrap(err); u != nil {
+					loadErr = u // the loader's own words
+				}
+			}
+			continue
+		}
+		c, err := bindCudart(h, lib)
+		if err != nil {
+			return nil, 0, fmt.Errorf("loading CUDA runtime: %w", err)
+		}
+		var count int32
+		code := c.getDeviceCount(&count)
+		if code == cudaErrorInsufficientDriver {
+			tooNew = append(tooNew, strings.TrimSpace(lib+" "+c.lib.version))
+			dlclose(h)
+			continue
+		}
+		if err := c.check("cudaGetDeviceCount", code); err != nil {
+			return nil, 0, fmt.Errorf("%s: %w", lib, err)
+		}
+		return c, int(count), nil
 	}
-	c := &cudart{lib: lib}
+	switch {
+	case len(tooNew) > 0:
+		return nil, 0, fmt.Errorf("loading CUDA runtime: the driver is older than every CUDA runtime found (%s)", strings.Join(tooNew, ", "))
+	case loadErr == nil:
+		return nil, 0, errors.New("loading CUDA runtime: no library names given")
+	}
+	return nil, 0, fmt.Errorf("loading CUDA runtime: none of %s could be loaded (%w)", strings.Join(names, ", "), loadErr)
+}
+
+// bindCudart binds the CUDA runtime opened as lib.
+func bindCudart(h uintptr, lib string) (*cudart, error) {
+	c := &cudart{lib: newLibInfo(h, lib, "cudaMalloc")}
+	if hasSymbol(h, "cudaRuntimeGetVersion") {
+		var getVersion func(*int32) int32
+		if err := bindSymbols(h, lib, map[string]any{"cudaRuntimeGetVersion": &getVersion}); err == nil {
+			if v := int32(0); getVersion(&v) == 0 && v > 0 {
+				c.lib.version = cudaVersion(v)
+			}
+		}
+	}
 	// CUDA 12 renamed cudaGetDeviceProperties to a _v2 symbol.
 	props := "cudaGetDeviceProperties_v2"
 	if !hasSymbol(h, props) {
 		props = "cudaGetDeviceProperties"
 	}
-	err = bindSymbols(h, lib, map[string]any{
+	err := bindSymbols(h, lib, map[string]any{
 		"cudaGetDeviceCount":         &c.getDeviceCount,
 		"cudaSetDevice":              &c.setDevice,
 		props:                        &c.getDeviceProperties,
@@ -222,7 +318,7 @@ func (t *timer) close() {
 // cublasStatus_t, 0 on success. cublasLtMatmul takes 16 arguments, more than
 // purego binds, and is called through callC.
 type cublasLt struct {
-	lib              string
+	lib              libInfo
 	create           func(*uintptr) int32
 	destroy          func(uintptr) int32
 	descCreate       func(*uintptr, int32, int32) int32
@@ -245,7 +341,15 @@ func loadCublasLt(names []string) (*cublasLt, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading cuBLASLt: %w", err)
 	}
-	l := &cublasLt{lib: lib}
+	l := &cublasLt{lib: newLibInfo(h, lib, "cublasLtCreate")}
+	if hasSymbol(h, "cublasLtGetVersion") {
+		var getVersion func() uint64
+		if err := bindSymbols(h, lib, map[string]any{"cublasLtGetVersion": &getVersion}); err == nil {
+			if v := getVersion(); v > 0 {
+				l.lib.version = cublasVersion(v)
+			}
+		}
+	}
 	err = bindSymbols(h, lib, map[string]any{
 		"cublasLtCreate":                       &l.create,
 		"cublasLtDestroy":                      &l.destroy,
@@ -379,7 +483,7 @@ func (p *ltPlan) close() {
 
 // nccl is libnccl bound at run time; 0 is ncclSuccess.
 type nccl struct {
-	lib            string
+	lib            libInfo
 	commInitAll    func(unsafe.Pointer, int32, unsafe.Pointer) int32
 	commDestroy    func(uintptr) int32
 	allReduce      func(uintptr, uintptr, uint64, int32, int32, uintptr, uintptr) int32
@@ -393,7 +497,15 @@ func loadNCCL(names []string) (*nccl, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading NCCL: %w", err)
 	}
-	n := &nccl{lib: lib}
+	n := &nccl{lib: newLibInfo(h, lib, "ncclAllReduce")}
+	if hasSymbol(h, "ncclGetVersion") {
+		var getVersion func(*int32) int32
+		if err := bindSymbols(h, lib, map[string]any{"ncclGetVersion": &getVersion}); err == nil {
+			if v := int32(0); getVersion(&v) == 0 && v > 0 {
+				n.lib.version = ncclVersion(v)
+			}
+		}
+	}
 	err = bindSymbols(h, lib, map[string]any{
 		"ncclCommInitAll":    &n.commInitAll,
 		"ncclCommDestroy":    &n.commDestroy,

@@ -10,6 +10,7 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/ebitengine/purego"
@@ -57,4 +58,18 @@ const dynamicLoading = true
 func symbolAddr(h uintptr, name string) uintptr {
 	a, _ := purego.Dlsym(h, name)
 	return a
+}
+
+// mappedPath is the file mapped at addr, read from /proc/self/maps: the
+// library the loader chose for a name. "" where the platform has no such
+// file or addr is in no file mapping.
+func mappedPath(addr uintptr) string {
+	if addr == 0 {
+		return ""
+	}
+	b, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		return ""
+	}
+	return pathInMaps(string(b), uint64(addr))
 }

@@ -17,3 +17,5 @@ func dlclose(uintptr) {}
 const dynamicLoading = false
 
 func symbolAddr(uintptr, string) uintptr { return 0 }
+
+func mappedPath(uintptr) string { return "" }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -56,6 +57,11 @@ type gpuRun struct {
 // Anything that cannot be loaded or run gives not-run results with the
 // reason; nothing here needs CUDA at build time.
 func gpuResults(ctx context.Context, cfg config, libs CUDALibraries, sel map[string]bool) []Result {
+	// CUDA's current device (cudaSetDevice) belongs to the host thread:
+	// every call of the run stays on this one, or a goroutine moved to
+	// another thread would allocate and copy on that thread's device.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	libs = libs.withDefaults()
 	var want []string
 	for _, n := range gpuNames() {
@@ -70,19 +76,15 @@ func gpuResults(ctx context.Context, cfg config, libs CUDALibraries, sel map[str
 		}
 		return out
 	}
-	rt, err := loadCudart(libs.Cudart)
+	rt, count, err := openCudart(libs.Cudart)
 	if err != nil {
-		return allNotRun(err.Error())
-	}
-	var count int32
-	if err := rt.check("cudaGetDeviceCount", rt.getDeviceCount(&count)); err != nil {
 		return allNotRun(err.Error())
 	}
 	if count < 1 {
 		return allNotRun("no CUDA devices")
 	}
 	g := &gpuRun{ctx: ctx, cfg: cfg, rt: rt, sel: sel}
-	for i := range int(count) {
+	for i := range count {
 		d := gpuDevice{index: i}
 		if d.name, err = rt.deviceName(i); err != nil {
 			return allNotRun(err.Error())
@@ -315,8 +317,8 @@ func (g *gpuRun) gemm(lt *cublasLt, d gpuDevice, prec string) Result {
 	}
 	peak := map[string]float64{"bf16": d.peak.BF16, "fp16": d.peak.FP16, "fp8": d.peak.FP8}[prec]
 	res := measured(name, "cublasLt", "TFLOP/s", rates, peak, mergeParams(d.params(), map[string]string{
-		"n": strconv.Itoa(n), "layout": "TN", "accumulate": "fp32", "library": lt.lib,
-	}))
+		"n": strconv.Itoa(n), "layout": "TN", "accumulate": "fp32",
+	}, lt.lib.params()))
 	res.Device = d.label()
 	return res
 }
@@ -401,7 +403,7 @@ func (g *gpuRun) copies(d gpuDevice) []Result {
 			out = append(out, notRun(s.name, d.label(), runErr.Error()))
 			continue
 		}
-		res := measured(s.name, "cudart", "GB/s", rates, s.peak, mergeParams(d.params(), map[string]string{"bytes": strconv.FormatUint(size, 10), "note": s.note}))
+		res := measured(s.name, "cudart", "GB/s", rates, s.peak, mergeParams(d.params(), map[string]string{"bytes": strconv.FormatUint(size, 10), "note": s.note}, rt.lib.params()))
 		res.Device = d.label()
 		out = append(out, res)
 	}
@@ -492,7 +494,7 @@ func (g *gpuRun) peerCopy(a, b gpuDevice) Result {
 	}
 	res := measured(name, "cudart", "GB/s", rates, a.peak.NVLink, mergeParams(a.params(), map[string]string{
 		"bytes": strconv.FormatUint(size, 10), "direction": "unidirectional", "peak_basis": "NVLink per direction",
-	}))
+	}, rt.lib.params()))
 	res.Device = label
 	return res
 }
@@ -586,8 +588,8 @@ func (g *gpuRun) allReduce(names []string) Result {
 	d := g.devs[0]
 	res := measured(name, "nccl", "GB/s", rates, d.peak.NVLink, mergeParams(d.params(), map[string]string{
 		"gpus": strconv.Itoa(n), "bytes": strconv.FormatUint(bytes, 10), "dtype": "float32", "op": "sum",
-		"definition": "busbw = algbw*2(n-1)/n", "library": nc.lib, "peak_basis": "NVLink per direction",
-	}))
+		"definition": "busbw = algbw*2(n-1)/n", "peak_basis": "NVLink per direction",
+	}, nc.lib.params()))
 	res.Device = "gpu:all"
 	return res
 }

@@ -168,9 +168,9 @@ func (g *gpuRun) mlp(lt *cublasLt, d gpuDevice) []Result {
 	}
 	train += 2 * fwd
 	base := mergeParams(d.params(), map[string]string{
-		"dims": fmt.Sprint(dims), "dtype": "bf16", "library": lt.lib,
+		"dims": fmt.Sprint(dims), "dtype": "bf16",
 		"note": "matmul-only step: ReLU fused forward, no elementwise kernels backward",
-	})
+	}, lt.lib.params())
 	timeIt := func(reps int, f func() error) ([]float64, error) {
 		for range 3 {
 			if err := f(); err != nil {

@@ -11,9 +11,38 @@
 
 #ifdef ROLE_CUDART
 typedef struct { struct timespec t; } event;
+/* -DTHREAD_CHECK counts calls made from another host thread than the call
+ * before: CUDA's current device belongs to the calling thread, so a caller
+ * that moves between threads works on the wrong device. cudaSetDevice then
+ * sleeps briefly, long enough for a Go runtime to hand its processor on. */
+#ifdef THREAD_CHECK
+#include <pthread.h>
+#include <unistd.h>
+static pthread_t owner;
+static int owned, switches;
+static void thread_check(void) {
+	pthread_t me = pthread_self();
+	if (owned && !pthread_equal(owner, me)) switches++;
+	owner = me, owned = 1;
+}
+int stub_thread_switches(void) { return switches; }
+#define THREAD() thread_check()
+#define SET_DEVICE_DELAY() usleep(200)
+#else
+#define THREAD()
+#define SET_DEVICE_DELAY()
+#endif
 #define NDEV 2
+/* -DTOO_NEW plays a runtime newer than the driver: cudaGetDeviceCount
+ * fails with cudaErrorInsufficientDriver (35). */
+#ifdef TOO_NEW
+int cudaGetDeviceCount(int *n) { *n = 0; return 35; }
+int cudaRuntimeGetVersion(int *v) { *v = 14020; return 0; }
+#else
 int cudaGetDeviceCount(int *n) { *n = NDEV; return 0; }
-int cudaSetDevice(int d) { return d >= 0 && d < NDEV ? 0 : 101; }
+int cudaRuntimeGetVersion(int *v) { *v = 13000; return 0; }
+#endif
+int cudaSetDevice(int d) { THREAD(); SET_DEVICE_DELAY(); return d >= 0 && d < NDEV ? 0 : 101; }
 int cudaGetDeviceProperties_v2(void *p, int d) {
 	memset(p, 0, 1024);
 	strcpy((char *)p, "Stub GPU (test double)");
@@ -21,22 +50,22 @@ int cudaGetDeviceProperties_v2(void *p, int d) {
 }
 int cudaDeviceGetAttribute(int *v, int attr, int d) { *v = attr == 75 ? 9 : 0; return 0; }
 int cudaMemGetInfo(size_t *f, size_t *t) { *f = *t = (size_t)1 << 34; return 0; }
-int cudaMalloc(void **p, size_t n) { *p = malloc(n); return *p ? 0 : 2; }
+int cudaMalloc(void **p, size_t n) { THREAD(); *p = malloc(n); return *p ? 0 : 2; }
 int cudaFree(void *p) { free(p); return 0; }
 int cudaMallocHost(void **p, size_t n) { *p = malloc(n); return *p ? 0 : 2; }
 int cudaFreeHost(void *p) { free(p); return 0; }
-int cudaMemcpy(void *d, const void *s, size_t n, int kind) { if (kind < 0 || kind > 4) return 21; memcpy(d, s, n); return 0; }
+int cudaMemcpy(void *d, const void *s, size_t n, int kind) { THREAD(); if (kind < 0 || kind > 4) return 21; memcpy(d, s, n); return 0; }
 #ifndef OMIT_SYMBOL
-int cudaMemcpyPeer(void *d, int dd, const void *s, int sd, size_t n) { memcpy(d, s, n); return 0; }
+int cudaMemcpyPeer(void *d, int dd, const void *s, int sd, size_t n) { THREAD(); memcpy(d, s, n); return 0; }
 #endif
-int cudaMemset(void *p, int v, size_t n) { memset(p, v, n); return 0; }
+int cudaMemset(void *p, int v, size_t n) { THREAD(); memset(p, v, n); return 0; }
 int cudaDeviceSynchronize(void) { return 0; }
 int cudaDeviceCanAccessPeer(int *c, int a, int b) { *c = a != b; return 0; }
 int cudaDeviceEnablePeerAccess(int peer, unsigned flags) { return 0; }
 int cudaStreamCreate(void **s) { *s = malloc(8); return 0; }
 int cudaStreamSynchronize(void *s) { return 0; }
 int cudaEventCreate(void **e) { *e = calloc(1, sizeof(event)); return 0; }
-int cudaEventRecord(void *e, void *s) { clock_gettime(CLOCK_MONOTONIC, &((event *)e)->t); return 0; }
+int cudaEventRecord(void *e, void *s) { THREAD(); clock_gettime(CLOCK_MONOTONIC, &((event *)e)->t); return 0; }
 int cudaEventSynchronize(void *e) { return 0; }
 int cudaEventElapsedTime(float *ms, void *a, void *b) {
 	event *x = a, *y = b;
@@ -85,6 +114,7 @@ static void st_elem(void *p, int type, size_t i, float v) {
 	}
 }
 
+size_t cublasLtGetVersion(void) { return 130100; }
 int cublasLtCreate(void **h) { *h = malloc(8); return 0; }
 int cublasLtDestroy(void *h) { free(h); return 0; }
 int cublasLtMatmulDescCreate(void **d, int compute, int scale) { *d = calloc(1, sizeof(mdesc)); return compute == 68 && scale == 0 ? 0 : 7; }
@@ -182,6 +212,7 @@ int ncclAllReduce(const void *s, void *r, size_t count, int dtype, int op, void 
 int ncclGroupStart(void) { ingroup = 1; return 0; }
 int ncclGroupEnd(void) { ingroup = 0; reduce(); return 0; }
 const char *ncclGetErrorString(int e) { return "stub nccl error"; }
+int ncclGetVersion(int *v) { *v = 22809; return 0; }
 #endif
 
 #ifdef ROLE_CALL16
