@@ -428,7 +428,7 @@ func (p *NodePlayer) play(ctx context.Context, clients *cloud.Clients, ltID stri
 			p.Logf("node player: node %d (%s): forging the boot report: %v", n.Index, n.InstanceID, err)
 		}
 	}
-	if err := p.completeLifecycle(n, parts.Script, repPath, run); err != nil {
+	if err := p.completeLifecycle(n, parts.Script); err != nil {
 		return err
 	}
 	// The node answers the gate's challenges from now on, as the
@@ -544,4 +544,32 @@ func startFakeIMDS(instanceID, zoneID, doc, sig string) (*fakeIMDS, error) {
 	go func() { _ = srv.Serve(ln) }()
 	f.URL, f.srv = "http://"+ln.Addr().String(), srv
 	return f, nil
+}
+
+// BuildCLI returns the mlplatform command line for a test to run:
+// $MLPLATFORM_BIN/mlplatform when make test built it, else built from
+// this module into the test's temporary directory.
+func BuildCLI(t testing.TB) string {
+	t.Helper()
+	if d := os.Getenv("MLPLATFORM_BIN"); d != "" {
+		if p := filepath.Join(d, "mlplatform"); fileExists(p) {
+			return p
+		}
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "mlplatform")
+	cmd := exec.Command("go", "build", "-o", out, "./cmd/mlplatform")
+	cmd.Dir = root
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building mlplatform: %v\n%s", err, b)
+	}
+	return out
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -19,27 +18,18 @@ import (
 // The node player for CPU footprints: it plays every instance of a
 // footprint's Auto Scaling group as NodePlayer plays a GPU cluster's
 // nodes (the profile from the launch template's user data, the real
-// hwprobe, the report published to the emulator's S3), and then runs the
-// bootstrap's last step, `hwprobe lifecycle complete`, against the
-// lifecycle-action double (RegisterAutoScalingLifecycle), which holds the
-// group's new instances in Pending:Wait until then.
+// hwprobe, the report published to the emulator's S3, the challenges
+// answered). The lifecycle-action double (RegisterAutoScalingLifecycle)
+// holds the group's new instances in Pending:Wait until the gate or the
+// approver completes their action: no node completes its own, and a
+// bootstrap that tried would fail the player (completeLifecycle).
 
-// lifecycleStepRE is the bootstrap's lifecycle step.
-var lifecycleStepRE = regexp.MustCompile(`"\$hwprobe" lifecycle complete --region '([^']*)' --hook '([^']*)' --group '([^']*)' --on-fail '([^']*)'`)
-
-// completeLifecycle runs the bootstrap's lifecycle step, when it has one,
-// as the node would: hwprobe reads the instance id from the metadata
-// service and the result from the report.
-func (p *NodePlayer) completeLifecycle(n cloud.GPUNode, script, report string, run func(args ...string) (string, int, error)) error {
-	m := lifecycleStepRE.FindStringSubmatch(script)
-	if m == nil {
-		return nil
+// completeLifecycle fails a node whose bootstrap completes its own launch
+// lifecycle action: only the gate and the approver may.
+func (p *NodePlayer) completeLifecycle(n cloud.GPUNode, script string) error {
+	if strings.Contains(script, "lifecycle complete") || strings.Contains(script, "CompleteLifecycleAction") {
+		return fmt.Errorf("node %d (%s): its bootstrap completes its own lifecycle action", n.Index, n.InstanceID)
 	}
-	out, code, err := run("lifecycle", "complete", "--region", m[1], "--hook", m[2], "--group", m[3], "--on-fail", m[4], "--report", report)
-	if err != nil || code != 0 {
-		return fmt.Errorf("hwprobe lifecycle complete exit %d: %v\n%s", code, err, out)
-	}
-	p.Logf("node player: node %d (%s): lifecycle action completed: %s", n.Index, n.InstanceID, strings.TrimSpace(out))
 	return nil
 }
 

@@ -73,6 +73,7 @@ type cpuFootprintModel struct {
 	Validation           types.Object   `tfsdk:"validation"`
 	ValidationProfile    types.String   `tfsdk:"validation_profile"`
 	ValidationBootstrap  types.String   `tfsdk:"validation_bootstrap"`
+	ValidationApprover   types.String   `tfsdk:"validation_approver"`
 	ValidationResults    types.List     `tfsdk:"validation_results"`
 }
 
@@ -353,7 +354,7 @@ func (r *cpuFootprintResource) Read(ctx context.Context, req resource.ReadReques
 		state.Timeouts = timeouts.Value{Object: types.ObjectNull(map[string]attr.Type{"create": types.StringType, "update": types.StringType, "delete": types.StringType})}
 		setCPUFootprintSpec(ctx, &state, rec.Spec, &resp.Diagnostics)
 		state.Validation = types.ObjectNull(gpuValidationType)
-		state.ValidationProfile, state.ValidationBootstrap = types.StringNull(), types.StringNull()
+		state.ValidationProfile, state.ValidationBootstrap, state.ValidationApprover = types.StringNull(), types.StringNull(), types.StringNull()
 		state.ValidationResults = types.ListNull(gpuValidationResultType)
 	} else {
 		rec = platform.ReadBackCPUFootprint(f, cpuFootprintRecord(ctx, &state, &resp.Diagnostics))

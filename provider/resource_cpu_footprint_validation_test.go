@@ -3,7 +3,10 @@ package provider_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
@@ -147,13 +150,22 @@ func TestAccCPUFootprint_validationPass(t *testing.T) {
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 				// The profile and bootstrap are in the plan.
 				plancheck.ExpectKnownValue(cpuFootprintResource, tfjsonpath.New("validation_profile"), knownContains(`instance_type = "c7i.large"`)),
-				plancheck.ExpectKnownValue(cpuFootprintResource, tfjsonpath.New("validation_bootstrap"), knownContains("lifecycle complete --region 'me-central-1' --hook 'mlplatform-validation' --group 'mlplatform-cpu-"+name+"' --on-fail 'ABANDON'")),
+				plancheck.ExpectKnownValue(cpuFootprintResource, tfjsonpath.New("validation_bootstrap"), knownContains("report serve")),
+				// No node approves itself: the approver's configuration,
+				// not the node's script, decides launches after apply.
+				plancheck.ExpectKnownValue(cpuFootprintResource, tfjsonpath.New("validation_approver"), knownContains(`"footprint": "`+name+`"`)),
 			}},
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestCheckResourceAttr(cpuFootprintResource, "validation_results.#", "2"),
 				resource.TestCheckResourceAttr(cpuFootprintResource, "validation_results.0.status", "pass"),
 				resource.TestCheckResourceAttr(cpuFootprintResource, "validation_results.1.status", "pass"),
 				resource.TestCheckResourceAttr(cpuFootprintResource, "validation_results.0.attested_region", "me-central-1"),
+				resource.TestCheckResourceAttrWith(cpuFootprintResource, "validation_bootstrap", func(v string) error {
+					if strings.Contains(v, "lifecycle") {
+						return fmt.Errorf("the node's bootstrap completes a lifecycle action:\n%s", v)
+					}
+					return nil
+				}),
 				resource.TestMatchResourceAttr(cpuFootprintResource, "validation_results.1.summary", regexp.MustCompile(`^\d+ checks passed$`)),
 				checkHook(t, h, "mlplatform-cpu-"+name, true),
 				func(s *terraform.State) error {
@@ -203,7 +215,7 @@ func TestAccCPUFootprint_validationFail(t *testing.T) {
 			ExpectError: regexp.MustCompile(`(?s)validation\s+of\s+CPU\s+footprint\s+fp-gate-fail\s+failed:\s+1\s+of\s+1\s+nodes\s+failed.*node\s+0\s+\(i-[0-9a-f]+\):.*cpu\.feature\s+amx_tile:\s+expected\s+present,\s+observed\s+absent`),
 		}},
 	})
-	// hwprobe abandoned the failing instance's lifecycle action.
+	// The gate abandoned the failing instance's lifecycle action.
 	cs, err := completions(p, 1, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -214,9 +226,11 @@ func TestAccCPUFootprint_validationFail(t *testing.T) {
 }
 
 // After apply the gate holds: a scale-out's instances wait in Pending:Wait
-// until hwprobe on them completes their lifecycle action. The third
-// instance seen reports a failed check: hwprobe abandons it, Auto Scaling
-// replaces it, and the fourth passes and continues.
+// until the approver (`mlplatform approve`, run with the footprint's
+// validation_approver) completes their lifecycle action: no instance
+// completes its own. The third instance seen reports a failed check: the
+// approver abandons it, Auto Scaling replaces it, and the next round puts
+// the fourth, which passes, in service.
 func TestAccCPUFootprint_validationScaleOut(t *testing.T) {
 	const name = "fp-gate-scale"
 	h, p, key := footprintGateSetup(t, name, func(index, _ int) acctest.NodeBehaviour {
@@ -225,6 +239,7 @@ func TestAccCPUFootprint_validationScaleOut(t *testing.T) {
 		}
 		return acctest.NodeBehaviour{}
 	})
+	cli := acctest.BuildCLI(t)
 	cfg := footprintGateConfig(h, name, 1, `["host", "cpu"]`, key, p.Signer.CertPEM, "")
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
@@ -237,7 +252,7 @@ func TestAccCPUFootprint_validationScaleOut(t *testing.T) {
 			),
 		}, {
 			// Through Terraform: desired 1 -> 2, the gate waits for the new
-			// instance's report.
+			// instance's report and puts it in service.
 			Config: footprintGateConfig(h, name, 2, `["host", "cpu"]`, key, p.Signer.CertPEM, ""),
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestCheckResourceAttr(cpuFootprintResource, "validation_results.#", "2"),
@@ -256,9 +271,31 @@ func TestAccCPUFootprint_validationScaleOut(t *testing.T) {
 					t.Fatal(err)
 				}
 			},
-			Config: footprintGateConfig(h, name, 3, `["host", "cpu"]`, key, p.Signer.CertPEM, ""),
-			Check: func(*terraform.State) error {
-				cs, err := completions(p, 4, 90*time.Second)
+			// No apply: what decides the new instance is the approver.
+			// The refreshed desired capacity (3) differs from the
+			// configuration's (2): that plan is expected.
+			RefreshState:       true,
+			ExpectNonEmptyPlan: true,
+			Check: func(s *terraform.State) error {
+				approver := s.RootModule().Resources[cpuFootprintResource].Primary.Attributes["validation_approver"]
+				if approver == "" {
+					return fmt.Errorf("no validation_approver in state")
+				}
+				// The new instance waits: nobody approved it yet.
+				if _, err := completions(p, 3, 5*time.Second); err == nil {
+					return fmt.Errorf("a scale-out instance was put in service without the approver: %+v", p.Lifecycle.Completions())
+				}
+				// Round 1 judges the failing instance: abandoned, exit 1.
+				out, code := runApprover(t, h, cli, approver)
+				if code != 1 || !strings.Contains(out, " ABANDON (fail: ") || !strings.Contains(out, "avx512_fp16") {
+					return fmt.Errorf("first round: exit %d, want 1 with the failing instance abandoned:\n%s", code, out)
+				}
+				// Round 2 judges its replacement: in service, exit 0.
+				out, code = runApprover(t, h, cli, approver)
+				if code != 0 || !strings.Contains(out, " CONTINUE (pass: ") {
+					return fmt.Errorf("second round: exit %d, want 0 with the replacement in service:\n%s", code, out)
+				}
+				cs, err := completions(p, 4, 10*time.Second)
 				if err != nil {
 					return err
 				}
@@ -282,10 +319,41 @@ func TestAccCPUFootprint_validationScaleOut(t *testing.T) {
 				if len(live) != 3 || !slices.Contains(live, cs[3].InstanceID) {
 					return fmt.Errorf("in service %v, want 3 with the replacement %s", live, cs[3].InstanceID)
 				}
+				// Nothing waits: a round decides nothing and exits 0.
+				if out, code := runApprover(t, h, cli, approver); code != 0 || strings.TrimSpace(out) != "" {
+					return fmt.Errorf("idle round: exit %d, output %q", code, out)
+				}
 				return nil
 			},
 		}},
 	})
+}
+
+// runApprover runs one round of `mlplatform approve` against the harness
+// with the approver configuration approver; its standard output (the
+// decisions) and exit code.
+func runApprover(t *testing.T, h *acctest.Harness, cli, approver string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, cli, "approve", "--config", "-")
+	cmd.Stdin = strings.NewReader(approver)
+	for k, v := range h.Env() {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Env = append(cmd.Env, "HOME="+t.TempDir(), "PATH="+os.Getenv("PATH"))
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("mlplatform approve: %v", err)
+	}
+	t.Logf("mlplatform approve (exit %d):\n%s%s", code, stdout.String(), stderr.String())
+	return stdout.String(), code
 }
 
 // addCPUFeatureFailure adds to a report the failed check of a CPU without

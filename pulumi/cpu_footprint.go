@@ -99,6 +99,9 @@ type CpuFootprintState struct {
 	// ValidationProfile and ValidationResults: the validation gate's.
 	ValidationProfile *string               `pulumi:"validationProfile,optional"`
 	ValidationResults []GpuValidationResult `pulumi:"validationResults,optional"`
+	// ValidationApprover is the approver configuration of `mlplatform
+	// approve`.
+	ValidationApprover *string `pulumi:"validationApprover,optional"`
 }
 
 // Annotate describes the resource.
@@ -174,6 +177,7 @@ func (s *CpuFootprintState) Annotate(a infer.Annotator) {
 	a.Describe(&s.ASGName, "Name of the Auto Scaling group (`mlplatform-cpu-<name>`).")
 	a.Describe(&s.LaunchTemplateID, "Id of the launch template the footprint owns.")
 	a.Describe(&s.CreationToken, "Random token of the create that made the footprint (tag `mlplatform:creation-token`): it proves this resource owns it. A create refuses a footprint of the same name it cannot prove it owns (import it instead).")
+	a.Describe(&s.ValidationApprover, "The approver configuration (JSON) of `mlplatform approve`, which decides the launches after `up` (scale-outs, schedules, replacements) with the gate's own checks: run it in the region with this value (`mlplatform approve --watch --config approver.json`). Without an approver, instances launched after `up` are abandoned when the validation timeout runs out.")
 }
 
 // Check runs every plan-time check of the core (PlanCPUFootprint):
@@ -224,7 +228,7 @@ func (CpuFootprint) Create(ctx context.Context, req infer.CreateRequest[CpuFootp
 	}
 	declared := CpuFootprintState{CpuFootprintArgs: args}
 	state := cpuFootprintStateOf(args, platform.RecordCPUFootprint(f, declared.record()))
-	state.ValidationProfile, state.ValidationResults = footprintValidationOutputs(f)
+	state.ValidationProfile, state.ValidationResults, state.ValidationApprover = footprintValidationOutputs(f)
 	warnFootprintValidation(ctx, f)
 	return infer.CreateResponse[CpuFootprintState]{ID: spec.Name, Output: state}, createOutcome(ctx, fmt.Sprintf("creating CPU footprint (%s)", spec.Name), true, err)
 }
@@ -261,7 +265,7 @@ func (CpuFootprint) Read(ctx context.Context, req infer.ReadRequest[CpuFootprint
 		args = readBackArgs(args, rec.Spec)
 	}
 	state := cpuFootprintStateOf(args, rec)
-	state.ValidationProfile, state.ValidationResults = req.State.ValidationProfile, req.State.ValidationResults
+	state.ValidationProfile, state.ValidationResults, state.ValidationApprover = req.State.ValidationProfile, req.State.ValidationResults, req.State.ValidationApprover
 	return infer.ReadResponse[CpuFootprintArgs, CpuFootprintState]{ID: f.Name, Inputs: args, State: state}, nil
 }
 
@@ -294,7 +298,7 @@ func (CpuFootprint) Update(ctx context.Context, req infer.UpdateRequest[CpuFootp
 	}
 	declared := CpuFootprintState{CpuFootprintArgs: args, CreationToken: req.State.CreationToken}
 	out := cpuFootprintStateOf(args, platform.RecordCPUFootprint(f, declared.record()))
-	out.ValidationProfile, out.ValidationResults = footprintValidationOutputs(f)
+	out.ValidationProfile, out.ValidationResults, out.ValidationApprover = footprintValidationOutputs(f)
 	warnFootprintValidation(ctx, f)
 	return infer.UpdateResponse[CpuFootprintState]{Output: out}, nil
 }

@@ -20,16 +20,22 @@ func footprintValidationSpec(v *GpuValidation, s *platform.CPUFootprintSpec) *pl
 }
 
 // footprintValidationOutputs are the gate's outputs of a footprint: the
-// profile the instances run and what the gate found.
-func footprintValidationOutputs(f *platform.CPUFootprint) (*string, []GpuValidationResult) {
+// profile the instances run, what the gate found, and the approver's
+// configuration.
+func footprintValidationOutputs(f *platform.CPUFootprint) (*string, []GpuValidationResult, *string) {
 	if f == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	c := &platform.GPUCluster{Validation: f.Validation}
+	var approver *string
 	if f.Applied != nil {
 		c.ValidationProfile = f.Applied.Profile
+		if f.Applied.Approver != "" {
+			approver = ptr(f.Applied.Approver)
+		}
 	}
-	return validationOutputs(c)
+	prof, res := validationOutputs(c)
+	return prof, res, approver
 }
 
 // warnFootprintValidation logs a warn result.

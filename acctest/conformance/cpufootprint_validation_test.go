@@ -17,7 +17,7 @@ import (
 
 // The CPU footprint's validation gate on both front ends: the footprint
 // player (acctest.FootprintPlayer) plays the instances with the real
-// hwprobe and completes their lifecycle actions against the
+// hwprobe; the gate completes their lifecycle actions against the
 // lifecycle-action double. c7i.large is the type. hwprobe probes a fixed
 // machine description, never this machine's CPU: the passing rows' nodes
 // are Sapphire Rapids (AMX: the c7i's features pass), the failing and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
@@ -126,6 +127,35 @@ func ReplaceGroupInstance(ctx context.Context, api InstanceTerminateAPI, id stri
 	_, err := api.TerminateInstanceInAutoScalingGroup(ctx, &autoscaling.TerminateInstanceInAutoScalingGroupInput{InstanceId: aws.String(id), ShouldDecrementDesiredCapacity: aws.Bool(false)})
 	if err != nil && apiErrorCode(err) != "ValidationError" {
 		return fmt.Errorf("terminating instance %s in its auto scaling group: %w", id, err)
+	}
+	return nil
+}
+
+// LifecycleActionAPI completes a launch lifecycle action.
+type LifecycleActionAPI interface {
+	CompleteLifecycleAction(context.Context, *autoscaling.CompleteLifecycleActionInput, ...func(*autoscaling.Options)) (*autoscaling.CompleteLifecycleActionOutput, error)
+}
+
+// ErrNoLifecycleAction is CompleteLaunch's answer for an instance that
+// has no launch action waiting: it was completed already (a retry after a
+// lost answer, or another approver), or its heartbeat ran out.
+var ErrNoLifecycleAction = errors.New("no lifecycle action waiting")
+
+// LifecycleWaiting is the state of an instance its group holds until its
+// launch action is completed.
+const LifecycleWaiting = "Pending:Wait"
+
+// CompleteLaunch completes instance id's launch action on group with
+// result (LifecycleContinue or LifecycleAbandon): the group puts it in
+// service, or terminates it and launches another.
+func CompleteLaunch(ctx context.Context, api LifecycleActionAPI, group, id, result string) error {
+	_, err := api.CompleteLifecycleAction(ctx, &autoscaling.CompleteLifecycleActionInput{AutoScalingGroupName: aws.String(group),
+		LifecycleHookName: aws.String(ValidationHookName), InstanceId: aws.String(id), LifecycleActionResult: aws.String(result)})
+	if err != nil && apiErrorCode(err) == "ValidationError" && strings.Contains(err.Error(), "No active Lifecycle Action") {
+		return fmt.Errorf("completing the launch of %s in %s (%s): %w", id, group, result, ErrNoLifecycleAction)
+	}
+	if err != nil {
+		return fmt.Errorf("completing the launch of %s in %s (%s): %w", id, group, result, err)
 	}
 	return nil
 }

@@ -45,6 +45,9 @@ type CPUFootprintPlan struct {
 	// instances' user data around it; "" without validation or while an
 	// input is known only at apply.
 	Profile, Bootstrap string
+	// Approver is the approver configuration (ApproverConfig, JSON) that
+	// decides the launches after apply; "" when Profile is.
+	Approver string
 
 	template cloud.FootprintTemplate
 }

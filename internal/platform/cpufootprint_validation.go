@@ -82,11 +82,12 @@ func ProfileForCPUFootprint(name string, v ValidationSpec, facts NodeFacts, regi
 
 // FootprintBootstrap is the user data of a validated footprint's
 // instances: the user's own first, then the profile, then the script that
-// validates, publishes and completes the lifecycle action.
-func FootprintBootstrap(name, region, profileText, userData string, v ValidationSpec) (string, error) {
+// validates, publishes and answers the gate's challenges. The instance
+// does not complete its own launch lifecycle action: the gate does, or
+// the approver (cpufootprint_approve.go).
+func FootprintBootstrap(region, profileText, userData string, v ValidationSpec) (string, error) {
 	return Bootstrap(BootstrapInput{Profile: profileText, Region: region, UserData: userData,
-		HwprobeS3URI: v.HwprobeS3URI, HwprobeSHA256: v.HwprobeSHA256,
-		Lifecycle: &BootstrapLifecycle{Hook: cloud.ValidationHookName, Group: CPUFootprintResourceName(name), OnFail: lifecycleOnFail(v)}})
+		HwprobeS3URI: v.HwprobeS3URI, HwprobeSHA256: v.HwprobeSHA256})
 }
 
 // planFootprintValidation renders the profile and bootstrap into the plan
@@ -100,6 +101,10 @@ func (e *Env) planFootprintValidation(ctx context.Context, spec CPUFootprintSpec
 	if v.Wait && v.TrustedCertificates == "" && e.TrustedCertificates == "" && spec.Known("validation.trusted_certificates") {
 		p.Problems = append(p.Problems, Problem{Path: "validation.trusted_certificates", Summary: "No trusted certificates",
 			Detail: "The gate verifies each instance's signed identity document: set validation.trusted_certificates to AWS's RSA-2048 certificate for the region (PEM, from the EC2 documentation \"Verify the instance identity document\")."})
+	}
+	if !v.Wait {
+		p.Problems = append(p.Problems, Problem{Path: "validation.wait", Warning: true, Summary: "Instances wait for an approver",
+			Detail: fmt.Sprintf("With wait = false, apply does not judge the instances, and no instance puts itself in service: each waits in Pending:Wait until `mlplatform approve` (run with this footprint's validation_approver) approves it, and is abandoned after %s without an approval.", v.WithDefaults().Timeout)})
 	}
 	var attestProblems []Problem
 	p.Attested, attestProblems = planAttestation(v, p.ImageID, p.imageTPM, spec.Known)
@@ -116,7 +121,7 @@ func (e *Env) planFootprintValidation(ctx context.Context, spec CPUFootprintSpec
 		return nil // Decide said so
 	}
 	p.Profile = ProfileForCPUFootprint(spec.Name, *v, NodeFactsFromCatalog(it, 0), e.Region(), p.Decision.ZoneIDs)
-	ud, err := FootprintBootstrap(spec.Name, e.Region(), p.Profile, spec.UserData, *v)
+	ud, err := FootprintBootstrap(e.Region(), p.Profile, spec.UserData, *v)
 	if err != nil {
 		p.Problems = append(p.Problems, Problem{Path: "user_data", Summary: "User data cannot run beside the validation bootstrap", Detail: err.Error()})
 		return nil
@@ -127,6 +132,7 @@ func (e *Env) planFootprintValidation(ctx context.Context, spec CPUFootprintSpec
 		return nil
 	}
 	p.Bootstrap = ud
+	p.Approver = e.ApproverConfigFor(spec.Name, *v, p)
 	p.template.Node.UserData = ud
 	// One profile names one instance type: a validated spot footprint
 	// launches the chosen type only.
@@ -179,6 +185,7 @@ func (e *Env) gateCPUFootprint(ctx context.Context, spec CPUFootprintSpec, plan 
 	next := 0
 	live := map[string]bool{}
 	resource := "CPU footprint " + spec.Name
+	approver := newLaunchApprover(e, group, resource, v, o.progress)
 	res, err := e.runGate(ctx, gateRun{
 		Resource: resource, Spec: v, Profile: plan.Profile, Prefix: v.ReportsPrefix(spec.Name),
 		Progress: o.progress, Attested: plan.Attested,
@@ -191,6 +198,7 @@ func (e *Env) gateCPUFootprint(ctx context.Context, spec CPUFootprintSpec, plan 
 				return nil, 0, err
 			}
 			clear(live)
+			approver.observe(g.Instances)
 			for _, in := range g.Instances {
 				if !liveInstance(in.LifecycleState) {
 					continue
@@ -215,7 +223,7 @@ func (e *Env) gateCPUFootprint(ctx context.Context, spec CPUFootprintSpec, plan 
 			o.progress("%s: validation: replacing instances %s (%d of %d replacements used)", resource, strings.Join(ids, ", "), used, *v.MaxReplacements)
 			for _, id := range ids {
 				if live[id] {
-					if err := cloud.ReplaceGroupInstance(ctx, e.Clients.AutoScaling, id); err != nil {
+					if err := approver.replace(ctx, id); err != nil {
 						return err
 					}
 				}
@@ -224,7 +232,9 @@ func (e *Env) gateCPUFootprint(ctx context.Context, spec CPUFootprintSpec, plan 
 			nodes = slices.DeleteFunc(nodes, func(n ExpectedNode) bool { return out[n.InstanceID] })
 			return nil
 		},
+		Judged: approver.judged,
 	})
+	err = approver.afterGate(ctx, res, err)
 	f.Validation = res.Nodes
 	if err == nil && res.Action == GateWarn {
 		f.ValidationWarning = res.Warning(resource)

@@ -101,11 +101,14 @@ func TestFootprintValidationProblems(t *testing.T) {
 	}
 }
 
-func TestFootprintBootstrapLifecycle(t *testing.T) {
+// No node approves itself: the footprint's bootstrap publishes and answers
+// challenges, and never completes its launch lifecycle action, whatever
+// on_failure says.
+func TestFootprintBootstrapNoSelfApproval(t *testing.T) {
 	v := ValidationSpec{ReportsS3URI: "s3://b/p/"}
-	for _, tt := range []struct{ onFailure, want string }{{"", "ABANDON"}, {OnFailureReplace, "ABANDON"}, {OnFailureWarn, "CONTINUE"}} {
-		v.OnFailure = tt.onFailure
-		ud, err := FootprintBootstrap("smb", "me-central-1", "version = 1\n", "#!/bin/sh\necho mine\n", v)
+	for _, onFailure := range []string{"", OnFailureReplace, OnFailureWarn} {
+		v.OnFailure = onFailure
+		ud, err := FootprintBootstrap("me-central-1", "version = 1\n", "#!/bin/sh\necho mine\n", v)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,13 +116,13 @@ func TestFootprintBootstrapLifecycle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		step := "lifecycle complete --region 'me-central-1' --hook 'mlplatform-validation' --group 'mlplatform-cpu-smb' --on-fail '" + tt.want + "' --report \"$report\""
-		if parts.UserData != "#!/bin/sh\necho mine\n" || !strings.Contains(parts.Script, step) {
-			t.Errorf("on_failure %q: script lacks %q or the user's part:\n%s", tt.onFailure, step, parts.Script)
+		if parts.UserData != "#!/bin/sh\necho mine\n" || !strings.Contains(parts.Script, "report publish") || !strings.Contains(parts.Script, "report serve") {
+			t.Errorf("on_failure %q: script lacks publishing, serving or the user's part:\n%s", onFailure, parts.Script)
 		}
-		// The action is completed only after the report is published.
-		if strings.Index(parts.Script, "report publish") > strings.Index(parts.Script, "lifecycle complete") {
-			t.Errorf("the lifecycle action is completed before the report is published:\n%s", parts.Script)
+		for _, self := range []string{"lifecycle", "CompleteLifecycleAction", "autoscaling"} {
+			if strings.Contains(parts.Script, self) {
+				t.Errorf("on_failure %q: the node's script mentions %q: a node must not complete its own launch action:\n%s", onFailure, self, parts.Script)
+			}
 		}
 	}
 }

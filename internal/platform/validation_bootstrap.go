@@ -46,17 +46,9 @@ type BootstrapInput struct {
 	HwprobeS3URI  string
 	HwprobeSHA256 string
 	// GPU is false for a node without GPUs: hwprobe does not load NVML.
+	// No node completes its own launch lifecycle action: the gate or the
+	// approver does (cpufootprint_approve.go).
 	GPU bool
-	// Lifecycle, when set, has hwprobe complete the node's Auto Scaling
-	// launch lifecycle action after publishing (a CPU footprint's).
-	Lifecycle *BootstrapLifecycle
-}
-
-// BootstrapLifecycle is the launch lifecycle action the node completes:
-// CONTINUE when it passed, OnFail (ABANDON, or CONTINUE to keep failing
-// nodes) when it did not.
-type BootstrapLifecycle struct {
-	Hook, Group, OnFail string
 }
 
 // cloudConfig is the cloud-config part (JSON is YAML, so cloud-init reads
@@ -193,13 +185,6 @@ func bootstrapScript(in BootstrapInput) string {
 	s.WriteString("  systemctl daemon-reload && systemctl enable --now " + challengeUnit + " || log 'cannot start the challenge service'\n")
 	s.WriteString("else\n  nohup $serve >>/var/log/" + challengeUnit + ".log 2>&1 &\nfi\n")
 	s.WriteString("log 'answering validation challenges'\n")
-	if l := in.Lifecycle; l != nil {
-		// No completion (hwprobe could not run or publish) is the hook's
-		// default result when its heartbeat runs out: ABANDON.
-		fmt.Fprintf(&s, "if ! \"$hwprobe\" lifecycle complete --region %s --hook %s --group %s --on-fail %s --report \"$report\"; then log 'cannot complete the lifecycle action'; exit 2; fi\n",
-			shellQuote(in.Region), shellQuote(l.Hook), shellQuote(l.Group), shellQuote(l.OnFail))
-		s.WriteString("log 'lifecycle action completed'\n")
-	}
 	return s.String()
 }
 

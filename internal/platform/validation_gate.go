@@ -512,6 +512,9 @@ type gateRun struct {
 	Nodes func(ctx context.Context) (nodes []ExpectedNode, launching int, err error)
 	// Replace has the nodes at res.Replace terminated and relaunched.
 	Replace func(ctx context.Context, res GateResult, used int) error
+	// Judged, when set, sees every look's verdicts before the gate acts
+	// on them (a footprint puts the instances that passed in service).
+	Judged func(ctx context.Context, res GateResult) error
 }
 
 // runGate looks at the reports at once and then every Polling.Gate
@@ -578,6 +581,11 @@ func (e *Env) gateLoop(ctx context.Context, r gateRun, gate *Gate, reports func(
 			}
 		}
 		progress("%s: validation: %s", r.Resource, res.Progress)
+		if r.Judged != nil {
+			if err := r.Judged(ctx, res); err != nil {
+				return res, err
+			}
+		}
 		switch res.Action {
 		case GatePass, GateWarn:
 			return res, nil

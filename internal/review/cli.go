@@ -34,9 +34,11 @@ const usageTop = `mlplatform: platform tools for the mlplatform Terraform and Pu
 
 Usage:
   mlplatform review [flags] PLAN.json   review a plan for a pull request
-  mlplatform help [review]              show help
+  mlplatform approve --config FILE      decide a CPU footprint's launches after apply
+  mlplatform help [review|approve]      show help
 
-Run "mlplatform review --help" for the review's flags and examples.
+Run "mlplatform review --help" for the review's flags and examples,
+"mlplatform approve --help" for the approver's.
 `
 
 // Main runs the mlplatform command line with args (without the program
