@@ -411,3 +411,38 @@ func TestAccCPUFootprint_validationReplace(t *testing.T) {
 		}},
 	})
 }
+
+// The gate's CompleteLifecycleAction lands but its answer is lost: the
+// SDK's retry finds no action waiting, which is the group having decided,
+// not an error. Apply succeeds, the instance is in service, and the
+// action was completed once.
+func TestAccCPUFootprint_validationCompleteLostAnswer(t *testing.T) {
+	const name = "fp-gate-lost"
+	h, p, key := footprintGateSetup(t, name, nil)
+	t.Cleanup(h.Shim.AddServedRule(acctest.FaultRule{Service: "autoscaling", Action: "CompleteLifecycleAction", Times: 1, LoseResponse: true}))
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             checkFootprintGone(t, h, name),
+		Steps: []resource.TestStep{{
+			Config: footprintGateConfig(h, name, 1, `["host", "cpu"]`, key, p.Signer.CertPEM, ""),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr(cpuFootprintResource, "validation_results.0.status", "pass"),
+				func(*terraform.State) error {
+					if n := len(h.Shim.Calls("autoscaling", "CompleteLifecycleAction")); n < 2 {
+						return fmt.Errorf("%d CompleteLifecycleAction calls, want the lost one and its retry", n)
+					}
+					cs := p.Lifecycle.Completions()
+					if r := results(cs); !slices.Equal(r, []string{"CONTINUE"}) {
+						return fmt.Errorf("lifecycle results %v, want one CONTINUE", r)
+					}
+					f, err := footprint(t, h, name)
+					if err != nil || f == nil || len(f.Instances) != 1 || f.Instances[0].LifecycleState != "InService" {
+						return fmt.Errorf("footprint after a lost answer: %+v (%v)", f, err)
+					}
+					return nil
+				},
+			),
+		}},
+	})
+}
