@@ -184,6 +184,10 @@ type ApproverConfig struct {
 // whose plan rendered a profile; "" when it has none (not validated, or
 // inputs unknown).
 func (e *Env) ApproverConfigFor(name string, v ValidationSpec, plan *CPUFootprintPlan) string {
+	return e.approverConfigIn(e.Region(), name, v, plan)
+}
+
+func (e *Env) approverConfigIn(region, name string, v ValidationSpec, plan *CPUFootprintPlan) string {
 	if plan == nil || plan.Profile == "" {
 		return ""
 	}
@@ -191,7 +195,7 @@ func (e *Env) ApproverConfigFor(name string, v ValidationSpec, plan *CPUFootprin
 	if v.TrustedCertificates == "" {
 		v.TrustedCertificates = e.TrustedCertificates
 	}
-	c := ApproverConfig{Schema: ApproverSchema, Region: e.Region(), Footprint: name, Profile: plan.Profile, Attested: plan.Attested,
+	c := ApproverConfig{Schema: ApproverSchema, Region: region, Footprint: name, Profile: plan.Profile, Attested: plan.Attested,
 		ReportsS3URI: v.ReportsS3URI, ReportsKMSKeyARN: v.ReportsKMSKeyARN, TrustedCertificates: v.TrustedCertificates,
 		Attestation: v.Attestation, AttestationRoots: v.AttestationRoots, AttestationPCRs: v.AttestationPCRs,
 		OnFailure: v.OnFailure, TimeoutSeconds: int(v.Timeout / time.Second)}
