@@ -40,6 +40,10 @@ that the group puts it in service (CONTINUE) or terminates and replaces it
 The instance id comes from the instance metadata service unless
 --instance-id gives it.
 
+mlplatform's own footprints do not use it: no node completes its own
+launch action there (the gate and mlplatform approve do, and the node's
+role is denied it). It is for groups whose operators decide otherwise.
+
 Exit codes: 0 the action was completed; 2 it was not.`,
 		"hwprobe lifecycle complete --region me-central-1 --hook mlplatform-validation --group mlplatform-cpu-smb --report /var/lib/mlplatform/hwprobe/report.json")
 	region := fset.String("region", "", "the group's `region` (required)")

@@ -180,6 +180,10 @@ export class CpuFootprint extends pulumi.CustomResource {
      * The validation gate: every instance runs hwprobe at boot against the chosen type's profile (vCPUs, memory, CPU features) and publishes a signed report in-region; the update succeeds only when the instances passed. The group gets a lifecycle hook (`mlplatform-validation`, EC2_INSTANCE_LAUNCHING, heartbeat = `timeout`, default ABANDON): every instance launched later waits in Pending:Wait until hwprobe completes the action, CONTINUE when it passed, ABANDON when it failed. `onFailure: replace` terminates a failing instance through Auto Scaling (desired capacity kept) and waits for its replacement.
      */
     declare public readonly validation: pulumi.Output<outputs.GpuValidation | undefined>;
+    /**
+     * The approver configuration (JSON) of `mlplatform approve`, which decides the launches after `up` (scale-outs, schedules, replacements) with the gate's own checks: run it in the region with this value (`mlplatform approve --watch --config approver.json`). Without an approver, instances launched after `up` are abandoned when the validation timeout runs out.
+     */
+    declare public /*out*/ readonly validationApprover: pulumi.Output<string | undefined>;
     declare public /*out*/ readonly validationProfile: pulumi.Output<string | undefined>;
     declare public /*out*/ readonly validationResults: pulumi.Output<outputs.GpuValidationResult[] | undefined>;
 
@@ -239,6 +243,7 @@ export class CpuFootprint extends pulumi.CustomResource {
             resourceInputs["rejectedCheaper"] = undefined /*out*/;
             resourceInputs["resolvedSubnetIds"] = undefined /*out*/;
             resourceInputs["tagsAll"] = undefined /*out*/;
+            resourceInputs["validationApprover"] = undefined /*out*/;
             resourceInputs["validationProfile"] = undefined /*out*/;
             resourceInputs["validationResults"] = undefined /*out*/;
         } else {
@@ -278,6 +283,7 @@ export class CpuFootprint extends pulumi.CustomResource {
             resourceInputs["tagsAll"] = undefined /*out*/;
             resourceInputs["userData"] = undefined /*out*/;
             resourceInputs["validation"] = undefined /*out*/;
+            resourceInputs["validationApprover"] = undefined /*out*/;
             resourceInputs["validationProfile"] = undefined /*out*/;
             resourceInputs["validationResults"] = undefined /*out*/;
         }

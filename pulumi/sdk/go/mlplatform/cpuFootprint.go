@@ -87,9 +87,11 @@ type CpuFootprint struct {
 	// User data run at boot (plain text, at most 16 KiB). Changing it rolls the instances. User data is no place for secrets: anyone allowed ec2:DescribeInstanceAttribute or ec2:DescribeLaunchTemplateVersions can read it, and so can every process on the instance through the metadata service. Keep secrets in AWS Secrets Manager in the jurisdiction and have the script read them at boot with the instance role (aws secretsmanager get-secret-value). A secret in the Pulumi state.
 	UserData pulumi.StringPtrOutput `pulumi:"userData"`
 	// The validation gate: every instance runs hwprobe at boot against the chosen type's profile (vCPUs, memory, CPU features) and publishes a signed report in-region; the update succeeds only when the instances passed. The group gets a lifecycle hook (`mlplatform-validation`, EC2_INSTANCE_LAUNCHING, heartbeat = `timeout`, default ABANDON): every instance launched later waits in Pending:Wait until hwprobe completes the action, CONTINUE when it passed, ABANDON when it failed. `onFailure: replace` terminates a failing instance through Auto Scaling (desired capacity kept) and waits for its replacement.
-	Validation        GpuValidationPtrOutput         `pulumi:"validation"`
-	ValidationProfile pulumi.StringPtrOutput         `pulumi:"validationProfile"`
-	ValidationResults GpuValidationResultArrayOutput `pulumi:"validationResults"`
+	Validation GpuValidationPtrOutput `pulumi:"validation"`
+	// The approver configuration (JSON) of `mlplatform approve`, which decides the launches after `up` (scale-outs, schedules, replacements) with the gate's own checks: run it in the region with this value (`mlplatform approve --watch --config approver.json`). Without an approver, instances launched after `up` are abandoned when the validation timeout runs out.
+	ValidationApprover pulumi.StringPtrOutput         `pulumi:"validationApprover"`
+	ValidationProfile  pulumi.StringPtrOutput         `pulumi:"validationProfile"`
+	ValidationResults  GpuValidationResultArrayOutput `pulumi:"validationResults"`
 }
 
 // NewCpuFootprint registers a new resource with the given unique name, arguments, and options.
@@ -449,6 +451,11 @@ func (o CpuFootprintOutput) UserData() pulumi.StringPtrOutput {
 // The validation gate: every instance runs hwprobe at boot against the chosen type's profile (vCPUs, memory, CPU features) and publishes a signed report in-region; the update succeeds only when the instances passed. The group gets a lifecycle hook (`mlplatform-validation`, EC2_INSTANCE_LAUNCHING, heartbeat = `timeout`, default ABANDON): every instance launched later waits in Pending:Wait until hwprobe completes the action, CONTINUE when it passed, ABANDON when it failed. `onFailure: replace` terminates a failing instance through Auto Scaling (desired capacity kept) and waits for its replacement.
 func (o CpuFootprintOutput) Validation() GpuValidationPtrOutput {
 	return o.ApplyT(func(v *CpuFootprint) GpuValidationPtrOutput { return v.Validation }).(GpuValidationPtrOutput)
+}
+
+// The approver configuration (JSON) of `mlplatform approve`, which decides the launches after `up` (scale-outs, schedules, replacements) with the gate's own checks: run it in the region with this value (`mlplatform approve --watch --config approver.json`). Without an approver, instances launched after `up` are abandoned when the validation timeout runs out.
+func (o CpuFootprintOutput) ValidationApprover() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *CpuFootprint) pulumi.StringPtrOutput { return v.ValidationApprover }).(pulumi.StringPtrOutput)
 }
 
 func (o CpuFootprintOutput) ValidationProfile() pulumi.StringPtrOutput {

@@ -491,6 +491,7 @@ class CpuFootprint(pulumi.CustomResource):
             __props__.__dict__["rejected_cheaper"] = None
             __props__.__dict__["resolved_subnet_ids"] = None
             __props__.__dict__["tags_all"] = None
+            __props__.__dict__["validation_approver"] = None
             __props__.__dict__["validation_profile"] = None
             __props__.__dict__["validation_results"] = None
         secret_opts = pulumi.ResourceOptions(additional_secret_outputs=["userData"])
@@ -553,6 +554,7 @@ class CpuFootprint(pulumi.CustomResource):
         __props__.__dict__["tags_all"] = None
         __props__.__dict__["user_data"] = None
         __props__.__dict__["validation"] = None
+        __props__.__dict__["validation_approver"] = None
         __props__.__dict__["validation_profile"] = None
         __props__.__dict__["validation_results"] = None
         return CpuFootprint(resource_name, opts=opts, __props__=__props__)
@@ -844,6 +846,14 @@ class CpuFootprint(pulumi.CustomResource):
         The validation gate: every instance runs hwprobe at boot against the chosen type's profile (vCPUs, memory, CPU features) and publishes a signed report in-region; the update succeeds only when the instances passed. The group gets a lifecycle hook (`mlplatform-validation`, EC2_INSTANCE_LAUNCHING, heartbeat = `timeout`, default ABANDON): every instance launched later waits in Pending:Wait until hwprobe completes the action, CONTINUE when it passed, ABANDON when it failed. `onFailure: replace` terminates a failing instance through Auto Scaling (desired capacity kept) and waits for its replacement.
         """
         return pulumi.get(self, "validation")
+
+    @_builtins.property
+    @pulumi.getter(name="validationApprover")
+    def validation_approver(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        The approver configuration (JSON) of `mlplatform approve`, which decides the launches after `up` (scale-outs, schedules, replacements) with the gate's own checks: run it in the region with this value (`mlplatform approve --watch --config approver.json`). Without an approver, instances launched after `up` are abandoned when the validation timeout runs out.
+        """
+        return pulumi.get(self, "validation_approver")
 
     @_builtins.property
     @pulumi.getter(name="validationProfile")
