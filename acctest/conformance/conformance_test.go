@@ -22,6 +22,8 @@ type result struct {
 	message  string // the refusal's text
 	warnings []string
 	log      string // the commands' output, shown when the step fails
+	// outputs are the step's outputs (step.outputs) as recorded.
+	outputs map[string]string
 }
 
 // driver runs the steps of one scenario through one front end.
@@ -123,6 +125,11 @@ func runScenario(t *testing.T, h *acctest.Harness, f *fixtures, sc scenario, d d
 		problems := evaluate(st, r, h)
 		if len(problems) == 0 && st.check != nil {
 			if err := st.check(ctx, h, f); err != nil {
+				problems = append(problems, err.Error())
+			}
+		}
+		if len(problems) == 0 && st.checkOutputs != nil {
+			if err := st.checkOutputs(ctx, h, r.outputs); err != nil {
 				problems = append(problems, err.Error())
 			}
 		}

@@ -3,7 +3,10 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,6 +32,7 @@ type gateRig struct {
 	machine string // the nodes' fixed machine description
 	player  *acctest.FootprintPlayer
 	key     string
+	cli     string // the mlplatform command line (approveScaleOut)
 }
 
 // start builds the player, the reports key, and plays footprint name until
@@ -38,6 +42,7 @@ func (g *gateRig) start(name string) func(t *testing.T, h *acctest.Harness, f *f
 		t.Helper()
 		g.player = acctest.NewFootprintPlayer(t, h)
 		g.player.Machine = g.machine
+		g.cli = acctest.BuildCLI(t)
 		c, err := h.Clients(context.Background(), acctest.Region)
 		if err != nil {
 			t.Fatal(err)
@@ -103,6 +108,54 @@ func (g *gateRig) wantLifecycle(group string, results ...string) func(context.Co
 	}
 }
 
+// approveScaleOut scales the group out by one outside the front end, as a
+// schedule would, and runs `mlplatform approve` with the approver
+// configuration the front end recorded: the new instance waits until the
+// approver, not the node, puts it in service.
+func (g *gateRig) approveScaleOut(group string) func(context.Context, *acctest.Harness, map[string]string) error {
+	return func(ctx context.Context, h *acctest.Harness, outs map[string]string) error {
+		approver := outs["validation_approver"]
+		if !strings.Contains(approver, `"footprint": "`+strings.TrimPrefix(group, "mlplatform-cpu-")+`"`) {
+			return fmt.Errorf("validation_approver %q does not name the footprint", approver)
+		}
+		c, err := h.Clients(ctx, acctest.Region)
+		if err != nil {
+			return err
+		}
+		before := len(g.player.Lifecycle.Completions())
+		if _, err := c.AutoScaling.SetDesiredCapacity(ctx, &autoscaling.SetDesiredCapacityInput{AutoScalingGroupName: aws.String(group), DesiredCapacity: aws.Int32(3)}); err != nil {
+			return err
+		}
+		env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir()}
+		for k, v := range h.Env() {
+			env = append(env, k+"="+v)
+		}
+		// The new instance must be waiting before a round can judge it:
+		// an idle round decides nothing and ends at once.
+		deadline := time.Now().Add(time.Minute)
+		for {
+			cmd := exec.CommandContext(ctx, g.cli, "approve", "--config", "-")
+			cmd.Stdin, cmd.Env = strings.NewReader(approver), env
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				return fmt.Errorf("mlplatform approve: %v\n%s", err, out)
+			}
+			if strings.Contains(string(out), " CONTINUE (pass: ") {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("mlplatform approve put no instance in service within a minute:\n%s", out)
+			}
+			time.Sleep(time.Second)
+		}
+		cs := g.player.Lifecycle.Completions()
+		if len(cs) != before+1 || cs[len(cs)-1].Result != "CONTINUE" {
+			return fmt.Errorf("lifecycle actions after the approver: %+v, want one more CONTINUE", cs[before:])
+		}
+		return nil
+	}
+}
+
 func cpuFootprintValidationScenarios() []scenario {
 	pass := &gateRig{machine: machine.SapphireRapids}
 	fail, warn := &gateRig{machine: machine.Zen5}, &gateRig{machine: machine.Zen5}
@@ -114,7 +167,8 @@ func cpuFootprintValidationScenarios() []scenario {
 				{name: "create: the instance passes and its lifecycle action continues", outOfBand: pass.start("conf-gate"),
 					inputs: pass.inputs("conf-gate", 1, features, nil), want: created, check: pass.wantLifecycle("mlplatform-cpu-conf-gate", "CONTINUE")},
 				{name: "scale out in place: the new instance is validated before it serves",
-					inputs: pass.inputs("conf-gate", 2, features, nil), want: updated, check: pass.wantLifecycle("mlplatform-cpu-conf-gate", "CONTINUE", "CONTINUE")},
+					inputs: pass.inputs("conf-gate", 2, features, nil), want: updated, check: pass.wantLifecycle("mlplatform-cpu-conf-gate", "CONTINUE", "CONTINUE"),
+					outputs: []string{"validation_approver"}, checkOutputs: pass.approveScaleOut("mlplatform-cpu-conf-gate")},
 			},
 		},
 		{

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -258,6 +259,9 @@ func (d *pulumiDriver) step(ctx context.Context, t *testing.T, idx int, st step,
 	res.warnings = append(res.warnings, l.warn...)
 	res.log += "up:\n" + out.String()
 	res.outcome = l.outcome()
+	if err == nil {
+		res.outputs = d.outputs(ctx, t, st.outputs)
+	}
 	if err != nil {
 		if res.planned == "" {
 			res.planned = res.outcome
@@ -334,4 +338,39 @@ func containsUnknown(v any) bool {
 		}
 	}
 	return false
+}
+
+// outputs reads attrs (snake_case) of the resource from the stack's
+// deployment, as `pulumi stack export` gives them (camelCase).
+func (d *pulumiDriver) outputs(ctx context.Context, t *testing.T, attrs []string) map[string]string {
+	t.Helper()
+	if len(attrs) == 0 {
+		return nil
+	}
+	dep, err := d.stack.Export(ctx)
+	if err != nil {
+		t.Fatalf("pulumi stack export: %v", err)
+	}
+	var state struct {
+		Resources []struct {
+			URN     string         `json:"urn"`
+			Type    string         `json:"type"`
+			Outputs map[string]any `json:"outputs"`
+		} `json:"resources"`
+	}
+	if err := json.Unmarshal(dep.Deployment, &state); err != nil {
+		t.Fatalf("pulumi stack export: %v", err)
+	}
+	out := map[string]string{}
+	for _, r := range state.Resources {
+		if r.Type != d.sc.kind.pulumi || !strings.HasSuffix(r.URN, "::"+d.sc.resource) {
+			continue
+		}
+		for _, a := range attrs {
+			if s, ok := r.Outputs[camel(a)].(string); ok {
+				out[a] = s
+			}
+		}
+	}
+	return out
 }

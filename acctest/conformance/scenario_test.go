@@ -74,6 +74,11 @@ type step struct {
 	// check runs after a step that did what it should, against the
 	// emulator.
 	check func(ctx context.Context, h *acctest.Harness, f *fixtures) error
+	// outputs are computed attributes (snake_case) the front end must
+	// record after the step; checkOutputs judges their values, as the
+	// front end's user reads them (Terraform state, the Pulumi stack).
+	outputs      []string
+	checkOutputs func(ctx context.Context, h *acctest.Harness, outs map[string]string) error
 }
 
 // scenario is a resource's life in steps, run against both front ends from

@@ -200,8 +200,51 @@ func (d *terraformDriver) step(ctx context.Context, t *testing.T, idx int, st st
 	res.log += "\napply:\n" + apply.raw
 	if apply.err != nil {
 		res.planned, res.outcome, res.atApply, res.message = res.outcome, refused, true, strings.Join(apply.errors, "\n")
+		return res
 	}
+	res.outputs = d.outputs(ctx, t, st.outputs)
 	return res
+}
+
+// outputs reads attrs of the resource from the state, as `terraform show
+// -json` gives them.
+func (d *terraformDriver) outputs(ctx context.Context, t *testing.T, attrs []string) map[string]string {
+	t.Helper()
+	if len(attrs) == 0 {
+		return nil
+	}
+	cmd := exec.CommandContext(ctx, d.tf, "show", "-json")
+	cmd.Dir = d.dir
+	cmd.Env = append(os.Environ(), "TF_REATTACH_PROVIDERS="+d.reattach, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1", "TF_CLI_ARGS=", "TF_LOG=")
+	raw, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("terraform show -json: %v", err)
+	}
+	var state struct {
+		Values struct {
+			RootModule struct {
+				Resources []struct {
+					Address string         `json:"address"`
+					Values  map[string]any `json:"values"`
+				} `json:"resources"`
+			} `json:"root_module"`
+		} `json:"values"`
+	}
+	if err := json.Unmarshal(raw, &state); err != nil {
+		t.Fatalf("terraform show -json: %v", err)
+	}
+	out := map[string]string{}
+	for _, r := range state.Values.RootModule.Resources {
+		if r.Address != d.addr() {
+			continue
+		}
+		for _, a := range attrs {
+			if s, ok := r.Values[a].(string); ok {
+				out[a] = s
+			}
+		}
+	}
+	return out
 }
 
 // importStep imports the resource into the state of a new working
