@@ -26,7 +26,7 @@ func TestModelIsolationDouble(t *testing.T) {
 	create := func(c *sagemaker.Client, name string, isolated bool, v *smtypes.VpcConfig) {
 		t.Helper()
 		if _, err := c.CreateModel(ctx, &sagemaker.CreateModelInput{ModelName: aws.String(name), ExecutionRoleArn: aws.String("arn:aws:iam::123456789012:role/r"),
-			PrimaryContainer: &smtypes.ContainerDefinition{Image: aws.String("123456789012.dkr.ecr.me-central-1.amazonaws.com/x:1")},
+			PrimaryContainer:       &smtypes.ContainerDefinition{Image: aws.String("123456789012.dkr.ecr.me-central-1.amazonaws.com/x:1")},
 			EnableNetworkIsolation: aws.Bool(isolated), VpcConfig: v}); err != nil {
 			t.Fatal(err)
 		}
