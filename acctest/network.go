@@ -69,24 +69,39 @@ func (h *Harness) Network(ctx context.Context) (*Network, error) {
 	return n, nil
 }
 
-// ServeOpenModel moves endpoint to a config of its own whose model is not
-// network-isolated and has no VPC: a change made outside the provider (the
-// console, another tool), which a refresh must show. It waits until the
-// endpoint serves it.
+// ServeOpenModel moves endpoint to a config of its own whose model is the
+// one it serves less its network settings (not network-isolated, no VPC):
+// a change made outside the provider (the console, another tool), which a
+// refresh must show. It waits until the endpoint serves it.
 func (h *Harness) ServeOpenModel(ctx context.Context, endpoint string) error {
 	c, err := h.Clients(ctx, Region)
 	if err != nil {
 		return err
 	}
 	sm := c.SageMaker
-	model, config := endpoint+"-outside", endpoint+"-outside"
-	if _, err := sm.CreateModel(ctx, &sagemaker.CreateModelInput{ModelName: aws.String(model), ExecutionRoleArn: aws.String("arn:aws:iam::123456789012:role/outside"),
-		PrimaryContainer:       &smtypes.ContainerDefinition{Image: aws.String("123456789012.dkr.ecr.me-central-1.amazonaws.com/outside:1")},
-		EnableNetworkIsolation: aws.Bool(false)}); err != nil {
+	ep, err := sm.DescribeEndpoint(ctx, &sagemaker.DescribeEndpointInput{EndpointName: aws.String(endpoint)})
+	if err != nil {
 		return err
 	}
+	cfg, err := sm.DescribeEndpointConfig(ctx, &sagemaker.DescribeEndpointConfigInput{EndpointConfigName: ep.EndpointConfigName})
+	if err != nil || len(cfg.ProductionVariants) == 0 {
+		return fmt.Errorf("describing the config of %s: %v", endpoint, err)
+	}
+	m, err := sm.DescribeModel(ctx, &sagemaker.DescribeModelInput{ModelName: cfg.ProductionVariants[0].ModelName})
+	if err != nil {
+		return err
+	}
+	model, config := endpoint+"-outside", endpoint+"-outside"
+	if _, err := sm.CreateModel(ctx, &sagemaker.CreateModelInput{ModelName: aws.String(model), ExecutionRoleArn: m.ExecutionRoleArn,
+		PrimaryContainer: m.PrimaryContainer, EnableNetworkIsolation: aws.Bool(false)}); err != nil {
+		return err
+	}
+	variants := cfg.ProductionVariants
+	for i := range variants {
+		variants[i].ModelName = aws.String(model)
+	}
 	if _, err := sm.CreateEndpointConfig(ctx, &sagemaker.CreateEndpointConfigInput{EndpointConfigName: aws.String(config),
-		ProductionVariants: []smtypes.ProductionVariant{{VariantName: aws.String("primary"), ModelName: aws.String(model), InstanceType: "ml.m5.large", InitialInstanceCount: aws.Int32(1)}}}); err != nil {
+		ProductionVariants: variants, KmsKeyId: cfg.KmsKeyId, DataCaptureConfig: cfg.DataCaptureConfig}); err != nil {
 		return err
 	}
 	if _, err := sm.UpdateEndpoint(ctx, &sagemaker.UpdateEndpointInput{EndpointName: aws.String(endpoint), EndpointConfigName: aws.String(config)}); err != nil {
@@ -102,4 +117,21 @@ func (h *Harness) ServeOpenModel(ctx context.Context, endpoint string) error {
 		}
 	}
 	return fmt.Errorf("endpoint %s does not serve %s after the update", endpoint, config)
+}
+
+// ServingModel describes the model endpoint serves now.
+func (h *Harness) ServingModel(ctx context.Context, endpoint string) (*sagemaker.DescribeModelOutput, error) {
+	c, err := h.Clients(ctx, Region)
+	if err != nil {
+		return nil, err
+	}
+	ep, err := c.SageMaker.DescribeEndpoint(ctx, &sagemaker.DescribeEndpointInput{EndpointName: aws.String(endpoint)})
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := c.SageMaker.DescribeEndpointConfig(ctx, &sagemaker.DescribeEndpointConfigInput{EndpointConfigName: ep.EndpointConfigName})
+	if err != nil || len(cfg.ProductionVariants) == 0 {
+		return nil, fmt.Errorf("describing the config of %s: %v", endpoint, err)
+	}
+	return c.SageMaker.DescribeModel(ctx, &sagemaker.DescribeModelInput{ModelName: cfg.ProductionVariants[0].ModelName})
 }
