@@ -214,7 +214,6 @@ func (r *servingEndpointResource) Schema(ctx context.Context, _ resource.SchemaR
 					"capture_options":    schema.ListAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "What is captured: " + code(platform.CaptureModes()) + "; unset means both."},
 				},
 			},
-			"kms_key_arn":             schema.StringAttribute{Optional: true, MarkdownDescription: "KMS key ARN that encrypts the instances' storage volumes; in the jurisdiction."},
 			"vpc_config": schema.SingleNestedAttribute{
 				Optional: true,
 				MarkdownDescription: "Puts the model's container in your VPC (the model's `VpcConfig`): its network interfaces go in these subnets, with these security groups, so that what it reaches is what your VPC allows. " +
@@ -235,6 +234,7 @@ func (r *servingEndpointResource) Schema(ctx context.Context, _ resource.SchemaR
 					"Set it to `false` for a container that must call out (an AWS API such as Secrets Manager, a licence server, a feature store), best with `vpc_config` so that those calls stay in your VPC. " +
 					"A model cannot change: changing it deploys a new model blue/green.",
 			},
+			"kms_key_arn":             schema.StringAttribute{Optional: true, MarkdownDescription: "KMS key ARN that encrypts the instances' storage volumes; in the jurisdiction."},
 			"tags":                    schema.MapAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "Tags of the endpoint, merged over the provider's `default_tags`. Changing them is an in-place update."},
 			"tags_all":                schema.MapAttribute{ElementType: types.StringType, Computed: true, MarkdownDescription: "All tags of the endpoint: `tags` merged over the provider's `default_tags`."},
 			"arn":                     computed("ARN of the endpoint; it stays the same across blue/green updates."),
