@@ -146,7 +146,7 @@ func (r *servingEndpointResource) Schema(ctx context.Context, _ resource.SchemaR
 				Attributes: map[string]schema.Attribute{
 					"image":              schema.StringAttribute{Required: true, MarkdownDescription: "ECR image URI (`ACCOUNT.dkr.ecr.REGION.amazonaws.com/REPO:TAG` or `@sha256:DIGEST`); its registry's region must be in the jurisdiction."},
 					"model_data_uri":     schema.StringAttribute{Optional: true, MarkdownDescription: "S3 URI of the model artifacts (`s3://BUCKET/KEY`), in a bucket in the jurisdiction."},
-					"environment":        schema.MapAttribute{ElementType: types.StringType, Optional: true, Sensitive: true, MarkdownDescription: "Environment variables of the container. No place for secrets: anyone allowed `sagemaker:DescribeModel` can read them. Keep secrets in AWS Secrets Manager in the jurisdiction and have the container read them at start with the execution role. Sensitive: hidden in plan output."},
+					"environment":        schema.MapAttribute{ElementType: types.StringType, Optional: true, Sensitive: true, MarkdownDescription: "Environment variables of the container. No place for secrets: anyone allowed `sagemaker:DescribeModel` can read them. Keep secrets in AWS Secrets Manager in the jurisdiction and have the container read them at start with the execution role: a container that calls Secrets Manager needs `network_isolation = false` (network isolation, the default, blocks every call out), best with `vpc_config` and a Secrets Manager VPC endpoint in that VPC. Sensitive: hidden in plan output."},
 					"execution_role_arn": schema.StringAttribute{Required: true, MarkdownDescription: "IAM role SageMaker assumes to pull the image and the model data."},
 				},
 			},

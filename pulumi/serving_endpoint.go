@@ -160,7 +160,7 @@ func (c *ServingEndpointArgs) Annotate(a infer.Annotator) {
 func (m *ServingModel) Annotate(a infer.Annotator) {
 	a.Describe(&m.Image, "ECR image URI (`ACCOUNT.dkr.ecr.REGION.amazonaws.com/REPO:TAG` or `@sha256:DIGEST`); its registry's region must be in the jurisdiction.")
 	a.Describe(&m.ModelDataURI, "S3 URI of the model artifacts (`s3://BUCKET/KEY`), in a bucket in the jurisdiction.")
-	a.Describe(&m.Environment, "Environment variables of the container. No place for secrets: anyone allowed sagemaker:DescribeModel can read them. Keep secrets in AWS Secrets Manager in the jurisdiction and have the container read them at start with the execution role. A secret in the Pulumi state.")
+	a.Describe(&m.Environment, "Environment variables of the container. No place for secrets: anyone allowed sagemaker:DescribeModel can read them. Keep secrets in AWS Secrets Manager in the jurisdiction and have the container read them at start with the execution role: a container that calls Secrets Manager needs `networkIsolation: false` (network isolation, the default, blocks every call out), best with `vpcConfig` and a Secrets Manager VPC endpoint in that VPC. A secret in the Pulumi state.")
 	a.Describe(&m.ExecutionRoleARN, "IAM role SageMaker assumes to pull the image and the model data.")
 }
 
