@@ -75,6 +75,7 @@ func Start(ctx context.Context, opts Options) (*Harness, error) {
 	RegisterEC2GPUCluster(s)
 	RegisterEC2ImageTPM(s)
 	RegisterSSMPublicParameters(s)
+	RegisterSageMakerModelIsolation(s)
 	endpoints := RegisterSageMakerEndpoints(s)
 	return &Harness{URL: s.URL, Moto: m, Shim: s, Refreshes: RegisterAutoScalingRefreshes(s), SageMakerEndpoints: endpoints}, nil
 }

@@ -48,6 +48,8 @@ type servingEndpointModel struct {
 	Deployment            *servingDeployModel   `tfsdk:"deployment"`
 	DataCapture           *servingCaptureModel  `tfsdk:"data_capture"`
 	KMSKeyARN             types.String          `tfsdk:"kms_key_arn"`
+	VPCConfig             *servingVPCModel      `tfsdk:"vpc_config"`
+	NetworkIsolation      types.Bool            `tfsdk:"network_isolation"`
 	Tags                  types.Map             `tfsdk:"tags"`
 	TagsAll               types.Map             `tfsdk:"tags_all"`
 	ARN                   types.String          `tfsdk:"arn"`
@@ -60,6 +62,11 @@ type servingEndpointModel struct {
 	PriceSource           types.String          `tfsdk:"price_source"`
 	StandardAlarmNames    types.List            `tfsdk:"standard_alarm_names"`
 	Timeouts              timeouts.Value        `tfsdk:"timeouts"`
+}
+
+type servingVPCModel struct {
+	SubnetIDs        types.List `tfsdk:"subnet_ids"`
+	SecurityGroupIDs types.List `tfsdk:"security_group_ids"`
 }
 
 type servingModelModel struct {
@@ -139,7 +146,7 @@ func (r *servingEndpointResource) Schema(ctx context.Context, _ resource.SchemaR
 				Attributes: map[string]schema.Attribute{
 					"image":              schema.StringAttribute{Required: true, MarkdownDescription: "ECR image URI (`ACCOUNT.dkr.ecr.REGION.amazonaws.com/REPO:TAG` or `@sha256:DIGEST`); its registry's region must be in the jurisdiction."},
 					"model_data_uri":     schema.StringAttribute{Optional: true, MarkdownDescription: "S3 URI of the model artifacts (`s3://BUCKET/KEY`), in a bucket in the jurisdiction."},
-					"environment":        schema.MapAttribute{ElementType: types.StringType, Optional: true, Sensitive: true, MarkdownDescription: "Environment variables of the container. No place for secrets: anyone allowed `sagemaker:DescribeModel` can read them. Keep secrets in AWS Secrets Manager in the jurisdiction and have the container read them at start with the execution role. Sensitive: hidden in plan output."},
+					"environment":        schema.MapAttribute{ElementType: types.StringType, Optional: true, Sensitive: true, MarkdownDescription: "Environment variables of the container. No place for secrets: anyone allowed `sagemaker:DescribeModel` can read them. Keep secrets in AWS Secrets Manager in the jurisdiction and have the container read them at start with the execution role: a container that calls Secrets Manager needs `network_isolation = false` (network isolation, the default, blocks every call out), best with `vpc_config` and a Secrets Manager VPC endpoint in that VPC. Sensitive: hidden in plan output."},
 					"execution_role_arn": schema.StringAttribute{Required: true, MarkdownDescription: "IAM role SageMaker assumes to pull the image and the model data."},
 				},
 			},
@@ -207,6 +214,26 @@ func (r *servingEndpointResource) Schema(ctx context.Context, _ resource.SchemaR
 					"capture_options":    schema.ListAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "What is captured: " + code(platform.CaptureModes()) + "; unset means both."},
 				},
 			},
+			"vpc_config": schema.SingleNestedAttribute{
+				Optional: true,
+				MarkdownDescription: "Puts the model's container in your VPC (the model's `VpcConfig`): its network interfaces go in these subnets, with these security groups, so that what it reaches is what your VPC allows. " +
+					"Checked at plan like every subnet the provider takes: each subnet must exist in the provider's region and lie in a zone the residency policy allows (`residency.excluded_zone_ids` included), the subnets in one VPC, the security groups of that VPC; " +
+					"ids known only at apply are checked then, before anything is written. Not for serverless endpoints (SageMaker runs them in its own network). " +
+					"A model cannot change: changing this deploys a new model and endpoint config blue/green, as a model change does.",
+				Attributes: map[string]schema.Attribute{
+					"subnet_ids": schema.ListAttribute{ElementType: types.StringType, Required: true,
+						MarkdownDescription: fmt.Sprintf("Subnet ids (1 to %d), of one VPC, in allowed zones; subnets in two or more zones keep the endpoint up when a zone is not.", platform.ServingMaxSubnets)},
+					"security_group_ids": schema.ListAttribute{ElementType: types.StringType, Required: true,
+						MarkdownDescription: fmt.Sprintf("Security group ids (1 to %d) of the subnets' VPC.", platform.ServingMaxSecurityGroups)},
+				},
+			},
+			"network_isolation": schema.BoolAttribute{
+				Optional: true, Computed: true,
+				MarkdownDescription: "Network isolation of the model's container (`EnableNetworkIsolation`): no network call in or out, so the container cannot send what it serves anywhere, nor fetch code or data at run time, even with `vpc_config`. " +
+					"SageMaker still pulls the image and the model data for it, with the execution role. Default `true` on instance endpoints; `false` on serverless endpoints, which SageMaker does not isolate (setting it `true` there is refused). " +
+					"Set it to `false` for a container that must call out (an AWS API such as Secrets Manager, a licence server, a feature store), best with `vpc_config` so that those calls stay in your VPC. " +
+					"A model cannot change: changing it deploys a new model blue/green.",
+			},
 			"kms_key_arn":             schema.StringAttribute{Optional: true, MarkdownDescription: "KMS key ARN that encrypts the instances' storage volumes; in the jurisdiction."},
 			"tags":                    schema.MapAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "Tags of the endpoint, merged over the provider's `default_tags`. Changing them is an in-place update."},
 			"tags_all":                schema.MapAttribute{ElementType: types.StringType, Computed: true, MarkdownDescription: "All tags of the endpoint: `tags` merged over the provider's `default_tags`."},
@@ -249,6 +276,23 @@ func (r *servingEndpointResource) ModifyPlan(ctx context.Context, req resource.M
 	}
 	checkTimeouts(plan.Timeouts, &resp.Diagnostics)
 	spec, unknown := servingEndpointSpec(&plan)
+	// network_isolation not set is the core's default, whatever the prior
+	// state holds (Terraform proposes it for an unset computed value).
+	var isolation types.Bool
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root(platform.ServingNetworkIsolationPath), &isolation)...)
+	if isolation.IsNull() {
+		spec.NetworkIsolation = nil
+		unknown = slices.DeleteFunc(unknown, func(p string) bool { return p == platform.ServingNetworkIsolationPath })
+		planned := types.BoolUnknown()
+		// The default depends on whether a variant is serverless: known
+		// unless a whole variant, or the list, is not.
+		if !slices.ContainsFunc(unknown, func(p string) bool {
+			return p == "variants" || strings.HasPrefix(p, "variants[") && !strings.Contains(p, "].")
+		}) {
+			planned = types.BoolValue(spec.NetworkIsolationOn())
+		}
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root(platform.ServingNetworkIsolationPath), planned)...)
+	}
 	if r.meta == nil {
 		addInvalid("serving endpoint", platform.ValidateServingEndpoint(spec, unknown), &resp.Diagnostics)
 		return
@@ -489,6 +533,19 @@ func servingEndpointSpec(m *servingEndpointModel) (platform.ServingEndpointSpec,
 		KMSKeyARN: str("kms_key_arn", m.KMSKeyARN),
 		Tags:      strMap(platform.ServingEndpointTagsPath, m.Tags),
 	}
+	if v := m.VPCConfig; v != nil {
+		s.VPC = &platform.ServingVPC{
+			SubnetIDs:        strList(platform.ServingSubnetsPath, v.SubnetIDs),
+			SecurityGroupIDs: strList(platform.ServingSecurityGroupsPath, v.SecurityGroupIDs),
+		}
+	}
+	switch {
+	case m.NetworkIsolation.IsUnknown():
+		unknown = append(unknown, platform.ServingNetworkIsolationPath)
+	case !m.NetworkIsolation.IsNull():
+		isolated := m.NetworkIsolation.ValueBool()
+		s.NetworkIsolation = &isolated
+	}
 	if mm := m.Model; mm != nil {
 		s.Model = platform.ServingModel{
 			Image:            str("model.image", mm.Image),
@@ -563,6 +620,11 @@ func servingEndpointSpecModel(m *servingEndpointModel, s platform.ServingEndpoin
 	out.ID, out.Name = types.StringValue(s.Name), types.StringValue(s.Name)
 	out.KMSKeyARN = optionalString(s.KMSKeyARN)
 	out.Tags = optionalMap(s.Tags, &diags)
+	out.VPCConfig = nil
+	if v := s.VPC; v != nil {
+		out.VPCConfig = &servingVPCModel{SubnetIDs: optionalList(v.SubnetIDs, &diags), SecurityGroupIDs: optionalList(v.SecurityGroupIDs, &diags)}
+	}
+	out.NetworkIsolation = types.BoolValue(s.NetworkIsolationOn())
 	out.Model = &servingModelModel{
 		Image:            types.StringValue(s.Model.Image),
 		ModelDataURI:     optionalString(s.Model.ModelDataURI),

@@ -175,6 +175,8 @@ func checkServingConverged(env *platform.Env, h *acctest.Harness, spec platform.
 		return fmt.Errorf("endpoint %s serving %s, want InService serving %s", ep.Status, ep.Spec.Model.Image, spec.Model.Image)
 	case !slices.Equal(configs, []string{ep.ConfigName}) || models != 1:
 		return fmt.Errorf("endpoint configs %v and %d models, want only the serving %s and its model (orphans)", configs, models, ep.ConfigName)
+	case ep.Spec.NetworkIsolationOn() != spec.NetworkIsolationOn() || !reflect.DeepEqual(ep.Spec.VPC, spec.VPC):
+		return fmt.Errorf("the model's network: isolation %v, VPC %+v; want %v, %+v", ep.Spec.NetworkIsolationOn(), ep.Spec.VPC, spec.NetworkIsolationOn(), spec.VPC)
 	case len(targets) != 1 || ep.Spec.Variants[0].Autoscaling == nil || !reflect.DeepEqual(withoutSchedules(*ep.Spec.Variants[0].Autoscaling), withoutSchedules(*spec.Variants[0].Autoscaling)):
 		return fmt.Errorf("scalable targets %v, autoscaling %+v, want %+v", targets, ep.Spec.Variants[0].Autoscaling, spec.Variants[0].Autoscaling)
 	}
@@ -249,6 +251,15 @@ func TestAccServingEndpoint_faultMatrix(t *testing.T) {
 		servingFixtures(t, h)
 		return h, platformEnv(t, h)
 	}
+	// The endpoint is in the cell's VPC (its subnet ids are the cell's
+	// emulator's), network-isolated; the update turns isolation off: a new
+	// model of another network.
+	inVPC := func(t *testing.T, h *acctest.Harness, s platform.ServingEndpointSpec) platform.ServingEndpointSpec {
+		t.Helper()
+		n := servingNetwork(t, h)
+		s.VPC = &platform.ServingVPC{SubnetIDs: []string{n.Subnets["mec1-az1"], n.Subnets["mec1-az3"]}, SecurityGroupIDs: []string{n.SecurityGroup}}
+		return s
+	}
 	wait := platform.ServingWait{Timeout: 30 * time.Second} // the environment polls every 50ms (platformEnv)
 	base := servingMatrixSpec()
 	next := servingMatrixSpec()
@@ -259,18 +270,21 @@ func TestAccServingEndpoint_faultMatrix(t *testing.T) {
 	// One tag added, one gone: the alarms are tagged and untagged.
 	next.Tags = map[string]string{"stage": "two"}
 	next.Deployment = &platform.ServingDeployment{StandardAlarms: &platform.ServingStandardAlarms{LatencyP99Ms: 250, Error5XXRate: 0.05}}
+	isolationOff := false
+	next.NetworkIsolation = &isolationOff
 
 	type step struct{ service, action string }
 	const aas = "application-autoscaling"
 	const cw = "monitoring" // CloudWatch, in the credential scope
-	creates := []step{{"sagemaker", "CreateModel"}, {"sagemaker", "CreateEndpointConfig"}, {"sagemaker", "CreateEndpoint"},
+	// The subnets and security groups are looked up before any write.
+	creates := []step{{"ec2", "DescribeSubnets"}, {"ec2", "DescribeSecurityGroups"}, {"sagemaker", "CreateModel"}, {"sagemaker", "CreateEndpointConfig"}, {"sagemaker", "CreateEndpoint"},
 		{aas, "RegisterScalableTarget"}, {aas, "PutScalingPolicy"}, {aas, "PutScheduledAction"}, {cw, "PutMetricAlarm"}}
-	updates := []step{{"sagemaker", "CreateModel"}, {"sagemaker", "CreateEndpointConfig"}, {"sagemaker", "UpdateEndpoint"},
+	updates := []step{{"ec2", "DescribeSubnets"}, {"ec2", "DescribeSecurityGroups"}, {"sagemaker", "CreateModel"}, {"sagemaker", "CreateEndpointConfig"}, {"sagemaker", "UpdateEndpoint"},
 		{"sagemaker", "DeleteEndpointConfig"}, {"sagemaker", "DeleteModel"}, {aas, "RegisterScalableTarget"}, {aas, "PutScalingPolicy"},
 		{aas, "DeleteScheduledAction"}, {aas, "PutScheduledAction"}, {cw, "PutMetricAlarm"}, {cw, "TagResource"}, {cw, "UntagResource"}}
 	deletes := []step{{aas, "DeleteScheduledAction"}, {aas, "DeregisterScalableTarget"}, {"sagemaker", "DeleteEndpoint"}, {"sagemaker", "DeleteEndpointConfig"}, {"sagemaker", "DeleteModel"}, {cw, "DeleteAlarms"}}
 
-	create := func(t *testing.T, env *platform.Env) *platform.ServingEndpoint {
+	create := func(t *testing.T, env *platform.Env, base platform.ServingEndpointSpec) *platform.ServingEndpoint {
 		t.Helper()
 		ep, _, err := env.CreateServingEndpoint(context.Background(), base, wait)
 		if err != nil {
@@ -299,6 +313,7 @@ func TestAccServingEndpoint_faultMatrix(t *testing.T) {
 		for _, st := range creates {
 			t.Run(fmt.Sprintf("create/%s/%s", st.action, fault.name), func(t *testing.T) {
 				h, env := cell(t)
+				base := inVPC(t, h, base)
 				cells.Add(1)
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
@@ -315,13 +330,13 @@ func TestAccServingEndpoint_faultMatrix(t *testing.T) {
 					if derr := env.DeleteServingEndpoint(context.Background(), base.Name, priorOf(got), wait); derr != nil {
 						t.Fatalf("destroying the tainted endpoint (after %v): %v", err, derr)
 					}
-					got = create(t, env)
+					got = create(t, env, base)
 				default:
 					// Nothing recorded: nothing may exist.
 					if left := checkServingNothingLeft(h); left != nil {
 						t.Fatalf("the create failed with nothing recorded (%v), yet: %v", err, left)
 					}
-					got = create(t, env)
+					got = create(t, env, base)
 				}
 				if err := checkServingConverged(env, h, base); err != nil {
 					t.Fatal(err)
@@ -337,8 +352,10 @@ func TestAccServingEndpoint_faultMatrix(t *testing.T) {
 		for _, st := range updates {
 			t.Run(fmt.Sprintf("update/%s/%s", st.action, fault.name), func(t *testing.T) {
 				h, env := cell(t)
+				base, next := inVPC(t, h, base), next
+				next.VPC = base.VPC
 				cells.Add(1)
-				ep := create(t, env)
+				ep := create(t, env, base)
 				prior := priorOf(ep)
 				prior.Spec.Tags = maps.Clone(base.Tags)
 				ctx, cancel := context.WithCancel(context.Background())
@@ -373,8 +390,9 @@ func TestAccServingEndpoint_faultMatrix(t *testing.T) {
 		for _, st := range deletes {
 			t.Run(fmt.Sprintf("delete/%s/%s", st.action, fault.name), func(t *testing.T) {
 				h, env := cell(t)
+				base := inVPC(t, h, base)
 				cells.Add(1)
-				ep := create(t, env)
+				ep := create(t, env, base)
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
 				disarm := armed(t, h, fault, st, false, cancel)

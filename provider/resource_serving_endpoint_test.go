@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -484,6 +485,9 @@ func TestAccServingEndpoint_example(t *testing.T) {
 	key := createKey(t, h, acctest.Region)
 	example := readExample(t, "../examples/resources/mlplatform_serving_endpoint/resource.tf")
 	example = regexp.MustCompile(`arn:aws:kms:me-central-1:123456789012:key/[0-9a-f-]+`).ReplaceAllString(example, key)
+	n := servingNetwork(t, h)
+	example = strings.NewReplacer("subnet-0123456789abcdef0", n.Subnets["mec1-az1"], "subnet-0123456789abcdef1", n.Subnets["mec1-az3"],
+		"sg-0123456789abcdef0", n.SecurityGroup).Replace(example)
 	const name = "mlplatform_serving_endpoint.fraud"
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
@@ -495,6 +499,8 @@ func TestAccServingEndpoint_example(t *testing.T) {
 				resource.TestCheckResourceAttr(name, "variants.0.instance_type", "ml.g6.xlarge"),
 				resource.TestCheckResourceAttr(name, "data_capture.kms_key_arn", key),
 				resource.TestCheckResourceAttr(name, "deployment.traffic_routing", "canary"),
+				resource.TestCheckResourceAttr(name, "vpc_config.subnet_ids.1", n.Subnets["mec1-az3"]),
+				resource.TestCheckResourceAttr(name, "network_isolation", "true"),
 			),
 		}},
 	})

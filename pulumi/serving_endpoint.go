@@ -39,7 +39,22 @@ type ServingEndpointArgs struct {
 	Deployment  *ServingDeployment `pulumi:"deployment,optional"`
 	DataCapture *ServingCapture    `pulumi:"dataCapture,optional"`
 	KMSKeyARN   *string            `pulumi:"kmsKeyArn,optional"`
-	Tags        map[string]string  `pulumi:"tags,optional"`
+	VPCConfig   *ServingVPCConfig  `pulumi:"vpcConfig,optional"`
+	// NetworkIsolation unset is the core's default.
+	NetworkIsolation *bool             `pulumi:"networkIsolation,optional"`
+	Tags             map[string]string `pulumi:"tags,optional"`
+}
+
+// ServingVPCConfig puts the model's container in the customer's VPC.
+type ServingVPCConfig struct {
+	SubnetIDs        []string `pulumi:"subnetIds"`
+	SecurityGroupIDs []string `pulumi:"securityGroupIds"`
+}
+
+// Annotate describes the VPC configuration.
+func (c *ServingVPCConfig) Annotate(a infer.Annotator) {
+	a.Describe(&c.SubnetIDs, fmt.Sprintf("Subnet ids (1 to %d), of one VPC, in allowed zones; subnets in two or more zones keep the endpoint up when a zone is not.", platform.ServingMaxSubnets))
+	a.Describe(&c.SecurityGroupIDs, fmt.Sprintf("Security group ids (1 to %d) of the subnets' VPC.", platform.ServingMaxSecurityGroups))
 }
 
 // ServingModel is the container that serves.
@@ -130,6 +145,14 @@ func (c *ServingEndpointArgs) Annotate(a infer.Annotator) {
 	a.Describe(&c.Deployment, "How an update shifts traffic to the new fleet (blue/green). Changing it alone changes nothing in AWS; the next update uses it.")
 	a.Describe(&c.DataCapture, "Capture of requests and responses, to a bucket in the jurisdiction.")
 	a.Describe(&c.KMSKeyARN, "KMS key ARN that encrypts the instances' storage volumes; in the jurisdiction.")
+	a.Describe(&c.VPCConfig, "Puts the model's container in your VPC (the model's `VpcConfig`): its network interfaces go in these subnets, with these security groups, so that what it reaches is what your VPC allows. "+
+		"Checked in Check like every subnet the provider takes: each subnet must exist in the provider's region and lie in a zone the residency policy allows (`residency.excludedZoneIds` included), the subnets in one VPC, the security groups of that VPC; "+
+		"ids known only at apply are checked then, before anything is written. Not for serverless endpoints (SageMaker runs them in its own network). "+
+		"A model cannot change: changing this deploys a new model and endpoint config blue/green, as a model change does.")
+	a.Describe(&c.NetworkIsolation, "Network isolation of the model's container (`EnableNetworkIsolation`): no network call in or out, so the container cannot send what it serves anywhere, nor fetch code or data at run time, even with `vpcConfig`. "+
+		"SageMaker still pulls the image and the model data for it, with the execution role. Default `true` on instance endpoints; `false` on serverless endpoints, which SageMaker does not isolate (setting it `true` there is refused). "+
+		"Set it to `false` for a container that must call out (an AWS API such as Secrets Manager, a licence server, a feature store), best with `vpcConfig` so that those calls stay in your VPC. "+
+		"A model cannot change: changing it deploys a new model blue/green.")
 	a.Describe(&c.Tags, "Tags of the endpoint, merged over the provider's `defaultTags`.")
 }
 
@@ -137,7 +160,7 @@ func (c *ServingEndpointArgs) Annotate(a infer.Annotator) {
 func (m *ServingModel) Annotate(a infer.Annotator) {
 	a.Describe(&m.Image, "ECR image URI (`ACCOUNT.dkr.ecr.REGION.amazonaws.com/REPO:TAG` or `@sha256:DIGEST`); its registry's region must be in the jurisdiction.")
 	a.Describe(&m.ModelDataURI, "S3 URI of the model artifacts (`s3://BUCKET/KEY`), in a bucket in the jurisdiction.")
-	a.Describe(&m.Environment, "Environment variables of the container. No place for secrets: anyone allowed sagemaker:DescribeModel can read them. Keep secrets in AWS Secrets Manager in the jurisdiction and have the container read them at start with the execution role. A secret in the Pulumi state.")
+	a.Describe(&m.Environment, "Environment variables of the container. No place for secrets: anyone allowed sagemaker:DescribeModel can read them. Keep secrets in AWS Secrets Manager in the jurisdiction and have the container read them at start with the execution role: a container that calls Secrets Manager needs `networkIsolation: false` (network isolation, the default, blocks every call out), best with `vpcConfig` and a Secrets Manager VPC endpoint in that VPC. A secret in the Pulumi state.")
 	a.Describe(&m.ExecutionRoleARN, "IAM role SageMaker assumes to pull the image and the model data.")
 }
 
@@ -408,13 +431,17 @@ func (ServingEndpoint) Diff(ctx context.Context, req infer.DiffRequest[ServingEn
 // spec translates the inputs to the core's spec.
 func (c ServingEndpointArgs) spec() platform.ServingEndpointSpec {
 	s := platform.ServingEndpointSpec{
-		Name:      deref(c.Name),
-		KMSKeyARN: deref(c.KMSKeyARN),
-		Tags:      c.Tags,
+		Name:             deref(c.Name),
+		KMSKeyARN:        deref(c.KMSKeyARN),
+		Tags:             c.Tags,
+		NetworkIsolation: c.NetworkIsolation,
 		Model: platform.ServingModel{
 			Image: c.Model.Image, ModelDataURI: deref(c.Model.ModelDataURI),
 			Environment: c.Model.Environment, ExecutionRoleARN: c.Model.ExecutionRoleARN,
 		},
+	}
+	if v := c.VPCConfig; v != nil {
+		s.VPC = &platform.ServingVPC{SubnetIDs: v.SubnetIDs, SecurityGroupIDs: v.SecurityGroupIDs}
 	}
 	for _, v := range c.Variants {
 		sv := platform.ServingVariant{Name: v.Name, InstanceType: deref(v.InstanceType), InitialInstanceCount: int64(deref(v.InitialInstanceCount)), InitialWeight: deref(v.InitialWeight)}
@@ -457,8 +484,11 @@ func (c ServingEndpointArgs) spec() platform.ServingEndpointSpec {
 // what a read back or an import records.
 func servingArgsOf(s platform.ServingEndpointSpec) ServingEndpointArgs {
 	a := ServingEndpointArgs{
-		Name: ptr(s.Name), KMSKeyARN: optString(s.KMSKeyARN), Tags: s.Tags,
+		Name: ptr(s.Name), KMSKeyARN: optString(s.KMSKeyARN), Tags: s.Tags, NetworkIsolation: s.NetworkIsolation,
 		Model: ServingModel{Image: s.Model.Image, ModelDataURI: optString(s.Model.ModelDataURI), Environment: s.Model.Environment, ExecutionRoleARN: s.Model.ExecutionRoleARN},
+	}
+	if v := s.VPC; v != nil {
+		a.VPCConfig = &ServingVPCConfig{SubnetIDs: v.SubnetIDs, SecurityGroupIDs: v.SecurityGroupIDs}
 	}
 	for _, v := range s.Variants {
 		sv := ServingVariant{Name: v.Name, InstanceType: optString(v.InstanceType)}

@@ -156,3 +156,68 @@ func TestServingEndpoint_checkRefusesForeign(t *testing.T) {
 		t.Errorf("check of an update described the endpoint %d times", n)
 	}
 }
+
+// The endpoint's network under faults: a throttled subnet lookup is retried
+// and Check passes; a security group lookup that fails fails Check (never
+// a pass on a check that did not run); at create, a subnet lookup that fails
+// fails the create before any write; a CreateModel whose answer is lost
+// makes one model, in the VPC and network-isolated, adopted by its name.
+func TestServingEndpoint_networkFaults(t *testing.T) {
+	h := acctest.ParallelEmulator(t)
+	createBucket(t, h, acctest.Region, "uae-models")
+	s := newServer(t, h, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	n, err := h.Network(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := urn("ServingEndpoint", "fraud")
+	inputs := servingNetworkInputs(ids(n.Subnets["mec1-az1"]), ids(n.SecurityGroup), nil)
+
+	h.Shim.Throttle("ec2", "DescribeSubnets", 1)
+	check, err := s.Check(p.CheckRequest{Urn: u, Inputs: inputs})
+	if err != nil || len(check.Failures) > 0 {
+		t.Fatalf("check with a throttled subnet lookup: %v %+v", err, check.Failures)
+	}
+	h.Shim.InjectError("ec2", "DescribeSecurityGroups", "UnauthorizedOperation", "not authorized (injected)", 1)
+	if _, err := s.Check(p.CheckRequest{Urn: u, Inputs: inputs}); err == nil || !strings.Contains(err.Error(), "security groups") {
+		t.Fatalf("check with a failed security group lookup: %v, want an error", err)
+	}
+
+	h.Shim.ResetLog()
+	h.Shim.InjectError("ec2", "DescribeSubnets", "UnauthorizedOperation", "not authorized (injected)", 1)
+	if _, err := s.Create(p.CreateRequest{Urn: u, Properties: check.Inputs}); err == nil || !strings.Contains(err.Error(), "subnets") {
+		t.Fatalf("create with a failed subnet lookup: %v, want an error", err)
+	}
+	assertNoWrites(t, h)
+
+	t.Cleanup(acctest.InjectSageMaker(h.Shim, acctest.SageMakerFault{Action: "CreateModel", LoseResponse: true, Times: 1}))
+	created, err := s.Create(p.CreateRequest{Urn: u, Properties: check.Inputs})
+	if err != nil {
+		t.Fatalf("create with the CreateModel answer lost: %v", err)
+	}
+	if n, err := countModels(ctx, h); err != nil || n != 1 {
+		t.Fatalf("%d models (%v), want one", n, err)
+	}
+	m, err := h.ServingModel(ctx, "fraud")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.ModelName == nil || *m.ModelName != created.Properties.Get("modelName").AsString() || !aws.ToBool(m.EnableNetworkIsolation) ||
+		m.VpcConfig == nil || len(m.VpcConfig.Subnets) != 1 || m.VpcConfig.Subnets[0] != n.Subnets["mec1-az1"] {
+		t.Fatalf("model served %+v, want the recorded one, isolated, in %s", m, n.Subnets["mec1-az1"])
+	}
+}
+
+func countModels(ctx context.Context, h *acctest.Harness) (int, error) {
+	c, err := h.Clients(ctx, acctest.Region)
+	if err != nil {
+		return 0, err
+	}
+	ms, err := c.SageMaker.ListModels(ctx, &sagemaker.ListModelsInput{})
+	if err != nil {
+		return 0, err
+	}
+	return len(ms.Models), nil
+}

@@ -35,6 +35,8 @@ type fixtures struct {
 	vpcID      string // the default VPC
 	// defaultSubnets are the default subnet of each zone id.
 	defaultSubnets map[string]string
+	// defaultGroup is the default VPC's default security group.
+	defaultGroup string
 }
 
 func newFixtures(t *testing.T, h *acctest.Harness) *fixtures {
@@ -85,6 +87,12 @@ func newFixtures(t *testing.T, h *acctest.Harness) *fixtures {
 	if f.defaultSubnets, err = defaultSubnetsByZone(ctx, acctest.EC2(c)); err != nil {
 		t.Fatalf("finding the default subnets: %v", err)
 	}
+	sgs, err := acctest.EC2(c).DescribeSecurityGroups(ctx, &ec2.DescribeSecurityGroupsInput{Filters: []ec2types.Filter{
+		{Name: aws.String("vpc-id"), Values: []string{f.vpcID}}, {Name: aws.String("group-name"), Values: []string{"default"}}}})
+	if err != nil || len(sgs.SecurityGroups) == 0 {
+		t.Fatalf("finding the default security group: %v", err)
+	}
+	f.defaultGroup = aws.ToString(sgs.SecurityGroups[0].GroupId)
 	h.Shim.ResetLog()
 	return f
 }

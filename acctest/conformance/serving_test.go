@@ -144,6 +144,19 @@ func servingScenarios() []scenario {
 			},
 		},
 		{
+			name: "serving_endpoint/network", kind: servingEndpoint, resource: "conf-sv-net",
+			steps: []step{
+				{name: "subnet in an excluded zone refused, zero writes", residency: excludeAz3, inputs: svNetwork("mec1-az3", nil),
+					want: refused, messages: []string{"zone-excluded", "mec1-az3"}, noWrites: true},
+				{name: "in the VPC, network-isolated by default", inputs: svNetwork("mec1-az1", nil), want: created, check: wantServingNetwork("conf-sv-net", true, "mec1-az1")},
+				{name: "model moved outside to one not isolated: deployed isolated again", outOfBand: serveOpenModel("conf-sv-net"), inputs: svNetwork("mec1-az1", nil),
+					want: updated, check: wantServingNetwork("conf-sv-net", true, "mec1-az1")},
+				{name: "isolation off: a new model, in place", inputs: svNetwork("mec1-az1", false), want: updated, check: wantServingNetwork("conf-sv-net", false, "mec1-az1")},
+				{name: "subnet in an excluded zone known only at apply: refused at apply, zero writes", residency: excludeAz3, inputs: svNetwork("mec1-az3", false, true),
+					want: refused, refusedAtApply: true, messages: []string{"zone-excluded", "mec1-az3"}, noWrites: true},
+			},
+		},
+		{
 			name: "serving_endpoint/autoscaling", kind: servingEndpoint, resource: "conf-sv-as",
 			steps: []step{
 				{name: "create with autoscaling: registered", inputs: svScaled(100), want: created, check: wantScaling("conf-sv-as", 1, 4, 100)},
@@ -312,6 +325,53 @@ func foreignEndpoint(name string) func(*testing.T, *acctest.Harness, *fixtures) 
 			t.Fatal(err)
 		}
 		if _, err := c.SageMaker.CreateEndpoint(ctx, &sagemaker.CreateEndpointInput{EndpointName: aws.String(name), EndpointConfigName: aws.String("theirs")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// svNetwork is the network scenario's endpoint: in the default VPC's
+// subnet of zone, with its default group; isolation set when not nil
+// (a bool); unknown makes the subnet known only at apply.
+func svNetwork(zone string, isolation any, unknownSubnet ...bool) func(*fixtures) map[string]any {
+	return func(f *fixtures) map[string]any {
+		var subnet any = f.defaultSubnets[zone]
+		if len(unknownSubnet) > 0 && unknownSubnet[0] {
+			subnet = unknown{subnet}
+		}
+		over := map[string]any{"vpc_config": map[string]any{"subnet_ids": []any{subnet}, "security_group_ids": []any{f.defaultGroup}}}
+		if isolation != nil {
+			over["network_isolation"] = isolation
+		}
+		return svInputs("conf-sv-net", svImage, over)(f)
+	}
+}
+
+// wantServingNetwork checks the model the endpoint serves: its network
+// isolation and its subnet, the default VPC's in zone.
+func wantServingNetwork(endpoint string, isolated bool, zone string) func(context.Context, *acctest.Harness, *fixtures) error {
+	return func(ctx context.Context, h *acctest.Harness, f *fixtures) error {
+		m, err := h.ServingModel(ctx, endpoint)
+		if err != nil {
+			return err
+		}
+		if aws.ToBool(m.EnableNetworkIsolation) != isolated {
+			return fmt.Errorf("model %s: EnableNetworkIsolation %v, want %v", aws.ToString(m.ModelName), aws.ToBool(m.EnableNetworkIsolation), isolated)
+		}
+		if m.VpcConfig == nil || len(m.VpcConfig.Subnets) != 1 || m.VpcConfig.Subnets[0] != f.defaultSubnets[zone] ||
+			len(m.VpcConfig.SecurityGroupIds) != 1 || m.VpcConfig.SecurityGroupIds[0] != f.defaultGroup {
+			return fmt.Errorf("model %s: VpcConfig %+v, want subnet %s and group %s", aws.ToString(m.ModelName), m.VpcConfig, f.defaultSubnets[zone], f.defaultGroup)
+		}
+		return nil
+	}
+}
+
+// serveOpenModel moves the endpoint outside the front end to a model that
+// is not network-isolated.
+func serveOpenModel(endpoint string) func(*testing.T, *acctest.Harness, *fixtures) {
+	return func(t *testing.T, h *acctest.Harness, _ *fixtures) {
+		t.Helper()
+		if err := h.ServeOpenModel(context.Background(), endpoint); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -74,6 +74,34 @@ func subnetOf(s types.Subnet) Subnet {
 	return Subnet{ID: aws.ToString(s.SubnetId), VPCID: aws.ToString(s.VpcId), Zone: aws.ToString(s.AvailabilityZone), ZoneID: aws.ToString(s.AvailabilityZoneId)}
 }
 
+// FindSecurityGroupAPI is what FindSecurityGroup needs.
+type FindSecurityGroupAPI interface {
+	DescribeSecurityGroups(ctx context.Context, in *ec2.DescribeSecurityGroupsInput, opts ...func(*ec2.Options)) (*ec2.DescribeSecurityGroupsOutput, error)
+}
+
+// SecurityGroup is a security group and the VPC it belongs to.
+type SecurityGroup struct {
+	ID    string
+	VPCID string
+}
+
+// FindSecurityGroup describes one security group by id. A missing one is
+// ErrNotFound.
+func FindSecurityGroup(ctx context.Context, api FindSecurityGroupAPI, id string) (SecurityGroup, error) {
+	out, err := api.DescribeSecurityGroups(ctx, &ec2.DescribeSecurityGroupsInput{GroupIds: []string{id}})
+	if c := apiErrorCode(err); c == "InvalidGroup.NotFound" || c == "InvalidGroupId.NotFound" {
+		return SecurityGroup{}, ErrNotFound
+	}
+	if err != nil {
+		return SecurityGroup{}, fmt.Errorf("describing security group %s: %w", id, err)
+	}
+	if len(out.SecurityGroups) == 0 {
+		return SecurityGroup{}, ErrNotFound
+	}
+	g := out.SecurityGroups[0]
+	return SecurityGroup{ID: aws.ToString(g.GroupId), VPCID: aws.ToString(g.VpcId)}, nil
+}
+
 // FindCapacityReservationAPI is what FindCapacityReservation needs.
 type FindCapacityReservationAPI interface {
 	DescribeCapacityReservations(ctx context.Context, in *ec2.DescribeCapacityReservationsInput, opts ...func(*ec2.Options)) (*ec2.DescribeCapacityReservationsOutput, error)

@@ -117,6 +117,10 @@ func (h EC2Client) DescribePlacementGroups(ctx context.Context, in *ec2.Describe
 	return h.c().DescribePlacementGroups(ctx, in, o...)
 }
 
+func (h EC2Client) DescribeSecurityGroups(ctx context.Context, in *ec2.DescribeSecurityGroupsInput, o ...func(*ec2.Options)) (*ec2.DescribeSecurityGroupsOutput, error) {
+	return h.c().DescribeSecurityGroups(ctx, in, o...)
+}
+
 func (h EC2Client) DescribeSubnets(ctx context.Context, in *ec2.DescribeSubnetsInput, o ...func(*ec2.Options)) (*ec2.DescribeSubnetsOutput, error) {
 	return h.c().DescribeSubnets(ctx, in, o...)
 }

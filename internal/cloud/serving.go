@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -59,6 +60,14 @@ type ServingModelConfig struct {
 	Environment  map[string]string
 	RoleARN      string
 	Tags         map[string]string
+	// SubnetIDs and SecurityGroupIDs are the model's VpcConfig: the
+	// container's network interfaces go in these subnets with these
+	// groups. None: SageMaker's own network.
+	SubnetIDs        []string
+	SecurityGroupIDs []string
+	// NetworkIsolation is EnableNetworkIsolation: the container can make
+	// no network call in or out.
+	NetworkIsolation bool
 }
 
 // ServingVariantConfig is one production variant of an endpoint config:
@@ -275,6 +284,11 @@ func FindServingModel(ctx context.Context, api ServingAPI, name string) (*Servin
 	m := &ServingModelInfo{ARN: aws.ToString(out.ModelArn)}
 	m.Name = aws.ToString(out.ModelName)
 	m.RoleARN = aws.ToString(out.ExecutionRoleArn)
+	m.NetworkIsolation = aws.ToBool(out.EnableNetworkIsolation)
+	if v := out.VpcConfig; v != nil && (len(v.Subnets) > 0 || len(v.SecurityGroupIds) > 0) {
+		// An empty VpcConfig (some emulators answer one) is none.
+		m.SubnetIDs, m.SecurityGroupIDs = slices.Clone(v.Subnets), slices.Clone(v.SecurityGroupIds)
+	}
 	c := out.PrimaryContainer
 	if c == nil && len(out.Containers) > 0 {
 		c = &out.Containers[0]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sagemaker"
@@ -18,6 +19,12 @@ func CreateServingModel(ctx context.Context, api ServingAPI, c ServingModelConfi
 		ExecutionRoleArn: aws.String(c.RoleARN),
 		PrimaryContainer: &types.ContainerDefinition{Image: aws.String(c.Image)},
 		Tags:             sdkTags(c.Tags),
+		// Always sent, false included: what the model is never rests on
+		// SageMaker's default.
+		EnableNetworkIsolation: aws.Bool(c.NetworkIsolation),
+	}
+	if len(c.SubnetIDs) > 0 || len(c.SecurityGroupIDs) > 0 {
+		in.VpcConfig = &types.VpcConfig{Subnets: slices.Clone(c.SubnetIDs), SecurityGroupIds: slices.Clone(c.SecurityGroupIDs)}
 	}
 	if c.ModelDataURI != "" {
 		in.PrimaryContainer.ModelDataUrl = aws.String(c.ModelDataURI)

@@ -97,23 +97,17 @@ func (e *Env) planCPUFootprint(ctx context.Context, spec CPUFootprintSpec) (*CPU
 		refs = append(refs, residency.Ref{Path: "instance_profile", Kind: residency.KindARN, Value: spec.InstanceProfile})
 	}
 	if spec.known("subnet_ids") && len(spec.SubnetIDs) > 0 {
-		for i, id := range spec.SubnetIDs {
-			path := fmt.Sprintf("subnet_ids[%d]", i)
-			if !subnetIDRE().MatchString(id) {
-				continue
-			}
-			sn, err := cloud.FindSubnet(ctx, e.Clients.EC2, id)
-			switch {
-			case errors.Is(err, cloud.ErrNotFound):
-				p.Problems = append(p.Problems, Problem{Path: path, Summary: "Subnet not found", Detail: fmt.Sprintf("%s does not exist in %s: set subnet_ids to subnets of this region, or leave it unset for the default subnet of every allowed zone.", id, e.Region())})
-				continue
-			case err != nil:
-				return nil, err
-			}
-			refs = append(refs, residency.Ref{Path: path, Kind: residency.KindZoneID, Value: sn.ZoneID})
-			if ok && !slices.Contains(d.ZoneIDs, sn.ZoneID) && e.Policy.ZoneIDAllowed(sn.ZoneID) {
-				p.Problems = append(p.Problems, Problem{Path: path, Summary: "Instance type not offered in the subnet's zone",
-					Detail: fmt.Sprintf("%s is in %s, which does not offer %s; allowed zones that do: %s.", id, sn.ZoneID, d.InstanceType, strings.Join(d.ZoneIDs, ", "))})
+		found, zones, ps, err := e.lookupSubnets(ctx, "subnet_ids", spec.SubnetIDs, func(string) bool { return true },
+			"set subnet_ids to subnets of this region, or leave it unset for the default subnet of every allowed zone")
+		if err != nil {
+			return nil, err
+		}
+		p.Problems = append(p.Problems, ps...)
+		refs = append(refs, zones...)
+		for i, sn := range found {
+			if sn != nil && ok && !slices.Contains(d.ZoneIDs, sn.ZoneID) && e.Policy.ZoneIDAllowed(sn.ZoneID) {
+				p.Problems = append(p.Problems, Problem{Path: fmt.Sprintf("subnet_ids[%d]", i), Summary: "Instance type not offered in the subnet's zone",
+					Detail: fmt.Sprintf("%s is in %s, which does not offer %s; allowed zones that do: %s.", spec.SubnetIDs[i], sn.ZoneID, d.InstanceType, strings.Join(d.ZoneIDs, ", "))})
 			}
 		}
 		p.SubnetIDs = slices.Clone(spec.SubnetIDs)

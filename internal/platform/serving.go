@@ -117,6 +117,12 @@ type ServingEndpointSpec struct {
 	DataCapture *ServingDataCapture
 	KMSKeyARN   string // encrypts the instances' storage volumes
 	Tags        map[string]string
+	// VPC puts the model's container in the customer's VPC (vpc_config);
+	// nil: SageMaker's own network.
+	VPC *ServingVPC
+	// NetworkIsolation is network_isolation; nil: the default
+	// (ServingNetworkIsolationDefault, NetworkIsolationOn).
+	NetworkIsolation *bool
 }
 
 // ServingModel is the container that serves.
@@ -223,6 +229,7 @@ func ValidateServingEndpoint(s ServingEndpointSpec, unknown []string) []Problem 
 		}
 	}
 	v.kmsKey("kms_key_arn", s.KMSKeyARN)
+	svNetwork(v, s)
 	svTags(v, s.Tags)
 	return v.errs
 }

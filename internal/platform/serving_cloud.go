@@ -49,14 +49,20 @@ const (
 )
 
 func servingModelConfig(name string, s ServingEndpointSpec, tags map[string]string) cloud.ServingModelConfig {
-	return cloud.ServingModelConfig{
+	c := cloud.ServingModelConfig{
 		Name:         name,
 		Image:        s.Model.Image,
 		ModelDataURI: s.Model.ModelDataURI,
 		Environment:  maps.Clone(s.Model.Environment),
 		RoleARN:      s.Model.ExecutionRoleARN,
 		Tags:         tags,
+
+		NetworkIsolation: s.NetworkIsolationOn(),
 	}
+	if v := s.VPC; v != nil {
+		c.SubnetIDs, c.SecurityGroupIDs = slices.Clone(v.SubnetIDs), slices.Clone(v.SecurityGroupIDs)
+	}
+	return c
 }
 
 func servingConfigSpec(name, model string, s ServingEndpointSpec, tags map[string]string) cloud.ServingEndpointConfigSpec {
@@ -151,6 +157,11 @@ func servingEndpointFrom(e *cloud.ServingEndpointInfo, c *cloud.ServingEndpointC
 	}
 	if m != nil {
 		out.Spec.Model = ServingModel{Image: m.Image, ModelDataURI: m.ModelDataURI, Environment: maps.Clone(m.Environment), ExecutionRoleARN: m.RoleARN}
+		isolated := m.NetworkIsolation
+		out.Spec.NetworkIsolation = &isolated
+		if len(m.SubnetIDs) > 0 || len(m.SecurityGroupIDs) > 0 {
+			out.Spec.VPC = &ServingVPC{SubnetIDs: slices.Clone(m.SubnetIDs), SecurityGroupIDs: slices.Clone(m.SecurityGroupIDs)}
+		}
 	}
 	return out
 }

@@ -29,16 +29,14 @@ var (
 // CheckServingEndpoint is the plan-time check, the same for both front ends:
 // the spec is validated, and when valid its residency is checked (the
 // image's registry, the model data and capture buckets, the KMS keys, the
-// role, the required tags). Warnings say where a deployment guardrail falls
+// role, the required tags, and the zones of vpc_config's subnets, which must
+// exist, with security groups of their VPC). Warnings say where a deployment guardrail falls
 // back to all at once. Values at the paths in unknown are skipped: create
 // and update check again, all known, before any write.
 func (e *Env) CheckServingEndpoint(ctx context.Context, s ServingEndpointSpec, unknown []string) ([]Problem, []residency.Violation, []Problem, error) {
-	if errs := ValidateServingEndpoint(s, unknown); len(errs) > 0 {
-		return errs, nil, nil, nil
-	}
-	vs, err := e.checkServingResidency(ctx, s, unknown)
-	if err != nil {
-		return nil, nil, nil, err
+	errs, vs, err := e.checkServing(ctx, s, unknown)
+	if err != nil || len(errs) > 0 {
+		return errs, vs, nil, err
 	}
 	if errs, err := e.CheckServingAlarms(ctx, s, unknown); err != nil || len(errs) > 0 {
 		return errs, vs, nil, err
@@ -76,27 +74,46 @@ func checkServingCreate(ctx context.Context, api cloud.ServingAPI, name string) 
 		ErrServingEndpointExists, name, found.ARN, found.Status, ServingEndpointTokenTag)}}, nil
 }
 
-func (e *Env) checkServingResidency(ctx context.Context, s ServingEndpointSpec, unknown []string) ([]residency.Violation, error) {
+// checkServing validates s and, when valid, checks its network against EC2
+// (checkServingNetwork) and its residency: the problems, then the
+// violations. Values at the paths in unknown are skipped.
+func (e *Env) checkServing(ctx context.Context, s ServingEndpointSpec, unknown []string) ([]Problem, []residency.Violation, error) {
+	if errs := ValidateServingEndpoint(s, unknown); len(errs) > 0 {
+		return errs, nil, nil
+	}
+	errs, zones, err := e.checkServingNetwork(ctx, s, unknown)
+	if err != nil {
+		return nil, nil, err
+	}
+	vs, err := e.checkServingResidency(ctx, s, unknown, zones)
+	if err != nil {
+		return nil, nil, err
+	}
+	return errs, vs, nil
+}
+
+func (e *Env) checkServingResidency(ctx context.Context, s ServingEndpointSpec, unknown []string, more []residency.Ref) ([]residency.Violation, error) {
 	tagsPath := ServingEndpointTagsPath
 	if slices.Contains(unknown, ServingEndpointTagsPath) {
 		tagsPath = ""
 	}
-	vs, err := e.CheckResidency(ctx, ServingEndpointResidencyRefs(s, unknown), s.Tags, tagsPath)
+	vs, err := e.CheckResidency(ctx, append(ServingEndpointResidencyRefs(s, unknown), more...), s.Tags, tagsPath)
 	if err != nil {
 		return nil, fmt.Errorf("checking residency of serving endpoint %s: %w", s.Name, err)
 	}
 	return vs, nil
 }
 
-// guardServing validates s and checks its residency, all values known. In
-// enforce mode violations are an error too.
+// guardServing validates s and checks its network and residency, all
+// values known (those known only at apply are checked here). In enforce
+// mode violations are an error too.
 func (e *Env) guardServing(ctx context.Context, s ServingEndpointSpec) ([]residency.Violation, error) {
-	if errs := ValidateServingEndpoint(s, nil); len(errs) > 0 {
-		return nil, &RefusedError{Kind: "serving endpoint", Problems: errs}
-	}
-	vs, err := e.checkServingResidency(ctx, s, nil)
+	errs, vs, err := e.checkServing(ctx, s, nil)
 	if err != nil {
 		return nil, err
+	}
+	if len(errs) > 0 {
+		return vs, &RefusedError{Kind: "serving endpoint", Problems: errs}
 	}
 	if len(vs) > 0 && e.Policy.Enforcing() {
 		return vs, fmt.Errorf("%w: %s", ErrServingEndpointResidency, residency.Summarize(vs))

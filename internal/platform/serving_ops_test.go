@@ -75,7 +75,8 @@ func (f *fakeServing) DescribeModel(_ context.Context, in *sagemaker.DescribeMod
 	if !ok {
 		return nil, notFound("model")
 	}
-	return &sagemaker.DescribeModelOutput{ModelName: m.ModelName, ModelArn: aws.String("arn:model/" + *m.ModelName), ExecutionRoleArn: m.ExecutionRoleArn, PrimaryContainer: m.PrimaryContainer}, nil
+	return &sagemaker.DescribeModelOutput{ModelName: m.ModelName, ModelArn: aws.String("arn:model/" + *m.ModelName), ExecutionRoleArn: m.ExecutionRoleArn, PrimaryContainer: m.PrimaryContainer,
+		VpcConfig: m.VpcConfig, EnableNetworkIsolation: m.EnableNetworkIsolation}, nil
 }
 
 func (f *fakeServing) DeleteModel(_ context.Context, in *sagemaker.DeleteModelInput, _ ...func(*sagemaker.Options)) (*sagemaker.DeleteModelOutput, error) {

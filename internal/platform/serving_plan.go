@@ -11,7 +11,9 @@ import (
 // ServingEndpointPlan says how to go from one spec to another. A new name is
 // a new endpoint (replace). The model, the variants, the data capture and
 // the key are served by a new endpoint config, deployed blue/green in place:
-// the endpoint, its ARN and its URL stay. Tags change in place; the
+// the endpoint, its ARN and its URL stay. So are the model's network
+// settings (vpc_config, network_isolation): a model cannot change, so a new
+// one serves. Tags change in place; the
 // deployment settings are used by the next update and change nothing now;
 // a variant's autoscaling changes its scalable target and policy in place.
 type ServingEndpointPlan struct {
@@ -60,6 +62,9 @@ func PlanServingEndpoint(old, new ServingEndpointSpec, unknown []string) Serving
 	cfg(servingVariantsPath, !variantsEqual(old.Variants, new.Variants), "production variants change")
 	cfg(servingDataCapturePath, !reflect.DeepEqual(normCapture(old.DataCapture), normCapture(new.DataCapture)), "data capture changes")
 	cfg("kms_key_arn", old.KMSKeyARN != new.KMSKeyARN, "storage key %q to %q", old.KMSKeyARN, new.KMSKeyARN)
+	// The model's network cannot change: a new model, deployed blue/green.
+	cfg(ServingVPCPath, !servingVPCEqual(old.VPC, new.VPC), "the model's VPC configuration changes (a new model)")
+	cfg(ServingNetworkIsolationPath, old.NetworkIsolationOn() != new.NetworkIsolationOn(), "network isolation %t to %t (a new model)", old.NetworkIsolationOn(), new.NetworkIsolationOn())
 	for i, v := range new.Variants {
 		at := fmt.Sprintf("%s[%d].autoscaling", servingVariantsPath, i)
 		var before *ServingAutoscaling

@@ -43,6 +43,9 @@ func (e *Env) ReadBackServingEndpoint(found *ServingEndpoint, declared ServingEn
 //     a variant scaled outside the provider shows as a change (drift),
 //     except a variant with autoscaling: autoscaling owns its count, which
 //     reads back as its endpoint config declares it;
+//   - the model's VPC configuration keeps the declared order of its ids
+//     when they are the same; network isolation stays unset where it was
+//     not declared and is the default;
 //   - tags are the endpoint's tags less the default tags (same value) the
 //     user did not set; TagsAll are all of them;
 //   - lastDeployment (the front end's record) is kept unless this call
@@ -65,10 +68,12 @@ func ReadBackServingEndpointOf(found *ServingEndpoint, declared ServingEndpointS
 		out.TagsAll = map[string]string{}
 	}
 	rs := ServingEndpointSpec{
-		Name:       s.Name,
-		Model:      s.Model,
-		KMSKeyARN:  s.KMSKeyARN,
-		Deployment: declared.Deployment,
+		Name:             s.Name,
+		Model:            s.Model,
+		KMSKeyARN:        s.KMSKeyARN,
+		Deployment:       declared.Deployment,
+		VPC:              readBackServingVPC(s.VPC, declared.VPC),
+		NetworkIsolation: readBackNetworkIsolation(s.NetworkIsolation, declared),
 	}
 	if d := declared.Deployment; d != nil && d.StandardAlarms != nil {
 		dc := *d

@@ -3,7 +3,9 @@
 # in-region bucket under the team's key. Changing the model or the variant
 # is a blue/green update: canary first (10% of capacity for 5 minutes); the
 # old fleet goes only once the new one serves, and an update that SageMaker
-# rolls back fails the apply with its reason.
+# rolls back fails the apply with its reason. The container runs in the
+# team's VPC (subnets in two allowed zones) and is network-isolated (the
+# default): it can make no network call in or out.
 resource "mlplatform_serving_endpoint" "fraud" {
   name = "fraud-scoring"
 
@@ -51,6 +53,12 @@ resource "mlplatform_serving_endpoint" "fraud" {
   }
 
   kms_key_arn = "arn:aws:kms:me-central-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+
+  vpc_config = {
+    subnet_ids         = ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"]
+    security_group_ids = ["sg-0123456789abcdef0"]
+  }
+  # network_isolation = false # only for a container that must call out
 
   tags = { team = "fraud" }
 }

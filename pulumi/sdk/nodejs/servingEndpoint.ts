@@ -81,6 +81,10 @@ export class ServingEndpoint extends pulumi.CustomResource {
      */
     declare public readonly name: pulumi.Output<string | undefined>;
     /**
+     * Network isolation of the model's container (`EnableNetworkIsolation`): no network call in or out, so the container cannot send what it serves anywhere, nor fetch code or data at run time, even with `vpcConfig`. SageMaker still pulls the image and the model data for it, with the execution role. Default `true` on instance endpoints; `false` on serverless endpoints, which SageMaker does not isolate (setting it `true` there is refused). Set it to `false` for a container that must call out (an AWS API such as Secrets Manager, a licence server, a feature store), best with `vpcConfig` so that those calls stay in your VPC. A model cannot change: changing it deploys a new model blue/green.
+     */
+    declare public readonly networkIsolation: pulumi.Output<boolean | undefined>;
+    /**
      * Where each price in monthlyCostUsd comes from, its date, and whether it is an estimate (a price not quoted for the provider's region is).
      */
     declare public /*out*/ readonly priceSource: pulumi.Output<string | undefined>;
@@ -101,6 +105,10 @@ export class ServingEndpoint extends pulumi.CustomResource {
      * Production variants (1 to 10): each on instances (`instanceType`, `initialInstanceCount`) or serverless, never mixed in one endpoint.
      */
     declare public readonly variants: pulumi.Output<outputs.ServingVariant[]>;
+    /**
+     * Puts the model's container in your VPC (the model's `VpcConfig`): its network interfaces go in these subnets, with these security groups, so that what it reaches is what your VPC allows. Checked in Check like every subnet the provider takes: each subnet must exist in the provider's region and lie in a zone the residency policy allows (`residency.excludedZoneIds` included), the subnets in one VPC, the security groups of that VPC; ids known only at apply are checked then, before anything is written. Not for serverless endpoints (SageMaker runs them in its own network). A model cannot change: changing this deploys a new model and endpoint config blue/green, as a model change does.
+     */
+    declare public readonly vpcConfig: pulumi.Output<outputs.ServingVPCConfig | undefined>;
 
     /**
      * Create a ServingEndpoint resource with the given unique name, arguments, and options.
@@ -124,8 +132,10 @@ export class ServingEndpoint extends pulumi.CustomResource {
             resourceInputs["kmsKeyArn"] = args?.kmsKeyArn;
             resourceInputs["model"] = args?.model;
             resourceInputs["name"] = args?.name;
+            resourceInputs["networkIsolation"] = args?.networkIsolation;
             resourceInputs["tags"] = args?.tags;
             resourceInputs["variants"] = args?.variants;
+            resourceInputs["vpcConfig"] = args?.vpcConfig;
             resourceInputs["arn"] = undefined /*out*/;
             resourceInputs["endpointConfigName"] = undefined /*out*/;
             resourceInputs["failureReason"] = undefined /*out*/;
@@ -148,12 +158,14 @@ export class ServingEndpoint extends pulumi.CustomResource {
             resourceInputs["modelName"] = undefined /*out*/;
             resourceInputs["monthlyCostUsd"] = undefined /*out*/;
             resourceInputs["name"] = undefined /*out*/;
+            resourceInputs["networkIsolation"] = undefined /*out*/;
             resourceInputs["priceSource"] = undefined /*out*/;
             resourceInputs["standardAlarmNames"] = undefined /*out*/;
             resourceInputs["status"] = undefined /*out*/;
             resourceInputs["tags"] = undefined /*out*/;
             resourceInputs["tagsAll"] = undefined /*out*/;
             resourceInputs["variants"] = undefined /*out*/;
+            resourceInputs["vpcConfig"] = undefined /*out*/;
         }
         opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts);
         super(ServingEndpoint.__pulumiType, name, resourceInputs, opts);
@@ -185,6 +197,10 @@ export interface ServingEndpointArgs {
      */
     name?: pulumi.Input<string>;
     /**
+     * Network isolation of the model's container (`EnableNetworkIsolation`): no network call in or out, so the container cannot send what it serves anywhere, nor fetch code or data at run time, even with `vpcConfig`. SageMaker still pulls the image and the model data for it, with the execution role. Default `true` on instance endpoints; `false` on serverless endpoints, which SageMaker does not isolate (setting it `true` there is refused). Set it to `false` for a container that must call out (an AWS API such as Secrets Manager, a licence server, a feature store), best with `vpcConfig` so that those calls stay in your VPC. A model cannot change: changing it deploys a new model blue/green.
+     */
+    networkIsolation?: pulumi.Input<boolean>;
+    /**
      * Tags of the endpoint, merged over the provider's `defaultTags`.
      */
     tags?: pulumi.Input<{[key: string]: pulumi.Input<string>}>;
@@ -192,4 +208,8 @@ export interface ServingEndpointArgs {
      * Production variants (1 to 10): each on instances (`instanceType`, `initialInstanceCount`) or serverless, never mixed in one endpoint.
      */
     variants: pulumi.Input<pulumi.Input<inputs.ServingVariantArgs>[]>;
+    /**
+     * Puts the model's container in your VPC (the model's `VpcConfig`): its network interfaces go in these subnets, with these security groups, so that what it reaches is what your VPC allows. Checked in Check like every subnet the provider takes: each subnet must exist in the provider's region and lie in a zone the residency policy allows (`residency.excludedZoneIds` included), the subnets in one VPC, the security groups of that VPC; ids known only at apply are checked then, before anything is written. Not for serverless endpoints (SageMaker runs them in its own network). A model cannot change: changing this deploys a new model and endpoint config blue/green, as a model change does.
+     */
+    vpcConfig?: pulumi.Input<inputs.ServingVPCConfigArgs>;
 }

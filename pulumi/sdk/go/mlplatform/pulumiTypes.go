@@ -4230,7 +4230,7 @@ func (o ServingDeploymentPtrOutput) WaitSeconds() pulumi.IntPtrOutput {
 }
 
 type ServingModel struct {
-	// Environment variables of the container. No place for secrets: anyone allowed sagemaker:DescribeModel can read them. Keep secrets in AWS Secrets Manager in the jurisdiction and have the container read them at start with the execution role. A secret in the Pulumi state.
+	// Environment variables of the container. No place for secrets: anyone allowed sagemaker:DescribeModel can read them. Keep secrets in AWS Secrets Manager in the jurisdiction and have the container read them at start with the execution role: a container that calls Secrets Manager needs `networkIsolation: false` (network isolation, the default, blocks every call out), best with `vpcConfig` and a Secrets Manager VPC endpoint in that VPC. A secret in the Pulumi state.
 	Environment map[string]string `pulumi:"environment"`
 	// IAM role SageMaker assumes to pull the image and the model data.
 	ExecutionRoleArn string `pulumi:"executionRoleArn"`
@@ -4252,7 +4252,7 @@ type ServingModelInput interface {
 }
 
 type ServingModelArgs struct {
-	// Environment variables of the container. No place for secrets: anyone allowed sagemaker:DescribeModel can read them. Keep secrets in AWS Secrets Manager in the jurisdiction and have the container read them at start with the execution role. A secret in the Pulumi state.
+	// Environment variables of the container. No place for secrets: anyone allowed sagemaker:DescribeModel can read them. Keep secrets in AWS Secrets Manager in the jurisdiction and have the container read them at start with the execution role: a container that calls Secrets Manager needs `networkIsolation: false` (network isolation, the default, blocks every call out), best with `vpcConfig` and a Secrets Manager VPC endpoint in that VPC. A secret in the Pulumi state.
 	Environment pulumi.StringMapInput `pulumi:"environment"`
 	// IAM role SageMaker assumes to pull the image and the model data.
 	ExecutionRoleArn pulumi.StringInput `pulumi:"executionRoleArn"`
@@ -4288,7 +4288,7 @@ func (o ServingModelOutput) ToServingModelOutputWithContext(ctx context.Context)
 	return o
 }
 
-// Environment variables of the container. No place for secrets: anyone allowed sagemaker:DescribeModel can read them. Keep secrets in AWS Secrets Manager in the jurisdiction and have the container read them at start with the execution role. A secret in the Pulumi state.
+// Environment variables of the container. No place for secrets: anyone allowed sagemaker:DescribeModel can read them. Keep secrets in AWS Secrets Manager in the jurisdiction and have the container read them at start with the execution role: a container that calls Secrets Manager needs `networkIsolation: false` (network isolation, the default, blocks every call out), best with `vpcConfig` and a Secrets Manager VPC endpoint in that VPC. A secret in the Pulumi state.
 func (o ServingModelOutput) Environment() pulumi.StringMapOutput {
 	return o.ApplyT(func(v ServingModel) map[string]string { return v.Environment }).(pulumi.StringMapOutput)
 }
@@ -4800,6 +4800,162 @@ func (o ServingStandardAlarmsPtrOutput) PeriodSeconds() pulumi.IntPtrOutput {
 	}).(pulumi.IntPtrOutput)
 }
 
+type ServingVPCConfig struct {
+	// Security group ids (1 to 5) of the subnets' VPC.
+	SecurityGroupIds []string `pulumi:"securityGroupIds"`
+	// Subnet ids (1 to 16), of one VPC, in allowed zones; subnets in two or more zones keep the endpoint up when a zone is not.
+	SubnetIds []string `pulumi:"subnetIds"`
+}
+
+// ServingVPCConfigInput is an input type that accepts ServingVPCConfigArgs and ServingVPCConfigOutput values.
+// You can construct a concrete instance of `ServingVPCConfigInput` via:
+//
+//	ServingVPCConfigArgs{...}
+type ServingVPCConfigInput interface {
+	pulumi.Input
+
+	ToServingVPCConfigOutput() ServingVPCConfigOutput
+	ToServingVPCConfigOutputWithContext(context.Context) ServingVPCConfigOutput
+}
+
+type ServingVPCConfigArgs struct {
+	// Security group ids (1 to 5) of the subnets' VPC.
+	SecurityGroupIds pulumi.StringArrayInput `pulumi:"securityGroupIds"`
+	// Subnet ids (1 to 16), of one VPC, in allowed zones; subnets in two or more zones keep the endpoint up when a zone is not.
+	SubnetIds pulumi.StringArrayInput `pulumi:"subnetIds"`
+}
+
+func (ServingVPCConfigArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*ServingVPCConfig)(nil)).Elem()
+}
+
+func (i ServingVPCConfigArgs) ToServingVPCConfigOutput() ServingVPCConfigOutput {
+	return i.ToServingVPCConfigOutputWithContext(context.Background())
+}
+
+func (i ServingVPCConfigArgs) ToServingVPCConfigOutputWithContext(ctx context.Context) ServingVPCConfigOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServingVPCConfigOutput)
+}
+
+func (i ServingVPCConfigArgs) ToServingVPCConfigPtrOutput() ServingVPCConfigPtrOutput {
+	return i.ToServingVPCConfigPtrOutputWithContext(context.Background())
+}
+
+func (i ServingVPCConfigArgs) ToServingVPCConfigPtrOutputWithContext(ctx context.Context) ServingVPCConfigPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServingVPCConfigOutput).ToServingVPCConfigPtrOutputWithContext(ctx)
+}
+
+// ServingVPCConfigPtrInput is an input type that accepts ServingVPCConfigArgs, ServingVPCConfigPtr and ServingVPCConfigPtrOutput values.
+// You can construct a concrete instance of `ServingVPCConfigPtrInput` via:
+//
+//	        ServingVPCConfigArgs{...}
+//
+//	or:
+//
+//	        nil
+type ServingVPCConfigPtrInput interface {
+	pulumi.Input
+
+	ToServingVPCConfigPtrOutput() ServingVPCConfigPtrOutput
+	ToServingVPCConfigPtrOutputWithContext(context.Context) ServingVPCConfigPtrOutput
+}
+
+type servingVPCConfigPtrType ServingVPCConfigArgs
+
+func ServingVPCConfigPtr(v *ServingVPCConfigArgs) ServingVPCConfigPtrInput {
+	return (*servingVPCConfigPtrType)(v)
+}
+
+func (*servingVPCConfigPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**ServingVPCConfig)(nil)).Elem()
+}
+
+func (i *servingVPCConfigPtrType) ToServingVPCConfigPtrOutput() ServingVPCConfigPtrOutput {
+	return i.ToServingVPCConfigPtrOutputWithContext(context.Background())
+}
+
+func (i *servingVPCConfigPtrType) ToServingVPCConfigPtrOutputWithContext(ctx context.Context) ServingVPCConfigPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(ServingVPCConfigPtrOutput)
+}
+
+type ServingVPCConfigOutput struct{ *pulumi.OutputState }
+
+func (ServingVPCConfigOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*ServingVPCConfig)(nil)).Elem()
+}
+
+func (o ServingVPCConfigOutput) ToServingVPCConfigOutput() ServingVPCConfigOutput {
+	return o
+}
+
+func (o ServingVPCConfigOutput) ToServingVPCConfigOutputWithContext(ctx context.Context) ServingVPCConfigOutput {
+	return o
+}
+
+func (o ServingVPCConfigOutput) ToServingVPCConfigPtrOutput() ServingVPCConfigPtrOutput {
+	return o.ToServingVPCConfigPtrOutputWithContext(context.Background())
+}
+
+func (o ServingVPCConfigOutput) ToServingVPCConfigPtrOutputWithContext(ctx context.Context) ServingVPCConfigPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v ServingVPCConfig) *ServingVPCConfig {
+		return &v
+	}).(ServingVPCConfigPtrOutput)
+}
+
+// Security group ids (1 to 5) of the subnets' VPC.
+func (o ServingVPCConfigOutput) SecurityGroupIds() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v ServingVPCConfig) []string { return v.SecurityGroupIds }).(pulumi.StringArrayOutput)
+}
+
+// Subnet ids (1 to 16), of one VPC, in allowed zones; subnets in two or more zones keep the endpoint up when a zone is not.
+func (o ServingVPCConfigOutput) SubnetIds() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v ServingVPCConfig) []string { return v.SubnetIds }).(pulumi.StringArrayOutput)
+}
+
+type ServingVPCConfigPtrOutput struct{ *pulumi.OutputState }
+
+func (ServingVPCConfigPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**ServingVPCConfig)(nil)).Elem()
+}
+
+func (o ServingVPCConfigPtrOutput) ToServingVPCConfigPtrOutput() ServingVPCConfigPtrOutput {
+	return o
+}
+
+func (o ServingVPCConfigPtrOutput) ToServingVPCConfigPtrOutputWithContext(ctx context.Context) ServingVPCConfigPtrOutput {
+	return o
+}
+
+func (o ServingVPCConfigPtrOutput) Elem() ServingVPCConfigOutput {
+	return o.ApplyT(func(v *ServingVPCConfig) ServingVPCConfig {
+		if v != nil {
+			return *v
+		}
+		var ret ServingVPCConfig
+		return ret
+	}).(ServingVPCConfigOutput)
+}
+
+// Security group ids (1 to 5) of the subnets' VPC.
+func (o ServingVPCConfigPtrOutput) SecurityGroupIds() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v *ServingVPCConfig) []string {
+		if v == nil {
+			return nil
+		}
+		return v.SecurityGroupIds
+	}).(pulumi.StringArrayOutput)
+}
+
+// Subnet ids (1 to 16), of one VPC, in allowed zones; subnets in two or more zones keep the endpoint up when a zone is not.
+func (o ServingVPCConfigPtrOutput) SubnetIds() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v *ServingVPCConfig) []string {
+		if v == nil {
+			return nil
+		}
+		return v.SubnetIds
+	}).(pulumi.StringArrayOutput)
+}
+
 type ServingVariant struct {
 	// Autoscaling of an instance variant through Application Auto Scaling: a scalable target (`endpoint/NAME/variant/VARIANT`, `sagemaker:variant:DesiredInstanceCount`) registered once the endpoint is in service, with a target-tracking policy on `SageMakerVariantInvocationsPerInstance`. Changing it changes the target and the policy in place. The instance count autoscaling sets is not a change; bounds, target or cooldowns changed outside the program are. Not for serverless variants.
 	Autoscaling *ServingAutoscaling `pulumi:"autoscaling"`
@@ -5149,6 +5305,8 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*ServingServerlessPtrInput)(nil)).Elem(), ServingServerlessArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ServingStandardAlarmsInput)(nil)).Elem(), ServingStandardAlarmsArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ServingStandardAlarmsPtrInput)(nil)).Elem(), ServingStandardAlarmsArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServingVPCConfigInput)(nil)).Elem(), ServingVPCConfigArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*ServingVPCConfigPtrInput)(nil)).Elem(), ServingVPCConfigArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ServingVariantInput)(nil)).Elem(), ServingVariantArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ServingVariantArrayInput)(nil)).Elem(), ServingVariantArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ThroughputInput)(nil)).Elem(), ThroughputArgs{})
@@ -5205,6 +5363,8 @@ func init() {
 	pulumi.RegisterOutputType(ServingServerlessPtrOutput{})
 	pulumi.RegisterOutputType(ServingStandardAlarmsOutput{})
 	pulumi.RegisterOutputType(ServingStandardAlarmsPtrOutput{})
+	pulumi.RegisterOutputType(ServingVPCConfigOutput{})
+	pulumi.RegisterOutputType(ServingVPCConfigPtrOutput{})
 	pulumi.RegisterOutputType(ServingVariantOutput{})
 	pulumi.RegisterOutputType(ServingVariantArrayOutput{})
 	pulumi.RegisterOutputType(ThroughputOutput{})

@@ -38,6 +38,8 @@ type ServingEndpoint struct {
 	MonthlyCostUsd pulumi.Float64PtrOutput `pulumi:"monthlyCostUsd"`
 	// Endpoint name (1 to 63 letters, digits and hyphens). Default: the resource name. Changing it creates a new endpoint (new ARN and URL).
 	Name pulumi.StringPtrOutput `pulumi:"name"`
+	// Network isolation of the model's container (`EnableNetworkIsolation`): no network call in or out, so the container cannot send what it serves anywhere, nor fetch code or data at run time, even with `vpcConfig`. SageMaker still pulls the image and the model data for it, with the execution role. Default `true` on instance endpoints; `false` on serverless endpoints, which SageMaker does not isolate (setting it `true` there is refused). Set it to `false` for a container that must call out (an AWS API such as Secrets Manager, a licence server, a feature store), best with `vpcConfig` so that those calls stay in your VPC. A model cannot change: changing it deploys a new model blue/green.
+	NetworkIsolation pulumi.BoolPtrOutput `pulumi:"networkIsolation"`
 	// Where each price in monthlyCostUsd comes from, its date, and whether it is an estimate (a price not quoted for the provider's region is).
 	PriceSource        pulumi.StringPtrOutput   `pulumi:"priceSource"`
 	StandardAlarmNames pulumi.StringArrayOutput `pulumi:"standardAlarmNames"`
@@ -49,6 +51,8 @@ type ServingEndpoint struct {
 	TagsAll pulumi.StringMapOutput `pulumi:"tagsAll"`
 	// Production variants (1 to 10): each on instances (`instanceType`, `initialInstanceCount`) or serverless, never mixed in one endpoint.
 	Variants ServingVariantArrayOutput `pulumi:"variants"`
+	// Puts the model's container in your VPC (the model's `VpcConfig`): its network interfaces go in these subnets, with these security groups, so that what it reaches is what your VPC allows. Checked in Check like every subnet the provider takes: each subnet must exist in the provider's region and lie in a zone the residency policy allows (`residency.excludedZoneIds` included), the subnets in one VPC, the security groups of that VPC; ids known only at apply are checked then, before anything is written. Not for serverless endpoints (SageMaker runs them in its own network). A model cannot change: changing this deploys a new model and endpoint config blue/green, as a model change does.
+	VpcConfig ServingVPCConfigPtrOutput `pulumi:"vpcConfig"`
 }
 
 // NewServingEndpoint registers a new resource with the given unique name, arguments, and options.
@@ -107,10 +111,14 @@ type servingEndpointArgs struct {
 	Model ServingModel `pulumi:"model"`
 	// Endpoint name (1 to 63 letters, digits and hyphens). Default: the resource name. Changing it creates a new endpoint (new ARN and URL).
 	Name *string `pulumi:"name"`
+	// Network isolation of the model's container (`EnableNetworkIsolation`): no network call in or out, so the container cannot send what it serves anywhere, nor fetch code or data at run time, even with `vpcConfig`. SageMaker still pulls the image and the model data for it, with the execution role. Default `true` on instance endpoints; `false` on serverless endpoints, which SageMaker does not isolate (setting it `true` there is refused). Set it to `false` for a container that must call out (an AWS API such as Secrets Manager, a licence server, a feature store), best with `vpcConfig` so that those calls stay in your VPC. A model cannot change: changing it deploys a new model blue/green.
+	NetworkIsolation *bool `pulumi:"networkIsolation"`
 	// Tags of the endpoint, merged over the provider's `defaultTags`.
 	Tags map[string]string `pulumi:"tags"`
 	// Production variants (1 to 10): each on instances (`instanceType`, `initialInstanceCount`) or serverless, never mixed in one endpoint.
 	Variants []ServingVariant `pulumi:"variants"`
+	// Puts the model's container in your VPC (the model's `VpcConfig`): its network interfaces go in these subnets, with these security groups, so that what it reaches is what your VPC allows. Checked in Check like every subnet the provider takes: each subnet must exist in the provider's region and lie in a zone the residency policy allows (`residency.excludedZoneIds` included), the subnets in one VPC, the security groups of that VPC; ids known only at apply are checked then, before anything is written. Not for serverless endpoints (SageMaker runs them in its own network). A model cannot change: changing this deploys a new model and endpoint config blue/green, as a model change does.
+	VpcConfig *ServingVPCConfig `pulumi:"vpcConfig"`
 }
 
 // The set of arguments for constructing a ServingEndpoint resource.
@@ -125,10 +133,14 @@ type ServingEndpointArgs struct {
 	Model ServingModelInput
 	// Endpoint name (1 to 63 letters, digits and hyphens). Default: the resource name. Changing it creates a new endpoint (new ARN and URL).
 	Name pulumi.StringPtrInput
+	// Network isolation of the model's container (`EnableNetworkIsolation`): no network call in or out, so the container cannot send what it serves anywhere, nor fetch code or data at run time, even with `vpcConfig`. SageMaker still pulls the image and the model data for it, with the execution role. Default `true` on instance endpoints; `false` on serverless endpoints, which SageMaker does not isolate (setting it `true` there is refused). Set it to `false` for a container that must call out (an AWS API such as Secrets Manager, a licence server, a feature store), best with `vpcConfig` so that those calls stay in your VPC. A model cannot change: changing it deploys a new model blue/green.
+	NetworkIsolation pulumi.BoolPtrInput
 	// Tags of the endpoint, merged over the provider's `defaultTags`.
 	Tags pulumi.StringMapInput
 	// Production variants (1 to 10): each on instances (`instanceType`, `initialInstanceCount`) or serverless, never mixed in one endpoint.
 	Variants ServingVariantArrayInput
+	// Puts the model's container in your VPC (the model's `VpcConfig`): its network interfaces go in these subnets, with these security groups, so that what it reaches is what your VPC allows. Checked in Check like every subnet the provider takes: each subnet must exist in the provider's region and lie in a zone the residency policy allows (`residency.excludedZoneIds` included), the subnets in one VPC, the security groups of that VPC; ids known only at apply are checked then, before anything is written. Not for serverless endpoints (SageMaker runs them in its own network). A model cannot change: changing this deploys a new model and endpoint config blue/green, as a model change does.
+	VpcConfig ServingVPCConfigPtrInput
 }
 
 func (ServingEndpointArgs) ElementType() reflect.Type {
@@ -223,6 +235,11 @@ func (o ServingEndpointOutput) Name() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ServingEndpoint) pulumi.StringPtrOutput { return v.Name }).(pulumi.StringPtrOutput)
 }
 
+// Network isolation of the model's container (`EnableNetworkIsolation`): no network call in or out, so the container cannot send what it serves anywhere, nor fetch code or data at run time, even with `vpcConfig`. SageMaker still pulls the image and the model data for it, with the execution role. Default `true` on instance endpoints; `false` on serverless endpoints, which SageMaker does not isolate (setting it `true` there is refused). Set it to `false` for a container that must call out (an AWS API such as Secrets Manager, a licence server, a feature store), best with `vpcConfig` so that those calls stay in your VPC. A model cannot change: changing it deploys a new model blue/green.
+func (o ServingEndpointOutput) NetworkIsolation() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v *ServingEndpoint) pulumi.BoolPtrOutput { return v.NetworkIsolation }).(pulumi.BoolPtrOutput)
+}
+
 // Where each price in monthlyCostUsd comes from, its date, and whether it is an estimate (a price not quoted for the provider's region is).
 func (o ServingEndpointOutput) PriceSource() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ServingEndpoint) pulumi.StringPtrOutput { return v.PriceSource }).(pulumi.StringPtrOutput)
@@ -250,6 +267,11 @@ func (o ServingEndpointOutput) TagsAll() pulumi.StringMapOutput {
 // Production variants (1 to 10): each on instances (`instanceType`, `initialInstanceCount`) or serverless, never mixed in one endpoint.
 func (o ServingEndpointOutput) Variants() ServingVariantArrayOutput {
 	return o.ApplyT(func(v *ServingEndpoint) ServingVariantArrayOutput { return v.Variants }).(ServingVariantArrayOutput)
+}
+
+// Puts the model's container in your VPC (the model's `VpcConfig`): its network interfaces go in these subnets, with these security groups, so that what it reaches is what your VPC allows. Checked in Check like every subnet the provider takes: each subnet must exist in the provider's region and lie in a zone the residency policy allows (`residency.excludedZoneIds` included), the subnets in one VPC, the security groups of that VPC; ids known only at apply are checked then, before anything is written. Not for serverless endpoints (SageMaker runs them in its own network). A model cannot change: changing this deploys a new model and endpoint config blue/green, as a model change does.
+func (o ServingEndpointOutput) VpcConfig() ServingVPCConfigPtrOutput {
+	return o.ApplyT(func(v *ServingEndpoint) ServingVPCConfigPtrOutput { return v.VpcConfig }).(ServingVPCConfigPtrOutput)
 }
 
 func init() {

@@ -413,7 +413,7 @@ export interface ServingDeployment {
 
 export interface ServingModel {
     /**
-     * Environment variables of the container. No place for secrets: anyone allowed sagemaker:DescribeModel can read them. Keep secrets in AWS Secrets Manager in the jurisdiction and have the container read them at start with the execution role. A secret in the Pulumi state.
+     * Environment variables of the container. No place for secrets: anyone allowed sagemaker:DescribeModel can read them. Keep secrets in AWS Secrets Manager in the jurisdiction and have the container read them at start with the execution role: a container that calls Secrets Manager needs `networkIsolation: false` (network isolation, the default, blocks every call out), best with `vpcConfig` and a Secrets Manager VPC endpoint in that VPC. A secret in the Pulumi state.
      */
     environment?: {[key: string]: string};
     /**
@@ -485,6 +485,17 @@ export interface ServingStandardAlarms {
      * Period of each evaluation, a multiple of 60 seconds (default 60).
      */
     periodSeconds?: number;
+}
+
+export interface ServingVPCConfig {
+    /**
+     * Security group ids (1 to 5) of the subnets' VPC.
+     */
+    securityGroupIds: string[];
+    /**
+     * Subnet ids (1 to 16), of one VPC, in allowed zones; subnets in two or more zones keep the endpoint up when a zone is not.
+     */
+    subnetIds: string[];
 }
 
 export interface ServingVariant {

@@ -63,6 +63,8 @@ __all__ = [
     'ServingServerlessArgsDict',
     'ServingStandardAlarmsArgs',
     'ServingStandardAlarmsArgsDict',
+    'ServingVPCConfigArgs',
+    'ServingVPCConfigArgsDict',
     'ServingVariantArgs',
     'ServingVariantArgsDict',
     'ThroughputArgs',
@@ -2420,7 +2422,7 @@ if not MYPY:
         """
         environment: NotRequired[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]]
         """
-        Environment variables of the container. No place for secrets: anyone allowed sagemaker:DescribeModel can read them. Keep secrets in AWS Secrets Manager in the jurisdiction and have the container read them at start with the execution role. A secret in the Pulumi state.
+        Environment variables of the container. No place for secrets: anyone allowed sagemaker:DescribeModel can read them. Keep secrets in AWS Secrets Manager in the jurisdiction and have the container read them at start with the execution role: a container that calls Secrets Manager needs `networkIsolation: false` (network isolation, the default, blocks every call out), best with `vpcConfig` and a Secrets Manager VPC endpoint in that VPC. A secret in the Pulumi state.
         """
         model_data_uri: NotRequired[pulumi.Input[_builtins.str]]
         """
@@ -2439,7 +2441,7 @@ class ServingModelArgs:
         """
         :param pulumi.Input[_builtins.str] execution_role_arn: IAM role SageMaker assumes to pull the image and the model data.
         :param pulumi.Input[_builtins.str] image: ECR image URI (`ACCOUNT.dkr.ecr.REGION.amazonaws.com/REPO:TAG` or `@sha256:DIGEST`); its registry's region must be in the jurisdiction.
-        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] environment: Environment variables of the container. No place for secrets: anyone allowed sagemaker:DescribeModel can read them. Keep secrets in AWS Secrets Manager in the jurisdiction and have the container read them at start with the execution role. A secret in the Pulumi state.
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] environment: Environment variables of the container. No place for secrets: anyone allowed sagemaker:DescribeModel can read them. Keep secrets in AWS Secrets Manager in the jurisdiction and have the container read them at start with the execution role: a container that calls Secrets Manager needs `networkIsolation: false` (network isolation, the default, blocks every call out), best with `vpcConfig` and a Secrets Manager VPC endpoint in that VPC. A secret in the Pulumi state.
         :param pulumi.Input[_builtins.str] model_data_uri: S3 URI of the model artifacts (`s3://BUCKET/KEY`), in a bucket in the jurisdiction.
         """
         pulumi.set(__self__, "execution_role_arn", execution_role_arn)
@@ -2477,7 +2479,7 @@ class ServingModelArgs:
     @pulumi.getter
     def environment(self) -> Optional[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]]:
         """
-        Environment variables of the container. No place for secrets: anyone allowed sagemaker:DescribeModel can read them. Keep secrets in AWS Secrets Manager in the jurisdiction and have the container read them at start with the execution role. A secret in the Pulumi state.
+        Environment variables of the container. No place for secrets: anyone allowed sagemaker:DescribeModel can read them. Keep secrets in AWS Secrets Manager in the jurisdiction and have the container read them at start with the execution role: a container that calls Secrets Manager needs `networkIsolation: false` (network isolation, the default, blocks every call out), best with `vpcConfig` and a Secrets Manager VPC endpoint in that VPC. A secret in the Pulumi state.
         """
         return pulumi.get(self, "environment")
 
@@ -2768,6 +2770,56 @@ class ServingStandardAlarmsArgs:
     @period_seconds.setter
     def period_seconds(self, value: Optional[pulumi.Input[_builtins.int]]):
         pulumi.set(self, "period_seconds", value)
+
+
+if not MYPY:
+    class ServingVPCConfigArgsDict(TypedDict):
+        security_group_ids: pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]
+        """
+        Security group ids (1 to 5) of the subnets' VPC.
+        """
+        subnet_ids: pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]
+        """
+        Subnet ids (1 to 16), of one VPC, in allowed zones; subnets in two or more zones keep the endpoint up when a zone is not.
+        """
+elif False:
+    ServingVPCConfigArgsDict: TypeAlias = Mapping[str, Any]
+
+@pulumi.input_type
+class ServingVPCConfigArgs:
+    def __init__(__self__, *,
+                 security_group_ids: pulumi.Input[Sequence[pulumi.Input[_builtins.str]]],
+                 subnet_ids: pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]):
+        """
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] security_group_ids: Security group ids (1 to 5) of the subnets' VPC.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] subnet_ids: Subnet ids (1 to 16), of one VPC, in allowed zones; subnets in two or more zones keep the endpoint up when a zone is not.
+        """
+        pulumi.set(__self__, "security_group_ids", security_group_ids)
+        pulumi.set(__self__, "subnet_ids", subnet_ids)
+
+    @_builtins.property
+    @pulumi.getter(name="securityGroupIds")
+    def security_group_ids(self) -> pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]:
+        """
+        Security group ids (1 to 5) of the subnets' VPC.
+        """
+        return pulumi.get(self, "security_group_ids")
+
+    @security_group_ids.setter
+    def security_group_ids(self, value: pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]):
+        pulumi.set(self, "security_group_ids", value)
+
+    @_builtins.property
+    @pulumi.getter(name="subnetIds")
+    def subnet_ids(self) -> pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]:
+        """
+        Subnet ids (1 to 16), of one VPC, in allowed zones; subnets in two or more zones keep the endpoint up when a zone is not.
+        """
+        return pulumi.get(self, "subnet_ids")
+
+    @subnet_ids.setter
+    def subnet_ids(self, value: pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]):
+        pulumi.set(self, "subnet_ids", value)
 
 
 if not MYPY:

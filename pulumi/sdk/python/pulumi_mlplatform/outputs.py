@@ -41,6 +41,7 @@ __all__ = [
     'ServingSchedule',
     'ServingServerless',
     'ServingStandardAlarms',
+    'ServingVPCConfig',
     'ServingVariant',
     'Throughput',
 ]
@@ -1800,7 +1801,7 @@ class ServingModel(dict):
         """
         :param _builtins.str execution_role_arn: IAM role SageMaker assumes to pull the image and the model data.
         :param _builtins.str image: ECR image URI (`ACCOUNT.dkr.ecr.REGION.amazonaws.com/REPO:TAG` or `@sha256:DIGEST`); its registry's region must be in the jurisdiction.
-        :param Mapping[str, _builtins.str] environment: Environment variables of the container. No place for secrets: anyone allowed sagemaker:DescribeModel can read them. Keep secrets in AWS Secrets Manager in the jurisdiction and have the container read them at start with the execution role. A secret in the Pulumi state.
+        :param Mapping[str, _builtins.str] environment: Environment variables of the container. No place for secrets: anyone allowed sagemaker:DescribeModel can read them. Keep secrets in AWS Secrets Manager in the jurisdiction and have the container read them at start with the execution role: a container that calls Secrets Manager needs `networkIsolation: false` (network isolation, the default, blocks every call out), best with `vpcConfig` and a Secrets Manager VPC endpoint in that VPC. A secret in the Pulumi state.
         :param _builtins.str model_data_uri: S3 URI of the model artifacts (`s3://BUCKET/KEY`), in a bucket in the jurisdiction.
         """
         pulumi.set(__self__, "execution_role_arn", execution_role_arn)
@@ -1830,7 +1831,7 @@ class ServingModel(dict):
     @pulumi.getter
     def environment(self) -> Optional[Mapping[str, _builtins.str]]:
         """
-        Environment variables of the container. No place for secrets: anyone allowed sagemaker:DescribeModel can read them. Keep secrets in AWS Secrets Manager in the jurisdiction and have the container read them at start with the execution role. A secret in the Pulumi state.
+        Environment variables of the container. No place for secrets: anyone allowed sagemaker:DescribeModel can read them. Keep secrets in AWS Secrets Manager in the jurisdiction and have the container read them at start with the execution role: a container that calls Secrets Manager needs `networkIsolation: false` (network isolation, the default, blocks every call out), best with `vpcConfig` and a Secrets Manager VPC endpoint in that VPC. A secret in the Pulumi state.
         """
         return pulumi.get(self, "environment")
 
@@ -2065,6 +2066,54 @@ class ServingStandardAlarms(dict):
         Period of each evaluation, a multiple of 60 seconds (default 60).
         """
         return pulumi.get(self, "period_seconds")
+
+
+@pulumi.output_type
+class ServingVPCConfig(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "securityGroupIds":
+            suggest = "security_group_ids"
+        elif key == "subnetIds":
+            suggest = "subnet_ids"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in ServingVPCConfig. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        ServingVPCConfig.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        ServingVPCConfig.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 security_group_ids: Sequence[_builtins.str],
+                 subnet_ids: Sequence[_builtins.str]):
+        """
+        :param Sequence[_builtins.str] security_group_ids: Security group ids (1 to 5) of the subnets' VPC.
+        :param Sequence[_builtins.str] subnet_ids: Subnet ids (1 to 16), of one VPC, in allowed zones; subnets in two or more zones keep the endpoint up when a zone is not.
+        """
+        pulumi.set(__self__, "security_group_ids", security_group_ids)
+        pulumi.set(__self__, "subnet_ids", subnet_ids)
+
+    @_builtins.property
+    @pulumi.getter(name="securityGroupIds")
+    def security_group_ids(self) -> Sequence[_builtins.str]:
+        """
+        Security group ids (1 to 5) of the subnets' VPC.
+        """
+        return pulumi.get(self, "security_group_ids")
+
+    @_builtins.property
+    @pulumi.getter(name="subnetIds")
+    def subnet_ids(self) -> Sequence[_builtins.str]:
+        """
+        Subnet ids (1 to 16), of one VPC, in allowed zones; subnets in two or more zones keep the endpoint up when a zone is not.
+        """
+        return pulumi.get(self, "subnet_ids")
 
 
 @pulumi.output_type

@@ -27,7 +27,9 @@ class ServingEndpointArgs:
                  deployment: Optional[pulumi.Input['ServingDeploymentArgs']] = None,
                  kms_key_arn: Optional[pulumi.Input[_builtins.str]] = None,
                  name: Optional[pulumi.Input[_builtins.str]] = None,
-                 tags: Optional[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]] = None):
+                 network_isolation: Optional[pulumi.Input[_builtins.bool]] = None,
+                 tags: Optional[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
+                 vpc_config: Optional[pulumi.Input['ServingVPCConfigArgs']] = None):
         """
         The set of arguments for constructing a ServingEndpoint resource.
         :param pulumi.Input['ServingModelArgs'] model: The container that serves. A change deploys a new model and endpoint config blue/green.
@@ -36,7 +38,9 @@ class ServingEndpointArgs:
         :param pulumi.Input['ServingDeploymentArgs'] deployment: How an update shifts traffic to the new fleet (blue/green). Changing it alone changes nothing in AWS; the next update uses it.
         :param pulumi.Input[_builtins.str] kms_key_arn: KMS key ARN that encrypts the instances' storage volumes; in the jurisdiction.
         :param pulumi.Input[_builtins.str] name: Endpoint name (1 to 63 letters, digits and hyphens). Default: the resource name. Changing it creates a new endpoint (new ARN and URL).
+        :param pulumi.Input[_builtins.bool] network_isolation: Network isolation of the model's container (`EnableNetworkIsolation`): no network call in or out, so the container cannot send what it serves anywhere, nor fetch code or data at run time, even with `vpcConfig`. SageMaker still pulls the image and the model data for it, with the execution role. Default `true` on instance endpoints; `false` on serverless endpoints, which SageMaker does not isolate (setting it `true` there is refused). Set it to `false` for a container that must call out (an AWS API such as Secrets Manager, a licence server, a feature store), best with `vpcConfig` so that those calls stay in your VPC. A model cannot change: changing it deploys a new model blue/green.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] tags: Tags of the endpoint, merged over the provider's `defaultTags`.
+        :param pulumi.Input['ServingVPCConfigArgs'] vpc_config: Puts the model's container in your VPC (the model's `VpcConfig`): its network interfaces go in these subnets, with these security groups, so that what it reaches is what your VPC allows. Checked in Check like every subnet the provider takes: each subnet must exist in the provider's region and lie in a zone the residency policy allows (`residency.excludedZoneIds` included), the subnets in one VPC, the security groups of that VPC; ids known only at apply are checked then, before anything is written. Not for serverless endpoints (SageMaker runs them in its own network). A model cannot change: changing this deploys a new model and endpoint config blue/green, as a model change does.
         """
         pulumi.set(__self__, "model", model)
         pulumi.set(__self__, "variants", variants)
@@ -48,8 +52,12 @@ class ServingEndpointArgs:
             pulumi.set(__self__, "kms_key_arn", kms_key_arn)
         if name is not None:
             pulumi.set(__self__, "name", name)
+        if network_isolation is not None:
+            pulumi.set(__self__, "network_isolation", network_isolation)
         if tags is not None:
             pulumi.set(__self__, "tags", tags)
+        if vpc_config is not None:
+            pulumi.set(__self__, "vpc_config", vpc_config)
 
     @_builtins.property
     @pulumi.getter
@@ -124,6 +132,18 @@ class ServingEndpointArgs:
         pulumi.set(self, "name", value)
 
     @_builtins.property
+    @pulumi.getter(name="networkIsolation")
+    def network_isolation(self) -> Optional[pulumi.Input[_builtins.bool]]:
+        """
+        Network isolation of the model's container (`EnableNetworkIsolation`): no network call in or out, so the container cannot send what it serves anywhere, nor fetch code or data at run time, even with `vpcConfig`. SageMaker still pulls the image and the model data for it, with the execution role. Default `true` on instance endpoints; `false` on serverless endpoints, which SageMaker does not isolate (setting it `true` there is refused). Set it to `false` for a container that must call out (an AWS API such as Secrets Manager, a licence server, a feature store), best with `vpcConfig` so that those calls stay in your VPC. A model cannot change: changing it deploys a new model blue/green.
+        """
+        return pulumi.get(self, "network_isolation")
+
+    @network_isolation.setter
+    def network_isolation(self, value: Optional[pulumi.Input[_builtins.bool]]):
+        pulumi.set(self, "network_isolation", value)
+
+    @_builtins.property
     @pulumi.getter
     def tags(self) -> Optional[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]]:
         """
@@ -134,6 +154,18 @@ class ServingEndpointArgs:
     @tags.setter
     def tags(self, value: Optional[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]]):
         pulumi.set(self, "tags", value)
+
+    @_builtins.property
+    @pulumi.getter(name="vpcConfig")
+    def vpc_config(self) -> Optional[pulumi.Input['ServingVPCConfigArgs']]:
+        """
+        Puts the model's container in your VPC (the model's `VpcConfig`): its network interfaces go in these subnets, with these security groups, so that what it reaches is what your VPC allows. Checked in Check like every subnet the provider takes: each subnet must exist in the provider's region and lie in a zone the residency policy allows (`residency.excludedZoneIds` included), the subnets in one VPC, the security groups of that VPC; ids known only at apply are checked then, before anything is written. Not for serverless endpoints (SageMaker runs them in its own network). A model cannot change: changing this deploys a new model and endpoint config blue/green, as a model change does.
+        """
+        return pulumi.get(self, "vpc_config")
+
+    @vpc_config.setter
+    def vpc_config(self, value: Optional[pulumi.Input['ServingVPCConfigArgs']]):
+        pulumi.set(self, "vpc_config", value)
 
 
 @pulumi.type_token("mlplatform:index:ServingEndpoint")
@@ -147,8 +179,10 @@ class ServingEndpoint(pulumi.CustomResource):
                  kms_key_arn: Optional[pulumi.Input[_builtins.str]] = None,
                  model: Optional[pulumi.Input[Union['ServingModelArgs', 'ServingModelArgsDict']]] = None,
                  name: Optional[pulumi.Input[_builtins.str]] = None,
+                 network_isolation: Optional[pulumi.Input[_builtins.bool]] = None,
                  tags: Optional[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  variants: Optional[pulumi.Input[Sequence[pulumi.Input[Union['ServingVariantArgs', 'ServingVariantArgsDict']]]]] = None,
+                 vpc_config: Optional[pulumi.Input[Union['ServingVPCConfigArgs', 'ServingVPCConfigArgsDict']]] = None,
                  __props__=None):
         """
         A SageMaker real-time endpoint (model, endpoint config and endpoint) on GPU or CPU instances, or serverless, that stays in the jurisdiction and stays up through changes. The image's registry, the model data and data capture buckets and every KMS key are checked against the residency policy in Check. A change of the model, the variants, the data capture or the key is a blue/green update with a new endpoint config (generated names): the endpoint keeps its ARN, the old config and model are deleted only once the new config serves, and an update that SageMaker silently rolled back fails with SageMaker's reason. Preview warns when a deployment guardrail (canary, linear) will fall back to all at once, and says which rule.
@@ -160,8 +194,10 @@ class ServingEndpoint(pulumi.CustomResource):
         :param pulumi.Input[_builtins.str] kms_key_arn: KMS key ARN that encrypts the instances' storage volumes; in the jurisdiction.
         :param pulumi.Input[Union['ServingModelArgs', 'ServingModelArgsDict']] model: The container that serves. A change deploys a new model and endpoint config blue/green.
         :param pulumi.Input[_builtins.str] name: Endpoint name (1 to 63 letters, digits and hyphens). Default: the resource name. Changing it creates a new endpoint (new ARN and URL).
+        :param pulumi.Input[_builtins.bool] network_isolation: Network isolation of the model's container (`EnableNetworkIsolation`): no network call in or out, so the container cannot send what it serves anywhere, nor fetch code or data at run time, even with `vpcConfig`. SageMaker still pulls the image and the model data for it, with the execution role. Default `true` on instance endpoints; `false` on serverless endpoints, which SageMaker does not isolate (setting it `true` there is refused). Set it to `false` for a container that must call out (an AWS API such as Secrets Manager, a licence server, a feature store), best with `vpcConfig` so that those calls stay in your VPC. A model cannot change: changing it deploys a new model blue/green.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] tags: Tags of the endpoint, merged over the provider's `defaultTags`.
         :param pulumi.Input[Sequence[pulumi.Input[Union['ServingVariantArgs', 'ServingVariantArgsDict']]]] variants: Production variants (1 to 10): each on instances (`instanceType`, `initialInstanceCount`) or serverless, never mixed in one endpoint.
+        :param pulumi.Input[Union['ServingVPCConfigArgs', 'ServingVPCConfigArgsDict']] vpc_config: Puts the model's container in your VPC (the model's `VpcConfig`): its network interfaces go in these subnets, with these security groups, so that what it reaches is what your VPC allows. Checked in Check like every subnet the provider takes: each subnet must exist in the provider's region and lie in a zone the residency policy allows (`residency.excludedZoneIds` included), the subnets in one VPC, the security groups of that VPC; ids known only at apply are checked then, before anything is written. Not for serverless endpoints (SageMaker runs them in its own network). A model cannot change: changing this deploys a new model and endpoint config blue/green, as a model change does.
         """
         ...
     @overload
@@ -192,8 +228,10 @@ class ServingEndpoint(pulumi.CustomResource):
                  kms_key_arn: Optional[pulumi.Input[_builtins.str]] = None,
                  model: Optional[pulumi.Input[Union['ServingModelArgs', 'ServingModelArgsDict']]] = None,
                  name: Optional[pulumi.Input[_builtins.str]] = None,
+                 network_isolation: Optional[pulumi.Input[_builtins.bool]] = None,
                  tags: Optional[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  variants: Optional[pulumi.Input[Sequence[pulumi.Input[Union['ServingVariantArgs', 'ServingVariantArgsDict']]]]] = None,
+                 vpc_config: Optional[pulumi.Input[Union['ServingVPCConfigArgs', 'ServingVPCConfigArgsDict']]] = None,
                  __props__=None):
         opts = pulumi.ResourceOptions.merge(_utilities.get_resource_opts_defaults(), opts)
         if not isinstance(opts, pulumi.ResourceOptions):
@@ -210,10 +248,12 @@ class ServingEndpoint(pulumi.CustomResource):
                 raise TypeError("Missing required property 'model'")
             __props__.__dict__["model"] = model
             __props__.__dict__["name"] = name
+            __props__.__dict__["network_isolation"] = network_isolation
             __props__.__dict__["tags"] = tags
             if variants is None and not opts.urn:
                 raise TypeError("Missing required property 'variants'")
             __props__.__dict__["variants"] = variants
+            __props__.__dict__["vpc_config"] = vpc_config
             __props__.__dict__["arn"] = None
             __props__.__dict__["endpoint_config_name"] = None
             __props__.__dict__["failure_reason"] = None
@@ -257,12 +297,14 @@ class ServingEndpoint(pulumi.CustomResource):
         __props__.__dict__["model_name"] = None
         __props__.__dict__["monthly_cost_usd"] = None
         __props__.__dict__["name"] = None
+        __props__.__dict__["network_isolation"] = None
         __props__.__dict__["price_source"] = None
         __props__.__dict__["standard_alarm_names"] = None
         __props__.__dict__["status"] = None
         __props__.__dict__["tags"] = None
         __props__.__dict__["tags_all"] = None
         __props__.__dict__["variants"] = None
+        __props__.__dict__["vpc_config"] = None
         return ServingEndpoint(resource_name, opts=opts, __props__=__props__)
 
     @_builtins.property
@@ -354,6 +396,14 @@ class ServingEndpoint(pulumi.CustomResource):
         return pulumi.get(self, "name")
 
     @_builtins.property
+    @pulumi.getter(name="networkIsolation")
+    def network_isolation(self) -> pulumi.Output[Optional[_builtins.bool]]:
+        """
+        Network isolation of the model's container (`EnableNetworkIsolation`): no network call in or out, so the container cannot send what it serves anywhere, nor fetch code or data at run time, even with `vpcConfig`. SageMaker still pulls the image and the model data for it, with the execution role. Default `true` on instance endpoints; `false` on serverless endpoints, which SageMaker does not isolate (setting it `true` there is refused). Set it to `false` for a container that must call out (an AWS API such as Secrets Manager, a licence server, a feature store), best with `vpcConfig` so that those calls stay in your VPC. A model cannot change: changing it deploys a new model blue/green.
+        """
+        return pulumi.get(self, "network_isolation")
+
+    @_builtins.property
     @pulumi.getter(name="priceSource")
     def price_source(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
@@ -397,4 +447,12 @@ class ServingEndpoint(pulumi.CustomResource):
         Production variants (1 to 10): each on instances (`instanceType`, `initialInstanceCount`) or serverless, never mixed in one endpoint.
         """
         return pulumi.get(self, "variants")
+
+    @_builtins.property
+    @pulumi.getter(name="vpcConfig")
+    def vpc_config(self) -> pulumi.Output[Optional['outputs.ServingVPCConfig']]:
+        """
+        Puts the model's container in your VPC (the model's `VpcConfig`): its network interfaces go in these subnets, with these security groups, so that what it reaches is what your VPC allows. Checked in Check like every subnet the provider takes: each subnet must exist in the provider's region and lie in a zone the residency policy allows (`residency.excludedZoneIds` included), the subnets in one VPC, the security groups of that VPC; ids known only at apply are checked then, before anything is written. Not for serverless endpoints (SageMaker runs them in its own network). A model cannot change: changing this deploys a new model and endpoint config blue/green, as a model change does.
+        """
+        return pulumi.get(self, "vpc_config")
 
