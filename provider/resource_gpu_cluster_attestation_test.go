@@ -11,7 +11,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/mlplatform/mlplatform/acctest"
 )
@@ -194,5 +196,52 @@ func TestAccGPUCluster_replayedAnswer(t *testing.T) {
 				ExpectError: regexp.MustCompile(`(?s)timed\s+out\s+after\s+1m0s:\s+1/2\s+nodes\s+reported.*node\s+0\s+\(i-[0-9a-f]+\)\s+never\s+reported\s+an\s+answer\s+to\s+this\s+apply's\s+challenge\s+\(its\s+newest\s+report\s+passed\s+over:\s+i-[0-9a-f]+/\d+T\d+Z\.json:\s+answers\s+challenge\s+[0-9a-f]+…,\s+not\s+this\s+apply's\s+[0-9a-f]+…\s+\(a\s+report\s+of\s+an\s+earlier\s+apply,\s+or\s+replayed\)`),
 			},
 		},
+	})
+}
+
+// Unknown is not missing: attestation, attestation_roots and a PCR value
+// known only at apply (terraform_data outputs) plan without a word, and are
+// checked at apply. On an image without NitroTPM, "nitrotpm" is refused
+// there, before any node launches; on a NitroTPM image the same
+// configuration applies, every answer attested and checked against PCR 4.
+func TestAccGPUCluster_attestationUnknown(t *testing.T) {
+	const name = "gate-att-unknown"
+	h, p, key := gateSetup(t, name, healthyGPUs)
+	extra := "    timeout = \"3m\"\n    attestation = terraform_data.att.output\n    attestation_roots = terraform_data.roots.output\n    attestation_pcrs = { \"4\" = terraform_data.pcr.output }\n"
+	cfg := gateConfig(h, name, gpuType, 2, key, p.Signer.CertPEM, extra) + fmt.Sprintf(`
+resource "terraform_data" "att" {
+  input = "nitrotpm"
+}
+resource "terraform_data" "roots" {
+  input = %q
+}
+resource "terraform_data" "pcr" {
+  input = %q
+}
+`, p.NitroRootPEM(), strings.Repeat("00", 48))
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{{
+			Config: cfg,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectUnknownValue(gpuClusterResource, tfjsonpath.New("validation").AtMapKey("attestation")),
+				plancheck.ExpectUnknownValue(gpuClusterResource, tfjsonpath.New("validation").AtMapKey("attestation_pcrs").AtMapKey("4")),
+			}},
+			ExpectError: regexp.MustCompile(`(?s)attestation\s+=\s+"nitrotpm"\s+needs\s+an\s+image\s+with\s+NitroTPM:\s+ami-[0-9a-f]+\s+does\s+not\s+declare\s+it`),
+		}, {
+			PreConfig: func() {
+				if n := len(h.Shim.Calls("ec2", "RunInstances")); n != 0 {
+					t.Fatalf("%d RunInstances before the refusal: the unknown mode was not checked before any launch", n)
+				}
+				tpmImage(t, h)
+			},
+			Config: cfg,
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr(gpuClusterResource, "validation_results.0.status", "pass"),
+				resource.TestCheckResourceAttr(gpuClusterResource, "validation_results.1.status", "pass"),
+				func(s *terraform.State) error { return attestationsBeside(h, s) },
+			),
+		}},
 	})
 }

@@ -180,7 +180,18 @@ func gpuValidationSpec(ctx context.Context, o types.Object, s *platform.GPUClust
 	if m.AttestationPCRs.IsUnknown() {
 		s.Unknown = append(s.Unknown, "validation.attestation_pcrs")
 	} else if !m.AttestationPCRs.IsNull() {
-		diags.Append(m.AttestationPCRs.ElementsAs(ctx, &v.AttestationPCRs, false)...)
+		// A PCR value known only at apply is checked then: the whole
+		// map waits, as one unknown (its known values are checked with
+		// it).
+		var elems map[string]types.String
+		diags.Append(m.AttestationPCRs.ElementsAs(ctx, &elems, false)...)
+		v.AttestationPCRs = map[string]string{}
+		for k, e := range elems {
+			if e.IsUnknown() {
+				s.Unknown = append(s.Unknown, "validation.attestation_pcrs")
+			}
+			v.AttestationPCRs[k] = e.ValueString()
+		}
 	}
 	return v
 }

@@ -40,3 +40,18 @@ func TestUnknownPaths(t *testing.T) {
 		t.Errorf("snakeCase = %q", s)
 	}
 }
+
+// One PCR value known only at apply makes attestation_pcrs unknown as a
+// whole, as Terraform reports it: the PCRs are checked at apply, never
+// refused at preview as an empty value.
+func TestWholeListUnknownsPCRMap(t *testing.T) {
+	in := property.NewMap(map[string]property.Value{
+		"validation": property.New(property.NewMap(map[string]property.Value{
+			"attestationPcrs": property.New(property.NewMap(map[string]property.Value{"4": property.New(property.Computed), "7": property.New("ab")})),
+		})),
+	})
+	got := wholeListUnknowns(in)
+	if !slices.Contains(got, "validation.attestation_pcrs") || !slices.Contains(got, "validation.attestation_pcrs.4") {
+		t.Errorf("wholeListUnknowns = %v, want validation.attestation_pcrs and its element", got)
+	}
+}

@@ -110,6 +110,12 @@ func unknownTagPaths(inputs property.Map) []string {
 	return out
 }
 
+// wholeMaps are the map attributes checked as a whole: one value not known
+// yet makes the map unknown (validation.attestation_pcrs["4"] known only
+// at apply: the PCRs are checked then), as the Terraform front end reports
+// it.
+var wholeMaps = []string{"validation.attestation_pcrs"}
+
 // wholeListUnknowns lists the core paths of inputs not known yet for a
 // resource whose checks take a list with an unknown element as unknown as a
 // whole (as the Terraform front end reports it): each element path and its
@@ -121,6 +127,11 @@ func wholeListUnknowns(inputs property.Map) []string {
 	for _, u := range paths {
 		if i := strings.Index(u, "["); i > 0 {
 			out = append(out, u[:i])
+		}
+		for _, m := range wholeMaps {
+			if strings.HasPrefix(u, m+".") {
+				out = append(out, m)
+			}
 		}
 	}
 	out = append(out, unknownTagPaths(inputs)...)
