@@ -196,6 +196,31 @@ func motoReset(ctx context.Context, baseURL string) error {
 	return nil
 }
 
+// EnforceIAM makes moto check every request from now on against the IAM
+// policies of the identity that signed it (POST /moto-api/reset-auth 0, as
+// moto's own set_initial_no_auth_action_count does in server mode): a
+// request signed with an access key of no IAM user is refused, and a user
+// may do only what its policies allow. It is for a moto of a test's own
+// (StartMoto), never one of the pool: the setting is the whole process's,
+// and a reset (Reset) does not undo it. What moto evaluates, and what it
+// does not, is described at TestIAMPolicies_enforcedByMoto.
+func (m *Moto) EnforceIAM(ctx context.Context) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.URL+"/moto-api/reset-auth", strings.NewReader("0"))
+	if err != nil {
+		return fmt.Errorf("enforcing IAM in moto: %w", err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("enforcing IAM in moto: %w", err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("enforcing IAM in moto: status %s", resp.Status)
+	}
+	return nil
+}
+
 // Log returns moto's output kept so far (the most recent 4 MiB).
 func (m *Moto) Log() string { return m.log.String() }
 
