@@ -1,0 +1,69 @@
+package slurm
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestDecide(t *testing.T) {
+	const fail = "hwprobe: gpu.count: found 1 GPUs, profile expects 2"
+	node := func(state, reason string) *Node { return &Node{Name: "n1", State: ParseState(state), Reason: reason} }
+	tests := []struct {
+		name   string
+		n      *Node
+		reason string
+		want   Action
+	}{
+		{"healthy idle", node("IDLE", ""), "", Nothing},
+		{"healthy, our drain", node("IDLE+DRAIN", "hwprobe: gpu.xid"), "", Resume},
+		{"healthy, our drain, draining with jobs", node("MIXED+DRAIN", "hwprobe: gpu.xid"), "", Resume},
+		{"healthy, our drain before registration", node("UNKNOWN+DRAIN", "hwprobe: gpu.xid"), "", Resume},
+		{"healthy, our drain, down since it stopped answering", node("DOWN+DRAIN+NOT_RESPONDING", "hwprobe: gpu.xid"), "", Resume},
+		{"healthy, administrator's drain", node("IDLE+DRAIN", "maintenance"), "", Nothing},
+		{"healthy, drain without a reason", node("IDLE+DRAIN", ""), "", Nothing},
+		{"healthy, reason that only mentions hwprobe", node("IDLE+DRAIN", "replace hwprobe: later"), "", Nothing},
+		{"healthy, down for another reason", node("DOWN", "hardware swap"), "", Nothing},
+		{"healthy, down not responding", node("DOWN+NOT_RESPONDING", "Not responding"), "", Nothing},
+		{"healthy, unknown to the controller", nil, "", Nothing},
+		{"failed, idle", node("IDLE", ""), fail, Drain},
+		{"failed, allocated", node("ALLOCATED", ""), fail, Drain},
+		{"failed, before registration", node("UNKNOWN", ""), fail, Drain},
+		{"failed, down not responding", node("DOWN*", "Not responding"), fail, Drain},
+		{"failed, down without a reason", node("DOWN", ""), fail, Drain},
+		{"failed, drained by us for the same reason", node("IDLE+DRAIN", fail), fail, Nothing},
+		{"failed, drained by us for another check", node("IDLE+DRAIN", "hwprobe: gpu.xid"), fail, Drain},
+		{"failed, administrator's drain", node("IDLE+DRAIN", "maintenance"), fail, Nothing},
+		{"failed, down for another reason", node("DOWN", "hardware swap"), fail, Nothing},
+		{"failed, unknown to the controller", nil, fail, Nothing},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := Decide(tt.n, tt.reason)
+			if d.Action != tt.want {
+				t.Fatalf("action %s (%s), want %s", d.Action, d.Why, tt.want)
+			}
+			if d.Action == Drain && d.Reason != tt.reason {
+				t.Errorf("reason %q, want %q", d.Reason, tt.reason)
+			}
+			if d.Why == "" {
+				t.Error("no explanation")
+			}
+		})
+	}
+}
+
+func TestReason(t *testing.T) {
+	if got := Reason("gpu.count", "found 1 GPUs,\n profile expects 2"); got != "hwprobe: gpu.count: found 1 GPUs, profile expects 2" {
+		t.Errorf("got %q", got)
+	}
+	if got := Reason("gpu.xid", ""); got != "hwprobe: gpu.xid" {
+		t.Errorf("got %q", got)
+	}
+	long := Reason("gpu.nvlink gpu3", strings.Repeat("é", 300))
+	if len(long) > MaxReasonLen || !strings.HasSuffix(long, "...") || !strings.HasPrefix(long, "hwprobe: gpu.nvlink gpu3: é") {
+		t.Errorf("long reason %d bytes: %q", len(long), long)
+	}
+	if !strings.HasPrefix(long, ReasonPrefix) || !Ours(long) {
+		t.Error("not ours")
+	}
+}
