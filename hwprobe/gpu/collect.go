@@ -221,8 +221,11 @@ func watchXID(ctx context.Context, lib Library, handles []Device, gpus []GPU, wi
 	// The set is read at least once, however late this goroutine got to
 	// run: events already pending are never missed for lack of a look.
 	for looked := false; ; looked = true {
-		w.WatchedSeconds = time.Since(start).Seconds()
-		left := time.Until(deadline)
+		// One reading of the clock for both: read twice, the watch could
+		// end past its deadline yet record less than its window (not run).
+		now := time.Now()
+		w.WatchedSeconds = now.Sub(start).Seconds()
+		left := deadline.Sub(now)
 		if left <= 0 && looked {
 			return w
 		}

@@ -88,7 +88,7 @@ func Decide(n *Node, reason string) Decision {
 	case !failed && st.Down():
 		return Decision{Action: Nothing, Why: fmt.Sprintf("passed; down (%s): left to Slurm and its administrators", orNone(n.Reason))}
 	case !failed:
-		return Decision{Action: Nothing, Why: "passed; in service"}
+		return Decision{Action: Nothing, Why: "passed; nothing to do"}
 	case st.Drained() && n.Reason == reason:
 		return Decision{Action: Nothing, Why: "failed; drained already with this reason"}
 	case st.Drained() && Ours(n.Reason):
@@ -98,7 +98,7 @@ func Decide(n *Node, reason string) Decision {
 	case st.Down() && theirs && n.Reason != NotResponding:
 		return Decision{Action: Nothing, Why: fmt.Sprintf("failed; down for another reason (%s): left down, reason kept", n.Reason)}
 	}
-	return Decision{Action: Drain, Reason: reason, Why: fmt.Sprintf("failed; %s: drained", st)}
+	return Decision{Action: Drain, Reason: reason, Why: "failed; drained"}
 }
 
 func orNone(s string) string {

@@ -94,6 +94,11 @@ func Validate(ctx context.Context, p *profile.Profile, inv *probe.Inventory, b B
 	return finish(p.Name, v.checks)
 }
 
+// Summarize counts checks and sets the exit code, as Validate does: for a
+// caller that adds checks of its own (the Slurm health check's
+// boot.validation) to a Validate result.
+func Summarize(name string, checks []Check) Result { return finish(name, checks) }
+
 func finish(name string, checks []Check) Result {
 	r := Result{Profile: name, Checks: checks}
 	if r.Checks == nil {

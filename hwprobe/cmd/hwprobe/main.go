@@ -14,7 +14,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], newApp(os.Stdout, os.Stderr, os.Getenv))
+	err := run(ctx, commandArgs(os.Args[0], os.Args[1:]), newApp(os.Stdout, os.Stderr, os.Getenv))
 	stop()
 	os.Exit(exitStatus(err, os.Stderr))
 }
