@@ -2,8 +2,10 @@ package slurmtest_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/mlplatform/mlplatform/acctest"
 	"github.com/mlplatform/mlplatform/acctest/slurmtest"
+	"github.com/mlplatform/mlplatform/hwprobe/schema"
 	"github.com/mlplatform/mlplatform/hwprobe/slurm"
 )
 
@@ -229,6 +232,41 @@ exit $rc
 		n, err := c.ShowNode("n1")
 		if err != nil || !n.State.Down() || n.State.Drained() || n.Reason != "hardware swap" {
 			t.Errorf("n1: %s %q %v, want down for hardware swap", n.State, n.Reason, err)
+		}
+	})
+	t.Run("a dry run outside slurmd changes nothing", func(t *testing.T) {
+		gen := h.set("n2", healthy)
+		if _, err := c.Scontrol("update", "nodename=n2", "state=resume"); err != nil {
+			t.Fatal(err)
+		}
+		h.waitRun("n2", gen, wait)
+		c.WaitNode("n2", wait, "idle", inService)
+		// Run by hand, not by slurmd: the configuration and the node come
+		// from the flags.
+		cmd := exec.Command(hwprobe, "slurm", "health-check", "--profile", profile, "--slurm-conf", c.Conf, "--node", "n2", "--dry-run")
+		cmd.Env = append(os.Environ(), "HWPROBE_MACHINE="+acctest.MachineZen5, "HWPROBE_NVML_MOCK="+oneGPU)
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), "(--slurm-conf): IDLE: failed; drained (dry run: would drain)") {
+			t.Errorf("%v\n%s", err, out)
+		}
+		if n, err := c.ShowNode("n2"); err != nil || !inService(n) {
+			t.Errorf("n2: %s %q %v", n.State, n.Reason, err)
+		}
+	})
+	t.Run("each run writes its report", func(t *testing.T) {
+		set, err := schema.Compile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []string{"n1", "n2"} {
+			b, err := os.ReadFile(filepath.Join(dir, "reports", n+".json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := set.Validate(schema.Report, b); err != nil {
+				t.Errorf("%s: %v", n, err)
+			}
 		}
 	})
 	t.Logf("Slurm health check test: %s", time.Since(start).Round(100*time.Millisecond))

@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,6 +49,7 @@ func Missing() string {
 			why = append(why, name)
 		}
 	}
+	slices.Sort(why)
 	if len(why) > 0 {
 		return "Slurm is not installed (" + strings.Join(why, ", ") + " not found): " + InstallHint
 	}
@@ -70,6 +72,7 @@ func Require(t testing.TB) {
 	}
 	if os.Getenv("CI") != "" {
 		t.Fatalf("CI: %s", why)
+		return
 	}
 	t.Skipf("skipping: %s", why)
 }

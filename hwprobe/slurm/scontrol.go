@@ -3,7 +3,6 @@ package slurm
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -74,7 +73,7 @@ func (s Scontrol) ShowNode(ctx context.Context, name string) (Node, error) {
 // Drain drains node name with reason.
 func (s Scontrol) Drain(ctx context.Context, name, reason string) error {
 	if !Ours(reason) {
-		return errors.New("slurm: hwprobe drains only with reasons that begin with " + ReasonPrefix)
+		return fmt.Errorf("slurm: drain reason %q does not begin with %q: hwprobe drains only with reasons of its own", reason, ReasonPrefix)
 	}
 	_, err := s.run(ctx, "update", "nodename="+name, "state=drain", "reason="+reason)
 	return err
