@@ -181,6 +181,14 @@ func ReadBackGPUCluster(found *GPUCluster, declared GPUClusterRecord) GPUCluster
 			break
 		}
 	}
+	// The hop limit the nodes run with: one changed outside (or a node
+	// launched from a template version made outside) shows as drift.
+	for _, n := range found.Nodes {
+		if healthyNode(n) && n.MetadataHopLimit != 0 && int(n.MetadataHopLimit) != RecordedMetadataHopLimit(declared.Spec.MetadataHopLimit) {
+			r.Spec.MetadataHopLimit = int(n.MetadataHopLimit)
+			break
+		}
+	}
 	if found.PlacementGroupOwned && found.PlacementGroupState == "" {
 		r.PlacementGroup = ""
 		if r.Spec.PlacementGroup == GPUClusterResourceName(found.Name) {
@@ -286,7 +294,10 @@ func gpuClusterChange(prior GPUClusterRecord, desired GPUClusterSpec, res GPUClu
 		cs.Nodes = append(cs.Nodes, Change{Path: "placement_group_name", Reason: fmt.Sprintf("the cluster's own placement group %s is gone: the apply creates it again", res.PlacementGroup)})
 	}
 
-	// Tags: a new launch template version, nodes retagged in place.
+	// Tags and the metadata hop limit: a new launch template version, the
+	// nodes changed in place.
+	hopChanged, hopReason := metadataHopLimitChange(old.MetadataHopLimit, desired.MetadataHopLimit, "nodes")
+	add(&cs.Template, MetadataHopLimitPath, hopChanged, hopReason)
 	add(&cs.Template, "tags", !maps.Equal(desired.Tags, old.Tags), "retags the nodes in place")
 	if res.TagsAll == nil {
 		cs.Template = append(cs.Template, Change{Path: "tags_all", Reason: "known after apply"})

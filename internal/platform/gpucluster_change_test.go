@@ -11,7 +11,7 @@ func changeRecord() GPUClusterRecord {
 	efa := 16
 	return GPUClusterRecord{
 		Spec: GPUClusterSpec{Name: "train", InstanceType: "p5en.48xlarge", NodeCount: 2, ZoneID: "mec1-az1", Image: "/aws/service/x",
-			RootVolume: Volume{SizeGiB: 200}, Tags: map[string]string{"team": "ml"}},
+			RootVolume: Volume{SizeGiB: 200}, Tags: map[string]string{"team": "ml"}, MetadataHopLimit: 1},
 		Zone: "me-central-1a", ZoneID: "mec1-az1", SubnetID: "subnet-1", ImageID: "ami-old", EFAInterfaces: &efa,
 		PlacementGroup: "mlplatform-train", TagsAll: map[string]string{"team": "ml"}, LaunchTemplateID: "lt-1",
 	}
@@ -58,6 +58,18 @@ func TestPlanGPUClusterChange(t *testing.T) {
 		{name: "a subnet set to another replaces", mod: func(s *GPUClusterSpec, _ *GPUClusterResolved, _ *GPUClusterRecord) { s.SubnetID = "subnet-2" }, replace: "subnet_id"},
 		{name: "own placement group deleted outside is recreated in place", mod: func(_ *GPUClusterSpec, _ *GPUClusterResolved, p *GPUClusterRecord) { p.PlacementGroup = "" }, nodes: "placement_group_name"},
 		{name: "launch template deleted outside", mod: func(_ *GPUClusterSpec, _ *GPUClusterResolved, p *GPUClusterRecord) { p.LaunchTemplateID = "" }, template: "launch_template_id"},
+		{name: "the hop limit changes in place", mod: func(s *GPUClusterSpec, _ *GPUClusterResolved, _ *GPUClusterRecord) { s.MetadataHopLimit = 2 }, template: "metadata_hop_limit"},
+		{name: "the hop limit unset is the default, no change", mod: func(s *GPUClusterSpec, _ *GPUClusterResolved, _ *GPUClusterRecord) { s.MetadataHopLimit = 0 }},
+		// A record made before the setting existed: its nodes run with 2.
+		{name: "upgrade: the default changes the hop limit in place, no roll", mod: func(s *GPUClusterSpec, _ *GPUClusterResolved, p *GPUClusterRecord) {
+			p.Spec.MetadataHopLimit, s.MetadataHopLimit = 0, 1
+		}, template: "metadata_hop_limit"},
+		{name: "upgrade: hop limit 2 kept is no change", mod: func(s *GPUClusterSpec, _ *GPUClusterResolved, p *GPUClusterRecord) {
+			p.Spec.MetadataHopLimit, s.MetadataHopLimit = 0, 2
+		}},
+		{name: "unknown hop limit", mod: func(s *GPUClusterSpec, _ *GPUClusterResolved, _ *GPUClusterRecord) {
+			s.Unknown = []string{"metadata_hop_limit"}
+		}, template: "metadata_hop_limit"},
 		{name: "unknown vpc_id replaces", mod: func(s *GPUClusterSpec, _ *GPUClusterResolved, _ *GPUClusterRecord) { s.Unknown = []string{"vpc_id"} }, replace: "vpc_id"},
 		{name: "unknown zone_id replaces", mod: func(s *GPUClusterSpec, _ *GPUClusterResolved, _ *GPUClusterRecord) {
 			s.ZoneID = ""
@@ -154,5 +166,22 @@ func TestGPUClusterInputLimits(t *testing.T) {
 	}
 	if _, p := ParseTimeout("timeouts.create", "0s"); p == nil || p.Path != "timeouts.create" {
 		t.Errorf("0s timeout: %+v", p)
+	}
+}
+
+// TestPlanGPUClusterChangeHopLimitReason: the plan says why the hop limit
+// changes, and that no node is replaced; after an upgrade, that the nodes
+// ran with 2 before the setting existed.
+func TestPlanGPUClusterChangeHopLimitReason(t *testing.T) {
+	prior := changeRecord()
+	prior.Spec.MetadataHopLimit = 0
+	cs := gpuClusterChange(prior, changeRecord().Spec, changeResolved())
+	if len(cs.Template) != 1 || len(cs.Nodes) != 0 {
+		t.Fatalf("change set %+v, want the hop limit in place only", cs)
+	}
+	for _, want := range []string{"launched with hop limit 2 before metadata_hop_limit existed", "the default is now 1", "from 2 to 1 in place", "no node is replaced"} {
+		if !strings.Contains(cs.Template[0].Reason, want) {
+			t.Errorf("reason %q does not say %q", cs.Template[0].Reason, want)
+		}
 	}
 }
