@@ -146,7 +146,7 @@ func (p *mlplatformProvider) Schema(_ context.Context, _ provider.SchemaRequest,
 						MarkdownDescription: "Availability zone ids never to use, e.g. `[\"mec1-az2\"]`.",
 					},
 					"require_customer_managed_keys": schema.BoolAttribute{
-						Optional:            true,
+						Optional: true,
 						MarkdownDescription: "Require every KMS key that encrypts data to be customer-managed: a key attribute left unset (the AWS managed default key) or naming an AWS managed key is a residency violation. " +
 							"Defaults to the jurisdiction's rule: `true` for `AE`. Set `false` to accept AWS managed keys; the plan then warns that the jurisdiction's default is off.",
 					},
