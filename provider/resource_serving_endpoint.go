@@ -207,7 +207,7 @@ func (r *servingEndpointResource) Schema(ctx context.Context, _ resource.SchemaR
 					"capture_options":    schema.ListAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "What is captured: " + code(platform.CaptureModes()) + "; unset means both."},
 				},
 			},
-			"kms_key_arn":             schema.StringAttribute{Optional: true, MarkdownDescription: "KMS key ARN that encrypts the instances' storage volumes; in the jurisdiction."},
+			"kms_key_arn":             schema.StringAttribute{Optional: true, MarkdownDescription: "KMS key ARN that encrypts the instances' storage volumes; in the jurisdiction. Required where customer-managed keys are (jurisdiction `AE` by default), except on instance types with local NVMe instance storage (`ml.g5`, `ml.g6`, `ml.p4d`, `ml.p5` and others): SageMaker encrypts that storage with a hardware module on the instance and refuses a key there, so setting one on such a type is an error at plan."},
 			"tags":                    schema.MapAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "Tags of the endpoint, merged over the provider's `default_tags`. Changing them is an in-place update."},
 			"tags_all":                schema.MapAttribute{ElementType: types.StringType, Computed: true, MarkdownDescription: "All tags of the endpoint: `tags` merged over the provider's `default_tags`."},
 			"arn":                     computed("ARN of the endpoint; it stays the same across blue/green updates."),

@@ -563,7 +563,7 @@ func problemFailures(ctx context.Context, ps []platform.Problem) []p.CheckFailur
 	for _, pr := range ps {
 		msg := pr.Summary
 		if pr.Detail != "" {
-			msg += ": " + pr.Detail
+			msg += ": " + configText(pr.Detail)
 		}
 		if pr.Warning {
 			p.GetLogger(ctx).Warning(propertyPath(pr.Path) + ": " + msg)

@@ -129,7 +129,7 @@ func (c *ServingEndpointArgs) Annotate(a infer.Annotator) {
 	a.Describe(&c.Variants, "Production variants (1 to 10): each on instances (`instanceType`, `initialInstanceCount`) or serverless, never mixed in one endpoint.")
 	a.Describe(&c.Deployment, "How an update shifts traffic to the new fleet (blue/green). Changing it alone changes nothing in AWS; the next update uses it.")
 	a.Describe(&c.DataCapture, "Capture of requests and responses, to a bucket in the jurisdiction.")
-	a.Describe(&c.KMSKeyARN, "KMS key ARN that encrypts the instances' storage volumes; in the jurisdiction.")
+	a.Describe(&c.KMSKeyARN, "KMS key ARN that encrypts the instances' storage volumes; in the jurisdiction. Required where customer-managed keys are (jurisdiction `AE` by default), except on instance types with local NVMe instance storage (`ml.g5`, `ml.g6`, `ml.p4d`, `ml.p5` and others): SageMaker encrypts that storage with a hardware module on the instance and refuses a key there, so setting one on such a type is an error in preview.")
 	a.Describe(&c.Tags, "Tags of the endpoint, merged over the provider's `defaultTags`.")
 }
 

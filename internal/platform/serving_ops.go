@@ -30,7 +30,8 @@ var (
 // the spec is validated, and when valid its residency is checked (the
 // image's registry, the model data and capture buckets, the KMS keys, the
 // role, the required tags). Warnings say where a deployment guardrail falls
-// back to all at once. Values at the paths in unknown are skipped: create
+// back to all at once, and why an endpoint on local instance storage needs
+// no volume key where customer managed keys are required. Values at the paths in unknown are skipped: create
 // and update check again, all known, before any write.
 func (e *Env) CheckServingEndpoint(ctx context.Context, s ServingEndpointSpec, unknown []string) ([]Problem, []residency.Violation, []Problem, error) {
 	if errs := ValidateServingEndpoint(s, unknown); len(errs) > 0 {
@@ -43,7 +44,7 @@ func (e *Env) CheckServingEndpoint(ctx context.Context, s ServingEndpointSpec, u
 	if errs, err := e.CheckServingAlarms(ctx, s, unknown); err != nil || len(errs) > 0 {
 		return errs, vs, nil, err
 	}
-	return nil, vs, ServingDeploymentWarnings(s, unknown), nil
+	return nil, vs, append(ServingVolumeKeyNote(s, unknown, e.Policy.RequireCustomerManagedKeys), ServingDeploymentWarnings(s, unknown)...), nil
 }
 
 // CheckServingEndpointCreate is the plan-time check of a planned create,
