@@ -182,12 +182,15 @@ func ReadBackGPUCluster(found *GPUCluster, declared GPUClusterRecord) GPUCluster
 		}
 	}
 	// The hop limit the nodes run with: one changed outside (or a node
-	// launched from a template version made outside) shows as drift.
-	for _, n := range found.Nodes {
-		if healthyNode(n) && n.MetadataHopLimit != 0 && int(n.MetadataHopLimit) != RecordedMetadataHopLimit(declared.Spec.MetadataHopLimit) {
-			r.Spec.MetadataHopLimit = int(n.MetadataHopLimit)
-			break
-		}
+	// launched from a template version made outside) shows as drift. Nodes
+	// that disagree among themselves record none: no one value is true of
+	// them, and any declared value then differs from the record, so the
+	// next apply sets it on every node (a record of one node's value would
+	// hide the others once the configuration names that value).
+	if limit, mixed := nodesHopLimit(found.Nodes); mixed {
+		r.Spec.MetadataHopLimit = 0
+	} else if limit != 0 && limit != RecordedMetadataHopLimit(declared.Spec.MetadataHopLimit) {
+		r.Spec.MetadataHopLimit = limit
 	}
 	if found.PlacementGroupOwned && found.PlacementGroupState == "" {
 		r.PlacementGroup = ""
@@ -196,6 +199,23 @@ func ReadBackGPUCluster(found *GPUCluster, declared GPUClusterRecord) GPUCluster
 		}
 	}
 	return r
+}
+
+// nodesHopLimit is the hop limit the healthy nodes run with (0 when none
+// says), and whether they disagree.
+func nodesHopLimit(nodes []GPUNode) (limit int, mixed bool) {
+	for _, n := range nodes {
+		if !healthyNode(n) || n.MetadataHopLimit == 0 {
+			continue
+		}
+		switch h := int(n.MetadataHopLimit); {
+		case limit == 0:
+			limit = h
+		case h != limit:
+			return 0, true
+		}
+	}
+	return limit, false
 }
 
 // GPUClusterChangeSet is what applying a spec over a record does. A GPU

@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -135,6 +136,47 @@ func TestReadBackGPUCluster(t *testing.T) {
 	}
 }
 
+// TestReadBackGPUClusterHopLimit: a hop limit changed outside on every node
+// reads back as drift; nodes that disagree record none, so that whatever
+// the configuration says (even one node's value) is an in-place change that
+// sets every node.
+func TestReadBackGPUClusterHopLimit(t *testing.T) {
+	declared := changeRecord()
+	declared.Spec.MetadataHopLimit = 1
+	node := func(i int, hop int32) GPUNode {
+		return GPUNode{Index: i, InstanceID: fmt.Sprintf("i-%d", i), State: "running", InstanceType: "p5en.48xlarge", ZoneID: "mec1-az1", MetadataHopLimit: hop}
+	}
+	for _, tc := range []struct {
+		name  string
+		hops  []int32
+		want  int
+		plans []int // desired values that must plan a change
+	}{
+		{name: "as declared", hops: []int32{1, 1}, want: 1},
+		{name: "every node changed outside", hops: []int32{3, 3}, want: 3, plans: []int{1}},
+		{name: "nodes disagree", hops: []int32{3, 1}, want: 0, plans: []int{1, 3}},
+		{name: "a node that does not say", hops: []int32{0, 1}, want: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			found := &GPUCluster{Name: "train", LaunchTemplateID: "lt-1", LaunchTemplateVersion: 3}
+			for i, h := range tc.hops {
+				found.Nodes = append(found.Nodes, node(i, h))
+			}
+			r := ReadBackGPUCluster(found, declared)
+			if r.Spec.MetadataHopLimit != tc.want {
+				t.Fatalf("recorded hop limit %d, want %d", r.Spec.MetadataHopLimit, tc.want)
+			}
+			for _, d := range tc.plans {
+				spec := declared.Spec
+				spec.MetadataHopLimit = d
+				if cs := gpuClusterChange(r, spec, changeResolved()); !strings.Contains(paths(cs.Template), MetadataHopLimitPath) || len(cs.Replace) > 0 {
+					t.Errorf("metadata_hop_limit = %d over the record: change set %+v, want the hop limit in place", d, cs)
+				}
+			}
+		})
+	}
+}
+
 func TestGPUClusterInputLimits(t *testing.T) {
 	n := func(v int64) *int64 { return &v }
 	str := func(s string) *string { return &s }
@@ -179,7 +221,7 @@ func TestPlanGPUClusterChangeHopLimitReason(t *testing.T) {
 	if len(cs.Template) != 1 || len(cs.Nodes) != 0 {
 		t.Fatalf("change set %+v, want the hop limit in place only", cs)
 	}
-	for _, want := range []string{"launched with hop limit 2 before metadata_hop_limit existed", "the default is now 1", "from 2 to 1 in place", "no node is replaced"} {
+	for _, want := range []string{"launched with hop limit 2 before metadata_hop_limit existed", "the default is now 1", "or run with different hop limits set outside", "to 1 in place on every running node", "no node is replaced"} {
 		if !strings.Contains(cs.Template[0].Reason, want) {
 			t.Errorf("reason %q does not say %q", cs.Template[0].Reason, want)
 		}

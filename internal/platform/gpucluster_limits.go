@@ -252,7 +252,10 @@ func metadataHopLimitChange(prior, desired int, what string) (bool, string) {
 	}
 	reason := fmt.Sprintf("sets the instance metadata hop limit from %d to %d in place on the running %s (ModifyInstanceMetadataOptions) and in a new launch template version: no %s is replaced", from, to, what, strings.TrimSuffix(what, "s"))
 	if prior == 0 {
-		reason = fmt.Sprintf("the %s were launched with hop limit %d before metadata_hop_limit existed; the default is now %d: ", what, from, DefaultMetadataHopLimit) + reason
+		// No recorded limit: state written before the setting existed, or
+		// nodes found running with different limits (changed outside).
+		reason = fmt.Sprintf("no hop limit is recorded: the %[1]s were launched with hop limit %[2]d before metadata_hop_limit existed (the default is now %[3]d), or run with different hop limits set outside. "+
+			"This sets the instance metadata hop limit to %[4]d in place on every running %[5]s (ModifyInstanceMetadataOptions) and in a new launch template version: no %[5]s is replaced", what, from, DefaultMetadataHopLimit, to, strings.TrimSuffix(what, "s"))
 	}
 	return true, reason
 }
