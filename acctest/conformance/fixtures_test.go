@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/aws-sdk-go-v2/service/sagemaker"
@@ -35,6 +36,10 @@ type fixtures struct {
 	vpcID      string // the default VPC
 	// defaultSubnets are the default subnet of each zone id.
 	defaultSubnets map[string]string
+	// nodes are the instance ids a check remembered (rememberNodes), for a
+	// later step to find the same ones.
+	nodes []string
+	key   string // a customer managed key in the region
 }
 
 func newFixtures(t *testing.T, h *acctest.Harness) *fixtures {
@@ -85,6 +90,11 @@ func newFixtures(t *testing.T, h *acctest.Harness) *fixtures {
 	if f.defaultSubnets, err = defaultSubnetsByZone(ctx, acctest.EC2(c)); err != nil {
 		t.Fatalf("finding the default subnets: %v", err)
 	}
+	k, err := c.KMS.CreateKey(ctx, &kms.CreateKeyInput{Description: aws.String("conformance key")})
+	if err != nil {
+		t.Fatalf("creating a key: %v", err)
+	}
+	f.key = aws.ToString(k.KeyMetadata.Arn)
 	h.Shim.ResetLog()
 	return f
 }
