@@ -144,6 +144,13 @@ func (h *Harness) Clients(ctx context.Context, region string) (*cloud.Clients, e
 	return c, nil
 }
 
+// AWSManagedKeys is the residency setting (for ProviderConfig's extra
+// lines) of a test that is not about keys: it accepts AWS managed keys,
+// which jurisdiction AE refuses by default (require_customer_managed_keys
+// defaults to true there). A test asks for it by name; tests about keys and
+// residency keep the default, so that key-less configurations are refused.
+const AWSManagedKeys = "require_customer_managed_keys = false"
+
 // ProviderConfig returns a provider "mlplatform" block for region
 // me-central-1 with every endpoint at the shim and residency jurisdiction
 // "AE". extraResidencyHCL is added inside the residency block, for example

@@ -695,6 +695,72 @@ func TestAccModules_smbInference(t *testing.T) {
 // resource carries the required tags, and no training node is launched
 // (training is off by default); a plan with training on adds the cluster and
 // replaces nothing. Destroy removes all of it.
+// TestAccModules_smbInferenceEndpointKey: the module gives the endpoint
+// its key on a type without instance storage (and serverless), and none on
+// an ml.g6 endpoint, whose local NVMe storage SageMaker encrypts in
+// hardware (a key there fails the plan); the captures keep the key. Both
+// plan under jurisdiction AE's default (customer managed keys required).
+func TestAccModules_smbInferenceEndpointKey(t *testing.T) {
+	h := acctest.SetupSerial(t) // the examples reach the emulator through AWS_ENDPOINT_URL
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := h.Clients(ctx, acctest.Region)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := c.KMS.CreateKey(ctx, &kms.CreateKeyInput{Description: aws.String("module example key")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyARN := aws.ToString(key.KeyMetadata.Arn)
+	if _, err := c.S3.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("smb-captures"),
+		CreateBucketConfiguration: &s3types.CreateBucketConfiguration{LocationConstraint: s3types.BucketLocationConstraint(acctest.Region)}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ typ, volumeKey string }{{"ml.m5.large", keyARN}, {"ml.g6.xlarge", ""}} {
+		t.Run(tc.typ, func(t *testing.T) {
+			dir := exampleDir(t, "smb-inference")
+			p := filepath.Join(dir, "main.tf")
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const from = "  endpoint_image     = var.endpoint_image\n"
+			if !strings.Contains(string(b), from) {
+				t.Fatalf("the example has no %q", from)
+			}
+			to := from + fmt.Sprintf("  endpoint_instance_type = %q\n  data_capture_s3_uri = \"s3://smb-captures/x\"\n", tc.typ)
+			if err := os.WriteFile(p, []byte(strings.Replace(string(b), from, to, 1)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			tf := newCLI(t, dir)
+			if _, err := tf.run("init", "-input=false", "-no-color"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tf.run("plan", "-input=false", "-no-color", "-out=ep.tfplan", "-var", "kms_key_arn="+keyARN,
+				"-var", "endpoint_image=123456789012.dkr.ecr.me-central-1.amazonaws.com/smb-model:1",
+				"-var", "execution_role_arn=arn:aws:iam::123456789012:role/serving"); err != nil {
+				t.Fatalf("plan: %v", err)
+			}
+			planJSON, err := tf.run("show", "-json", "-no-color", "ep.tfplan")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var plan struct {
+				PlannedValues json.RawMessage `json:"planned_values"`
+			}
+			if err := json.Unmarshal([]byte(planJSON), &plan); err != nil {
+				t.Fatal(err)
+			}
+			ep := moduleResource(t, `{"values":`+string(plan.PlannedValues)+`}`, "module.smb", "module.smb.mlplatform_serving_endpoint.this")
+			if ep["variants.0.instance_type"] != tc.typ || ep["kms_key_arn"] != tc.volumeKey || ep["data_capture.kms_key_arn"] != keyARN {
+				t.Errorf("endpoint: type %q, kms_key_arn %q, data_capture.kms_key_arn %q; want %s, %q, the key",
+					ep["variants.0.instance_type"], ep["kms_key_arn"], ep["data_capture.kms_key_arn"], tc.typ, tc.volumeKey)
+			}
+		})
+	}
+}
+
 func TestAccModules_uaeMLPlatform(t *testing.T) {
 	h := acctest.SetupSerial(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -77,7 +77,7 @@ func (d *residencyDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 			"excluded_zone_ids":             strs("Zone ids excluded by the policy."),
 			"allowed_zone_ids":              strs("Zone ids of the provider's region that are allowed and available, sorted."),
 			"allowed_zone_names":            strs("Zone names matching `allowed_zone_ids`, in the same order."),
-			"require_customer_managed_keys": schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether KMS keys must be customer-managed."},
+			"require_customer_managed_keys": schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether KMS keys must be customer-managed: the effective value, the jurisdiction's default (`true` for `AE`) unless the provider block sets `require_customer_managed_keys`."},
 			"required_tags":                 strs("Tag keys every resource must carry."),
 			"mode":                          schema.StringAttribute{Computed: true, MarkdownDescription: "`enforce` or `audit`."},
 			"explain": schema.ListNestedAttribute{

@@ -15,9 +15,9 @@ import (
 
 // quickstartConfig is examples/quickstart with a 2-node GPU cluster: the
 // residency and instance-type data sources, a residency guard, a feature
-// store and the cluster, against the emulator.
-func quickstartConfig(h *acctest.Harness) string {
-	return h.ProviderConfig(`excluded_zone_ids = ["mec1-az2"]`) + `
+// store and the cluster, both encrypted with key, against the emulator.
+func quickstartConfig(h *acctest.Harness, key string) string {
+	return h.ProviderConfig(`excluded_zone_ids = ["mec1-az2"]`) + strings.ReplaceAll(`
 data "mlplatform_residency" "this" {}
 
 data "mlplatform_instance_types" "gpu" {
@@ -39,7 +39,7 @@ resource "mlplatform_feature_store" "customers" {
     { name = "event_time", type = "Fractional" },
     { name = "risk_score", type = "Fractional" },
   ]
-  offline_store = { s3_uri = "s3://mlplatform-demo-data/feature-store" }
+  offline_store = { s3_uri = "s3://mlplatform-demo-data/feature-store", kms_key_arn = "KEY" }
   role_arn      = "arn:aws:iam::123456789012:role/sagemaker-feature-store"
   depends_on    = [mlplatform_residency_guard.data]
 }
@@ -51,12 +51,13 @@ resource "mlplatform_gpu_cluster" "train" {
   zone_id       = data.mlplatform_residency.this.allowed_zone_ids[0]
   image         = "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64"
   root_volume   = { size_gib = 200 }
+  kms_key_arn   = "KEY"
 }
 
 output "gpu_types" {
   value = data.mlplatform_instance_types.gpu.names
 }
-`
+`, "KEY", key)
 }
 
 // takeCalls returns the AWS calls logged since the last reset, by
@@ -95,6 +96,7 @@ func formatCounts(m map[string]int) string {
 func TestAccPlanCalls_quickstart(t *testing.T) {
 	h := acctest.SetupSerial(t) // it empties the catalog cache (t.Setenv)
 	createBucket(t, h, "mlplatform-demo-data", acctest.Region)
+	key := createKey(t, h, acctest.Region)
 	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // an empty catalog cache
 	t.Setenv("MLPLATFORM_CATALOG_CACHE", "")
 
@@ -106,13 +108,13 @@ func TestAccPlanCalls_quickstart(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				PreConfig:          func() { h.Shim.ResetLog() },
-				Config:             quickstartConfig(h),
+				Config:             quickstartConfig(h, key),
 				PlanOnly:           true,
 				ExpectNonEmptyPlan: true,
 			},
 			{
 				PreConfig:          func() { first, firstN = takeCalls(h) },
-				Config:             quickstartConfig(h),
+				Config:             quickstartConfig(h, key),
 				PlanOnly:           true,
 				ExpectNonEmptyPlan: true,
 			},
@@ -164,13 +166,16 @@ func TestAccPlanCalls_quickstart(t *testing.T) {
 // maxQuickstartPlanCalls bounds the AWS calls of one plan of the quickstart
 // with the catalog cached: the zones, the cluster's image (SSM parameter and
 // DescribeImages) and subnet, the bucket's region once, its replication for
-// the guard and for the feature store, and the feature group's lookup.
-const maxQuickstartPlanCalls = 8
+// the guard and for the feature store, the feature group's lookup, and the
+// key for the feature store and for the cluster.
+const maxQuickstartPlanCalls = 10
 
 // repeatedPlanCalls are the calls one plan of the quickstart may make more
 // than once: the bucket's replication, asked by the guard and by the feature
-// store (replication can change between checks, so it is not remembered).
-var repeatedPlanCalls = []string{"s3.GetBucketReplication"}
+// store, and the key, asked by the feature store and by the cluster
+// (replication and a multi-region key's replicas can change between checks,
+// so neither is remembered).
+var repeatedPlanCalls = []string{"s3.GetBucketReplication", "kms.DescribeKey"}
 
 // TestAccPlanCalls_gpuClusterLoadsItsTypeOnly: a configuration whose only
 // instance type is the GPU cluster's asks EC2 about that type alone.
@@ -195,7 +200,7 @@ func TestAccPlanCalls_gpuClusterLoadsItsTypeOnly(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config: h.ProviderConfig("") + `
+			Config: h.ProviderConfig(acctest.AWSManagedKeys) + `
 resource "mlplatform_gpu_cluster" "train" {
   name          = "lazy"
   instance_type = "p5en.48xlarge"

@@ -146,8 +146,9 @@ func (p *mlplatformProvider) Schema(_ context.Context, _ provider.SchemaRequest,
 						MarkdownDescription: "Availability zone ids never to use, e.g. `[\"mec1-az2\"]`.",
 					},
 					"require_customer_managed_keys": schema.BoolAttribute{
-						Optional:            true,
-						MarkdownDescription: "Require every KMS key to be customer-managed. Default `false`.",
+						Optional: true,
+						MarkdownDescription: "Require every KMS key that encrypts data to be customer-managed: a key attribute left unset (the AWS managed default key) or naming an AWS managed key is a residency violation. " +
+							"Defaults to the jurisdiction's rule: `true` for `AE`. Set `false` to accept AWS managed keys; the plan then warns that the jurisdiction's default is off.",
 					},
 					"required_tags": schema.ListAttribute{
 						ElementType:         types.StringType,
@@ -216,7 +217,7 @@ func newMeta(ctx context.Context, cfg providerModel, version string) (*Meta, err
 			Jurisdiction:               r.Jurisdiction.ValueString(),
 			AllowedRegions:             stringList(ctx, r.AllowedRegions),
 			ExcludedZoneIDs:            stringList(ctx, r.ExcludedZoneIDs),
-			RequireCustomerManagedKeys: r.RequireCustomerManagedKeys.ValueBool(),
+			RequireCustomerManagedKeys: customerManagedKeys(r.RequireCustomerManagedKeys),
 			RequiredTags:               stringList(ctx, r.RequiredTags),
 			Mode:                       residency.Mode(r.Mode.ValueString()),
 		}
@@ -244,6 +245,21 @@ func newMeta(ctx context.Context, cfg providerModel, version string) (*Meta, err
 		}
 	}
 	return platform.Open(ctx, pc)
+}
+
+// customerManagedKeys is require_customer_managed_keys as written: nil when
+// unset (the jurisdiction's default). A value known only at apply is not
+// required at plan; the apply, configured with the value, checks again
+// before anything is written.
+func customerManagedKeys(v types.Bool) *bool {
+	switch {
+	case v.IsNull():
+		return nil
+	case v.IsUnknown():
+		return new(bool)
+	}
+	b := v.ValueBool()
+	return &b
 }
 
 func stringList(ctx context.Context, l types.List) []string {

@@ -122,7 +122,11 @@ func endpointCase(h *acctest.Harness, name, ec2URL, want string) matrixCase {
 }
 
 func residencyMatrix(h *acctest.Harness, f residencyFixtures) (violating, compliant []matrixCase) {
+	// Jurisdiction AE requires customer managed keys by default: the cases
+	// without a key keep the default (""), those about something else
+	// accept AWS managed keys by name (acctest.AWSManagedKeys).
 	const cmk = "require_customer_managed_keys = true"
+	const noCMK = acctest.AWSManagedKeys
 	const gpuZone = "  node_count = 2\n  zone_id = \"mec1-az1\""
 	violating = []matrixCase{
 		// Partitions: outside by definition, never looked up by name.
@@ -151,20 +155,23 @@ func residencyMatrix(h *acctest.Harness, f residencyFixtures) (violating, compli
 		guardCase(h, "empty string in a guard list", "", `regions = [""]`, `blank-value.*regions\[0\]`),
 		guardCase(h, "blank string in a guard list", "", `s3_uris = ["  "]`, `blank-value.*s3_uris\[0\]`),
 		gpuCase(h, "GPU cluster without a key, customer managed keys required", cmk, gpuZone, `kms-customer-managed.*kms_key_arn`),
+		gpuCase(h, "GPU cluster without a key, under the AE default", "", gpuZone,
+			`kms-customer-managed.*kms_key_arn.*jurisdiction AE requires customer managed keys by default.*residency.require_customer_managed_keys = false`),
 		matrixCase{name: "blank required tag", want: `required-tag.*owner`,
-			config: strings.Replace(gpuClusterConfig(h, `required_tags = ["owner"]`, "matrix", gpuZone), `tags          = { team = "ml-platform" }`, `tags = { team = "ml-platform", owner = "  " }`, 1)},
+			config: strings.Replace(gpuClusterConfig(h, noCMK+"\n"+`required_tags = ["owner"]`, "matrix", gpuZone), `tags          = { team = "ml-platform" }`, `tags = { team = "ml-platform", owner = "  " }`, 1)},
 		featureStoreCase(h, "feature store online store without a key", cmk, "enabled = true", fmt.Sprintf("kms_key_arn = %q", f.cmk), `kms-customer-managed.*online_store.kms_key_arn`),
 		featureStoreCase(h, "feature store offline store without a key", cmk, fmt.Sprintf("enabled = true\n    kms_key_arn = %q", f.cmk), "", `kms-customer-managed.*offline_store.kms_key_arn`),
+		featureStoreCase(h, "feature store without keys, under the AE default", "", "enabled = true", "", `kms-customer-managed.*offline_store.kms_key_arn`),
 
 		// GPU cluster indirection.
 		gpuCase(h, "GPU cluster key by alias to a multi-region key", "", gpuZone+fmt.Sprintf("\n  kms_key_arn = %q", f.aliasMRK), `kms-key-region.*eu-west-1`),
 		matrixCase{name: "GPU cluster image by SSM parameter in another region", want: `image-region.*eu-west-1`,
-			config: strings.Replace(gpuClusterConfig(h, "", "matrix", gpuZone), `"/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64"`, `"resolve:ssm:arn:aws:ssm:eu-west-1:123456789012:parameter/gpu-ami"`, 1)},
+			config: strings.Replace(gpuClusterConfig(h, noCMK, "matrix", gpuZone), `"/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64"`, `"resolve:ssm:arn:aws:ssm:eu-west-1:123456789012:parameter/gpu-ami"`, 1)},
 
 		// No compliant zone.
-		gpuCase(h, "every zone excluded", `excluded_zone_ids = ["mec1-az1", "mec1-az2", "mec1-az3"]`, "  node_count = 2", `No compliant zone.*mec1-az1: excluded`),
-		gpuCase(h, "type offered only in excluded zones", `excluded_zone_ids = ["mec1-az1", "mec1-az3"]`, "  node_count = 2", `No compliant zone.*mec1-az2: does not offer p5en.48xlarge`),
-		gpuCase(h, "no subnet of the VPC in an allowed zone", "", fmt.Sprintf("  node_count = 2\n  vpc_id = %q", f.vpcNoSubnet), `No compliant zone.*with a subnet of vpc-`),
+		gpuCase(h, "every zone excluded", noCMK+"\n"+`excluded_zone_ids = ["mec1-az1", "mec1-az2", "mec1-az3"]`, "  node_count = 2", `No compliant zone.*mec1-az1: excluded`),
+		gpuCase(h, "type offered only in excluded zones", noCMK+"\n"+`excluded_zone_ids = ["mec1-az1", "mec1-az3"]`, "  node_count = 2", `No compliant zone.*mec1-az2: does not offer p5en.48xlarge`),
+		gpuCase(h, "no subnet of the VPC in an allowed zone", noCMK, fmt.Sprintf("  node_count = 2\n  vpc_id = %q", f.vpcNoSubnet), `No compliant zone.*with a subnet of vpc-`),
 
 		// Unknown at plan, empty once known: refused at apply, before any write.
 		gpuCase(h, "GPU cluster key empty once known at apply", cmk, gpuZone+"\n  kms_key_arn = timestamp() == \"\" ? \"x\" : \"\"", `kms-customer-managed`),
@@ -184,10 +191,10 @@ func residencyMatrix(h *acctest.Harness, f residencyFixtures) (violating, compli
   ecr_image_uris = ["123456789012.dkr.ecr.me-central-1.amazonaws.com/train:1.0"]
   arns           = ["arn:aws:iam::123456789012:role/sagemaker", "arn:aws:sagemaker:me-central-1:123456789012:feature-group/clicks", %q]`, f.cmk, f.aliasCMK, f.aliasCMK), ""),
 		gpuCase(h, "GPU cluster with a customer managed key by alias", cmk, gpuZone+fmt.Sprintf("\n  kms_key_arn = %q", f.aliasCMK), ""),
-		gpuCase(h, "GPU cluster placed in the one allowed zone left", `excluded_zone_ids = ["mec1-az1"]`, "  node_count = 2", ""),
-		gpuCase(h, "GPU cluster in the allowed zone where its VPC has a subnet", "", fmt.Sprintf("  node_count = 2\n  vpc_id = %q", f.vpcAZ3), ""),
+		gpuCase(h, "GPU cluster placed in the one allowed zone left", noCMK+"\n"+`excluded_zone_ids = ["mec1-az1"]`, "  node_count = 2", ""),
+		gpuCase(h, "GPU cluster in the allowed zone where its VPC has a subnet", noCMK, fmt.Sprintf("  node_count = 2\n  vpc_id = %q", f.vpcAZ3), ""),
 		featureStoreCase(h, "feature store with both keys", cmk, fmt.Sprintf("enabled = true\n    kms_key_arn = %q", f.cmk), fmt.Sprintf("kms_key_arn = %q", f.cmk), ""),
-		featureStoreCase(h, "feature store without keys, none required", "", "enabled = true", "", ""),
+		featureStoreCase(h, "feature store without keys, AWS managed keys accepted", noCMK, "enabled = true", "", ""),
 		featureStoreCase(h, "feature store with the online store off", cmk, "enabled = false", fmt.Sprintf("kms_key_arn = %q", f.cmk), ""),
 		// Unknown at plan is checked at apply: never blank, never absent.
 		guardCase(h, "guard element unknown at plan", "", `s3_uris = ["s3://uae-data/x", timestamp() == "" ? "" : "s3://uae-data/y"]`, ""),

@@ -53,6 +53,7 @@ type cpuFootprintModel struct {
 	RootVolume           types.Object   `tfsdk:"root_volume"`
 	DataVolumes          types.List     `tfsdk:"data_volumes"`
 	UserData             types.String   `tfsdk:"user_data"`
+	MetadataHopLimit     types.Int64    `tfsdk:"metadata_hop_limit"`
 	MinHealthyPercentage types.Int64    `tfsdk:"min_healthy_percentage"`
 	Tags                 types.Map      `tfsdk:"tags"`
 	TagsAll              types.Map      `tfsdk:"tags_all"`
@@ -174,22 +175,23 @@ func (r *cpuFootprintResource) Schema(ctx context.Context, _ resource.SchemaRequ
 				Optional: true, MarkdownDescription: "Further EBS volumes of every instance (encrypted, deleted with the instance).",
 				NestedObject: schema.NestedAttributeObject{Attributes: dataVol},
 			},
-			"user_data":                  schema.StringAttribute{Optional: true, Sensitive: true, MarkdownDescription: "User data run at boot (plain text, at most 16 KiB): the slot for the hwprobe bootstrap. Changing it rolls the instances. User data is no place for secrets: anyone allowed `ec2:DescribeInstanceAttribute` or `ec2:DescribeLaunchTemplateVersions` can read it, and so can every process on the instance through the metadata service. Keep secrets in AWS Secrets Manager in the jurisdiction and have the script read them at boot with the instance role (`aws secretsmanager get-secret-value`). Sensitive: hidden in plan output."},
-			"min_healthy_percentage":     schema.Int64Attribute{Optional: true, MarkdownDescription: fmt.Sprintf("Share of the group kept in service while an instance refresh rolls it, 0 to 100. Default %d.", platform.DefaultMinHealthyPercentage)},
-			"tags":                       schema.MapAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "Tags of the group, its launch template and its instances (propagated at launch) and their volumes. Keys starting with `aws:` or `mlplatform:` are reserved. Changing them retags in place; running instances keep their tags until replaced."},
-			"tags_all":                   schema.MapAttribute{ElementType: types.StringType, Computed: true, MarkdownDescription: "`tags` merged over the provider's `default_tags`."},
-			"chosen_instance_type":       schema.StringAttribute{Computed: true, MarkdownDescription: "The instance type the footprint runs: `instance_type`, or the choice."},
-			"decision_reason":            schema.StringAttribute{Computed: true, MarkdownDescription: "Why that type: which requirement decided it."},
-			"rejected_cheaper":           computedList("Types cheaper than the chosen one that were rejected, each with what it missed (`name: requirement: value`)."),
-			"candidates":                 computedList("Every qualifying type, cheapest first."),
-			"instance_types":             computedList("Types the group launches: the chosen one, or under spot the cheapest qualifying ones."),
-			"hourly_price_usd":           schema.Float64Attribute{Computed: true, MarkdownDescription: "On-Demand price of one instance per hour, USD; 0 when unknown."},
-			"price_source":               schema.StringAttribute{Computed: true, MarkdownDescription: "Where the price comes from, and whether it is an estimate for this region."},
-			"monthly_cost_usd":           schema.Float64Attribute{Computed: true, MarkdownDescription: fmt.Sprintf("Estimated On-Demand cost of `desired_capacity` instances running all month (%.0f h), USD; 0 when the price is unknown.", platform.HoursPerMonth)},
-			"monthly_cost_scheduled_usd": schema.Float64Attribute{Computed: true, MarkdownDescription: "The same with the `schedule` blocks applied (the mean number of instances over a week)."},
-			"cost_note":                  schema.StringAttribute{Computed: true, MarkdownDescription: "What the estimate assumes."},
-			"asg_name":                   schema.StringAttribute{Computed: true, MarkdownDescription: "Name of the Auto Scaling group (`mlplatform-cpu-<name>`)."},
-			"launch_template_id":         schema.StringAttribute{Computed: true, MarkdownDescription: "Id of the launch template the footprint owns."},
+			"user_data":                   schema.StringAttribute{Optional: true, Sensitive: true, MarkdownDescription: "User data run at boot (plain text, at most 16 KiB): the slot for the hwprobe bootstrap. Changing it rolls the instances. User data is no place for secrets: anyone allowed `ec2:DescribeInstanceAttribute` or `ec2:DescribeLaunchTemplateVersions` can read it, and so can every process on the instance through the metadata service. Keep secrets in AWS Secrets Manager in the jurisdiction and have the script read them at boot with the instance role (`aws secretsmanager get-secret-value`). Sensitive: hidden in plan output."},
+			"min_healthy_percentage":      schema.Int64Attribute{Optional: true, MarkdownDescription: fmt.Sprintf("Share of the group kept in service while an instance refresh rolls it, 0 to 100. Default %d.", platform.DefaultMinHealthyPercentage)},
+			platform.MetadataHopLimitPath: metadataHopLimitAttr("instances", "instance"),
+			"tags":                        schema.MapAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "Tags of the group, its launch template and its instances (propagated at launch) and their volumes. Keys starting with `aws:` or `mlplatform:` are reserved. Changing them retags in place; running instances keep their tags until replaced."},
+			"tags_all":                    schema.MapAttribute{ElementType: types.StringType, Computed: true, MarkdownDescription: "`tags` merged over the provider's `default_tags`."},
+			"chosen_instance_type":        schema.StringAttribute{Computed: true, MarkdownDescription: "The instance type the footprint runs: `instance_type`, or the choice."},
+			"decision_reason":             schema.StringAttribute{Computed: true, MarkdownDescription: "Why that type: which requirement decided it."},
+			"rejected_cheaper":            computedList("Types cheaper than the chosen one that were rejected, each with what it missed (`name: requirement: value`)."),
+			"candidates":                  computedList("Every qualifying type, cheapest first."),
+			"instance_types":              computedList("Types the group launches: the chosen one, or under spot the cheapest qualifying ones."),
+			"hourly_price_usd":            schema.Float64Attribute{Computed: true, MarkdownDescription: "On-Demand price of one instance per hour, USD; 0 when unknown."},
+			"price_source":                schema.StringAttribute{Computed: true, MarkdownDescription: "Where the price comes from, and whether it is an estimate for this region."},
+			"monthly_cost_usd":            schema.Float64Attribute{Computed: true, MarkdownDescription: fmt.Sprintf("Estimated On-Demand cost of `desired_capacity` instances running all month (%.0f h), USD; 0 when the price is unknown.", platform.HoursPerMonth)},
+			"monthly_cost_scheduled_usd":  schema.Float64Attribute{Computed: true, MarkdownDescription: "The same with the `schedule` blocks applied (the mean number of instances over a week)."},
+			"cost_note":                   schema.StringAttribute{Computed: true, MarkdownDescription: "What the estimate assumes."},
+			"asg_name":                    schema.StringAttribute{Computed: true, MarkdownDescription: "Name of the Auto Scaling group (`mlplatform-cpu-<name>`)."},
+			"launch_template_id":          schema.StringAttribute{Computed: true, MarkdownDescription: "Id of the launch template the footprint owns."},
 			"creation_token": schema.StringAttribute{
 				Computed: true, PlanModifiers: keep,
 				MarkdownDescription: "Random token of the create that made the footprint, tagged `mlplatform:creation-token` on its group, launch template and instances: it proves this resource owns them. A create refuses a footprint of the same name it cannot prove it owns (import it instead), and destroy leaves another owner's alone.",
@@ -283,6 +285,7 @@ func (r *cpuFootprintResource) ModifyPlan(ctx context.Context, req resource.Modi
 	}
 	planFootprintValidationAttrs(&plan, &state, p, prior != nil, p.Change != nil && !p.Change.Empty())
 	if cs := p.Change; cs != nil {
+		warnHopLimit(cs.InPlace, &resp.Diagnostics)
 		for _, c := range cs.Replace {
 			resp.RequiresReplace.Append(parsePath(c.Path))
 		}
@@ -505,6 +508,7 @@ func cpuFootprintRecord(ctx context.Context, m *cpuFootprintModel, diags *diag.D
 func setCPUFootprintState(ctx context.Context, m *cpuFootprintModel, r platform.CPUFootprintRecord, diags *diag.Diagnostics) {
 	s := r.Spec
 	m.ID, m.Name = types.StringValue(s.Name), types.StringValue(s.Name)
+	setHopLimit(&m.MetadataHopLimit, s.MetadataHopLimit)
 	m.MinSize, m.MaxSize, m.DesiredCapacity = types.Int64Value(int64(s.Size.Min)), types.Int64Value(int64(s.Size.Max)), types.Int64Value(int64(s.Size.Desired))
 	if !m.CapacityType.IsNull() || s.CapacityType == platform.CapacitySpotMixed {
 		m.CapacityType = types.StringValue(s.CapacityType)
@@ -588,6 +592,7 @@ func setCPUFootprintSpec(ctx context.Context, m *cpuFootprintModel, s platform.C
 		m.SecurityGroupIDs, _ = types.SetValueFrom(ctx, types.StringType, s.SecurityGroupIDs)
 	}
 	m.InstanceProfile, m.KMSKeyARN, m.UserData = str(s.InstanceProfile), str(s.KMSKeyARN), str(s.UserData)
+	m.MetadataHopLimit = types.Int64Value(int64(s.MetadataHopLimit))
 	m.RootVolume = types.ObjectNull(gpuRootVolType)
 	if v := s.RootVolume; v.SizeGiB > 0 {
 		m.RootVolume, _ = types.ObjectValueFrom(ctx, gpuRootVolType, gpuRootVolumeModel{SizeGiB: int64Or(v.SizeGiB), Type: str(v.Type), IOPS: int64Or(v.IOPS), Throughput: int64Or(v.Throughput)})
@@ -744,6 +749,7 @@ func cpuFootprintSpec(ctx context.Context, m, config *cpuFootprintModel, diags *
 		}
 	}
 	s.UserData = str("user_data", m.UserData)
+	s.MetadataHopLimit = hopLimit(m.MetadataHopLimit, &s.Unknown)
 	s.Validation = footprintValidationSpec(ctx, m.Validation, &s, diags)
 	s.MinHealthyPercentage = num("min_healthy_percentage", m.MinHealthyPercentage)
 	if m.Tags.IsUnknown() {

@@ -240,7 +240,7 @@ func TestAccCPUFootprint_createInterrupted(t *testing.T) {
 	h := acctest.Setup(t)
 	hold := acctest.NewHold(t)
 	cfg := func(timeout string) string {
-		return cpuFootprintConfig(h, "", "cut", fmt.Sprintf(`
+		return cpuFootprintConfig(h, acctest.AWSManagedKeys, "cut", fmt.Sprintf(`
   instance_type    = "c7i.large"
   min_size         = 1
   max_size         = 2
@@ -300,7 +300,7 @@ func TestAccCPUFootprint_createInterrupted(t *testing.T) {
 func TestAccCPUFootprint_rollInterrupted(t *testing.T) {
 	h := acctest.Setup(t)
 	cfg := func(typ, timeout string) string {
-		return cpuFootprintConfig(h, "", "held", fmt.Sprintf(`
+		return cpuFootprintConfig(h, acctest.AWSManagedKeys, "held", fmt.Sprintf(`
   instance_type    = %q
   min_size         = 1
   max_size         = 2
@@ -353,7 +353,7 @@ func TestAccCPUFootprint_refusesForeign(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config: cpuFootprintConfig(h, "", "taken", `
+			Config: cpuFootprintConfig(h, acctest.AWSManagedKeys, "taken", `
   instance_type    = "m7i.large"
   min_size         = 0
   max_size         = 2

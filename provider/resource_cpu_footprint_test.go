@@ -145,7 +145,7 @@ func TestAccCPUFootprint_explicitType(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		CheckDestroy:             checkFootprintGone(t, h, "explicit"),
 		Steps: []resource.TestStep{{
-			Config: cpuFootprintConfig(h, "", "explicit", `
+			Config: cpuFootprintConfig(h, acctest.AWSManagedKeys, "explicit", `
   instance_type    = "c7i.large"
   min_size         = 0
   max_size         = 2
@@ -164,7 +164,7 @@ func TestAccCPUFootprint_explicitType(t *testing.T) {
 			),
 		}, {
 			// An explicit type that misses the requirements: refused at plan.
-			Config: cpuFootprintConfig(h, "", "explicit", `
+			Config: cpuFootprintConfig(h, acctest.AWSManagedKeys, "explicit", `
   instance_type    = "c7i.large"
   requirements     = { min_vcpus = 8 }
   min_size         = 0
@@ -182,7 +182,7 @@ func TestAccCPUFootprint_amxRequired(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		CheckDestroy:             checkFootprintGone(t, h, "amx"),
 		Steps: []resource.TestStep{{
-			Config: cpuFootprintConfig(h, "", "amx", `
+			Config: cpuFootprintConfig(h, acctest.AWSManagedKeys, "amx", `
   requirements = {
     min_vcpus    = 2
     cpu_features = ["amx_tile", "amx_bf16"]
@@ -220,7 +220,7 @@ func TestAccCPUFootprint_arm64(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		CheckDestroy:             checkFootprintGone(t, h, "graviton"),
 		Steps: []resource.TestStep{{
-			Config: cpuFootprintConfig(h, "", "graviton", `
+			Config: cpuFootprintConfig(h, acctest.AWSManagedKeys, "graviton", `
   requirements = {
     min_vcpus    = 4
     architecture = "arm64"
@@ -244,7 +244,7 @@ func TestAccCPUFootprint_noMatch(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
 			// AMX is an Intel feature: no arm64 type has it.
-			Config: cpuFootprintConfig(h, "", "none", `
+			Config: cpuFootprintConfig(h, acctest.AWSManagedKeys, "none", `
   requirements = {
     min_vcpus    = 2
     cpu_features = ["amx_tile"]
@@ -264,7 +264,7 @@ func TestAccCPUFootprint_noMatch(t *testing.T) {
 // scheduleConfig scales footprint "nights" to zero from 20:00 to 07:00 on
 // working days.
 func scheduleConfig(h *acctest.Harness) string {
-	return cpuFootprintConfig(h, "", "nights", `
+	return cpuFootprintConfig(h, acctest.AWSManagedKeys, "nights", `
   instance_type    = "c7i.large"
   min_size         = 1
   max_size         = 3
@@ -413,7 +413,7 @@ func TestAccCPUFootprint_spotMixed(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		CheckDestroy:             checkFootprintGone(t, h, "spot"),
 		Steps: []resource.TestStep{{
-			Config: cpuFootprintConfig(h, "", "spot", `
+			Config: cpuFootprintConfig(h, acctest.AWSManagedKeys, "spot", `
   requirements = {
     min_vcpus    = 2
     architecture = "x86_64"
@@ -435,7 +435,7 @@ func TestAccCPUFootprint_spotMixed(t *testing.T) {
 				}),
 			),
 		}, {
-			Config: cpuFootprintConfig(h, "", "spot", `
+			Config: cpuFootprintConfig(h, acctest.AWSManagedKeys, "spot", `
   requirements = {
     min_vcpus    = 2
     architecture = "x86_64"
@@ -458,7 +458,7 @@ func TestAccCPUFootprint_update(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		CheckDestroy:             checkFootprintGone(t, h, "grow"),
 		Steps: []resource.TestStep{{
-			Config: cpuFootprintConfig(h, "", "grow", `
+			Config: cpuFootprintConfig(h, acctest.AWSManagedKeys, "grow", `
   instance_type    = "c7i.large"
   min_size         = 1
   max_size         = 2
@@ -469,7 +469,7 @@ func TestAccCPUFootprint_update(t *testing.T) {
 				return nil
 			},
 		}, {
-			Config: strings.Replace(cpuFootprintConfig(h, "", "grow", `
+			Config: strings.Replace(cpuFootprintConfig(h, acctest.AWSManagedKeys, "grow", `
   instance_type    = "c7i.large"
   min_size         = 2
   max_size         = 4
@@ -502,7 +502,7 @@ func TestAccCPUFootprint_update(t *testing.T) {
 			),
 		}, {
 			// Schedule removed, tags back: in place again.
-			Config: cpuFootprintConfig(h, "", "grow", `
+			Config: cpuFootprintConfig(h, acctest.AWSManagedKeys, "grow", `
   instance_type    = "c7i.large"
   min_size         = 2
   max_size         = 4
@@ -523,7 +523,7 @@ func TestAccCPUFootprint_update(t *testing.T) {
 func TestAccCPUFootprint_typeRoll(t *testing.T) {
 	h := acctest.Setup(t)
 	cfg := func(typ string) string {
-		return cpuFootprintConfig(h, "", "roll", fmt.Sprintf(`
+		return cpuFootprintConfig(h, acctest.AWSManagedKeys, "roll", fmt.Sprintf(`
   instance_type          = %q
   min_healthy_percentage = 50
   min_size               = 1
@@ -573,7 +573,7 @@ var footprintImportIgnore = []string{"requirements", "image", "root_volume", "ca
 
 func TestAccCPUFootprint_import(t *testing.T) {
 	h := acctest.Setup(t)
-	cfg := cpuFootprintConfig(h, "", "imported", `
+	cfg := cpuFootprintConfig(h, acctest.AWSManagedKeys, "imported", `
   instance_type    = "c7i.large"
   min_size         = 0
   max_size         = 2
@@ -597,7 +597,7 @@ func TestAccCPUFootprint_import(t *testing.T) {
 
 func TestAccCPUFootprint_disappears(t *testing.T) {
 	h := acctest.Setup(t)
-	cfg := cpuFootprintConfig(h, "", "gone", `
+	cfg := cpuFootprintConfig(h, acctest.AWSManagedKeys, "gone", `
   instance_type    = "c7i.large"
   min_size         = 1
   max_size         = 2
@@ -649,6 +649,14 @@ func TestAccCPUFootprint_residencyRejected(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
+			// Jurisdiction AE requires customer managed keys by default.
+			Config: cpuFootprintConfig(h, "", "foreign", `
+  instance_type    = "c7i.large"
+  min_size         = 0
+  max_size         = 2
+  desired_capacity = 1`),
+			ExpectError: cmkDefaultError("kms_key_arn"),
+		}, {
 			Config: cpuFootprintConfig(h, `excluded_zone_ids = ["mec1-az2"]`, "foreign", fmt.Sprintf(`
   instance_type    = "c7i.large"
   min_size         = 0
@@ -681,7 +689,7 @@ func TestAccCPUFootprint_unknownInputs(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		CheckDestroy:             checkFootprintGone(t, h, "later"),
 		Steps: []resource.TestStep{{
-			Config: h.ProviderConfig("") + `
+			Config: h.ProviderConfig(acctest.AWSManagedKeys) + `
 resource "terraform_data" "sizing" {
   input = { vcpus = 2, feature = "avx512f", team = "smb", desired = 1 }
 }

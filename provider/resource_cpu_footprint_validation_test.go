@@ -60,7 +60,8 @@ func footprintGateSetupOn(t *testing.T, name, mach string, behaviour func(index,
 }
 
 // footprintGateConfig is a c7i footprint of desired instances with a
-// validation block checking checks.
+// validation block checking checks. key, a customer managed key, encrypts
+// the volumes and the reports.
 func footprintGateConfig(h *acctest.Harness, name string, desired int, checks, key, certPEM, extra string) string {
 	return h.ProviderConfig("") + fmt.Sprintf(`
 resource "mlplatform_cpu_footprint" "test" {
@@ -71,14 +72,15 @@ resource "mlplatform_cpu_footprint" "test" {
   desired_capacity = %d
   root_volume      = { size_gib = 20 }
   user_data        = "#!/bin/sh\necho the user's own user data\n"
+  kms_key_arn      = %[4]q
 
   validation = {
-    checks               = %s
+    checks               = %[3]s
     timeout              = "5m"
     reports_s3_uri       = "s3://uae-hwprobe-reports/footprints/"
-    reports_kms_key_arn  = %q
-    trusted_certificates = %q
-%s
+    reports_kms_key_arn  = %[4]q
+    trusted_certificates = %[5]q
+%[6]s
   }
 }
 `, name, desired, checks, key, certPEM, extra)
@@ -189,7 +191,7 @@ func TestAccCPUFootprint_validationPass(t *testing.T) {
 			),
 		}, {
 			// Validation removed: the hook goes, the profile and results too.
-			Config: cpuFootprintConfig(h, "", name, `
+			Config: cpuFootprintConfig(h, acctest.AWSManagedKeys, name, `
   instance_type    = "c7i.large"
   min_size         = 0
   max_size         = 4

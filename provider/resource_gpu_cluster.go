@@ -58,6 +58,7 @@ type gpuClusterModel struct {
 	RootVolume            types.Object   `tfsdk:"root_volume"`
 	DataVolumes           types.List     `tfsdk:"data_volumes"`
 	UserData              types.String   `tfsdk:"user_data"`
+	MetadataHopLimit      types.Int64    `tfsdk:"metadata_hop_limit"`
 	Tags                  types.Map      `tfsdk:"tags"`
 	TagsAll               types.Map      `tfsdk:"tags_all"`
 	Rollout               types.Object   `tfsdk:"rollout"`
@@ -232,7 +233,8 @@ func (r *gpuClusterResource) Schema(ctx context.Context, _ resource.SchemaReques
 				Sensitive:           true,
 				MarkdownDescription: "User data run at boot (plain text, at most 16 KiB). With a `validation` block it runs first, beside the hwprobe bootstrap (it must then begin with `#!`, `#cloud-config`, `#cloud-boothook` or `#include`). Changing it rolls the nodes. User data is no place for secrets: anyone allowed `ec2:DescribeInstanceAttribute` or `ec2:DescribeLaunchTemplateVersions` can read it, and so can every process on the instance through the metadata service. Keep secrets in AWS Secrets Manager in the jurisdiction and have the script read them at boot with the instance role (`aws secretsmanager get-secret-value`). Sensitive: hidden in plan output.",
 			},
-			"tags": schema.MapAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: fmt.Sprintf("Tags of the nodes, their volumes and the launch template, at most %d with `default_tags`. Keys starting with `aws:` or `mlplatform:` are reserved. Changing them retags in place; nothing is rolled.", platform.MaxGPUClusterTags)},
+			platform.MetadataHopLimitPath: metadataHopLimitAttr("nodes", "node"),
+			"tags":                        schema.MapAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: fmt.Sprintf("Tags of the nodes, their volumes and the launch template, at most %d with `default_tags`. Keys starting with `aws:` or `mlplatform:` are reserved. Changing them retags in place; nothing is rolled.", platform.MaxGPUClusterTags)},
 			"tags_all": schema.MapAttribute{
 				ElementType: types.StringType, Computed: true,
 				MarkdownDescription: "`tags` merged over the provider's `default_tags`.",
@@ -386,6 +388,9 @@ func (r *gpuClusterResource) ModifyPlan(ctx context.Context, req resource.Modify
 			plan.Nodes = types.ListUnknown(gpuNodeType)
 			plan.PlacementZoneID = types.StringUnknown()
 		}
+	}
+	if p.Change != nil {
+		warnHopLimit(slices.Concat(p.Change.Template, p.Change.Nodes), &resp.Diagnostics)
 	}
 	planValidationAttrs(&plan, &state, p, prior != nil, p.Change != nil && !p.Change.Empty())
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
@@ -547,6 +552,7 @@ func (r *gpuClusterResource) readImported(ctx context.Context, m *gpuClusterMode
 	m.InstanceProfile = str(s.InstanceProfile)
 	m.KMSKeyARN = str(s.KMSKeyARN)
 	m.UserData = str(s.UserData)
+	m.MetadataHopLimit = types.Int64Value(int64(s.MetadataHopLimit))
 	m.ZoneFallback = types.BoolValue(false)
 	m.VPCID = types.StringNull()
 	m.PlacementGroupName = str(s.PlacementGroup)
@@ -631,6 +637,7 @@ func setGPUClusterState(ctx context.Context, m *gpuClusterModel, r platform.GPUC
 	m.ID = types.StringValue(r.Spec.Name)
 	m.Name = types.StringValue(r.Spec.Name)
 	m.NodeCount = types.Int64Value(int64(r.Spec.NodeCount))
+	setHopLimit(&m.MetadataHopLimit, r.Spec.MetadataHopLimit)
 	m.InstanceType = types.StringValue(r.Spec.InstanceType)
 	str(&m.ImageID, r.ImageID)
 	str(&m.CreationToken, r.CreationToken)
@@ -744,6 +751,7 @@ func gpuClusterSpec(ctx context.Context, m, config *gpuClusterModel, diags *diag
 		}
 	}
 	s.UserData = str("user_data", m.UserData)
+	s.MetadataHopLimit = hopLimit(m.MetadataHopLimit, &s.Unknown)
 	s.Validation = gpuValidationSpec(ctx, m.Validation, &s, diags)
 	if m.Tags.IsUnknown() {
 		s.Unknown = append(s.Unknown, "tags")

@@ -78,7 +78,7 @@ func TestAccGPUCluster_createTimeoutWhileWaiting(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		CheckDestroy:             checkClusterGone(t, h, "interrupted"),
 		Steps: []resource.TestStep{{
-			Config: gpuClusterConfig(h, "", "interrupted", "  node_count = 2\n  zone_id = \"mec1-az1\"\n  timeouts { create = \"12s\" }"),
+			Config: gpuClusterConfig(h, acctest.AWSManagedKeys, "interrupted", "  node_count = 2\n  zone_id = \"mec1-az1\"\n  timeouts { create = \"12s\" }"),
 			Check: resource.ComposeAggregateTestCheckFunc(
 				checkStateMatchesEC2(t, h, "interrupted", 2),
 				resource.TestCheckResourceAttrSet(gpuClusterResource, "creation_token"),
@@ -106,7 +106,7 @@ func TestAccGPUCluster_createTimeoutDuringBackoff(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.Shim.NoCapacityInSubnets(az1.ID)
-	cfg := strings.Replace(gpuClusterConfig(h, "", "backoff", "  node_count = 2\n  zone_id = \"mec1-az1\"\n  timeouts { create = \"10s\" }"),
+	cfg := strings.Replace(gpuClusterConfig(h, acctest.AWSManagedKeys, "backoff", "  node_count = 2\n  zone_id = \"mec1-az1\"\n  timeouts { create = \"10s\" }"),
 		`capacity_retry = { attempts = 2, initial_delay = "10ms" }`, `capacity_retry = { attempts = 20, initial_delay = "5s" }`, 1)
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
@@ -136,7 +136,7 @@ func TestAccGPUCluster_describeErrorsAfterLaunch(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		CheckDestroy:             checkClusterGone(t, h, "flaky"),
 		Steps: []resource.TestStep{{
-			Config: gpuClusterConfig(h, "", "flaky", "  node_count = 2\n  zone_id = \"mec1-az1\""),
+			Config: gpuClusterConfig(h, acctest.AWSManagedKeys, "flaky", "  node_count = 2\n  zone_id = \"mec1-az1\""),
 			Check:  checkStateMatchesEC2(t, h, "flaky", 2),
 		}},
 	})
@@ -160,7 +160,7 @@ func TestAccGPUCluster_lostSightAfterLaunch(t *testing.T) {
 		CheckDestroy:             checkClusterGone(t, h, "blind"),
 		Steps: []resource.TestStep{
 			{
-				Config: gpuClusterConfig(h, "", "blind", "  node_count = 2\n  zone_id = \"mec1-az1\""),
+				Config: gpuClusterConfig(h, acctest.AWSManagedKeys, "blind", "  node_count = 2\n  zone_id = \"mec1-az1\""),
 				Check: resource.ComposeAggregateTestCheckFunc(checkStateMatchesEC2(t, h, "blind", 2), func(s *terraform.State) (err error) {
 					if s.RootModule().Resources[gpuClusterResource].Primary.Tainted {
 						return fmt.Errorf("a whole cluster was tainted")
@@ -171,7 +171,7 @@ func TestAccGPUCluster_lostSightAfterLaunch(t *testing.T) {
 			},
 			{
 				// Re-apply: nothing is replaced.
-				Config: gpuClusterConfig(h, "", "blind", "  node_count = 2\n  zone_id = \"mec1-az1\""),
+				Config: gpuClusterConfig(h, acctest.AWSManagedKeys, "blind", "  node_count = 2\n  zone_id = \"mec1-az1\""),
 				Check: resource.ComposeAggregateTestCheckFunc(checkStateMatchesEC2(t, h, "blind", 2), func(s *terraform.State) error {
 					ids, err := clusterNodeIDs(s)
 					if err != nil || strings.Join(ids, ",") != strings.Join(first, ",") {
@@ -204,7 +204,7 @@ func TestAccGPUCluster_lostRunInstancesAnswer(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		CheckDestroy:             checkClusterGone(t, h, "lost"),
 		Steps: []resource.TestStep{{
-			Config: gpuClusterConfig(h, "", "lost", "  node_count = 2\n  zone_id = \"mec1-az1\""),
+			Config: gpuClusterConfig(h, acctest.AWSManagedKeys, "lost", "  node_count = 2\n  zone_id = \"mec1-az1\""),
 			Check: resource.ComposeAggregateTestCheckFunc(checkStateMatchesEC2(t, h, "lost", 2), func(*terraform.State) error {
 				var sources []string
 				for _, c := range h.Shim.Calls("ec2", "RunInstances") {
@@ -237,7 +237,7 @@ func TestAccGPUCluster_throttlingBurst(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		CheckDestroy:             checkClusterGone(t, h, "throttled"),
 		Steps: []resource.TestStep{{
-			Config: gpuClusterConfig(h, "", "throttled", "  node_count = 1\n  zone_id = \"mec1-az1\""),
+			Config: gpuClusterConfig(h, acctest.AWSManagedKeys, "throttled", "  node_count = 1\n  zone_id = \"mec1-az1\""),
 			Check:  checkStateMatchesEC2(t, h, "throttled", 1),
 		}},
 	})
@@ -251,7 +251,7 @@ func TestAccGPUCluster_throttlingBurst(t *testing.T) {
 // prove it made; the other resource's cluster is untouched.
 func TestAccGPUCluster_refusesForeignCluster(t *testing.T) {
 	h := acctest.Setup(t)
-	base := gpuClusterConfig(h, "", "shared", "  node_count = 1\n  zone_id = \"mec1-az1\"")
+	base := gpuClusterConfig(h, acctest.AWSManagedKeys, "shared", "  node_count = 1\n  zone_id = \"mec1-az1\"")
 	second := strings.ReplaceAll(strings.SplitN(base, "resource \"mlplatform_gpu_cluster\" \"test\"", 2)[1], "{\n  name", "{\n  depends_on = [mlplatform_gpu_cluster.test]\n  name")
 	var ids []string
 	resource.Test(t, resource.TestCase{
@@ -398,7 +398,7 @@ func TestAccGPUCluster_deleteRefusesForeignToken(t *testing.T) {
 func TestAccGPUCluster_planValidation(t *testing.T) {
 	h := acctest.Setup(t)
 	cfg := func(extra string) string {
-		return gpuClusterConfig(h, "", "bad", "  node_count = 1\n  zone_id = \"mec1-az1\"\n"+extra)
+		return gpuClusterConfig(h, acctest.AWSManagedKeys, "bad", "  node_count = 1\n  zone_id = \"mec1-az1\"\n"+extra)
 	}
 	manyTags := "  tags = {\n"
 	for i := range 60 {
@@ -449,7 +449,7 @@ func TestAccGPUCluster_unknownElements(t *testing.T) {
 		t.Fatal(err)
 	}
 	sgID := aws.ToString(sg.GroupId)
-	provider := strings.Replace(h.ProviderConfig(`required_tags = ["team", "owner"]`), "  residency {", "  default_tags = { owner = terraform_data.owner.output }\n\n  residency {", 1)
+	provider := strings.Replace(h.ProviderConfig(acctest.AWSManagedKeys+"\n"+`required_tags = ["team", "owner"]`), "  residency {", "  default_tags = { owner = terraform_data.owner.output }\n\n  residency {", 1)
 	cfg := provider + fmt.Sprintf(`
 resource "terraform_data" "sg" {
   input = %q
@@ -497,7 +497,7 @@ resource "mlplatform_gpu_cluster" "test" {
 func TestAccGPUCluster_driftRepaired(t *testing.T) {
 	h := acctest.Setup(t)
 	ctx := context.Background()
-	cfg := gpuClusterConfig(h, "", "drift", "  node_count = 2\n  zone_id = \"mec1-az1\"")
+	cfg := gpuClusterConfig(h, acctest.AWSManagedKeys, "drift", "  node_count = 2\n  zone_id = \"mec1-az1\"")
 	repaired := resource.ComposeAggregateTestCheckFunc(
 		checkStateMatchesEC2(t, h, "drift", 2),
 		func(*terraform.State) error {

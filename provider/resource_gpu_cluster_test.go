@@ -26,6 +26,7 @@ import (
 
 	"github.com/mlplatform/mlplatform/acctest"
 	"github.com/mlplatform/mlplatform/internal/platform"
+	"github.com/mlplatform/mlplatform/internal/residency"
 )
 
 const gpuClusterResource = "mlplatform_gpu_cluster.test"
@@ -60,10 +61,14 @@ func ec2Client(t *testing.T, h *acctest.Harness) *ec2.Client {
 }
 
 // fixtureEnv is the core over fixture clients (marked as such in the shim's
-// log): the tests' view of what exists in EC2.
+// log): the tests' view of what exists in EC2, and the maker of what
+// "another configuration" made, which takes AWS managed keys (the setting of
+// acctest.AWSManagedKeys).
 func fixtureEnv(t *testing.T, h *acctest.Harness) *platform.Env {
 	t.Helper()
-	env, err := platform.Open(context.Background(), platform.Config{Region: acctest.Region, Endpoints: h.Endpoints(), UserAgent: "acctest-fixture"})
+	awsManaged := false
+	env, err := platform.Open(context.Background(), platform.Config{Region: acctest.Region, Endpoints: h.Endpoints(), UserAgent: "acctest-fixture",
+		Residency: residency.PolicyConfig{RequireCustomerManagedKeys: &awsManaged}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +175,8 @@ func TestAccGPUCluster_basic(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config: gpuClusterConfig(h, "require_customer_managed_keys = true", "train", fmt.Sprintf(`
+			// The AE default: customer managed keys required, and given.
+			Config: gpuClusterConfig(h, "", "train", fmt.Sprintf(`
   node_count  = 2
   zone_id     = "mec1-az1"
   kms_key_arn = %q`, key)),
@@ -252,7 +258,7 @@ func TestAccGPUCluster_update(t *testing.T) {
 	h := acctest.Setup(t)
 	var before []string
 	cfg := func(n int, extra string) string {
-		return gpuClusterConfig(h, "", "scale", fmt.Sprintf("  node_count = %d\n  zone_id = \"mec1-az1\"\n%s", n, extra))
+		return gpuClusterConfig(h, acctest.AWSManagedKeys, "scale", fmt.Sprintf("  node_count = %d\n  zone_id = \"mec1-az1\"\n%s", n, extra))
 	}
 	remember := func(s *terraform.State) (err error) { before, err = clusterNodeIDs(s); return err }
 	resource.Test(t, resource.TestCase{
@@ -353,7 +359,7 @@ func TestAccGPUCluster_import(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{
-			{Config: gpuClusterConfig(h, "", "imported", "  node_count = 2\n  zone_id = \"mec1-az1\"")},
+			{Config: gpuClusterConfig(h, acctest.AWSManagedKeys, "imported", "  node_count = 2\n  zone_id = \"mec1-az1\"")},
 			{
 				ResourceName:      gpuClusterResource,
 				ImportState:       true,
@@ -372,7 +378,7 @@ func TestAccGPUCluster_import(t *testing.T) {
 func TestAccGPUCluster_disappears(t *testing.T) {
 	h := acctest.Setup(t)
 	var lost string
-	cfg := gpuClusterConfig(h, "", "vanish", "  node_count = 2\n  zone_id = \"mec1-az1\"")
+	cfg := gpuClusterConfig(h, acctest.AWSManagedKeys, "vanish", "  node_count = 2\n  zone_id = \"mec1-az1\"")
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
@@ -419,6 +425,17 @@ func TestAccGPUCluster_disappears(t *testing.T) {
 	})
 }
 
+// cmkDefaultError matches the plan error of a resource without a key at
+// attr under jurisdiction AE's default: the rule, the attribute, why, and
+// the opt-out (Terraform wraps diagnostics: words are matched across any
+// run of white space).
+func cmkDefaultError(attr string) *regexp.Regexp {
+	words := func(s string) string { return strings.ReplaceAll(regexp.QuoteMeta(s), " ", `\s+`) }
+	return regexp.MustCompile(`(?s)Residency violation: kms-customer-managed.*` + words(attr+` = "": no KMS key is given`) +
+		`.*` + words("jurisdiction AE requires customer managed keys by default (residency.require_customer_managed_keys)") +
+		`.*` + words("set residency.require_customer_managed_keys = false in the provider configuration"))
+}
+
 func TestAccGPUCluster_residencyRejected(t *testing.T) {
 	h := acctest.Setup(t)
 	foreignKey := createKey(t, h, "eu-west-1")
@@ -426,6 +443,13 @@ func TestAccGPUCluster_residencyRejected(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{
+			{
+				// Jurisdiction AE requires customer managed keys by default:
+				// a cluster without a key is refused at plan, on the
+				// attribute, with the rule and how to opt out.
+				Config:      gpuClusterConfig(h, "", "nope", "  node_count = 2\n  zone_id = \"mec1-az1\""),
+				ExpectError: cmkDefaultError("kms_key_arn"),
+			},
 			{
 				Config:      gpuClusterConfig(h, `excluded_zone_ids = ["mec1-az3"]`, "nope", "  node_count = 2\n  zone_id = \"mec1-az3\""),
 				ExpectError: regexp.MustCompile(`(?s)zone-excluded.*mec1-az3`),
@@ -454,23 +478,23 @@ func TestAccGPUCluster_typeNotOffered(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{
 			{
-				Config:      strings.Replace(gpuClusterConfig(h, "", "nope", "  node_count = 2"), "p5en.48xlarge", "p5.48xlarge", 1),
+				Config:      strings.Replace(gpuClusterConfig(h, acctest.AWSManagedKeys, "nope", "  node_count = 2"), "p5en.48xlarge", "p5.48xlarge", 1),
 				ExpectError: regexp.MustCompile(`(?s)p5.48xlarge is not offered in me-central-1; offered GPU types there:.*p5en.48xlarge`),
 			},
 			{
-				Config:      gpuClusterConfig(h, "", "nope", "  node_count = 2\n  zone_id = \"mec1-az2\""),
+				Config:      gpuClusterConfig(h, acctest.AWSManagedKeys, "nope", "  node_count = 2\n  zone_id = \"mec1-az2\""),
 				ExpectError: regexp.MustCompile(`(?s)p5en.48xlarge is not offered in mec1-az2; allowed zones that offer it:\s+mec1-az1,\s+mec1-az3`),
 			},
 			{
-				Config:      strings.Replace(gpuClusterConfig(h, "", "nope", "  node_count = 2"), "p5en.48xlarge", "c7i.large", 1),
+				Config:      strings.Replace(gpuClusterConfig(h, acctest.AWSManagedKeys, "nope", "  node_count = 2"), "p5en.48xlarge", "c7i.large", 1),
 				ExpectError: regexp.MustCompile(`(?s)c7i.large has no GPU`),
 			},
 			{
-				Config:      strings.Replace(gpuClusterConfig(h, "", "nope", "  node_count = 2\n  efa_interfaces = 4"), "p5en.48xlarge", "g6.xlarge", 1),
+				Config:      strings.Replace(gpuClusterConfig(h, acctest.AWSManagedKeys, "nope", "  node_count = 2\n  efa_interfaces = 4"), "p5en.48xlarge", "g6.xlarge", 1),
 				ExpectError: regexp.MustCompile(`(?s)g6.xlarge does not support EFA`),
 			},
 			{
-				Config:      gpuClusterConfig(h, "", "nope", "  node_count = 2\n  capacity = { type = \"capacity_block\" }"),
+				Config:      gpuClusterConfig(h, acctest.AWSManagedKeys, "nope", "  node_count = 2\n  capacity = { type = \"capacity_block\" }"),
 				ExpectError: regexp.MustCompile(`(?s)Missing capacity reservation.*reservation_id`),
 			},
 		},
@@ -495,13 +519,13 @@ func TestAccGPUCluster_capacityFallback(t *testing.T) {
 			{
 				// Without fallback: the error says what was tried and what
 				// else could be.
-				Config:      gpuClusterConfig(h, "", "nofallback", "  node_count = 2\n  zone_id = \"mec1-az1\""),
+				Config:      gpuClusterConfig(h, acctest.AWSManagedKeys, "nofallback", "  node_count = 2\n  zone_id = \"mec1-az1\""),
 				ExpectError: regexp.MustCompile(`(?s)no capacity for 2 x p5en.48xlarge; tried mec1-az1 \(2 attempts.*InsufficientInstanceCapacity.*zone_fallback = true to also try\s+mec1-az3`),
 			},
 			{
 				// With fallback: the cluster lands in mec1-az3, inside the
 				// jurisdiction, and mec1-az2 (no p5en there) is never tried.
-				Config: gpuClusterConfig(h, "", "fallback", "  node_count = 2\n  zone_id = \"mec1-az1\"\n  zone_fallback = true"),
+				Config: gpuClusterConfig(h, acctest.AWSManagedKeys, "fallback", "  node_count = 2\n  zone_id = \"mec1-az1\"\n  zone_fallback = true"),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr(gpuClusterResource, "zone_id", "mec1-az1"),
 					resource.TestCheckResourceAttr(gpuClusterResource, "placement_zone_id", "mec1-az3"),
@@ -515,10 +539,14 @@ func TestAccGPUCluster_capacityFallback(t *testing.T) {
 }
 
 // platformEnv opens the core environment against the harness, its waits
-// polling every 50ms (never at the intervals meant for AWS).
+// polling every 50ms (never at the intervals meant for AWS). Its users, the
+// fault matrices, are not about keys: it accepts AWS managed keys (the
+// setting of acctest.AWSManagedKeys).
 func platformEnv(t *testing.T, h *acctest.Harness) *platform.Env {
 	t.Helper()
-	env, err := platform.Open(context.Background(), platform.Config{Region: acctest.Region, Endpoints: h.Endpoints(), Polling: platform.PollingEvery(50 * time.Millisecond)})
+	awsManaged := false
+	env, err := platform.Open(context.Background(), platform.Config{Region: acctest.Region, Endpoints: h.Endpoints(), Polling: platform.PollingEvery(50 * time.Millisecond),
+		Residency: residency.PolicyConfig{RequireCustomerManagedKeys: &awsManaged}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -539,7 +567,7 @@ func TestAccGPUCluster_refreshCalls(t *testing.T) {
 		name := fmt.Sprintf("bench%d", n)
 		var r row
 		r.nodes = n
-		cfg := gpuClusterConfig(h, "", name, fmt.Sprintf("  node_count = %d\n  zone_id = \"mec1-az1\"\n  efa_interfaces = 1", n))
+		cfg := gpuClusterConfig(h, acctest.AWSManagedKeys, name, fmt.Sprintf("  node_count = %d\n  zone_id = \"mec1-az1\"\n  efa_interfaces = 1", n))
 		resource.Test(t, resource.TestCase{
 			PreCheck:                 func() { acctest.PreCheck(t) },
 			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
@@ -636,7 +664,7 @@ func TestAccGPUCluster_planFromCore(t *testing.T) {
 	}
 	putImage(amiA)
 	cfg := func(extra string) string {
-		return strings.Replace(gpuClusterConfig(h, "", "core", "  node_count = 1\n  zone_id = \"mec1-az1\"\n"+extra),
+		return strings.Replace(gpuClusterConfig(h, acctest.AWSManagedKeys, "core", "  node_count = 1\n  zone_id = \"mec1-az1\"\n"+extra),
 			`"/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64"`, fmt.Sprintf("%q", param), 1)
 	}
 	var before []string

@@ -54,7 +54,8 @@ const gpuType = "p5en.48xlarge"
 
 // gateConfig is a cluster of instanceType with a validation block. A type
 // whose GPUs the node player can play is checked for host and GPUs;
-// another for host and CPU features.
+// another for host and CPU features. key, a customer managed key,
+// encrypts the volumes and the reports.
 func gateConfig(h *acctest.Harness, name, instanceType string, nodes int, key, certPEM, extra string) string {
 	checks := `["host", "cpu_features"]`
 	if acctest.NVMLMockMachine(instanceType) != "" {
@@ -69,14 +70,15 @@ resource "mlplatform_gpu_cluster" "test" {
   image         = "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64"
   user_data     = "#!/bin/sh\necho the user's own user data\n"
   root_volume   = { size_gib = 200 }
+  kms_key_arn   = %[5]q
   capacity_retry = { attempts = 2, initial_delay = "10ms" }
 
   validation = {
-    checks               = %s
+    checks               = %[4]s
     reports_s3_uri       = "s3://uae-hwprobe-reports/clusters/"
-    reports_kms_key_arn  = %q
-    trusted_certificates = %q
-%s
+    reports_kms_key_arn  = %[5]q
+    trusted_certificates = %[6]q
+%[7]s
   }
 }
 `, name, instanceType, nodes, checks, key, certPEM, extra)

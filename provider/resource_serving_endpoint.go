@@ -234,7 +234,7 @@ func (r *servingEndpointResource) Schema(ctx context.Context, _ resource.SchemaR
 					"Set it to `false` for a container that must call out (an AWS API such as Secrets Manager, a licence server, a feature store), best with `vpc_config` so that those calls stay in your VPC. " +
 					"A model cannot change: changing it deploys a new model blue/green.",
 			},
-			"kms_key_arn":             schema.StringAttribute{Optional: true, MarkdownDescription: "KMS key ARN that encrypts the instances' storage volumes; in the jurisdiction."},
+			"kms_key_arn":             schema.StringAttribute{Optional: true, MarkdownDescription: "KMS key ARN that encrypts the instances' storage volumes; in the jurisdiction. Required where customer-managed keys are (jurisdiction `AE` by default), except on instance types with local NVMe instance storage (`ml.g5`, `ml.g6`, `ml.p4d`, `ml.p5` and others): SageMaker encrypts that storage with a hardware module on the instance and refuses a key there, so setting one on such a type is an error at plan."},
 			"tags":                    schema.MapAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "Tags of the endpoint, merged over the provider's `default_tags`. Changing them is an in-place update."},
 			"tags_all":                schema.MapAttribute{ElementType: types.StringType, Computed: true, MarkdownDescription: "All tags of the endpoint: `tags` merged over the provider's `default_tags`."},
 			"arn":                     computed("ARN of the endpoint; it stays the same across blue/green updates."),

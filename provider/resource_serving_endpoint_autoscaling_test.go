@@ -24,7 +24,7 @@ const servingScalingID = "endpoint/fraud/variant/primary"
 // servingScalingConfig is the endpoint with one instance variant under
 // autoscaling; scaling is the inside of the autoscaling block.
 func servingScalingConfig(h *acctest.Harness, instanceType string, scaling string) string {
-	return h.ProviderConfig("") + fmt.Sprintf(`
+	return h.ProviderConfig(acctest.AWSManagedKeys) + fmt.Sprintf(`
 resource "mlplatform_serving_endpoint" "this" {
   name = "fraud"
   model = {
@@ -197,7 +197,7 @@ func TestAccServingEndpoint_autoscalingServerlessRejected(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config: h.ProviderConfig("") + fmt.Sprintf(`
+			Config: h.ProviderConfig(acctest.AWSManagedKeys) + fmt.Sprintf(`
 resource "mlplatform_serving_endpoint" "this" {
   name  = "fraud"
   model = { image = %q, execution_role_arn = %q }

@@ -24,7 +24,7 @@ import (
 // variant whose autoscaling block ends with schedule (an HCL list, or ""),
 // and a terraform_data resource whose output floor is known only at apply.
 func servingScheduleConfig(h *acctest.Harness, floor int, schedule string) string {
-	return h.ProviderConfig("") + fmt.Sprintf(`
+	return h.ProviderConfig(acctest.AWSManagedKeys) + fmt.Sprintf(`
 resource "terraform_data" "later" {
   input = { floor = %d }
 }

@@ -28,9 +28,15 @@ const (
 )
 
 // servingConfig is an endpoint serving image with one variant of
-// instanceType; extra goes inside the resource block.
+// instanceType; extra goes inside the resource block. Its tests are not
+// about keys: the provider accepts AWS managed keys (acctest.AWSManagedKeys).
 func servingConfig(h *acctest.Harness, image, instanceType string, count int, extra string) string {
-	return h.ProviderConfig("") + fmt.Sprintf(`
+	return servingConfigIn(h, acctest.AWSManagedKeys, image, instanceType, count, extra)
+}
+
+// servingConfigIn is servingConfig with residency settings of its own.
+func servingConfigIn(h *acctest.Harness, residency, image, instanceType string, count int, extra string) string {
+	return h.ProviderConfig(residency) + fmt.Sprintf(`
 resource "mlplatform_serving_endpoint" "this" {
   name = "fraud"
   model = {
@@ -430,7 +436,7 @@ func TestAccServingEndpoint_unknownInputs(t *testing.T) {
 	createBucket(t, h, "uae-captures", acctest.Region)
 	createBucket(t, h, "eu-captures", "eu-west-1")
 	cfg := func(bucket string) string {
-		return h.ProviderConfig("") + fmt.Sprintf(`
+		return h.ProviderConfig(acctest.AWSManagedKeys) + fmt.Sprintf(`
 resource "terraform_data" "image" {
   input = %q
 }
@@ -476,6 +482,54 @@ resource "mlplatform_serving_endpoint" "this" {
 	})
 }
 
+// TestAccServingEndpoint_volumeKeyRule: under jurisdiction AE's default
+// (customer managed keys required) an endpoint on EBS-backed instances
+// needs kms_key_arn; one on instances with local NVMe storage (ml.g5) takes
+// none, since SageMaker encrypts that storage in hardware and refuses a key
+// there, so a key on such a type is an error at plan; the data capture key
+// is required either way.
+func TestAccServingEndpoint_volumeKeyRule(t *testing.T) {
+	h := acctest.Setup(t)
+	servingFixtures(t, h)
+	createBucket(t, h, "uae-captures", acctest.Region)
+	key := createKey(t, h, acctest.Region)
+	capture := func(key string) string {
+		return fmt.Sprintf("  data_capture = {\n    sampling_percentage = 10\n    destination_s3_uri = \"s3://uae-captures/fraud\"\n    kms_key_arn = %q\n  }", key)
+	}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             checkServingGone(h),
+		Steps: []resource.TestStep{
+			{
+				Config:      servingConfigIn(h, "", servingImage, "ml.m5.large", 1, ""),
+				ExpectError: cmkDefaultError("kms_key_arn"),
+			},
+			{
+				Config:      servingConfigIn(h, "", servingImage, "ml.g5.xlarge", 1, fmt.Sprintf("  kms_key_arn = %q", key)),
+				ExpectError: regexp.MustCompile(`(?s)kms_key_arn.*runs\s+on\s+ml\.g5\.xlarge,\s+which\s+has\s+local\s+NVMe\s+instance\s+storage.*Remove\s+kms_key_arn`),
+			},
+			{
+				Config:      servingConfigIn(h, "", servingImage, "ml.g5.xlarge", 1, capture("")),
+				ExpectError: cmkDefaultError("data_capture.kms_key_arn"),
+			},
+			{
+				PreConfig: func() {
+					if n := sageMakerCalls(h, "CreateEndpointConfig"); n != 0 {
+						t.Errorf("%d CreateEndpointConfig calls for refused plans, want 0", n)
+					}
+				},
+				Config: servingConfigIn(h, "", servingImage, "ml.g5.xlarge", 1, capture(key)),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(servingName, "status", "InService"),
+					resource.TestCheckNoResourceAttr(servingName, "kms_key_arn"),
+					resource.TestCheckResourceAttr(servingName, "data_capture.kms_key_arn", key),
+				),
+			},
+		},
+	})
+}
+
 // The documentation's example applies as written (with a real key and
 // buckets in place of the placeholders), so it cannot drift from the schema.
 func TestAccServingEndpoint_example(t *testing.T) {
@@ -493,10 +547,14 @@ func TestAccServingEndpoint_example(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config: h.ProviderConfig("require_customer_managed_keys = true") + example,
+			// Under the AE default (customer managed keys required): the
+			// example's ml.g6 instances have local NVMe storage, which takes
+			// no volume key; the captures are under the key.
+			Config: h.ProviderConfig("") + example,
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestCheckResourceAttr(name, "status", "InService"),
 				resource.TestCheckResourceAttr(name, "variants.0.instance_type", "ml.g6.xlarge"),
+				resource.TestCheckNoResourceAttr(name, "kms_key_arn"),
 				resource.TestCheckResourceAttr(name, "data_capture.kms_key_arn", key),
 				resource.TestCheckResourceAttr(name, "deployment.traffic_routing", "canary"),
 				resource.TestCheckResourceAttr(name, "vpc_config.subnet_ids.1", n.Subnets["mec1-az3"]),
@@ -510,7 +568,7 @@ func TestAccServingEndpoint_serverless(t *testing.T) {
 	h := acctest.Setup(t)
 	servingFixtures(t, h)
 	cfg := func(memory int) string {
-		return h.ProviderConfig("") + fmt.Sprintf(`
+		return h.ProviderConfig(acctest.AWSManagedKeys) + fmt.Sprintf(`
 resource "mlplatform_serving_endpoint" "this" {
   name = "fraud"
   model = {

@@ -20,7 +20,7 @@ func violationFailure(mode residency.Mode, v residency.Violation) p.CheckFailure
 	return p.CheckFailure{
 		Property: path,
 		Reason: fmt.Sprintf("residency violation: %s\n%s = %q: %s.\nRule: %s (%s mode).\nFix: %s",
-			v.Rule, path, v.Value, v.Msg, v.Rule, mode, v.Fix),
+			v.Rule, path, v.Value, configText(v.Msg), v.Rule, mode, configText(v.Fix)),
 	}
 }
 

@@ -94,7 +94,8 @@ func (r *ResidencyConfig) Annotate(a infer.Annotator) {
 	a.Describe(&r.Jurisdiction, "Jurisdiction code (ISO 3166-1 alpha-2). Defaults to `AE` (United Arab Emirates, `me-central-1`).")
 	a.Describe(&r.AllowedRegions, "Narrow the jurisdiction's regions to these. Each must lie inside the jurisdiction.")
 	a.Describe(&r.ExcludedZoneIDs, "Availability zone ids never to use, e.g. `[\"mec1-az2\"]`.")
-	a.Describe(&r.RequireCustomerManagedKeys, "Require every KMS key to be customer-managed. Default `false`.")
+	a.Describe(&r.RequireCustomerManagedKeys, "Require every KMS key that encrypts data to be customer-managed: a key property left unset (the AWS managed default key) or naming an AWS managed key is a residency violation. "+
+		"Defaults to the jurisdiction's rule: `true` for `AE`. Set `false` to accept AWS managed keys; the provider then warns that the jurisdiction's default is off.")
 	a.Describe(&r.RequiredTags, "Tag keys every resource must carry (after `defaultTags` are merged).")
 	a.Describe(&r.Mode, "`enforce` (default): violations fail Check, so `pulumi preview` fails and nothing is created. `audit`: violations are warnings.")
 }
@@ -163,7 +164,7 @@ func (c *Config) platformConfig(ctx context.Context) (platform.Config, error) {
 			Jurisdiction:               deref(r.Jurisdiction),
 			AllowedRegions:             r.AllowedRegions,
 			ExcludedZoneIDs:            r.ExcludedZoneIDs,
-			RequireCustomerManagedKeys: r.RequireCustomerManagedKeys != nil && *r.RequireCustomerManagedKeys,
+			RequireCustomerManagedKeys: r.RequireCustomerManagedKeys, // nil: the jurisdiction's default
 			RequiredTags:               r.RequiredTags,
 			Mode:                       residency.Mode(deref(r.Mode)),
 		}
@@ -184,7 +185,10 @@ func (c *Config) platformConfig(ctx context.Context) (platform.Config, error) {
 // configText turns the core's configuration messages, which name the
 // Terraform attributes, into the Pulumi spelling.
 func configText(s string) string {
-	return strings.ReplaceAll(s, platform.AllowCustomEndpointsAttr, propertyPath(platform.AllowCustomEndpointsAttr))
+	return strings.NewReplacer(
+		platform.AllowCustomEndpointsAttr, propertyPath(platform.AllowCustomEndpointsAttr),
+		residency.RequireCustomerManagedKeysAttr, propertyPath(residency.RequireCustomerManagedKeysAttr),
+	).Replace(s)
 }
 
 // envFrom returns the environment of the configured provider.

@@ -50,6 +50,7 @@ type CpuFootprintArgs struct {
 	RootVolume           *GpuRootVolume    `pulumi:"rootVolume,optional"`
 	DataVolumes          []GpuDataVolume   `pulumi:"dataVolumes,optional"`
 	UserData             *string           `pulumi:"userData,optional" provider:"secret"`
+	MetadataHopLimit     *int              `pulumi:"metadataHopLimit,optional"`
 	MinHealthyPercentage *int              `pulumi:"minHealthyPercentage,optional"`
 	Tags                 map[string]string `pulumi:"tags,optional"`
 	Validation           *GpuValidation    `pulumi:"validation,optional"`
@@ -133,6 +134,8 @@ func (c *CpuFootprintArgs) Annotate(a infer.Annotator) {
 	a.Describe(&c.KMSKeyARN, "ARN of the KMS key that encrypts every volume; it must lie inside the jurisdiction. Without it, the account's default EBS key.")
 	a.Describe(&c.RootVolume, "Root volume of every instance (encrypted).")
 	a.Describe(&c.DataVolumes, "Further EBS volumes of every instance (encrypted, deleted with the instance).")
+	a.Describe(&c.MetadataHopLimit, metadataHopLimitDoc("instances", "instance"))
+	a.SetDefault(&c.MetadataHopLimit, platform.DefaultMetadataHopLimit)
 	a.Describe(&c.UserData, "User data run at boot (plain text, at most 16 KiB). Changing it rolls the instances. User data is no place for secrets: anyone allowed ec2:DescribeInstanceAttribute or ec2:DescribeLaunchTemplateVersions can read it, and so can every process on the instance through the metadata service. Keep secrets in AWS Secrets Manager in the jurisdiction and have the script read them at boot with the instance role (aws secretsmanager get-secret-value). A secret in the Pulumi state.")
 	a.Describe(&c.MinHealthyPercentage, fmt.Sprintf("Share of the group kept in service while an instance refresh rolls it, 0 to 100. Default %d.", platform.DefaultMinHealthyPercentage))
 	a.Describe(&c.Tags, "Tags of the group, its launch template, its instances and their volumes. Keys starting with `aws:` or `mlplatform:` are reserved.")
@@ -186,6 +189,9 @@ func (CpuFootprint) Check(ctx context.Context, req infer.CheckRequest) (infer.Ch
 	args, failures, err := infer.DefaultCheck[CpuFootprintArgs](ctx, req.NewInputs)
 	if err != nil || len(failures) > 0 {
 		return infer.CheckResponse[CpuFootprintArgs]{Inputs: args, Failures: failures}, err
+	}
+	if args.MetadataHopLimit == nil && !unknownInput(req.NewInputs, "metadataHopLimit") {
+		args.MetadataHopLimit = ptr(platform.DefaultMetadataHopLimit) // recorded, so the state says what the instances run
 	}
 	if args.Name == nil || *args.Name == "" {
 		args.Name = ptr(req.Name)
@@ -348,6 +354,7 @@ func (CpuFootprint) Diff(ctx context.Context, req infer.DiffRequest[CpuFootprint
 		}
 	}
 	if cs := plan.Change; cs != nil {
+		warnHopLimit(ctx, spec.Name, cs.InPlace)
 		put(cs.InPlace, p.Update)
 		put(cs.Roll, p.Update)
 		put(cs.Repair, p.Update)
@@ -391,6 +398,7 @@ func (c CpuFootprintArgs) spec(unknown []string) platform.CPUFootprintSpec {
 		InstanceProfile:      deref(c.InstanceProfile),
 		KMSKeyARN:            deref(c.KMSKeyARN),
 		UserData:             deref(c.UserData),
+		MetadataHopLimit:     deref(c.MetadataHopLimit),
 		MinHealthyPercentage: deref(c.MinHealthyPercentage),
 		Tags:                 c.Tags,
 	}
@@ -487,6 +495,9 @@ func cpuFootprintStateOf(args CpuFootprintArgs, r platform.CPUFootprintRecord) C
 // and schedules changed outside (dropped, so the next up makes them again).
 func readBackArgs(args CpuFootprintArgs, s platform.CPUFootprintSpec) CpuFootprintArgs {
 	args.MinSize, args.MaxSize, args.DesiredCapacity = s.Size.Min, s.Size.Max, s.Size.Desired
+	if s.MetadataHopLimit != 0 {
+		args.MetadataHopLimit = ptr(s.MetadataHopLimit)
+	}
 	if args.CapacityType != nil || s.CapacityType == platform.CapacitySpotMixed {
 		args.CapacityType = ptr(s.CapacityType)
 	}
@@ -520,7 +531,7 @@ func cpuFootprintArgsOf(s platform.CPUFootprintSpec) CpuFootprintArgs {
 		Name: ptr(s.Name), InstanceType: optString(s.InstanceType), CapacityType: optString(s.CapacityType),
 		MinSize: s.Size.Min, MaxSize: s.Size.Max, DesiredCapacity: s.Size.Desired,
 		SubnetIDs: s.SubnetIDs, Image: optString(s.Image), InstanceProfile: optString(s.InstanceProfile),
-		KMSKeyARN: optString(s.KMSKeyARN), UserData: optString(s.UserData),
+		KMSKeyARN: optString(s.KMSKeyARN), UserData: optString(s.UserData), MetadataHopLimit: ptr(s.MetadataHopLimit),
 	}
 	if s.OnDemandBase != 0 {
 		a.OnDemandBase = ptr(s.OnDemandBase)

@@ -131,6 +131,7 @@ func TestE2E_typescript(t *testing.T) {
 		set("mlplatform:endpoints."+svc, url)
 	}
 	set("featureStoreRoleArn", testRole)
+	set("kmsKeyArn", createKey(t, h, acctest.Region)) // jurisdiction AE requires customer managed keys by default
 
 	// 1. The bucket outside the jurisdiction: preview fails with the
 	// residency message and rule, and nothing was written.

@@ -47,8 +47,10 @@ func assertEngineWording(t *testing.T, out string, pathValues ...string) {
 }
 
 // e2eProgram is the Platform as a Pulumi program: an explicit provider at
-// the emulator, and the component with the offline store in bucket.
-func e2eProgram(h *acctest.Harness, bucket *string, extraFeatures *[]string) pulumi.RunFunc {
+// the emulator, and the component with the offline store in bucket, its
+// volumes and stores encrypted with key (a customer managed key, which
+// jurisdiction AE requires by default).
+func e2eProgram(h *acctest.Harness, key string, bucket *string, extraFeatures *[]string) pulumi.RunFunc {
 	return func(ctx *pulumi.Context) error {
 		eps := h.Endpoints()
 		prov, err := mlplatform.NewProvider(ctx, "uae", &mlplatform.ProviderArgs{
@@ -70,9 +72,10 @@ func e2eProgram(h *acctest.Harness, bucket *string, extraFeatures *[]string) pul
 			features = append(features, mlplatform.FeatureDefinitionArgs{Name: pulumi.String(f), Type: pulumi.String("Fractional")})
 		}
 		p, err := mlplatform.NewPlatform(ctx, "uae", &mlplatform.PlatformArgs{
-			Training: &mlplatform.PlatformTrainingArgs{NodeCount: pulumi.Int(2)},
+			Training: &mlplatform.PlatformTrainingArgs{NodeCount: pulumi.Int(2), KmsKeyArn: pulumi.String(key)},
 			Features: &mlplatform.PlatformFeaturesArgs{
 				OfflineStoreS3Uri: pulumi.String("s3://" + *bucket + "/features"),
+				KmsKeyArn:         pulumi.String(key),
 				RoleArn:           pulumi.String(testRole),
 				Features:          features,
 				TtlDays:           pulumi.Int(30),
@@ -105,7 +108,7 @@ func TestE2E_platform(t *testing.T) {
 	e := pulumitest.NewEngine(t, cli, pluginDir)
 
 	bucket, extra := "eu-platform-data", []string{}
-	stack := e.InlineStack(ctx, t, "mlplatform-e2e", "dev", e2eProgram(h, &bucket, &extra))
+	stack := e.InlineStack(ctx, t, "mlplatform-e2e", "dev", e2eProgram(h, createKey(t, h, acctest.Region), &bucket, &extra))
 	var err error
 
 	// 1. The offline store outside the jurisdiction: preview fails with the

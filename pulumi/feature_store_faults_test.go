@@ -23,7 +23,7 @@ import (
 func TestFeatureStore_ttlOutOfRange(t *testing.T) {
 	h := acctest.ParallelEmulator(t)
 	createBucket(t, h, acctest.Region, "uae-feature-store")
-	s := newServer(t, h, nil)
+	s := newServer(t, h, awsManagedKeys(nil))
 	in := featureStoreInputs("uae-feature-store", baseFeatures...)
 	in = in.Set("onlineStore", property.New(property.NewMap(map[string]property.Value{
 		"enabled": property.New(true),
@@ -43,7 +43,7 @@ func TestFeatureStore_ttlOutOfRange(t *testing.T) {
 func TestFeatureStore_createLostResponseAndForeign(t *testing.T) {
 	h := acctest.ParallelEmulator(t)
 	createBucket(t, h, acctest.Region, "uae-feature-store")
-	s := newServer(t, h, nil)
+	s := newServer(t, h, awsManagedKeys(nil))
 	u := urn("FeatureStore", "customers")
 	check, err := s.Check(p.CheckRequest{Urn: u, Inputs: featureStoreInputs("uae-feature-store", baseFeatures...)})
 	if err != nil || len(check.Failures) > 0 {
@@ -90,7 +90,7 @@ func TestFeatureStore_createLostResponseAndForeign(t *testing.T) {
 func TestFeatureStore_unhealthyStatus(t *testing.T) {
 	h := acctest.ParallelEmulator(t)
 	createBucket(t, h, acctest.Region, "uae-feature-store")
-	s := newServer(t, h, nil)
+	s := newServer(t, h, awsManagedKeys(nil))
 	u := urn("FeatureStore", "customers")
 	check, err := s.Check(p.CheckRequest{Urn: u, Inputs: featureStoreInputs("uae-feature-store", baseFeatures...)})
 	if err != nil || len(check.Failures) > 0 {

@@ -39,7 +39,7 @@ var baseFeatures = []property.Value{feature("customer_id", "String"), feature("e
 func TestFeatureStore_lifecycle(t *testing.T) {
 	h := acctest.ParallelEmulator(t)
 	createBucket(t, h, acctest.Region, "uae-feature-store")
-	s := newServer(t, h, nil)
+	s := newServer(t, h, awsManagedKeys(nil))
 	u := urn("FeatureStore", "customers")
 
 	inputs := featureStoreInputs("uae-feature-store", baseFeatures...)
@@ -125,7 +125,7 @@ func TestFeatureStore_lifecycle(t *testing.T) {
 func TestFeatureStore_checkRejects(t *testing.T) {
 	h := acctest.ParallelEmulator(t)
 	createBucket(t, h, "eu-west-1", "eu-feature-store")
-	s := newServer(t, h, nil)
+	s := newServer(t, h, awsManagedKeys(nil))
 
 	check, err := s.Check(p.CheckRequest{Urn: urn("FeatureStore", "customers"), Inputs: featureStoreInputs("eu-feature-store", baseFeatures...)})
 	if err != nil {
@@ -154,7 +154,7 @@ func TestFeatureStore_checkRejects(t *testing.T) {
 func TestFeatureStore_unknownInputIsAChange(t *testing.T) {
 	h := acctest.ParallelEmulator(t)
 	createBucket(t, h, acctest.Region, "uae-feature-store")
-	s := newServer(t, h, nil)
+	s := newServer(t, h, awsManagedKeys(nil))
 	u := urn("FeatureStore", "customers")
 	inputs := featureStoreInputs("uae-feature-store", baseFeatures...)
 	check, err := s.Check(p.CheckRequest{Urn: u, Inputs: inputs})

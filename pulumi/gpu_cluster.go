@@ -47,6 +47,7 @@ type GpuClusterArgs struct {
 	RootVolume         *GpuRootVolume    `pulumi:"rootVolume,optional"`
 	DataVolumes        []GpuDataVolume   `pulumi:"dataVolumes,optional"`
 	UserData           *string           `pulumi:"userData,optional" provider:"secret"`
+	MetadataHopLimit   *int              `pulumi:"metadataHopLimit,optional"`
 	Tags               map[string]string `pulumi:"tags,optional"`
 	Rollout            *GpuRollout       `pulumi:"rollout,optional"`
 	CapacityRetry      *GpuCapacityRetry `pulumi:"capacityRetry,optional"`
@@ -147,6 +148,8 @@ func (c *GpuClusterArgs) Annotate(a infer.Annotator) {
 	a.Describe(&c.KMSKeyARN, "ARN of the KMS key that encrypts every volume. It must lie inside the jurisdiction.")
 	a.Describe(&c.RootVolume, "Root volume of every node (encrypted).")
 	a.Describe(&c.DataVolumes, "Further EBS volumes of every node (encrypted, deleted with the node).")
+	a.Describe(&c.MetadataHopLimit, metadataHopLimitDoc("nodes", "node"))
+	a.SetDefault(&c.MetadataHopLimit, platform.DefaultMetadataHopLimit)
 	a.Describe(&c.UserData, "User data run at boot (plain text, at most 16 KiB). Changing it rolls the nodes. User data is no place for secrets: anyone allowed ec2:DescribeInstanceAttribute or ec2:DescribeLaunchTemplateVersions can read it, and so can every process on the instance through the metadata service. Keep secrets in AWS Secrets Manager in the jurisdiction and have the script read them at boot with the instance role (aws secretsmanager get-secret-value). A secret in the Pulumi state.")
 	a.Describe(&c.Tags, "Tags of the nodes, their volumes, the launch template and the placement group.")
 	a.Describe(&c.Rollout, "How nodes are replaced when what a node is changes.")
@@ -181,6 +184,9 @@ func (GpuCluster) Check(ctx context.Context, req infer.CheckRequest) (infer.Chec
 	args, failures, err := infer.DefaultCheck[GpuClusterArgs](ctx, req.NewInputs)
 	if err != nil || len(failures) > 0 {
 		return infer.CheckResponse[GpuClusterArgs]{Inputs: args, Failures: failures}, err
+	}
+	if args.MetadataHopLimit == nil && !unknownInput(req.NewInputs, "metadataHopLimit") {
+		args.MetadataHopLimit = ptr(platform.DefaultMetadataHopLimit) // recorded, so the state says what the nodes run
 	}
 	if args.Name == nil || *args.Name == "" {
 		args.Name = ptr(req.Name)
@@ -261,6 +267,9 @@ func (GpuCluster) Read(ctx context.Context, req infer.ReadRequest[GpuClusterArgs
 	}
 	rec := platform.ReadBackGPUCluster(c, declared.record())
 	args.NodeCount, args.InstanceType = rec.Spec.NodeCount, rec.Spec.InstanceType
+	if rec.Spec.MetadataHopLimit != 0 {
+		args.MetadataHopLimit = ptr(rec.Spec.MetadataHopLimit)
+	}
 	state := gpuClusterStateOf(args, rec)
 	state.ValidationProfile, state.ValidationResults = req.State.ValidationProfile, req.State.ValidationResults
 	return infer.ReadResponse[GpuClusterArgs, GpuClusterState]{ID: c.Name, Inputs: args, State: state}, nil
@@ -332,6 +341,7 @@ func (c GpuClusterArgs) spec(unknown []string) platform.GPUClusterSpec {
 		EFAInterfaces:    c.EFAInterfaces,
 		KMSKeyARN:        deref(c.KMSKeyARN),
 		UserData:         deref(c.UserData),
+		MetadataHopLimit: deref(c.MetadataHopLimit),
 		Tags:             c.Tags,
 	}
 	s.Validation = c.Validation.validationSpec(&s)
@@ -446,6 +456,9 @@ func (GpuCluster) Diff(ctx context.Context, req infer.DiffRequest[GpuClusterArgs
 	if err != nil {
 		return infer.DiffResponse{}, fmt.Errorf("planning GPU cluster (%s): %w", spec.Name, err)
 	}
+	if cs := plan.Change; cs != nil {
+		warnHopLimit(ctx, spec.Name, cs.Template)
+	}
 	return gpuClusterDiff(plan.Change), nil
 }
 
@@ -518,6 +531,7 @@ func importedGPUClusterArgs(ctx context.Context, env *platform.Env, c *platform.
 		InstanceProfile:    opt(s.InstanceProfile),
 		KMSKeyARN:          opt(s.KMSKeyARN),
 		UserData:           opt(s.UserData),
+		MetadataHopLimit:   ptr(s.MetadataHopLimit),
 		PlacementGroupName: opt(s.PlacementGroup),
 		ZoneID:             opt(s.ZoneID),
 		Zone:               opt(s.Zone),
@@ -549,7 +563,7 @@ func problemFailures(ctx context.Context, ps []platform.Problem) []p.CheckFailur
 	for _, pr := range ps {
 		msg := pr.Summary
 		if pr.Detail != "" {
-			msg += ": " + pr.Detail
+			msg += ": " + configText(pr.Detail)
 		}
 		if pr.Warning {
 			p.GetLogger(ctx).Warning(propertyPath(pr.Path) + ": " + msg)

@@ -41,7 +41,7 @@ func TestGpuCluster_diffFromCore(t *testing.T) {
 	}
 	putImage(amiA)
 
-	s := newServer(t, h, nil)
+	s := newServer(t, h, awsManagedKeys(nil))
 	u := urn("GpuCluster", "diff")
 	inputs := gpuClusterInputs("diff", 1, map[string]property.Value{"image": property.New(param)})
 	check, err := s.Check(p.CheckRequest{Urn: u, Inputs: inputs})
@@ -106,7 +106,7 @@ func TestGpuCluster_diffFromCore(t *testing.T) {
 // words Terraform uses.
 func TestGpuCluster_checkAttempts(t *testing.T) {
 	h := acctest.ParallelEmulator(t)
-	s := newServer(t, h, nil)
+	s := newServer(t, h, awsManagedKeys(nil))
 	in := gpuClusterInputs("lim", 1, map[string]property.Value{"capacityRetry": property.New(property.NewMap(map[string]property.Value{"attempts": property.New(1000.0)}))})
 	check, err := s.Check(p.CheckRequest{Urn: urn("GpuCluster", "lim"), Inputs: in})
 	if err != nil {

@@ -45,6 +45,7 @@ func TestGpuCluster_e2eImageRollAndReplace(t *testing.T) {
 		t.Fatalf("describing images: %v", err)
 	}
 	amiA, amiB := aws.ToString(images.Images[0].ImageId), aws.ToString(images.Images[1].ImageId)
+	key := createKey(t, h, acctest.Region) // jurisdiction AE requires customer managed keys by default
 	vpcs, err := c.EC2.DescribeVpcs(ctx, &ec2.DescribeVpcsInput{Filters: []ec2types.Filter{{Name: aws.String("is-default"), Values: []string{"true"}}}})
 	if err != nil || len(vpcs.Vpcs) == 0 {
 		t.Fatalf("default VPC: %v", err)
@@ -78,6 +79,7 @@ func TestGpuCluster_e2eImageRollAndReplace(t *testing.T) {
 			Name: pulumi.String("roll"), InstanceType: pulumi.String("p5en.48xlarge"), NodeCount: pulumi.Int(1),
 			ZoneId: pulumi.String("mec1-az1"), Image: pulumi.String(param),
 			RootVolume:    &mlplatform.GpuRootVolumeArgs{SizeGib: pulumi.Int(200)},
+			KmsKeyArn:     pulumi.String(key),
 			CapacityRetry: &mlplatform.GpuCapacityRetryArgs{Attempts: pulumi.Int(2), InitialDelay: pulumi.String("10ms")},
 		}
 		if vpcID != "" {

@@ -14,7 +14,7 @@ import (
 // provider's namespace fail Check on their property, nothing truncated.
 func TestGpuCluster_checkLimits(t *testing.T) {
 	h := acctest.ParallelEmulator(t)
-	s := newServer(t, h, nil)
+	s := newServer(t, h, awsManagedKeys(nil))
 	for _, tc := range []struct {
 		name     string
 		inputs   property.Map
@@ -47,7 +47,7 @@ func TestGpuCluster_checkLimits(t *testing.T) {
 // security group id) are checked at apply, not reported missing.
 func TestGpuCluster_checkUnknownElements(t *testing.T) {
 	h := acctest.ParallelEmulator(t)
-	s := newServer(t, h, map[string]property.Value{"requiredTags": strings_("team")})
+	s := newServer(t, h, awsManagedKeys(map[string]property.Value{"requiredTags": strings_("team")}))
 	in := gpuClusterInputs("unk", 1, map[string]property.Value{
 		"tags":             property.New(property.NewMap(map[string]property.Value{"team": property.New(property.Computed)})),
 		"securityGroupIds": property.New(property.NewArray([]property.Value{property.New(property.Computed)})),

@@ -57,7 +57,7 @@ func liveNodes(t *testing.T, h *acctest.Harness, cluster string) int {
 
 func TestGpuCluster_lifecycle(t *testing.T) {
 	h := acctest.ParallelEmulator(t)
-	s := newServer(t, h, nil)
+	s := newServer(t, h, awsManagedKeys(nil))
 	u := urn("GpuCluster", "train")
 
 	check, err := s.Check(p.CheckRequest{Urn: u, Inputs: gpuClusterInputs("train", 2, nil)})
@@ -166,6 +166,14 @@ func TestGpuCluster_checkRejects(t *testing.T) {
 		{"excluded zone", gpuClusterInputs("nope", 2, map[string]property.Value{"zoneId": property.New("mec1-az3")}), "zoneId", "zone-excluded"},
 		{"zone outside", gpuClusterInputs("nope", 2, map[string]property.Value{"zoneId": property.New(property.Null), "zone": property.New("eu-west-1a")}), "zone", "residency"},
 		{"not a GPU type", gpuClusterInputs("nope", 2, map[string]property.Value{"instanceType": property.New("c7i.large")}), "instanceType", "has no GPU"},
+		// Jurisdiction AE requires customer managed keys by default: the
+		// failure names the property, the rule and the opt-out.
+		{"no key under the AE default", gpuClusterInputs("nope", 2, nil), "kmsKeyArn",
+			"kms-customer-managed"},
+		{"no key: the opt-out in Pulumi's spelling", gpuClusterInputs("nope", 2, nil), "kmsKeyArn",
+			"jurisdiction AE requires customer managed keys by default (residency.requireCustomerManagedKeys)"},
+		{"no key: how to opt out", gpuClusterInputs("nope", 2, nil), "kmsKeyArn",
+			"set residency.requireCustomerManagedKeys = false in the provider configuration"},
 		{"bad delay", gpuClusterInputs("nope", 2, map[string]property.Value{"capacityRetry": property.New(property.NewMap(map[string]property.Value{"initialDelay": property.New("soon")}))}), "capacityRetry.initialDelay", "Invalid duration"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -47,6 +47,18 @@ func newServer(t *testing.T, h *acctest.Harness, extraResidency map[string]prope
 	return s
 }
 
+// awsManagedKeys is the residency setting of a test that is not about
+// keys: it accepts AWS managed keys (requireCustomerManagedKeys = false),
+// which jurisdiction AE refuses by default; extra settings are added.
+// Tests about keys and residency keep the default.
+func awsManagedKeys(extra map[string]property.Value) map[string]property.Value {
+	out := map[string]property.Value{"requireCustomerManagedKeys": property.New(false)}
+	for k, v := range extra {
+		out[k] = v
+	}
+	return out
+}
+
 func urn(typ, name string) resource.URN {
 	return resource.NewURN("test", "mlplatform", "", tokens.Type("mlplatform:index:"+typ), name)
 }

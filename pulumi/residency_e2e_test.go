@@ -49,7 +49,7 @@ func TestE2E_residencyMatrix(t *testing.T) {
 	// The program under test: a provider with the case's residency settings
 	// and the case's resources.
 	var current func(ctx *pulumi.Context, prov pulumi.ProviderResource) error
-	var cmk bool
+	var cmk pulumi.BoolPtrInput // nil: the jurisdiction's default
 	program := func(ctx *pulumi.Context) error {
 		eps := h.Endpoints()
 		prov, err := mlplatform.NewProvider(ctx, "uae", &mlplatform.ProviderArgs{
@@ -60,7 +60,7 @@ func TestE2E_residencyMatrix(t *testing.T) {
 				Autoscaling: pulumi.String(eps["autoscaling"]), Applicationautoscaling: pulumi.String(eps["applicationautoscaling"]),
 				Cloudwatch: pulumi.String(eps["cloudwatch"]),
 			},
-			Residency: &mlplatform.ResidencyConfigArgs{Jurisdiction: pulumi.String("AE"), RequireCustomerManagedKeys: pulumi.Bool(cmk)},
+			Residency: &mlplatform.ResidencyConfigArgs{Jurisdiction: pulumi.String("AE"), RequireCustomerManagedKeys: cmk},
 		})
 		if err != nil {
 			return err
@@ -86,7 +86,8 @@ func TestE2E_residencyMatrix(t *testing.T) {
 	}
 	cases := []struct {
 		name    string
-		cmk     bool
+		cmk     bool // require customer managed keys; false: accept AWS managed ones
+		dflt    bool // leave requireCustomerManagedKeys unset: the jurisdiction's default
 		program func(*pulumi.Context, pulumi.ProviderResource) error
 		want    []string // in the preview's failure; nil: compliant
 	}{
@@ -94,10 +95,17 @@ func TestE2E_residencyMatrix(t *testing.T) {
 		{name: "alias to a multi-region key with a replica outside", program: guard(&mlplatform.ResidencyGuardArgs{Arns: pulumi.StringArray{pulumi.String("arn:aws:kms:me-central-1:123456789012:alias/training")}}), want: []string{"kms-key-region", "eu-west-1"}},
 		{name: "empty string in a guard list", program: guard(&mlplatform.ResidencyGuardArgs{Regions: pulumi.StringArray{pulumi.String("")}}), want: []string{"blank-value", "regions[0]"}},
 		{name: "GPU cluster without a key, customer managed keys required", cmk: true, program: gpu(nil), want: []string{"kms-customer-managed", "kmsKeyArn"}},
+		// Jurisdiction AE requires customer managed keys by default: the
+		// failure names the property, the rule and the opt-out.
+		{name: "GPU cluster without a key, under the AE default", dflt: true, program: gpu(nil), want: []string{"kms-customer-managed", "kmsKeyArn",
+			"jurisdiction AE requires customer managed keys by default", "residency.requireCustomerManagedKeys = false"}},
 		{name: "compliant guard", program: guard(&mlplatform.ResidencyGuardArgs{S3Uris: pulumi.StringArray{pulumi.String("https://uae-data.s3.me-central-1.amazonaws.com/x")}, Regions: pulumi.StringArray{pulumi.String("me-central-1")}})},
 	}
 	for _, tc := range cases {
-		current, cmk = tc.program, tc.cmk
+		current, cmk = tc.program, pulumi.Bool(tc.cmk)
+		if tc.dflt {
+			cmk = nil
+		}
 		h.Shim.ResetLog()
 		var out strings.Builder
 		_, err := stack.Preview(ctx, optpreview.ProgressStreams(&out), optpreview.ErrorProgressStreams(&out))

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	p "github.com/pulumi/pulumi-go-provider"
@@ -29,6 +30,22 @@ func createBucket(t *testing.T, h *acctest.Harness, region, name string) {
 	if _, err := c.S3.CreateBucket(ctx, in); err != nil {
 		t.Fatalf("creating fixture bucket %s in %s: %v", name, region, err)
 	}
+}
+
+// createKey creates a customer managed key in region and returns its ARN:
+// jurisdiction AE requires one by default wherever data is stored.
+func createKey(t *testing.T, h *acctest.Harness, region string) string {
+	t.Helper()
+	ctx := context.Background()
+	c, err := h.Clients(ctx, region)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.KMS.CreateKey(ctx, &kms.CreateKeyInput{Description: aws.String("acceptance test key")})
+	if err != nil {
+		t.Fatalf("creating fixture key in %s: %v", region, err)
+	}
+	return aws.ToString(out.KeyMetadata.Arn)
 }
 
 func TestResidencyGuard_lifecycle(t *testing.T) {

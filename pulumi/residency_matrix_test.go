@@ -106,20 +106,23 @@ func TestResidencyMatrix(t *testing.T) {
 		bad(guard("empty string in a list", "regions", "me-central-1", ""), "regions[1]", "blank-value"),
 		bad(guard("blank string in a list", "zoneIds", " "), "zoneIds[0]", "blank-value"),
 		bad(gpu("GPU cluster without a key, customer managed keys required", cmkReq, nil), "kmsKeyArn", "kms-customer-managed"),
+		bad(gpu("GPU cluster without a key, under the AE default", nil, nil), "kmsKeyArn", "kms-customer-managed"),
 		bad(gpu("GPU cluster key by alias to a multi-region key", nil, map[string]property.Value{"kmsKeyArn": property.New(aliasMRK)}), "kmsKeyArn", "kms-key-region"),
 		bad(gpu("GPU cluster image by SSM parameter in another region", nil, map[string]property.Value{"image": property.New("resolve:ssm:arn:aws:ssm:eu-west-1:123456789012:parameter/gpu-ami")}), "image", "image-region"),
 		bad(gpu("blank required tag", map[string]property.Value{"requiredTags": strings_("cost")}, map[string]property.Value{"tags": property.New(property.NewMap(map[string]property.Value{"cost": property.New("  ")}))}), `tags["cost"]`, "required-tag"),
-		bad(gpu("every zone excluded", excluded("mec1-az1", "mec1-az2", "mec1-az3"), noZone(nil)), "instanceType", "No compliant zone"),
-		bad(gpu("type offered only in excluded zones", excluded("mec1-az1", "mec1-az3"), noZone(nil)), "instanceType", "No compliant zone"),
+		bad(gpu("every zone excluded", awsManagedKeys(excluded("mec1-az1", "mec1-az2", "mec1-az3")), noZone(nil)), "instanceType", "No compliant zone"),
+		bad(gpu("type offered only in excluded zones", awsManagedKeys(excluded("mec1-az1", "mec1-az3")), noZone(nil)), "instanceType", "No compliant zone"),
 		bad(fs("feature store online store without a key", cmkReq, "", cmk), "onlineStore.kmsKeyArn", "kms-customer-managed"),
 		bad(fs("feature store offline store without a key", cmkReq, cmk, ""), "offlineStore.kmsKeyArn", "kms-customer-managed"),
+		bad(fs("feature store without keys, under the AE default", nil, "", ""), "offlineStore.kmsKeyArn", "kms-customer-managed"),
 	}
 	compliant := []pulumiMatrixCase{
 		guard("every S3 form in region", "s3Uris", "s3://uae-data/x", "https://uae-data.s3.me-central-1.amazonaws.com/x", "https://s3.me-central-1.amazonaws.com/uae-data/x", "arn:aws:s3:::uae-data"),
 		{name: "unknown element is checked at apply, not blank", typ: "ResidencyGuard", inputs: property.NewMap(map[string]property.Value{
 			"regions": property.New([]property.Value{property.New("me-central-1"), property.New(property.Computed)})})},
 		gpu("GPU cluster with a customer managed key", cmkReq, map[string]property.Value{"kmsKeyArn": property.New(cmk)}),
-		gpu("GPU cluster placed in the one allowed zone left", excluded("mec1-az1"), noZone(nil)),
+		gpu("GPU cluster placed in the one allowed zone left", awsManagedKeys(excluded("mec1-az1")), noZone(nil)),
+		fs("feature store without keys, AWS managed keys accepted", awsManagedKeys(nil), "", ""),
 		fs("feature store with both keys", cmkReq, cmk, cmk),
 	}
 

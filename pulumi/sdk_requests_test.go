@@ -164,7 +164,7 @@ func TestSDKRequests_accepted(t *testing.T) {
 func TestSDKRequests_resourceFields(t *testing.T) {
 	h := acctest.ParallelEmulator(t)
 	createBucket(t, h, acctest.Region, "uae-sdk-data")
-	s := newServer(t, h, nil)
+	s := newServer(t, h, awsManagedKeys(nil))
 	inputs := func(extra string) p.CheckRequest {
 		m := map[string]resource.PropertyValue{
 			"s3Uris": resource.NewProperty([]resource.PropertyValue{resource.NewProperty("s3://uae-sdk-data")}),

@@ -144,7 +144,7 @@ func (c *ServingEndpointArgs) Annotate(a infer.Annotator) {
 	a.Describe(&c.Variants, "Production variants (1 to 10): each on instances (`instanceType`, `initialInstanceCount`) or serverless, never mixed in one endpoint.")
 	a.Describe(&c.Deployment, "How an update shifts traffic to the new fleet (blue/green). Changing it alone changes nothing in AWS; the next update uses it.")
 	a.Describe(&c.DataCapture, "Capture of requests and responses, to a bucket in the jurisdiction.")
-	a.Describe(&c.KMSKeyARN, "KMS key ARN that encrypts the instances' storage volumes; in the jurisdiction.")
+	a.Describe(&c.KMSKeyARN, "KMS key ARN that encrypts the instances' storage volumes; in the jurisdiction. Required where customer-managed keys are (jurisdiction `AE` by default), except on instance types with local NVMe instance storage (`ml.g5`, `ml.g6`, `ml.p4d`, `ml.p5` and others): SageMaker encrypts that storage with a hardware module on the instance and refuses a key there, so setting one on such a type is an error in preview.")
 	a.Describe(&c.VPCConfig, "Puts the model's container in your VPC (the model's `VpcConfig`): its network interfaces go in these subnets, with these security groups, so that what it reaches is what your VPC allows. "+
 		"Checked in Check like every subnet the provider takes: each subnet must exist in the provider's region and lie in a zone the residency policy allows (`residency.excludedZoneIds` included), the subnets in one VPC, the security groups of that VPC; "+
 		"ids known only at apply are checked then, before anything is written. Not for serverless endpoints (SageMaker runs them in its own network). "+

@@ -49,7 +49,7 @@ func alarmThresholds(t *testing.T, h *acctest.Harness) map[string]float64 {
 func TestServingEndpoint_standardAlarms(t *testing.T) {
 	h := acctest.ParallelEmulator(t)
 	createBucket(t, h, acctest.Region, "uae-models")
-	s := newServer(t, h, nil)
+	s := newServer(t, h, awsManagedKeys(nil))
 	u := urn("ServingEndpoint", "fraud")
 	check, err := s.Check(p.CheckRequest{Urn: u, Inputs: servingAlarmInputs(svTestImage, 400)})
 	if err != nil || len(check.Failures) > 0 {

@@ -48,7 +48,7 @@ const (
 func TestServingEndpoint_lostAnswersAndDisappears(t *testing.T) {
 	h := acctest.ParallelEmulator(t)
 	createBucket(t, h, acctest.Region, "uae-models")
-	s := newServer(t, h, nil)
+	s := newServer(t, h, awsManagedKeys(nil))
 	u := urn("ServingEndpoint", "fraud")
 	check, err := s.Check(p.CheckRequest{Urn: u, Inputs: servingInputs(svTestImage)})
 	if err != nil || len(check.Failures) > 0 {
@@ -120,7 +120,7 @@ func TestServingEndpoint_lostAnswersAndDisappears(t *testing.T) {
 func TestServingEndpoint_checkRefusesForeign(t *testing.T) {
 	h := acctest.ParallelEmulator(t)
 	createBucket(t, h, acctest.Region, "uae-models")
-	s := newServer(t, h, nil)
+	s := newServer(t, h, awsManagedKeys(nil))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c, err := h.Clients(ctx, acctest.Region)

@@ -61,7 +61,7 @@ func sagemakerScheduledActions(t *testing.T, h *acctest.Harness) []string {
 func TestServingEndpoint_scheduleCheck(t *testing.T) {
 	h := acctest.ParallelEmulator(t)
 	createBucket(t, h, acctest.Region, "uae-models")
-	s := newServer(t, h, nil)
+	s := newServer(t, h, awsManagedKeys(nil))
 	u := urn("ServingEndpoint", "fraud")
 	bad := servingScheduleInputs(
 		servingScheduleValue(map[string]property.Value{"name": property.New("off"), "recurrence": property.New("0 20 * * *"), "minCapacity": property.New(0.0)}),
@@ -97,7 +97,7 @@ func TestServingEndpoint_scheduleCheck(t *testing.T) {
 func TestServingEndpoint_scheduleLifecycle(t *testing.T) {
 	h := acctest.ParallelEmulator(t)
 	createBucket(t, h, acctest.Region, "uae-models")
-	s := newServer(t, h, nil)
+	s := newServer(t, h, awsManagedKeys(nil))
 	u := urn("ServingEndpoint", "fraud")
 	in := servingScheduleInputs(
 		servingScheduleValue(map[string]property.Value{"name": property.New("night"), "recurrence": property.New("0 20 * * 1-5"), "duration": property.New("11h"), "maxCapacity": property.New(1.0)}),

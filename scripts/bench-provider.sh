@@ -147,12 +147,15 @@ sed "s|$work/mirror|$work/mirror-floor|" "$work/terraformrc" >"$work/terraformrc
 sed "s|$work/mirror|$work/mirror-rss|" "$work/terraformrc" >"$work/terraformrc-rss"
 export TF_CLI_CONFIG_FILE="$work/terraformrc"
 
-# The quickstart reads a bucket in the jurisdiction.
-python3 - "$endpoint" <<'PY'
+# The quickstart reads a bucket in the jurisdiction and encrypts with a
+# customer-managed key (jurisdiction AE requires one by default).
+key_arn=$(python3 - "$endpoint" <<'PY'
 import sys, boto3
 s3 = boto3.client("s3", endpoint_url=sys.argv[1], region_name="me-central-1")
 s3.create_bucket(Bucket="mlplatform-demo-data", CreateBucketConfiguration={"LocationConstraint": "me-central-1"})
+print(boto3.client("kms", endpoint_url=sys.argv[1], region_name="me-central-1").create_key(Description="mlplatform bench")["KeyMetadata"]["Arn"])
 PY
+)
 
 mkdir -p "$work/lookups" "$work/floor100" "$work/floor5"
 {
@@ -178,6 +181,7 @@ cp -r examples/quickstart "$work/quickstart"
 cat >"$work/quickstart/terraform.tfvars" <<VARS
 gpu_nodes              = 2
 feature_store_role_arn = "arn:aws:iam::123456789012:role/sagemaker-feature-store"
+kms_key_arn            = "$key_arn"
 VARS
 for d in lookups floor100 floor5 quickstart; do
   (cd "$work/$d" && terraform init -no-color >/dev/null) || die "terraform init in $d failed"

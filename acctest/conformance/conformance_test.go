@@ -117,6 +117,9 @@ func runScenario(t *testing.T, h *acctest.Harness, f *fixtures, sc scenario, d d
 	defer cancel()
 	for i, st := range sc.steps {
 		label := fmt.Sprintf("%d %s", i+1, st.name)
+		if sc.residency != nil {
+			st.residency = merge(sc.residency, st.residency)
+		}
 		if st.outOfBand != nil {
 			st.outOfBand(t, h, f)
 		}

@@ -53,7 +53,7 @@ func withSubnetIn(base func(*fixtures) map[string]any, zoneID string, atApply bo
 func cpuFootprintScenarios() []scenario {
 	return []scenario{
 		{
-			name: "cpu_footprint/lifecycle", kind: cpuFootprint, resource: "conf-cpu",
+			name: "cpu_footprint/lifecycle", kind: cpuFootprint, resource: "conf-cpu", residency: awsManagedKeys,
 			steps: []step{
 				{name: "create from requirements", inputs: cpuInputs("conf-cpu", map[string]any{"instance_type": nil, "requirements": map[string]any{"min_vcpus": 2, "cpu_features": []any{"avx512f"}}}),
 					want: created, check: wantGroup("mlplatform-cpu-conf-cpu", 1, 2, 1, 0)},
@@ -68,7 +68,7 @@ func cpuFootprintScenarios() []scenario {
 			},
 		},
 		{
-			name: "cpu_footprint/selection", kind: cpuFootprint, resource: "conf-cpu-sel",
+			name: "cpu_footprint/selection", kind: cpuFootprint, resource: "conf-cpu-sel", residency: awsManagedKeys,
 			steps: []step{
 				{name: "AMX required: a type with AMX, never a cheaper one without", inputs: cpuInputs("conf-cpu-sel", map[string]any{"instance_type": nil,
 					"requirements": map[string]any{"min_vcpus": 2, "cpu_features": []any{"amx_tile", "amx_bf16"}}}),
@@ -82,7 +82,7 @@ func cpuFootprintScenarios() []scenario {
 			},
 		},
 		{
-			name: "cpu_footprint/schedule", kind: cpuFootprint, resource: "conf-cpu-sch",
+			name: "cpu_footprint/schedule", kind: cpuFootprint, resource: "conf-cpu-sch", residency: awsManagedKeys,
 			steps: []step{
 				{name: "create with a scale-to-zero schedule", inputs: cpuInputs("conf-cpu-sch", map[string]any{"schedule": offHours}), want: created, check: wantGroup("mlplatform-cpu-conf-cpu-sch", 1, 2, 1, 2)},
 				{name: "the schedule scaled the group to zero: not drift", outOfBand: scaleGroup("mlplatform-cpu-conf-cpu-sch", 0), inputs: cpuInputs("conf-cpu-sch", map[string]any{"schedule": offHours}),
@@ -93,7 +93,7 @@ func cpuFootprintScenarios() []scenario {
 			},
 		},
 		{
-			name: "cpu_footprint/refusals", kind: cpuFootprint, resource: "conf-cpu-ref",
+			name: "cpu_footprint/refusals", kind: cpuFootprint, resource: "conf-cpu-ref", residency: awsManagedKeys,
 			steps: []step{
 				{name: "no type meets the requirements: refused with the nearest candidates, zero writes",
 					inputs: cpuInputs("conf-cpu-ref", map[string]any{"instance_type": nil, "requirements": map[string]any{"min_vcpus": 2, "architecture": "arm64", "cpu_features": []any{"amx_tile"}}}),
@@ -105,7 +105,7 @@ func cpuFootprintScenarios() []scenario {
 			},
 		},
 		{
-			name: "cpu_footprint/unknown", kind: cpuFootprint, resource: "conf-cpu-unk",
+			name: "cpu_footprint/unknown", kind: cpuFootprint, resource: "conf-cpu-unk", residency: awsManagedKeys,
 			steps: []step{
 				{name: "subnet in an excluded zone known only at apply: refused at apply, zero writes", residency: excludeAz3, inputs: withSubnetIn(cpuInputs("conf-cpu-unk", nil), "mec1-az3", true),
 					want: refused, refusedAtApply: true, messages: []string{"zone-excluded", "mec1-az3"}, noWrites: true},
@@ -120,7 +120,7 @@ func cpuFootprintScenarios() []scenario {
 			},
 		},
 		{
-			name: "cpu_footprint/import_and_drift", kind: cpuFootprint, resource: "conf-cpu-imp",
+			name: "cpu_footprint/import_and_drift", kind: cpuFootprint, resource: "conf-cpu-imp", residency: awsManagedKeys,
 			steps: []step{
 				{name: "create", inputs: importCPU, want: created},
 				{name: "import", inputs: importCPU, importID: "conf-cpu-imp", want: imported},

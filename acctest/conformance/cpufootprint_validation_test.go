@@ -162,7 +162,7 @@ func cpuFootprintValidationScenarios() []scenario {
 	features := []any{"host", "cpu", "cpu_features"}
 	return []scenario{
 		{
-			name: "cpu_footprint/validation", kind: cpuFootprint, resource: "conf-gate",
+			name: "cpu_footprint/validation", kind: cpuFootprint, resource: "conf-gate", residency: awsManagedKeys,
 			steps: []step{
 				{name: "create: the instance passes and its lifecycle action continues", outOfBand: pass.start("conf-gate"),
 					inputs: pass.inputs("conf-gate", 1, features, nil), want: created, check: pass.wantLifecycle("mlplatform-cpu-conf-gate", "CONTINUE")},
@@ -172,7 +172,7 @@ func cpuFootprintValidationScenarios() []scenario {
 			},
 		},
 		{
-			name: "cpu_footprint/validation-fail", kind: cpuFootprint, resource: "conf-gate-fail",
+			name: "cpu_footprint/validation-fail", kind: cpuFootprint, resource: "conf-gate-fail", residency: awsManagedKeys,
 			steps: []step{
 				{name: "a profile demanding a CPU feature the node lacks (AMX on Zen 5) fails the apply naming it", outOfBand: fail.start("conf-gate-fail"),
 					inputs: fail.inputs("conf-gate-fail", 1, features, nil), want: refused, refusedAtApply: true,
@@ -180,7 +180,7 @@ func cpuFootprintValidationScenarios() []scenario {
 			},
 		},
 		{
-			name: "cpu_footprint/validation-warn", kind: cpuFootprint, resource: "conf-gate-warn",
+			name: "cpu_footprint/validation-warn", kind: cpuFootprint, resource: "conf-gate-warn", residency: awsManagedKeys,
 			steps: []step{
 				{name: "on_failure warn: created with a warning, the failing instance continues", outOfBand: warn.start("conf-gate-warn"),
 					inputs: warn.inputs("conf-gate-warn", 1, features, map[string]any{"on_failure": "warn"}), want: created,

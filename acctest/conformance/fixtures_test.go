@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/aws-sdk-go-v2/service/sagemaker"
@@ -37,6 +38,10 @@ type fixtures struct {
 	defaultSubnets map[string]string
 	// defaultGroup is the default VPC's default security group.
 	defaultGroup string
+	// nodes are the instance ids a check remembered (rememberNodes), for a
+	// later step to find the same ones.
+	nodes []string
+	key   string // a customer managed key in the region
 }
 
 func newFixtures(t *testing.T, h *acctest.Harness) *fixtures {
@@ -93,6 +98,11 @@ func newFixtures(t *testing.T, h *acctest.Harness) *fixtures {
 		t.Fatalf("finding the default security group: %v", err)
 	}
 	f.defaultGroup = aws.ToString(sgs.SecurityGroups[0].GroupId)
+	k, err := c.KMS.CreateKey(ctx, &kms.CreateKeyInput{Description: aws.String("conformance key")})
+	if err != nil {
+		t.Fatalf("creating a key: %v", err)
+	}
+	f.key = aws.ToString(k.KeyMetadata.Arn)
 	h.Shim.ResetLog()
 	return f
 }

@@ -87,7 +87,10 @@ type scenario struct {
 	name     string
 	kind     kind
 	resource string // resource name in both programs, also its AWS name
-	steps    []step
+	// residency is the provider's residency settings of every step, under
+	// each step's own: awsManagedKeys for a scenario not about keys.
+	residency map[string]any
+	steps     []step
 	// waits says the scenario mostly waits out a timeout (a minute or
 	// more): it starts before the others, so that its wait overlaps them
 	// rather than ending the suite alone.

@@ -26,7 +26,7 @@ func servingScheduleAlarmScenarios() []scenario {
 	noEndpointWrite := sageMakerCalls(map[string]int{"CreateEndpointConfig": 0, "UpdateEndpoint": 0})
 	return []scenario{
 		{
-			name: "serving_endpoint/schedule", kind: servingEndpoint, resource: "conf-sv-sch",
+			name: "serving_endpoint/schedule", kind: servingEndpoint, resource: "conf-sv-sch", residency: awsManagedKeys,
 			steps: []step{
 				{name: "create with a weeknight schedule: its action and its end action", inputs: svScheduled(night(1)), want: created,
 					check: wantScheduledActions("conf-sv-sch",
@@ -41,7 +41,7 @@ func servingScheduleAlarmScenarios() []scenario {
 			},
 		},
 		{
-			name: "serving_endpoint/standard_alarms", kind: servingEndpoint, resource: "conf-sv-al",
+			name: "serving_endpoint/standard_alarms", kind: servingEndpoint, resource: "conf-sv-al", residency: awsManagedKeys,
 			steps: []step{
 				{name: "create with standard alarms: both made with the endpoint's tags", inputs: svAlarmed(true, map[string]any{"team": "fraud"}), want: created,
 					check: wantStandardAlarms("conf-sv-al", map[string]string{"team": "fraud"})},

@@ -42,7 +42,7 @@ func svInputs(name, image string, over map[string]any) func(*fixtures) map[strin
 func servingScenarios() []scenario {
 	return []scenario{
 		{
-			name: "serving_endpoint/lifecycle", kind: servingEndpoint, resource: "conf-sv",
+			name: "serving_endpoint/lifecycle", kind: servingEndpoint, resource: "conf-sv", residency: awsManagedKeys,
 			steps: []step{
 				{name: "create", inputs: svInputs("conf-sv", svImage, nil), want: created, check: wantConfigs(1)},
 				{name: "new image: blue/green in place, old config gone", inputs: svInputs("conf-sv", svImage2, nil), want: updated, check: wantConfigs(1)},
@@ -55,7 +55,7 @@ func servingScenarios() []scenario {
 			},
 		},
 		{
-			name: "serving_endpoint/rollback", kind: servingEndpoint, resource: "conf-sv-rb",
+			name: "serving_endpoint/rollback", kind: servingEndpoint, resource: "conf-sv-rb", residency: awsManagedKeys,
 			steps: []step{
 				{name: "create", inputs: svInputs("conf-sv-rb", svImage, nil), want: created},
 				{name: "update rolled back by SageMaker: fails with its reason", outOfBand: rollBack(svRollbackIs), inputs: svInputs("conf-sv-rb", svImage2, nil),
@@ -76,7 +76,7 @@ func servingScenarios() []scenario {
 			},
 		},
 		{
-			name: "serving_endpoint/unknown", kind: servingEndpoint, resource: "conf-sv-unk",
+			name: "serving_endpoint/unknown", kind: servingEndpoint, resource: "conf-sv-unk", residency: awsManagedKeys,
 			steps: []step{
 				{name: "image outside known only at apply: refused at apply, zero writes", inputs: svInputs("conf-sv-unk", "", map[string]any{
 					"model": map[string]any{"image": unknown{svImageEU}, "execution_role_arn": svRole}}),
@@ -89,7 +89,7 @@ func servingScenarios() []scenario {
 			},
 		},
 		{
-			name: "serving_endpoint/import_and_drift", kind: servingEndpoint, resource: "conf-sv-imp",
+			name: "serving_endpoint/import_and_drift", kind: servingEndpoint, resource: "conf-sv-imp", residency: awsManagedKeys,
 			steps: []step{
 				{name: "create", inputs: svInputs("conf-sv-imp", svImage, nil), want: created},
 				{name: "import", inputs: svInputs("conf-sv-imp", svImage, nil), importID: "conf-sv-imp", want: imported},
@@ -97,7 +97,7 @@ func servingScenarios() []scenario {
 			},
 		},
 		{
-			name: "serving_endpoint/canary", kind: servingEndpoint, resource: "conf-sv-can",
+			name: "serving_endpoint/canary", kind: servingEndpoint, resource: "conf-sv-can", residency: awsManagedKeys,
 			steps: []step{
 				{name: "create two GPU instances with a canary deployment", inputs: svCanary(svImage), want: created},
 				{name: "new image: deployed as a 10% canary with its alarm", inputs: svCanary(svImage2), want: updated, check: func(ctx context.Context, h *acctest.Harness, f *fixtures) error {
@@ -116,7 +116,7 @@ func servingScenarios() []scenario {
 			},
 		},
 		{
-			name: "serving_endpoint/serverless", kind: servingEndpoint, resource: "conf-sv-sl",
+			name: "serving_endpoint/serverless", kind: servingEndpoint, resource: "conf-sv-sl", residency: awsManagedKeys,
 			steps: []step{
 				{name: "create serverless", inputs: svServerless(2048), want: created, check: wantConfigs(1)},
 				{name: "more memory: a new config in place", inputs: svServerless(4096), want: updated, check: wantConfigs(1)},
@@ -129,7 +129,7 @@ func servingScenarios() []scenario {
 			},
 		},
 		{
-			name: "serving_endpoint/disappears", kind: servingEndpoint, resource: "conf-sv-gone",
+			name: "serving_endpoint/disappears", kind: servingEndpoint, resource: "conf-sv-gone", residency: awsManagedKeys,
 			steps: []step{
 				{name: "create", inputs: svInputs("conf-sv-gone", svImage, nil), want: created},
 				{name: "deleted outside: created again, the old config and model gone", outOfBand: deleteEndpoint("conf-sv-gone"), inputs: svInputs("conf-sv-gone", svImage, nil),
@@ -137,14 +137,14 @@ func servingScenarios() []scenario {
 			},
 		},
 		{
-			name: "serving_endpoint/foreign", kind: servingEndpoint, resource: "conf-sv-for",
+			name: "serving_endpoint/foreign", kind: servingEndpoint, resource: "conf-sv-for", residency: awsManagedKeys,
 			steps: []step{
 				{name: "an endpoint of the name made outside: refused at plan, zero writes", outOfBand: foreignEndpoint("conf-sv-for"), inputs: svInputs("conf-sv-for", svImage, nil),
 					want: refused, messages: []string{"already exists", "import it"}, noWrites: true},
 			},
 		},
 		{
-			name: "serving_endpoint/network", kind: servingEndpoint, resource: "conf-sv-net",
+			name: "serving_endpoint/network", kind: servingEndpoint, resource: "conf-sv-net", residency: awsManagedKeys,
 			steps: []step{
 				{name: "subnet in an excluded zone refused, zero writes", residency: excludeAz3, inputs: svNetwork("mec1-az3", nil),
 					want: refused, messages: []string{"zone-excluded", "mec1-az3"}, noWrites: true},
@@ -157,7 +157,7 @@ func servingScenarios() []scenario {
 			},
 		},
 		{
-			name: "serving_endpoint/autoscaling", kind: servingEndpoint, resource: "conf-sv-as",
+			name: "serving_endpoint/autoscaling", kind: servingEndpoint, resource: "conf-sv-as", residency: awsManagedKeys,
 			steps: []step{
 				{name: "create with autoscaling: registered", inputs: svScaled(100), want: created, check: wantScaling("conf-sv-as", 1, 4, 100)},
 				{name: "scaled within bounds outside: no change", outOfBand: scaleVariant("conf-sv-as", "primary", 3), inputs: svScaled(100), want: noChange},

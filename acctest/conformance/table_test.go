@@ -52,6 +52,11 @@ func guardInputs(over map[string]any) func(*fixtures) map[string]any {
 	}
 }
 
+// awsManagedKeys is the residency of a scenario not about keys: it accepts
+// AWS managed keys, which jurisdiction AE refuses by default. Scenarios
+// about keys and residency keep the default.
+var awsManagedKeys = map[string]any{"require_customer_managed_keys": false}
+
 var (
 	audit      = map[string]any{"mode": "audit"}
 	excludeAz3 = map[string]any{"excluded_zone_ids": []string{"mec1-az3"}}
@@ -63,6 +68,7 @@ func scenarios() []scenario {
 	out = append(out, cpuFootprintValidationScenarios()...)
 	out = append(append(out, servingScenarios()...), servingScheduleAlarmScenarios()...)
 	out = append(out, validationScenarios()...)
+	out = append(out, secureDefaultScenarios()...)
 	// Those that wait out a timeout first: the suite runs its scenarios in
 	// parallel, in this order.
 	slices.SortStableFunc(out, func(a, b scenario) int {
@@ -80,7 +86,7 @@ func scenarios() []scenario {
 func coreScenarios() []scenario {
 	return []scenario{
 		{
-			name: "gpu_cluster/lifecycle", kind: gpuCluster, resource: "conf-gpu",
+			name: "gpu_cluster/lifecycle", kind: gpuCluster, resource: "conf-gpu", residency: awsManagedKeys,
 			steps: []step{
 				{name: "create", inputs: gpuInputs("conf-gpu", nil), want: created, check: wantNodes("conf-gpu", 1, "mec1-az1", "")},
 				{name: "scale out in place", inputs: gpuInputs("conf-gpu", map[string]any{"node_count": 2}), want: updated, check: wantNodes("conf-gpu", 2, "mec1-az1", "")},
@@ -92,7 +98,7 @@ func coreScenarios() []scenario {
 			},
 		},
 		{
-			name: "gpu_cluster/drift", kind: gpuCluster, resource: "conf-drift",
+			name: "gpu_cluster/drift", kind: gpuCluster, resource: "conf-drift", residency: awsManagedKeys,
 			steps: []step{
 				{name: "create", inputs: gpuInputs("conf-drift", map[string]any{"node_count": 2}), want: created, check: wantNodes("conf-drift", 2, "", "")},
 				{name: "new AMI behind the SSM name rolls the nodes", outOfBand: pointImageAtB, inputs: gpuInputs("conf-drift", map[string]any{"node_count": 2}), want: updated, check: wantNodes("conf-drift", 2, "", "amiB")},
@@ -111,7 +117,7 @@ func coreScenarios() []scenario {
 			},
 		},
 		{
-			name: "gpu_cluster/unknown", kind: gpuCluster, resource: "conf-unknown",
+			name: "gpu_cluster/unknown", kind: gpuCluster, resource: "conf-unknown", residency: awsManagedKeys,
 			steps: []step{
 				{name: "excluded zone known only at apply: refused at apply, zero writes", residency: excludeAz3, inputs: gpuInputs("conf-unknown", map[string]any{"zone_id": unknown{"mec1-az3"}}),
 					want: refused, refusedAtApply: true, messages: []string{"zone-excluded", "mec1-az3"}, noWrites: true},
@@ -119,14 +125,14 @@ func coreScenarios() []scenario {
 			},
 		},
 		{
-			name: "gpu_cluster/import", kind: gpuCluster, resource: "conf-import",
+			name: "gpu_cluster/import", kind: gpuCluster, resource: "conf-import", residency: awsManagedKeys,
 			steps: []step{
 				{name: "create", inputs: importGPU, want: created},
 				{name: "import", inputs: importGPU, importID: "conf-import", want: imported},
 			},
 		},
 		{
-			name: "feature_store/lifecycle", kind: featureStore, resource: "conf-fs",
+			name: "feature_store/lifecycle", kind: featureStore, resource: "conf-fs", residency: awsManagedKeys,
 			steps: []step{
 				{name: "create", inputs: fsInputs("conf-fs", nil), want: created, check: sageMakerCalls(map[string]int{"CreateFeatureGroup": 1})},
 				{name: "add a feature in place", inputs: fsInputs("conf-fs", map[string]any{"features": append(append([]any{}, baseFeatures...), feature("risk_score", "Fractional"))}),
@@ -140,7 +146,7 @@ func coreScenarios() []scenario {
 			},
 		},
 		{
-			name: "feature_store/import_and_drift", kind: featureStore, resource: "conf-fs-imp",
+			name: "feature_store/import_and_drift", kind: featureStore, resource: "conf-fs-imp", residency: awsManagedKeys,
 			steps: []step{
 				{name: "create", inputs: fsInputs("conf-fs-imp", nil), want: created},
 				{name: "import", inputs: fsInputs("conf-fs-imp", nil), importID: "conf-fs-imp", want: imported},
@@ -157,7 +163,7 @@ func coreScenarios() []scenario {
 			},
 		},
 		{
-			name: "feature_store/unknown", kind: featureStore, resource: "conf-fs-unk",
+			name: "feature_store/unknown", kind: featureStore, resource: "conf-fs-unk", residency: awsManagedKeys,
 			steps: []step{
 				{name: "bucket outside known only at apply: refused at apply, zero writes", inputs: fsInputs("conf-fs-unk", map[string]any{"offline_store": map[string]any{"s3_uri": unknown{"s3://" + euBucket + "/x"}}}),
 					want: refused, refusedAtApply: true, messages: []string{"s3-bucket-region"}, noWrites: true},
@@ -168,7 +174,7 @@ func coreScenarios() []scenario {
 			},
 		},
 		{
-			name: "feature_store/unknown_retype", kind: featureStore, resource: "conf-fs-ret",
+			name: "feature_store/unknown_retype", kind: featureStore, resource: "conf-fs-ret", residency: awsManagedKeys,
 			steps: []step{
 				{name: "create", inputs: fsInputs("conf-fs-ret", nil), want: created},
 				// A change that may be destructive, unknown until apply, is

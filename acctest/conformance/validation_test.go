@@ -175,21 +175,21 @@ func validationScenarios() []scenario {
 	attested, forgery := &gateRun{}, &gateRun{}
 	return []scenario{
 		{
-			name: "gpu_cluster/validation pass", kind: gpuCluster, resource: "conf-gate-pass",
+			name: "gpu_cluster/validation pass", kind: gpuCluster, resource: "conf-gate-pass", residency: awsManagedKeys,
 			steps: []step{
 				{name: "healthy GPUs: apply passes; the image has no NitroTPM, so the plan warns", outOfBand: pass.start("conf-gate-pass", gateNodes(false)), inputs: pass.gateInputs("conf-gate-pass", nil),
 					want: created, check: wantValidated("conf-gate-pass", 2), warnings: []string{"Validation evidence is not hardware-attested", "has no NitroTPM"}},
 			},
 		},
 		{
-			name: "gpu_cluster/validation attested", kind: gpuCluster, resource: "conf-gate-att",
+			name: "gpu_cluster/validation attested", kind: gpuCluster, resource: "conf-gate-att", residency: awsManagedKeys,
 			steps: []step{
 				{name: "NitroTPM-attested answers to the gate's challenge, the mode and a PCR known only at apply: apply passes", outOfBand: attested.startAttested("conf-gate-att", gateNodes(false)),
 					inputs: attested.attestedUnknownInputs("conf-gate-att"), want: created, check: wantValidated("conf-gate-att", 2)},
 			},
 		},
 		{
-			name: "gpu_cluster/validation attested forgery", kind: gpuCluster, resource: "conf-gate-forgery",
+			name: "gpu_cluster/validation attested forgery", kind: gpuCluster, resource: "conf-gate-forgery", residency: awsManagedKeys,
 			steps: []step{
 				{name: "a writer of the prefix rewrites a failing answer to pass: rejected by its attested digest", outOfBand: forgery.startAttested("conf-gate-forgery", func(index, nth int) acctest.NodeBehaviour {
 					b := gateNodes(true)(index, nth)
@@ -202,28 +202,28 @@ func validationScenarios() []scenario {
 			},
 		},
 		{
-			name: "gpu_cluster/validation fail", kind: gpuCluster, resource: "conf-gate-fail",
+			name: "gpu_cluster/validation fail", kind: gpuCluster, resource: "conf-gate-fail", residency: awsManagedKeys,
 			steps: []step{
 				{name: "an NVLink down: apply fails naming node and link", outOfBand: fail.start("conf-gate-fail", gateNodes(true)), inputs: fail.gateInputs("conf-gate-fail", nil),
 					want: refused, refusedAtApply: true, messages: []string{"validation of GPU cluster conf-gate-fail failed: 1 of 2 nodes failed", "node 1 (i-", "gpu.nvlink gpu3", "down: link 17"}},
 			},
 		},
 		{
-			name: "gpu_cluster/validation warn", kind: gpuCluster, resource: "conf-gate-warn",
+			name: "gpu_cluster/validation warn", kind: gpuCluster, resource: "conf-gate-warn", residency: awsManagedKeys,
 			steps: []step{
 				{name: "on_failure warn: apply succeeds with a warning", outOfBand: warn.start("conf-gate-warn", gateNodes(true)), inputs: warn.gateInputs("conf-gate-warn", map[string]any{"on_failure": "warn"}),
 					want: created, warnings: []string{"gpu.nvlink gpu3", "down: link 17"}, check: wantValidated("conf-gate-warn", 2)},
 			},
 		},
 		{
-			name: "gpu_cluster/validation replace", kind: gpuCluster, resource: "conf-gate-repl",
+			name: "gpu_cluster/validation replace", kind: gpuCluster, resource: "conf-gate-repl", residency: awsManagedKeys,
 			steps: []step{
 				{name: "on_failure replace: the failing node is replaced and apply passes", outOfBand: replace.start("conf-gate-repl", gateNodes(true)),
 					inputs: replace.gateInputs("conf-gate-repl", map[string]any{"on_failure": "replace"}), want: created, check: replace.wantPlayed(3)},
 			},
 		},
 		{
-			name: "gpu_cluster/validation timeout", kind: gpuCluster, resource: "conf-gate-time", waits: true,
+			name: "gpu_cluster/validation timeout", kind: gpuCluster, resource: "conf-gate-time", residency: awsManagedKeys, waits: true,
 			steps: []step{
 				{name: "a silent node: apply times out naming it", outOfBand: timeout.start("conf-gate-time", func(index, nth int) acctest.NodeBehaviour {
 					b := gateNodes(false)(index, nth)
@@ -234,7 +234,7 @@ func validationScenarios() []scenario {
 			},
 		},
 		{
-			name: "gpu_cluster/validation forged", kind: gpuCluster, resource: "conf-gate-forge",
+			name: "gpu_cluster/validation forged", kind: gpuCluster, resource: "conf-gate-forge", residency: awsManagedKeys,
 			steps: []step{
 				{name: "another instance's identity: the report is rejected", outOfBand: forged.start("conf-gate-forge", func(index, nth int) acctest.NodeBehaviour {
 					b := gateNodes(false)(index, nth)

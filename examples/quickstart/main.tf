@@ -21,6 +21,11 @@ variable "data_bucket" {
   default     = "mlplatform-demo-data"
 }
 
+variable "kms_key_arn" {
+  description = "ARN of a customer-managed KMS key in me-central-1 (aws_kms_key): it encrypts the feature store's offline store and the cluster's volumes. Jurisdiction AE requires customer-managed keys by default."
+  type        = string
+}
+
 variable "feature_store_role_arn" {
   description = "IAM role SageMaker Feature Store assumes to write the offline store."
   type        = string
@@ -73,7 +78,8 @@ resource "mlplatform_feature_store" "customers" {
   ]
 
   offline_store = {
-    s3_uri = "s3://${var.data_bucket}/feature-store"
+    s3_uri      = "s3://${var.data_bucket}/feature-store"
+    kms_key_arn = var.kms_key_arn
   }
 
   role_arn   = var.feature_store_role_arn
@@ -91,6 +97,7 @@ resource "mlplatform_gpu_cluster" "train" {
   zone_id       = data.mlplatform_residency.this.allowed_zone_ids[0]
   image         = "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64"
   root_volume   = { size_gib = 200 }
+  kms_key_arn   = var.kms_key_arn
 }
 
 output "allowed_zone_ids" {

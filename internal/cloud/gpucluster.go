@@ -79,6 +79,9 @@ type GPUNode struct {
 	Tags map[string]string
 	// CreationToken is the owner's token (TagCreationToken).
 	CreationToken string
+	// MetadataHopLimit is the node's IMDS PUT response hop limit; 0 when
+	// EC2 did not say.
+	MetadataHopLimit int32
 }
 
 // Live reports whether the node counts as part of the cluster: everything

@@ -132,6 +132,7 @@ type Launch struct {
 	SecurityGroupIDs []string
 	EFAInterfaces    int
 	SpecHash         string            // NodeTemplate.NodeHash of the template version
+	MetadataHopLimit int32             // the template's (NodeTemplate.HopLimit), given on the launch too
 	Tags             map[string]string // the template's tags, repeated so that they win on every API
 	CreationToken    string            // the owner's token (TagCreationToken)
 }
@@ -220,6 +221,7 @@ func launchBatch(ctx context.Context, api LaunchGPUNodesAPI, l Launch, batch []i
 			ClientToken:       aws.String(token),
 			LaunchTemplate:    &types.LaunchTemplateSpecification{LaunchTemplateId: aws.String(l.Template.ID), Version: aws.String(strconv.FormatInt(l.Template.Version, 10))},
 			NetworkInterfaces: NetworkInterfaces(l.EFAInterfaces, l.SubnetID, l.SecurityGroupIDs),
+			MetadataOptions:   NodeTemplate{MetadataHopLimit: l.MetadataHopLimit}.instanceMetadataOptions(),
 			TagSpecifications: []types.TagSpecification{
 				{ResourceType: types.ResourceTypeInstance, Tags: ec2TagList(tags)},
 				{ResourceType: types.ResourceTypeVolume, Tags: ec2TagList(tags)},

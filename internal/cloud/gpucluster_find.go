@@ -191,6 +191,9 @@ func nodeFromInstance(inst types.Instance) GPUNode {
 	if inst.CapacityReservationId != nil {
 		n.CapacityReservationID = aws.ToString(inst.CapacityReservationId)
 	}
+	if m := inst.MetadataOptions; m != nil {
+		n.MetadataHopLimit = aws.ToInt32(m.HttpPutResponseHopLimit)
+	}
 	for _, ni := range inst.NetworkInterfaces {
 		if aws.ToString(ni.InterfaceType) == string(types.NetworkInterfaceTypeEfa) {
 			n.EFAInterfaces++
@@ -247,6 +250,9 @@ func FindGPUClusterTemplate(ctx context.Context, api FindGPUClusterTemplateAPI, 
 	}
 	if d.Placement != nil {
 		t.PlacementGroup = aws.ToString(d.Placement.GroupName)
+	}
+	if m := d.MetadataOptions; m != nil {
+		t.MetadataHopLimit = aws.ToInt32(m.HttpPutResponseHopLimit)
 	}
 	for i, bd := range d.BlockDeviceMappings {
 		if bd.Ebs == nil {

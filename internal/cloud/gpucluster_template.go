@@ -63,10 +63,36 @@ type NodeTemplate struct {
 	Capacity        Capacity
 	PlacementGroup  string
 	Tags            map[string]string // on instances and volumes
+	// MetadataHopLimit is the instance metadata service's PUT response hop
+	// limit (IMDSv2); 0 means DefaultMetadataHopLimit. It changes in place
+	// (ModifyInstanceMetadataOptions on the running nodes), so it is left out
+	// of NodeHash and is part of TemplateHash.
+	MetadataHopLimit int32 `json:"-"`
 }
 
-// NodeHash fingerprints what a node is (tags left out): nodes whose hash
-// differs from the desired one are rolled. Tags change in place.
+// IMDS hop limits. With 1, the token's response does not survive the hop
+// from the node into a container's network namespace (a bridge or overlay
+// network), so containers cannot reach the node role's credentials or its
+// identity document; 2 lets them. LegacyMetadataHopLimit is what every node
+// template held before the limit could be set: a template with it hashes
+// as one made then.
+const (
+	DefaultMetadataHopLimit int32 = 1
+	LegacyMetadataHopLimit  int32 = 2
+	MaxMetadataHopLimit     int32 = 64
+)
+
+// HopLimit is the template's metadata hop limit, the default for 0.
+func (t NodeTemplate) HopLimit() int32 {
+	if t.MetadataHopLimit <= 0 {
+		return DefaultMetadataHopLimit
+	}
+	return t.MetadataHopLimit
+}
+
+// NodeHash fingerprints what a node is (tags and the metadata hop limit
+// left out): nodes whose hash differs from the desired one are rolled.
+// Tags and the hop limit change in place.
 func (t NodeTemplate) NodeHash() string {
 	c := t
 	c.Tags = nil
@@ -90,6 +116,11 @@ func (t NodeTemplate) TemplateHash() string {
 	keys := slices.Sorted(maps.Keys(t.Tags))
 	var b strings.Builder
 	b.WriteString(t.NodeHash())
+	if h := t.HopLimit(); h != LegacyMetadataHopLimit {
+		// Templates made before the hop limit could be set held 2 and
+		// hashed without it.
+		b.WriteString("\x00imds-hop-limit=" + strconv.Itoa(int(h)))
+	}
 	for _, k := range keys {
 		b.WriteString("\x00" + k + "=" + t.Tags[k])
 	}
@@ -135,6 +166,36 @@ func ebs(v Volume, kmsKeyID string) *types.LaunchTemplateEbsBlockDeviceRequest {
 	return e
 }
 
+// instanceMetadataOptions are the template's metadata options as
+// RunInstances takes them: given on every launch too, so that a launch
+// template version made outside cannot loosen them.
+func (t NodeTemplate) instanceMetadataOptions() *types.InstanceMetadataOptionsRequest {
+	return &types.InstanceMetadataOptionsRequest{
+		HttpTokens:              types.HttpTokensStateRequired,
+		HttpEndpoint:            types.InstanceMetadataEndpointStateEnabled,
+		HttpPutResponseHopLimit: aws.Int32(t.HopLimit()),
+		InstanceMetadataTags:    types.InstanceMetadataTagsStateEnabled,
+	}
+}
+
+// SetMetadataHopLimitAPI is what SetMetadataHopLimit needs.
+type SetMetadataHopLimitAPI interface {
+	ModifyInstanceMetadataOptions(ctx context.Context, in *ec2.ModifyInstanceMetadataOptionsInput, opts ...func(*ec2.Options)) (*ec2.ModifyInstanceMetadataOptionsOutput, error)
+}
+
+// SetMetadataHopLimit sets the metadata hop limit of running instances in
+// place (no reboot); the other metadata options stay as they are. An
+// instance already gone is skipped.
+func SetMetadataHopLimit(ctx context.Context, api SetMetadataHopLimitAPI, instanceIDs []string, limit int32) error {
+	for _, id := range instanceIDs {
+		_, err := api.ModifyInstanceMetadataOptions(ctx, &ec2.ModifyInstanceMetadataOptionsInput{InstanceId: aws.String(id), HttpPutResponseHopLimit: aws.Int32(limit)})
+		if err != nil && apiErrorCode(err) != "InvalidInstanceID.NotFound" {
+			return fmt.Errorf("setting the metadata hop limit of %s to %d: %w", id, limit, err)
+		}
+	}
+	return nil
+}
+
 // DataVolumeDevice is the device name of the i-th data volume when none is
 // given: /dev/sdf, /dev/sdg, ...
 func DataVolumeDevice(i int) string { return "/dev/sd" + string(rune('f'+i)) }
@@ -153,7 +214,7 @@ func (t NodeTemplate) launchTemplateData(clusterTags map[string]string) *types.R
 		MetadataOptions: &types.LaunchTemplateInstanceMetadataOptionsRequest{
 			HttpTokens:              types.LaunchTemplateHttpTokensStateRequired,
 			HttpEndpoint:            types.LaunchTemplateInstanceMetadataEndpointStateEnabled,
-			HttpPutResponseHopLimit: aws.Int32(2),
+			HttpPutResponseHopLimit: aws.Int32(t.HopLimit()),
 			// The validation gate's challenge reaches the node as an
 			// instance tag, read from the metadata service.
 			InstanceMetadataTags: types.LaunchTemplateInstanceMetadataTagsStateEnabled,

@@ -306,7 +306,7 @@ func TestLocatorDescribeKey(t *testing.T) {
 // The Locator and the engine together: a bucket replicating out of the
 // jurisdiction is a violation; an unknown bucket fails closed.
 func TestLocatorWithPolicy(t *testing.T) {
-	p, err := residency.NewPolicy(residency.PolicyConfig{Jurisdiction: "AE", RequireCustomerManagedKeys: true})
+	p, err := residency.NewPolicy(residency.PolicyConfig{Jurisdiction: "AE", RequireCustomerManagedKeys: boolp(true)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -465,3 +465,5 @@ func startMotoForLocator(t *testing.T, bin string) string {
 		}
 	}
 }
+
+func boolp(b bool) *bool { return &b }

@@ -133,6 +133,10 @@ func (h EC2Client) GetConsoleOutput(ctx context.Context, in *ec2.GetConsoleOutpu
 	return h.c().GetConsoleOutput(ctx, in, o...)
 }
 
+func (h EC2Client) ModifyInstanceMetadataOptions(ctx context.Context, in *ec2.ModifyInstanceMetadataOptionsInput, o ...func(*ec2.Options)) (*ec2.ModifyInstanceMetadataOptionsOutput, error) {
+	return h.c().ModifyInstanceMetadataOptions(ctx, in, o...)
+}
+
 func (h EC2Client) ModifyLaunchTemplate(ctx context.Context, in *ec2.ModifyLaunchTemplateInput, o ...func(*ec2.Options)) (*ec2.ModifyLaunchTemplateOutput, error) {
 	return h.c().ModifyLaunchTemplate(ctx, in, o...)
 }

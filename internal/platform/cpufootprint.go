@@ -76,6 +76,9 @@ type CPUFootprintSpec struct {
 	RootVolume       Volume
 	DataVolumes      []Volume
 	UserData         string
+	// MetadataHopLimit is the instances' IMDS PUT response hop limit, as
+	// GPUClusterSpec.MetadataHopLimit.
+	MetadataHopLimit int
 	// MinHealthyPercentage is the share of the group kept in service while
 	// an instance refresh rolls it (a change of type, image, volumes, user
 	// data, ...); 0 means DefaultMinHealthyPercentage.
@@ -333,7 +336,7 @@ func costNote(d CPUDecision, capacityType string) string {
 // them (same paths, same words), and the refresh's healthy percentage.
 func (s *CPUFootprintSpec) validateLaunch() []Problem {
 	g := GPUClusterSpec{Image: s.Image, SecurityGroupIDs: s.SecurityGroupIDs, InstanceProfile: s.InstanceProfile,
-		RootVolume: s.RootVolume, DataVolumes: s.DataVolumes, Unknown: s.Unknown}
+		RootVolume: s.RootVolume, DataVolumes: s.DataVolumes, MetadataHopLimit: s.MetadataHopLimit, Unknown: s.Unknown}
 	if s.Image == "" {
 		g.Unknown = append(slices.Clone(g.Unknown), "image") // optional: DefaultFootprintImage
 	}

@@ -14,7 +14,7 @@ func TestPlanCPUFootprintChangeSchedules(t *testing.T) {
 		zero := 0
 		return []Schedule{{Name: "off-hours", Recurrence: "0 20 * * 1-5", Duration: 11 * time.Hour, Min: &zero, Max: &zero, Desired: &desired}}
 	}
-	spec := CPUFootprintSpec{Name: "x", InstanceType: "c7i.large", Size: GroupSize{Min: 1, Max: 2, Desired: 1}, Schedules: sched(0)}
+	spec := CPUFootprintSpec{Name: "x", InstanceType: "c7i.large", Size: GroupSize{Min: 1, Max: 2, Desired: 1}, Schedules: sched(0), MetadataHopLimit: 1}
 	prior := CPUFootprintRecord{Spec: spec, Decision: CPUDecision{InstanceType: "c7i.large"}, InstanceTypes: []string{"c7i.large"},
 		SubnetIDs: []string{"subnet-1"}, ImageID: "ami-1", TagsAll: map[string]string{}, GroupName: "g", LaunchTemplateID: "lt"}
 	prior.Spec.Schedules = sched(0)

@@ -33,6 +33,7 @@ func (e *Env) ImportCPUFootprint(ctx context.Context, f *CPUFootprint) (CPUFootp
 		CapacityType: CapacityOnDemandOnly, SubnetIDs: slices.Clone(f.SubnetIDs),
 		Image: n.ImageID, SecurityGroupIDs: t.SecurityGroupIDs, InstanceProfile: n.InstanceProfile,
 		KMSKeyARN: n.KMSKeyID, RootVolume: Volume(n.RootVolume), UserData: n.UserData, CreationToken: f.CreationToken,
+		MetadataHopLimit: int(n.HopLimit()),
 	}
 	if f.Spot {
 		s.CapacityType = CapacitySpotMixed

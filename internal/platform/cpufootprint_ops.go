@@ -60,6 +60,9 @@ type CPUFootprint struct {
 	Instances        []CPUInstance
 	// Deleting is set while the group's deletion is in progress.
 	Deleting bool
+	// MetadataHopLimit is what the launch template's latest version gives
+	// the instances; 0 when there is no template.
+	MetadataHopLimit int
 	// Applied is what the create or update that returned this footprint
 	// decided and resolved (the type, its cost, subnets, image, tags); nil
 	// from Find.
@@ -85,7 +88,7 @@ func cpuFootprintFromCloud(f *cloud.Footprint) *CPUFootprint {
 		return nil
 	}
 	out := &CPUFootprint{Name: f.Name, LaunchTemplateID: f.LaunchTemplateID, LaunchTemplateVersion: f.LaunchTemplateVersion,
-		GroupTemplateVersion: f.GroupVersion(), CreationToken: f.CreationToken}
+		GroupTemplateVersion: f.GroupVersion(), CreationToken: f.CreationToken, MetadataHopLimit: int(f.MetadataHopLimit)}
 	if g := f.Group; g != nil {
 		out.GroupName, out.GroupARN, out.Deleting = g.Name, g.ARN, g.Status != ""
 		out.InstanceTypes, out.Spot, out.OnDemandBase = slices.Clone(g.InstanceTypes), g.Spot, int(g.OnDemandBase)
@@ -341,6 +344,18 @@ func (e *Env) convergeCPUFootprint(ctx context.Context, prior *CPUFootprintRecor
 	}
 	if err := cloud.SyncScheduledActions(ctx, as, g.Name, want); err != nil {
 		return e.cpuPartial(ctx, spec.Name, tr, err)
+	}
+	if hop := tmpl.Node.HopLimit(); !roll && cur != nil && cur.Group != nil && len(cur.Group.Instances) > 0 && cur.MetadataHopLimit != hop {
+		// The running instances take the template's new hop limit in
+		// place; an instance refresh would replace them for nothing.
+		ids := make([]string, 0, len(cur.Group.Instances))
+		for _, in := range cur.Group.Instances {
+			ids = append(ids, in.ID)
+		}
+		o.progress("CPU footprint %s: setting the metadata hop limit of %d instances to %d", spec.Name, len(ids), hop)
+		if err := cloud.SetMetadataHopLimit(ctx, e.Clients.EC2, ids, hop); err != nil {
+			return e.cpuPartial(ctx, spec.Name, tr, err)
+		}
 	}
 	if roll {
 		o.progress("CPU footprint %s: rolling the instances to launch template version %d (instance refresh, %d%% kept in service)", spec.Name, ref.Version, spec.minHealthy())

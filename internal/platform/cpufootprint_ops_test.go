@@ -73,7 +73,7 @@ func TestCPUFootprintLifecycle(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	env, err := platform.Open(ctx, platform.Config{Region: acctest.Region, Endpoints: h.Endpoints(),
-		Residency: residency.PolicyConfig{Jurisdiction: "AE", ExcludedZoneIDs: []string{"mec1-az2"}}, DefaultTags: map[string]string{"owner": "ml"},
+		Residency: residency.PolicyConfig{Jurisdiction: "AE", ExcludedZoneIDs: []string{"mec1-az2"}, RequireCustomerManagedKeys: awsManagedKeys()}, DefaultTags: map[string]string{"owner": "ml"},
 		Polling: platform.PollingEvery(10 * time.Millisecond)})
 	if err != nil {
 		t.Fatal(err)
@@ -172,4 +172,12 @@ func TestCPUFootprintLifecycle(t *testing.T) {
 
 func scaleToZero(group string) *autoscaling.UpdateAutoScalingGroupInput {
 	return &autoscaling.UpdateAutoScalingGroupInput{AutoScalingGroupName: aws.String(group), MinSize: aws.Int32(0), MaxSize: aws.Int32(0), DesiredCapacity: aws.Int32(0)}
+}
+
+// awsManagedKeys is require_customer_managed_keys = false, for the tests
+// that are not about keys: jurisdiction AE requires customer managed keys by
+// default.
+func awsManagedKeys() *bool {
+	b := false
+	return &b
 }

@@ -174,6 +174,7 @@ func (e *Env) planCPUFootprint(ctx context.Context, spec CPUFootprintSpec) (*CPU
 			InstanceProfile: spec.InstanceProfile, KMSKeyID: spec.KMSKeyARN,
 			RootVolume: cloud.Volume(spec.RootVolume), DataVolumes: volumesToCloud(spec.DataVolumes),
 			UserData: spec.UserData, Tags: e.MergeTags(spec.Tags),
+			MetadataHopLimit: int32(DesiredMetadataHopLimit(spec.MetadataHopLimit)),
 		},
 		SecurityGroupIDs: slices.Sorted(slices.Values(spec.SecurityGroupIDs)),
 	}
@@ -282,6 +283,9 @@ func cpuFootprintChange(prior CPUFootprintRecord, spec CPUFootprintSpec, p *CPUF
 	if p.SubnetIDs == nil || !slices.Equal(slices.Sorted(slices.Values(p.SubnetIDs)), slices.Sorted(slices.Values(prior.SubnetIDs))) {
 		add(&c.InPlace, "subnet_ids", "the group's subnets change in place")
 	}
+	if changed, reason := metadataHopLimitChange(o.MetadataHopLimit, spec.MetadataHopLimit, "instances"); changed || !spec.known(MetadataHopLimitPath) {
+		add(&c.InPlace, MetadataHopLimitPath, "%s", cmpOr(reason, "known after apply; the hop limit changes in place"))
+	}
 	if p.TagsAll == nil || !maps.Equal(p.TagsAll, prior.TagsAll) {
 		add(&c.InPlace, "tags", "tags change in place (the group, its launch template, and instances launched from now on)")
 	}
@@ -372,6 +376,11 @@ func ReadBackCPUFootprint(found *CPUFootprint, declared CPUFootprintRecord) CPUF
 	}
 	if found.Tags != nil {
 		r.TagsAll = maps.Clone(found.Tags)
+	}
+	if h := found.MetadataHopLimit; h != 0 && h != RecordedMetadataHopLimit(declared.Spec.MetadataHopLimit) {
+		// The launch template's latest version (one made outside, say)
+		// gives the instances another hop limit.
+		s.MetadataHopLimit = h
 	}
 	want, err := ScheduledActions(declared.Spec.Size, declared.Spec.Schedules)
 	if err == nil {

@@ -8,7 +8,7 @@ import (
 
 func TestPlanCPUFootprintChange(t *testing.T) {
 	zero := 0
-	base := CPUFootprintSpec{Name: "fp", InstanceType: "c7i.large", Size: GroupSize{Min: 1, Max: 3, Desired: 2}, Tags: map[string]string{"team": "a"}}
+	base := CPUFootprintSpec{Name: "fp", InstanceType: "c7i.large", Size: GroupSize{Min: 1, Max: 3, Desired: 2}, Tags: map[string]string{"team": "a"}, MetadataHopLimit: 1}
 	prior := CPUFootprintRecord{Spec: base, Decision: CPUDecision{InstanceType: "c7i.large"}, InstanceTypes: []string{"c7i.large"},
 		SubnetIDs: []string{"subnet-b", "subnet-a"}, ImageID: "ami-1", TagsAll: map[string]string{"team": "a"}, GroupName: "mlplatform-cpu-fp", LaunchTemplateID: "lt-1"}
 	plan := func(mut func(*CPUFootprintPlan)) *CPUFootprintPlan {
@@ -50,6 +50,10 @@ func TestPlanCPUFootprintChange(t *testing.T) {
 		{name: "spot in place", spec: func(s *CPUFootprintSpec) { s.CapacityType = CapacitySpotMixed }, inPlace: []string{"capacity_type"}},
 		{name: "tags in place", plan: func(p *CPUFootprintPlan) { p.TagsAll = map[string]string{"team": "b"} }, inPlace: []string{"tags"}},
 		{name: "tags unknown in place", plan: func(p *CPUFootprintPlan) { p.TagsAll = nil }, inPlace: []string{"tags"}},
+		{name: "hop limit in place, no roll", spec: func(s *CPUFootprintSpec) { s.MetadataHopLimit = 2 }, inPlace: []string{"metadata_hop_limit"}},
+		{name: "hop limit unset is the default", spec: func(s *CPUFootprintSpec) { s.MetadataHopLimit = 0 }},
+		{name: "upgrade: a record made before the setting ran with 2", prior: func(r *CPUFootprintRecord) { r.Spec.MetadataHopLimit = 0 }, inPlace: []string{"metadata_hop_limit"}},
+		{name: "upgrade: hop limit 2 kept is no change", spec: func(s *CPUFootprintSpec) { s.MetadataHopLimit = 2 }, prior: func(r *CPUFootprintRecord) { r.Spec.MetadataHopLimit = 0 }},
 		{name: "group deleted outside is repaired", prior: func(r *CPUFootprintRecord) { r.GroupName = "" }, repair: []string{"asg_name"}},
 		{name: "template deleted outside is repaired", prior: func(r *CPUFootprintRecord) { r.LaunchTemplateID = "" }, repair: []string{"launch_template_id"}},
 	} {

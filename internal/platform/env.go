@@ -69,7 +69,8 @@ type Env struct {
 	Polling Polling
 
 	// Warnings are what the front ends show once about the configuration
-	// (custom endpoints let through by allow_custom_endpoints).
+	// (custom endpoints let through by allow_custom_endpoints, customer
+	// managed keys not required where the jurisdiction requires them).
 	Warnings []ConfigWarning
 
 	catalogMu  sync.Mutex
@@ -114,6 +115,9 @@ func Open(ctx context.Context, cfg Config) (*Env, error) {
 	warnings, err := checkEndpoints(policy, clients, cfg)
 	if err != nil {
 		return nil, err
+	}
+	if w, ok := customerManagedKeysOptOut(policy); ok {
+		warnings = append(warnings, w)
 	}
 	return &Env{Warnings: warnings, Clients: clients, Policy: policy, Locator: cloud.NewLocator(clients), DefaultTags: maps.Clone(cfg.DefaultTags),
 		DefaultTagsUnknown: cfg.DefaultTagsUnknown, UnknownDefaultTags: cfg.UnknownDefaultTags, CatalogCache: cache, Polling: cfg.Polling.WithDefaults()}, nil
@@ -167,6 +171,22 @@ type ConfigWarning struct {
 	Path    string
 	Summary string
 	Detail  string
+}
+
+// customerManagedKeysOptOut is the warning of a configuration that turned
+// off the customer managed keys its jurisdiction requires by default.
+func customerManagedKeysOptOut(p *residency.Policy) (ConfigWarning, bool) {
+	if !p.CustomerManagedKeysOptOut {
+		return ConfigWarning{}, false
+	}
+	return ConfigWarning{
+		Path:    residency.RequireCustomerManagedKeysAttr,
+		Summary: "Customer managed keys not required",
+		Detail: fmt.Sprintf("Jurisdiction %s (%s) requires customer managed KMS keys by default; %s turns that off, "+
+			"so data may be encrypted with AWS managed keys (a key attribute left unset means the AWS managed default key). "+
+			"Remove the setting to require a customer managed key (aws_kms_key in %s) on every resource that stores data.",
+			p.Jurisdiction.Code, p.Jurisdiction.Name, residency.CustomerManagedKeysOptOut, p.AllowedRegions[0]),
+	}, true
 }
 
 // AllowCustomEndpointsAttr is the provider attribute that lets custom

@@ -38,7 +38,7 @@ func faultEnv(t *testing.T) (*acctest.Harness, *platform.Env, platform.FeatureSt
 		CreateBucketConfiguration: &s3types.CreateBucketConfiguration{LocationConstraint: s3types.BucketLocationConstraint(acctest.Region)}}); err != nil {
 		t.Fatal(err)
 	}
-	env, err := platform.Open(ctx, platform.Config{Region: acctest.Region, Endpoints: h.Endpoints(), Residency: residency.PolicyConfig{Jurisdiction: "AE"},
+	env, err := platform.Open(ctx, platform.Config{Region: acctest.Region, Endpoints: h.Endpoints(), Residency: residency.PolicyConfig{Jurisdiction: "AE", RequireCustomerManagedKeys: awsManagedKeys()},
 		Polling: platform.PollingEvery(50 * time.Millisecond)})
 	if err != nil {
 		t.Fatal(err)

@@ -70,9 +70,14 @@ type GPUClusterSpec struct {
 	RootVolume    Volume
 	DataVolumes   []Volume
 	UserData      string
-	Tags          map[string]string
-	Rollout       Rollout
-	CapacityRetry CapacityRetry
+	// MetadataHopLimit is the nodes' IMDS PUT response hop limit, 1 to
+	// MaxMetadataHopLimit; 0 in a desired spec means DefaultMetadataHopLimit,
+	// in a record one made before the setting existed (its nodes run with
+	// LegacyMetadataHopLimit).
+	MetadataHopLimit int
+	Tags             map[string]string
+	Rollout          Rollout
+	CapacityRetry    CapacityRetry
 	// Validation is the validation gate; nil means none (the nodes are not
 	// validated and apply does not wait for reports).
 	Validation *ValidationSpec

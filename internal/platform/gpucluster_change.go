@@ -181,6 +181,17 @@ func ReadBackGPUCluster(found *GPUCluster, declared GPUClusterRecord) GPUCluster
 			break
 		}
 	}
+	// The hop limit the nodes run with: one changed outside (or a node
+	// launched from a template version made outside) shows as drift. Nodes
+	// that disagree among themselves record none: no one value is true of
+	// them, and any declared value then differs from the record, so the
+	// next apply sets it on every node (a record of one node's value would
+	// hide the others once the configuration names that value).
+	if limit, mixed := nodesHopLimit(found.Nodes); mixed {
+		r.Spec.MetadataHopLimit = 0
+	} else if limit != 0 && limit != RecordedMetadataHopLimit(declared.Spec.MetadataHopLimit) {
+		r.Spec.MetadataHopLimit = limit
+	}
 	if found.PlacementGroupOwned && found.PlacementGroupState == "" {
 		r.PlacementGroup = ""
 		if r.Spec.PlacementGroup == GPUClusterResourceName(found.Name) {
@@ -188,6 +199,23 @@ func ReadBackGPUCluster(found *GPUCluster, declared GPUClusterRecord) GPUCluster
 		}
 	}
 	return r
+}
+
+// nodesHopLimit is the hop limit the healthy nodes run with (0 when none
+// says), and whether they disagree.
+func nodesHopLimit(nodes []GPUNode) (limit int, mixed bool) {
+	for _, n := range nodes {
+		if !healthyNode(n) || n.MetadataHopLimit == 0 {
+			continue
+		}
+		switch h := int(n.MetadataHopLimit); {
+		case limit == 0:
+			limit = h
+		case h != limit:
+			return 0, true
+		}
+	}
+	return limit, false
 }
 
 // GPUClusterChangeSet is what applying a spec over a record does. A GPU
@@ -286,7 +314,10 @@ func gpuClusterChange(prior GPUClusterRecord, desired GPUClusterSpec, res GPUClu
 		cs.Nodes = append(cs.Nodes, Change{Path: "placement_group_name", Reason: fmt.Sprintf("the cluster's own placement group %s is gone: the apply creates it again", res.PlacementGroup)})
 	}
 
-	// Tags: a new launch template version, nodes retagged in place.
+	// Tags and the metadata hop limit: a new launch template version, the
+	// nodes changed in place.
+	hopChanged, hopReason := metadataHopLimitChange(old.MetadataHopLimit, desired.MetadataHopLimit, "nodes")
+	add(&cs.Template, MetadataHopLimitPath, hopChanged, hopReason)
 	add(&cs.Template, "tags", !maps.Equal(desired.Tags, old.Tags), "retags the nodes in place")
 	if res.TagsAll == nil {
 		cs.Template = append(cs.Template, Change{Path: "tags_all", Reason: "known after apply"})

@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -11,7 +12,7 @@ func changeRecord() GPUClusterRecord {
 	efa := 16
 	return GPUClusterRecord{
 		Spec: GPUClusterSpec{Name: "train", InstanceType: "p5en.48xlarge", NodeCount: 2, ZoneID: "mec1-az1", Image: "/aws/service/x",
-			RootVolume: Volume{SizeGiB: 200}, Tags: map[string]string{"team": "ml"}},
+			RootVolume: Volume{SizeGiB: 200}, Tags: map[string]string{"team": "ml"}, MetadataHopLimit: 1},
 		Zone: "me-central-1a", ZoneID: "mec1-az1", SubnetID: "subnet-1", ImageID: "ami-old", EFAInterfaces: &efa,
 		PlacementGroup: "mlplatform-train", TagsAll: map[string]string{"team": "ml"}, LaunchTemplateID: "lt-1",
 	}
@@ -58,6 +59,18 @@ func TestPlanGPUClusterChange(t *testing.T) {
 		{name: "a subnet set to another replaces", mod: func(s *GPUClusterSpec, _ *GPUClusterResolved, _ *GPUClusterRecord) { s.SubnetID = "subnet-2" }, replace: "subnet_id"},
 		{name: "own placement group deleted outside is recreated in place", mod: func(_ *GPUClusterSpec, _ *GPUClusterResolved, p *GPUClusterRecord) { p.PlacementGroup = "" }, nodes: "placement_group_name"},
 		{name: "launch template deleted outside", mod: func(_ *GPUClusterSpec, _ *GPUClusterResolved, p *GPUClusterRecord) { p.LaunchTemplateID = "" }, template: "launch_template_id"},
+		{name: "the hop limit changes in place", mod: func(s *GPUClusterSpec, _ *GPUClusterResolved, _ *GPUClusterRecord) { s.MetadataHopLimit = 2 }, template: "metadata_hop_limit"},
+		{name: "the hop limit unset is the default, no change", mod: func(s *GPUClusterSpec, _ *GPUClusterResolved, _ *GPUClusterRecord) { s.MetadataHopLimit = 0 }},
+		// A record made before the setting existed: its nodes run with 2.
+		{name: "upgrade: the default changes the hop limit in place, no roll", mod: func(s *GPUClusterSpec, _ *GPUClusterResolved, p *GPUClusterRecord) {
+			p.Spec.MetadataHopLimit, s.MetadataHopLimit = 0, 1
+		}, template: "metadata_hop_limit"},
+		{name: "upgrade: hop limit 2 kept is no change", mod: func(s *GPUClusterSpec, _ *GPUClusterResolved, p *GPUClusterRecord) {
+			p.Spec.MetadataHopLimit, s.MetadataHopLimit = 0, 2
+		}},
+		{name: "unknown hop limit", mod: func(s *GPUClusterSpec, _ *GPUClusterResolved, _ *GPUClusterRecord) {
+			s.Unknown = []string{"metadata_hop_limit"}
+		}, template: "metadata_hop_limit"},
 		{name: "unknown vpc_id replaces", mod: func(s *GPUClusterSpec, _ *GPUClusterResolved, _ *GPUClusterRecord) { s.Unknown = []string{"vpc_id"} }, replace: "vpc_id"},
 		{name: "unknown zone_id replaces", mod: func(s *GPUClusterSpec, _ *GPUClusterResolved, _ *GPUClusterRecord) {
 			s.ZoneID = ""
@@ -123,6 +136,47 @@ func TestReadBackGPUCluster(t *testing.T) {
 	}
 }
 
+// TestReadBackGPUClusterHopLimit: a hop limit changed outside on every node
+// reads back as drift; nodes that disagree record none, so that whatever
+// the configuration says (even one node's value) is an in-place change that
+// sets every node.
+func TestReadBackGPUClusterHopLimit(t *testing.T) {
+	declared := changeRecord()
+	declared.Spec.MetadataHopLimit = 1
+	node := func(i int, hop int32) GPUNode {
+		return GPUNode{Index: i, InstanceID: fmt.Sprintf("i-%d", i), State: "running", InstanceType: "p5en.48xlarge", ZoneID: "mec1-az1", MetadataHopLimit: hop}
+	}
+	for _, tc := range []struct {
+		name  string
+		hops  []int32
+		want  int
+		plans []int // desired values that must plan a change
+	}{
+		{name: "as declared", hops: []int32{1, 1}, want: 1},
+		{name: "every node changed outside", hops: []int32{3, 3}, want: 3, plans: []int{1}},
+		{name: "nodes disagree", hops: []int32{3, 1}, want: 0, plans: []int{1, 3}},
+		{name: "a node that does not say", hops: []int32{0, 1}, want: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			found := &GPUCluster{Name: "train", LaunchTemplateID: "lt-1", LaunchTemplateVersion: 3}
+			for i, h := range tc.hops {
+				found.Nodes = append(found.Nodes, node(i, h))
+			}
+			r := ReadBackGPUCluster(found, declared)
+			if r.Spec.MetadataHopLimit != tc.want {
+				t.Fatalf("recorded hop limit %d, want %d", r.Spec.MetadataHopLimit, tc.want)
+			}
+			for _, d := range tc.plans {
+				spec := declared.Spec
+				spec.MetadataHopLimit = d
+				if cs := gpuClusterChange(r, spec, changeResolved()); !strings.Contains(paths(cs.Template), MetadataHopLimitPath) || len(cs.Replace) > 0 {
+					t.Errorf("metadata_hop_limit = %d over the record: change set %+v, want the hop limit in place", d, cs)
+				}
+			}
+		})
+	}
+}
+
 func TestGPUClusterInputLimits(t *testing.T) {
 	n := func(v int64) *int64 { return &v }
 	str := func(s string) *string { return &s }
@@ -154,5 +208,22 @@ func TestGPUClusterInputLimits(t *testing.T) {
 	}
 	if _, p := ParseTimeout("timeouts.create", "0s"); p == nil || p.Path != "timeouts.create" {
 		t.Errorf("0s timeout: %+v", p)
+	}
+}
+
+// TestPlanGPUClusterChangeHopLimitReason: the plan says why the hop limit
+// changes, and that no node is replaced; after an upgrade, that the nodes
+// ran with 2 before the setting existed.
+func TestPlanGPUClusterChangeHopLimitReason(t *testing.T) {
+	prior := changeRecord()
+	prior.Spec.MetadataHopLimit = 0
+	cs := gpuClusterChange(prior, changeRecord().Spec, changeResolved())
+	if len(cs.Template) != 1 || len(cs.Nodes) != 0 {
+		t.Fatalf("change set %+v, want the hop limit in place only", cs)
+	}
+	for _, want := range []string{"launched with hop limit 2 before metadata_hop_limit existed", "the default is now 1", "or run with different hop limits set outside", "to 1 in place on every running node", "no node is replaced"} {
+		if !strings.Contains(cs.Template[0].Reason, want) {
+			t.Errorf("reason %q does not say %q", cs.Template[0].Reason, want)
+		}
 	}
 }

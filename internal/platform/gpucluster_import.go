@@ -39,6 +39,9 @@ func importedGPUClusterSpec(c *GPUCluster, t cloud.NodeTemplate) GPUClusterSpec 
 		PlacementGroup:  t.PlacementGroup,
 		Tags:            t.Tags,
 		RootVolume:      declaredVolume(Volume(t.RootVolume)),
+		// As the template holds it (a template without metadata options
+		// holds EC2's default, 1).
+		MetadataHopLimit: int(t.HopLimit()),
 	}
 	if t.Capacity.Type != "" && t.Capacity.Type != cloud.CapacityOnDemand {
 		s.Capacity = Capacity(t.Capacity)

@@ -27,6 +27,7 @@ func TestImportedGPUClusterSpec(t *testing.T) {
 		RootVolume:  Volume{SizeGiB: 500},
 		DataVolumes: []Volume{{SizeGiB: 4000, Throughput: 1000}, {DeviceName: "/dev/sdz", SizeGiB: 100, Type: "io2", IOPS: 3000}},
 		ZoneID:      "mec1-az1", Zone: "me-central-1a", SubnetID: "subnet-1", EFAInterfaces: &efa, SecurityGroupIDs: []string{"sg-1"},
+		MetadataHopLimit: 1, // a template without metadata options: EC2's default
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("imported spec\n got %+v\nwant %+v", got, want)

@@ -145,6 +145,9 @@ func (s *GPUClusterSpec) validateInputs() []Problem {
 			add("image", "Invalid image", fmt.Sprintf("%q is neither an AMI id (ami-0123456789abcdef0) nor an SSM parameter name (/..., or resolve:ssm:/...).", s.Image))
 		}
 	}
+	if s.Known(MetadataHopLimitPath) && s.MetadataHopLimit != 0 && (s.MetadataHopLimit < 1 || s.MetadataHopLimit > MaxMetadataHopLimit) {
+		add(MetadataHopLimitPath, "Value out of range", fmt.Sprintf("metadata_hop_limit = %d: use 1 (the default: containers on the node cannot reach the instance metadata service) to %d.", s.MetadataHopLimit, MaxMetadataHopLimit))
+	}
 	if s.Known("security_group_ids") {
 		for i, g := range s.SecurityGroupIDs {
 			if !securityGroupIDRE().MatchString(g) {
@@ -205,4 +208,54 @@ func TimeoutProblem(path string, d time.Duration) *Problem {
 		return &Problem{Path: path, Summary: "Invalid timeout", Detail: fmt.Sprintf("%s: a timeout is a positive duration of at least %s, e.g. \"30m\".", d, MinOperationTimeout)}
 	}
 	return nil
+}
+
+// The instance metadata service's PUT response hop limit of GPU nodes and
+// footprint instances (IMDSv2 is always required). With 1, the token's
+// response does not survive the hop into a container's network namespace,
+// so containers on the node cannot reach the role credentials or the
+// identity document; raise it for containers that need IMDS (on EKS
+// without pod identity, for instance). Nodes made before the setting
+// existed run with LegacyMetadataHopLimit.
+const (
+	DefaultMetadataHopLimit = int(cloud.DefaultMetadataHopLimit)
+	LegacyMetadataHopLimit  = int(cloud.LegacyMetadataHopLimit)
+	MaxMetadataHopLimit     = int(cloud.MaxMetadataHopLimit)
+	MetadataHopLimitPath    = "metadata_hop_limit"
+)
+
+// DesiredMetadataHopLimit is a desired spec's hop limit, the default for 0.
+func DesiredMetadataHopLimit(v int) int {
+	if v == 0 {
+		return DefaultMetadataHopLimit
+	}
+	return v
+}
+
+// RecordedMetadataHopLimit is the hop limit of a record's nodes: 0 is a
+// record made before the setting existed, whose nodes run with
+// LegacyMetadataHopLimit.
+func RecordedMetadataHopLimit(v int) int {
+	if v == 0 {
+		return LegacyMetadataHopLimit
+	}
+	return v
+}
+
+// metadataHopLimitChange is the change of the hop limit from a record to a
+// desired spec: in place, on the running nodes and in the launch template;
+// no node is replaced.
+func metadataHopLimitChange(prior, desired int, what string) (bool, string) {
+	from, to := RecordedMetadataHopLimit(prior), DesiredMetadataHopLimit(desired)
+	if from == to {
+		return false, ""
+	}
+	reason := fmt.Sprintf("sets the instance metadata hop limit from %d to %d in place on the running %s (ModifyInstanceMetadataOptions) and in a new launch template version: no %s is replaced", from, to, what, strings.TrimSuffix(what, "s"))
+	if prior == 0 {
+		// No recorded limit: state written before the setting existed, or
+		// nodes found running with different limits (changed outside).
+		reason = fmt.Sprintf("no hop limit is recorded: the %[1]s were launched with hop limit %[2]d before metadata_hop_limit existed (the default is now %[3]d), or run with different hop limits set outside. "+
+			"This sets the instance metadata hop limit to %[4]d in place on every running %[5]s (ModifyInstanceMetadataOptions) and in a new launch template version: no %[5]s is replaced", what, from, DefaultMetadataHopLimit, to, strings.TrimSuffix(what, "s"))
+	}
+	return true, reason
 }

@@ -300,6 +300,8 @@ func (e *Env) planGPUCluster(ctx context.Context, spec GPUClusterSpec) (*GPUClus
 		Capacity:        cloud.Capacity(spec.Capacity),
 		PlacementGroup:  pg,
 		Tags:            e.MergeTags(spec.Tags),
+		// Validated: 0 (the default) or 1 to MaxMetadataHopLimit.
+		MetadataHopLimit: int32(DesiredMetadataHopLimit(spec.MetadataHopLimit)),
 	}
 	if p.Template.Capacity.Type == "" {
 		p.Template.Capacity.Type = cloud.CapacityOnDemand
@@ -530,7 +532,32 @@ func (e *Env) convergeGPUCluster(ctx context.Context, spec GPUClusterSpec, o GPU
 			return c, plan, err
 		}
 	}
+	if err := setNodesHopLimit(ctx, api, c.Nodes, tmpl.HopLimit()); err != nil {
+		c, err := e.partial(ctx, spec, tr, err)
+		return c, plan, err
+	}
 	return c, plan, nil
+}
+
+// setNodesHopLimit gives the running nodes whose metadata hop limit differs
+// (launched before it changed, or changed outside) the template's, in
+// place, and notes it on nodes.
+func setNodesHopLimit(ctx context.Context, api cloud.SetMetadataHopLimitAPI, nodes []cloud.GPUNode, limit int32) error {
+	var ids []string
+	for _, n := range nodes {
+		if n.Live() && n.MetadataHopLimit != limit {
+			ids = append(ids, n.InstanceID)
+		}
+	}
+	if err := cloud.SetMetadataHopLimit(ctx, api, ids, limit); err != nil {
+		return err
+	}
+	for i := range nodes {
+		if nodes[i].Live() {
+			nodes[i].MetadataHopLimit = limit
+		}
+	}
+	return nil
 }
 
 // partial returns what exists of the cluster together with cause, as a
@@ -791,7 +818,7 @@ func (e *Env) launch(ctx context.Context, lc *launchContext, target *launchTarge
 		nodes, seq, err := cloud.LaunchGPUNodes(ctx, api, cloud.Launch{
 			Cluster: spec.Name, Template: ref, Indices: indices, SubnetID: subnetID, ZoneID: zoneID,
 			SecurityGroupIDs: spec.SecurityGroupIDs, EFAInterfaces: lc.plan.EFAInterfaces, SpecHash: lc.hash, Tags: lc.plan.Template.Tags,
-			CreationToken: spec.CreationToken,
+			CreationToken: spec.CreationToken, MetadataHopLimit: lc.plan.Template.HopLimit(),
 		}, b)
 		ref.Seq = seq
 		lc.tr.launched = append(lc.tr.launched, nodes...)

@@ -70,6 +70,9 @@ type GPUNode struct {
 	Tags map[string]string
 	// CreationToken is the owner's token.
 	CreationToken string
+	// MetadataHopLimit is the node's IMDS PUT response hop limit; 0 when
+	// EC2 did not say.
+	MetadataHopLimit int32
 }
 
 // GPUCluster is what exists for one cluster name.

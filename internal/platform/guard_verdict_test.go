@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
@@ -33,6 +34,15 @@ func TestCheckPlatformResidency(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	c, err := h.Clients(ctx, acctest.Region)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := c.KMS.CreateKey(ctx, &kms.CreateKeyInput{Description: aws.String("platform key")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := aws.ToString(k.KeyMetadata.Arn)
 	env, err := platform.Open(ctx, platform.Config{Region: acctest.Region, Endpoints: h.Endpoints(),
 		Residency: residency.PolicyConfig{Jurisdiction: "AE", Mode: residency.ModeAudit, ExcludedZoneIDs: []string{"mec1-az2"}}})
 	if err != nil {
@@ -48,7 +58,7 @@ func TestCheckPlatformResidency(t *testing.T) {
 	}
 	cluster := func(zoneID string) *platform.GPUClusterSpec {
 		return &platform.GPUClusterSpec{Name: "uae-training", InstanceType: "p5en.48xlarge", NodeCount: 1, ZoneID: zoneID,
-			Image: "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64"}
+			Image: "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64", KMSKeyARN: key}
 	}
 
 	v := env.CheckPlatformResidency(ctx, cluster("mec1-az2"), store("eu-features"))
@@ -63,9 +73,14 @@ func TestCheckPlatformResidency(t *testing.T) {
 	}
 
 	ok := store("uae-features")
-	ok.Offline.KMSKeyARN = ""
+	ok.Offline.KMSKeyARN = key
 	if v := env.CheckPlatformResidency(ctx, cluster("mec1-az1"), ok); !v.Compliant() || !strings.HasPrefix(v.String(), "compliant with residency AE") {
 		t.Fatalf("compliant platform: %q %+v", v.String(), v.Violations)
+	}
+	// Without keys it is not, under jurisdiction AE's default.
+	ok.Offline.KMSKeyARN = ""
+	if v := env.CheckPlatformResidency(ctx, cluster("mec1-az1"), ok); v.Compliant() || !strings.Contains(v.String(), "kms-customer-managed") {
+		t.Fatalf("platform without keys under the AE default: %q", v.String())
 	}
 	if v := platform.UncheckedVerdict("the provider is not configured"); v.Compliant() || !strings.Contains(v.String(), "NOT verified") {
 		t.Fatalf("unchecked verdict %q", v.String())

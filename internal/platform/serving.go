@@ -94,6 +94,54 @@ var servingFamilies = []string{
 	"trn1", "trn1n", "trn2",
 }
 
+// servingLocalStorageFamilies are the ml.* families whose instances carry
+// local NVMe instance storage (SageMaker's host instance storage volumes;
+// the EC2 instance store of the same family). SageMaker encrypts that
+// storage with a hardware module on the instance (AES-256) and keeps no key
+// for it: CreateEndpointConfig refuses a KmsKeyId when any variant runs on
+// such a type. The catalog holds no instance storage facts: this list is
+// the rule until it does.
+var servingLocalStorageFamilies = []string{
+	"c5d", "c6gd", "c6id",
+	"g4dn", "g5", "g6", "g6e", "g7e", "gr6",
+	"m5d", "m6gd", "m6id",
+	"p4d", "p4de", "p5", "p5e", "p5en", "p6-b200",
+	"r5d", "r6gd", "r6id",
+	"trn1", "trn1n", "trn2",
+}
+
+// ServingLocalStorage reports whether ml.* instance type t has local NVMe
+// instance storage, encrypted by the instance's hardware: an endpoint with a
+// variant on it takes no kms_key_arn.
+func ServingLocalStorage(t string) bool {
+	m := svInstanceTypeRE().FindStringSubmatch(t)
+	return m != nil && slices.Contains(servingLocalStorageFamilies, m[1])
+}
+
+// servingLocalStorageVariant is the first instance variant of s on a type
+// with local instance storage: its index, or -1 when there is none. known
+// is false when the variants, or an instance type, are not known yet (then
+// it cannot tell).
+func servingLocalStorageVariant(s ServingEndpointSpec, o unknownPaths) (i int, known bool) {
+	if !o.known(servingVariantsPath) {
+		return -1, false
+	}
+	known = true
+	for j, x := range s.Variants {
+		if x.Serverless != nil {
+			continue
+		}
+		if !o.known(fmt.Sprintf("variants[%d].instance_type", j)) {
+			known = false
+			continue
+		}
+		if ServingLocalStorage(x.InstanceType) {
+			return j, true
+		}
+	}
+	return -1, known
+}
+
 // ServingFamilies returns the ml.* instance families accepted for a variant.
 func ServingFamilies() []string { return slices.Clone(servingFamilies) }
 
@@ -230,6 +278,11 @@ func ValidateServingEndpoint(s ServingEndpointSpec, unknown []string) []Problem 
 	}
 	v.kmsKey("kms_key_arn", s.KMSKeyARN)
 	svNetwork(v, s)
+	if i, _ := servingLocalStorageVariant(s, v.unknown); i >= 0 && s.KMSKeyARN != "" && v.unknown.known("kms_key_arn") {
+		v.add("kms_key_arn", "variants[%d] (%q) runs on %s, which has local NVMe instance storage: SageMaker encrypts it with a hardware module on the instance and refuses a KMS key for it (CreateEndpointConfig fails). "+
+			"Remove kms_key_arn: no key is needed there, and the rule that requires customer managed keys does not apply to instance storage (data_capture.kms_key_arn still encrypts the captures)",
+			i, s.Variants[i].Name, s.Variants[i].InstanceType)
+	}
 	svTags(v, s.Tags)
 	return v.errs
 }
@@ -474,12 +527,34 @@ func ServingEndpointResidencyRefs(s ServingEndpointSpec, unknown []string) []res
 	add("model.image", residency.KindECRImage, s.Model.Image)
 	add("model.model_data_uri", residency.KindS3URI, s.Model.ModelDataURI)
 	add("model.execution_role_arn", residency.KindARN, s.Model.ExecutionRoleARN)
-	addKey("kms_key_arn", s.KMSKeyARN)
+	// The volume key: none on local instance storage (hardware encrypted,
+	// SageMaker refuses a key there), so nothing to require; while the
+	// variants are not known, checked again at apply.
+	if i, known := servingLocalStorageVariant(s, o); (known && i < 0) || s.KMSKeyARN != "" {
+		addKey("kms_key_arn", s.KMSKeyARN)
+	}
 	if d := s.DataCapture; d != nil && o.known(servingDataCapturePath) {
 		add("data_capture.destination_s3_uri", residency.KindS3URI, d.DestinationS3URI)
 		addKey("data_capture.kms_key_arn", d.KMSKeyARN)
 	}
 	return refs
+}
+
+// ServingVolumeKeyNote says, where customer managed keys are required, why
+// an endpoint with a variant on local instance storage has no kms_key_arn:
+// a warning on kms_key_arn, so the plan tells a reviewer that the key rule
+// was not skipped but does not apply. None when a key is set (an error of
+// ValidateServingEndpoint) or the variants are not known yet.
+func ServingVolumeKeyNote(s ServingEndpointSpec, unknown []string, requireCMK bool) []Problem {
+	o := unknownPaths(unknown)
+	i, _ := servingLocalStorageVariant(s, o)
+	if !requireCMK || i < 0 || s.KMSKeyARN != "" || !o.known("kms_key_arn") {
+		return nil
+	}
+	return []Problem{{Path: "kms_key_arn", Warning: true, Summary: "No volume key: local instance storage",
+		Detail: fmt.Sprintf("variants[%d] (%q) runs on %s, which has local NVMe instance storage: SageMaker encrypts it with a hardware module on the instance (AES-256) and takes no KMS key for it, "+
+			"so the rule that requires customer managed keys (%s) does not ask for kms_key_arn here. data_capture.kms_key_arn is still required when data capture is on.",
+			i, s.Variants[i].Name, s.Variants[i].InstanceType, residency.RequireCustomerManagedKeysAttr)}}
 }
 
 // Guardrail fallback rules: the cases where SageMaker shifts traffic all at

@@ -31,7 +31,8 @@ var (
 // image's registry, the model data and capture buckets, the KMS keys, the
 // role, the required tags, and the zones of vpc_config's subnets, which must
 // exist, with security groups of their VPC). Warnings say where a deployment guardrail falls
-// back to all at once. Values at the paths in unknown are skipped: create
+// back to all at once, and why an endpoint on local instance storage needs
+// no volume key where customer managed keys are required. Values at the paths in unknown are skipped: create
 // and update check again, all known, before any write.
 func (e *Env) CheckServingEndpoint(ctx context.Context, s ServingEndpointSpec, unknown []string) ([]Problem, []residency.Violation, []Problem, error) {
 	errs, vs, err := e.checkServing(ctx, s, unknown)
@@ -41,7 +42,7 @@ func (e *Env) CheckServingEndpoint(ctx context.Context, s ServingEndpointSpec, u
 	if errs, err := e.CheckServingAlarms(ctx, s, unknown); err != nil || len(errs) > 0 {
 		return errs, vs, nil, err
 	}
-	return nil, vs, ServingDeploymentWarnings(s, unknown), nil
+	return nil, vs, append(ServingVolumeKeyNote(s, unknown, e.Policy.RequireCustomerManagedKeys), ServingDeploymentWarnings(s, unknown)...), nil
 }
 
 // CheckServingEndpointCreate is the plan-time check of a planned create,

@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -61,6 +62,21 @@ func TestValidateServingEndpoint(t *testing.T) {
 			s.Deployment = &ServingDeployment{TrafficRouting: TrafficAllAtOnce, MaxExecutionSeconds: 60}
 		}, path: "deployment.maximum_execution_timeout_seconds"},
 		{name: "kms not arn", edit: func(s *ServingEndpointSpec) { s.KMSKeyARN = "alias/x" }, path: "kms_key_arn"},
+		{name: "volume key on local instance storage", edit: func(s *ServingEndpointSpec) {
+			s.Variants[0].InstanceType = "ml.g5.xlarge"
+			s.KMSKeyARN = "arn:aws:kms:me-central-1:123456789012:key/k"
+		}, path: "kms_key_arn", msg: `variants[0] ("primary") runs on ml.g5.xlarge, which has local NVMe instance storage`},
+		{name: "volume key when one variant has local storage", edit: func(s *ServingEndpointSpec) {
+			s.Variants = append(s.Variants, ServingVariant{Name: "gpu", InstanceType: "ml.p5.48xlarge", InitialInstanceCount: 1})
+			s.KMSKeyARN = "arn:aws:kms:me-central-1:123456789012:key/k"
+		}, path: "kms_key_arn", msg: "refuses a KMS key"},
+		{name: "volume key on EBS-only type", edit: func(s *ServingEndpointSpec) {
+			s.KMSKeyARN = "arn:aws:kms:me-central-1:123456789012:key/k"
+		}},
+		{name: "volume key, instance type unknown at plan", edit: func(s *ServingEndpointSpec) {
+			s.Variants[0].InstanceType = "ml.g5.xlarge"
+			s.KMSKeyARN = "arn:aws:kms:me-central-1:123456789012:key/k"
+		}, unknown: []string{"variants[0].instance_type"}},
 		{name: "reserved tag", edit: func(s *ServingEndpointSpec) { s.Tags = map[string]string{"mlplatform:creation-token": "x"} }, path: `tags["mlplatform:creation-token"]`},
 	}
 	for _, tt := range tests {
@@ -198,4 +214,73 @@ func FuzzServingInstanceType(f *testing.F) {
 			t.Fatalf("%q accepted with an unknown family", s)
 		}
 	})
+}
+
+// TestServingVolumeKeyOnLocalStorage: an endpoint on instance types with
+// local NVMe storage takes no volume key (SageMaker refuses one there), so
+// the customer managed key rule does not ask for kms_key_arn; it still asks
+// for the data capture key, and for the volume key of EBS-only types. While
+// the instance types are not known the volume key is left to apply.
+func TestServingVolumeKeyOnLocalStorage(t *testing.T) {
+	paths := func(s ServingEndpointSpec, unknown []string) []string {
+		var out []string
+		for _, r := range ServingEndpointResidencyRefs(s, unknown) {
+			if strings.HasSuffix(r.Path, "kms_key_arn") {
+				out = append(out, r.Path)
+			}
+		}
+		return out
+	}
+	capture := &ServingDataCapture{Enabled: true, SamplingPercentage: 10, DestinationS3URI: "s3://capture/fraud"}
+	for _, tc := range []struct {
+		name    string
+		types   []string
+		capture bool
+		unknown []string
+		want    string
+		note    bool
+	}{
+		{name: "EBS only: the volume key is required", types: []string{"ml.m5.large"}, want: "kms_key_arn"},
+		{name: "g5: none", types: []string{"ml.g5.xlarge"}, want: "", note: true},
+		{name: "g6, p4d, p5: none", types: []string{"ml.g6.xlarge", "ml.p4d.24xlarge", "ml.p5.48xlarge"}, want: "", note: true},
+		{name: "one variant on local storage: none for the config", types: []string{"ml.m5.large", "ml.g6.2xlarge"}, want: "", note: true},
+		{name: "data capture key still required", types: []string{"ml.g5.xlarge"}, capture: true, want: "data_capture.kms_key_arn", note: true},
+		{name: "instance type unknown: checked at apply", types: []string{"ml.m5.large"}, unknown: []string{"variants[0].instance_type"}, want: ""},
+		{name: "variants unknown: checked at apply", types: []string{"ml.m5.large"}, unknown: []string{"variants"}, want: ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := servingSpec()
+			s.Variants = nil
+			for i, typ := range tc.types {
+				s.Variants = append(s.Variants, ServingVariant{Name: fmt.Sprintf("v%d", i), InstanceType: typ, InitialInstanceCount: 1})
+			}
+			if tc.capture {
+				s.DataCapture = capture
+			}
+			if got := strings.Join(paths(s, tc.unknown), ","); got != tc.want {
+				t.Errorf("key refs = %q, want %q", got, tc.want)
+			}
+			notes := ServingVolumeKeyNote(s, tc.unknown, true)
+			if got := len(notes) == 1; got != tc.note {
+				t.Fatalf("note = %v, want one: %t", notes, tc.note)
+			}
+			if tc.note && (!notes[0].Warning || notes[0].Path != "kms_key_arn" || !strings.Contains(notes[0].Detail, "hardware module") ||
+				!strings.Contains(notes[0].Detail, "residency.require_customer_managed_keys")) {
+				t.Errorf("note = %+v", notes[0])
+			}
+			if notes := ServingVolumeKeyNote(s, tc.unknown, false); len(notes) != 0 {
+				t.Errorf("note without the rule: %v", notes)
+			}
+		})
+	}
+	s := servingSpec()
+	s.KMSKeyARN = "arn:aws:kms:me-central-1:123456789012:key/k"
+	if got := strings.Join(paths(s, []string{"variants"}), ","); got != "kms_key_arn" {
+		t.Errorf("a key set while the variants are unknown is checked at plan: refs %q", got)
+	}
+	for typ, want := range map[string]bool{"ml.g5.xlarge": true, "ml.g4dn.xlarge": true, "ml.p5en.48xlarge": true, "ml.m5.large": false, "ml.c7i.large": false, "ml.inf2.xlarge": false, "g5.xlarge": false} {
+		if got := ServingLocalStorage(typ); got != want {
+			t.Errorf("ServingLocalStorage(%q) = %t, want %t", typ, got, want)
+		}
+	}
 }

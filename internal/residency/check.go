@@ -115,6 +115,21 @@ func (c *checker) ran(rule string) {
 	}
 }
 
+// cmkRequired says why customer managed keys are required: the
+// jurisdiction's default or the configuration's own setting.
+func (c *checker) cmkRequired() string {
+	if c.p.Jurisdiction.CustomerManagedKeys {
+		return fmt.Sprintf("jurisdiction %s requires customer managed keys by default (%s)", c.p.Jurisdiction.Code, RequireCustomerManagedKeysAttr)
+	}
+	return fmt.Sprintf("the policy requires customer managed keys (%s = true)", RequireCustomerManagedKeysAttr)
+}
+
+// cmkOptOut is the tail of a kms-customer-managed fix: how to accept AWS
+// managed keys instead, where that is a choice the configuration made.
+func (c *checker) cmkOptOut() string {
+	return fmt.Sprintf("; or, to accept AWS managed keys, set %s in the provider configuration", CustomerManagedKeysOptOut)
+}
+
 func (c *checker) allowedList() string { return strings.Join(c.p.AllowedRegions, ", ") }
 
 // outside is the common tail: "outside jurisdiction AE (allowed regions: me-central-1)".
@@ -276,8 +291,8 @@ func (c *checker) blank(r Ref) []Violation {
 			return nil
 		}
 		return []Violation{c.v(r, RuleKMSCustomerManaged,
-			"no KMS key is given, so AWS encrypts with its managed default key; the policy requires customer managed keys",
-			fmt.Sprintf("set %s to a customer managed key in %s (aws_kms_key)", r.Path, c.firstAllowed()))}
+			"no KMS key is given, so AWS encrypts with its managed default key; "+c.cmkRequired(),
+			fmt.Sprintf("set %s to a customer managed key in %s (aws_kms_key)%s", r.Path, c.firstAllowed(), c.cmkOptOut()))}
 	}
 	c.ran(RuleBlank)
 	return []Violation{c.v(r, RuleBlank,
@@ -304,7 +319,7 @@ func (c *checker) partition(r Ref, partition string) []Violation {
 func awsManagedAlias(resource string) bool { return strings.HasPrefix(resource, "alias/aws/") }
 
 func (c *checker) kmsKey(ctx context.Context, r Ref) []Violation {
-	cmkFix := fmt.Sprintf("create a customer managed key in %s (aws_kms_key) and reference its ARN", c.firstAllowed())
+	cmkFix := fmt.Sprintf("create a customer managed key in %s (aws_kms_key) and reference its ARN%s", c.firstAllowed(), c.cmkOptOut())
 	keyRegion := func(region, what string) []Violation {
 		c.ran(RuleKMSKeyRegion)
 		if region == "" || c.p.RegionAllowed(region) {
@@ -339,7 +354,7 @@ func (c *checker) kmsKey(ctx context.Context, r Ref) []Violation {
 		c.fact("AWS managed key (alias/aws/...)")
 		c.ran(RuleKMSCustomerManaged)
 		if c.p.RequireCustomerManagedKeys {
-			return []Violation{c.v(r, RuleKMSCustomerManaged, fmt.Sprintf("%s is an AWS managed key; the policy requires customer managed keys", resource), cmkFix)}
+			return []Violation{c.v(r, RuleKMSCustomerManaged, fmt.Sprintf("%s is an AWS managed key; %s", resource, c.cmkRequired()), cmkFix)}
 		}
 		if isARN {
 			return nil // AWS managed keys are single-region keys of their region
@@ -407,7 +422,7 @@ func (c *checker) kmsKey(ctx context.Context, r Ref) []Violation {
 	c.ran(RuleKMSCustomerManaged)
 	c.fact("customer managed: %t", info.CustomerManaged)
 	if c.p.RequireCustomerManagedKeys && !info.CustomerManaged {
-		out = append(out, c.v(r, RuleKMSCustomerManaged, "the key is AWS managed; the policy requires customer managed keys", cmkFix))
+		out = append(out, c.v(r, RuleKMSCustomerManaged, "the key is AWS managed; "+c.cmkRequired(), cmkFix))
 	}
 	return out
 }

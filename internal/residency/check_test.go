@@ -124,7 +124,8 @@ func mustPolicy(t *testing.T, cfg PolicyConfig) *Policy {
 }
 
 func TestCheck(t *testing.T) {
-	strict := PolicyConfig{ExcludedZoneIDs: []string{"mec1-az2"}, RequireCustomerManagedKeys: true}
+	strict := PolicyConfig{ExcludedZoneIDs: []string{"mec1-az2"}, RequireCustomerManagedKeys: boolp(true)}
+	optOut := PolicyConfig{RequireCustomerManagedKeys: boolp(false)}
 	tests := []struct {
 		name      string
 		cfg       PolicyConfig
@@ -157,7 +158,16 @@ func TestCheck(t *testing.T) {
 		{name: "kms region", cfg: strict, ref: Ref{Kind: KindKMSKey, Value: euKey}, wantRules: []string{RuleKMSKeyRegion},
 			wantMsg: "KMS key is in eu-west-1, outside jurisdiction AE (allowed regions: me-central-1)"},
 		{name: "kms aws managed", cfg: strict, ref: Ref{Kind: KindKMSKey, Value: awsKey}, wantRules: []string{RuleKMSCustomerManaged}},
-		{name: "kms aws managed allowed when not required", ref: Ref{Kind: KindKMSKey, Value: awsKey}},
+		{name: "kms aws managed allowed when opted out", cfg: optOut, ref: Ref{Kind: KindKMSKey, Value: awsKey}},
+		{name: "kms aws managed under the AE default", ref: Ref{Kind: KindKMSKey, Value: awsKey}, wantRules: []string{RuleKMSCustomerManaged},
+			wantMsg: "jurisdiction AE requires customer managed keys by default (residency.require_customer_managed_keys)",
+			wantFix: "set residency.require_customer_managed_keys = false in the provider configuration"},
+		{name: "kms unset under the AE default", ref: KeyRef("attr", ""), wantRules: []string{RuleKMSCustomerManaged},
+			wantMsg: "AWS encrypts with its managed default key; jurisdiction AE requires customer managed keys by default",
+			wantFix: "set attr to a customer managed key in me-central-1 (aws_kms_key); or, to accept AWS managed keys, set residency.require_customer_managed_keys = false"},
+		{name: "kms unset when opted out", cfg: optOut, ref: KeyRef("attr", "")},
+		{name: "kms unset when required explicitly", cfg: strict, ref: KeyRef("attr", ""), wantRules: []string{RuleKMSCustomerManaged},
+			wantMsg: "requires customer managed keys"},
 		{name: "kms aws alias arn", cfg: strict, ref: Ref{Kind: KindKMSKey, Value: "arn:aws:kms:me-central-1:111122223333:alias/aws/s3"}, wantRules: []string{RuleKMSCustomerManaged}},
 		{name: "kms aws alias name", cfg: strict, ref: Ref{Kind: KindKMSKey, Value: "alias/aws/s3"}, wantRules: []string{RuleKMSCustomerManaged}},
 		// An alias is always resolved, whatever the policy: the key it points
@@ -237,7 +247,7 @@ func TestCheck(t *testing.T) {
 }
 
 func TestCheckWithoutLocatorFailsClosed(t *testing.T) {
-	p := mustPolicy(t, PolicyConfig{RequireCustomerManagedKeys: true, ExcludedZoneIDs: []string{"mec1-az2"}})
+	p := mustPolicy(t, PolicyConfig{RequireCustomerManagedKeys: boolp(true), ExcludedZoneIDs: []string{"mec1-az2"}})
 	refs := []Ref{
 		{Path: "a", Kind: KindS3URI, Value: "s3://uae-data/x"},
 		{Path: "b", Kind: KindKMSKey, Value: cmk},
@@ -259,7 +269,7 @@ func TestCheckWithoutLocatorFailsClosed(t *testing.T) {
 }
 
 func TestCheckMemoisesWithinOneCall(t *testing.T) {
-	p := mustPolicy(t, PolicyConfig{RequireCustomerManagedKeys: true})
+	p := mustPolicy(t, PolicyConfig{RequireCustomerManagedKeys: boolp(true)})
 	f := newFake()
 	refs := []Ref{
 		{Path: "a", Kind: KindS3URI, Value: "s3://uae-data/x"},
@@ -358,7 +368,7 @@ func TestSummarize(t *testing.T) {
 }
 
 func TestDescribe(t *testing.T) {
-	p := mustPolicy(t, PolicyConfig{ExcludedZoneIDs: []string{"mec1-az2"}, Mode: ModeAudit, RequireCustomerManagedKeys: true})
+	p := mustPolicy(t, PolicyConfig{ExcludedZoneIDs: []string{"mec1-az2"}, Mode: ModeAudit, RequireCustomerManagedKeys: boolp(true)})
 	d := p.Describe()
 	if d.JurisdictionCode != "AE" || d.JurisdictionName != "United Arab Emirates" || d.Mode != ModeAudit || !d.RequireCustomerManagedKeys {
 		t.Fatalf("Describe() = %+v", d)
@@ -380,5 +390,36 @@ func TestNewPolicyRejectsZoneNamesAsExcludedIDs(t *testing.T) {
 	var ce *ConfigError
 	if !errors.As(err, &ce) || ce.Path != "residency.excluded_zone_ids[1]" {
 		t.Fatalf("err = %v, want ConfigError at residency.excluded_zone_ids[1]", err)
+	}
+}
+
+func boolp(b bool) *bool { return &b }
+
+// TestCustomerManagedKeysDefault: require_customer_managed_keys follows the
+// jurisdiction when unset (true for AE); an explicit false is kept and
+// marked as an opt-out, so the front ends can warn.
+func TestCustomerManagedKeysDefault(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		set           *bool
+		want, wantOpt bool
+	}{
+		{name: "unset: the jurisdiction's default", want: true},
+		{name: "explicit true", set: boolp(true), want: true},
+		{name: "explicit false: an opt-out", set: boolp(false), want: false, wantOpt: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := mustPolicy(t, PolicyConfig{Jurisdiction: "AE", RequireCustomerManagedKeys: tc.set})
+			if p.RequireCustomerManagedKeys != tc.want || p.CustomerManagedKeysOptOut != tc.wantOpt {
+				t.Errorf("RequireCustomerManagedKeys, CustomerManagedKeysOptOut = %t, %t; want %t, %t", p.RequireCustomerManagedKeys, p.CustomerManagedKeysOptOut, tc.want, tc.wantOpt)
+			}
+			if got := p.Describe().RequireCustomerManagedKeys; got != tc.want {
+				t.Errorf("Describe().RequireCustomerManagedKeys = %t, want %t", got, tc.want)
+			}
+		})
+	}
+	j, _ := LookupJurisdiction("AE")
+	if !j.CustomerManagedKeys {
+		t.Error("jurisdiction AE does not require customer managed keys by default")
 	}
 }

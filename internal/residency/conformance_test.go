@@ -181,7 +181,7 @@ func conformanceCases() []conformanceCase {
 func TestConformance(t *testing.T) {
 	for _, tc := range conformanceCases() {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := NewPolicy(PolicyConfig{Jurisdiction: "AE", ExcludedZoneIDs: []string{"mec1-az2"}, RequireCustomerManagedKeys: tc.cmk})
+			p, err := NewPolicy(PolicyConfig{Jurisdiction: "AE", ExcludedZoneIDs: []string{"mec1-az2"}, RequireCustomerManagedKeys: boolp(tc.cmk)})
 			if err != nil {
 				t.Fatal(err)
 			}

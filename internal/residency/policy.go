@@ -14,11 +14,16 @@ type Jurisdiction struct {
 	Name      string   // human name
 	Partition string   // the AWS partition its regions are in, e.g. aws
 	Regions   []string // AWS regions inside the jurisdiction
+	// CustomerManagedKeys is the jurisdiction's default for
+	// require_customer_managed_keys: where its rules expect the data
+	// controller to hold the keys (AE), every key that encrypts data must be
+	// customer managed unless the provider configuration opts out.
+	CustomerManagedKeys bool
 }
 
 // jurisdictions is the built-in table. Adding a jurisdiction is adding a row.
 var jurisdictions = []Jurisdiction{
-	{Code: "AE", Name: "United Arab Emirates", Partition: PartitionAWS, Regions: []string{"me-central-1"}},
+	{Code: "AE", Name: "United Arab Emirates", Partition: PartitionAWS, Regions: []string{"me-central-1"}, CustomerManagedKeys: true},
 }
 
 // Jurisdictions returns the built-in jurisdictions, sorted by code.
@@ -40,10 +45,12 @@ func LookupJurisdiction(code string) (Jurisdiction, bool) {
 
 // PolicyConfig is the residency block as the user wrote it.
 type PolicyConfig struct {
-	Jurisdiction               string
-	AllowedRegions             []string // optional narrowing; must lie inside the jurisdiction
-	ExcludedZoneIDs            []string
-	RequireCustomerManagedKeys bool
+	Jurisdiction    string
+	AllowedRegions  []string // optional narrowing; must lie inside the jurisdiction
+	ExcludedZoneIDs []string
+	// RequireCustomerManagedKeys is the setting as written; nil (unset)
+	// takes the jurisdiction's default (Jurisdiction.CustomerManagedKeys).
+	RequireCustomerManagedKeys *bool
 	RequiredTags               []string
 	Mode                       Mode // empty means enforce
 }
@@ -54,8 +61,12 @@ type Policy struct {
 	AllowedRegions             []string
 	ExcludedZoneIDs            []string
 	RequireCustomerManagedKeys bool
-	RequiredTags               []string
-	Mode                       Mode
+	// CustomerManagedKeysOptOut: the jurisdiction requires customer managed
+	// keys by default and the configuration set
+	// require_customer_managed_keys = false.
+	CustomerManagedKeysOptOut bool
+	RequiredTags              []string
+	Mode                      Mode
 }
 
 // ConfigError is a bad residency setting, with the attribute it concerns.
@@ -105,11 +116,16 @@ func NewPolicy(cfg PolicyConfig) (*Policy, error) {
 	}
 	sort.Strings(allowed)
 	allowed = slices.Compact(allowed)
+	cmk := j.CustomerManagedKeys
+	if cfg.RequireCustomerManagedKeys != nil {
+		cmk = *cfg.RequireCustomerManagedKeys
+	}
 	return &Policy{
 		Jurisdiction:               j,
 		AllowedRegions:             allowed,
 		ExcludedZoneIDs:            slices.Clone(cfg.ExcludedZoneIDs),
-		RequireCustomerManagedKeys: cfg.RequireCustomerManagedKeys,
+		RequireCustomerManagedKeys: cmk,
+		CustomerManagedKeysOptOut:  j.CustomerManagedKeys && !cmk,
 		RequiredTags:               slices.Clone(cfg.RequiredTags),
 		Mode:                       mode,
 	}, nil
@@ -122,6 +138,15 @@ func (p *Policy) Partition() string {
 	}
 	return p.Jurisdiction.Partition
 }
+
+// RequireCustomerManagedKeysAttr is the provider setting that requires
+// customer managed keys, as the Terraform provider block spells it (the
+// Pulumi front end respells it).
+const RequireCustomerManagedKeysAttr = "residency.require_customer_managed_keys"
+
+// CustomerManagedKeysOptOut is how a configuration opts out of the rule,
+// for the fix of a kms-customer-managed violation.
+const CustomerManagedKeysOptOut = RequireCustomerManagedKeysAttr + " = false"
 
 // KeyRef is the reference for a resource's KMS key attribute, where leaving
 // it empty means AWS encrypts with its managed default key: a violation

@@ -92,7 +92,9 @@ func policyOf(p *Plan, flagJurisdiction string) (*residency.Policy, Residency) {
 	cfg.AllowedRegions = strings1(b["allowed_regions"])
 	cfg.ExcludedZoneIDs = strings1(b["excluded_zone_ids"])
 	cfg.RequiredTags = strings1(b["required_tags"])
-	cfg.RequireCustomerManagedKeys = b["require_customer_managed_keys"] == true
+	if v, ok := b["require_customer_managed_keys"].(bool); ok {
+		cfg.RequireCustomerManagedKeys = &v // unset: the jurisdiction's default
+	}
 	cfg.Mode = residency.Mode(str(b["mode"]))
 	pol, err := residency.NewPolicy(cfg)
 	if err != nil {

@@ -7,6 +7,13 @@
 locals {
   serverless = var.endpoint_instance_type == null
 
+  # Instance types with local NVMe instance storage (ml.g5, ml.g6, ml.p5,
+  # ...): SageMaker encrypts that storage with a hardware module on the
+  # instance and refuses a volume key there, so the endpoint gets none (the
+  # provider's rule, which refuses a key on these types at plan). The
+  # captured data is still encrypted with var.kms_key_arn.
+  endpoint_local_storage = !local.serverless && can(regex("^ml\\.(c5d|c6gd|c6id|g4dn|g5|g6|g6e|g7e|gr6|m5d|m6gd|m6id|p4d|p4de|p5|p5e|p5en|p6-b200|r5d|r6gd|r6id|trn1|trn1n|trn2)\\.", coalesce(var.endpoint_instance_type, "-")))
+
   # Working days in the UAE are Monday to Friday: the window opens at 20:00
   # Monday to Friday and closes 11 hours later, at 07:00 the next morning.
   schedules = var.off_hours_schedule ? [{
@@ -109,7 +116,7 @@ resource "mlplatform_serving_endpoint" "this" {
     capture_options     = null
   }
 
-  kms_key_arn = var.kms_key_arn
+  kms_key_arn = local.endpoint_local_storage ? null : var.kms_key_arn
 
   tags = var.tags
 

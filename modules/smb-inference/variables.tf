@@ -173,7 +173,7 @@ variable "root_volume_gib" {
 }
 
 variable "kms_key_arn" {
-  description = "ARN of the customer-managed KMS key that encrypts the footprint's volumes, the endpoint's storage and the captured data. Null: the account's default keys. It must lie in the jurisdiction (checked at plan)."
+  description = "ARN of the customer-managed KMS key that encrypts the footprint's volumes, the endpoint's storage and the captured data. It must lie in the jurisdiction (checked at plan). The endpoint's storage takes no key on instance types with local NVMe instance storage (`ml.g5`, `ml.g6`, ...): SageMaker encrypts it with a hardware module on the instance. Null: the account's AWS managed keys, which jurisdiction `AE` refuses unless the provider sets `residency.require_customer_managed_keys = false`."
   type        = string
   default     = null
 

@@ -17,14 +17,18 @@ func main() {
 
 func run(ctx *pulumi.Context) error {
 	cfg := config.New(ctx, "")
+	// Jurisdiction AE requires customer-managed keys by default.
+	key := pulumi.String(cfg.Require("kmsKeyArn"))
 	platform, err := mlplatform.NewPlatform(ctx, "uae", &mlplatform.PlatformArgs{
 		// Defaults: p5en.48xlarge, 2 nodes in mec1-az1, the Deep Learning Base NVIDIA driver AMI.
 		Training: &mlplatform.PlatformTrainingArgs{
 			NodeCount: pulumi.Int(2),
+			KmsKeyArn: key,
 		},
 		Features: &mlplatform.PlatformFeaturesArgs{
 			OfflineStoreS3Uri: pulumi.Sprintf("s3://%s/features", cfg.Require("offlineStoreBucket")),
 			RoleArn:           pulumi.String(cfg.Require("featureStoreRoleArn")),
+			KmsKeyArn:         key,
 			Features: mlplatform.FeatureDefinitionArray{
 				mlplatform.FeatureDefinitionArgs{Name: pulumi.String("age"), Type: pulumi.String("Integral")},
 				mlplatform.FeatureDefinitionArgs{Name: pulumi.String("risk_score"), Type: pulumi.String("Fractional")},

@@ -9,14 +9,17 @@ import pulumi_mlplatform as mlplatform
 
 cfg = pulumi.Config()
 bucket = cfg.require("offlineStoreBucket")
+# Jurisdiction AE requires customer-managed keys by default.
+key = cfg.require("kmsKeyArn")
 
 platform = mlplatform.Platform(
     "uae",
     # Defaults: p5en.48xlarge, 2 nodes in mec1-az1, the Deep Learning Base NVIDIA driver AMI.
-    training=mlplatform.PlatformTrainingArgs(node_count=2),
+    training=mlplatform.PlatformTrainingArgs(node_count=2, kms_key_arn=key),
     features=mlplatform.PlatformFeaturesArgs(
         offline_store_s3_uri=f"s3://{bucket}/features",
         role_arn=cfg.require("featureStoreRoleArn"),
+        kms_key_arn=key,
         features=[
             mlplatform.FeatureDefinitionArgs(name="age", type="Integral"),
             mlplatform.FeatureDefinitionArgs(name="risk_score", type="Fractional"),

@@ -8,13 +8,16 @@ import * as mlplatform from "@mlplatform/pulumi";
 
 const cfg = new pulumi.Config();
 const bucket = cfg.require("offlineStoreBucket");
+// Jurisdiction AE requires customer-managed keys by default.
+const key = cfg.require("kmsKeyArn");
 
 const platform = new mlplatform.Platform("uae", {
     // Defaults: p5en.48xlarge, 2 nodes in mec1-az1, the Deep Learning Base NVIDIA driver AMI.
-    training: { nodeCount: 2 },
+    training: { nodeCount: 2, kmsKeyArn: key },
     features: {
         offlineStoreS3Uri: `s3://${bucket}/features`,
         roleArn: cfg.require("featureStoreRoleArn"),
+        kmsKeyArn: key,
         features: [
             { name: "age", type: "Integral" },
             { name: "risk_score", type: "Fractional" },

@@ -52,7 +52,10 @@ resource "mlplatform_serving_endpoint" "fraud" {
     kms_key_arn         = "arn:aws:kms:me-central-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
   }
 
-  kms_key_arn = "arn:aws:kms:me-central-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+  # No kms_key_arn: ml.g6 instances have local NVMe storage, which SageMaker
+  # encrypts with a hardware module on the instance and takes no key for
+  # (the plan says so). On EBS-backed types (ml.m5, ml.c7i, ...) set the
+  # team's key here; jurisdiction AE requires one by default.
 
   vpc_config = {
     subnet_ids         = ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"]

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
@@ -160,6 +161,23 @@ func createBucket(t *testing.T, h *acctest.Harness, name, region string) {
 	}
 }
 
+// createKey creates a customer managed key in region, for the examples
+// that jurisdiction AE's default asks one of.
+func createKey(t *testing.T, h *acctest.Harness, region string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := h.Clients(ctx, region)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.KMS.CreateKey(ctx, &kms.CreateKeyInput{Description: aws.String("review acceptance test key")})
+	if err != nil {
+		t.Fatalf("creating key in %s: %v", region, err)
+	}
+	return aws.ToString(out.KeyMetadata.Arn)
+}
+
 func gpu(r *review.Report, model string) review.GPUModel {
 	for _, g := range r.GPUs.Models {
 		if g.Model == model {
@@ -269,9 +287,10 @@ func TestAccReviewPlans_platform(t *testing.T) {
 func TestAccReviewPlans_quickstart(t *testing.T) {
 	h := acctest.SetupSerial(t) // the examples reach the emulator through AWS_ENDPOINT_URL
 	createBucket(t, h, "mlplatform-demo-data", acctest.Region)
+	key := createKey(t, h, acctest.Region)
 	w := newWork(t, filepath.Join("..", "..", "..", "examples", "quickstart"), "")
 	w.run("init", "-no-color")
-	js := w.plan("quickstart", "-var", "gpu_nodes=2", "-var", "feature_store_role_arn=arn:aws:iam::123456789012:role/sagemaker-feature-store")
+	js := w.plan("quickstart", "-var", "gpu_nodes=2", "-var", "feature_store_role_arn=arn:aws:iam::123456789012:role/sagemaker-feature-store", "-var", "kms_key_arn="+key)
 	keep(t, "quickstart-create", js)
 	r := reviewOf(t, js, "residency,destroy-stateful")
 	if r.Summary.Create != 3 {

@@ -109,6 +109,10 @@ export class CpuFootprint extends pulumi.CustomResource {
      */
     declare public readonly maxSize: pulumi.Output<number>;
     /**
+     * Hop limit of the instance metadata service's responses (IMDSv2, always required) on the instances, 1 to 64. Default 1: a response does not survive the hop into a container's network namespace, so containers on the instance cannot reach the instance role's credentials or its identity document. Raise it (2) only for containers that need the metadata service, e.g. on EKS without EKS Pod Identity or IRSA. A change applies in place: the running instances are changed (ModifyInstanceMetadataOptions) and the launch template gets a new version; no instance is replaced. instances made by provider versions before this property existed run with 2: the first update after the upgrade changes them to 1 in place, unless it is set to 2.
+     */
+    declare public readonly metadataHopLimit: pulumi.Output<number | undefined>;
+    /**
      * Share of the group kept in service while an instance refresh rolls it, 0 to 100. Default 90.
      */
     declare public readonly minHealthyPercentage: pulumi.Output<number | undefined>;
@@ -215,6 +219,7 @@ export class CpuFootprint extends pulumi.CustomResource {
             resourceInputs["instanceType"] = args?.instanceType;
             resourceInputs["kmsKeyArn"] = args?.kmsKeyArn;
             resourceInputs["maxSize"] = args?.maxSize;
+            resourceInputs["metadataHopLimit"] = (args?.metadataHopLimit) ?? 1;
             resourceInputs["minHealthyPercentage"] = args?.minHealthyPercentage;
             resourceInputs["minSize"] = args?.minSize;
             resourceInputs["name"] = args?.name;
@@ -265,6 +270,7 @@ export class CpuFootprint extends pulumi.CustomResource {
             resourceInputs["kmsKeyArn"] = undefined /*out*/;
             resourceInputs["launchTemplateId"] = undefined /*out*/;
             resourceInputs["maxSize"] = undefined /*out*/;
+            resourceInputs["metadataHopLimit"] = undefined /*out*/;
             resourceInputs["minHealthyPercentage"] = undefined /*out*/;
             resourceInputs["minSize"] = undefined /*out*/;
             resourceInputs["monthlyCostScheduledUsd"] = undefined /*out*/;
@@ -330,6 +336,10 @@ export interface CpuFootprintArgs {
      * Maximum instances of the group, at most 100.
      */
     maxSize: pulumi.Input<number>;
+    /**
+     * Hop limit of the instance metadata service's responses (IMDSv2, always required) on the instances, 1 to 64. Default 1: a response does not survive the hop into a container's network namespace, so containers on the instance cannot reach the instance role's credentials or its identity document. Raise it (2) only for containers that need the metadata service, e.g. on EKS without EKS Pod Identity or IRSA. A change applies in place: the running instances are changed (ModifyInstanceMetadataOptions) and the launch template gets a new version; no instance is replaced. instances made by provider versions before this property existed run with 2: the first update after the upgrade changes them to 1 in place, unless it is set to 2.
+     */
+    metadataHopLimit?: pulumi.Input<number>;
     /**
      * Share of the group kept in service while an instance refresh rolls it, 0 to 100. Default 90.
      */

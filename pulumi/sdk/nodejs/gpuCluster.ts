@@ -85,6 +85,10 @@ export class GpuCluster extends pulumi.CustomResource {
      */
     declare public /*out*/ readonly launchTemplateVersion: pulumi.Output<number | undefined>;
     /**
+     * Hop limit of the instance metadata service's responses (IMDSv2, always required) on the nodes, 1 to 64. Default 1: a response does not survive the hop into a container's network namespace, so containers on the node cannot reach the node role's credentials or its identity document. Raise it (2) only for containers that need the metadata service, e.g. on EKS without EKS Pod Identity or IRSA. A change applies in place: the running nodes are changed (ModifyInstanceMetadataOptions) and the launch template gets a new version; no node is replaced. nodes made by provider versions before this property existed run with 2: the first update after the upgrade changes them to 1 in place, unless it is set to 2.
+     */
+    declare public readonly metadataHopLimit: pulumi.Output<number | undefined>;
+    /**
      * Cluster name, unique in the region: 1 to 100 letters, digits, `-`, `_` or `.`. Default: the resource name. Changing it replaces the cluster.
      */
     declare public readonly name: pulumi.Output<string | undefined>;
@@ -192,6 +196,7 @@ export class GpuCluster extends pulumi.CustomResource {
             resourceInputs["instanceProfile"] = args?.instanceProfile;
             resourceInputs["instanceType"] = args?.instanceType;
             resourceInputs["kmsKeyArn"] = args?.kmsKeyArn;
+            resourceInputs["metadataHopLimit"] = (args?.metadataHopLimit) ?? 1;
             resourceInputs["name"] = args?.name;
             resourceInputs["nodeCount"] = args?.nodeCount;
             resourceInputs["placementGroupName"] = args?.placementGroupName;
@@ -231,6 +236,7 @@ export class GpuCluster extends pulumi.CustomResource {
             resourceInputs["kmsKeyArn"] = undefined /*out*/;
             resourceInputs["launchTemplateId"] = undefined /*out*/;
             resourceInputs["launchTemplateVersion"] = undefined /*out*/;
+            resourceInputs["metadataHopLimit"] = undefined /*out*/;
             resourceInputs["name"] = undefined /*out*/;
             resourceInputs["nodeCount"] = undefined /*out*/;
             resourceInputs["nodeIds"] = undefined /*out*/;
@@ -297,6 +303,10 @@ export interface GpuClusterArgs {
      * ARN of the KMS key that encrypts every volume. It must lie inside the jurisdiction.
      */
     kmsKeyArn?: pulumi.Input<string>;
+    /**
+     * Hop limit of the instance metadata service's responses (IMDSv2, always required) on the nodes, 1 to 64. Default 1: a response does not survive the hop into a container's network namespace, so containers on the node cannot reach the node role's credentials or its identity document. Raise it (2) only for containers that need the metadata service, e.g. on EKS without EKS Pod Identity or IRSA. A change applies in place: the running nodes are changed (ModifyInstanceMetadataOptions) and the launch template gets a new version; no node is replaced. nodes made by provider versions before this property existed run with 2: the first update after the upgrade changes them to 1 in place, unless it is set to 2.
+     */
+    metadataHopLimit?: pulumi.Input<number>;
     /**
      * Cluster name, unique in the region: 1 to 100 letters, digits, `-`, `_` or `.`. Default: the resource name. Changing it replaces the cluster.
      */

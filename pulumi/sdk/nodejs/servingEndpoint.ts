@@ -57,7 +57,7 @@ export class ServingEndpoint extends pulumi.CustomResource {
      */
     declare public /*out*/ readonly failureReason: pulumi.Output<string | undefined>;
     /**
-     * KMS key ARN that encrypts the instances' storage volumes; in the jurisdiction.
+     * KMS key ARN that encrypts the instances' storage volumes; in the jurisdiction. Required where customer-managed keys are (jurisdiction `AE` by default), except on instance types with local NVMe instance storage (`ml.g5`, `ml.g6`, `ml.p4d`, `ml.p5` and others): SageMaker encrypts that storage with a hardware module on the instance and refuses a key there, so setting one on such a type is an error in preview.
      */
     declare public readonly kmsKeyArn: pulumi.Output<string | undefined>;
     /**
@@ -185,7 +185,7 @@ export interface ServingEndpointArgs {
      */
     deployment?: pulumi.Input<inputs.ServingDeploymentArgs>;
     /**
-     * KMS key ARN that encrypts the instances' storage volumes; in the jurisdiction.
+     * KMS key ARN that encrypts the instances' storage volumes; in the jurisdiction. Required where customer-managed keys are (jurisdiction `AE` by default), except on instance types with local NVMe instance storage (`ml.g5`, `ml.g6`, `ml.p4d`, `ml.p5` and others): SageMaker encrypts that storage with a hardware module on the instance and refuses a key there, so setting one on such a type is an error in preview.
      */
     kmsKeyArn?: pulumi.Input<string>;
     /**

@@ -52,6 +52,8 @@ type CpuFootprint struct {
 	LaunchTemplateId pulumi.StringPtrOutput `pulumi:"launchTemplateId"`
 	// Maximum instances of the group, at most 100.
 	MaxSize pulumi.IntOutput `pulumi:"maxSize"`
+	// Hop limit of the instance metadata service's responses (IMDSv2, always required) on the instances, 1 to 64. Default 1: a response does not survive the hop into a container's network namespace, so containers on the instance cannot reach the instance role's credentials or its identity document. Raise it (2) only for containers that need the metadata service, e.g. on EKS without EKS Pod Identity or IRSA. A change applies in place: the running instances are changed (ModifyInstanceMetadataOptions) and the launch template gets a new version; no instance is replaced. instances made by provider versions before this property existed run with 2: the first update after the upgrade changes them to 1 in place, unless it is set to 2.
+	MetadataHopLimit pulumi.IntPtrOutput `pulumi:"metadataHopLimit"`
 	// Share of the group kept in service while an instance refresh rolls it, 0 to 100. Default 90.
 	MinHealthyPercentage pulumi.IntPtrOutput `pulumi:"minHealthyPercentage"`
 	// Minimum instances of the group.
@@ -110,6 +112,9 @@ func NewCpuFootprint(ctx *pulumi.Context,
 	if args.MinSize == nil {
 		return nil, errors.New("invalid value for required argument 'MinSize'")
 	}
+	if args.MetadataHopLimit == nil {
+		args.MetadataHopLimit = pulumi.IntPtr(1)
+	}
 	if args.UserData != nil {
 		args.UserData = pulumi.ToSecret(args.UserData).(pulumi.StringPtrInput)
 	}
@@ -166,6 +171,8 @@ type cpuFootprintArgs struct {
 	KmsKeyArn *string `pulumi:"kmsKeyArn"`
 	// Maximum instances of the group, at most 100.
 	MaxSize int `pulumi:"maxSize"`
+	// Hop limit of the instance metadata service's responses (IMDSv2, always required) on the instances, 1 to 64. Default 1: a response does not survive the hop into a container's network namespace, so containers on the instance cannot reach the instance role's credentials or its identity document. Raise it (2) only for containers that need the metadata service, e.g. on EKS without EKS Pod Identity or IRSA. A change applies in place: the running instances are changed (ModifyInstanceMetadataOptions) and the launch template gets a new version; no instance is replaced. instances made by provider versions before this property existed run with 2: the first update after the upgrade changes them to 1 in place, unless it is set to 2.
+	MetadataHopLimit *int `pulumi:"metadataHopLimit"`
 	// Share of the group kept in service while an instance refresh rolls it, 0 to 100. Default 90.
 	MinHealthyPercentage *int `pulumi:"minHealthyPercentage"`
 	// Minimum instances of the group.
@@ -210,6 +217,8 @@ type CpuFootprintArgs struct {
 	KmsKeyArn pulumi.StringPtrInput
 	// Maximum instances of the group, at most 100.
 	MaxSize pulumi.IntInput
+	// Hop limit of the instance metadata service's responses (IMDSv2, always required) on the instances, 1 to 64. Default 1: a response does not survive the hop into a container's network namespace, so containers on the instance cannot reach the instance role's credentials or its identity document. Raise it (2) only for containers that need the metadata service, e.g. on EKS without EKS Pod Identity or IRSA. A change applies in place: the running instances are changed (ModifyInstanceMetadataOptions) and the launch template gets a new version; no instance is replaced. instances made by provider versions before this property existed run with 2: the first update after the upgrade changes them to 1 in place, unless it is set to 2.
+	MetadataHopLimit pulumi.IntPtrInput
 	// Share of the group kept in service while an instance refresh rolls it, 0 to 100. Default 90.
 	MinHealthyPercentage pulumi.IntPtrInput
 	// Minimum instances of the group.
@@ -361,6 +370,11 @@ func (o CpuFootprintOutput) LaunchTemplateId() pulumi.StringPtrOutput {
 // Maximum instances of the group, at most 100.
 func (o CpuFootprintOutput) MaxSize() pulumi.IntOutput {
 	return o.ApplyT(func(v *CpuFootprint) pulumi.IntOutput { return v.MaxSize }).(pulumi.IntOutput)
+}
+
+// Hop limit of the instance metadata service's responses (IMDSv2, always required) on the instances, 1 to 64. Default 1: a response does not survive the hop into a container's network namespace, so containers on the instance cannot reach the instance role's credentials or its identity document. Raise it (2) only for containers that need the metadata service, e.g. on EKS without EKS Pod Identity or IRSA. A change applies in place: the running instances are changed (ModifyInstanceMetadataOptions) and the launch template gets a new version; no instance is replaced. instances made by provider versions before this property existed run with 2: the first update after the upgrade changes them to 1 in place, unless it is set to 2.
+func (o CpuFootprintOutput) MetadataHopLimit() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *CpuFootprint) pulumi.IntPtrOutput { return v.MetadataHopLimit }).(pulumi.IntPtrOutput)
 }
 
 // Share of the group kept in service while an instance refresh rolls it, 0 to 100. Default 90.

@@ -40,6 +40,8 @@ type GpuCluster struct {
 	LaunchTemplateId pulumi.StringPtrOutput `pulumi:"launchTemplateId"`
 	// Latest version of the launch template.
 	LaunchTemplateVersion pulumi.IntPtrOutput `pulumi:"launchTemplateVersion"`
+	// Hop limit of the instance metadata service's responses (IMDSv2, always required) on the nodes, 1 to 64. Default 1: a response does not survive the hop into a container's network namespace, so containers on the node cannot reach the node role's credentials or its identity document. Raise it (2) only for containers that need the metadata service, e.g. on EKS without EKS Pod Identity or IRSA. A change applies in place: the running nodes are changed (ModifyInstanceMetadataOptions) and the launch template gets a new version; no node is replaced. nodes made by provider versions before this property existed run with 2: the first update after the upgrade changes them to 1 in place, unless it is set to 2.
+	MetadataHopLimit pulumi.IntPtrOutput `pulumi:"metadataHopLimit"`
 	// Cluster name, unique in the region: 1 to 100 letters, digits, `-`, `_` or `.`. Default: the resource name. Changing it replaces the cluster.
 	Name pulumi.StringPtrOutput `pulumi:"name"`
 	// Number of nodes, 1 to 512. Changing it scales in place.
@@ -99,6 +101,9 @@ func NewGpuCluster(ctx *pulumi.Context,
 	if args.NodeCount == nil {
 		return nil, errors.New("invalid value for required argument 'NodeCount'")
 	}
+	if args.MetadataHopLimit == nil {
+		args.MetadataHopLimit = pulumi.IntPtr(1)
+	}
 	if args.UserData != nil {
 		args.UserData = pulumi.ToSecret(args.UserData).(pulumi.StringPtrInput)
 	}
@@ -155,6 +160,8 @@ type gpuClusterArgs struct {
 	InstanceType string `pulumi:"instanceType"`
 	// ARN of the KMS key that encrypts every volume. It must lie inside the jurisdiction.
 	KmsKeyArn *string `pulumi:"kmsKeyArn"`
+	// Hop limit of the instance metadata service's responses (IMDSv2, always required) on the nodes, 1 to 64. Default 1: a response does not survive the hop into a container's network namespace, so containers on the node cannot reach the node role's credentials or its identity document. Raise it (2) only for containers that need the metadata service, e.g. on EKS without EKS Pod Identity or IRSA. A change applies in place: the running nodes are changed (ModifyInstanceMetadataOptions) and the launch template gets a new version; no node is replaced. nodes made by provider versions before this property existed run with 2: the first update after the upgrade changes them to 1 in place, unless it is set to 2.
+	MetadataHopLimit *int `pulumi:"metadataHopLimit"`
 	// Cluster name, unique in the region: 1 to 100 letters, digits, `-`, `_` or `.`. Default: the resource name. Changing it replaces the cluster.
 	Name *string `pulumi:"name"`
 	// Number of nodes, 1 to 512. Changing it scales in place.
@@ -202,6 +209,8 @@ type GpuClusterArgs struct {
 	InstanceType pulumi.StringInput
 	// ARN of the KMS key that encrypts every volume. It must lie inside the jurisdiction.
 	KmsKeyArn pulumi.StringPtrInput
+	// Hop limit of the instance metadata service's responses (IMDSv2, always required) on the nodes, 1 to 64. Default 1: a response does not survive the hop into a container's network namespace, so containers on the node cannot reach the node role's credentials or its identity document. Raise it (2) only for containers that need the metadata service, e.g. on EKS without EKS Pod Identity or IRSA. A change applies in place: the running nodes are changed (ModifyInstanceMetadataOptions) and the launch template gets a new version; no node is replaced. nodes made by provider versions before this property existed run with 2: the first update after the upgrade changes them to 1 in place, unless it is set to 2.
+	MetadataHopLimit pulumi.IntPtrInput
 	// Cluster name, unique in the region: 1 to 100 letters, digits, `-`, `_` or `.`. Default: the resource name. Changing it replaces the cluster.
 	Name pulumi.StringPtrInput
 	// Number of nodes, 1 to 512. Changing it scales in place.
@@ -326,6 +335,11 @@ func (o GpuClusterOutput) LaunchTemplateId() pulumi.StringPtrOutput {
 // Latest version of the launch template.
 func (o GpuClusterOutput) LaunchTemplateVersion() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *GpuCluster) pulumi.IntPtrOutput { return v.LaunchTemplateVersion }).(pulumi.IntPtrOutput)
+}
+
+// Hop limit of the instance metadata service's responses (IMDSv2, always required) on the nodes, 1 to 64. Default 1: a response does not survive the hop into a container's network namespace, so containers on the node cannot reach the node role's credentials or its identity document. Raise it (2) only for containers that need the metadata service, e.g. on EKS without EKS Pod Identity or IRSA. A change applies in place: the running nodes are changed (ModifyInstanceMetadataOptions) and the launch template gets a new version; no node is replaced. nodes made by provider versions before this property existed run with 2: the first update after the upgrade changes them to 1 in place, unless it is set to 2.
+func (o GpuClusterOutput) MetadataHopLimit() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *GpuCluster) pulumi.IntPtrOutput { return v.MetadataHopLimit }).(pulumi.IntPtrOutput)
 }
 
 // Cluster name, unique in the region: 1 to 100 letters, digits, `-`, `_` or `.`. Default: the resource name. Changing it replaces the cluster.

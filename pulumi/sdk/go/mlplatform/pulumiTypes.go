@@ -3289,7 +3289,7 @@ type ResidencyConfig struct {
 	Jurisdiction *string `pulumi:"jurisdiction"`
 	// `enforce` (default): violations fail Check, so `pulumi preview` fails and nothing is created. `audit`: violations are warnings.
 	Mode *string `pulumi:"mode"`
-	// Require every KMS key to be customer-managed. Default `false`.
+	// Require every KMS key that encrypts data to be customer-managed: a key property left unset (the AWS managed default key) or naming an AWS managed key is a residency violation. Defaults to the jurisdiction's rule: `true` for `AE`. Set `false` to accept AWS managed keys; the provider then warns that the jurisdiction's default is off.
 	RequireCustomerManagedKeys *bool `pulumi:"requireCustomerManagedKeys"`
 	// Tag keys every resource must carry (after `defaultTags` are merged).
 	RequiredTags []string `pulumi:"requiredTags"`
@@ -3316,7 +3316,7 @@ type ResidencyConfigArgs struct {
 	Jurisdiction pulumi.StringPtrInput `pulumi:"jurisdiction"`
 	// `enforce` (default): violations fail Check, so `pulumi preview` fails and nothing is created. `audit`: violations are warnings.
 	Mode pulumi.StringPtrInput `pulumi:"mode"`
-	// Require every KMS key to be customer-managed. Default `false`.
+	// Require every KMS key that encrypts data to be customer-managed: a key property left unset (the AWS managed default key) or naming an AWS managed key is a residency violation. Defaults to the jurisdiction's rule: `true` for `AE`. Set `false` to accept AWS managed keys; the provider then warns that the jurisdiction's default is off.
 	RequireCustomerManagedKeys pulumi.BoolPtrInput `pulumi:"requireCustomerManagedKeys"`
 	// Tag keys every resource must carry (after `defaultTags` are merged).
 	RequiredTags pulumi.StringArrayInput `pulumi:"requiredTags"`
@@ -3420,7 +3420,7 @@ func (o ResidencyConfigOutput) Mode() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v ResidencyConfig) *string { return v.Mode }).(pulumi.StringPtrOutput)
 }
 
-// Require every KMS key to be customer-managed. Default `false`.
+// Require every KMS key that encrypts data to be customer-managed: a key property left unset (the AWS managed default key) or naming an AWS managed key is a residency violation. Defaults to the jurisdiction's rule: `true` for `AE`. Set `false` to accept AWS managed keys; the provider then warns that the jurisdiction's default is off.
 func (o ResidencyConfigOutput) RequireCustomerManagedKeys() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v ResidencyConfig) *bool { return v.RequireCustomerManagedKeys }).(pulumi.BoolPtrOutput)
 }
@@ -3494,7 +3494,7 @@ func (o ResidencyConfigPtrOutput) Mode() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
-// Require every KMS key to be customer-managed. Default `false`.
+// Require every KMS key that encrypts data to be customer-managed: a key property left unset (the AWS managed default key) or naming an AWS managed key is a residency violation. Defaults to the jurisdiction's rule: `true` for `AE`. Set `false` to accept AWS managed keys; the provider then warns that the jurisdiction's default is off.
 func (o ResidencyConfigPtrOutput) RequireCustomerManagedKeys() pulumi.BoolPtrOutput {
 	return o.ApplyT(func(v *ResidencyConfig) *bool {
 		if v == nil {

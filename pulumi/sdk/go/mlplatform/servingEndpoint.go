@@ -26,7 +26,7 @@ type ServingEndpoint struct {
 	EndpointConfigName pulumi.StringPtrOutput `pulumi:"endpointConfigName"`
 	// SageMaker's reason when the endpoint failed or the last update was rolled back.
 	FailureReason pulumi.StringPtrOutput `pulumi:"failureReason"`
-	// KMS key ARN that encrypts the instances' storage volumes; in the jurisdiction.
+	// KMS key ARN that encrypts the instances' storage volumes; in the jurisdiction. Required where customer-managed keys are (jurisdiction `AE` by default), except on instance types with local NVMe instance storage (`ml.g5`, `ml.g6`, `ml.p4d`, `ml.p5` and others): SageMaker encrypts that storage with a hardware module on the instance and refuses a key there, so setting one on such a type is an error in preview.
 	KmsKeyArn pulumi.StringPtrOutput `pulumi:"kmsKeyArn"`
 	// Outcome of the last create or update: `Created`, `Updated` or `RolledBack` (SageMaker rolled the update back: the update failed and the endpoint serves its old config).
 	LastDeploymentOutcome pulumi.StringPtrOutput `pulumi:"lastDeploymentOutcome"`
@@ -105,7 +105,7 @@ type servingEndpointArgs struct {
 	DataCapture *ServingCapture `pulumi:"dataCapture"`
 	// How an update shifts traffic to the new fleet (blue/green). Changing it alone changes nothing in AWS; the next update uses it.
 	Deployment *ServingDeployment `pulumi:"deployment"`
-	// KMS key ARN that encrypts the instances' storage volumes; in the jurisdiction.
+	// KMS key ARN that encrypts the instances' storage volumes; in the jurisdiction. Required where customer-managed keys are (jurisdiction `AE` by default), except on instance types with local NVMe instance storage (`ml.g5`, `ml.g6`, `ml.p4d`, `ml.p5` and others): SageMaker encrypts that storage with a hardware module on the instance and refuses a key there, so setting one on such a type is an error in preview.
 	KmsKeyArn *string `pulumi:"kmsKeyArn"`
 	// The container that serves. A change deploys a new model and endpoint config blue/green.
 	Model ServingModel `pulumi:"model"`
@@ -127,7 +127,7 @@ type ServingEndpointArgs struct {
 	DataCapture ServingCapturePtrInput
 	// How an update shifts traffic to the new fleet (blue/green). Changing it alone changes nothing in AWS; the next update uses it.
 	Deployment ServingDeploymentPtrInput
-	// KMS key ARN that encrypts the instances' storage volumes; in the jurisdiction.
+	// KMS key ARN that encrypts the instances' storage volumes; in the jurisdiction. Required where customer-managed keys are (jurisdiction `AE` by default), except on instance types with local NVMe instance storage (`ml.g5`, `ml.g6`, `ml.p4d`, `ml.p5` and others): SageMaker encrypts that storage with a hardware module on the instance and refuses a key there, so setting one on such a type is an error in preview.
 	KmsKeyArn pulumi.StringPtrInput
 	// The container that serves. A change deploys a new model and endpoint config blue/green.
 	Model ServingModelInput
@@ -205,7 +205,7 @@ func (o ServingEndpointOutput) FailureReason() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ServingEndpoint) pulumi.StringPtrOutput { return v.FailureReason }).(pulumi.StringPtrOutput)
 }
 
-// KMS key ARN that encrypts the instances' storage volumes; in the jurisdiction.
+// KMS key ARN that encrypts the instances' storage volumes; in the jurisdiction. Required where customer-managed keys are (jurisdiction `AE` by default), except on instance types with local NVMe instance storage (`ml.g5`, `ml.g6`, `ml.p4d`, `ml.p5` and others): SageMaker encrypts that storage with a hardware module on the instance and refuses a key there, so setting one on such a type is an error in preview.
 func (o ServingEndpointOutput) KmsKeyArn() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ServingEndpoint) pulumi.StringPtrOutput { return v.KmsKeyArn }).(pulumi.StringPtrOutput)
 }

@@ -317,7 +317,7 @@ export interface ResidencyConfig {
      */
     mode?: string;
     /**
-     * Require every KMS key to be customer-managed. Default `false`.
+     * Require every KMS key that encrypts data to be customer-managed: a key property left unset (the AWS managed default key) or naming an AWS managed key is a residency violation. Defaults to the jurisdiction's rule: `true` for `AE`. Set `false` to accept AWS managed keys; the provider then warns that the jurisdiction's default is off.
      */
     requireCustomerManagedKeys?: boolean;
     /**

@@ -1886,7 +1886,7 @@ if not MYPY:
         """
         require_customer_managed_keys: NotRequired[pulumi.Input[_builtins.bool]]
         """
-        Require every KMS key to be customer-managed. Default `false`.
+        Require every KMS key that encrypts data to be customer-managed: a key property left unset (the AWS managed default key) or naming an AWS managed key is a residency violation. Defaults to the jurisdiction's rule: `true` for `AE`. Set `false` to accept AWS managed keys; the provider then warns that the jurisdiction's default is off.
         """
         required_tags: NotRequired[pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]]
         """
@@ -1910,7 +1910,7 @@ class ResidencyConfigArgs:
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] excluded_zone_ids: Availability zone ids never to use, e.g. `["mec1-az2"]`.
         :param pulumi.Input[_builtins.str] jurisdiction: Jurisdiction code (ISO 3166-1 alpha-2). Defaults to `AE` (United Arab Emirates, `me-central-1`).
         :param pulumi.Input[_builtins.str] mode: `enforce` (default): violations fail Check, so `pulumi preview` fails and nothing is created. `audit`: violations are warnings.
-        :param pulumi.Input[_builtins.bool] require_customer_managed_keys: Require every KMS key to be customer-managed. Default `false`.
+        :param pulumi.Input[_builtins.bool] require_customer_managed_keys: Require every KMS key that encrypts data to be customer-managed: a key property left unset (the AWS managed default key) or naming an AWS managed key is a residency violation. Defaults to the jurisdiction's rule: `true` for `AE`. Set `false` to accept AWS managed keys; the provider then warns that the jurisdiction's default is off.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] required_tags: Tag keys every resource must carry (after `defaultTags` are merged).
         """
         if allowed_regions is not None:
@@ -1978,7 +1978,7 @@ class ResidencyConfigArgs:
     @pulumi.getter(name="requireCustomerManagedKeys")
     def require_customer_managed_keys(self) -> Optional[pulumi.Input[_builtins.bool]]:
         """
-        Require every KMS key to be customer-managed. Default `false`.
+        Require every KMS key that encrypts data to be customer-managed: a key property left unset (the AWS managed default key) or naming an AWS managed key is a residency violation. Defaults to the jurisdiction's rule: `true` for `AE`. Set `false` to accept AWS managed keys; the provider then warns that the jurisdiction's default is off.
         """
         return pulumi.get(self, "require_customer_managed_keys")
 

@@ -30,6 +30,7 @@ class CpuFootprintArgs:
                  instance_profile: Optional[pulumi.Input[_builtins.str]] = None,
                  instance_type: Optional[pulumi.Input[_builtins.str]] = None,
                  kms_key_arn: Optional[pulumi.Input[_builtins.str]] = None,
+                 metadata_hop_limit: Optional[pulumi.Input[_builtins.int]] = None,
                  min_healthy_percentage: Optional[pulumi.Input[_builtins.int]] = None,
                  name: Optional[pulumi.Input[_builtins.str]] = None,
                  on_demand_base: Optional[pulumi.Input[_builtins.int]] = None,
@@ -52,6 +53,7 @@ class CpuFootprintArgs:
         :param pulumi.Input[_builtins.str] instance_profile: IAM instance profile name or ARN for the instances.
         :param pulumi.Input[_builtins.str] instance_type: Explicit instance type instead of the choice: still checked against `requirements` and the offerings of the allowed zones. Changing it rolls the instances.
         :param pulumi.Input[_builtins.str] kms_key_arn: ARN of the KMS key that encrypts every volume; it must lie inside the jurisdiction. Without it, the account's default EBS key.
+        :param pulumi.Input[_builtins.int] metadata_hop_limit: Hop limit of the instance metadata service's responses (IMDSv2, always required) on the instances, 1 to 64. Default 1: a response does not survive the hop into a container's network namespace, so containers on the instance cannot reach the instance role's credentials or its identity document. Raise it (2) only for containers that need the metadata service, e.g. on EKS without EKS Pod Identity or IRSA. A change applies in place: the running instances are changed (ModifyInstanceMetadataOptions) and the launch template gets a new version; no instance is replaced. instances made by provider versions before this property existed run with 2: the first update after the upgrade changes them to 1 in place, unless it is set to 2.
         :param pulumi.Input[_builtins.int] min_healthy_percentage: Share of the group kept in service while an instance refresh rolls it, 0 to 100. Default 90.
         :param pulumi.Input[_builtins.str] name: Footprint name, unique in the region: 1 to 100 letters, digits, `-`, `_` or `.`. Default: the resource name. It names the group and launch template (`mlplatform-cpu-<name>`). Changing it replaces the footprint.
         :param pulumi.Input[_builtins.int] on_demand_base: Instances kept On-Demand under `capacityType: spot`. Default 0.
@@ -79,6 +81,10 @@ class CpuFootprintArgs:
             pulumi.set(__self__, "instance_type", instance_type)
         if kms_key_arn is not None:
             pulumi.set(__self__, "kms_key_arn", kms_key_arn)
+        if metadata_hop_limit is None:
+            metadata_hop_limit = 1
+        if metadata_hop_limit is not None:
+            pulumi.set(__self__, "metadata_hop_limit", metadata_hop_limit)
         if min_healthy_percentage is not None:
             pulumi.set(__self__, "min_healthy_percentage", min_healthy_percentage)
         if name is not None:
@@ -209,6 +215,18 @@ class CpuFootprintArgs:
     @kms_key_arn.setter
     def kms_key_arn(self, value: Optional[pulumi.Input[_builtins.str]]):
         pulumi.set(self, "kms_key_arn", value)
+
+    @_builtins.property
+    @pulumi.getter(name="metadataHopLimit")
+    def metadata_hop_limit(self) -> Optional[pulumi.Input[_builtins.int]]:
+        """
+        Hop limit of the instance metadata service's responses (IMDSv2, always required) on the instances, 1 to 64. Default 1: a response does not survive the hop into a container's network namespace, so containers on the instance cannot reach the instance role's credentials or its identity document. Raise it (2) only for containers that need the metadata service, e.g. on EKS without EKS Pod Identity or IRSA. A change applies in place: the running instances are changed (ModifyInstanceMetadataOptions) and the launch template gets a new version; no instance is replaced. instances made by provider versions before this property existed run with 2: the first update after the upgrade changes them to 1 in place, unless it is set to 2.
+        """
+        return pulumi.get(self, "metadata_hop_limit")
+
+    @metadata_hop_limit.setter
+    def metadata_hop_limit(self, value: Optional[pulumi.Input[_builtins.int]]):
+        pulumi.set(self, "metadata_hop_limit", value)
 
     @_builtins.property
     @pulumi.getter(name="minHealthyPercentage")
@@ -357,6 +375,7 @@ class CpuFootprint(pulumi.CustomResource):
                  instance_type: Optional[pulumi.Input[_builtins.str]] = None,
                  kms_key_arn: Optional[pulumi.Input[_builtins.str]] = None,
                  max_size: Optional[pulumi.Input[_builtins.int]] = None,
+                 metadata_hop_limit: Optional[pulumi.Input[_builtins.int]] = None,
                  min_healthy_percentage: Optional[pulumi.Input[_builtins.int]] = None,
                  min_size: Optional[pulumi.Input[_builtins.int]] = None,
                  name: Optional[pulumi.Input[_builtins.str]] = None,
@@ -383,6 +402,7 @@ class CpuFootprint(pulumi.CustomResource):
         :param pulumi.Input[_builtins.str] instance_type: Explicit instance type instead of the choice: still checked against `requirements` and the offerings of the allowed zones. Changing it rolls the instances.
         :param pulumi.Input[_builtins.str] kms_key_arn: ARN of the KMS key that encrypts every volume; it must lie inside the jurisdiction. Without it, the account's default EBS key.
         :param pulumi.Input[_builtins.int] max_size: Maximum instances of the group, at most 100.
+        :param pulumi.Input[_builtins.int] metadata_hop_limit: Hop limit of the instance metadata service's responses (IMDSv2, always required) on the instances, 1 to 64. Default 1: a response does not survive the hop into a container's network namespace, so containers on the instance cannot reach the instance role's credentials or its identity document. Raise it (2) only for containers that need the metadata service, e.g. on EKS without EKS Pod Identity or IRSA. A change applies in place: the running instances are changed (ModifyInstanceMetadataOptions) and the launch template gets a new version; no instance is replaced. instances made by provider versions before this property existed run with 2: the first update after the upgrade changes them to 1 in place, unless it is set to 2.
         :param pulumi.Input[_builtins.int] min_healthy_percentage: Share of the group kept in service while an instance refresh rolls it, 0 to 100. Default 90.
         :param pulumi.Input[_builtins.int] min_size: Minimum instances of the group.
         :param pulumi.Input[_builtins.str] name: Footprint name, unique in the region: 1 to 100 letters, digits, `-`, `_` or `.`. Default: the resource name. It names the group and launch template (`mlplatform-cpu-<name>`). Changing it replaces the footprint.
@@ -428,6 +448,7 @@ class CpuFootprint(pulumi.CustomResource):
                  instance_type: Optional[pulumi.Input[_builtins.str]] = None,
                  kms_key_arn: Optional[pulumi.Input[_builtins.str]] = None,
                  max_size: Optional[pulumi.Input[_builtins.int]] = None,
+                 metadata_hop_limit: Optional[pulumi.Input[_builtins.int]] = None,
                  min_healthy_percentage: Optional[pulumi.Input[_builtins.int]] = None,
                  min_size: Optional[pulumi.Input[_builtins.int]] = None,
                  name: Optional[pulumi.Input[_builtins.str]] = None,
@@ -461,6 +482,9 @@ class CpuFootprint(pulumi.CustomResource):
             if max_size is None and not opts.urn:
                 raise TypeError("Missing required property 'max_size'")
             __props__.__dict__["max_size"] = max_size
+            if metadata_hop_limit is None:
+                metadata_hop_limit = 1
+            __props__.__dict__["metadata_hop_limit"] = metadata_hop_limit
             __props__.__dict__["min_healthy_percentage"] = min_healthy_percentage
             if min_size is None and not opts.urn:
                 raise TypeError("Missing required property 'min_size'")
@@ -536,6 +560,7 @@ class CpuFootprint(pulumi.CustomResource):
         __props__.__dict__["kms_key_arn"] = None
         __props__.__dict__["launch_template_id"] = None
         __props__.__dict__["max_size"] = None
+        __props__.__dict__["metadata_hop_limit"] = None
         __props__.__dict__["min_healthy_percentage"] = None
         __props__.__dict__["min_size"] = None
         __props__.__dict__["monthly_cost_scheduled_usd"] = None
@@ -702,6 +727,14 @@ class CpuFootprint(pulumi.CustomResource):
         Maximum instances of the group, at most 100.
         """
         return pulumi.get(self, "max_size")
+
+    @_builtins.property
+    @pulumi.getter(name="metadataHopLimit")
+    def metadata_hop_limit(self) -> pulumi.Output[Optional[_builtins.int]]:
+        """
+        Hop limit of the instance metadata service's responses (IMDSv2, always required) on the instances, 1 to 64. Default 1: a response does not survive the hop into a container's network namespace, so containers on the instance cannot reach the instance role's credentials or its identity document. Raise it (2) only for containers that need the metadata service, e.g. on EKS without EKS Pod Identity or IRSA. A change applies in place: the running instances are changed (ModifyInstanceMetadataOptions) and the launch template gets a new version; no instance is replaced. instances made by provider versions before this property existed run with 2: the first update after the upgrade changes them to 1 in place, unless it is set to 2.
+        """
+        return pulumi.get(self, "metadata_hop_limit")
 
     @_builtins.property
     @pulumi.getter(name="minHealthyPercentage")

@@ -30,6 +30,7 @@ class GpuClusterArgs:
                  efa_interfaces: Optional[pulumi.Input[_builtins.int]] = None,
                  instance_profile: Optional[pulumi.Input[_builtins.str]] = None,
                  kms_key_arn: Optional[pulumi.Input[_builtins.str]] = None,
+                 metadata_hop_limit: Optional[pulumi.Input[_builtins.int]] = None,
                  name: Optional[pulumi.Input[_builtins.str]] = None,
                  placement_group_name: Optional[pulumi.Input[_builtins.str]] = None,
                  rollout: Optional[pulumi.Input['GpuRolloutArgs']] = None,
@@ -54,6 +55,7 @@ class GpuClusterArgs:
         :param pulumi.Input[_builtins.int] efa_interfaces: EFA interfaces per node. Default: as many as the type supports; 0 for none.
         :param pulumi.Input[_builtins.str] instance_profile: IAM instance profile name or ARN for the nodes.
         :param pulumi.Input[_builtins.str] kms_key_arn: ARN of the KMS key that encrypts every volume. It must lie inside the jurisdiction.
+        :param pulumi.Input[_builtins.int] metadata_hop_limit: Hop limit of the instance metadata service's responses (IMDSv2, always required) on the nodes, 1 to 64. Default 1: a response does not survive the hop into a container's network namespace, so containers on the node cannot reach the node role's credentials or its identity document. Raise it (2) only for containers that need the metadata service, e.g. on EKS without EKS Pod Identity or IRSA. A change applies in place: the running nodes are changed (ModifyInstanceMetadataOptions) and the launch template gets a new version; no node is replaced. nodes made by provider versions before this property existed run with 2: the first update after the upgrade changes them to 1 in place, unless it is set to 2.
         :param pulumi.Input[_builtins.str] name: Cluster name, unique in the region: 1 to 100 letters, digits, `-`, `_` or `.`. Default: the resource name. Changing it replaces the cluster.
         :param pulumi.Input[_builtins.str] placement_group_name: Name of an existing cluster placement group. Default: the cluster creates and owns `mlplatform-<name>`. Changing it replaces the cluster.
         :param pulumi.Input['GpuRolloutArgs'] rollout: How nodes are replaced when what a node is changes.
@@ -82,6 +84,10 @@ class GpuClusterArgs:
             pulumi.set(__self__, "instance_profile", instance_profile)
         if kms_key_arn is not None:
             pulumi.set(__self__, "kms_key_arn", kms_key_arn)
+        if metadata_hop_limit is None:
+            metadata_hop_limit = 1
+        if metadata_hop_limit is not None:
+            pulumi.set(__self__, "metadata_hop_limit", metadata_hop_limit)
         if name is not None:
             pulumi.set(__self__, "name", name)
         if placement_group_name is not None:
@@ -216,6 +222,18 @@ class GpuClusterArgs:
     @kms_key_arn.setter
     def kms_key_arn(self, value: Optional[pulumi.Input[_builtins.str]]):
         pulumi.set(self, "kms_key_arn", value)
+
+    @_builtins.property
+    @pulumi.getter(name="metadataHopLimit")
+    def metadata_hop_limit(self) -> Optional[pulumi.Input[_builtins.int]]:
+        """
+        Hop limit of the instance metadata service's responses (IMDSv2, always required) on the nodes, 1 to 64. Default 1: a response does not survive the hop into a container's network namespace, so containers on the node cannot reach the node role's credentials or its identity document. Raise it (2) only for containers that need the metadata service, e.g. on EKS without EKS Pod Identity or IRSA. A change applies in place: the running nodes are changed (ModifyInstanceMetadataOptions) and the launch template gets a new version; no node is replaced. nodes made by provider versions before this property existed run with 2: the first update after the upgrade changes them to 1 in place, unless it is set to 2.
+        """
+        return pulumi.get(self, "metadata_hop_limit")
+
+    @metadata_hop_limit.setter
+    def metadata_hop_limit(self, value: Optional[pulumi.Input[_builtins.int]]):
+        pulumi.set(self, "metadata_hop_limit", value)
 
     @_builtins.property
     @pulumi.getter
@@ -385,6 +403,7 @@ class GpuCluster(pulumi.CustomResource):
                  instance_profile: Optional[pulumi.Input[_builtins.str]] = None,
                  instance_type: Optional[pulumi.Input[_builtins.str]] = None,
                  kms_key_arn: Optional[pulumi.Input[_builtins.str]] = None,
+                 metadata_hop_limit: Optional[pulumi.Input[_builtins.int]] = None,
                  name: Optional[pulumi.Input[_builtins.str]] = None,
                  node_count: Optional[pulumi.Input[_builtins.int]] = None,
                  placement_group_name: Optional[pulumi.Input[_builtins.str]] = None,
@@ -413,6 +432,7 @@ class GpuCluster(pulumi.CustomResource):
         :param pulumi.Input[_builtins.str] instance_profile: IAM instance profile name or ARN for the nodes.
         :param pulumi.Input[_builtins.str] instance_type: GPU instance type, e.g. `p5en.48xlarge`. It must be offered in the zone. Changing it rolls the nodes.
         :param pulumi.Input[_builtins.str] kms_key_arn: ARN of the KMS key that encrypts every volume. It must lie inside the jurisdiction.
+        :param pulumi.Input[_builtins.int] metadata_hop_limit: Hop limit of the instance metadata service's responses (IMDSv2, always required) on the nodes, 1 to 64. Default 1: a response does not survive the hop into a container's network namespace, so containers on the node cannot reach the node role's credentials or its identity document. Raise it (2) only for containers that need the metadata service, e.g. on EKS without EKS Pod Identity or IRSA. A change applies in place: the running nodes are changed (ModifyInstanceMetadataOptions) and the launch template gets a new version; no node is replaced. nodes made by provider versions before this property existed run with 2: the first update after the upgrade changes them to 1 in place, unless it is set to 2.
         :param pulumi.Input[_builtins.str] name: Cluster name, unique in the region: 1 to 100 letters, digits, `-`, `_` or `.`. Default: the resource name. Changing it replaces the cluster.
         :param pulumi.Input[_builtins.int] node_count: Number of nodes, 1 to 512. Changing it scales in place.
         :param pulumi.Input[_builtins.str] placement_group_name: Name of an existing cluster placement group. Default: the cluster creates and owns `mlplatform-<name>`. Changing it replaces the cluster.
@@ -459,6 +479,7 @@ class GpuCluster(pulumi.CustomResource):
                  instance_profile: Optional[pulumi.Input[_builtins.str]] = None,
                  instance_type: Optional[pulumi.Input[_builtins.str]] = None,
                  kms_key_arn: Optional[pulumi.Input[_builtins.str]] = None,
+                 metadata_hop_limit: Optional[pulumi.Input[_builtins.int]] = None,
                  name: Optional[pulumi.Input[_builtins.str]] = None,
                  node_count: Optional[pulumi.Input[_builtins.int]] = None,
                  placement_group_name: Optional[pulumi.Input[_builtins.str]] = None,
@@ -494,6 +515,9 @@ class GpuCluster(pulumi.CustomResource):
                 raise TypeError("Missing required property 'instance_type'")
             __props__.__dict__["instance_type"] = instance_type
             __props__.__dict__["kms_key_arn"] = kms_key_arn
+            if metadata_hop_limit is None:
+                metadata_hop_limit = 1
+            __props__.__dict__["metadata_hop_limit"] = metadata_hop_limit
             __props__.__dict__["name"] = name
             if node_count is None and not opts.urn:
                 raise TypeError("Missing required property 'node_count'")
@@ -558,6 +582,7 @@ class GpuCluster(pulumi.CustomResource):
         __props__.__dict__["kms_key_arn"] = None
         __props__.__dict__["launch_template_id"] = None
         __props__.__dict__["launch_template_version"] = None
+        __props__.__dict__["metadata_hop_limit"] = None
         __props__.__dict__["name"] = None
         __props__.__dict__["node_count"] = None
         __props__.__dict__["node_ids"] = None
@@ -677,6 +702,14 @@ class GpuCluster(pulumi.CustomResource):
         Latest version of the launch template.
         """
         return pulumi.get(self, "launch_template_version")
+
+    @_builtins.property
+    @pulumi.getter(name="metadataHopLimit")
+    def metadata_hop_limit(self) -> pulumi.Output[Optional[_builtins.int]]:
+        """
+        Hop limit of the instance metadata service's responses (IMDSv2, always required) on the nodes, 1 to 64. Default 1: a response does not survive the hop into a container's network namespace, so containers on the node cannot reach the node role's credentials or its identity document. Raise it (2) only for containers that need the metadata service, e.g. on EKS without EKS Pod Identity or IRSA. A change applies in place: the running nodes are changed (ModifyInstanceMetadataOptions) and the launch template gets a new version; no node is replaced. nodes made by provider versions before this property existed run with 2: the first update after the upgrade changes them to 1 in place, unless it is set to 2.
+        """
+        return pulumi.get(self, "metadata_hop_limit")
 
     @_builtins.property
     @pulumi.getter

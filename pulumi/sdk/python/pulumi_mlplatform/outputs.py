@@ -1384,7 +1384,7 @@ class ResidencyConfig(dict):
         :param Sequence[_builtins.str] excluded_zone_ids: Availability zone ids never to use, e.g. `["mec1-az2"]`.
         :param _builtins.str jurisdiction: Jurisdiction code (ISO 3166-1 alpha-2). Defaults to `AE` (United Arab Emirates, `me-central-1`).
         :param _builtins.str mode: `enforce` (default): violations fail Check, so `pulumi preview` fails and nothing is created. `audit`: violations are warnings.
-        :param _builtins.bool require_customer_managed_keys: Require every KMS key to be customer-managed. Default `false`.
+        :param _builtins.bool require_customer_managed_keys: Require every KMS key that encrypts data to be customer-managed: a key property left unset (the AWS managed default key) or naming an AWS managed key is a residency violation. Defaults to the jurisdiction's rule: `true` for `AE`. Set `false` to accept AWS managed keys; the provider then warns that the jurisdiction's default is off.
         :param Sequence[_builtins.str] required_tags: Tag keys every resource must carry (after `defaultTags` are merged).
         """
         if allowed_regions is not None:
@@ -1436,7 +1436,7 @@ class ResidencyConfig(dict):
     @pulumi.getter(name="requireCustomerManagedKeys")
     def require_customer_managed_keys(self) -> Optional[_builtins.bool]:
         """
-        Require every KMS key to be customer-managed. Default `false`.
+        Require every KMS key that encrypts data to be customer-managed: a key property left unset (the AWS managed default key) or naming an AWS managed key is a residency violation. Defaults to the jurisdiction's rule: `true` for `AE`. Set `false` to accept AWS managed keys; the provider then warns that the jurisdiction's default is off.
         """
         return pulumi.get(self, "require_customer_managed_keys")
 

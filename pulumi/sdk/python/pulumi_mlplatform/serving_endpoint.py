@@ -36,7 +36,7 @@ class ServingEndpointArgs:
         :param pulumi.Input[Sequence[pulumi.Input['ServingVariantArgs']]] variants: Production variants (1 to 10): each on instances (`instanceType`, `initialInstanceCount`) or serverless, never mixed in one endpoint.
         :param pulumi.Input['ServingCaptureArgs'] data_capture: Capture of requests and responses, to a bucket in the jurisdiction.
         :param pulumi.Input['ServingDeploymentArgs'] deployment: How an update shifts traffic to the new fleet (blue/green). Changing it alone changes nothing in AWS; the next update uses it.
-        :param pulumi.Input[_builtins.str] kms_key_arn: KMS key ARN that encrypts the instances' storage volumes; in the jurisdiction.
+        :param pulumi.Input[_builtins.str] kms_key_arn: KMS key ARN that encrypts the instances' storage volumes; in the jurisdiction. Required where customer-managed keys are (jurisdiction `AE` by default), except on instance types with local NVMe instance storage (`ml.g5`, `ml.g6`, `ml.p4d`, `ml.p5` and others): SageMaker encrypts that storage with a hardware module on the instance and refuses a key there, so setting one on such a type is an error in preview.
         :param pulumi.Input[_builtins.str] name: Endpoint name (1 to 63 letters, digits and hyphens). Default: the resource name. Changing it creates a new endpoint (new ARN and URL).
         :param pulumi.Input[_builtins.bool] network_isolation: Network isolation of the model's container (`EnableNetworkIsolation`): no network call in or out, so the container cannot send what it serves anywhere, nor fetch code or data at run time, even with `vpcConfig`. SageMaker still pulls the image and the model data for it, with the execution role. Default `true` on instance endpoints; `false` on serverless endpoints, which SageMaker does not isolate (setting it `true` there is refused). Set it to `false` for a container that must call out (an AWS API such as Secrets Manager, a licence server, a feature store), best with `vpcConfig` so that those calls stay in your VPC. A model cannot change: changing it deploys a new model blue/green.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] tags: Tags of the endpoint, merged over the provider's `defaultTags`.
@@ -111,7 +111,7 @@ class ServingEndpointArgs:
     @pulumi.getter(name="kmsKeyArn")
     def kms_key_arn(self) -> Optional[pulumi.Input[_builtins.str]]:
         """
-        KMS key ARN that encrypts the instances' storage volumes; in the jurisdiction.
+        KMS key ARN that encrypts the instances' storage volumes; in the jurisdiction. Required where customer-managed keys are (jurisdiction `AE` by default), except on instance types with local NVMe instance storage (`ml.g5`, `ml.g6`, `ml.p4d`, `ml.p5` and others): SageMaker encrypts that storage with a hardware module on the instance and refuses a key there, so setting one on such a type is an error in preview.
         """
         return pulumi.get(self, "kms_key_arn")
 
@@ -191,7 +191,7 @@ class ServingEndpoint(pulumi.CustomResource):
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param pulumi.Input[Union['ServingCaptureArgs', 'ServingCaptureArgsDict']] data_capture: Capture of requests and responses, to a bucket in the jurisdiction.
         :param pulumi.Input[Union['ServingDeploymentArgs', 'ServingDeploymentArgsDict']] deployment: How an update shifts traffic to the new fleet (blue/green). Changing it alone changes nothing in AWS; the next update uses it.
-        :param pulumi.Input[_builtins.str] kms_key_arn: KMS key ARN that encrypts the instances' storage volumes; in the jurisdiction.
+        :param pulumi.Input[_builtins.str] kms_key_arn: KMS key ARN that encrypts the instances' storage volumes; in the jurisdiction. Required where customer-managed keys are (jurisdiction `AE` by default), except on instance types with local NVMe instance storage (`ml.g5`, `ml.g6`, `ml.p4d`, `ml.p5` and others): SageMaker encrypts that storage with a hardware module on the instance and refuses a key there, so setting one on such a type is an error in preview.
         :param pulumi.Input[Union['ServingModelArgs', 'ServingModelArgsDict']] model: The container that serves. A change deploys a new model and endpoint config blue/green.
         :param pulumi.Input[_builtins.str] name: Endpoint name (1 to 63 letters, digits and hyphens). Default: the resource name. Changing it creates a new endpoint (new ARN and URL).
         :param pulumi.Input[_builtins.bool] network_isolation: Network isolation of the model's container (`EnableNetworkIsolation`): no network call in or out, so the container cannot send what it serves anywhere, nor fetch code or data at run time, even with `vpcConfig`. SageMaker still pulls the image and the model data for it, with the execution role. Default `true` on instance endpoints; `false` on serverless endpoints, which SageMaker does not isolate (setting it `true` there is refused). Set it to `false` for a container that must call out (an AWS API such as Secrets Manager, a licence server, a feature store), best with `vpcConfig` so that those calls stay in your VPC. A model cannot change: changing it deploys a new model blue/green.
@@ -351,7 +351,7 @@ class ServingEndpoint(pulumi.CustomResource):
     @pulumi.getter(name="kmsKeyArn")
     def kms_key_arn(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        KMS key ARN that encrypts the instances' storage volumes; in the jurisdiction.
+        KMS key ARN that encrypts the instances' storage volumes; in the jurisdiction. Required where customer-managed keys are (jurisdiction `AE` by default), except on instance types with local NVMe instance storage (`ml.g5`, `ml.g6`, `ml.p4d`, `ml.p5` and others): SageMaker encrypts that storage with a hardware module on the instance and refuses a key there, so setting one on such a type is an error in preview.
         """
         return pulumi.get(self, "kms_key_arn")
 

@@ -69,6 +69,9 @@ provider "mlplatform" {
     jurisdiction      = "AE"
     excluded_zone_ids = ["mec1-az2"]
     mode              = var.residency_mode
+    # The review scenarios are about plans, not keys: AWS managed keys are
+    # accepted (jurisdiction AE requires customer managed ones by default).
+    require_customer_managed_keys = false
   }
   default_tags = {
     owner = "ml-platform"
