@@ -186,8 +186,8 @@ func TestAccServingEndpoint_networkRefused(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{
 			{
-				Config: h.ProviderConfig(`excluded_zone_ids = ["mec1-az2"]`) + servingConfig(h, servingImage, "ml.m5.large", 1,
-					vpcBlock([]string{n.Subnets["mec1-az1"], n.Subnets["mec1-az2"]}, n.SecurityGroup))[len(h.ProviderConfig("")):],
+				Config: servingConfigIn(h, "excluded_zone_ids = [\"mec1-az2\"]\n"+acctest.AWSManagedKeys, servingImage, "ml.m5.large", 1,
+					vpcBlock([]string{n.Subnets["mec1-az1"], n.Subnets["mec1-az2"]}, n.SecurityGroup)),
 				PlanOnly:    true,
 				ExpectError: regexp.MustCompile(`(?s)Residency violation.*vpc_config\.subnet_ids\[1\].*mec1-az2`),
 			},
@@ -215,7 +215,7 @@ func TestAccServingEndpoint_unknownSubnet(t *testing.T) {
 	servingFixtures(t, h)
 	n := servingNetwork(t, h)
 	cfg := func(subnet string) string {
-		return h.ProviderConfig(`excluded_zone_ids = ["mec1-az2"]`) + fmt.Sprintf(`
+		return h.ProviderConfig("excluded_zone_ids = [\"mec1-az2\"]\n"+acctest.AWSManagedKeys) + fmt.Sprintf(`
 resource "terraform_data" "subnet" {
   input = %q
 }
@@ -265,7 +265,7 @@ func TestAccServingEndpoint_serverlessNetwork(t *testing.T) {
 	h := acctest.Setup(t)
 	servingFixtures(t, h)
 	cfg := func(extra string) string {
-		return h.ProviderConfig("") + fmt.Sprintf(`
+		return h.ProviderConfig(acctest.AWSManagedKeys) + fmt.Sprintf(`
 resource "mlplatform_serving_endpoint" "this" {
   name = "fraud"
   model = {

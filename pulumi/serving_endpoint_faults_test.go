@@ -165,7 +165,7 @@ func TestServingEndpoint_checkRefusesForeign(t *testing.T) {
 func TestServingEndpoint_networkFaults(t *testing.T) {
 	h := acctest.ParallelEmulator(t)
 	createBucket(t, h, acctest.Region, "uae-models")
-	s := newServer(t, h, nil)
+	s := newServer(t, h, awsManagedKeys(nil))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	n, err := h.Network(ctx)

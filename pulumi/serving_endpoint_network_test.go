@@ -44,7 +44,7 @@ func ids(vs ...string) []property.Value {
 func TestServingEndpoint_network(t *testing.T) {
 	h := acctest.ParallelEmulator(t)
 	createBucket(t, h, acctest.Region, "uae-models")
-	s := newServer(t, h, map[string]property.Value{"excludedZoneIds": property.New(ids("mec1-az2"))})
+	s := newServer(t, h, awsManagedKeys(map[string]property.Value{"excludedZoneIds": property.New(ids("mec1-az2"))}))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	n, err := h.Network(ctx)
