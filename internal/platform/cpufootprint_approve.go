@@ -322,16 +322,12 @@ func (e *Env) ApproveLaunches(ctx context.Context, c ApproverConfig, progress fu
 	if len(nodes) == 0 {
 		return Approval{Completed: map[string]string{}}, nil
 	}
-	zones, err := e.Zones(ctx)
+	zoneID, err := e.zoneIDsByName(ctx)
 	if err != nil {
 		return Approval{}, err
 	}
 	for i, n := range nodes {
-		for _, z := range zones {
-			if z.Name == n.Zone {
-				nodes[i].ZoneID = z.ID
-			}
-		}
+		nodes[i].ZoneID = zoneID[n.Zone]
 	}
 	a.progress("%s: approving %d waiting instance(s): %s", resource, len(nodes), strings.Join(instanceIDs(nodes), ", "))
 	res, gateErr := e.runGate(ctx, gateRun{
@@ -365,6 +361,19 @@ func (e *Env) ApproveLaunches(ctx context.Context, c ApproverConfig, progress fu
 		}
 	}
 	return out, err
+}
+
+// zoneIDsByName maps the region's zone names to their zone ids.
+func (e *Env) zoneIDsByName(ctx context.Context) (map[string]string, error) {
+	zones, err := e.Zones(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]string{}
+	for _, z := range zones {
+		byName[z.Name] = z.ID
+	}
+	return byName, nil
 }
 
 func instanceIDs(nodes []ExpectedNode) []string {

@@ -171,13 +171,9 @@ func (e *Env) gateCPUFootprint(ctx context.Context, spec CPUFootprintSpec, plan 
 	if !v.Wait || plan.Profile == "" {
 		return nil
 	}
-	zones, err := e.Zones(ctx)
+	zoneID, err := e.zoneIDsByName(ctx)
 	if err != nil {
 		return err
-	}
-	zoneID := map[string]string{}
-	for _, z := range zones {
-		zoneID[z.Name] = z.ID
 	}
 	group := CPUFootprintResourceName(spec.Name)
 	var nodes []ExpectedNode // the instances judged, by index

@@ -158,13 +158,9 @@ func (e *Env) newGate(ctx context.Context, v ValidationSpec, profileText string)
 	if err != nil {
 		return nil, err
 	}
-	zones, err := e.Zones(ctx)
+	byName, err := e.zoneIDsByName(ctx)
 	if err != nil {
 		return nil, err
-	}
-	byName := map[string]string{}
-	for _, z := range zones {
-		byName[z.Name] = z.ID
 	}
 	return &Gate{Spec: v, ProfileSHA256: ProfileSHA256(profileText), Trusted: trusted, Region: e.Region(), AccountID: account, ZoneIDs: byName, Policy: e.Policy}, nil
 }
