@@ -48,12 +48,13 @@ var layers = []layer{
 	{name: "front end (Terraform)", prefixes: []string{"main.go", "provider/"}, allowed: []string{"internal/platform", "internal/residency", "internal/catalog"}},
 	{name: "front end (Pulumi)", prefixes: []string{"pulumi/"}, allowed: []string{"internal/platform", "internal/residency", "internal/catalog"}},
 	{name: "front end (CLI)", prefixes: []string{"cmd/"}, allowed: []string{"internal/platform", "internal/residency", "internal/catalog", "internal/review"}},
-	{name: "hwprobe", prefixes: []string{"hwprobe/"}, allowed: []string{"hwprobe", "internal/residency", "internal/catalog"}},
+	{name: "hwprobe", prefixes: []string{"hwprobe/"}, allowed: []string{"hwprobe", "internal/residency", "internal/catalog", "internal/indexrange"}},
 	{name: "core: review", prefixes: []string{"internal/review/"}, allowed: []string{"internal/platform", "internal/residency", "internal/catalog"}},
-	{name: "core: platform", prefixes: []string{"internal/platform/"}, allowed: []string{"internal/cloud", "internal/residency", "internal/catalog", "hwprobe/profile", "hwprobe/identity", "hwprobe/attest"}},
-	{name: "core: cloud", prefixes: []string{"internal/cloud/"}, allowed: []string{"internal/residency", "internal/catalog"}},
+	{name: "core: platform", prefixes: []string{"internal/platform/"}, allowed: []string{"internal/cloud", "internal/residency", "internal/catalog", "internal/indexrange", "hwprobe/profile", "hwprobe/identity", "hwprobe/attest", "hwprobe/slurm"}},
+	{name: "core: cloud", prefixes: []string{"internal/cloud/"}, allowed: []string{"internal/residency", "internal/catalog", "internal/indexrange"}},
 	{name: "core: catalog", prefixes: []string{"internal/catalog/"}, allowed: []string{"internal/residency"}},
 	{name: "core: residency", prefixes: []string{"internal/residency/"}, allowed: nil},
+	{name: "core: index ranges", prefixes: []string{"internal/indexrange/"}, allowed: nil},
 }
 
 // violation is one import that breaks the rule.

@@ -7,13 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/smithy-go"
+	"github.com/mlplatform/mlplatform/internal/indexrange"
 )
 
 // Tags the GPU cluster verbs put on what they create. A cluster is found by
@@ -162,54 +160,11 @@ func LaunchToken(launchTemplateID string, version, seq int64, indices []int) str
 	return "mlp-" + hex.EncodeToString(h.Sum(nil))[:32]
 }
 
-// FormatIndices writes sorted, de-duplicated indices as ranges: 0-3,7,9-10.
-func FormatIndices(indices []int) string {
-	s := slices.Clone(indices)
-	sort.Ints(s)
-	s = slices.Compact(s)
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		j := i
-		for j+1 < len(s) && s[j+1] == s[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.Itoa(s[i]))
-		if j > i {
-			b.WriteByte('-')
-			b.WriteString(strconv.Itoa(s[j]))
-		}
-		i = j + 1
-	}
-	return b.String()
-}
+// FormatIndices writes sorted, de-duplicated indices as ranges (indexrange.Format).
+func FormatIndices(indices []int) string { return indexrange.Format(indices) }
 
-// ParseIndices reads what FormatIndices writes.
-func ParseIndices(s string) ([]int, error) {
-	if s == "" {
-		return nil, nil
-	}
-	var out []int
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil || a < 0 {
-			return nil, fmt.Errorf("node indices %q: bad index %q", s, lo)
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil || b < a || b-a > 100000 {
-				return nil, fmt.Errorf("node indices %q: bad range %q", s, part)
-			}
-		}
-		for i := a; i <= b; i++ {
-			out = append(out, i)
-		}
-	}
-	return out, nil
-}
+// ParseIndices reads what FormatIndices writes (indexrange.Parse).
+func ParseIndices(s string) ([]int, error) { return indexrange.Parse(s) }
 
 // splitIndexBatches splits sorted indices into launch requests whose index
 // tag fits the 256-character limit of a tag value.

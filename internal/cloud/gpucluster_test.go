@@ -74,21 +74,6 @@ func TestFormatParseIndices(t *testing.T) {
 	}
 }
 
-func FuzzParseIndices(f *testing.F) {
-	for _, s := range []string{"", "0", "0-3,7", "1-0", "9-10,12"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		idx, err := ParseIndices(s)
-		if err != nil {
-			return
-		}
-		if _, err := ParseIndices(FormatIndices(idx)); err != nil {
-			t.Fatalf("round trip of %q: %v", s, err)
-		}
-	})
-}
-
 func TestNetworkInterfaces(t *testing.T) {
 	nis := NetworkInterfaces(16, "subnet-1", []string{"sg-1"})
 	if len(nis) != 16 {
