@@ -59,4 +59,3 @@ func Parse(s string) ([]int, error) {
 	}
 	return out, nil
 }
-
