@@ -62,6 +62,7 @@ type endpointsModel struct {
 	AutoScaling    types.String `tfsdk:"autoscaling"`
 	AppAutoScaling types.String `tfsdk:"applicationautoscaling"`
 	CloudWatch     types.String `tfsdk:"cloudwatch"`
+	SecretsManager types.String `tfsdk:"secretsmanager"`
 }
 
 type residencyModel struct {
@@ -125,7 +126,7 @@ func (p *mlplatformProvider) Schema(_ context.Context, _ provider.SchemaRequest,
 					"ec2": endpointAttr("ec2"), "s3": endpointAttr("s3"), "kms": endpointAttr("kms"),
 					"sagemaker": endpointAttr("sagemaker"), "ssm": endpointAttr("ssm"), "sts": endpointAttr("sts"),
 					"autoscaling": endpointAttr("autoscaling"), "applicationautoscaling": endpointAttr("applicationautoscaling"),
-					"cloudwatch": endpointAttr("cloudwatch"),
+					"cloudwatch": endpointAttr("cloudwatch"), "secretsmanager": endpointAttr("secretsmanager"),
 				},
 			},
 			"residency": schema.SingleNestedBlock{
@@ -223,7 +224,7 @@ func newMeta(ctx context.Context, cfg providerModel, version string) (*Meta, err
 		}
 	}
 	if e := cfg.Endpoints; e != nil {
-		for k, v := range map[string]types.String{"ec2": e.EC2, "s3": e.S3, "kms": e.KMS, "sagemaker": e.SageMaker, "ssm": e.SSM, "sts": e.STS, "autoscaling": e.AutoScaling, "applicationautoscaling": e.AppAutoScaling, "cloudwatch": e.CloudWatch} {
+		for k, v := range map[string]types.String{"ec2": e.EC2, "s3": e.S3, "kms": e.KMS, "sagemaker": e.SageMaker, "ssm": e.SSM, "sts": e.STS, "autoscaling": e.AutoScaling, "applicationautoscaling": e.AppAutoScaling, "cloudwatch": e.CloudWatch, "secretsmanager": e.SecretsManager} {
 			if s := v.ValueString(); s != "" {
 				pc.Endpoints[k] = s
 			}

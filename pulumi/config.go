@@ -42,6 +42,7 @@ type Endpoints struct {
 	AutoScaling    *string `pulumi:"autoscaling,optional"`
 	AppAutoScaling *string `pulumi:"applicationautoscaling,optional"`
 	CloudWatch     *string `pulumi:"cloudwatch,optional"`
+	SecretsManager *string `pulumi:"secretsmanager,optional"`
 }
 
 // ResidencyConfig is the data-residency policy every resource is checked
@@ -83,7 +84,7 @@ func (e *Endpoints) Annotate(a infer.Annotator) {
 	for _, f := range []struct {
 		field *(*string)
 		svc   string
-	}{{&e.EC2, "EC2"}, {&e.S3, "S3"}, {&e.KMS, "KMS"}, {&e.SageMaker, "SageMaker"}, {&e.SSM, "SSM"}, {&e.STS, "STS"}, {&e.AutoScaling, "EC2 Auto Scaling"}, {&e.AppAutoScaling, "Application Auto Scaling"}, {&e.CloudWatch, "CloudWatch (the serving endpoint's standard alarms)"}} {
+	}{{&e.EC2, "EC2"}, {&e.S3, "S3"}, {&e.KMS, "KMS"}, {&e.SageMaker, "SageMaker"}, {&e.SSM, "SSM"}, {&e.STS, "STS"}, {&e.AutoScaling, "EC2 Auto Scaling"}, {&e.AppAutoScaling, "Application Auto Scaling"}, {&e.CloudWatch, "CloudWatch (the serving endpoint's standard alarms)"}, {&e.SecretsManager, "Secrets Manager (the Slurm munge key's secret)"}} {
 		a.Describe(f.field, fmt.Sprintf("URL of the %s endpoint.", f.svc))
 	}
 }
@@ -170,7 +171,7 @@ func (c *Config) platformConfig(ctx context.Context) (platform.Config, error) {
 		}
 	}
 	if e := c.Endpoints; e != nil {
-		for k, v := range map[string]*string{"ec2": e.EC2, "s3": e.S3, "kms": e.KMS, "sagemaker": e.SageMaker, "ssm": e.SSM, "sts": e.STS, "autoscaling": e.AutoScaling, "applicationautoscaling": e.AppAutoScaling, "cloudwatch": e.CloudWatch} {
+		for k, v := range map[string]*string{"ec2": e.EC2, "s3": e.S3, "kms": e.KMS, "sagemaker": e.SageMaker, "ssm": e.SSM, "sts": e.STS, "autoscaling": e.AutoScaling, "applicationautoscaling": e.AppAutoScaling, "cloudwatch": e.CloudWatch, "secretsmanager": e.SecretsManager} {
 			if s := deref(v); s != "" {
 				pc.Endpoints[k] = s
 			}

@@ -25,6 +25,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sagemaker"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/smithy-go/middleware"
@@ -51,6 +52,7 @@ func serviceTable() []service {
 		{"autoscaling", autoscaling.ServiceID, "autoscaling"},
 		{"applicationautoscaling", applicationautoscaling.ServiceID, "application-autoscaling"},
 		{"cloudwatch", cloudwatch.ServiceID, "monitoring"},
+		{"secretsmanager", secretsmanager.ServiceID, "secretsmanager"},
 	}
 }
 
@@ -114,7 +116,7 @@ func (c *Clients) ResolvedEndpoints() []ResolvedEndpoint {
 		"ec2": c.EC2.Options().BaseEndpoint, "s3": c.S3.Options().BaseEndpoint, "kms": c.KMS.Options().BaseEndpoint,
 		"sagemaker": c.SageMaker.Options().BaseEndpoint, "ssm": c.SSM.Options().BaseEndpoint, "sts": c.STS.Options().BaseEndpoint,
 		"autoscaling": c.AutoScaling.Options().BaseEndpoint, "applicationautoscaling": c.AppAutoScaling.Options().BaseEndpoint,
-		"cloudwatch": c.CloudWatch().Options().BaseEndpoint,
+		"cloudwatch": c.CloudWatch().Options().BaseEndpoint, "secretsmanager": c.SecretsManager().Options().BaseEndpoint,
 	}
 	var out []ResolvedEndpoint
 	for _, k := range Services() {
@@ -262,6 +264,11 @@ type Clients struct {
 	cwEndpoint string
 	cwOnce     sync.Once
 	cw         CloudWatchClient
+	// Secrets Manager (the Slurm munge key's residency) is built on first
+	// use too: see the SecretsManager method.
+	smEndpoint string
+	smOnce     sync.Once
+	sm         SecretsManagerClient
 }
 
 // New loads the standard AWS configuration (credential chain, AWS_ENDPOINT_URL
@@ -299,6 +306,7 @@ func New(ctx context.Context, cfg Config) (*Clients, error) {
 		Region:     cfg.Region,
 		AWS:        awsCfg,
 		cwEndpoint: cfg.Endpoints["cloudwatch"],
+		smEndpoint: cfg.Endpoints["secretsmanager"],
 		EC2: NewEC2Client(ec2.NewFromConfig(awsCfg, func(o *ec2.Options) {
 			if u := ep("ec2"); u != nil {
 				o.BaseEndpoint = u
@@ -362,6 +370,7 @@ func (c *Clients) ForRegion(region string) *Clients {
 		Region:      region,
 		AWS:         cfg,
 		cwEndpoint:  c.cwEndpoint,
+		smEndpoint:  c.smEndpoint,
 		EC2:         NewEC2Client(ec2.NewFromConfig(cfg, func(o *ec2.Options) { *o = c.EC2.Options(); o.Region = region })),
 		S3:          NewS3Client(s3.NewFromConfig(cfg, func(o *s3.Options) { *o = c.S3.Options(); o.Region = region })),
 		KMS:         NewKMSClient(kms.NewFromConfig(cfg, func(o *kms.Options) { *o = c.KMS.Options(); o.Region = region })),

@@ -44,6 +44,8 @@ type Locator struct {
 	s3     func(region string) LocatorS3API
 	kms    func(region string) LocatorKMSAPI
 	ec2    func(region string) LocatorEC2API
+	// secrets asks Secrets Manager in a region (the Slurm munge key).
+	secrets func(region string) LocatorSecretsAPI
 
 	// bucketRegions remembers where buckets live: a bucket never moves, so
 	// every check of one Locator (one provider process) asks S3 once.
@@ -69,10 +71,11 @@ func NewLocator(c *Clients) *Locator {
 		return r
 	}
 	return &Locator{
-		region: c.Region,
-		s3:     func(region string) LocatorS3API { return forRegion(region).S3 },
-		kms:    func(region string) LocatorKMSAPI { return forRegion(region).KMS },
-		ec2:    func(region string) LocatorEC2API { return forRegion(region).EC2 },
+		region:  c.Region,
+		s3:      func(region string) LocatorS3API { return forRegion(region).S3 },
+		kms:     func(region string) LocatorKMSAPI { return forRegion(region).KMS },
+		ec2:     func(region string) LocatorEC2API { return forRegion(region).EC2 },
+		secrets: func(region string) LocatorSecretsAPI { return forRegion(region).SecretsManager() },
 	}
 }
 

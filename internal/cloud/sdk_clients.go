@@ -24,6 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sagemaker"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"unsafe"
@@ -557,4 +558,26 @@ func (h CloudWatchClient) TagResource(ctx context.Context, in *cloudwatch.TagRes
 
 func (h CloudWatchClient) UntagResource(ctx context.Context, in *cloudwatch.UntagResourceInput, o ...func(*cloudwatch.Options)) (*cloudwatch.UntagResourceOutput, error) {
 	return h.c().UntagResource(ctx, in, o...)
+}
+
+// SecretsManagerClient is a handle on a *secretsmanager.Client (see above).
+type SecretsManagerClient struct{ p unsafe.Pointer }
+
+// NewSecretsManagerClient wraps c.
+func NewSecretsManagerClient(c *secretsmanager.Client) SecretsManagerClient {
+	return SecretsManagerClient{unsafe.Pointer(c)}
+}
+
+func (h SecretsManagerClient) c() *secretsmanager.Client { return (*secretsmanager.Client)(h.p) }
+
+// SecretsManagerSDK is the client h wraps, for a call no handle forwards
+// (tests). A function, not a method: a method returning it would link every
+// operation again.
+func SecretsManagerSDK(h SecretsManagerClient) *secretsmanager.Client { return h.c() }
+
+// Options are the client's options.
+func (h SecretsManagerClient) Options() secretsmanager.Options { return h.c().Options() }
+
+func (h SecretsManagerClient) DescribeSecret(ctx context.Context, in *secretsmanager.DescribeSecretInput, o ...func(*secretsmanager.Options)) (*secretsmanager.DescribeSecretOutput, error) {
+	return h.c().DescribeSecret(ctx, in, o...)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sagemaker"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 )
@@ -33,6 +34,7 @@ func TestSDKHandlesForward(t *testing.T) {
 		{reflect.TypeOf(AutoScalingClient{}), reflect.TypeOf(&autoscaling.Client{})},
 		{reflect.TypeOf(AppAutoScalingClient{}), reflect.TypeOf(&applicationautoscaling.Client{})},
 		{reflect.TypeOf(CloudWatchClient{}), reflect.TypeOf(&cloudwatch.Client{})},
+		{reflect.TypeOf(SecretsManagerClient{}), reflect.TypeOf(&secretsmanager.Client{})},
 	}
 	ops := 0
 	for _, p := range pairs {

@@ -26,6 +26,7 @@ const (
 	RulePartition          = "partition"
 	RuleBlank              = "blank-value"
 	RuleImageRegion        = "image-region"
+	RuleSecretReplication  = "secret-replication"
 )
 
 // Errors a Locator wraps so that the engine can say how to fix an
@@ -184,6 +185,8 @@ func (c *checker) check(ctx context.Context, r Ref) []Violation {
 		return c.arn(ctx, r)
 	case KindImage:
 		return c.image(r)
+	case KindSecret:
+		return c.secret(ctx, r)
 	default:
 		return []Violation{c.v(r, RuleUnverifiable, fmt.Sprintf("unknown reference kind %q", r.Kind), "report this as a bug in the provider")}
 	}
@@ -785,4 +788,75 @@ func (p *Policy) Explain(ctx context.Context, loc Locator, r Ref) (Explanation, 
 		}
 	}
 	return e, nil
+}
+
+// secret checks a Secrets Manager secret: its ARN's partition and region,
+// the regions it is replicated to (each holds the secret), and the KMS key
+// that encrypts it, as a key reference (its region; customer managed when
+// the policy requires it: no key means aws/secretsmanager).
+func (c *checker) secret(ctx context.Context, r Ref) []Violation {
+	a, err := ParseARN(r.Value)
+	if err != nil || a.Service != "secretsmanager" || !strings.HasPrefix(a.Resource, "secret:") {
+		c.ran(RuleUnverifiable)
+		return []Violation{c.v(r, RuleUnverifiable, fmt.Sprintf("%q is not a Secrets Manager secret ARN", r.Value),
+			fmt.Sprintf("give the secret's ARN: arn:%s:secretsmanager:%s:ACCOUNT:secret:NAME", c.p.Partition(), c.example()))}
+	}
+	if vs := c.arn(ctx, Ref{Path: r.Path, Kind: KindARN, Value: r.Value}); len(vs) > 0 {
+		return vs
+	}
+	sl, ok := c.loc.(SecretLocator)
+	if c.loc == nil || !ok {
+		c.ran(RuleUnverifiable)
+		return []Violation{c.noLocator(r, "the secret's replicas and KMS key")}
+	}
+	info, err := sl.DescribeSecret(ctx, r.Value)
+	if err != nil {
+		c.ran(RuleUnverifiable)
+		return []Violation{c.v(r, RuleUnverifiable, fmt.Sprintf("cannot describe the secret: %v", err),
+			fixFor(err, "grant secretsmanager:DescribeSecret on the secret to the provider's credentials", "create the secret first or check the ARN"))}
+	}
+	var out []Violation
+	c.ran(RuleSecretReplication)
+	for _, rr := range info.ReplicaRegions {
+		if !c.p.RegionAllowed(rr) {
+			out = append(out, c.v(r, RuleSecretReplication,
+				fmt.Sprintf("the secret is replicated to %s, %s: its value is stored there", rr, c.outside()),
+				fmt.Sprintf("remove the replica in %s (RemoveRegionsFromReplication) or use a secret that is not replicated", rr)))
+		}
+	}
+	key := info.KMSKeyID
+	if key != "" && !strings.HasPrefix(key, "arn:") {
+		// A key id or alias name lives in the secret's region.
+		key = fmt.Sprintf("arn:%s:kms:%s:%s:%s", a.Partition, a.Region, a.Account, keyResource(key))
+	}
+	c.fact("encrypted with %s", orDefault(info.KMSKeyID, "aws/secretsmanager (AWS managed)"))
+	kr := Ref{Path: r.Path, Kind: KindKMSKey, Value: key, DefaultKey: true}
+	if key == "" {
+		out = append(out, c.blank(kr)...)
+	} else {
+		out = append(out, c.kmsKey(ctx, kr)...)
+	}
+	for i := range out {
+		out[i].Value = r.Value
+		if out[i].Rule == RuleKMSCustomerManaged || out[i].Rule == RuleKMSKeyRegion {
+			out[i].Msg = "the secret's KMS key: " + out[i].Msg
+			out[i].Fix = "encrypt the secret with a customer managed key in " + c.firstAllowed() + " (aws_secretsmanager_secret's kms_key_id)" + c.cmkOptOut()
+		}
+	}
+	return out
+}
+
+// keyResource is a bare key id or alias name as the resource of a KMS ARN.
+func keyResource(id string) string {
+	if strings.HasPrefix(id, "alias/") {
+		return id
+	}
+	return "key/" + id
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

@@ -30,6 +30,7 @@ const (
 	KindECRImage Kind = "ecr_image" // ACCOUNT.dkr.ecr.REGION.amazonaws.com/repo[:tag|@digest]
 	KindARN      Kind = "arn"       // any ARN: its partition and region must be allowed; keys and buckets are resolved
 	KindImage    Kind = "image"     // an AMI id, AMI ARN, or SSM parameter (name or ARN, with or without resolve:ssm:) holding one
+	KindSecret   Kind = "secret"    // a Secrets Manager secret ARN: its region, replicas and KMS key
 )
 
 // Ref is one referenced location taken from a planned resource.
@@ -72,6 +73,24 @@ type KeyInfo struct {
 	// ReplicaRegions are the other regions a multi-region key has copies
 	// in (its primary and replicas, less Region); empty for single-region keys.
 	ReplicaRegions []string
+}
+
+// SecretInfo is what the engine needs to know about a Secrets Manager
+// secret.
+type SecretInfo struct {
+	ARN    string
+	Region string
+	// KMSKeyID is the key that encrypts the secret (an id, ARN or alias);
+	// empty means Secrets Manager's AWS managed key (aws/secretsmanager).
+	KMSKeyID string
+	// ReplicaRegions are the regions the secret is replicated to.
+	ReplicaRegions []string
+}
+
+// SecretLocator describes secrets. A Locator that cannot (the review CLI's,
+// which reads plans) leaves secret references unverifiable.
+type SecretLocator interface {
+	DescribeSecret(ctx context.Context, secretARN string) (SecretInfo, error)
 }
 
 // Locator answers the questions the rules need from AWS. It is declared here,
