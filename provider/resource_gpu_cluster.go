@@ -74,6 +74,8 @@ type gpuClusterModel struct {
 	ValidationProfile     types.String   `tfsdk:"validation_profile"`
 	ValidationBootstrap   types.String   `tfsdk:"validation_bootstrap"`
 	ValidationResults     types.List     `tfsdk:"validation_results"`
+	Orchestrator          types.Object   `tfsdk:"orchestrator"`
+	SlurmControllerConfig types.String   `tfsdk:"slurm_controller_config"`
 	Timeouts              timeouts.Value `tfsdk:"timeouts"`
 }
 
@@ -288,6 +290,9 @@ func (r *gpuClusterResource) Schema(ctx context.Context, _ resource.SchemaReques
 	for k, a := range gpuValidationSchema() {
 		resp.Schema.Attributes[k] = a
 	}
+	for k, a := range orchestratorSchema("A node's Slurm name is `PREFIX-INDEX` (its index in the cluster: a replacement keeps its node's name).") {
+		resp.Schema.Attributes[k] = a
+	}
 }
 
 func (r *gpuClusterResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
@@ -393,6 +398,7 @@ func (r *gpuClusterResource) ModifyPlan(ctx context.Context, req resource.Modify
 		warnHopLimit(slices.Concat(p.Change.Template, p.Change.Nodes), &resp.Diagnostics)
 	}
 	planValidationAttrs(&plan, &state, p, prior != nil, p.Change != nil && !p.Change.Empty())
+	plan.SlurmControllerConfig = planSlurmControllerConfig(plan.Orchestrator, p.SlurmControllerConfig)
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 }
 
@@ -424,6 +430,7 @@ func (r *gpuClusterResource) Create(ctx context.Context, req resource.CreateRequ
 		// exists goes to state, so no GPU node is ever orphaned.
 		setGPUClusterState(ctx, &plan, platform.RecordGPUCluster(c, gpuClusterRecord(ctx, &plan, &resp.Diagnostics)), &resp.Diagnostics)
 		setValidationResults(ctx, &plan, c, &resp.Diagnostics)
+		finishSlurmControllerConfig(&plan.SlurmControllerConfig, plan.Orchestrator, appliedSlurmConfig(c))
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 		if c.ValidationWarning != "" {
 			resp.Diagnostics.AddWarning(fmt.Sprintf("validating GPU cluster (%s)", spec.Name), c.ValidationWarning)
@@ -496,6 +503,7 @@ func (r *gpuClusterResource) Update(ctx context.Context, req resource.UpdateRequ
 			setGPUClusterState(ctx, &state, platform.RecordGPUCluster(c, gpuClusterRecord(ctx, &state, &resp.Diagnostics)), &resp.Diagnostics)
 			if !state.Validation.IsNull() && len(c.Validation) > 0 {
 				setValidationResults(ctx, &state, c, &resp.Diagnostics)
+				finishSlurmControllerConfig(&state.SlurmControllerConfig, state.Orchestrator, appliedSlurmConfig(c))
 			}
 			resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 		}
@@ -504,6 +512,7 @@ func (r *gpuClusterResource) Update(ctx context.Context, req resource.UpdateRequ
 	}
 	setGPUClusterState(ctx, &plan, platform.RecordGPUCluster(c, gpuClusterRecord(ctx, &plan, &resp.Diagnostics)), &resp.Diagnostics)
 	setValidationResults(ctx, &plan, c, &resp.Diagnostics)
+	finishSlurmControllerConfig(&plan.SlurmControllerConfig, plan.Orchestrator, appliedSlurmConfig(c))
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	if c.ValidationWarning != "" {
 		resp.Diagnostics.AddWarning(fmt.Sprintf("validating GPU cluster (%s)", spec.Name), c.ValidationWarning)
@@ -593,6 +602,7 @@ func (r *gpuClusterResource) readImported(ctx context.Context, m *gpuClusterMode
 		m.SecurityGroupIDs, _ = types.SetValueFrom(ctx, types.StringType, s.SecurityGroupIDs)
 	}
 	nullValidation(m)
+	m.Orchestrator, m.SlurmControllerConfig = types.ObjectNull(orchestratorType), types.StringNull()
 	m.Timeouts = timeouts.Value{Object: types.ObjectNull(map[string]attr.Type{"create": types.StringType, "update": types.StringType, "delete": types.StringType})}
 }
 
@@ -753,6 +763,7 @@ func gpuClusterSpec(ctx context.Context, m, config *gpuClusterModel, diags *diag
 	s.UserData = str("user_data", m.UserData)
 	s.MetadataHopLimit = hopLimit(m.MetadataHopLimit, &s.Unknown)
 	s.Validation = gpuValidationSpec(ctx, m.Validation, &s, diags)
+	s.Slurm = slurmSpecFrom(ctx, m.Orchestrator, &s.Unknown, diags)
 	if m.Tags.IsUnknown() {
 		s.Unknown = append(s.Unknown, "tags")
 	} else if !m.Tags.IsNull() {

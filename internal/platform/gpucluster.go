@@ -81,6 +81,9 @@ type GPUClusterSpec struct {
 	// Validation is the validation gate; nil means none (the nodes are not
 	// validated and apply does not wait for reports).
 	Validation *ValidationSpec
+	// Slurm is orchestrator.slurm: the nodes join a Slurm cluster; nil
+	// means they join none.
+	Slurm *SlurmSpec
 
 	// CreationToken is the owner's token the front end recorded (Terraform
 	// state, Pulumi outputs); empty for a create, which makes one.
@@ -133,6 +136,9 @@ func ValidateGPUCluster(spec GPUClusterSpec, unknown []string) []Problem {
 		ps = append(ps, Problem{Path: path, Summary: summary, Detail: detail})
 	}
 	ps = append(ps, s.validateInputs()...)
+	if s.Slurm != nil {
+		ps = append(ps, s.Slurm.validate(s.Known, s.Validation != nil)...)
+	}
 	if s.Known("name") && !clusterNameRE().MatchString(s.Name) {
 		add("name", "Invalid cluster name", fmt.Sprintf("%q: use 1 to 100 letters, digits, '-', '_' or '.', starting with a letter or digit. It names the launch template (mlplatform-NAME) and tags every node.", s.Name))
 	}

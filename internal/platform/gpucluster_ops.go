@@ -38,6 +38,10 @@ type GPUClusterPlan struct {
 	// against and the user data that runs it (the validation block); ""
 	// without one or when an input is not known yet.
 	Profile, Bootstrap string
+	// SlurmControllerConfig is what the Slurm controller needs for the
+	// nodes (orchestrator.slurm); "" without one or when an input is not
+	// known yet.
+	SlurmControllerConfig string
 	// Change is set by PlanGPUCluster: what applying the spec over
 	// the recorded cluster does.
 	Change     *GPUClusterChangeSet
@@ -131,6 +135,9 @@ func (e *Env) planGPUCluster(ctx context.Context, spec GPUClusterSpec) (*GPUClus
 	}
 	if spec.Validation != nil {
 		refs = append(refs, spec.Validation.ResidencyRefs("validation", spec.Known)...)
+	}
+	if spec.Slurm != nil {
+		refs = append(refs, spec.Slurm.residencyRefs(spec.Known)...)
 	}
 	if strings.HasPrefix(spec.InstanceProfile, "arn:") && spec.Known("instance_profile") {
 		refs = append(refs, residency.Ref{Path: "instance_profile", Kind: residency.KindARN, Value: spec.InstanceProfile})

@@ -98,6 +98,9 @@ type GPUCluster struct {
 	// ValidationProfile and ValidationBootstrap are what the nodes were
 	// given (the validation block); "" without one.
 	ValidationProfile, ValidationBootstrap string
+	// SlurmControllerConfig is what the Slurm controller needs for the
+	// nodes (orchestrator.slurm); "" without one.
+	SlurmControllerConfig string
 }
 
 // gpuClusterFromCloud converts what internal/cloud found; nil stays nil.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mlplatform/mlplatform/hwprobe/slurm"
 	"github.com/mlplatform/mlplatform/internal/cloud"
 )
 
@@ -40,7 +41,7 @@ func (e *Env) planValidation(ctx context.Context, spec GPUClusterSpec, p *GPUClu
 	p.Attested, attestProblems = planAttestation(v, p.ImageID, p.imageTPM, spec.Known)
 	p.Problems = append(p.Problems, attestProblems...)
 	known := spec.validationKnown() && spec.Known("name") && spec.Known("instance_type") && spec.Known("user_data") &&
-		spec.Known("efa_interfaces") && len(p.allowedOffered) > 0
+		spec.Known("efa_interfaces") && len(p.allowedOffered) > 0 && (spec.Slurm == nil || slurmKnown(spec.Known, spec.Unknown) && p.PlacementGroup != "")
 	if !known || p.Type.Name == "" {
 		return nil
 	}
@@ -54,8 +55,15 @@ func (e *Env) planValidation(ctx context.Context, spec GPUClusterSpec, p *GPUClu
 	}
 	prof := ProfileForGPUCluster(spec, NodeFactsFromCatalog(it, p.EFAInterfaces), e.Region(), p.allowedOffered)
 	p.Profile = RenderProfile(prof)
+	var join *slurm.JoinConfig
+	if spec.Slurm != nil {
+		n := slurmNodeFromProfile(spec.Slurm, spec.Name, p.Profile, prof, p.EFAInterfaces, p.PlacementGroup)
+		c := slurmJoinConfig(spec.Slurm, e.Region(), spec.Name, true, n)
+		join = &c
+		p.SlurmControllerConfig = SlurmControllerConfig(spec.Slurm, spec.Name, n, MaxGPUClusterNodes)
+	}
 	ud, err := Bootstrap(BootstrapInput{Profile: p.Profile, Region: e.Region(), UserData: spec.UserData,
-		HwprobeS3URI: v.HwprobeS3URI, HwprobeSHA256: v.HwprobeSHA256, GPU: it.GPU != nil})
+		HwprobeS3URI: v.HwprobeS3URI, HwprobeSHA256: v.HwprobeSHA256, GPU: it.GPU != nil, Slurm: join})
 	if err != nil {
 		p.Problems = append(p.Problems, Problem{Path: "user_data", Summary: "User data cannot run beside the validation bootstrap", Detail: err.Error()})
 		return nil
@@ -136,7 +144,7 @@ func (e *Env) gateAfterConverge(ctx context.Context, spec GPUClusterSpec, plan *
 	}
 	out, err := e.gateGPUCluster(ctx, spec, plan, c, o)
 	if out != nil {
-		out.ValidationProfile, out.ValidationBootstrap = plan.Profile, plan.Bootstrap
+		out.ValidationProfile, out.ValidationBootstrap, out.SlurmControllerConfig = plan.Profile, plan.Bootstrap, plan.SlurmControllerConfig
 	}
 	if err != nil {
 		return out, &PartialError{Err: err}

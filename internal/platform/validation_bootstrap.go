@@ -11,6 +11,8 @@ import (
 	"mime/multipart"
 	"net/textproto"
 	"strings"
+
+	"github.com/mlplatform/mlplatform/hwprobe/slurm"
 )
 
 // The bootstrap is cloud-init user data, MIME multipart so that a user's
@@ -49,6 +51,10 @@ type BootstrapInput struct {
 	// No node completes its own launch lifecycle action: the gate or the
 	// approver does (cpufootprint_approve.go).
 	GPU bool
+	// Slurm, when set, joins the node to a Slurm cluster after it
+	// published its report: the configuration is written beside the
+	// profile, and `hwprobe slurm join` acts on it.
+	Slurm *slurm.JoinConfig
 }
 
 // cloudConfig is the cloud-config part (JSON is YAML, so cloud-init reads
@@ -67,7 +73,7 @@ type mergeRule struct {
 type writeFile struct {
 	Path        string `json:"path"`
 	Permissions string `json:"permissions"`
-	Encoding    string `json:"encoding"`
+	Encoding    string `json:"encoding,omitempty"`
 	Content     string `json:"content"`
 }
 
@@ -125,6 +131,17 @@ func Bootstrap(in BootstrapInput) (string, error) {
 		MergeHow: []mergeRule{{Name: "list", Settings: []string{"append"}}, {Name: "dict", Settings: []string{"no_replace", "recurse_list"}}},
 		WriteFiles: []writeFile{{Path: BootstrapProfilePath, Permissions: "0644", Encoding: "b64",
 			Content: base64.StdEncoding.EncodeToString([]byte(in.Profile))}},
+	}
+	if in.Slurm != nil {
+		if err := in.Slurm.Validate(); err != nil {
+			return "", err
+		}
+		raw, err := json.MarshalIndent(in.Slurm, "", "  ")
+		if err != nil {
+			return "", err
+		}
+		// Plain text, so that the plan shows it.
+		cc.WriteFiles = append(cc.WriteFiles, writeFile{Path: slurm.JoinConfigPath, Permissions: "0644", Content: string(raw) + "\n"})
 	}
 	ccJSON, err := json.Marshal(cc)
 	if err != nil {
@@ -185,6 +202,12 @@ func bootstrapScript(in BootstrapInput) string {
 	s.WriteString("  systemctl daemon-reload && systemctl enable --now " + challengeUnit + " || log 'cannot start the challenge service'\n")
 	s.WriteString("else\n  nohup $serve >>/var/log/" + challengeUnit + ".log 2>&1 &\nfi\n")
 	s.WriteString("log 'answering validation challenges'\n")
+	if in.Slurm != nil {
+		// After the report: slurmd's first health check (before the node
+		// registers) reads the boot report, so a node that failed joins
+		// drained.
+		fmt.Fprintf(&s, "if \"$hwprobe\" slurm join --config %s; then log 'joined Slurm'; else log \"cannot join Slurm (exit $?)\"; exit 2; fi\n", slurm.JoinConfigPath)
+	}
 	return s.String()
 }
 
@@ -193,6 +216,8 @@ type BootstrapParts struct {
 	UserData string // the user's own part, "" when none
 	Profile  string // the profile's HCL text
 	Script   string // the bootstrap script
+	// Slurm is the node's Slurm join configuration; nil when it joins none.
+	Slurm *slurm.JoinConfig
 }
 
 // ParseBootstrap reads user data that Bootstrap rendered back into its
@@ -235,6 +260,13 @@ func ParseBootstrap(userData string) (BootstrapParts, error) {
 				return BootstrapParts{}, fmt.Errorf("profile part: %w", err)
 			}
 			for _, f := range cc.WriteFiles {
+				if f.Path == slurm.JoinConfigPath {
+					c, err := slurm.ParseJoinConfig([]byte(f.Content))
+					if err != nil {
+						return BootstrapParts{}, err
+					}
+					out.Slurm = &c
+				}
 				if f.Path == BootstrapProfilePath {
 					raw, err := base64.StdEncoding.DecodeString(f.Content)
 					if err != nil {
