@@ -157,3 +157,11 @@ func appliedSlurmConfig(c *platform.GPUCluster) string {
 	}
 	return c.SlurmControllerConfig
 }
+
+// appliedFootprintSlurmConfig is what a footprint's apply rendered.
+func appliedFootprintSlurmConfig(f *platform.CPUFootprint) string {
+	if f == nil || f.Applied == nil {
+		return ""
+	}
+	return f.Applied.SlurmControllerConfig
+}

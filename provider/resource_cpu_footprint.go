@@ -34,48 +34,50 @@ type cpuFootprintResource struct {
 }
 
 type cpuFootprintModel struct {
-	ID                   types.String   `tfsdk:"id"`
-	Name                 types.String   `tfsdk:"name"`
-	Requirements         types.Object   `tfsdk:"requirements"`
-	InstanceType         types.String   `tfsdk:"instance_type"`
-	CapacityType         types.String   `tfsdk:"capacity_type"`
-	OnDemandBase         types.Int64    `tfsdk:"on_demand_base"`
-	MinSize              types.Int64    `tfsdk:"min_size"`
-	MaxSize              types.Int64    `tfsdk:"max_size"`
-	DesiredCapacity      types.Int64    `tfsdk:"desired_capacity"`
-	Schedule             types.List     `tfsdk:"schedule"`
-	SubnetIDs            types.List     `tfsdk:"subnet_ids"`
-	Image                types.String   `tfsdk:"image"`
-	ImageID              types.String   `tfsdk:"image_id"`
-	SecurityGroupIDs     types.Set      `tfsdk:"security_group_ids"`
-	InstanceProfile      types.String   `tfsdk:"instance_profile"`
-	KMSKeyARN            types.String   `tfsdk:"kms_key_arn"`
-	RootVolume           types.Object   `tfsdk:"root_volume"`
-	DataVolumes          types.List     `tfsdk:"data_volumes"`
-	UserData             types.String   `tfsdk:"user_data"`
-	MetadataHopLimit     types.Int64    `tfsdk:"metadata_hop_limit"`
-	MinHealthyPercentage types.Int64    `tfsdk:"min_healthy_percentage"`
-	Tags                 types.Map      `tfsdk:"tags"`
-	TagsAll              types.Map      `tfsdk:"tags_all"`
-	ChosenInstanceType   types.String   `tfsdk:"chosen_instance_type"`
-	DecisionReason       types.String   `tfsdk:"decision_reason"`
-	RejectedCheaper      types.List     `tfsdk:"rejected_cheaper"`
-	Candidates           types.List     `tfsdk:"candidates"`
-	InstanceTypes        types.List     `tfsdk:"instance_types"`
-	HourlyPriceUSD       types.Float64  `tfsdk:"hourly_price_usd"`
-	PriceSource          types.String   `tfsdk:"price_source"`
-	MonthlyCostUSD       types.Float64  `tfsdk:"monthly_cost_usd"`
-	MonthlyScheduledUSD  types.Float64  `tfsdk:"monthly_cost_scheduled_usd"`
-	CostNote             types.String   `tfsdk:"cost_note"`
-	ASGName              types.String   `tfsdk:"asg_name"`
-	LaunchTemplateID     types.String   `tfsdk:"launch_template_id"`
-	CreationToken        types.String   `tfsdk:"creation_token"`
-	Timeouts             timeouts.Value `tfsdk:"timeouts"`
-	Validation           types.Object   `tfsdk:"validation"`
-	ValidationProfile    types.String   `tfsdk:"validation_profile"`
-	ValidationBootstrap  types.String   `tfsdk:"validation_bootstrap"`
-	ValidationApprover   types.String   `tfsdk:"validation_approver"`
-	ValidationResults    types.List     `tfsdk:"validation_results"`
+	ID                    types.String   `tfsdk:"id"`
+	Name                  types.String   `tfsdk:"name"`
+	Requirements          types.Object   `tfsdk:"requirements"`
+	InstanceType          types.String   `tfsdk:"instance_type"`
+	CapacityType          types.String   `tfsdk:"capacity_type"`
+	OnDemandBase          types.Int64    `tfsdk:"on_demand_base"`
+	MinSize               types.Int64    `tfsdk:"min_size"`
+	MaxSize               types.Int64    `tfsdk:"max_size"`
+	DesiredCapacity       types.Int64    `tfsdk:"desired_capacity"`
+	Schedule              types.List     `tfsdk:"schedule"`
+	SubnetIDs             types.List     `tfsdk:"subnet_ids"`
+	Image                 types.String   `tfsdk:"image"`
+	ImageID               types.String   `tfsdk:"image_id"`
+	SecurityGroupIDs      types.Set      `tfsdk:"security_group_ids"`
+	InstanceProfile       types.String   `tfsdk:"instance_profile"`
+	KMSKeyARN             types.String   `tfsdk:"kms_key_arn"`
+	RootVolume            types.Object   `tfsdk:"root_volume"`
+	DataVolumes           types.List     `tfsdk:"data_volumes"`
+	UserData              types.String   `tfsdk:"user_data"`
+	MetadataHopLimit      types.Int64    `tfsdk:"metadata_hop_limit"`
+	MinHealthyPercentage  types.Int64    `tfsdk:"min_healthy_percentage"`
+	Tags                  types.Map      `tfsdk:"tags"`
+	TagsAll               types.Map      `tfsdk:"tags_all"`
+	ChosenInstanceType    types.String   `tfsdk:"chosen_instance_type"`
+	DecisionReason        types.String   `tfsdk:"decision_reason"`
+	RejectedCheaper       types.List     `tfsdk:"rejected_cheaper"`
+	Candidates            types.List     `tfsdk:"candidates"`
+	InstanceTypes         types.List     `tfsdk:"instance_types"`
+	HourlyPriceUSD        types.Float64  `tfsdk:"hourly_price_usd"`
+	PriceSource           types.String   `tfsdk:"price_source"`
+	MonthlyCostUSD        types.Float64  `tfsdk:"monthly_cost_usd"`
+	MonthlyScheduledUSD   types.Float64  `tfsdk:"monthly_cost_scheduled_usd"`
+	CostNote              types.String   `tfsdk:"cost_note"`
+	ASGName               types.String   `tfsdk:"asg_name"`
+	LaunchTemplateID      types.String   `tfsdk:"launch_template_id"`
+	CreationToken         types.String   `tfsdk:"creation_token"`
+	Timeouts              timeouts.Value `tfsdk:"timeouts"`
+	Validation            types.Object   `tfsdk:"validation"`
+	ValidationProfile     types.String   `tfsdk:"validation_profile"`
+	ValidationBootstrap   types.String   `tfsdk:"validation_bootstrap"`
+	ValidationApprover    types.String   `tfsdk:"validation_approver"`
+	ValidationResults     types.List     `tfsdk:"validation_results"`
+	Orchestrator          types.Object   `tfsdk:"orchestrator"`
+	SlurmControllerConfig types.String   `tfsdk:"slurm_controller_config"`
 }
 
 type cpuRequirementsModel struct {
@@ -216,6 +218,9 @@ func (r *cpuFootprintResource) Schema(ctx context.Context, _ resource.SchemaRequ
 	for k, a := range cpuFootprintValidationSchema() {
 		resp.Schema.Attributes[k] = a
 	}
+	for k, a := range orchestratorSchema("An instance's Slurm name is `PREFIX-INSTANCEID`.") {
+		resp.Schema.Attributes[k] = a
+	}
 }
 
 func (r *cpuFootprintResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
@@ -284,6 +289,7 @@ func (r *cpuFootprintResource) ModifyPlan(ctx context.Context, req resource.Modi
 		plan.ASGName = types.StringValue(platform.CPUFootprintResourceName(spec.Name))
 	}
 	planFootprintValidationAttrs(&plan, &state, p, prior != nil, p.Change != nil && !p.Change.Empty())
+	plan.SlurmControllerConfig = planSlurmControllerConfig(plan.Orchestrator, p.SlurmControllerConfig)
 	if cs := p.Change; cs != nil {
 		warnHopLimit(cs.InPlace, &resp.Diagnostics)
 		for _, c := range cs.Replace {
@@ -320,6 +326,8 @@ func (r *cpuFootprintResource) Create(ctx context.Context, req resource.CreateRe
 		// exists goes to state, tainted, so nothing is orphaned.
 		setCPUFootprintState(ctx, &plan, platform.RecordCPUFootprint(f, cpuFootprintRecord(ctx, &plan, &resp.Diagnostics)), &resp.Diagnostics)
 		setFootprintValidation(ctx, &plan, f, &resp.Diagnostics)
+		finishSlurmControllerConfig(&plan.SlurmControllerConfig, plan.Orchestrator, appliedFootprintSlurmConfig(f))
+		finishSlurmControllerConfig(&plan.SlurmControllerConfig, plan.Orchestrator, appliedFootprintSlurmConfig(f))
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 		if f.ValidationWarning != "" {
 			resp.Diagnostics.AddWarning(fmt.Sprintf("validating CPU footprint (%s)", spec.Name), f.ValidationWarning)
@@ -359,6 +367,7 @@ func (r *cpuFootprintResource) Read(ctx context.Context, req resource.ReadReques
 		state.Validation = types.ObjectNull(gpuValidationType)
 		state.ValidationProfile, state.ValidationBootstrap, state.ValidationApprover = types.StringNull(), types.StringNull(), types.StringNull()
 		state.ValidationResults = types.ListNull(gpuValidationResultType)
+		state.Orchestrator, state.SlurmControllerConfig = types.ObjectNull(orchestratorType), types.StringNull()
 	} else {
 		rec = platform.ReadBackCPUFootprint(f, cpuFootprintRecord(ctx, &state, &resp.Diagnostics))
 	}
@@ -751,6 +760,7 @@ func cpuFootprintSpec(ctx context.Context, m, config *cpuFootprintModel, diags *
 	s.UserData = str("user_data", m.UserData)
 	s.MetadataHopLimit = hopLimit(m.MetadataHopLimit, &s.Unknown)
 	s.Validation = footprintValidationSpec(ctx, m.Validation, &s, diags)
+	s.Slurm = slurmSpecFrom(ctx, m.Orchestrator, &s.Unknown, diags)
 	s.MinHealthyPercentage = num("min_healthy_percentage", m.MinHealthyPercentage)
 	if m.Tags.IsUnknown() {
 		unknown("tags")

@@ -88,6 +88,9 @@ type CPUFootprintSpec struct {
 	// hwprobe against the chosen type's profile and waits in its launch
 	// lifecycle hook until it passed.
 	Validation *ValidationSpec
+	// Slurm is orchestrator.slurm: the instances join a Slurm cluster
+	// (named PREFIX-INSTANCEID); nil means they join none.
+	Slurm *SlurmSpec
 
 	// CreationToken is the owner's token the front end recorded; empty for
 	// a create, which makes one.
@@ -166,6 +169,9 @@ func ValidateCPUFootprint(spec CPUFootprintSpec, unknown []string) []Problem {
 	}
 	ps = append(ps, s.validateLaunch()...)
 	ps = append(ps, s.validationProblems()...)
+	if s.Slurm != nil {
+		ps = append(ps, s.Slurm.validate(s.known, s.Validation != nil)...)
+	}
 	if s.known("name") && !footprintNameRE().MatchString(s.Name) {
 		add("name", "Invalid name", "%q: use 1-100 letters, digits, '.', '-' or '_', starting with a letter or digit.", s.Name)
 	}

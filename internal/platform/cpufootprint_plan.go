@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"maps"
 	"slices"
 	"strings"
@@ -48,6 +49,10 @@ type CPUFootprintPlan struct {
 	// Approver is the approver configuration (ApproverConfig, JSON) that
 	// decides the launches after apply; "" when Profile is.
 	Approver string
+	// SlurmControllerConfig is what the Slurm controller needs for the
+	// instances (orchestrator.slurm); "" without one or while an input is
+	// known only at apply.
+	SlurmControllerConfig string
 
 	template cloud.FootprintTemplate
 }
@@ -92,6 +97,9 @@ func (e *Env) planCPUFootprint(ctx context.Context, spec CPUFootprintSpec) (*CPU
 	}
 	if spec.Validation != nil {
 		refs = append(refs, spec.Validation.ResidencyRefs("validation", spec.Known)...)
+	}
+	if spec.Slurm != nil {
+		refs = append(refs, spec.Slurm.residencyRefs(spec.Known)...)
 	}
 	if strings.HasPrefix(spec.InstanceProfile, "arn:") && spec.known("instance_profile") {
 		refs = append(refs, residency.Ref{Path: "instance_profile", Kind: residency.KindARN, Value: spec.InstanceProfile})
@@ -266,6 +274,9 @@ func cpuFootprintChange(prior CPUFootprintRecord, spec CPUFootprintSpec, p *CPUF
 	}
 	if !spec.validationKnown() || !validationRenderEqual(o.Validation, spec.Validation) {
 		add(&c.Roll, "validation", "the profile and bootstrap the instances run change: the instances roll")
+	}
+	if !slurmKnown(spec.known, spec.Unknown) || !reflect.DeepEqual(o.Slurm, spec.Slurm) {
+		add(&c.Roll, SlurmPath, "how the instances join Slurm changes: the instances roll")
 	}
 	if (o.Validation == nil) != (spec.Validation == nil) || o.Validation != nil && spec.Validation != nil &&
 		FootprintValidationHook(*o.Validation) != FootprintValidationHook(*spec.Validation) {

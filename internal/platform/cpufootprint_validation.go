@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mlplatform/mlplatform/hwprobe/profile"
+	"github.com/mlplatform/mlplatform/hwprobe/slurm"
 	"github.com/mlplatform/mlplatform/internal/cloud"
 )
 
@@ -74,10 +76,14 @@ func lifecycleOnFail(v ValidationSpec) string {
 // memory, CPU features), the validation block's benchmarks, and the
 // footprint's reports prefix.
 func ProfileForCPUFootprint(name string, v ValidationSpec, facts NodeFacts, region string, zoneIDs []string) string {
-	return RenderProfile(ProfileForInstanceType(v, facts, ProfileTarget{
+	return RenderProfile(footprintProfile(name, v, facts, region, zoneIDs))
+}
+
+func footprintProfile(name string, v ValidationSpec, facts NodeFacts, region string, zoneIDs []string) *profile.Profile {
+	return ProfileForInstanceType(v, facts, ProfileTarget{
 		Name: name, Region: region, ZoneIDs: zoneIDs,
 		ReportsPrefix: v.ReportsPrefix(name), ReportsKMSKeyARN: v.ReportsKMSKeyARN,
-	}))
+	})
 }
 
 // FootprintBootstrap is the user data of a validated footprint's
@@ -85,9 +91,9 @@ func ProfileForCPUFootprint(name string, v ValidationSpec, facts NodeFacts, regi
 // validates, publishes and answers the gate's challenges. The instance
 // does not complete its own launch lifecycle action: the gate does, or
 // the approver (cpufootprint_approve.go).
-func FootprintBootstrap(region, profileText, userData string, v ValidationSpec) (string, error) {
+func FootprintBootstrap(region, profileText, userData string, v ValidationSpec, join *slurm.JoinConfig) (string, error) {
 	return Bootstrap(BootstrapInput{Profile: profileText, Region: region, UserData: userData,
-		HwprobeS3URI: v.HwprobeS3URI, HwprobeSHA256: v.HwprobeSHA256})
+		HwprobeS3URI: v.HwprobeS3URI, HwprobeSHA256: v.HwprobeSHA256, Slurm: join})
 }
 
 // planFootprintValidation renders the profile and bootstrap into the plan
@@ -109,7 +115,7 @@ func (e *Env) planFootprintValidation(ctx context.Context, spec CPUFootprintSpec
 	var attestProblems []Problem
 	p.Attested, attestProblems = planAttestation(v, p.ImageID, p.imageTPM, spec.Known)
 	p.Problems = append(p.Problems, attestProblems...)
-	if !p.Decided || !spec.validationKnown() || !spec.Known("name") || !spec.Known("user_data") {
+	if !p.Decided || !spec.validationKnown() || !spec.Known("name") || !spec.Known("user_data") || spec.Slurm != nil && !slurmKnown(spec.Known, spec.Unknown) {
 		return nil
 	}
 	cat, err := e.CatalogFor(ctx, p.Decision.InstanceType)
@@ -120,8 +126,16 @@ func (e *Env) planFootprintValidation(ctx context.Context, spec CPUFootprintSpec
 	if !ok {
 		return nil // Decide said so
 	}
-	p.Profile = ProfileForCPUFootprint(spec.Name, *v, NodeFactsFromCatalog(it, 0), e.Region(), p.Decision.ZoneIDs)
-	ud, err := FootprintBootstrap(e.Region(), p.Profile, spec.UserData, *v)
+	prof := footprintProfile(spec.Name, *v, NodeFactsFromCatalog(it, 0), e.Region(), p.Decision.ZoneIDs)
+	p.Profile = RenderProfile(prof)
+	var join *slurm.JoinConfig
+	if spec.Slurm != nil {
+		n := slurmNodeFromProfile(spec.Slurm, spec.Name, p.Profile, prof, 0, "")
+		c := slurmJoinConfig(spec.Slurm, e.Region(), spec.Name, false, n)
+		join = &c
+		p.SlurmControllerConfig = SlurmControllerConfig(spec.Slurm, spec.Name, n, MaxFootprintSize)
+	}
+	ud, err := FootprintBootstrap(e.Region(), p.Profile, spec.UserData, *v, join)
 	if err != nil {
 		p.Problems = append(p.Problems, Problem{Path: "user_data", Summary: "User data cannot run beside the validation bootstrap", Detail: err.Error()})
 		return nil
