@@ -1,7 +1,9 @@
 package slurm
 
 import (
+	"bytes"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -68,6 +70,57 @@ func FuzzParseStat(f *testing.F) {
 		_, ppid, err := ParseStat([]byte(s))
 		if err == nil && ppid < 0 {
 			t.Fatalf("ppid %d", ppid)
+		}
+	})
+}
+
+// FuzzMungeKey: a secret's value gives a key of 32 to 1024 bytes or an
+// error that names the secret and never shows the value.
+func FuzzMungeKey(f *testing.F) {
+	f.Add([]byte(nil), "c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LXNlY3JldC0=", false)
+	f.Add(bytes.Repeat([]byte{0}, 32), "", true)
+	f.Add([]byte("short"), "", true)
+	f.Add([]byte(nil), "not base64 at all, really not", false)
+	f.Fuzz(func(t *testing.T, bin []byte, text string, binary bool) {
+		const arn = "arn:aws:secretsmanager:me-central-1:1:secret:m"
+		var key []byte
+		var err error
+		if binary {
+			key, err = MungeKey(arn, bin, nil)
+		} else {
+			key, err = MungeKey(arn, nil, &text)
+		}
+		if err != nil {
+			if !strings.Contains(err.Error(), arn) {
+				t.Fatalf("error %q does not name the secret", err)
+			}
+			if len(text) >= 8 && strings.Contains(err.Error(), text) || len(bin) >= 8 && strings.Contains(err.Error(), string(bin)) {
+				t.Fatalf("error %q shows the value", err)
+			}
+			return
+		}
+		if len(key) < MinMungeKey || len(key) > MaxMungeKey {
+			t.Fatalf("%d-byte key accepted", len(key))
+		}
+	})
+}
+
+// FuzzQuoteArgs: quoted arguments read back, as systemd splits them, as
+// the same arguments.
+func FuzzQuoteArgs(f *testing.F) {
+	f.Add("-N", "train-3", "Gres=gpu:h100:8 Feature=a,b RealMemory=1")
+	f.Add("a b", "", "x'y")
+	f.Fuzz(func(t *testing.T, a, b, c string) {
+		args := []string{a, b, c}
+		q, err := QuoteArgs(args)
+		if err != nil {
+			return
+		}
+		if strings.ContainsAny(q, "\"\\$`\n") {
+			t.Fatalf("%q", q)
+		}
+		if got := splitSystemd(q); !reflect.DeepEqual(got, args) {
+			t.Fatalf("%q reads as %q", q, got)
 		}
 	})
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/mlplatform/mlplatform/hwprobe/lifecycle"
 	"github.com/mlplatform/mlplatform/hwprobe/probe"
 	"github.com/mlplatform/mlplatform/hwprobe/report"
+	"github.com/mlplatform/mlplatform/hwprobe/slurm"
 	"github.com/mlplatform/mlplatform/hwprobe/validate"
 )
 
@@ -63,6 +64,7 @@ type app struct {
 	newS3          func(ctx context.Context, region string, pathStyle bool) (report.S3, error)
 	newAutoScaling func(ctx context.Context, region string) (lifecycle.API, error)
 	newAttester    func(ctx context.Context) (attester, error)
+	newSecrets     func(ctx context.Context, region string) (slurm.SecretsAPI, error)
 	now            func() time.Time
 }
 
@@ -80,7 +82,10 @@ func newApp(stdout, stderr io.Writer, getenv func(string) string) *app {
 			return lifecycle.NewClient(ctx, region)
 		},
 		newAttester: newNitroTPM,
-		now:         time.Now,
+		newSecrets: func(ctx context.Context, region string) (slurm.SecretsAPI, error) {
+			return slurm.NewSecretsClient(ctx, region)
+		},
+		now: time.Now,
 	}
 }
 
@@ -97,7 +102,7 @@ func commands() []command {
 		{"validate", "check the node against a profile and run its benchmarks", validateCmd},
 		{"report", "publish a validation report to S3 (report publish), answer the gate's challenges (report serve)", reportCmd},
 		{"bench", "run training and inference benchmarks", benchCmd},
-		{"slurm", "Slurm's node health check: drain a failing node, resume it when it passes (slurm health-check)", slurmCmd},
+		{"slurm", "join the node to Slurm (slurm join); its health check: drain a failing node, resume it when it passes (slurm health-check)", slurmCmd},
 		{"lifecycle", "complete the node's Auto Scaling launch lifecycle action (lifecycle complete)", lifecycleCmd},
 		{"version", "print the hwprobe version", versionCmd},
 	}

@@ -44,13 +44,22 @@ func commandArgs(argv0 string, args []string) []string {
 }
 
 func slurmCmd(ctx context.Context, a *app, args []string) error {
-	if len(args) > 0 && args[0] == "health-check" {
-		return healthCheckCmd(ctx, a, args[1:])
+	if len(args) > 0 {
+		switch args[0] {
+		case "health-check":
+			return healthCheckCmd(ctx, a, args[1:])
+		case "join":
+			return joinCmd(ctx, a, args[1:])
+		}
 	}
-	fset := newFlags(a, "slurm", "health-check [flags]", `
+	fset := newFlags(a, "slurm", "join|health-check [flags]", `
 Work with Slurm.
 
 Subcommands:
+  join          join the node to a Slurm cluster as a dynamic node
+                (configless slurmd -Z): its name from the instance
+                metadata, the munge key from Secrets Manager, slurmd's
+                options, then munge and slurmd started through systemd
   health-check  slurmd's HealthCheckProgram: check the node quickly, drain
                 it in Slurm when it fails (reason "hwprobe: CHECK: ..."),
                 resume it when it passes again and hwprobe drained it`,
@@ -58,7 +67,7 @@ Subcommands:
 	if done, err := parse(a, fset, args); done {
 		return err
 	}
-	return cannotRun(errors.New(`slurm: missing subcommand (try "hwprobe slurm health-check --help")`))
+	return cannotRun(errors.New(`slurm: missing subcommand (try "hwprobe slurm join --help" or "hwprobe slurm health-check --help")`))
 }
 
 // healthCheckDefaultTimeout keeps a run well under the 60 s after which

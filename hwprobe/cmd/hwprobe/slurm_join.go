@@ -1,0 +1,300 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mlplatform/mlplatform/hwprobe/slurm"
+)
+
+// Where a node's Slurm pieces live (the defaults of slurm join's flags).
+const (
+	mungeKeyPath       = "/etc/munge/munge.key"
+	slurmdEnvFiles     = "/etc/sysconfig/slurmd,/etc/default/slurmd"
+	systemdUnitDir     = "/etc/systemd/system"
+	healthCheckLinkDir = "/usr/local/sbin"
+)
+
+// slurmdCandidates are where slurmd is looked for after PATH (slurmd's
+// systemd unit gives its own path; the join only checks it is installed).
+var slurmdCandidates = []string{"/usr/sbin/slurmd", "/usr/local/sbin/slurmd", "/opt/slurm/sbin/slurmd"}
+
+func joinCmd(ctx context.Context, a *app, args []string) error {
+	fset := newFlags(a, "slurm join", "[--config FILE] [--no-start | --dry-run] [flags]", `
+Join this node to a Slurm cluster as a dynamic node (slurmd -Z), configless:
+slurmd fetches slurm.conf and gres.conf from the controller. The node's
+bootstrap runs it once, from the join configuration the platform rendered
+(JSON, --config: controllers, the munge key's secret, how the node is named,
+slurmd's --conf with its Gres, Feature and RealMemory).
+
+  1. Names the node from the instance metadata service (IMDSv2): PREFIX-N,
+     N the entry at its ami-launch-index of the ranges in its index tag
+     (instance metadata tags must be enabled), or PREFIX-INSTANCEID.
+  2. Reads the munge key from Secrets Manager (SecretBinary, or base64
+     SecretString; 32 to 1024 bytes) and writes it to --munge-key
+     atomically, mode 0400, owned by --munge-user when that user exists.
+  3. Links --health-check-link to this hwprobe, for slurm.conf's
+     HealthCheckProgram (it runs "hwprobe slurm health-check").
+  4. Sets SLURMD_OPTIONS in slurmd's environment files (--slurmd-env, each
+     where its directory exists), lets slurmd.service start without a local
+     slurm.conf (a drop-in under --systemd-dir), restarts munge, enables
+     and restarts slurmd (systemctl).
+
+--no-start does 1 to 3 and prints {"node_name": ..., "slurmd_args": [...]}
+for a caller that starts slurmd itself. --dry-run reads the configuration
+and the instance metadata and prints what would be done: it reads no
+secret and writes nothing.
+
+Exit codes: 0 joined (or printed); 2 it could not: a bad configuration, no
+slurmd or systemctl, an instance metadata or Secrets Manager error.`,
+		"hwprobe slurm join --config /etc/mlplatform/slurm/join.json")
+	configPath := fset.String("config", slurm.JoinConfigPath, "join configuration `file` (JSON)")
+	mungeKey := fset.String("munge-key", mungeKeyPath, "write the munge key to this `file`")
+	mungeUser := fset.String("munge-user", "munge", "the munge key's owner, a `user` name (when that user exists; empty: not changed)")
+	envFiles := fset.String("slurmd-env", slurmdEnvFiles, "slurmd's environment `files`, comma-separated: SLURMD_OPTIONS is set in each whose directory exists")
+	unitDir := fset.String("systemd-dir", systemdUnitDir, "systemd unit `directory` for slurmd.service's drop-in (skipped when it does not exist)")
+	link := fset.String("health-check-link", filepath.Join(healthCheckLinkDir, healthCheckName), "symbolic `link` to this hwprobe for HealthCheckProgram (empty: none)")
+	slurmdFlag := fset.String("slurmd", "", "slurmd `program` that must be installed (default: PATH, then "+strings.Join(slurmdCandidates, ", ")+")")
+	systemctlFlag := fset.String("systemctl", "", "systemctl `program` (default: from PATH)")
+	noStart := fset.Bool("no-start", false, "write the munge key and the link, print the node name and slurmd's arguments as JSON; no systemd")
+	dryRun := fset.Bool("dry-run", false, "print what would be done; read no secret, write nothing")
+	timeout := fset.Duration("timeout", 2*time.Minute, "give up after this long")
+	if done, err := parse(a, fset, args); done {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	fail := func(err error) error { return cannotRun(fmt.Errorf("slurm join: %w", err)) }
+
+	raw, err := readFile(*configPath)
+	if err != nil {
+		return fail(err)
+	}
+	cfg, err := slurm.ParseJoinConfig(raw)
+	if err != nil {
+		return fail(fmt.Errorf("%s: %w", *configPath, err))
+	}
+
+	var systemctl string
+	if !*noStart {
+		if err := findSlurmd(*slurmdFlag); err != nil {
+			return fail(err)
+		}
+		if systemctl, err = lookProgram(*systemctlFlag, "systemctl"); err != nil {
+			return fail(fmt.Errorf("%w: slurmd is started through systemd (or give --no-start and start it yourself)", err))
+		}
+	}
+
+	node, err := slurm.ReadNode(ctx, a.newIMDS(), cfg)
+	if err != nil {
+		return fail(err)
+	}
+	slurmdArgs := cfg.SlurmdArgs(node.Name)
+	quoted, err := slurm.QuoteArgs(slurmdArgs)
+	if err != nil {
+		return fail(err)
+	}
+	var envPaths []string
+	for _, p := range strings.Split(*envFiles, ",") {
+		if p = strings.TrimSpace(p); p != "" && isDir(filepath.Dir(p)) {
+			envPaths = append(envPaths, p)
+		}
+	}
+	dropIn := ""
+	if isDir(*unitDir) {
+		dropIn = filepath.Join(*unitDir, slurm.SlurmdDropInName)
+	}
+	exe := ""
+	if *link != "" {
+		if exe, err = os.Executable(); err != nil {
+			return fail(fmt.Errorf("health check link: this program's path: %w", err))
+		}
+	}
+
+	if *dryRun {
+		w := a.stdout
+		fmt.Fprintf(w, "node %s (instance %s): dry run, nothing read from Secrets Manager, nothing written\n", node.Name, node.InstanceID)
+		fmt.Fprintf(w, "would write the munge key from %s to %s (mode 0400, owner %s)\n", cfg.MungeKeySecretARN, *mungeKey, orDefault(*mungeUser, "unchanged"))
+		if exe != "" {
+			fmt.Fprintf(w, "would link %s -> %s\n", *link, exe)
+		}
+		if !*noStart {
+			for _, p := range envPaths {
+				fmt.Fprintf(w, "would set in %s: %s=\"%s\"\n", p, slurm.SlurmdOptionsVar, quoted)
+			}
+			if dropIn != "" {
+				fmt.Fprintf(w, "would write %s (slurmd.service starts without a local slurm.conf)\n", dropIn)
+			}
+			fmt.Fprintf(w, "would run: %s\n", stepsText(systemctlSteps(dropIn != "")))
+		}
+		fmt.Fprintf(w, "slurmd %s\n", quoted)
+		return nil
+	}
+
+	secrets, err := a.newSecrets(ctx, cfg.Region)
+	if err != nil {
+		return fail(err)
+	}
+	key, err := slurm.FetchMungeKey(ctx, secrets, cfg.MungeKeySecretARN)
+	if err != nil {
+		return fail(err)
+	}
+	owner, err := lookupOwner(*mungeUser)
+	if err != nil {
+		fmt.Fprintf(a.stderr, "hwprobe: slurm join: %v: the munge key stays owned by %d\n", err, os.Geteuid())
+	}
+	if err := os.MkdirAll(filepath.Dir(*mungeKey), 0o700); err != nil {
+		return fail(fmt.Errorf("munge key: %w", err))
+	}
+	if err := slurm.WriteFileAtomic(*mungeKey, key, 0o400, owner); err != nil {
+		return fail(fmt.Errorf("munge key: %w", err))
+	}
+	if exe != "" {
+		if err := os.MkdirAll(filepath.Dir(*link), 0o755); err != nil {
+			return fail(fmt.Errorf("health check link: %w", err))
+		}
+		if err := slurm.SymlinkAtomic(exe, *link); err != nil {
+			return fail(fmt.Errorf("health check %w", err))
+		}
+	}
+
+	if *noStart {
+		b, err := json.Marshal(struct {
+			NodeName   string   `json:"node_name"`
+			SlurmdArgs []string `json:"slurmd_args"`
+		}{node.Name, slurmdArgs})
+		if err != nil {
+			return fail(err)
+		}
+		fmt.Fprintf(a.stdout, "%s\n", b)
+		return nil
+	}
+
+	for _, p := range envPaths {
+		old, err := os.ReadFile(p)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fail(fmt.Errorf("slurmd options: %w", err))
+		}
+		b, err := slurm.SetSlurmdOptions(old, slurmdArgs)
+		if err != nil {
+			return fail(err)
+		}
+		if err := slurm.WriteFileAtomic(p, b, 0o644, nil); err != nil {
+			return fail(fmt.Errorf("slurmd options: %w", err))
+		}
+	}
+	if dropIn != "" {
+		if err := os.MkdirAll(filepath.Dir(dropIn), 0o755); err != nil {
+			return fail(fmt.Errorf("slurmd unit drop-in: %w", err))
+		}
+		if err := slurm.WriteFileAtomic(dropIn, []byte(slurm.SlurmdDropIn), 0o644, nil); err != nil {
+			return fail(fmt.Errorf("slurmd unit drop-in: %w", err))
+		}
+	}
+	for _, step := range systemctlSteps(dropIn != "") {
+		out, err := exec.CommandContext(ctx, systemctl, step...).CombinedOutput()
+		if err != nil {
+			return fail(fmt.Errorf("%s: %w%s", stepsText([][]string{step}), err, lastLine(out)))
+		}
+	}
+	fmt.Fprintf(a.stdout, "node %s (instance %s) joins %s: slurmd %s\n", node.Name, node.InstanceID, strings.Join(cfg.Controllers, ","), quoted)
+	return nil
+}
+
+// systemctlSteps are the systemctl commands (their arguments) that start
+// the node's daemons: munge with the new key, then slurmd with its new
+// options.
+func systemctlSteps(reload bool) [][]string {
+	var s [][]string
+	if reload {
+		s = append(s, []string{"daemon-reload"})
+	}
+	return append(s, []string{"restart", "munge"}, []string{"enable", "slurmd"}, []string{"restart", "slurmd"})
+}
+
+func stepsText(steps [][]string) string {
+	var s []string
+	for _, st := range steps {
+		s = append(s, "systemctl "+strings.Join(st, " "))
+	}
+	return strings.Join(s, "; ")
+}
+
+// findSlurmd checks that slurmd is installed.
+func findSlurmd(flag string) error {
+	if flag != "" {
+		if _, err := os.Stat(flag); err != nil {
+			return fmt.Errorf("slurmd not found at %s: the image must have Slurm's slurmd and munge installed", flag)
+		}
+		return nil
+	}
+	if _, err := exec.LookPath("slurmd"); err == nil {
+		return nil
+	}
+	for _, p := range slurmdCandidates {
+		if _, err := os.Stat(p); err == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("slurmd not found in PATH nor in %s: the image must have Slurm's slurmd and munge installed", strings.Join(slurmdCandidates, ", "))
+}
+
+func lookProgram(flag, name string) (string, error) {
+	if flag != "" {
+		if _, err := os.Stat(flag); err != nil {
+			return "", fmt.Errorf("%s not found at %s", name, flag)
+		}
+		return flag, nil
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("%s not found in PATH", name)
+	}
+	return p, nil
+}
+
+// lookupOwner is the owner for the munge key: the user's uid and primary
+// group; nil, with the reason, when name is empty or no such user exists.
+func lookupOwner(name string) (*slurm.Owner, error) {
+	if name == "" {
+		return nil, nil
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		return nil, fmt.Errorf("no %s user (%v)", name, err)
+	}
+	uid, err1 := strconv.Atoi(u.Uid)
+	gid, err2 := strconv.Atoi(u.Gid)
+	if err1 != nil || err2 != nil {
+		return nil, fmt.Errorf("user %s: uid %q, gid %q are not numbers", name, u.Uid, u.Gid)
+	}
+	return &slurm.Owner{UID: uid, GID: gid}, nil
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}
+
+// lastLine is ": " and the last line of a program's output, or "".
+func lastLine(out []byte) string {
+	out = bytes.TrimSpace(out)
+	if i := bytes.LastIndexByte(out, '\n'); i >= 0 {
+		out = out[i+1:]
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return ": " + string(out)
+}
