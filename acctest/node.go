@@ -157,6 +157,10 @@ type NodePlayer struct {
 	// trusted by a configuration whose attestation_roots is NitroRootPEM.
 	// nil: the nodes have no NitroTPM.
 	Nitro *attesttest.Signer
+	// Slurm, when set, starts the slurmd of every node whose bootstrap
+	// joins Slurm (orchestrator.slurm), after the node ran `hwprobe slurm
+	// join` as its bootstrap does.
+	Slurm SlurmJoiner
 
 	mu     sync.Mutex
 	nodes  map[string]*playedNode // by instance id, for their challenges
@@ -428,6 +432,11 @@ func (p *NodePlayer) play(ctx context.Context, clients *cloud.Clients, ltID stri
 			p.Logf("node player: node %d (%s): forging the boot report: %v", n.Index, n.InstanceID, err)
 		}
 	}
+	if parts.Slurm != nil && p.Slurm != nil {
+		if err := p.joinSlurm(ctx, clients, pn, parts.Slurm, dir, env); err != nil {
+			return err
+		}
+	}
 	if err := p.completeLifecycle(n, parts.Script); err != nil {
 		return err
 	}
@@ -492,11 +501,19 @@ type fakeIMDS struct {
 	URL string
 	srv *http.Server
 
-	mu   sync.Mutex
-	tags map[string]string // instance tags in metadata
+	mu    sync.Mutex
+	tags  map[string]string // instance tags in metadata
+	paths map[string]string
 }
 
 func (f *fakeIMDS) Close() { _ = f.srv.Close() }
+
+// SetPath makes the metadata path read v.
+func (f *fakeIMDS) SetPath(path, v string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.paths[path] = v
+}
 
 // SetTag makes the instance tag k read v (tags/instance/k).
 func (f *fakeIMDS) SetTag(k, v string) {
@@ -516,7 +533,7 @@ func startFakeIMDS(instanceID, zoneID, doc, sig string) (*fakeIMDS, error) {
 		"/latest/dynamic/instance-identity/document":       doc,
 		"/latest/dynamic/instance-identity/rsa2048":        sig,
 	}
-	f := &fakeIMDS{tags: map[string]string{}}
+	f := &fakeIMDS{tags: map[string]string{}, paths: paths}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPut && r.URL.Path == "/latest/api/token" {
@@ -528,7 +545,9 @@ func startFakeIMDS(instanceID, zoneID, doc, sig string) (*fakeIMDS, error) {
 			http.Error(w, "no token", http.StatusUnauthorized)
 			return
 		}
-		v, ok := paths[r.URL.Path]
+		f.mu.Lock()
+		v, ok := f.paths[r.URL.Path]
+		f.mu.Unlock()
 		if tag, isTag := strings.CutPrefix(r.URL.Path, "/latest/meta-data/tags/instance/"); isTag {
 			f.mu.Lock()
 			v, ok = f.tags[tag]

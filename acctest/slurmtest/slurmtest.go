@@ -101,6 +101,12 @@ type Options struct {
 	HealthCheckInterval int
 	// Extra lines for slurm.conf.
 	Extra []string
+	// Dynamic makes a controller for dynamic nodes (slurmd -Z) that fetch
+	// their configuration from it (configless), as the platform's nodes
+	// join: no node is configured, and JoinNode starts each one. Its
+	// configuration takes the platform's slurm_controller_config
+	// (AddConfig) as an administrator would.
+	Dynamic bool
 }
 
 // Cluster is a running controller and its nodes.
@@ -111,6 +117,13 @@ type Cluster struct {
 	nodes map[string]*node
 	mu    sync.Mutex
 	procs []*proc
+	// Controller is slurmctld's address, HOST:PORT.
+	Controller string
+	// MungeKey is the cluster's munge key.
+	MungeKey []byte
+	dynamic  bool
+	joined   map[string]*joinedNode
+	nextAddr int
 }
 
 type node struct {
@@ -155,6 +168,8 @@ func Start(t testing.TB, opts Options) *Cluster {
 	}
 	socket := c.startMunge()
 	ctlPort := freePort(t, "127.0.0.1")
+	c.Controller = fmt.Sprintf("127.0.0.1:%d", ctlPort)
+	c.dynamic, c.joined, c.nextAddr = opts.Dynamic, map[string]*joinedNode{}, len(opts.Nodes)+2
 	host, err := os.Hostname()
 	if err != nil {
 		t.Fatal(err)
@@ -169,7 +184,7 @@ AuthType=auth/munge
 CredType=cred/munge
 AuthInfo=socket=%s
 StateSaveLocation=%s
-SlurmdSpoolDir=%s/%%n
+SlurmdSpoolDir=%s%s
 SlurmctldPidFile=%s/slurmctld.pid
 SlurmdPidFile=%s/slurmd-%%n.pid
 SlurmctldLogFile=%s/slurmctld.log
@@ -184,7 +199,17 @@ SwitchType=switch/none
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 CommunicationParameters=NoInAddrAny
-`, host, ctlPort, socket, c.path("state"), c.path("spool"), c.path("run"), c.path("run"), c.path("log"), c.path("log"))
+`, host, ctlPort, socket, c.path("state"), c.path("spool"), spoolSuffix(opts.Dynamic), c.path("run"), c.path("run"), c.path("log"), c.path("log"))
+	if opts.Dynamic {
+		// A dynamic node learns its spool folder from the configuration it
+		// fetched, before it knows its name (%n is not expanded there):
+		// each node's namespace has a spool folder of its own at this
+		// path. config_overrides: this host's 2 CPUs and 24 GiB play
+		// nodes declared with the memory of a p5en (their RealMemory comes
+		// from the profile), so the controller takes the declared
+		// resources as they are.
+		fmt.Fprintf(&conf, "SlurmctldParameters=enable_configless\nMaxNodeCount=64\nSlurmdParameters=config_overrides\nSlurmdPort=%d\n", freePort(t, "127.0.0.1"))
+	}
 	if opts.HealthCheckProgram != "" {
 		fmt.Fprintf(&conf, "HealthCheckProgram=%s\nHealthCheckInterval=%d\nHealthCheckNodeState=ANY\n", opts.HealthCheckProgram, max(opts.HealthCheckInterval, 1))
 	}
@@ -213,7 +238,13 @@ CommunicationParameters=NoInAddrAny
 		}
 		conf.WriteString(line + "\n")
 	}
-	conf.WriteString("PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n")
+	if opts.Dynamic {
+		// slurmctld needs a partition to start; the nodes' own come with
+		// their controller configuration (AddConfig).
+		conf.WriteString("PartitionName=empty State=UP\n")
+	} else {
+		conf.WriteString("PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n")
+	}
 	c.write(c.Conf, conf.String())
 	c.write(c.path("etc", "gres.conf"), gres.String())
 	c.start("slurmctld", nil, nil, program(t, "slurmctld"), "-D", "-f", c.Conf)
@@ -229,6 +260,15 @@ CommunicationParameters=NoInAddrAny
 		time.Sleep(200 * time.Millisecond)
 	}
 	return c
+}
+
+// spoolSuffix: a folder per node name for configured nodes; one path,
+// private to each node's namespace, for dynamic ones.
+func spoolSuffix(dynamic bool) string {
+	if dynamic {
+		return ""
+	}
+	return "/%n"
 }
 
 func (c *Cluster) path(elem ...string) string {
@@ -265,6 +305,7 @@ func (c *Cluster) startMunge() string {
 	}
 	key := make([]byte, 1024)
 	_, _ = rand.Read(key)
+	c.MungeKey = key
 	keyFile := filepath.Join(dir, "munge.key")
 	if err := os.WriteFile(keyFile, key, 0o400); err != nil {
 		t.Fatal(err)

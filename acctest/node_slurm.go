@@ -1,0 +1,112 @@
+package acctest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+
+	"github.com/mlplatform/mlplatform/hwprobe/slurm"
+	"github.com/mlplatform/mlplatform/internal/cloud"
+)
+
+// SlurmJoiner starts a joining node's slurmd: a real one, against a real
+// controller (slurmtest.Cluster). The node player gives it what the node's
+// own `hwprobe slurm join` decided and wrote.
+type SlurmJoiner interface {
+	JoinNode(ctx context.Context, j SlurmJoin) error
+}
+
+// SlurmJoin is one node joining Slurm.
+type SlurmJoin struct {
+	InstanceID string
+	// NodeName and SlurmdArgs are what `hwprobe slurm join --no-start`
+	// printed: the node's Slurm name and slurmd's arguments.
+	NodeName   string
+	SlurmdArgs []string
+	// MungeKeyFile is the munge key hwprobe fetched from Secrets Manager
+	// and wrote (owned by the munge user, 0400).
+	MungeKeyFile string
+	// GPUs is how many GPUs the node plays (device files in its /dev).
+	GPUs int
+	// Hwprobe, Env, Profile and BootReport run the node's health check:
+	// the binary, the node's environment (its machine description and
+	// GPUs), its profile and its boot report.
+	Hwprobe    string
+	Env        []string
+	Profile    string
+	BootReport string
+}
+
+// joinSlurm does what the bootstrap's last step does on a node: `hwprobe
+// slurm join`, with --no-start (the joiner starts slurmd in the node's own
+// namespaces instead of systemd). The node's metadata service serves its
+// launch index and instance tags, as EC2's does with metadata tags on.
+func (p *NodePlayer) joinSlurm(ctx context.Context, clients *cloud.Clients, pn *playedNode, cfg *slurm.JoinConfig, dir string, env []string) error {
+	out, err := clients.EC2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{pn.n.InstanceID}})
+	if err != nil || len(out.Reservations) == 0 || len(out.Reservations[0].Instances) == 0 {
+		return fmt.Errorf("slurm join: describing the instance: %v", err)
+	}
+	inst := out.Reservations[0].Instances[0]
+	pn.imds.SetPath("/latest/meta-data/ami-launch-index", strconv.Itoa(int(aws.ToInt32(inst.AmiLaunchIndex))))
+	for _, t := range inst.Tags {
+		pn.imds.SetTag(aws.ToString(t.Key), aws.ToString(t.Value))
+	}
+	raw, err := json.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	cfgPath := filepath.Join(dir, "slurm-join.json")
+	if err := os.WriteFile(cfgPath, raw, 0o644); err != nil {
+		return err
+	}
+	// munged, as the munge user, reads the key: its folder must let it in.
+	keyDir := filepath.Join(dir, "munge")
+	if err := os.MkdirAll(keyDir, 0o711); err != nil {
+		return err
+	}
+	if err := os.Chmod(dir, 0o711); err != nil {
+		return err
+	}
+	keyFile := filepath.Join(keyDir, "munge.key")
+	res, code, err := pn.run(ctx, "slurm", "join", "--config", cfgPath, "--no-start", "--munge-key", keyFile, "--health-check-link", "")
+	if err != nil || code != 0 {
+		return fmt.Errorf("hwprobe slurm join exit %d: %v\n%s", code, err, res)
+	}
+	var printed struct {
+		NodeName   string   `json:"node_name"`
+		SlurmdArgs []string `json:"slurmd_args"`
+	}
+	line := res[strings.LastIndex(strings.TrimSpace(res), "\n")+1:]
+	if err := json.Unmarshal([]byte(strings.TrimSpace(line)), &printed); err != nil {
+		return fmt.Errorf("hwprobe slurm join printed no JSON: %v\n%s", err, res)
+	}
+	p.Logf("node player: node %d (%s): joins Slurm as %s: slurmd %s", pn.n.Index, pn.n.InstanceID, printed.NodeName, strings.Join(printed.SlurmdArgs, " "))
+	return p.Slurm.JoinNode(ctx, SlurmJoin{
+		InstanceID: pn.n.InstanceID, NodeName: printed.NodeName, SlurmdArgs: printed.SlurmdArgs, MungeKeyFile: keyFile,
+		GPUs: nvmlMockGPUs(pn.b.NVMLMock), Hwprobe: p.Hwprobe, Env: env, Profile: pn.profile, BootReport: pn.report,
+	})
+}
+
+// nvmlMockGPUs is how many GPUs an HWPROBE_NVML_MOCK spec plays
+// ("dgxh100;gpus=2"): its gpus= setting, else the DGX's eight; none
+// without a spec.
+func nvmlMockGPUs(spec string) int {
+	if spec == "" {
+		return 0
+	}
+	for _, part := range strings.Split(spec, ";") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(part), "gpus="); ok {
+			if n, err := strconv.Atoi(v); err == nil {
+				return n
+			}
+		}
+	}
+	return 8
+}

@@ -1,0 +1,211 @@
+package provider_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/mlplatform/mlplatform/acctest"
+	"github.com/mlplatform/mlplatform/acctest/slurmtest"
+	"github.com/mlplatform/mlplatform/hwprobe/slurm"
+	"github.com/mlplatform/mlplatform/internal/cloud"
+)
+
+// createMungeSecret stores key as a Secrets Manager secret encrypted with
+// kmsKey, in the emulator, and returns its ARN.
+func createMungeSecret(t *testing.T, h *acctest.Harness, region, name string, key []byte, kmsKey string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := h.Clients(ctx, region)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &secretsmanager.CreateSecretInput{Name: aws.String(name), SecretBinary: key}
+	if kmsKey != "" {
+		in.KmsKeyId = aws.String(kmsKey)
+	}
+	out, err := cloud.SecretsManagerSDK(c.SecretsManager()).CreateSecret(ctx, in)
+	if err != nil {
+		t.Fatalf("creating the munge key's secret: %v", err)
+	}
+	return aws.ToString(out.ARN)
+}
+
+// slurmClusterConfig is gateConfig's cluster joining the Slurm cluster
+// whose controller is controller.
+func slurmClusterConfig(h *acctest.Harness, name string, nodes int, key, certPEM, controller, secretARN string) string {
+	c := gateConfig(h, name, gpuType, nodes, key, certPEM, `    timeout = "3m"`)
+	return strings.TrimSuffix(c, "}\n") + fmt.Sprintf(`
+  orchestrator = {
+    slurm = {
+      controllers          = [%q]
+      munge_key_secret_arn = %q
+      partition            = "gpu"
+      features             = ["team-vision"]
+    }
+  }
+}
+`, controller, secretARN)
+}
+
+// configureController is a plan check that does what the platform team
+// does with the plan: add slurm_controller_config to the controller
+// before the nodes join. The test's controller checks its health every 2
+// seconds instead of the proposed 300.
+type configureController struct{ c *slurmtest.Cluster }
+
+func (cc configureController) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	for _, rc := range req.Plan.ResourceChanges {
+		if rc.Address != gpuClusterResource {
+			continue
+		}
+		after, _ := rc.Change.After.(map[string]any)
+		conf, ok := after["slurm_controller_config"].(string)
+		if !ok || conf == "" {
+			resp.Error = fmt.Errorf("slurm_controller_config is not known at plan: %v", after["slurm_controller_config"])
+			return
+		}
+		conf = strings.Replace(conf, fmt.Sprintf("HealthCheckInterval=%d", 300), "HealthCheckInterval=2", 1)
+		if err := cc.c.AddConfig(conf); err != nil {
+			resp.Error = fmt.Errorf("configuring the controller: %w", err)
+		}
+		return
+	}
+	resp.Error = fmt.Errorf("no change for %s in the plan", gpuClusterResource)
+}
+
+// TestAccGPUCluster_slurmJoin: a GPU cluster declared with
+// orchestrator.slurm joins a real Slurm cluster (Debian's Slurm 22.05: a
+// controller, and a real slurmd and munged per node, started by the node
+// player from what the node's own `hwprobe slurm join` fetched and
+// decided). The real Terraform CLI applies the cluster; each node joins
+// with the gres, features and memory of its profile; srun on a node sees
+// its two GPUs; a node whose GPU falls off is drained by hwprobe within
+// one health check interval and a job that needs every node waits; when
+// the GPU is back, hwprobe resumes the node and the job runs; an
+// administrator's drain is never resumed.
+func TestAccGPUCluster_slurmJoin(t *testing.T) {
+	start := time.Now()
+	const name = "slurm-join"
+	h, p, key := gateSetup(t, name, healthyGPUs)
+	sc := slurmtest.Start(t, slurmtest.Options{Dynamic: true})
+	p.Slurm = sc
+	secret := createMungeSecret(t, h, acctest.Region, "slurm/munge", sc.MungeKey, key)
+	nodes := []string{name + "-0", name + "-1"}
+	// In service: idle, with no flag but the dynamic node's own.
+	inService := func(n slurm.Node) bool {
+		return n.State.Base == "IDLE" && !slices.ContainsFunc(n.State.Flags, func(f string) bool { return f != "DYNAMIC_NORM" })
+	}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{{
+			Config: slurmClusterConfig(h, name, 2, key, p.Signer.CertPEM, sc.Controller, secret),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectKnownValue(gpuClusterResource, tfjsonpath.New("slurm_controller_config"), knownContains("NodeName="+name+"-[0-")),
+				configureController{sc},
+			}},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestMatchResourceAttr(gpuClusterResource, "slurm_controller_config", regexp.MustCompile(`(?m)^Nodeset=`+name+` Feature=`+name+`$`)),
+				resource.TestMatchResourceAttr(gpuClusterResource, "slurm_controller_config", regexp.MustCompile(`(?m)^PartitionName=gpu Nodes=`+name+` State=UP$`)),
+				resource.TestMatchResourceAttr(gpuClusterResource, "slurm_controller_config", regexp.MustCompile(`(?m)^HealthCheckProgram=/usr/local/sbin/hwprobe-slurm-health-check$`)),
+				func(s *terraform.State) error {
+					prof := s.RootModule().Resources[gpuClusterResource].Primary.Attributes["validation_profile"]
+					sum := sha256.Sum256([]byte(prof))
+					wantFeatures := []string{"mlplatform", name, "p5en.48xlarge", "h200", "efa", "pg-mlplatform-" + name, "profile-" + hex.EncodeToString(sum[:])[:12], "team-vision"}
+					for _, nn := range nodes {
+						n := sc.WaitNode(nn, 60*time.Second, "joined and in service", inService)
+						if got := strings.Split(n.Fields["AvailableFeatures"], ","); !slices.Equal(got, wantFeatures) {
+							return fmt.Errorf("%s: features %v, want %v (from the profile)", nn, got, wantFeatures)
+						}
+						if got := n.Fields["Gres"]; got != "gpu:h200:8" {
+							return fmt.Errorf("%s: gres %q, want gpu:h200:8", nn, got)
+						}
+						if got := n.Fields["Partitions"]; got != "gpu" {
+							return fmt.Errorf("%s: partitions %q, want gpu", nn, got)
+						}
+					}
+					out, err := sc.Srun(context.Background(), "-w", nodes[0], "-p", "gpu", "--gres=gpu:2", "sh", "-c", `echo "$SLURMD_NODENAME $CUDA_VISIBLE_DEVICES"; ls /dev | grep -c '^nvidia'`)
+					if err != nil {
+						return err
+					}
+					if got := strings.Fields(out); !slices.Equal(got, []string{nodes[0], "0,1", "8"}) {
+						return fmt.Errorf("srun --gres=gpu:2 printed %q, want the node, devices 0,1 and its 8 device files", out)
+					}
+					if runs := sc.HealthRuns(nodes[0]); !strings.Contains(runs, "=== exit 0") {
+						return fmt.Errorf("%s: the health check never passed:\n%s", nodes[0], runs)
+					}
+					if errs := p.Errs(); len(errs) > 0 {
+						return fmt.Errorf("node player: %v", errs)
+					}
+					return nil
+				},
+			),
+		}},
+	})
+	if t.Failed() {
+		return
+	}
+	t.Run("a GPU falls off: drained by hwprobe, then resumed", func(t *testing.T) {
+		if err := sc.SetNodeEnv(nodes[1], "HWPROBE_NVML_MOCK", acctest.GPUNode(gpuType).NVMLMock+";gpus=7"); err != nil {
+			t.Fatal(err)
+		}
+		n := sc.WaitNode(nodes[1], 20*time.Second, "drained by hwprobe", func(n slurm.Node) bool {
+			return n.State.Drained() && strings.HasPrefix(n.Reason, "hwprobe: gpu.count")
+		})
+		t.Logf("%s: %s, reason %q", nodes[1], n.State, n.Reason)
+		// A job that needs every node waits.
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		done := make(chan error, 1)
+		go func() {
+			_, err := sc.Srun(ctx, "-p", "gpu", "-N", "2", "true")
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			t.Fatalf("a job for both nodes ran while one is drained: %v", err)
+		case <-time.After(5 * time.Second):
+		}
+		if err := sc.SetNodeEnv(nodes[1], "HWPROBE_NVML_MOCK", acctest.GPUNode(gpuType).NVMLMock); err != nil {
+			t.Fatal(err)
+		}
+		sc.WaitNode(nodes[1], 20*time.Second, "resumed", inService)
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("the job did not run once the node was resumed: %v", err)
+			}
+		case <-ctx.Done():
+			t.Fatal("the job did not run once the node was resumed")
+		}
+	})
+	t.Run("an administrator's drain is never resumed", func(t *testing.T) {
+		if _, err := sc.Scontrol("update", "nodename="+nodes[0], "state=drain", "reason=maintenance"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Second) // two health check intervals, each passing
+		n, err := sc.ShowNode(nodes[0])
+		if err != nil || !n.State.Drained() || n.Reason != "maintenance" {
+			t.Fatalf("%s: %s %q %v, want drained for maintenance", nodes[0], n.State, n.Reason, err)
+		}
+		if runs := sc.HealthRuns(nodes[0]); !strings.Contains(runs, "drained by someone else (maintenance): left drained") {
+			t.Errorf("the health check did not see the administrator's drain:\n%s", runs)
+		}
+	})
+	t.Logf("Slurm join test: %s", time.Since(start).Round(100*time.Millisecond))
+}
