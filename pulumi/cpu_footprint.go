@@ -225,6 +225,13 @@ func (CpuFootprint) Check(ctx context.Context, req infer.CheckRequest) (infer.Ch
 func (CpuFootprint) Create(ctx context.Context, req infer.CreateRequest[CpuFootprintArgs]) (infer.CreateResponse[CpuFootprintState], error) {
 	args := req.Inputs
 	if req.DryRun {
+		previewSlurm(ctx, args.Orchestrator, func(env *platform.Env, unknown []string) (string, error) {
+			plan, err := env.PlanCPUFootprint(ctx, nil, args.spec(unknown))
+			if err != nil {
+				return "", err
+			}
+			return plan.SlurmControllerConfig, nil
+		})
 		return infer.CreateResponse[CpuFootprintState]{ID: deref(args.Name), Output: CpuFootprintState{CpuFootprintArgs: args}}, nil
 	}
 	env, err := envFrom(ctx)
@@ -289,6 +296,14 @@ func (CpuFootprint) Read(ctx context.Context, req infer.ReadRequest[CpuFootprint
 func (CpuFootprint) Update(ctx context.Context, req infer.UpdateRequest[CpuFootprintArgs, CpuFootprintState]) (infer.UpdateResponse[CpuFootprintState], error) {
 	args := req.Inputs
 	if req.DryRun {
+		previewSlurm(ctx, args.Orchestrator, func(env *platform.Env, unknown []string) (string, error) {
+			prior := req.State.record()
+			plan, err := env.PlanCPUFootprint(ctx, &prior, args.spec(unknown))
+			if err != nil {
+				return "", err
+			}
+			return plan.SlurmControllerConfig, nil
+		})
 		out := CpuFootprintState{CpuFootprintArgs: args, ASGName: req.State.ASGName, LaunchTemplateID: req.State.LaunchTemplateID, CreationToken: req.State.CreationToken}
 		return infer.UpdateResponse[CpuFootprintState]{Output: out}, nil
 	}

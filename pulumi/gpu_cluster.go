@@ -217,6 +217,13 @@ func (GpuCluster) Check(ctx context.Context, req infer.CheckRequest) (infer.Chec
 func (GpuCluster) Create(ctx context.Context, req infer.CreateRequest[GpuClusterArgs]) (infer.CreateResponse[GpuClusterState], error) {
 	args := req.Inputs
 	if req.DryRun {
+		previewSlurm(ctx, args.Orchestrator, func(env *platform.Env, unknown []string) (string, error) {
+			plan, err := env.PlanGPUCluster(ctx, nil, args.spec(unknown))
+			if err != nil {
+				return "", err
+			}
+			return plan.SlurmControllerConfig, nil
+		})
 		return infer.CreateResponse[GpuClusterState]{ID: deref(args.Name), Output: GpuClusterState{GpuClusterArgs: args}}, nil
 	}
 	env, err := envFrom(ctx)
@@ -288,6 +295,14 @@ func (GpuCluster) Read(ctx context.Context, req infer.ReadRequest[GpuClusterArgs
 func (GpuCluster) Update(ctx context.Context, req infer.UpdateRequest[GpuClusterArgs, GpuClusterState]) (infer.UpdateResponse[GpuClusterState], error) {
 	args := req.Inputs
 	if req.DryRun {
+		previewSlurm(ctx, args.Orchestrator, func(env *platform.Env, unknown []string) (string, error) {
+			prior := req.State.record()
+			plan, err := env.PlanGPUCluster(ctx, &prior, args.spec(unknown))
+			if err != nil {
+				return "", err
+			}
+			return plan.SlurmControllerConfig, nil
+		})
 		return infer.UpdateResponse[GpuClusterState]{Output: GpuClusterState{GpuClusterArgs: args, LaunchTemplateID: req.State.LaunchTemplateID, PlacementGroup: req.State.PlacementGroup, CreationToken: req.State.CreationToken}}, nil
 	}
 	env, err := envFrom(ctx)

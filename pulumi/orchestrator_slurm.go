@@ -1,9 +1,12 @@
 package pulumi
 
 import (
+	"context"
 	"slices"
 
+	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
+	"github.com/pulumi/pulumi/sdk/v3/go/property"
 
 	"github.com/mlplatform/mlplatform/internal/platform"
 )
@@ -29,7 +32,7 @@ type OrchestratorSlurm struct {
 // Descriptions shared by both resources: the Terraform side's words.
 const (
 	orchestratorDoc          = "The scheduler the nodes join. Without this input they join none."
-	slurmControllerConfigDoc = "What the Slurm controller needs for these nodes, to add to its `slurm.conf` (configless, `MaxNodeCount`, hwprobe as the health check, the node set and partition) and `gres.conf` (the GPUs' device files by node name). Unset without `orchestrator.slurm`; known after the update."
+	slurmControllerConfigDoc = "What the Slurm controller needs for these nodes, to add to its `slurm.conf` (configless, `MaxNodeCount`, hwprobe as the health check, the node set and partition) and `gres.conf` (the GPUs' device files by node name). Unset without `orchestrator.slurm`; known at preview when its inputs are."
 	// gpuSlurmNames and footprintSlurmNames say how each resource names its
 	// nodes in Slurm.
 	gpuSlurmNames       = "A node's Slurm name is `PREFIX-INDEX` (its index in the cluster: a replacement keeps its node's name)."
@@ -78,4 +81,71 @@ func slurmSpec(o *Orchestrator, unknown []string) *platform.SlurmSpec {
 		out.Features = nil
 	}
 	return out
+}
+
+// slurmPreviewKey is the context key of where a preview's Create or Update
+// of a GPU cluster or CPU footprint leaves the slurmControllerConfig its
+// plan rendered.
+type slurmPreviewKey struct{}
+
+// withSlurmPreview makes slurmControllerConfig known at preview when the
+// plan could render it, as the Terraform front end knows it at plan: infer
+// marks every output of a preview's create unknown, so the value the
+// resource's preview rendered is set on the response here. Unrendered, it
+// stays unknown. The paths of the inputs not known yet reach the preview as
+// they reach Diff (unknownInputs).
+func withSlurmPreview(prov p.Provider) p.Provider {
+	set := func(props property.Map, rendered string) property.Map {
+		if rendered == "" {
+			return props
+		}
+		return props.Set("slurmControllerConfig", property.New(rendered))
+	}
+	slurmType := func(t string) bool { return t == gpuClusterToken || t == cpuFootprintToken }
+	if create := prov.Create; create != nil {
+		prov.Create = func(ctx context.Context, req p.CreateRequest) (p.CreateResponse, error) {
+			if !req.DryRun || !slurmType(string(req.Urn.Type())) {
+				return create(ctx, req)
+			}
+			var rendered string
+			ctx = context.WithValue(context.WithValue(ctx, unknownInputsKey{}, wholeListUnknowns(req.Properties)), slurmPreviewKey{}, &rendered)
+			resp, err := create(ctx, req)
+			if err == nil {
+				resp.Properties = set(resp.Properties, rendered)
+			}
+			return resp, err
+		}
+	}
+	if update := prov.Update; update != nil {
+		prov.Update = func(ctx context.Context, req p.UpdateRequest) (p.UpdateResponse, error) {
+			if !req.DryRun || !slurmType(string(req.Urn.Type())) {
+				return update(ctx, req)
+			}
+			var rendered string
+			ctx = context.WithValue(context.WithValue(ctx, unknownInputsKey{}, wholeListUnknowns(req.Inputs)), slurmPreviewKey{}, &rendered)
+			resp, err := update(ctx, req)
+			if err == nil {
+				resp.Properties = set(resp.Properties, rendered)
+			}
+			return resp, err
+		}
+	}
+	return prov
+}
+
+// previewSlurm renders slurmControllerConfig in a preview (withSlurmPreview)
+// with render, given the paths of the inputs not known yet; a plan that
+// fails leaves it unknown (Check reported why).
+func previewSlurm(ctx context.Context, o *Orchestrator, render func(env *platform.Env, unknown []string) (string, error)) {
+	out, _ := ctx.Value(slurmPreviewKey{}).(*string)
+	if out == nil || o == nil || o.Slurm == nil {
+		return
+	}
+	env, err := envFrom(ctx)
+	if err != nil {
+		return
+	}
+	if s, err := render(env, unknownInputs(ctx)); err == nil {
+		*out = s
+	}
 }

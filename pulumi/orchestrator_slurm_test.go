@@ -144,5 +144,32 @@ func TestGpuCluster_checkSlurm(t *testing.T) {
 			}
 		})
 	}
+
+	// The preview knows slurmControllerConfig when its inputs are known, as
+	// Terraform's plan does; not before.
+	for _, tc := range []struct {
+		name  string
+		arn   property.Value
+		known bool
+	}{{"known inputs", property.New(cmk), true}, {"secret ARN not known yet", property.New(property.Computed), false}} {
+		t.Run("preview with "+tc.name, func(t *testing.T) {
+			u := urn("GpuCluster", "slurm")
+			check, err := s.Check(p.CheckRequest{Urn: u, Inputs: inputs(tc.arn, true)})
+			if err != nil || len(check.Failures) > 0 {
+				t.Fatalf("check: %v %+v", err, check.Failures)
+			}
+			preview, err := s.Create(p.CreateRequest{Urn: u, Properties: check.Inputs, DryRun: true})
+			if err != nil {
+				t.Fatalf("preview: %v", err)
+			}
+			v, ok := preview.Properties.GetOk("slurmControllerConfig")
+			switch {
+			case !tc.known && ok && !v.IsComputed():
+				t.Errorf("slurmControllerConfig = %v, want unknown", v)
+			case tc.known && (!ok || !v.IsString() || !strings.Contains(v.AsString(), "Nodeset=slurm Feature=slurm")):
+				t.Errorf("slurmControllerConfig = %v, want the rendered configuration", v)
+			}
+		})
+	}
 	assertNoWrites(t, h)
 }

@@ -169,7 +169,7 @@ export class CpuFootprint extends pulumi.CustomResource {
      */
     declare public readonly securityGroupIds: pulumi.Output<string[] | undefined>;
     /**
-     * What the Slurm controller needs for these nodes, to add to its `slurm.conf` (configless, `MaxNodeCount`, hwprobe as the health check, the node set and partition) and `gres.conf` (the GPUs' device files by node name). Unset without `orchestrator.slurm`; known after the update.
+     * What the Slurm controller needs for these nodes, to add to its `slurm.conf` (configless, `MaxNodeCount`, hwprobe as the health check, the node set and partition) and `gres.conf` (the GPUs' device files by node name). Unset without `orchestrator.slurm`; known at preview when its inputs are.
      */
     declare public /*out*/ readonly slurmControllerConfig: pulumi.Output<string | undefined>;
     /**

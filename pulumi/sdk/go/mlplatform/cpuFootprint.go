@@ -82,7 +82,7 @@ type CpuFootprint struct {
 	Schedule CpuScheduleArrayOutput `pulumi:"schedule"`
 	// Security groups of the instances.
 	SecurityGroupIds pulumi.StringArrayOutput `pulumi:"securityGroupIds"`
-	// What the Slurm controller needs for these nodes, to add to its `slurm.conf` (configless, `MaxNodeCount`, hwprobe as the health check, the node set and partition) and `gres.conf` (the GPUs' device files by node name). Unset without `orchestrator.slurm`; known after the update.
+	// What the Slurm controller needs for these nodes, to add to its `slurm.conf` (configless, `MaxNodeCount`, hwprobe as the health check, the node set and partition) and `gres.conf` (the GPUs' device files by node name). Unset without `orchestrator.slurm`; known at preview when its inputs are.
 	SlurmControllerConfig pulumi.StringPtrOutput `pulumi:"slurmControllerConfig"`
 	// Subnets of the group, each in an allowed zone that offers the type. Default: the default subnet of every allowed zone that offers the type.
 	SubnetIds pulumi.StringArrayOutput `pulumi:"subnetIds"`
@@ -455,7 +455,7 @@ func (o CpuFootprintOutput) SecurityGroupIds() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v *CpuFootprint) pulumi.StringArrayOutput { return v.SecurityGroupIds }).(pulumi.StringArrayOutput)
 }
 
-// What the Slurm controller needs for these nodes, to add to its `slurm.conf` (configless, `MaxNodeCount`, hwprobe as the health check, the node set and partition) and `gres.conf` (the GPUs' device files by node name). Unset without `orchestrator.slurm`; known after the update.
+// What the Slurm controller needs for these nodes, to add to its `slurm.conf` (configless, `MaxNodeCount`, hwprobe as the health check, the node set and partition) and `gres.conf` (the GPUs' device files by node name). Unset without `orchestrator.slurm`; known at preview when its inputs are.
 func (o CpuFootprintOutput) SlurmControllerConfig() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *CpuFootprint) pulumi.StringPtrOutput { return v.SlurmControllerConfig }).(pulumi.StringPtrOutput)
 }

@@ -66,7 +66,7 @@ type GpuCluster struct {
 	RootVolume GpuRootVolumePtrOutput `pulumi:"rootVolume"`
 	// Security groups of every network interface. Changing them rolls the nodes.
 	SecurityGroupIds pulumi.StringArrayOutput `pulumi:"securityGroupIds"`
-	// What the Slurm controller needs for these nodes, to add to its `slurm.conf` (configless, `MaxNodeCount`, hwprobe as the health check, the node set and partition) and `gres.conf` (the GPUs' device files by node name). Unset without `orchestrator.slurm`; known after the update.
+	// What the Slurm controller needs for these nodes, to add to its `slurm.conf` (configless, `MaxNodeCount`, hwprobe as the health check, the node set and partition) and `gres.conf` (the GPUs' device files by node name). Unset without `orchestrator.slurm`; known at preview when its inputs are.
 	SlurmControllerConfig pulumi.StringPtrOutput `pulumi:"slurmControllerConfig"`
 	// Subnet of every node's network interfaces. Default: a subnet of `vpcId` in the zone, else the zone's default subnet. Changing it replaces the cluster.
 	SubnetId pulumi.StringPtrOutput `pulumi:"subnetId"`
@@ -410,7 +410,7 @@ func (o GpuClusterOutput) SecurityGroupIds() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v *GpuCluster) pulumi.StringArrayOutput { return v.SecurityGroupIds }).(pulumi.StringArrayOutput)
 }
 
-// What the Slurm controller needs for these nodes, to add to its `slurm.conf` (configless, `MaxNodeCount`, hwprobe as the health check, the node set and partition) and `gres.conf` (the GPUs' device files by node name). Unset without `orchestrator.slurm`; known after the update.
+// What the Slurm controller needs for these nodes, to add to its `slurm.conf` (configless, `MaxNodeCount`, hwprobe as the health check, the node set and partition) and `gres.conf` (the GPUs' device files by node name). Unset without `orchestrator.slurm`; known at preview when its inputs are.
 func (o GpuClusterOutput) SlurmControllerConfig() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *GpuCluster) pulumi.StringPtrOutput { return v.SlurmControllerConfig }).(pulumi.StringPtrOutput)
 }

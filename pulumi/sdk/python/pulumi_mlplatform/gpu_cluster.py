@@ -834,7 +834,7 @@ class GpuCluster(pulumi.CustomResource):
     @pulumi.getter(name="slurmControllerConfig")
     def slurm_controller_config(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
-        What the Slurm controller needs for these nodes, to add to its `slurm.conf` (configless, `MaxNodeCount`, hwprobe as the health check, the node set and partition) and `gres.conf` (the GPUs' device files by node name). Unset without `orchestrator.slurm`; known after the update.
+        What the Slurm controller needs for these nodes, to add to its `slurm.conf` (configless, `MaxNodeCount`, hwprobe as the health check, the node set and partition) and `gres.conf` (the GPUs' device files by node name). Unset without `orchestrator.slurm`; known at preview when its inputs are.
         """
         return pulumi.get(self, "slurm_controller_config")
 
