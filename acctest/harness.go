@@ -20,6 +20,7 @@ import (
 	"flag"
 	"fmt"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"io"
 	"net"
 	"net/http"
@@ -576,3 +577,9 @@ func Of(t testing.TB) *Harness {
 // EC2 is the EC2 SDK client of c, for a test's own calls (the clients hold
 // their SDK clients behind handles that forward only what the core calls).
 func EC2(c *cloud.Clients) *ec2.Client { return cloud.EC2SDK(c.EC2) }
+
+// SecretsManager is the Secrets Manager SDK client of c, for a test's own
+// calls (creating a secret).
+func SecretsManager(c *cloud.Clients) *secretsmanager.Client {
+	return cloud.SecretsManagerSDK(c.SecretsManager())
+}

@@ -54,6 +54,7 @@ type CpuFootprintArgs struct {
 	MinHealthyPercentage *int              `pulumi:"minHealthyPercentage,optional"`
 	Tags                 map[string]string `pulumi:"tags,optional"`
 	Validation           *GpuValidation    `pulumi:"validation,optional"`
+	Orchestrator         *Orchestrator     `pulumi:"orchestrator,optional"`
 }
 
 // CpuRequirements are what the workload needs.
@@ -103,6 +104,9 @@ type CpuFootprintState struct {
 	// ValidationApprover is the approver configuration of `mlplatform
 	// approve`.
 	ValidationApprover *string `pulumi:"validationApprover,optional"`
+	// SlurmControllerConfig is what the Slurm controller needs for the
+	// instances (orchestrator.slurm).
+	SlurmControllerConfig *string `pulumi:"slurmControllerConfig,optional"`
 }
 
 // Annotate describes the resource.
@@ -142,6 +146,7 @@ func (c *CpuFootprintArgs) Annotate(a infer.Annotator) {
 	a.Describe(&c.Validation, "The validation gate: every instance runs hwprobe at boot against the chosen type's profile (vCPUs, memory, CPU features) and publishes a signed report in-region; the update succeeds only when the instances passed. "+
 		"The group gets a lifecycle hook (`"+platform.FootprintValidationHookName+"`, EC2_INSTANCE_LAUNCHING, heartbeat = `timeout`, default ABANDON): every instance launched later waits in Pending:Wait until hwprobe completes the action, CONTINUE when it passed, ABANDON when it failed. "+
 		"`onFailure: replace` terminates a failing instance through Auto Scaling (desired capacity kept) and waits for its replacement.")
+	a.Describe(&c.Orchestrator, orchestratorDoc)
 }
 
 // Annotate describes the requirements.
@@ -180,6 +185,7 @@ func (s *CpuFootprintState) Annotate(a infer.Annotator) {
 	a.Describe(&s.ASGName, "Name of the Auto Scaling group (`mlplatform-cpu-<name>`).")
 	a.Describe(&s.LaunchTemplateID, "Id of the launch template the footprint owns.")
 	a.Describe(&s.CreationToken, "Random token of the create that made the footprint (tag `mlplatform:creation-token`): it proves this resource owns it. A create refuses a footprint of the same name it cannot prove it owns (import it instead).")
+	a.Describe(&s.SlurmControllerConfig, slurmControllerConfigDoc)
 	a.Describe(&s.ValidationApprover, "The approver configuration (JSON) of `mlplatform approve`, which decides the launches after `up` (scale-outs, schedules, replacements) with the gate's own checks: run it in the region with this value (`mlplatform approve --watch --config approver.json`). Without an approver, instances launched after `up` are abandoned when the validation timeout runs out.")
 }
 
@@ -219,6 +225,13 @@ func (CpuFootprint) Check(ctx context.Context, req infer.CheckRequest) (infer.Ch
 func (CpuFootprint) Create(ctx context.Context, req infer.CreateRequest[CpuFootprintArgs]) (infer.CreateResponse[CpuFootprintState], error) {
 	args := req.Inputs
 	if req.DryRun {
+		previewSlurm(ctx, args.Orchestrator, func(env *platform.Env, unknown []string) (string, error) {
+			plan, err := env.PlanCPUFootprint(ctx, nil, args.spec(unknown))
+			if err != nil {
+				return "", err
+			}
+			return plan.SlurmControllerConfig, nil
+		})
 		return infer.CreateResponse[CpuFootprintState]{ID: deref(args.Name), Output: CpuFootprintState{CpuFootprintArgs: args}}, nil
 	}
 	env, err := envFrom(ctx)
@@ -235,6 +248,7 @@ func (CpuFootprint) Create(ctx context.Context, req infer.CreateRequest[CpuFootp
 	declared := CpuFootprintState{CpuFootprintArgs: args}
 	state := cpuFootprintStateOf(args, platform.RecordCPUFootprint(f, declared.record()))
 	state.ValidationProfile, state.ValidationResults, state.ValidationApprover = footprintValidationOutputs(f)
+	state.SlurmControllerConfig = footprintSlurmConfig(f)
 	warnFootprintValidation(ctx, f)
 	return infer.CreateResponse[CpuFootprintState]{ID: spec.Name, Output: state}, createOutcome(ctx, fmt.Sprintf("creating CPU footprint (%s)", spec.Name), true, err)
 }
@@ -272,6 +286,7 @@ func (CpuFootprint) Read(ctx context.Context, req infer.ReadRequest[CpuFootprint
 	}
 	state := cpuFootprintStateOf(args, rec)
 	state.ValidationProfile, state.ValidationResults, state.ValidationApprover = req.State.ValidationProfile, req.State.ValidationResults, req.State.ValidationApprover
+	state.SlurmControllerConfig = req.State.SlurmControllerConfig
 	return infer.ReadResponse[CpuFootprintArgs, CpuFootprintState]{ID: f.Name, Inputs: args, State: state}, nil
 }
 
@@ -281,6 +296,14 @@ func (CpuFootprint) Read(ctx context.Context, req infer.ReadRequest[CpuFootprint
 func (CpuFootprint) Update(ctx context.Context, req infer.UpdateRequest[CpuFootprintArgs, CpuFootprintState]) (infer.UpdateResponse[CpuFootprintState], error) {
 	args := req.Inputs
 	if req.DryRun {
+		previewSlurm(ctx, args.Orchestrator, func(env *platform.Env, unknown []string) (string, error) {
+			prior := req.State.record()
+			plan, err := env.PlanCPUFootprint(ctx, &prior, args.spec(unknown))
+			if err != nil {
+				return "", err
+			}
+			return plan.SlurmControllerConfig, nil
+		})
 		out := CpuFootprintState{CpuFootprintArgs: args, ASGName: req.State.ASGName, LaunchTemplateID: req.State.LaunchTemplateID, CreationToken: req.State.CreationToken}
 		return infer.UpdateResponse[CpuFootprintState]{Output: out}, nil
 	}
@@ -305,6 +328,7 @@ func (CpuFootprint) Update(ctx context.Context, req infer.UpdateRequest[CpuFootp
 	declared := CpuFootprintState{CpuFootprintArgs: args, CreationToken: req.State.CreationToken}
 	out := cpuFootprintStateOf(args, platform.RecordCPUFootprint(f, declared.record()))
 	out.ValidationProfile, out.ValidationResults, out.ValidationApprover = footprintValidationOutputs(f)
+	out.SlurmControllerConfig = footprintSlurmConfig(f)
 	warnFootprintValidation(ctx, f)
 	return infer.UpdateResponse[CpuFootprintState]{Output: out}, nil
 }
@@ -432,6 +456,7 @@ func (c CpuFootprintArgs) spec(unknown []string) platform.CPUFootprintSpec {
 		s.DataVolumes, s.InputProblems = append(s.DataVolumes, vol), append(s.InputProblems, ps...)
 	}
 	s.Validation = footprintValidationSpec(c.Validation, &s)
+	s.Slurm = slurmSpec(c.Orchestrator, unknown)
 	for _, u := range unknown {
 		if strings.HasPrefix(u, "tags.") {
 			continue // snake-cased tag keys: the caller lists tags["key"]

@@ -44,3 +44,12 @@ func warnFootprintValidation(ctx context.Context, f *platform.CPUFootprint) {
 		p.GetLogger(ctx).Warning(f.ValidationWarning)
 	}
 }
+
+// footprintSlurmConfig is what the footprint's apply rendered for the
+// Slurm controller; nil without orchestrator.slurm.
+func footprintSlurmConfig(f *platform.CPUFootprint) *string {
+	if f == nil || f.Applied == nil {
+		return nil
+	}
+	return optString(f.Applied.SlurmControllerConfig)
+}

@@ -52,6 +52,7 @@ type GpuClusterArgs struct {
 	Rollout            *GpuRollout       `pulumi:"rollout,optional"`
 	CapacityRetry      *GpuCapacityRetry `pulumi:"capacityRetry,optional"`
 	Validation         *GpuValidation    `pulumi:"validation,optional"`
+	Orchestrator       *Orchestrator     `pulumi:"orchestrator,optional"`
 }
 
 // GpuCapacity is what capacity nodes launch into.
@@ -107,6 +108,9 @@ type GpuClusterState struct {
 	// ValidationProfile and ValidationResults: the validation gate's.
 	ValidationProfile *string               `pulumi:"validationProfile,optional"`
 	ValidationResults []GpuValidationResult `pulumi:"validationResults,optional"`
+	// SlurmControllerConfig is what the Slurm controller needs for the
+	// nodes (orchestrator.slurm).
+	SlurmControllerConfig *string `pulumi:"slurmControllerConfig,optional"`
 }
 
 // GpuNode is one node of the cluster.
@@ -154,6 +158,7 @@ func (c *GpuClusterArgs) Annotate(a infer.Annotator) {
 	a.Describe(&c.Tags, "Tags of the nodes, their volumes, the launch template and the placement group.")
 	a.Describe(&c.Rollout, "How nodes are replaced when what a node is changes.")
 	a.Describe(&c.CapacityRetry, "How a launch retries `InsufficientInstanceCapacity` in a zone.")
+	a.Describe(&c.Orchestrator, orchestratorDoc)
 }
 
 // Annotate describes the capacity settings.
@@ -174,6 +179,7 @@ func (s *GpuClusterState) Annotate(a infer.Annotator) {
 	a.Describe(&s.NodeIDs, "Instance ids of the nodes, by node index.")
 	a.Describe(&s.PrivateIPs, "Private IPv4 addresses of the nodes, by node index.")
 	a.Describe(&s.Nodes, "The nodes, by node index.")
+	a.Describe(&s.SlurmControllerConfig, slurmControllerConfigDoc)
 	a.Describe(&s.CreationToken, "Random token of the create that made the cluster (tag `mlplatform:creation-token`): it proves this resource owns the cluster. A create refuses a cluster of the same name it cannot prove it owns (import it instead).")
 }
 
@@ -211,6 +217,13 @@ func (GpuCluster) Check(ctx context.Context, req infer.CheckRequest) (infer.Chec
 func (GpuCluster) Create(ctx context.Context, req infer.CreateRequest[GpuClusterArgs]) (infer.CreateResponse[GpuClusterState], error) {
 	args := req.Inputs
 	if req.DryRun {
+		previewSlurm(ctx, args.Orchestrator, func(env *platform.Env, unknown []string) (string, error) {
+			plan, err := env.PlanGPUCluster(ctx, nil, args.spec(unknown))
+			if err != nil {
+				return "", err
+			}
+			return plan.SlurmControllerConfig, nil
+		})
 		return infer.CreateResponse[GpuClusterState]{ID: deref(args.Name), Output: GpuClusterState{GpuClusterArgs: args}}, nil
 	}
 	env, err := envFrom(ctx)
@@ -272,6 +285,7 @@ func (GpuCluster) Read(ctx context.Context, req infer.ReadRequest[GpuClusterArgs
 	}
 	state := gpuClusterStateOf(args, rec)
 	state.ValidationProfile, state.ValidationResults = req.State.ValidationProfile, req.State.ValidationResults
+	state.SlurmControllerConfig = req.State.SlurmControllerConfig
 	return infer.ReadResponse[GpuClusterArgs, GpuClusterState]{ID: c.Name, Inputs: args, State: state}, nil
 }
 
@@ -281,6 +295,14 @@ func (GpuCluster) Read(ctx context.Context, req infer.ReadRequest[GpuClusterArgs
 func (GpuCluster) Update(ctx context.Context, req infer.UpdateRequest[GpuClusterArgs, GpuClusterState]) (infer.UpdateResponse[GpuClusterState], error) {
 	args := req.Inputs
 	if req.DryRun {
+		previewSlurm(ctx, args.Orchestrator, func(env *platform.Env, unknown []string) (string, error) {
+			prior := req.State.record()
+			plan, err := env.PlanGPUCluster(ctx, &prior, args.spec(unknown))
+			if err != nil {
+				return "", err
+			}
+			return plan.SlurmControllerConfig, nil
+		})
 		return infer.UpdateResponse[GpuClusterState]{Output: GpuClusterState{GpuClusterArgs: args, LaunchTemplateID: req.State.LaunchTemplateID, PlacementGroup: req.State.PlacementGroup, CreationToken: req.State.CreationToken}}, nil
 	}
 	env, err := envFrom(ctx)
@@ -345,6 +367,7 @@ func (c GpuClusterArgs) spec(unknown []string) platform.GPUClusterSpec {
 		Tags:             c.Tags,
 	}
 	s.Validation = c.Validation.validationSpec(&s)
+	s.Slurm = slurmSpec(c.Orchestrator, unknown)
 	if len(s.SecurityGroupIDs) == 0 {
 		s.SecurityGroupIDs = nil
 	}
@@ -386,6 +409,7 @@ func gpuClusterState(env *platform.Env, args GpuClusterArgs, c *platform.GPUClus
 	declared := GpuClusterState{GpuClusterArgs: args, TagsAll: env.MergeTags(args.Tags)}
 	s := gpuClusterStateOf(args, platform.RecordGPUCluster(c, declared.record()))
 	s.ValidationProfile, s.ValidationResults = validationOutputs(c)
+	s.SlurmControllerConfig = optString(c.SlurmControllerConfig)
 	return s
 }
 

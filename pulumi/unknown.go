@@ -36,7 +36,7 @@ func withUnknownInputs(prov p.Provider) p.Provider {
 			return diff(context.WithValue(ctx, unknownInputsKey{}, paths), req)
 		}
 	}
-	return prov
+	return withSlurmPreview(prov)
 }
 
 // unknownPaths lists the core attribute paths (snake_case, as the specs

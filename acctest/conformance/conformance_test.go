@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -24,6 +25,8 @@ type result struct {
 	log      string // the commands' output, shown when the step fails
 	// outputs are the step's outputs (step.outputs) as recorded.
 	outputs map[string]string
+	// plannedOutputs are the step's knownAtPlan attributes the plan knew.
+	plannedOutputs map[string]string
 }
 
 // driver runs the steps of one scenario through one front end.
@@ -123,6 +126,12 @@ func runScenario(t *testing.T, h *acctest.Harness, f *fixtures, sc scenario, d d
 		if st.outOfBand != nil {
 			st.outOfBand(t, h, f)
 		}
+		for _, p := range st.paths {
+			if d.name() == "pulumi" {
+				p = camel(p)
+			}
+			st.messages = append(slices.Clip(st.messages), p)
+		}
 		h.Shim.ResetLog()
 		r := d.step(ctx, t, i, st, f)
 		problems := evaluate(st, r, h)
@@ -172,6 +181,17 @@ func evaluate(st step, r result, h *acctest.Harness) []string {
 	}
 	if m := missing(strings.Join(r.warnings, "\n"), st.warnings); len(m) > 0 {
 		ps = append(ps, fmt.Sprintf("no warning with %q (warnings: %q)", m, r.warnings))
+	}
+	if r.outcome == st.want && st.want != refused {
+		for _, a := range st.knownAtPlan {
+			planned, ok := r.plannedOutputs[a]
+			switch applied, rec := r.outputs[a]; {
+			case !ok:
+				ps = append(ps, fmt.Sprintf("%s is not known at plan", a))
+			case rec && applied != planned:
+				ps = append(ps, fmt.Sprintf("%s: the apply recorded %q, the plan said %q", a, applied, planned))
+			}
+		}
 	}
 	if st.noWrites {
 		if w := h.Shim.Writes(); len(w) > 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/events"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optpreview"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optup"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/mlplatform/mlplatform/acctest"
@@ -67,7 +68,7 @@ func (d *pulumiDriver) program(ctx *pulumi.Context) error {
 			Ec2: pulumi.String(eps["ec2"]), S3: pulumi.String(eps["s3"]), Kms: pulumi.String(eps["kms"]),
 			Sagemaker: pulumi.String(eps["sagemaker"]), Ssm: pulumi.String(eps["ssm"]), Sts: pulumi.String(eps["sts"]),
 			Autoscaling: pulumi.String(eps["autoscaling"]), Applicationautoscaling: pulumi.String(eps["applicationautoscaling"]),
-			Cloudwatch: pulumi.String(eps["cloudwatch"]),
+			Cloudwatch: pulumi.String(eps["cloudwatch"]), Secretsmanager: pulumi.String(eps["secretsmanager"]),
 		},
 		Residency: res,
 	})
@@ -159,6 +160,9 @@ type eventLog struct {
 	opFailed bool // the resource's own operation (create, update, delete) failed
 	warn     []string
 	errs     []string
+	// outputs are the resource's outputs as the step's outputs event gave
+	// them (in a preview, unknown ones are plugin.UnknownStringValue).
+	outputs map[string]any
 }
 
 func (d *pulumiDriver) collect() *eventLog {
@@ -170,6 +174,9 @@ func (d *pulumiDriver) collect() *eventLog {
 			l.mu.Lock()
 			if p := e.ResourcePreEvent; p != nil && p.Metadata.Type == d.sc.kind.pulumi && strings.HasSuffix(p.Metadata.URN, suffix) {
 				l.ops = append(l.ops, string(p.Metadata.Op))
+			}
+			if o := e.ResOutputsEvent; o != nil && o.Metadata.Type == d.sc.kind.pulumi && strings.HasSuffix(o.Metadata.URN, suffix) && o.Metadata.New != nil {
+				l.outputs = o.Metadata.New.Outputs
 			}
 			if f := e.ResOpFailedEvent; f != nil && f.Metadata.Type == d.sc.kind.pulumi && strings.HasSuffix(f.Metadata.URN, suffix) {
 				l.opFailed = true
@@ -227,7 +234,7 @@ func (d *pulumiDriver) step(ctx context.Context, t *testing.T, idx int, st step,
 	// A refusal expected at plan, and a step with values known only at
 	// apply, run a preview first: the plan must refuse, or accept what it
 	// cannot know yet.
-	if (st.want == refused && !st.refusedAtApply) || hasUnknown {
+	if (st.want == refused && !st.refusedAtApply) || hasUnknown || len(st.knownAtPlan) > 0 {
 		var out strings.Builder
 		l := d.collect()
 		popts := []optpreview.Option{optpreview.ProgressStreams(&out), optpreview.ErrorProgressStreams(&out), optpreview.EventStreams(l.ch)}
@@ -243,6 +250,12 @@ func (d *pulumiDriver) step(ctx context.Context, t *testing.T, idx int, st step,
 			return res
 		}
 		res.planned = l.outcome()
+		res.plannedOutputs = map[string]string{}
+		for _, a := range st.knownAtPlan {
+			if v, ok := l.outputs[camel(a)].(string); ok && v != plugin.UnknownStringValue {
+				res.plannedOutputs[a] = v
+			}
+		}
 		if st.want == refused && !st.refusedAtApply {
 			res.outcome = res.planned
 			return res

@@ -67,6 +67,10 @@ type step struct {
 	refusedAtApply bool
 	// messages must each appear in the refusal.
 	messages []string
+	// paths are attribute paths (snake_case) the refusal must name, as
+	// each front end spells them: Terraform as written, Pulumi in
+	// camelCase (orchestrator.slurm.mungeKeySecretArn).
+	paths []string
 	// warnings must each appear in a warning of the plan or apply.
 	warnings []string
 	// noWrites: the front end makes no AWS write call in this step.
@@ -79,6 +83,10 @@ type step struct {
 	// front end's user reads them (Terraform state, the Pulumi stack).
 	outputs      []string
 	checkOutputs func(ctx context.Context, h *acctest.Harness, outs map[string]string) error
+	// knownAtPlan are computed attributes (snake_case, strings) the plan
+	// must already know (Terraform's plan, Pulumi's preview), with the
+	// value the apply records when they are among outputs too.
+	knownAtPlan []string
 }
 
 // scenario is a resource's life in steps, run against both front ends from

@@ -192,6 +192,7 @@ func (d *terraformDriver) step(ctx context.Context, t *testing.T, idx int, st st
 		return res
 	}
 	res.outcome = outcomeOfAction(plan.actions[d.addr()])
+	res.plannedOutputs = d.planned(ctx, t, st.knownAtPlan)
 	if len(plan.actions) == 0 {
 		return res
 	}
@@ -235,6 +236,47 @@ func (d *terraformDriver) outputs(ctx context.Context, t *testing.T, attrs []str
 	}
 	out := map[string]string{}
 	for _, r := range state.Values.RootModule.Resources {
+		if r.Address != d.addr() {
+			continue
+		}
+		for _, a := range attrs {
+			if s, ok := r.Values[a].(string); ok {
+				out[a] = s
+			}
+		}
+	}
+	return out
+}
+
+// planned reads attrs of the resource that the saved plan knows, from
+// `terraform show -json tfplan` (planned_values leave unknown values out).
+func (d *terraformDriver) planned(ctx context.Context, t *testing.T, attrs []string) map[string]string {
+	t.Helper()
+	if len(attrs) == 0 {
+		return nil
+	}
+	cmd := exec.CommandContext(ctx, d.tf, "show", "-json", "tfplan")
+	cmd.Dir = d.dir
+	cmd.Env = append(os.Environ(), "TF_REATTACH_PROVIDERS="+d.reattach, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1", "TF_CLI_ARGS=", "TF_LOG=")
+	raw, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("terraform show -json tfplan: %v", err)
+	}
+	var plan struct {
+		PlannedValues struct {
+			RootModule struct {
+				Resources []struct {
+					Address string         `json:"address"`
+					Values  map[string]any `json:"values"`
+				} `json:"resources"`
+			} `json:"root_module"`
+		} `json:"planned_values"`
+	}
+	if err := json.Unmarshal(raw, &plan); err != nil {
+		t.Fatalf("terraform show -json tfplan: %v", err)
+	}
+	out := map[string]string{}
+	for _, r := range plan.PlannedValues.RootModule.Resources {
 		if r.Address != d.addr() {
 			continue
 		}

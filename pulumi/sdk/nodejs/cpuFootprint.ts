@@ -137,6 +137,10 @@ export class CpuFootprint extends pulumi.CustomResource {
      */
     declare public readonly onDemandBase: pulumi.Output<number | undefined>;
     /**
+     * The scheduler the nodes join. Without this input they join none.
+     */
+    declare public readonly orchestrator: pulumi.Output<outputs.Orchestrator | undefined>;
+    /**
      * Where the price comes from, and whether it is an estimate for this region.
      */
     declare public /*out*/ readonly priceSource: pulumi.Output<string | undefined>;
@@ -164,6 +168,10 @@ export class CpuFootprint extends pulumi.CustomResource {
      * Security groups of the instances.
      */
     declare public readonly securityGroupIds: pulumi.Output<string[] | undefined>;
+    /**
+     * What the Slurm controller needs for these nodes, to add to its `slurm.conf` (configless, `MaxNodeCount`, hwprobe as the health check, the node set and partition) and `gres.conf` (the GPUs' device files by node name). Unset without `orchestrator.slurm`; known at preview when its inputs are.
+     */
+    declare public /*out*/ readonly slurmControllerConfig: pulumi.Output<string | undefined>;
     /**
      * Subnets of the group, each in an allowed zone that offers the type. Default: the default subnet of every allowed zone that offers the type.
      */
@@ -224,6 +232,7 @@ export class CpuFootprint extends pulumi.CustomResource {
             resourceInputs["minSize"] = args?.minSize;
             resourceInputs["name"] = args?.name;
             resourceInputs["onDemandBase"] = args?.onDemandBase;
+            resourceInputs["orchestrator"] = args?.orchestrator;
             resourceInputs["requirements"] = args?.requirements;
             resourceInputs["rootVolume"] = args?.rootVolume;
             resourceInputs["schedule"] = args?.schedule;
@@ -247,6 +256,7 @@ export class CpuFootprint extends pulumi.CustomResource {
             resourceInputs["priceSource"] = undefined /*out*/;
             resourceInputs["rejectedCheaper"] = undefined /*out*/;
             resourceInputs["resolvedSubnetIds"] = undefined /*out*/;
+            resourceInputs["slurmControllerConfig"] = undefined /*out*/;
             resourceInputs["tagsAll"] = undefined /*out*/;
             resourceInputs["validationApprover"] = undefined /*out*/;
             resourceInputs["validationProfile"] = undefined /*out*/;
@@ -277,6 +287,7 @@ export class CpuFootprint extends pulumi.CustomResource {
             resourceInputs["monthlyCostUsd"] = undefined /*out*/;
             resourceInputs["name"] = undefined /*out*/;
             resourceInputs["onDemandBase"] = undefined /*out*/;
+            resourceInputs["orchestrator"] = undefined /*out*/;
             resourceInputs["priceSource"] = undefined /*out*/;
             resourceInputs["rejectedCheaper"] = undefined /*out*/;
             resourceInputs["requirements"] = undefined /*out*/;
@@ -284,6 +295,7 @@ export class CpuFootprint extends pulumi.CustomResource {
             resourceInputs["rootVolume"] = undefined /*out*/;
             resourceInputs["schedule"] = undefined /*out*/;
             resourceInputs["securityGroupIds"] = undefined /*out*/;
+            resourceInputs["slurmControllerConfig"] = undefined /*out*/;
             resourceInputs["subnetIds"] = undefined /*out*/;
             resourceInputs["tags"] = undefined /*out*/;
             resourceInputs["tagsAll"] = undefined /*out*/;
@@ -356,6 +368,10 @@ export interface CpuFootprintArgs {
      * Instances kept On-Demand under `capacityType: spot`. Default 0.
      */
     onDemandBase?: pulumi.Input<number>;
+    /**
+     * The scheduler the nodes join. Without this input they join none.
+     */
+    orchestrator?: pulumi.Input<inputs.OrchestratorArgs>;
     /**
      * What the workload needs: the cheapest type offered in an allowed zone that meets all of it is chosen (the same inputs give the same type; a type without a known price is never the cheapest).
      */

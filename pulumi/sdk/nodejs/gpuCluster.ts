@@ -105,6 +105,10 @@ export class GpuCluster extends pulumi.CustomResource {
      */
     declare public /*out*/ readonly nodes: pulumi.Output<outputs.GpuNode[] | undefined>;
     /**
+     * The scheduler the nodes join. Without this input they join none.
+     */
+    declare public readonly orchestrator: pulumi.Output<outputs.Orchestrator | undefined>;
+    /**
      * The cluster placement group the nodes run in: `placementGroupName`, or `mlplatform-<name>` that the cluster owns.
      */
     declare public /*out*/ readonly placementGroup: pulumi.Output<string | undefined>;
@@ -132,6 +136,10 @@ export class GpuCluster extends pulumi.CustomResource {
      * Security groups of every network interface. Changing them rolls the nodes.
      */
     declare public readonly securityGroupIds: pulumi.Output<string[] | undefined>;
+    /**
+     * What the Slurm controller needs for these nodes, to add to its `slurm.conf` (configless, `MaxNodeCount`, hwprobe as the health check, the node set and partition) and `gres.conf` (the GPUs' device files by node name). Unset without `orchestrator.slurm`; known at preview when its inputs are.
+     */
+    declare public /*out*/ readonly slurmControllerConfig: pulumi.Output<string | undefined>;
     /**
      * Subnet of every node's network interfaces. Default: a subnet of `vpcId` in the zone, else the zone's default subnet. Changing it replaces the cluster.
      */
@@ -199,6 +207,7 @@ export class GpuCluster extends pulumi.CustomResource {
             resourceInputs["metadataHopLimit"] = (args?.metadataHopLimit) ?? 1;
             resourceInputs["name"] = args?.name;
             resourceInputs["nodeCount"] = args?.nodeCount;
+            resourceInputs["orchestrator"] = args?.orchestrator;
             resourceInputs["placementGroupName"] = args?.placementGroupName;
             resourceInputs["rollout"] = args?.rollout;
             resourceInputs["rootVolume"] = args?.rootVolume;
@@ -220,6 +229,7 @@ export class GpuCluster extends pulumi.CustomResource {
             resourceInputs["placementGroup"] = undefined /*out*/;
             resourceInputs["placementZoneId"] = undefined /*out*/;
             resourceInputs["privateIps"] = undefined /*out*/;
+            resourceInputs["slurmControllerConfig"] = undefined /*out*/;
             resourceInputs["tagsAll"] = undefined /*out*/;
             resourceInputs["validationProfile"] = undefined /*out*/;
             resourceInputs["validationResults"] = undefined /*out*/;
@@ -241,6 +251,7 @@ export class GpuCluster extends pulumi.CustomResource {
             resourceInputs["nodeCount"] = undefined /*out*/;
             resourceInputs["nodeIds"] = undefined /*out*/;
             resourceInputs["nodes"] = undefined /*out*/;
+            resourceInputs["orchestrator"] = undefined /*out*/;
             resourceInputs["placementGroup"] = undefined /*out*/;
             resourceInputs["placementGroupName"] = undefined /*out*/;
             resourceInputs["placementZoneId"] = undefined /*out*/;
@@ -248,6 +259,7 @@ export class GpuCluster extends pulumi.CustomResource {
             resourceInputs["rollout"] = undefined /*out*/;
             resourceInputs["rootVolume"] = undefined /*out*/;
             resourceInputs["securityGroupIds"] = undefined /*out*/;
+            resourceInputs["slurmControllerConfig"] = undefined /*out*/;
             resourceInputs["subnetId"] = undefined /*out*/;
             resourceInputs["tags"] = undefined /*out*/;
             resourceInputs["tagsAll"] = undefined /*out*/;
@@ -315,6 +327,10 @@ export interface GpuClusterArgs {
      * Number of nodes, 1 to 512. Changing it scales in place.
      */
     nodeCount: pulumi.Input<number>;
+    /**
+     * The scheduler the nodes join. Without this input they join none.
+     */
+    orchestrator?: pulumi.Input<inputs.OrchestratorArgs>;
     /**
      * Name of an existing cluster placement group. Default: the cluster creates and owns `mlplatform-<name>`. Changing it replaces the cluster.
      */

@@ -66,6 +66,8 @@ type CpuFootprint struct {
 	Name pulumi.StringPtrOutput `pulumi:"name"`
 	// Instances kept On-Demand under `capacityType: spot`. Default 0.
 	OnDemandBase pulumi.IntPtrOutput `pulumi:"onDemandBase"`
+	// The scheduler the nodes join. Without this input they join none.
+	Orchestrator OrchestratorPtrOutput `pulumi:"orchestrator"`
 	// Where the price comes from, and whether it is an estimate for this region.
 	PriceSource pulumi.StringPtrOutput `pulumi:"priceSource"`
 	// Types cheaper than the chosen one that were rejected, each with what it missed.
@@ -80,6 +82,8 @@ type CpuFootprint struct {
 	Schedule CpuScheduleArrayOutput `pulumi:"schedule"`
 	// Security groups of the instances.
 	SecurityGroupIds pulumi.StringArrayOutput `pulumi:"securityGroupIds"`
+	// What the Slurm controller needs for these nodes, to add to its `slurm.conf` (configless, `MaxNodeCount`, hwprobe as the health check, the node set and partition) and `gres.conf` (the GPUs' device files by node name). Unset without `orchestrator.slurm`; known at preview when its inputs are.
+	SlurmControllerConfig pulumi.StringPtrOutput `pulumi:"slurmControllerConfig"`
 	// Subnets of the group, each in an allowed zone that offers the type. Default: the default subnet of every allowed zone that offers the type.
 	SubnetIds pulumi.StringArrayOutput `pulumi:"subnetIds"`
 	// Tags of the group, its launch template, its instances and their volumes. Keys starting with `aws:` or `mlplatform:` are reserved.
@@ -181,6 +185,8 @@ type cpuFootprintArgs struct {
 	Name *string `pulumi:"name"`
 	// Instances kept On-Demand under `capacityType: spot`. Default 0.
 	OnDemandBase *int `pulumi:"onDemandBase"`
+	// The scheduler the nodes join. Without this input they join none.
+	Orchestrator *Orchestrator `pulumi:"orchestrator"`
 	// What the workload needs: the cheapest type offered in an allowed zone that meets all of it is chosen (the same inputs give the same type; a type without a known price is never the cheapest).
 	Requirements *CpuRequirements `pulumi:"requirements"`
 	// Root volume of every instance (encrypted).
@@ -227,6 +233,8 @@ type CpuFootprintArgs struct {
 	Name pulumi.StringPtrInput
 	// Instances kept On-Demand under `capacityType: spot`. Default 0.
 	OnDemandBase pulumi.IntPtrInput
+	// The scheduler the nodes join. Without this input they join none.
+	Orchestrator OrchestratorPtrInput
 	// What the workload needs: the cheapest type offered in an allowed zone that meets all of it is chosen (the same inputs give the same type; a type without a known price is never the cheapest).
 	Requirements CpuRequirementsPtrInput
 	// Root volume of every instance (encrypted).
@@ -407,6 +415,11 @@ func (o CpuFootprintOutput) OnDemandBase() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *CpuFootprint) pulumi.IntPtrOutput { return v.OnDemandBase }).(pulumi.IntPtrOutput)
 }
 
+// The scheduler the nodes join. Without this input they join none.
+func (o CpuFootprintOutput) Orchestrator() OrchestratorPtrOutput {
+	return o.ApplyT(func(v *CpuFootprint) OrchestratorPtrOutput { return v.Orchestrator }).(OrchestratorPtrOutput)
+}
+
 // Where the price comes from, and whether it is an estimate for this region.
 func (o CpuFootprintOutput) PriceSource() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *CpuFootprint) pulumi.StringPtrOutput { return v.PriceSource }).(pulumi.StringPtrOutput)
@@ -440,6 +453,11 @@ func (o CpuFootprintOutput) Schedule() CpuScheduleArrayOutput {
 // Security groups of the instances.
 func (o CpuFootprintOutput) SecurityGroupIds() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v *CpuFootprint) pulumi.StringArrayOutput { return v.SecurityGroupIds }).(pulumi.StringArrayOutput)
+}
+
+// What the Slurm controller needs for these nodes, to add to its `slurm.conf` (configless, `MaxNodeCount`, hwprobe as the health check, the node set and partition) and `gres.conf` (the GPUs' device files by node name). Unset without `orchestrator.slurm`; known at preview when its inputs are.
+func (o CpuFootprintOutput) SlurmControllerConfig() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *CpuFootprint) pulumi.StringPtrOutput { return v.SlurmControllerConfig }).(pulumi.StringPtrOutput)
 }
 
 // Subnets of the group, each in an allowed zone that offers the type. Default: the default subnet of every allowed zone that offers the type.

@@ -50,6 +50,8 @@ type GpuCluster struct {
 	NodeIds pulumi.StringArrayOutput `pulumi:"nodeIds"`
 	// The nodes, by node index.
 	Nodes GpuNodeArrayOutput `pulumi:"nodes"`
+	// The scheduler the nodes join. Without this input they join none.
+	Orchestrator OrchestratorPtrOutput `pulumi:"orchestrator"`
 	// The cluster placement group the nodes run in: `placementGroupName`, or `mlplatform-<name>` that the cluster owns.
 	PlacementGroup pulumi.StringPtrOutput `pulumi:"placementGroup"`
 	// Name of an existing cluster placement group. Default: the cluster creates and owns `mlplatform-<name>`. Changing it replaces the cluster.
@@ -64,6 +66,8 @@ type GpuCluster struct {
 	RootVolume GpuRootVolumePtrOutput `pulumi:"rootVolume"`
 	// Security groups of every network interface. Changing them rolls the nodes.
 	SecurityGroupIds pulumi.StringArrayOutput `pulumi:"securityGroupIds"`
+	// What the Slurm controller needs for these nodes, to add to its `slurm.conf` (configless, `MaxNodeCount`, hwprobe as the health check, the node set and partition) and `gres.conf` (the GPUs' device files by node name). Unset without `orchestrator.slurm`; known at preview when its inputs are.
+	SlurmControllerConfig pulumi.StringPtrOutput `pulumi:"slurmControllerConfig"`
 	// Subnet of every node's network interfaces. Default: a subnet of `vpcId` in the zone, else the zone's default subnet. Changing it replaces the cluster.
 	SubnetId pulumi.StringPtrOutput `pulumi:"subnetId"`
 	// Tags of the nodes, their volumes, the launch template and the placement group.
@@ -166,6 +170,8 @@ type gpuClusterArgs struct {
 	Name *string `pulumi:"name"`
 	// Number of nodes, 1 to 512. Changing it scales in place.
 	NodeCount int `pulumi:"nodeCount"`
+	// The scheduler the nodes join. Without this input they join none.
+	Orchestrator *Orchestrator `pulumi:"orchestrator"`
 	// Name of an existing cluster placement group. Default: the cluster creates and owns `mlplatform-<name>`. Changing it replaces the cluster.
 	PlacementGroupName *string `pulumi:"placementGroupName"`
 	// How nodes are replaced when what a node is changes.
@@ -215,6 +221,8 @@ type GpuClusterArgs struct {
 	Name pulumi.StringPtrInput
 	// Number of nodes, 1 to 512. Changing it scales in place.
 	NodeCount pulumi.IntInput
+	// The scheduler the nodes join. Without this input they join none.
+	Orchestrator OrchestratorPtrInput
 	// Name of an existing cluster placement group. Default: the cluster creates and owns `mlplatform-<name>`. Changing it replaces the cluster.
 	PlacementGroupName pulumi.StringPtrInput
 	// How nodes are replaced when what a node is changes.
@@ -362,6 +370,11 @@ func (o GpuClusterOutput) Nodes() GpuNodeArrayOutput {
 	return o.ApplyT(func(v *GpuCluster) GpuNodeArrayOutput { return v.Nodes }).(GpuNodeArrayOutput)
 }
 
+// The scheduler the nodes join. Without this input they join none.
+func (o GpuClusterOutput) Orchestrator() OrchestratorPtrOutput {
+	return o.ApplyT(func(v *GpuCluster) OrchestratorPtrOutput { return v.Orchestrator }).(OrchestratorPtrOutput)
+}
+
 // The cluster placement group the nodes run in: `placementGroupName`, or `mlplatform-<name>` that the cluster owns.
 func (o GpuClusterOutput) PlacementGroup() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *GpuCluster) pulumi.StringPtrOutput { return v.PlacementGroup }).(pulumi.StringPtrOutput)
@@ -395,6 +408,11 @@ func (o GpuClusterOutput) RootVolume() GpuRootVolumePtrOutput {
 // Security groups of every network interface. Changing them rolls the nodes.
 func (o GpuClusterOutput) SecurityGroupIds() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v *GpuCluster) pulumi.StringArrayOutput { return v.SecurityGroupIds }).(pulumi.StringArrayOutput)
+}
+
+// What the Slurm controller needs for these nodes, to add to its `slurm.conf` (configless, `MaxNodeCount`, hwprobe as the health check, the node set and partition) and `gres.conf` (the GPUs' device files by node name). Unset without `orchestrator.slurm`; known at preview when its inputs are.
+func (o GpuClusterOutput) SlurmControllerConfig() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *GpuCluster) pulumi.StringPtrOutput { return v.SlurmControllerConfig }).(pulumi.StringPtrOutput)
 }
 
 // Subnet of every node's network interfaces. Default: a subnet of `vpcId` in the zone, else the zone's default subnet. Changing it replaces the cluster.

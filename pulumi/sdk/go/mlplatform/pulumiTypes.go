@@ -403,6 +403,8 @@ type Endpoints struct {
 	S3 *string `pulumi:"s3"`
 	// URL of the SageMaker endpoint.
 	Sagemaker *string `pulumi:"sagemaker"`
+	// URL of the Secrets Manager (the Slurm munge key's secret) endpoint.
+	Secretsmanager *string `pulumi:"secretsmanager"`
 	// URL of the SSM endpoint.
 	Ssm *string `pulumi:"ssm"`
 	// URL of the STS endpoint.
@@ -436,6 +438,8 @@ type EndpointsArgs struct {
 	S3 pulumi.StringPtrInput `pulumi:"s3"`
 	// URL of the SageMaker endpoint.
 	Sagemaker pulumi.StringPtrInput `pulumi:"sagemaker"`
+	// URL of the Secrets Manager (the Slurm munge key's secret) endpoint.
+	Secretsmanager pulumi.StringPtrInput `pulumi:"secretsmanager"`
 	// URL of the SSM endpoint.
 	Ssm pulumi.StringPtrInput `pulumi:"ssm"`
 	// URL of the STS endpoint.
@@ -555,6 +559,11 @@ func (o EndpointsOutput) Sagemaker() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Endpoints) *string { return v.Sagemaker }).(pulumi.StringPtrOutput)
 }
 
+// URL of the Secrets Manager (the Slurm munge key's secret) endpoint.
+func (o EndpointsOutput) Secretsmanager() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Endpoints) *string { return v.Secretsmanager }).(pulumi.StringPtrOutput)
+}
+
 // URL of the SSM endpoint.
 func (o EndpointsOutput) Ssm() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Endpoints) *string { return v.Ssm }).(pulumi.StringPtrOutput)
@@ -656,6 +665,16 @@ func (o EndpointsPtrOutput) Sagemaker() pulumi.StringPtrOutput {
 			return nil
 		}
 		return v.Sagemaker
+	}).(pulumi.StringPtrOutput)
+}
+
+// URL of the Secrets Manager (the Slurm munge key's secret) endpoint.
+func (o EndpointsPtrOutput) Secretsmanager() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Endpoints) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Secretsmanager
 	}).(pulumi.StringPtrOutput)
 }
 
@@ -2836,6 +2855,356 @@ func (o OnlineStoreTtlPtrOutput) Value() pulumi.IntPtrOutput {
 		}
 		return &v.Value
 	}).(pulumi.IntPtrOutput)
+}
+
+type Orchestrator struct {
+	// Join an existing Slurm cluster (22.05 or later) as dynamic nodes (`slurmd -Z`), configless: each node fetches `slurm.conf` and `gres.conf` from the controller. After hwprobe validated the node and published its report, `hwprobe slurm join` fetches the munge key, and starts `slurmd` with the gres, features and memory of the validation profile. GPU cluster: A node's Slurm name is `PREFIX-INDEX` (its index in the cluster: a replacement keeps its node's name). CPU footprint: An instance's Slurm name is `PREFIX-INSTANCEID`. hwprobe is the nodes' `HealthCheckProgram` (`/usr/local/sbin/hwprobe-slurm-health-check`): a node that fails its checks is drained with a reason that starts `hwprobe:`. The controller's part is `slurmControllerConfig`. Needs the `validation` input. The image must have `slurmd` and `munge`.
+	Slurm *OrchestratorSlurm `pulumi:"slurm"`
+}
+
+// OrchestratorInput is an input type that accepts OrchestratorArgs and OrchestratorOutput values.
+// You can construct a concrete instance of `OrchestratorInput` via:
+//
+//	OrchestratorArgs{...}
+type OrchestratorInput interface {
+	pulumi.Input
+
+	ToOrchestratorOutput() OrchestratorOutput
+	ToOrchestratorOutputWithContext(context.Context) OrchestratorOutput
+}
+
+type OrchestratorArgs struct {
+	// Join an existing Slurm cluster (22.05 or later) as dynamic nodes (`slurmd -Z`), configless: each node fetches `slurm.conf` and `gres.conf` from the controller. After hwprobe validated the node and published its report, `hwprobe slurm join` fetches the munge key, and starts `slurmd` with the gres, features and memory of the validation profile. GPU cluster: A node's Slurm name is `PREFIX-INDEX` (its index in the cluster: a replacement keeps its node's name). CPU footprint: An instance's Slurm name is `PREFIX-INSTANCEID`. hwprobe is the nodes' `HealthCheckProgram` (`/usr/local/sbin/hwprobe-slurm-health-check`): a node that fails its checks is drained with a reason that starts `hwprobe:`. The controller's part is `slurmControllerConfig`. Needs the `validation` input. The image must have `slurmd` and `munge`.
+	Slurm OrchestratorSlurmPtrInput `pulumi:"slurm"`
+}
+
+func (OrchestratorArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*Orchestrator)(nil)).Elem()
+}
+
+func (i OrchestratorArgs) ToOrchestratorOutput() OrchestratorOutput {
+	return i.ToOrchestratorOutputWithContext(context.Background())
+}
+
+func (i OrchestratorArgs) ToOrchestratorOutputWithContext(ctx context.Context) OrchestratorOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(OrchestratorOutput)
+}
+
+func (i OrchestratorArgs) ToOrchestratorPtrOutput() OrchestratorPtrOutput {
+	return i.ToOrchestratorPtrOutputWithContext(context.Background())
+}
+
+func (i OrchestratorArgs) ToOrchestratorPtrOutputWithContext(ctx context.Context) OrchestratorPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(OrchestratorOutput).ToOrchestratorPtrOutputWithContext(ctx)
+}
+
+// OrchestratorPtrInput is an input type that accepts OrchestratorArgs, OrchestratorPtr and OrchestratorPtrOutput values.
+// You can construct a concrete instance of `OrchestratorPtrInput` via:
+//
+//	        OrchestratorArgs{...}
+//
+//	or:
+//
+//	        nil
+type OrchestratorPtrInput interface {
+	pulumi.Input
+
+	ToOrchestratorPtrOutput() OrchestratorPtrOutput
+	ToOrchestratorPtrOutputWithContext(context.Context) OrchestratorPtrOutput
+}
+
+type orchestratorPtrType OrchestratorArgs
+
+func OrchestratorPtr(v *OrchestratorArgs) OrchestratorPtrInput {
+	return (*orchestratorPtrType)(v)
+}
+
+func (*orchestratorPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**Orchestrator)(nil)).Elem()
+}
+
+func (i *orchestratorPtrType) ToOrchestratorPtrOutput() OrchestratorPtrOutput {
+	return i.ToOrchestratorPtrOutputWithContext(context.Background())
+}
+
+func (i *orchestratorPtrType) ToOrchestratorPtrOutputWithContext(ctx context.Context) OrchestratorPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(OrchestratorPtrOutput)
+}
+
+type OrchestratorOutput struct{ *pulumi.OutputState }
+
+func (OrchestratorOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*Orchestrator)(nil)).Elem()
+}
+
+func (o OrchestratorOutput) ToOrchestratorOutput() OrchestratorOutput {
+	return o
+}
+
+func (o OrchestratorOutput) ToOrchestratorOutputWithContext(ctx context.Context) OrchestratorOutput {
+	return o
+}
+
+func (o OrchestratorOutput) ToOrchestratorPtrOutput() OrchestratorPtrOutput {
+	return o.ToOrchestratorPtrOutputWithContext(context.Background())
+}
+
+func (o OrchestratorOutput) ToOrchestratorPtrOutputWithContext(ctx context.Context) OrchestratorPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v Orchestrator) *Orchestrator {
+		return &v
+	}).(OrchestratorPtrOutput)
+}
+
+// Join an existing Slurm cluster (22.05 or later) as dynamic nodes (`slurmd -Z`), configless: each node fetches `slurm.conf` and `gres.conf` from the controller. After hwprobe validated the node and published its report, `hwprobe slurm join` fetches the munge key, and starts `slurmd` with the gres, features and memory of the validation profile. GPU cluster: A node's Slurm name is `PREFIX-INDEX` (its index in the cluster: a replacement keeps its node's name). CPU footprint: An instance's Slurm name is `PREFIX-INSTANCEID`. hwprobe is the nodes' `HealthCheckProgram` (`/usr/local/sbin/hwprobe-slurm-health-check`): a node that fails its checks is drained with a reason that starts `hwprobe:`. The controller's part is `slurmControllerConfig`. Needs the `validation` input. The image must have `slurmd` and `munge`.
+func (o OrchestratorOutput) Slurm() OrchestratorSlurmPtrOutput {
+	return o.ApplyT(func(v Orchestrator) *OrchestratorSlurm { return v.Slurm }).(OrchestratorSlurmPtrOutput)
+}
+
+type OrchestratorPtrOutput struct{ *pulumi.OutputState }
+
+func (OrchestratorPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**Orchestrator)(nil)).Elem()
+}
+
+func (o OrchestratorPtrOutput) ToOrchestratorPtrOutput() OrchestratorPtrOutput {
+	return o
+}
+
+func (o OrchestratorPtrOutput) ToOrchestratorPtrOutputWithContext(ctx context.Context) OrchestratorPtrOutput {
+	return o
+}
+
+func (o OrchestratorPtrOutput) Elem() OrchestratorOutput {
+	return o.ApplyT(func(v *Orchestrator) Orchestrator {
+		if v != nil {
+			return *v
+		}
+		var ret Orchestrator
+		return ret
+	}).(OrchestratorOutput)
+}
+
+// Join an existing Slurm cluster (22.05 or later) as dynamic nodes (`slurmd -Z`), configless: each node fetches `slurm.conf` and `gres.conf` from the controller. After hwprobe validated the node and published its report, `hwprobe slurm join` fetches the munge key, and starts `slurmd` with the gres, features and memory of the validation profile. GPU cluster: A node's Slurm name is `PREFIX-INDEX` (its index in the cluster: a replacement keeps its node's name). CPU footprint: An instance's Slurm name is `PREFIX-INSTANCEID`. hwprobe is the nodes' `HealthCheckProgram` (`/usr/local/sbin/hwprobe-slurm-health-check`): a node that fails its checks is drained with a reason that starts `hwprobe:`. The controller's part is `slurmControllerConfig`. Needs the `validation` input. The image must have `slurmd` and `munge`.
+func (o OrchestratorPtrOutput) Slurm() OrchestratorSlurmPtrOutput {
+	return o.ApplyT(func(v *Orchestrator) *OrchestratorSlurm {
+		if v == nil {
+			return nil
+		}
+		return v.Slurm
+	}).(OrchestratorSlurmPtrOutput)
+}
+
+type OrchestratorSlurm struct {
+	// slurmctld addresses, `HOST` or `HOST:PORT` (default port 6817), the primary first: `slurmd --conf-server`.
+	Controllers []string `pulumi:"controllers"`
+	// Features added to the ones derived from the profile: `mlplatform`, the node name prefix, the instance type, the GPU model, `efa`, `pg-<placement group>`, `profile-<digest>`.
+	Features []string `pulumi:"features"`
+	// ARN of the Secrets Manager secret that holds the cluster's munge key (binary, or base64 text; 32 to 1024 bytes). Residency is checked at preview: the secret's region, the regions it is replicated to, and the KMS key that encrypts it (customer managed where the policy requires). The nodes' instance profile needs `secretsmanager:GetSecretValue` on it and `kms:Decrypt` on its key.
+	MungeKeySecretArn string `pulumi:"mungeKeySecretArn"`
+	// Begins every node's Slurm name (1 to 40 letters, digits, `_`, `.`, `-`). Default: the resource's name.
+	NodeNamePrefix *string `pulumi:"nodeNamePrefix"`
+	// Partition the controller configuration puts the nodes in (a `Nodeset` by the resource's feature).
+	Partition *string `pulumi:"partition"`
+}
+
+// OrchestratorSlurmInput is an input type that accepts OrchestratorSlurmArgs and OrchestratorSlurmOutput values.
+// You can construct a concrete instance of `OrchestratorSlurmInput` via:
+//
+//	OrchestratorSlurmArgs{...}
+type OrchestratorSlurmInput interface {
+	pulumi.Input
+
+	ToOrchestratorSlurmOutput() OrchestratorSlurmOutput
+	ToOrchestratorSlurmOutputWithContext(context.Context) OrchestratorSlurmOutput
+}
+
+type OrchestratorSlurmArgs struct {
+	// slurmctld addresses, `HOST` or `HOST:PORT` (default port 6817), the primary first: `slurmd --conf-server`.
+	Controllers pulumi.StringArrayInput `pulumi:"controllers"`
+	// Features added to the ones derived from the profile: `mlplatform`, the node name prefix, the instance type, the GPU model, `efa`, `pg-<placement group>`, `profile-<digest>`.
+	Features pulumi.StringArrayInput `pulumi:"features"`
+	// ARN of the Secrets Manager secret that holds the cluster's munge key (binary, or base64 text; 32 to 1024 bytes). Residency is checked at preview: the secret's region, the regions it is replicated to, and the KMS key that encrypts it (customer managed where the policy requires). The nodes' instance profile needs `secretsmanager:GetSecretValue` on it and `kms:Decrypt` on its key.
+	MungeKeySecretArn pulumi.StringInput `pulumi:"mungeKeySecretArn"`
+	// Begins every node's Slurm name (1 to 40 letters, digits, `_`, `.`, `-`). Default: the resource's name.
+	NodeNamePrefix pulumi.StringPtrInput `pulumi:"nodeNamePrefix"`
+	// Partition the controller configuration puts the nodes in (a `Nodeset` by the resource's feature).
+	Partition pulumi.StringPtrInput `pulumi:"partition"`
+}
+
+func (OrchestratorSlurmArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*OrchestratorSlurm)(nil)).Elem()
+}
+
+func (i OrchestratorSlurmArgs) ToOrchestratorSlurmOutput() OrchestratorSlurmOutput {
+	return i.ToOrchestratorSlurmOutputWithContext(context.Background())
+}
+
+func (i OrchestratorSlurmArgs) ToOrchestratorSlurmOutputWithContext(ctx context.Context) OrchestratorSlurmOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(OrchestratorSlurmOutput)
+}
+
+func (i OrchestratorSlurmArgs) ToOrchestratorSlurmPtrOutput() OrchestratorSlurmPtrOutput {
+	return i.ToOrchestratorSlurmPtrOutputWithContext(context.Background())
+}
+
+func (i OrchestratorSlurmArgs) ToOrchestratorSlurmPtrOutputWithContext(ctx context.Context) OrchestratorSlurmPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(OrchestratorSlurmOutput).ToOrchestratorSlurmPtrOutputWithContext(ctx)
+}
+
+// OrchestratorSlurmPtrInput is an input type that accepts OrchestratorSlurmArgs, OrchestratorSlurmPtr and OrchestratorSlurmPtrOutput values.
+// You can construct a concrete instance of `OrchestratorSlurmPtrInput` via:
+//
+//	        OrchestratorSlurmArgs{...}
+//
+//	or:
+//
+//	        nil
+type OrchestratorSlurmPtrInput interface {
+	pulumi.Input
+
+	ToOrchestratorSlurmPtrOutput() OrchestratorSlurmPtrOutput
+	ToOrchestratorSlurmPtrOutputWithContext(context.Context) OrchestratorSlurmPtrOutput
+}
+
+type orchestratorSlurmPtrType OrchestratorSlurmArgs
+
+func OrchestratorSlurmPtr(v *OrchestratorSlurmArgs) OrchestratorSlurmPtrInput {
+	return (*orchestratorSlurmPtrType)(v)
+}
+
+func (*orchestratorSlurmPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**OrchestratorSlurm)(nil)).Elem()
+}
+
+func (i *orchestratorSlurmPtrType) ToOrchestratorSlurmPtrOutput() OrchestratorSlurmPtrOutput {
+	return i.ToOrchestratorSlurmPtrOutputWithContext(context.Background())
+}
+
+func (i *orchestratorSlurmPtrType) ToOrchestratorSlurmPtrOutputWithContext(ctx context.Context) OrchestratorSlurmPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(OrchestratorSlurmPtrOutput)
+}
+
+type OrchestratorSlurmOutput struct{ *pulumi.OutputState }
+
+func (OrchestratorSlurmOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*OrchestratorSlurm)(nil)).Elem()
+}
+
+func (o OrchestratorSlurmOutput) ToOrchestratorSlurmOutput() OrchestratorSlurmOutput {
+	return o
+}
+
+func (o OrchestratorSlurmOutput) ToOrchestratorSlurmOutputWithContext(ctx context.Context) OrchestratorSlurmOutput {
+	return o
+}
+
+func (o OrchestratorSlurmOutput) ToOrchestratorSlurmPtrOutput() OrchestratorSlurmPtrOutput {
+	return o.ToOrchestratorSlurmPtrOutputWithContext(context.Background())
+}
+
+func (o OrchestratorSlurmOutput) ToOrchestratorSlurmPtrOutputWithContext(ctx context.Context) OrchestratorSlurmPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v OrchestratorSlurm) *OrchestratorSlurm {
+		return &v
+	}).(OrchestratorSlurmPtrOutput)
+}
+
+// slurmctld addresses, `HOST` or `HOST:PORT` (default port 6817), the primary first: `slurmd --conf-server`.
+func (o OrchestratorSlurmOutput) Controllers() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v OrchestratorSlurm) []string { return v.Controllers }).(pulumi.StringArrayOutput)
+}
+
+// Features added to the ones derived from the profile: `mlplatform`, the node name prefix, the instance type, the GPU model, `efa`, `pg-<placement group>`, `profile-<digest>`.
+func (o OrchestratorSlurmOutput) Features() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v OrchestratorSlurm) []string { return v.Features }).(pulumi.StringArrayOutput)
+}
+
+// ARN of the Secrets Manager secret that holds the cluster's munge key (binary, or base64 text; 32 to 1024 bytes). Residency is checked at preview: the secret's region, the regions it is replicated to, and the KMS key that encrypts it (customer managed where the policy requires). The nodes' instance profile needs `secretsmanager:GetSecretValue` on it and `kms:Decrypt` on its key.
+func (o OrchestratorSlurmOutput) MungeKeySecretArn() pulumi.StringOutput {
+	return o.ApplyT(func(v OrchestratorSlurm) string { return v.MungeKeySecretArn }).(pulumi.StringOutput)
+}
+
+// Begins every node's Slurm name (1 to 40 letters, digits, `_`, `.`, `-`). Default: the resource's name.
+func (o OrchestratorSlurmOutput) NodeNamePrefix() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v OrchestratorSlurm) *string { return v.NodeNamePrefix }).(pulumi.StringPtrOutput)
+}
+
+// Partition the controller configuration puts the nodes in (a `Nodeset` by the resource's feature).
+func (o OrchestratorSlurmOutput) Partition() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v OrchestratorSlurm) *string { return v.Partition }).(pulumi.StringPtrOutput)
+}
+
+type OrchestratorSlurmPtrOutput struct{ *pulumi.OutputState }
+
+func (OrchestratorSlurmPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**OrchestratorSlurm)(nil)).Elem()
+}
+
+func (o OrchestratorSlurmPtrOutput) ToOrchestratorSlurmPtrOutput() OrchestratorSlurmPtrOutput {
+	return o
+}
+
+func (o OrchestratorSlurmPtrOutput) ToOrchestratorSlurmPtrOutputWithContext(ctx context.Context) OrchestratorSlurmPtrOutput {
+	return o
+}
+
+func (o OrchestratorSlurmPtrOutput) Elem() OrchestratorSlurmOutput {
+	return o.ApplyT(func(v *OrchestratorSlurm) OrchestratorSlurm {
+		if v != nil {
+			return *v
+		}
+		var ret OrchestratorSlurm
+		return ret
+	}).(OrchestratorSlurmOutput)
+}
+
+// slurmctld addresses, `HOST` or `HOST:PORT` (default port 6817), the primary first: `slurmd --conf-server`.
+func (o OrchestratorSlurmPtrOutput) Controllers() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v *OrchestratorSlurm) []string {
+		if v == nil {
+			return nil
+		}
+		return v.Controllers
+	}).(pulumi.StringArrayOutput)
+}
+
+// Features added to the ones derived from the profile: `mlplatform`, the node name prefix, the instance type, the GPU model, `efa`, `pg-<placement group>`, `profile-<digest>`.
+func (o OrchestratorSlurmPtrOutput) Features() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v *OrchestratorSlurm) []string {
+		if v == nil {
+			return nil
+		}
+		return v.Features
+	}).(pulumi.StringArrayOutput)
+}
+
+// ARN of the Secrets Manager secret that holds the cluster's munge key (binary, or base64 text; 32 to 1024 bytes). Residency is checked at preview: the secret's region, the regions it is replicated to, and the KMS key that encrypts it (customer managed where the policy requires). The nodes' instance profile needs `secretsmanager:GetSecretValue` on it and `kms:Decrypt` on its key.
+func (o OrchestratorSlurmPtrOutput) MungeKeySecretArn() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *OrchestratorSlurm) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.MungeKeySecretArn
+	}).(pulumi.StringPtrOutput)
+}
+
+// Begins every node's Slurm name (1 to 40 letters, digits, `_`, `.`, `-`). Default: the resource's name.
+func (o OrchestratorSlurmPtrOutput) NodeNamePrefix() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *OrchestratorSlurm) *string {
+		if v == nil {
+			return nil
+		}
+		return v.NodeNamePrefix
+	}).(pulumi.StringPtrOutput)
+}
+
+// Partition the controller configuration puts the nodes in (a `Nodeset` by the resource's feature).
+func (o OrchestratorSlurmPtrOutput) Partition() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *OrchestratorSlurm) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Partition
+	}).(pulumi.StringPtrOutput)
 }
 
 type PlatformFeatures struct {
@@ -5287,6 +5656,10 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*OnlineStorePtrInput)(nil)).Elem(), OnlineStoreArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*OnlineStoreTtlInput)(nil)).Elem(), OnlineStoreTtlArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*OnlineStoreTtlPtrInput)(nil)).Elem(), OnlineStoreTtlArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*OrchestratorInput)(nil)).Elem(), OrchestratorArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*OrchestratorPtrInput)(nil)).Elem(), OrchestratorArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*OrchestratorSlurmInput)(nil)).Elem(), OrchestratorSlurmArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*OrchestratorSlurmPtrInput)(nil)).Elem(), OrchestratorSlurmArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*PlatformFeaturesInput)(nil)).Elem(), PlatformFeaturesArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*PlatformTrainingInput)(nil)).Elem(), PlatformTrainingArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*PlatformTrainingPtrInput)(nil)).Elem(), PlatformTrainingArgs{})
@@ -5345,6 +5718,10 @@ func init() {
 	pulumi.RegisterOutputType(OnlineStorePtrOutput{})
 	pulumi.RegisterOutputType(OnlineStoreTtlOutput{})
 	pulumi.RegisterOutputType(OnlineStoreTtlPtrOutput{})
+	pulumi.RegisterOutputType(OrchestratorOutput{})
+	pulumi.RegisterOutputType(OrchestratorPtrOutput{})
+	pulumi.RegisterOutputType(OrchestratorSlurmOutput{})
+	pulumi.RegisterOutputType(OrchestratorSlurmPtrOutput{})
 	pulumi.RegisterOutputType(PlatformFeaturesOutput{})
 	pulumi.RegisterOutputType(PlatformTrainingOutput{})
 	pulumi.RegisterOutputType(PlatformTrainingPtrOutput{})

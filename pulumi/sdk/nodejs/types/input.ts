@@ -87,6 +87,10 @@ export interface EndpointsArgs {
      */
     sagemaker?: pulumi.Input<string>;
     /**
+     * URL of the Secrets Manager (the Slurm munge key's secret) endpoint.
+     */
+    secretsmanager?: pulumi.Input<string>;
+    /**
      * URL of the SSM endpoint.
      */
     ssm?: pulumi.Input<string>;
@@ -243,6 +247,36 @@ export interface OnlineStoreArgs {
 export interface OnlineStoreTtlArgs {
     unit: pulumi.Input<string>;
     value: pulumi.Input<number>;
+}
+
+export interface OrchestratorArgs {
+    /**
+     * Join an existing Slurm cluster (22.05 or later) as dynamic nodes (`slurmd -Z`), configless: each node fetches `slurm.conf` and `gres.conf` from the controller. After hwprobe validated the node and published its report, `hwprobe slurm join` fetches the munge key, and starts `slurmd` with the gres, features and memory of the validation profile. GPU cluster: A node's Slurm name is `PREFIX-INDEX` (its index in the cluster: a replacement keeps its node's name). CPU footprint: An instance's Slurm name is `PREFIX-INSTANCEID`. hwprobe is the nodes' `HealthCheckProgram` (`/usr/local/sbin/hwprobe-slurm-health-check`): a node that fails its checks is drained with a reason that starts `hwprobe:`. The controller's part is `slurmControllerConfig`. Needs the `validation` input. The image must have `slurmd` and `munge`.
+     */
+    slurm?: pulumi.Input<inputs.OrchestratorSlurmArgs>;
+}
+
+export interface OrchestratorSlurmArgs {
+    /**
+     * slurmctld addresses, `HOST` or `HOST:PORT` (default port 6817), the primary first: `slurmd --conf-server`.
+     */
+    controllers: pulumi.Input<pulumi.Input<string>[]>;
+    /**
+     * Features added to the ones derived from the profile: `mlplatform`, the node name prefix, the instance type, the GPU model, `efa`, `pg-<placement group>`, `profile-<digest>`.
+     */
+    features?: pulumi.Input<pulumi.Input<string>[]>;
+    /**
+     * ARN of the Secrets Manager secret that holds the cluster's munge key (binary, or base64 text; 32 to 1024 bytes). Residency is checked at preview: the secret's region, the regions it is replicated to, and the KMS key that encrypts it (customer managed where the policy requires). The nodes' instance profile needs `secretsmanager:GetSecretValue` on it and `kms:Decrypt` on its key.
+     */
+    mungeKeySecretArn: pulumi.Input<string>;
+    /**
+     * Begins every node's Slurm name (1 to 40 letters, digits, `_`, `.`, `-`). Default: the resource's name.
+     */
+    nodeNamePrefix?: pulumi.Input<string>;
+    /**
+     * Partition the controller configuration puts the nodes in (a `Nodeset` by the resource's feature).
+     */
+    partition?: pulumi.Input<string>;
 }
 
 export interface PlatformFeaturesArgs {

@@ -43,6 +43,10 @@ __all__ = [
     'OnlineStoreTtlArgsDict',
     'OnlineStoreArgs',
     'OnlineStoreArgsDict',
+    'OrchestratorSlurmArgs',
+    'OrchestratorSlurmArgsDict',
+    'OrchestratorArgs',
+    'OrchestratorArgsDict',
     'PlatformFeaturesArgs',
     'PlatformFeaturesArgsDict',
     'PlatformTrainingArgs',
@@ -367,6 +371,10 @@ if not MYPY:
         """
         URL of the SageMaker endpoint.
         """
+        secretsmanager: NotRequired[pulumi.Input[_builtins.str]]
+        """
+        URL of the Secrets Manager (the Slurm munge key's secret) endpoint.
+        """
         ssm: NotRequired[pulumi.Input[_builtins.str]]
         """
         URL of the SSM endpoint.
@@ -388,6 +396,7 @@ class EndpointsArgs:
                  kms: Optional[pulumi.Input[_builtins.str]] = None,
                  s3: Optional[pulumi.Input[_builtins.str]] = None,
                  sagemaker: Optional[pulumi.Input[_builtins.str]] = None,
+                 secretsmanager: Optional[pulumi.Input[_builtins.str]] = None,
                  ssm: Optional[pulumi.Input[_builtins.str]] = None,
                  sts: Optional[pulumi.Input[_builtins.str]] = None):
         """
@@ -399,6 +408,7 @@ class EndpointsArgs:
         :param pulumi.Input[_builtins.str] kms: URL of the KMS endpoint.
         :param pulumi.Input[_builtins.str] s3: URL of the S3 endpoint.
         :param pulumi.Input[_builtins.str] sagemaker: URL of the SageMaker endpoint.
+        :param pulumi.Input[_builtins.str] secretsmanager: URL of the Secrets Manager (the Slurm munge key's secret) endpoint.
         :param pulumi.Input[_builtins.str] ssm: URL of the SSM endpoint.
         :param pulumi.Input[_builtins.str] sts: URL of the STS endpoint.
         """
@@ -416,6 +426,8 @@ class EndpointsArgs:
             pulumi.set(__self__, "s3", s3)
         if sagemaker is not None:
             pulumi.set(__self__, "sagemaker", sagemaker)
+        if secretsmanager is not None:
+            pulumi.set(__self__, "secretsmanager", secretsmanager)
         if ssm is not None:
             pulumi.set(__self__, "ssm", ssm)
         if sts is not None:
@@ -504,6 +516,18 @@ class EndpointsArgs:
     @sagemaker.setter
     def sagemaker(self, value: Optional[pulumi.Input[_builtins.str]]):
         pulumi.set(self, "sagemaker", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def secretsmanager(self) -> Optional[pulumi.Input[_builtins.str]]:
+        """
+        URL of the Secrets Manager (the Slurm munge key's secret) endpoint.
+        """
+        return pulumi.get(self, "secretsmanager")
+
+    @secretsmanager.setter
+    def secretsmanager(self, value: Optional[pulumi.Input[_builtins.str]]):
+        pulumi.set(self, "secretsmanager", value)
 
     @_builtins.property
     @pulumi.getter
@@ -1439,6 +1463,148 @@ class OnlineStoreArgs:
     @ttl.setter
     def ttl(self, value: Optional[pulumi.Input['OnlineStoreTtlArgs']]):
         pulumi.set(self, "ttl", value)
+
+
+if not MYPY:
+    class OrchestratorSlurmArgsDict(TypedDict):
+        controllers: pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]
+        """
+        slurmctld addresses, `HOST` or `HOST:PORT` (default port 6817), the primary first: `slurmd --conf-server`.
+        """
+        munge_key_secret_arn: pulumi.Input[_builtins.str]
+        """
+        ARN of the Secrets Manager secret that holds the cluster's munge key (binary, or base64 text; 32 to 1024 bytes). Residency is checked at preview: the secret's region, the regions it is replicated to, and the KMS key that encrypts it (customer managed where the policy requires). The nodes' instance profile needs `secretsmanager:GetSecretValue` on it and `kms:Decrypt` on its key.
+        """
+        features: NotRequired[pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]]
+        """
+        Features added to the ones derived from the profile: `mlplatform`, the node name prefix, the instance type, the GPU model, `efa`, `pg-<placement group>`, `profile-<digest>`.
+        """
+        node_name_prefix: NotRequired[pulumi.Input[_builtins.str]]
+        """
+        Begins every node's Slurm name (1 to 40 letters, digits, `_`, `.`, `-`). Default: the resource's name.
+        """
+        partition: NotRequired[pulumi.Input[_builtins.str]]
+        """
+        Partition the controller configuration puts the nodes in (a `Nodeset` by the resource's feature).
+        """
+elif False:
+    OrchestratorSlurmArgsDict: TypeAlias = Mapping[str, Any]
+
+@pulumi.input_type
+class OrchestratorSlurmArgs:
+    def __init__(__self__, *,
+                 controllers: pulumi.Input[Sequence[pulumi.Input[_builtins.str]]],
+                 munge_key_secret_arn: pulumi.Input[_builtins.str],
+                 features: Optional[pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]] = None,
+                 node_name_prefix: Optional[pulumi.Input[_builtins.str]] = None,
+                 partition: Optional[pulumi.Input[_builtins.str]] = None):
+        """
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] controllers: slurmctld addresses, `HOST` or `HOST:PORT` (default port 6817), the primary first: `slurmd --conf-server`.
+        :param pulumi.Input[_builtins.str] munge_key_secret_arn: ARN of the Secrets Manager secret that holds the cluster's munge key (binary, or base64 text; 32 to 1024 bytes). Residency is checked at preview: the secret's region, the regions it is replicated to, and the KMS key that encrypts it (customer managed where the policy requires). The nodes' instance profile needs `secretsmanager:GetSecretValue` on it and `kms:Decrypt` on its key.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] features: Features added to the ones derived from the profile: `mlplatform`, the node name prefix, the instance type, the GPU model, `efa`, `pg-<placement group>`, `profile-<digest>`.
+        :param pulumi.Input[_builtins.str] node_name_prefix: Begins every node's Slurm name (1 to 40 letters, digits, `_`, `.`, `-`). Default: the resource's name.
+        :param pulumi.Input[_builtins.str] partition: Partition the controller configuration puts the nodes in (a `Nodeset` by the resource's feature).
+        """
+        pulumi.set(__self__, "controllers", controllers)
+        pulumi.set(__self__, "munge_key_secret_arn", munge_key_secret_arn)
+        if features is not None:
+            pulumi.set(__self__, "features", features)
+        if node_name_prefix is not None:
+            pulumi.set(__self__, "node_name_prefix", node_name_prefix)
+        if partition is not None:
+            pulumi.set(__self__, "partition", partition)
+
+    @_builtins.property
+    @pulumi.getter
+    def controllers(self) -> pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]:
+        """
+        slurmctld addresses, `HOST` or `HOST:PORT` (default port 6817), the primary first: `slurmd --conf-server`.
+        """
+        return pulumi.get(self, "controllers")
+
+    @controllers.setter
+    def controllers(self, value: pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]):
+        pulumi.set(self, "controllers", value)
+
+    @_builtins.property
+    @pulumi.getter(name="mungeKeySecretArn")
+    def munge_key_secret_arn(self) -> pulumi.Input[_builtins.str]:
+        """
+        ARN of the Secrets Manager secret that holds the cluster's munge key (binary, or base64 text; 32 to 1024 bytes). Residency is checked at preview: the secret's region, the regions it is replicated to, and the KMS key that encrypts it (customer managed where the policy requires). The nodes' instance profile needs `secretsmanager:GetSecretValue` on it and `kms:Decrypt` on its key.
+        """
+        return pulumi.get(self, "munge_key_secret_arn")
+
+    @munge_key_secret_arn.setter
+    def munge_key_secret_arn(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "munge_key_secret_arn", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def features(self) -> Optional[pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]]:
+        """
+        Features added to the ones derived from the profile: `mlplatform`, the node name prefix, the instance type, the GPU model, `efa`, `pg-<placement group>`, `profile-<digest>`.
+        """
+        return pulumi.get(self, "features")
+
+    @features.setter
+    def features(self, value: Optional[pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "features", value)
+
+    @_builtins.property
+    @pulumi.getter(name="nodeNamePrefix")
+    def node_name_prefix(self) -> Optional[pulumi.Input[_builtins.str]]:
+        """
+        Begins every node's Slurm name (1 to 40 letters, digits, `_`, `.`, `-`). Default: the resource's name.
+        """
+        return pulumi.get(self, "node_name_prefix")
+
+    @node_name_prefix.setter
+    def node_name_prefix(self, value: Optional[pulumi.Input[_builtins.str]]):
+        pulumi.set(self, "node_name_prefix", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def partition(self) -> Optional[pulumi.Input[_builtins.str]]:
+        """
+        Partition the controller configuration puts the nodes in (a `Nodeset` by the resource's feature).
+        """
+        return pulumi.get(self, "partition")
+
+    @partition.setter
+    def partition(self, value: Optional[pulumi.Input[_builtins.str]]):
+        pulumi.set(self, "partition", value)
+
+
+if not MYPY:
+    class OrchestratorArgsDict(TypedDict):
+        slurm: NotRequired[pulumi.Input['OrchestratorSlurmArgsDict']]
+        """
+        Join an existing Slurm cluster (22.05 or later) as dynamic nodes (`slurmd -Z`), configless: each node fetches `slurm.conf` and `gres.conf` from the controller. After hwprobe validated the node and published its report, `hwprobe slurm join` fetches the munge key, and starts `slurmd` with the gres, features and memory of the validation profile. GPU cluster: A node's Slurm name is `PREFIX-INDEX` (its index in the cluster: a replacement keeps its node's name). CPU footprint: An instance's Slurm name is `PREFIX-INSTANCEID`. hwprobe is the nodes' `HealthCheckProgram` (`/usr/local/sbin/hwprobe-slurm-health-check`): a node that fails its checks is drained with a reason that starts `hwprobe:`. The controller's part is `slurmControllerConfig`. Needs the `validation` input. The image must have `slurmd` and `munge`.
+        """
+elif False:
+    OrchestratorArgsDict: TypeAlias = Mapping[str, Any]
+
+@pulumi.input_type
+class OrchestratorArgs:
+    def __init__(__self__, *,
+                 slurm: Optional[pulumi.Input['OrchestratorSlurmArgs']] = None):
+        """
+        :param pulumi.Input['OrchestratorSlurmArgs'] slurm: Join an existing Slurm cluster (22.05 or later) as dynamic nodes (`slurmd -Z`), configless: each node fetches `slurm.conf` and `gres.conf` from the controller. After hwprobe validated the node and published its report, `hwprobe slurm join` fetches the munge key, and starts `slurmd` with the gres, features and memory of the validation profile. GPU cluster: A node's Slurm name is `PREFIX-INDEX` (its index in the cluster: a replacement keeps its node's name). CPU footprint: An instance's Slurm name is `PREFIX-INSTANCEID`. hwprobe is the nodes' `HealthCheckProgram` (`/usr/local/sbin/hwprobe-slurm-health-check`): a node that fails its checks is drained with a reason that starts `hwprobe:`. The controller's part is `slurmControllerConfig`. Needs the `validation` input. The image must have `slurmd` and `munge`.
+        """
+        if slurm is not None:
+            pulumi.set(__self__, "slurm", slurm)
+
+    @_builtins.property
+    @pulumi.getter
+    def slurm(self) -> Optional[pulumi.Input['OrchestratorSlurmArgs']]:
+        """
+        Join an existing Slurm cluster (22.05 or later) as dynamic nodes (`slurmd -Z`), configless: each node fetches `slurm.conf` and `gres.conf` from the controller. After hwprobe validated the node and published its report, `hwprobe slurm join` fetches the munge key, and starts `slurmd` with the gres, features and memory of the validation profile. GPU cluster: A node's Slurm name is `PREFIX-INDEX` (its index in the cluster: a replacement keeps its node's name). CPU footprint: An instance's Slurm name is `PREFIX-INSTANCEID`. hwprobe is the nodes' `HealthCheckProgram` (`/usr/local/sbin/hwprobe-slurm-health-check`): a node that fails its checks is drained with a reason that starts `hwprobe:`. The controller's part is `slurmControllerConfig`. Needs the `validation` input. The image must have `slurmd` and `munge`.
+        """
+        return pulumi.get(self, "slurm")
+
+    @slurm.setter
+    def slurm(self, value: Optional[pulumi.Input['OrchestratorSlurmArgs']]):
+        pulumi.set(self, "slurm", value)
 
 
 if not MYPY:

@@ -34,6 +34,7 @@ class CpuFootprintArgs:
                  min_healthy_percentage: Optional[pulumi.Input[_builtins.int]] = None,
                  name: Optional[pulumi.Input[_builtins.str]] = None,
                  on_demand_base: Optional[pulumi.Input[_builtins.int]] = None,
+                 orchestrator: Optional[pulumi.Input['OrchestratorArgs']] = None,
                  requirements: Optional[pulumi.Input['CpuRequirementsArgs']] = None,
                  root_volume: Optional[pulumi.Input['GpuRootVolumeArgs']] = None,
                  schedule: Optional[pulumi.Input[Sequence[pulumi.Input['CpuScheduleArgs']]]] = None,
@@ -57,6 +58,7 @@ class CpuFootprintArgs:
         :param pulumi.Input[_builtins.int] min_healthy_percentage: Share of the group kept in service while an instance refresh rolls it, 0 to 100. Default 90.
         :param pulumi.Input[_builtins.str] name: Footprint name, unique in the region: 1 to 100 letters, digits, `-`, `_` or `.`. Default: the resource name. It names the group and launch template (`mlplatform-cpu-<name>`). Changing it replaces the footprint.
         :param pulumi.Input[_builtins.int] on_demand_base: Instances kept On-Demand under `capacityType: spot`. Default 0.
+        :param pulumi.Input['OrchestratorArgs'] orchestrator: The scheduler the nodes join. Without this input they join none.
         :param pulumi.Input['CpuRequirementsArgs'] requirements: What the workload needs: the cheapest type offered in an allowed zone that meets all of it is chosen (the same inputs give the same type; a type without a known price is never the cheapest).
         :param pulumi.Input['GpuRootVolumeArgs'] root_volume: Root volume of every instance (encrypted).
         :param pulumi.Input[Sequence[pulumi.Input['CpuScheduleArgs']]] schedule: Scheduled sizes: at each time `recurrence` fires (in `timeZone`), the group takes the sizes set here; with `duration`, the footprint's own sizes come back when the window ends.
@@ -91,6 +93,8 @@ class CpuFootprintArgs:
             pulumi.set(__self__, "name", name)
         if on_demand_base is not None:
             pulumi.set(__self__, "on_demand_base", on_demand_base)
+        if orchestrator is not None:
+            pulumi.set(__self__, "orchestrator", orchestrator)
         if requirements is not None:
             pulumi.set(__self__, "requirements", requirements)
         if root_volume is not None:
@@ -266,6 +270,18 @@ class CpuFootprintArgs:
 
     @_builtins.property
     @pulumi.getter
+    def orchestrator(self) -> Optional[pulumi.Input['OrchestratorArgs']]:
+        """
+        The scheduler the nodes join. Without this input they join none.
+        """
+        return pulumi.get(self, "orchestrator")
+
+    @orchestrator.setter
+    def orchestrator(self, value: Optional[pulumi.Input['OrchestratorArgs']]):
+        pulumi.set(self, "orchestrator", value)
+
+    @_builtins.property
+    @pulumi.getter
     def requirements(self) -> Optional[pulumi.Input['CpuRequirementsArgs']]:
         """
         What the workload needs: the cheapest type offered in an allowed zone that meets all of it is chosen (the same inputs give the same type; a type without a known price is never the cheapest).
@@ -380,6 +396,7 @@ class CpuFootprint(pulumi.CustomResource):
                  min_size: Optional[pulumi.Input[_builtins.int]] = None,
                  name: Optional[pulumi.Input[_builtins.str]] = None,
                  on_demand_base: Optional[pulumi.Input[_builtins.int]] = None,
+                 orchestrator: Optional[pulumi.Input[Union['OrchestratorArgs', 'OrchestratorArgsDict']]] = None,
                  requirements: Optional[pulumi.Input[Union['CpuRequirementsArgs', 'CpuRequirementsArgsDict']]] = None,
                  root_volume: Optional[pulumi.Input[Union['GpuRootVolumeArgs', 'GpuRootVolumeArgsDict']]] = None,
                  schedule: Optional[pulumi.Input[Sequence[pulumi.Input[Union['CpuScheduleArgs', 'CpuScheduleArgsDict']]]]] = None,
@@ -407,6 +424,7 @@ class CpuFootprint(pulumi.CustomResource):
         :param pulumi.Input[_builtins.int] min_size: Minimum instances of the group.
         :param pulumi.Input[_builtins.str] name: Footprint name, unique in the region: 1 to 100 letters, digits, `-`, `_` or `.`. Default: the resource name. It names the group and launch template (`mlplatform-cpu-<name>`). Changing it replaces the footprint.
         :param pulumi.Input[_builtins.int] on_demand_base: Instances kept On-Demand under `capacityType: spot`. Default 0.
+        :param pulumi.Input[Union['OrchestratorArgs', 'OrchestratorArgsDict']] orchestrator: The scheduler the nodes join. Without this input they join none.
         :param pulumi.Input[Union['CpuRequirementsArgs', 'CpuRequirementsArgsDict']] requirements: What the workload needs: the cheapest type offered in an allowed zone that meets all of it is chosen (the same inputs give the same type; a type without a known price is never the cheapest).
         :param pulumi.Input[Union['GpuRootVolumeArgs', 'GpuRootVolumeArgsDict']] root_volume: Root volume of every instance (encrypted).
         :param pulumi.Input[Sequence[pulumi.Input[Union['CpuScheduleArgs', 'CpuScheduleArgsDict']]]] schedule: Scheduled sizes: at each time `recurrence` fires (in `timeZone`), the group takes the sizes set here; with `duration`, the footprint's own sizes come back when the window ends.
@@ -453,6 +471,7 @@ class CpuFootprint(pulumi.CustomResource):
                  min_size: Optional[pulumi.Input[_builtins.int]] = None,
                  name: Optional[pulumi.Input[_builtins.str]] = None,
                  on_demand_base: Optional[pulumi.Input[_builtins.int]] = None,
+                 orchestrator: Optional[pulumi.Input[Union['OrchestratorArgs', 'OrchestratorArgsDict']]] = None,
                  requirements: Optional[pulumi.Input[Union['CpuRequirementsArgs', 'CpuRequirementsArgsDict']]] = None,
                  root_volume: Optional[pulumi.Input[Union['GpuRootVolumeArgs', 'GpuRootVolumeArgsDict']]] = None,
                  schedule: Optional[pulumi.Input[Sequence[pulumi.Input[Union['CpuScheduleArgs', 'CpuScheduleArgsDict']]]]] = None,
@@ -491,6 +510,7 @@ class CpuFootprint(pulumi.CustomResource):
             __props__.__dict__["min_size"] = min_size
             __props__.__dict__["name"] = name
             __props__.__dict__["on_demand_base"] = on_demand_base
+            __props__.__dict__["orchestrator"] = orchestrator
             __props__.__dict__["requirements"] = requirements
             __props__.__dict__["root_volume"] = root_volume
             __props__.__dict__["schedule"] = schedule
@@ -514,6 +534,7 @@ class CpuFootprint(pulumi.CustomResource):
             __props__.__dict__["price_source"] = None
             __props__.__dict__["rejected_cheaper"] = None
             __props__.__dict__["resolved_subnet_ids"] = None
+            __props__.__dict__["slurm_controller_config"] = None
             __props__.__dict__["tags_all"] = None
             __props__.__dict__["validation_approver"] = None
             __props__.__dict__["validation_profile"] = None
@@ -567,6 +588,7 @@ class CpuFootprint(pulumi.CustomResource):
         __props__.__dict__["monthly_cost_usd"] = None
         __props__.__dict__["name"] = None
         __props__.__dict__["on_demand_base"] = None
+        __props__.__dict__["orchestrator"] = None
         __props__.__dict__["price_source"] = None
         __props__.__dict__["rejected_cheaper"] = None
         __props__.__dict__["requirements"] = None
@@ -574,6 +596,7 @@ class CpuFootprint(pulumi.CustomResource):
         __props__.__dict__["root_volume"] = None
         __props__.__dict__["schedule"] = None
         __props__.__dict__["security_group_ids"] = None
+        __props__.__dict__["slurm_controller_config"] = None
         __props__.__dict__["subnet_ids"] = None
         __props__.__dict__["tags"] = None
         __props__.__dict__["tags_all"] = None
@@ -785,6 +808,14 @@ class CpuFootprint(pulumi.CustomResource):
         return pulumi.get(self, "on_demand_base")
 
     @_builtins.property
+    @pulumi.getter
+    def orchestrator(self) -> pulumi.Output[Optional['outputs.Orchestrator']]:
+        """
+        The scheduler the nodes join. Without this input they join none.
+        """
+        return pulumi.get(self, "orchestrator")
+
+    @_builtins.property
     @pulumi.getter(name="priceSource")
     def price_source(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
@@ -839,6 +870,14 @@ class CpuFootprint(pulumi.CustomResource):
         Security groups of the instances.
         """
         return pulumi.get(self, "security_group_ids")
+
+    @_builtins.property
+    @pulumi.getter(name="slurmControllerConfig")
+    def slurm_controller_config(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        What the Slurm controller needs for these nodes, to add to its `slurm.conf` (configless, `MaxNodeCount`, hwprobe as the health check, the node set and partition) and `gres.conf` (the GPUs' device files by node name). Unset without `orchestrator.slurm`; known at preview when its inputs are.
+        """
+        return pulumi.get(self, "slurm_controller_config")
 
     @_builtins.property
     @pulumi.getter(name="subnetIds")

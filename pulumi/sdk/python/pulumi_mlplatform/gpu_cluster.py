@@ -32,6 +32,7 @@ class GpuClusterArgs:
                  kms_key_arn: Optional[pulumi.Input[_builtins.str]] = None,
                  metadata_hop_limit: Optional[pulumi.Input[_builtins.int]] = None,
                  name: Optional[pulumi.Input[_builtins.str]] = None,
+                 orchestrator: Optional[pulumi.Input['OrchestratorArgs']] = None,
                  placement_group_name: Optional[pulumi.Input[_builtins.str]] = None,
                  rollout: Optional[pulumi.Input['GpuRolloutArgs']] = None,
                  root_volume: Optional[pulumi.Input['GpuRootVolumeArgs']] = None,
@@ -57,6 +58,7 @@ class GpuClusterArgs:
         :param pulumi.Input[_builtins.str] kms_key_arn: ARN of the KMS key that encrypts every volume. It must lie inside the jurisdiction.
         :param pulumi.Input[_builtins.int] metadata_hop_limit: Hop limit of the instance metadata service's responses (IMDSv2, always required) on the nodes, 1 to 64. Default 1: a response does not survive the hop into a container's network namespace, so containers on the node cannot reach the node role's credentials or its identity document. Raise it (2) only for containers that need the metadata service, e.g. on EKS without EKS Pod Identity or IRSA. A change applies in place: the running nodes are changed (ModifyInstanceMetadataOptions) and the launch template gets a new version; no node is replaced. nodes made by provider versions before this property existed run with 2: the first update after the upgrade changes them to 1 in place, unless it is set to 2.
         :param pulumi.Input[_builtins.str] name: Cluster name, unique in the region: 1 to 100 letters, digits, `-`, `_` or `.`. Default: the resource name. Changing it replaces the cluster.
+        :param pulumi.Input['OrchestratorArgs'] orchestrator: The scheduler the nodes join. Without this input they join none.
         :param pulumi.Input[_builtins.str] placement_group_name: Name of an existing cluster placement group. Default: the cluster creates and owns `mlplatform-<name>`. Changing it replaces the cluster.
         :param pulumi.Input['GpuRolloutArgs'] rollout: How nodes are replaced when what a node is changes.
         :param pulumi.Input['GpuRootVolumeArgs'] root_volume: Root volume of every node (encrypted).
@@ -90,6 +92,8 @@ class GpuClusterArgs:
             pulumi.set(__self__, "metadata_hop_limit", metadata_hop_limit)
         if name is not None:
             pulumi.set(__self__, "name", name)
+        if orchestrator is not None:
+            pulumi.set(__self__, "orchestrator", orchestrator)
         if placement_group_name is not None:
             pulumi.set(__self__, "placement_group_name", placement_group_name)
         if rollout is not None:
@@ -246,6 +250,18 @@ class GpuClusterArgs:
     @name.setter
     def name(self, value: Optional[pulumi.Input[_builtins.str]]):
         pulumi.set(self, "name", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def orchestrator(self) -> Optional[pulumi.Input['OrchestratorArgs']]:
+        """
+        The scheduler the nodes join. Without this input they join none.
+        """
+        return pulumi.get(self, "orchestrator")
+
+    @orchestrator.setter
+    def orchestrator(self, value: Optional[pulumi.Input['OrchestratorArgs']]):
+        pulumi.set(self, "orchestrator", value)
 
     @_builtins.property
     @pulumi.getter(name="placementGroupName")
@@ -406,6 +422,7 @@ class GpuCluster(pulumi.CustomResource):
                  metadata_hop_limit: Optional[pulumi.Input[_builtins.int]] = None,
                  name: Optional[pulumi.Input[_builtins.str]] = None,
                  node_count: Optional[pulumi.Input[_builtins.int]] = None,
+                 orchestrator: Optional[pulumi.Input[Union['OrchestratorArgs', 'OrchestratorArgsDict']]] = None,
                  placement_group_name: Optional[pulumi.Input[_builtins.str]] = None,
                  rollout: Optional[pulumi.Input[Union['GpuRolloutArgs', 'GpuRolloutArgsDict']]] = None,
                  root_volume: Optional[pulumi.Input[Union['GpuRootVolumeArgs', 'GpuRootVolumeArgsDict']]] = None,
@@ -435,6 +452,7 @@ class GpuCluster(pulumi.CustomResource):
         :param pulumi.Input[_builtins.int] metadata_hop_limit: Hop limit of the instance metadata service's responses (IMDSv2, always required) on the nodes, 1 to 64. Default 1: a response does not survive the hop into a container's network namespace, so containers on the node cannot reach the node role's credentials or its identity document. Raise it (2) only for containers that need the metadata service, e.g. on EKS without EKS Pod Identity or IRSA. A change applies in place: the running nodes are changed (ModifyInstanceMetadataOptions) and the launch template gets a new version; no node is replaced. nodes made by provider versions before this property existed run with 2: the first update after the upgrade changes them to 1 in place, unless it is set to 2.
         :param pulumi.Input[_builtins.str] name: Cluster name, unique in the region: 1 to 100 letters, digits, `-`, `_` or `.`. Default: the resource name. Changing it replaces the cluster.
         :param pulumi.Input[_builtins.int] node_count: Number of nodes, 1 to 512. Changing it scales in place.
+        :param pulumi.Input[Union['OrchestratorArgs', 'OrchestratorArgsDict']] orchestrator: The scheduler the nodes join. Without this input they join none.
         :param pulumi.Input[_builtins.str] placement_group_name: Name of an existing cluster placement group. Default: the cluster creates and owns `mlplatform-<name>`. Changing it replaces the cluster.
         :param pulumi.Input[Union['GpuRolloutArgs', 'GpuRolloutArgsDict']] rollout: How nodes are replaced when what a node is changes.
         :param pulumi.Input[Union['GpuRootVolumeArgs', 'GpuRootVolumeArgsDict']] root_volume: Root volume of every node (encrypted).
@@ -482,6 +500,7 @@ class GpuCluster(pulumi.CustomResource):
                  metadata_hop_limit: Optional[pulumi.Input[_builtins.int]] = None,
                  name: Optional[pulumi.Input[_builtins.str]] = None,
                  node_count: Optional[pulumi.Input[_builtins.int]] = None,
+                 orchestrator: Optional[pulumi.Input[Union['OrchestratorArgs', 'OrchestratorArgsDict']]] = None,
                  placement_group_name: Optional[pulumi.Input[_builtins.str]] = None,
                  rollout: Optional[pulumi.Input[Union['GpuRolloutArgs', 'GpuRolloutArgsDict']]] = None,
                  root_volume: Optional[pulumi.Input[Union['GpuRootVolumeArgs', 'GpuRootVolumeArgsDict']]] = None,
@@ -522,6 +541,7 @@ class GpuCluster(pulumi.CustomResource):
             if node_count is None and not opts.urn:
                 raise TypeError("Missing required property 'node_count'")
             __props__.__dict__["node_count"] = node_count
+            __props__.__dict__["orchestrator"] = orchestrator
             __props__.__dict__["placement_group_name"] = placement_group_name
             __props__.__dict__["rollout"] = rollout
             __props__.__dict__["root_volume"] = root_volume
@@ -543,6 +563,7 @@ class GpuCluster(pulumi.CustomResource):
             __props__.__dict__["placement_group"] = None
             __props__.__dict__["placement_zone_id"] = None
             __props__.__dict__["private_ips"] = None
+            __props__.__dict__["slurm_controller_config"] = None
             __props__.__dict__["tags_all"] = None
             __props__.__dict__["validation_profile"] = None
             __props__.__dict__["validation_results"] = None
@@ -587,6 +608,7 @@ class GpuCluster(pulumi.CustomResource):
         __props__.__dict__["node_count"] = None
         __props__.__dict__["node_ids"] = None
         __props__.__dict__["nodes"] = None
+        __props__.__dict__["orchestrator"] = None
         __props__.__dict__["placement_group"] = None
         __props__.__dict__["placement_group_name"] = None
         __props__.__dict__["placement_zone_id"] = None
@@ -594,6 +616,7 @@ class GpuCluster(pulumi.CustomResource):
         __props__.__dict__["rollout"] = None
         __props__.__dict__["root_volume"] = None
         __props__.__dict__["security_group_ids"] = None
+        __props__.__dict__["slurm_controller_config"] = None
         __props__.__dict__["subnet_id"] = None
         __props__.__dict__["tags"] = None
         __props__.__dict__["tags_all"] = None
@@ -744,6 +767,14 @@ class GpuCluster(pulumi.CustomResource):
         return pulumi.get(self, "nodes")
 
     @_builtins.property
+    @pulumi.getter
+    def orchestrator(self) -> pulumi.Output[Optional['outputs.Orchestrator']]:
+        """
+        The scheduler the nodes join. Without this input they join none.
+        """
+        return pulumi.get(self, "orchestrator")
+
+    @_builtins.property
     @pulumi.getter(name="placementGroup")
     def placement_group(self) -> pulumi.Output[Optional[_builtins.str]]:
         """
@@ -798,6 +829,14 @@ class GpuCluster(pulumi.CustomResource):
         Security groups of every network interface. Changing them rolls the nodes.
         """
         return pulumi.get(self, "security_group_ids")
+
+    @_builtins.property
+    @pulumi.getter(name="slurmControllerConfig")
+    def slurm_controller_config(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        What the Slurm controller needs for these nodes, to add to its `slurm.conf` (configless, `MaxNodeCount`, hwprobe as the health check, the node set and partition) and `gres.conf` (the GPUs' device files by node name). Unset without `orchestrator.slurm`; known at preview when its inputs are.
+        """
+        return pulumi.get(self, "slurm_controller_config")
 
     @_builtins.property
     @pulumi.getter(name="subnetId")

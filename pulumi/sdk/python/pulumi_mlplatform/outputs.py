@@ -33,6 +33,8 @@ __all__ = [
     'OfflineStore',
     'OnlineStore',
     'OnlineStoreTtl',
+    'Orchestrator',
+    'OrchestratorSlurm',
     'ResidencyConfig',
     'ServingAutoscaling',
     'ServingCapture',
@@ -261,6 +263,7 @@ class Endpoints(dict):
                  kms: Optional[_builtins.str] = None,
                  s3: Optional[_builtins.str] = None,
                  sagemaker: Optional[_builtins.str] = None,
+                 secretsmanager: Optional[_builtins.str] = None,
                  ssm: Optional[_builtins.str] = None,
                  sts: Optional[_builtins.str] = None):
         """
@@ -272,6 +275,7 @@ class Endpoints(dict):
         :param _builtins.str kms: URL of the KMS endpoint.
         :param _builtins.str s3: URL of the S3 endpoint.
         :param _builtins.str sagemaker: URL of the SageMaker endpoint.
+        :param _builtins.str secretsmanager: URL of the Secrets Manager (the Slurm munge key's secret) endpoint.
         :param _builtins.str ssm: URL of the SSM endpoint.
         :param _builtins.str sts: URL of the STS endpoint.
         """
@@ -289,6 +293,8 @@ class Endpoints(dict):
             pulumi.set(__self__, "s3", s3)
         if sagemaker is not None:
             pulumi.set(__self__, "sagemaker", sagemaker)
+        if secretsmanager is not None:
+            pulumi.set(__self__, "secretsmanager", secretsmanager)
         if ssm is not None:
             pulumi.set(__self__, "ssm", ssm)
         if sts is not None:
@@ -349,6 +355,14 @@ class Endpoints(dict):
         URL of the SageMaker endpoint.
         """
         return pulumi.get(self, "sagemaker")
+
+    @_builtins.property
+    @pulumi.getter
+    def secretsmanager(self) -> Optional[_builtins.str]:
+        """
+        URL of the Secrets Manager (the Slurm munge key's secret) endpoint.
+        """
+        return pulumi.get(self, "secretsmanager")
 
     @_builtins.property
     @pulumi.getter
@@ -1364,6 +1378,109 @@ class OnlineStoreTtl(dict):
     @pulumi.getter
     def value(self) -> _builtins.int:
         return pulumi.get(self, "value")
+
+
+@pulumi.output_type
+class Orchestrator(dict):
+    def __init__(__self__, *,
+                 slurm: Optional['outputs.OrchestratorSlurm'] = None):
+        """
+        :param 'OrchestratorSlurm' slurm: Join an existing Slurm cluster (22.05 or later) as dynamic nodes (`slurmd -Z`), configless: each node fetches `slurm.conf` and `gres.conf` from the controller. After hwprobe validated the node and published its report, `hwprobe slurm join` fetches the munge key, and starts `slurmd` with the gres, features and memory of the validation profile. GPU cluster: A node's Slurm name is `PREFIX-INDEX` (its index in the cluster: a replacement keeps its node's name). CPU footprint: An instance's Slurm name is `PREFIX-INSTANCEID`. hwprobe is the nodes' `HealthCheckProgram` (`/usr/local/sbin/hwprobe-slurm-health-check`): a node that fails its checks is drained with a reason that starts `hwprobe:`. The controller's part is `slurmControllerConfig`. Needs the `validation` input. The image must have `slurmd` and `munge`.
+        """
+        if slurm is not None:
+            pulumi.set(__self__, "slurm", slurm)
+
+    @_builtins.property
+    @pulumi.getter
+    def slurm(self) -> Optional['outputs.OrchestratorSlurm']:
+        """
+        Join an existing Slurm cluster (22.05 or later) as dynamic nodes (`slurmd -Z`), configless: each node fetches `slurm.conf` and `gres.conf` from the controller. After hwprobe validated the node and published its report, `hwprobe slurm join` fetches the munge key, and starts `slurmd` with the gres, features and memory of the validation profile. GPU cluster: A node's Slurm name is `PREFIX-INDEX` (its index in the cluster: a replacement keeps its node's name). CPU footprint: An instance's Slurm name is `PREFIX-INSTANCEID`. hwprobe is the nodes' `HealthCheckProgram` (`/usr/local/sbin/hwprobe-slurm-health-check`): a node that fails its checks is drained with a reason that starts `hwprobe:`. The controller's part is `slurmControllerConfig`. Needs the `validation` input. The image must have `slurmd` and `munge`.
+        """
+        return pulumi.get(self, "slurm")
+
+
+@pulumi.output_type
+class OrchestratorSlurm(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "mungeKeySecretArn":
+            suggest = "munge_key_secret_arn"
+        elif key == "nodeNamePrefix":
+            suggest = "node_name_prefix"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in OrchestratorSlurm. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        OrchestratorSlurm.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        OrchestratorSlurm.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 controllers: Sequence[_builtins.str],
+                 munge_key_secret_arn: _builtins.str,
+                 features: Optional[Sequence[_builtins.str]] = None,
+                 node_name_prefix: Optional[_builtins.str] = None,
+                 partition: Optional[_builtins.str] = None):
+        """
+        :param Sequence[_builtins.str] controllers: slurmctld addresses, `HOST` or `HOST:PORT` (default port 6817), the primary first: `slurmd --conf-server`.
+        :param _builtins.str munge_key_secret_arn: ARN of the Secrets Manager secret that holds the cluster's munge key (binary, or base64 text; 32 to 1024 bytes). Residency is checked at preview: the secret's region, the regions it is replicated to, and the KMS key that encrypts it (customer managed where the policy requires). The nodes' instance profile needs `secretsmanager:GetSecretValue` on it and `kms:Decrypt` on its key.
+        :param Sequence[_builtins.str] features: Features added to the ones derived from the profile: `mlplatform`, the node name prefix, the instance type, the GPU model, `efa`, `pg-<placement group>`, `profile-<digest>`.
+        :param _builtins.str node_name_prefix: Begins every node's Slurm name (1 to 40 letters, digits, `_`, `.`, `-`). Default: the resource's name.
+        :param _builtins.str partition: Partition the controller configuration puts the nodes in (a `Nodeset` by the resource's feature).
+        """
+        pulumi.set(__self__, "controllers", controllers)
+        pulumi.set(__self__, "munge_key_secret_arn", munge_key_secret_arn)
+        if features is not None:
+            pulumi.set(__self__, "features", features)
+        if node_name_prefix is not None:
+            pulumi.set(__self__, "node_name_prefix", node_name_prefix)
+        if partition is not None:
+            pulumi.set(__self__, "partition", partition)
+
+    @_builtins.property
+    @pulumi.getter
+    def controllers(self) -> Sequence[_builtins.str]:
+        """
+        slurmctld addresses, `HOST` or `HOST:PORT` (default port 6817), the primary first: `slurmd --conf-server`.
+        """
+        return pulumi.get(self, "controllers")
+
+    @_builtins.property
+    @pulumi.getter(name="mungeKeySecretArn")
+    def munge_key_secret_arn(self) -> _builtins.str:
+        """
+        ARN of the Secrets Manager secret that holds the cluster's munge key (binary, or base64 text; 32 to 1024 bytes). Residency is checked at preview: the secret's region, the regions it is replicated to, and the KMS key that encrypts it (customer managed where the policy requires). The nodes' instance profile needs `secretsmanager:GetSecretValue` on it and `kms:Decrypt` on its key.
+        """
+        return pulumi.get(self, "munge_key_secret_arn")
+
+    @_builtins.property
+    @pulumi.getter
+    def features(self) -> Optional[Sequence[_builtins.str]]:
+        """
+        Features added to the ones derived from the profile: `mlplatform`, the node name prefix, the instance type, the GPU model, `efa`, `pg-<placement group>`, `profile-<digest>`.
+        """
+        return pulumi.get(self, "features")
+
+    @_builtins.property
+    @pulumi.getter(name="nodeNamePrefix")
+    def node_name_prefix(self) -> Optional[_builtins.str]:
+        """
+        Begins every node's Slurm name (1 to 40 letters, digits, `_`, `.`, `-`). Default: the resource's name.
+        """
+        return pulumi.get(self, "node_name_prefix")
+
+    @_builtins.property
+    @pulumi.getter
+    def partition(self) -> Optional[_builtins.str]:
+        """
+        Partition the controller configuration puts the nodes in (a `Nodeset` by the resource's feature).
+        """
+        return pulumi.get(self, "partition")
 
 
 @pulumi.output_type
