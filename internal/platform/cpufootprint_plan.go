@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 
