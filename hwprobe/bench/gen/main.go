@@ -39,6 +39,13 @@ func generate() []byte {
 	}
 	fmaRate(&a, "fmaRate512", "Z", 24)
 	fmaRate(&a, "fmaRate256", "Y", 12)
+	i8AVX512(&a)
+	packB8AVX512(&a)
+	for _, p := range i8GemvPanels {
+		i8GemvAVX512(&a, p)
+	}
+	vnniRate(&a)
+	quantAVX512(&a)
 	return a.Bytes()
 }
 
@@ -74,14 +81,18 @@ func prefetchC(a *asm, rows, lines int, op string) {
 
 // storeC512 adds the accumulators Z0..Z(2*rows-1) into the C tile, or
 // with set stores them over it.
-func storeC512(a *asm, rows int, set bool) {
+func storeC512(a *asm, rows int, set, intC bool) {
+	add, mov := "VADDPS", "VMOVUPS"
+	if intC {
+		add, mov = "VPADDD", "VMOVDQU32"
+	}
 	for r := 0; r < rows; r++ {
 		if !set {
-			a.f("VADDPS (DX), Z%d, Z%d", 2*r, 2*r)
-			a.f("VADDPS 64(DX), Z%d, Z%d", 2*r+1, 2*r+1)
+			a.f("%s (DX), Z%d, Z%d", add, 2*r, 2*r)
+			a.f("%s 64(DX), Z%d, Z%d", add, 2*r+1, 2*r+1)
 		}
-		a.f("VMOVUPS Z%d, (DX)", 2*r)
-		a.f("VMOVUPS Z%d, 64(DX)", 2*r+1)
+		a.f("%s Z%d, (DX)", mov, 2*r)
+		a.f("%s Z%d, 64(DX)", mov, 2*r+1)
 		a.f("ADDQ R8, DX")
 	}
 }
@@ -98,7 +109,7 @@ func sgemmAVX512(a *asm) {
 			a.f("VFMADD231PS Z28, Z%d, Z%d", z, 2*r)
 			a.f("VFMADD231PS Z29, Z%d, Z%d", z, 2*r+1)
 		}
-	})
+	}, false)
 }
 
 // tile512 writes a 14x32 kernel whose k loop runs CX steps of step (one
@@ -116,12 +127,15 @@ func sgemmAVX512(a *asm) {
 // Each kernel comes in two forms: name adds the product into C, name+"Set"
 // stores it over C (the first k block of a product with beta 0, so that C
 // is neither cleared nor read first).
-func tile512(a *asm, name, l string, unroll int, pre func(), step func(off int)) {
-	tile512Form(a, name, l, unroll, pre, step, false)
-	tile512Form(a, name+"Set", l+"set", unroll, pre, step, true)
+//
+// intC makes C int32 (the int8 kernel): the accumulators are added with
+// VPADDD instead of VADDPS.
+func tile512(a *asm, name, l string, unroll int, pre func(), step func(off int), intC bool) {
+	tile512Form(a, name, l, unroll, pre, step, false, intC)
+	tile512Form(a, name+"Set", l+"set", unroll, pre, step, true, intC)
 }
 
-func tile512Form(a *asm, name, l string, unroll int, pre func(), step func(off int), set bool) {
+func tile512Form(a *asm, name, l string, unroll int, pre func(), step func(off int), set, intC bool) {
 	kernelPrologue(a, name)
 	if pre != nil {
 		pre()
@@ -175,7 +189,7 @@ func tile512Form(a *asm, name, l string, unroll int, pre func(), step func(off i
 	a.f("DECQ CX")
 	a.f("JNZ %stailloop", l)
 	a.label(l + "store")
-	storeC512(a, mr512, set)
+	storeC512(a, mr512, set, intC)
 	a.f("VZEROUPPER")
 	a.f("RET")
 }
@@ -218,7 +232,7 @@ func bf16AVX512(a *asm) {
 			a.f(vdpbf16ps(2*r, z, 28))
 			a.f(vdpbf16ps(2*r+1, z, 29))
 		}
-	})
+	}, false)
 }
 
 // sgemmAVX2 is the fp32 6x16 tile for hosts without AVX-512: 12 ymm
