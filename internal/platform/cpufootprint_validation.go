@@ -105,6 +105,19 @@ func featureBenchmarks(v ValidationSpec, required []string) ValidationSpec {
 	return v
 }
 
+// footprintRendered is the validation block a footprint's profile is
+// rendered from: the declared one with the benchmarks its required
+// features add (nil without validation). A change of the required features
+// that changes those benchmarks changes the profile, and rolls the
+// instances as a change of the block does.
+func footprintRendered(s CPUFootprintSpec) *ValidationSpec {
+	if s.Validation == nil {
+		return nil
+	}
+	v := featureBenchmarks(*s.Validation, s.Requirements.CPUFeatures)
+	return &v
+}
+
 // ProfileForCPUFootprint renders the profile every instance of a footprint
 // is validated against: what the catalog says of the chosen type (vCPUs,
 // memory, CPU features), the validation block's benchmarks and those the

@@ -226,6 +226,38 @@ func TestPlanCPUFootprintChangeValidation(t *testing.T) {
 	}
 }
 
+// Requiring a feature that adds a benchmark to the profile rolls the
+// instances, as a change of the validation block does; one that adds none
+// does not.
+func TestPlanCPUFootprintChangeFeatureBenchmarks(t *testing.T) {
+	v := &ValidationSpec{ReportsS3URI: "s3://b/p/", ReportsKMSKeyARN: "k"}
+	spec := CPUFootprintSpec{Name: "fp", InstanceType: "c7i.large", Size: GroupSize{Max: 1, Desired: 1}, Validation: v,
+		Requirements: CPURequirements{CPUFeatures: []string{"amx_tile"}}}
+	rec := CPUFootprintRecord{Spec: spec, GroupName: "g", LaunchTemplateID: "lt", Decision: CPUDecision{InstanceType: "c7i.large"}}
+	plan := &CPUFootprintPlan{Decided: true, Decision: CPUDecision{InstanceType: "c7i.large"}}
+	rolls := func(s CPUFootprintSpec) bool {
+		return slices.ContainsFunc(cpuFootprintChange(rec, s, plan).Roll, func(c Change) bool { return c.Path == "validation" })
+	}
+	int8 := spec
+	int8.Requirements.CPUFeatures = []string{"amx_tile", "amx_int8"}
+	if !rolls(int8) {
+		t.Error("requiring amx_int8 adds cpu_int8_gemm to the profile: want the instances to roll")
+	}
+	avx2 := spec
+	avx2.Requirements.CPUFeatures = []string{"amx_tile", "avx2"}
+	if rolls(avx2) {
+		t.Error("requiring avx2 changes no benchmark: want no roll for validation")
+	}
+	declared := spec
+	eff := 0.4
+	declared.Validation = &ValidationSpec{ReportsS3URI: "s3://b/p/", ReportsKMSKeyARN: "k", Benchmarks: []BenchmarkThreshold{{Name: "cpu_int8_gemm", MinEfficiency: &eff}}}
+	rec.Spec = declared
+	declared.Requirements.CPUFeatures = []string{"amx_tile", "amx_int8"}
+	if rolls(declared) {
+		t.Error("cpu_int8_gemm declared already: requiring amx_int8 changes nothing; want no roll")
+	}
+}
+
 // The "No trusted certificates" problem names only attributes that exist:
 // the validation block's trusted_certificates (the provider has no
 // certificates setting of its own).
