@@ -36,6 +36,11 @@ type sgemmKernel struct {
 	// (rows ld bytes apart) across whole panels stride words apart as
 	// packB8 does.
 	packQuad func(dst []float32, src []int8, ld, panels, stride int)
+	// part, when set, is fn for the first partRows rows of the tile only
+	// (A still packed mr rows a step): the last row tile of a product
+	// with a few rows left takes it.
+	part     func(k int, a, b, c *float32, ldc int)
+	partRows int
 }
 
 // gemm is a BLIS-style blocked GEMM for row-major float32 matrices: B is
@@ -54,8 +59,13 @@ type gemm struct {
 	quad       bool
 	mc, kc, nc int
 	threads    int
-	work       []gemmWork
-	shared     []float32 // packed block of B shared by the threads
+	// team, when set, runs the column split of small products (run)
+	// instead of a goroutine per part: its workers spin between jobs, so
+	// back-to-back products (a network's layers) do not wait for parked
+	// goroutines to wake. Its owner closes it.
+	team   *team
+	work   []gemmWork
+	shared []float32 // packed block of B shared by the threads
 }
 
 type gemmWork struct {
@@ -232,6 +242,14 @@ func (g *gemm) run(m, n, k int, pk packers, beta float32, c []float32, ldc int) 
 	}
 	if len(parts) == 1 {
 		do(0, parts[0])
+		return
+	}
+	if g.team != nil && g.team.n >= len(parts) {
+		g.team.run(func(w int) {
+			if w < len(parts) {
+				do(w, parts[w])
+			}
+		})
 		return
 	}
 	var wg sync.WaitGroup
@@ -434,7 +452,11 @@ func (g *gemm) macro(w *gemmWork, packB []float32, mb, nb, kb int, c []float32, 
 				continue
 			}
 			clear(w.tile)
-			g.kern.fn(kb, ap, bp, &w.tile[0], nr)
+			part := g.kern.fn
+			if g.kern.part != nil && mb-ir <= g.kern.partRows {
+				part = g.kern.part
+			}
+			part(kb, ap, bp, &w.tile[0], nr)
 			for i := 0; i < min(mr, mb-ir); i++ {
 				row := c[ci+i*ldc : ci+i*ldc+min(nr, nb-jr)]
 				if store {

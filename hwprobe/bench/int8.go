@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -182,7 +183,11 @@ func packA8(dst []float32, a []uint8, ld, mb, kb, mr int, rows func(dst []float3
 		}
 		for i := 0; i < h; i++ {
 			row := a[(ir+i)*ld : (ir+i)*ld+kb]
-			for p := 0; p < kq; p++ {
+			p := 0
+			for ; 4*p+4 <= kb; p++ {
+				panel[p*mr+i] = math.Float32frombits(binary.LittleEndian.Uint32(row[4*p:]))
+			}
+			if p < kq {
 				panel[p*mr+i] = math.Float32frombits(quadWord(row[4*p:]))
 			}
 		}

@@ -32,7 +32,8 @@ func i8KernelOrSkip(t *testing.T) sgemmKernel {
 }
 
 // The int8 engine's product equals the scalar one exactly, for shapes
-// that leave partial tiles, partial k quads, odd leading dimensions and
+// that leave partial tiles (of up to 8 rows: the 8-row kernel; of 13: the
+// whole one), partial k quads, odd leading dimensions and
 // several k, row and column blocks, on one and three threads, with B
 // packed per call and once (PackB8).
 func TestI8gemmExact(t *testing.T) {

@@ -248,6 +248,9 @@ func i8Kernel14x32(k int, a, b, c *float32, ldc int)
 func i8Kernel14x32Set(k int, a, b, c *float32, ldc int)
 
 //go:noescape
+func i8Kernel8x32(k int, a, b, c *float32, ldc int)
+
+//go:noescape
 func packB8x32(dst *float32, src *int8, ld, panels, stride int)
 
 //go:noescape
@@ -270,7 +273,7 @@ func i8Kernel() (sgemmKernel, bool) {
 		return sgemmKernel{}, false
 	}
 	return sgemmKernel{name: "builtin-avx512-vnni", mr: 14, nr: 32, fn: i8Kernel14x32, set: i8Kernel14x32Set,
-		packRows8: packRows8x14, packQuad: packQuad32}, true
+		packRows8: packRows8x14, packQuad: packQuad32, part: i8Kernel8x32, partRows: 8}, true
 }
 
 // packRows8x14 packs a 14 x kb panel of row-major u8 A (rows ld bytes

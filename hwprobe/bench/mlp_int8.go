@@ -227,11 +227,13 @@ func (q *qmlp) parallelRows(rows int, f func(w, r0, r1 int)) {
 // split between threads.
 const parallelRowsMin = 256
 
-// teamOf returns the team, with at least t workers.
+// teamOf returns the team, with at least t workers: the GEMV's, and the
+// batch GEMM's (gemm.team).
 func (q *qmlp) teamOf(t int) *team {
 	if q.team == nil || q.team.n < t {
 		q.close()
 		q.team = newTeam(max(t, q.g.threads), 200*time.Microsecond)
+		q.g.team = q.team
 	}
 	return q.team
 }
@@ -265,6 +267,10 @@ func (q *qmlp) forward(x []float32, batch int) []float32 {
 		if batch <= 4 {
 			q.gemv(batch, l, ldx, lda)
 		} else {
+			// On the team: measured interleaved on 2 vCPUs of Zen 4,
+			// batch 64, medians of 606-670 us a forward pass, against
+			// 696-780 with a goroutine per part.
+			q.teamOf(q.g.threads)
 			q.g.I8gemmPacked(batch, q.xq, ldx, q.packed[l], q.acc, lda)
 		}
 		_ = in
@@ -325,6 +331,7 @@ func (q *qmlp) close() {
 	if q.team != nil {
 		q.team.close()
 		q.team = nil
+		q.g.team = nil
 	}
 }
 

@@ -10,23 +10,42 @@ import "fmt"
 // column's s8 quad and adds the four products to the column's int32
 // accumulator: 64 multiply-adds per instruction, without saturation (the
 // non-S form), so the int32 sums are exact.
+//
+// i8Kernel8x32 is the same over the first 8 rows of the 14-row panel, for
+// the last, partial row tile of a product (an MLP batch of 64 is four
+// whole tiles and 8 rows): 16 accumulators, enough to cover VPDPBUSD's
+// latency, and 8/14 of the whole tile's work.
 func i8AVX512(a *asm) {
-	// The loop runs over k quads, k rounded up.
-	tile512(a, "i8Kernel14x32", "i512", 2, func() {
-		a.f("ADDQ $3, CX")
-		a.f("SHRQ $2, CX")
-	}, func(off int) {
-		a.f("VMOVDQU32 %d(BX), Z28", off*4*nr512)
-		a.f("VMOVDQU32 %d(BX), Z29", off*4*nr512+64)
-		for r := 0; r < mr512; r++ {
-			z := 30 + r%2
-			a.f("VPBROADCASTD %d(AX), Z%d", off*4*mr512+4*r, z)
-			// Go operand order: VPDPBUSD src2(s8), src1(u8), dst.
-			a.f("VPDPBUSD Z28, Z%d, Z%d", z, 2*r)
-			a.f("VPDPBUSD Z29, Z%d, Z%d", z, 2*r+1)
+	for _, rows := range []int{mr512, i8PartRows} {
+		name, l := fmt.Sprintf("i8Kernel%dx32", rows), fmt.Sprintf("i%d", rows)
+		// The loop runs over k quads, k rounded up.
+		pre := func() {
+			a.f("ADDQ $3, CX")
+			a.f("SHRQ $2, CX")
 		}
-	}, true)
+		step := func(off int) {
+			a.f("VMOVDQU32 %d(BX), Z28", off*4*nr512)
+			a.f("VMOVDQU32 %d(BX), Z29", off*4*nr512+64)
+			for r := 0; r < rows; r++ {
+				z := 30 + r%2
+				a.f("VPBROADCASTD %d(AX), Z%d", off*4*mr512+4*r, z)
+				// Go operand order: VPDPBUSD src2(s8), src1(u8), dst.
+				a.f("VPDPBUSD Z28, Z%d, Z%d", z, 2*r)
+				a.f("VPDPBUSD Z29, Z%d, Z%d", z, 2*r+1)
+			}
+		}
+		if rows == mr512 {
+			tile512Rows(a, name, l, rows, 2, pre, step, true)
+			continue
+		}
+		// The partial tile is computed into a scratch tile and added:
+		// only the adding form.
+		tile512Form(a, name, l, rows, 2, pre, step, false, true)
+	}
 }
+
+// i8PartRows are the rows of the int8 partial-tile kernel.
+const i8PartRows = 8
 
 // packB8AVX512 writes packB8x32, which packs one k quad of row-major s8 B
 // (rows src, src+ld, src+2ld, src+3ld) across whole 32-column panels:

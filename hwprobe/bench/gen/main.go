@@ -131,19 +131,25 @@ func sgemmAVX512(a *asm) {
 // intC makes C int32 (the int8 kernel): the accumulators are added with
 // VPADDD instead of VADDPS.
 func tile512(a *asm, name, l string, unroll int, pre func(), step func(off int), intC bool) {
-	tile512Form(a, name, l, unroll, pre, step, false, intC)
-	tile512Form(a, name+"Set", l+"set", unroll, pre, step, true, intC)
+	tile512Rows(a, name, l, mr512, unroll, pre, step, intC)
 }
 
-func tile512Form(a *asm, name, l string, unroll int, pre func(), step func(off int), set, intC bool) {
+// tile512Rows is tile512 for a tile of the first rows rows of the packed
+// A panel (still mr512 rows a step): step must touch only those rows.
+func tile512Rows(a *asm, name, l string, rows, unroll int, pre func(), step func(off int), intC bool) {
+	tile512Form(a, name, l, rows, unroll, pre, step, false, intC)
+	tile512Form(a, name+"Set", l+"set", rows, unroll, pre, step, true, intC)
+}
+
+func tile512Form(a *asm, name, l string, rows, unroll int, pre func(), step func(off int), set, intC bool) {
 	kernelPrologue(a, name)
 	if pre != nil {
 		pre()
 	}
-	for r := 0; r < 2*mr512; r++ {
+	for r := 0; r < 2*rows; r++ {
 		a.f("VPXORD Z%d, Z%d, Z%d", r, r, r)
 	}
-	prefetchC(a, mr512, 2, "PREFETCHT1")
+	prefetchC(a, rows, 2, "PREFETCHT1")
 	body := func() {
 		a.f("PREFETCHT0 %d(AX)", 4*mr512*unroll*4)
 		for u := 0; u < unroll; u++ {
@@ -157,7 +163,7 @@ func tile512Form(a *asm, name, l string, unroll int, pre func(), step func(off i
 	a.f("MOVQ CX, R10")
 	a.f("SHRQ $%d, R10", log2(unroll))
 	a.f("ANDQ $%d, CX", unroll-1)
-	a.f("MOVQ $%d, R11", mr512)
+	a.f("MOVQ $%d, R11", rows)
 	a.f("CMPQ R10, R11")
 	a.f("CMOVQLT R10, R11")
 	a.f("SUBQ R11, R10")
@@ -189,7 +195,7 @@ func tile512Form(a *asm, name, l string, unroll int, pre func(), step func(off i
 	a.f("DECQ CX")
 	a.f("JNZ %stailloop", l)
 	a.label(l + "store")
-	storeC512(a, mr512, set, intC)
+	storeC512(a, rows, set, intC)
 	a.f("VZEROUPPER")
 	a.f("RET")
 }
