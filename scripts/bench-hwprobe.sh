@@ -14,6 +14,11 @@
 #       and oneDNN dnnl_gemm_bf16bf16f32 (Debian's OpenBLAS 0.3.21 is built
 #       without BUILD_BFLOAT16: its sbgemm is reported missing, not skipped
 #       silently).
+#   int8 n=2048, 4096   hwprobe cpu_int8_gemm (u8 x s8 -> s32, AVX512-VNNI)
+#       against oneDNN dnnl_gemm_u8s8s32 (zero offsets, row-major; its
+#       effective ISA and version printed); both check their product on a
+#       sample for equality with an integer sum. A host without avx512_vnni
+#       reports hwprobe's side not run, with the reason.
 #   triad               hwprobe cpu_stream_triad against a C triad with
 #       non-temporal stores (_mm512_stream_pd; gcc -O3 -march=native
 #       -fopenmp) over arrays of the same length.
@@ -23,6 +28,14 @@
 #       ~/.cache/mlplatform/ort: its install script only fetches the CUDA
 #       provider from GitHub; the CPU library ships in the package): batch-1
 #       latency p50 and p99, batch-64 throughput; ratios printed, no target.
+#   mlp int8            hwprobe's int8 MLP inference (cpu_mlp_int8_*: the same
+#       dims, weights int8 per output channel, activations uint8 per tensor,
+#       dynamic) against the same quantized network in ONNX Runtime's CPU
+#       provider (DynamicQuantizeLinear, MatMulInteger, Cast, Mul, Add, Relu,
+#       as quantize_dynamic with per_channel builds it), both checked against
+#       the fp32 network (relative L2 <= 0.05, err= printed); ratios printed,
+#       no target.
+# Every row prints the CPU's vendor and model (/proc/cpuinfo).
 # Every reference prints the kernel it chose (openblas_get_corename(),
 # bli_arch_string(), oneDNN's effective ISA) and its version, and every
 # product is checked on a sample against float64 (hwprobe checks its own);
@@ -32,7 +45,7 @@
 # runs hwprobe, then every reference, in separate processes; a round's ratio
 # is hwprobe's best over the best reference's best in that round, and the
 # verdict is the MEDIAN of the rounds' ratios against the BEST reference
-# (targets: sgemm >= 1.0x, bf16 >= 1.0x, triad >= 0.95x). Each GEMM's
+# (targets: sgemm >= 1.0x, bf16 >= 1.0x, int8 >= 1.0x, triad >= 0.95x). Each GEMM's
 # medians are also printed as a share of hwprobe's peak for its thread
 # count (catalog, or estimated from the sustained vector FMA rate: see the
 # hwprobe guide); hwprobe's sgemm has a target of 88% of it.
@@ -107,6 +120,7 @@ gcc -O2 "$src/gemm_ref.c" -ldl -lm -o "$work/gemm_ref"
 gcc -O3 -march=native -fopenmp "$src/stream_triad.c" -o "$work/stream_triad"
 (cd "$root" && go build -o "$work/gobench" ./scripts/bench-hwprobe/gobench)
 nproc=$(nproc)
+cpu=$(awk -F': *' '/^vendor_id/ && !v { v = $2 } /^model name/ && !m { m = $2 } END { print (v ? v : "?") " " (m ? m : "?") }' /proc/cpuinfo)
 
 # run_side SIDE CMD...: runs one side, appends "side=SIDE <its line>" to
 # $work/round; a driver that fails is recorded with its reason.
@@ -136,8 +150,8 @@ compare() {
 		done
 		sed "s/^/round=$r /" "$work/round" >>"$work/all"
 	done
-	echo "== $label ($rounds interleaved rounds, $reps reps each; $unit; load after: $(cut -d' ' -f1-3 /proc/loadavg))"
-	awk -v label="$label" -v target="$target" -v f="$f" -v unit="$unit" -v ptarget="$ptarget" '
+	echo "== $label ($rounds interleaved rounds, $reps reps each; $unit; load after: $(cut -d' ' -f1-3 /proc/loadavg); cpu: $cpu)"
+	awk -v label="$label" -v target="$target" -v f="$f" -v unit="$unit" -v ptarget="$ptarget" -v cpu="$cpu" '
 		function get(line, k,   n, i, a, kv) { n = split(line, a, " "); for (i = 1; i <= n; i++) { split(a[i], kv, "="); if (kv[1] == k) return substr(a[i], length(k) + 2) } return "" }
 		function median(arr, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (arr[j] < arr[i]) { t = arr[i]; arr[i] = arr[j]; arr[j] = t } return (n % 2) ? arr[(n + 1) / 2] : (arr[n / 2] + arr[n / 2 + 1]) / 2 }
 		{
@@ -180,7 +194,7 @@ compare() {
 			if (nr == 0) { printf "RATIO %s: not measured (no hwprobe or no reference result)\n", label; exit 2 }
 			top = ""; for (s in bestwin) if (top == "" || bestwin[s] > bestwin[top]) top = s
 			med = median(ratio, nr); lo = ratio[1]; hi = ratio[nr]
-			printf "RATIO %s hwprobe/BEST=%.3f (median of %d rounds, range %.3f-%.3f; best reference: %s kernel=%s) %s %.2fx\n", label, med, nr, lo, hi, top, kern[top], (med >= target) ? "meets" : "BELOW", target
+			printf "RATIO %s hwprobe/BEST=%.3f (median of %d rounds, range %.3f-%.3f; best reference: %s kernel=%s) %s %.2fx; cpu: %s\n", label, med, nr, lo, hi, top, kern[top], (med >= target) ? "meets" : "BELOW", target, cpu
 			exit (med >= target) ? status : (status ? status : 1)
 		}' "$work/all"
 }
@@ -211,6 +225,14 @@ onednn env OMP_NUM_THREADS=$nproc "$work/gemm_ref" "$dnnl_lib" dnnl bf16 $reps $
 EOF2
 	worst $rc
 done
+for n in "${ns[@]}"; do
+	rc=0
+	compare "int8 n=$n" 1.0 gops GOP/s <<EOF2 || rc=$?
+hwprobe "$work/gobench" --sgemm '' --int8 $n --triad=false --reps $reps
+onednn env OMP_NUM_THREADS=$nproc "$work/gemm_ref" "$dnnl_lib" dnnl int8 $reps $n
+EOF2
+	worst $rc
+done
 elements=$("$work/gobench" --sgemm "" --triad --reps 1 | tr ' ' '\n' | sed -n 's/^n=//p')
 rc=0
 compare "triad n=$elements" 0.95 mbps MB/s <<EOF2 || rc=$?
@@ -232,23 +254,30 @@ if [ ! -d "$ort_dir/node_modules/onnxruntime-node" ]; then
 fi
 if [ "$ort_ok" = 1 ]; then
 	cp "$src/ort/mlp.mjs" "$ort_dir/"
-	echo "== mlp inference dims=1024,1024,1024,1024 fp32 ($rounds interleaved rounds)"
-	: >"$work/mlp"
-	for ((r = 1; r <= rounds; r++)); do
-		"$work/gobench" --sgemm '' --triad=false --mlp 64 | sed 's/^/side=hwprobe /' >>"$work/mlp" || echo "side=hwprobe failed" >>"$work/mlp"
-		node "$ort_dir/mlp.mjs" 1024,1024,1024,1024 200 64 10 "$nproc" | sed 's/^/side=ort /' >>"$work/mlp" || echo "side=ort failed" >>"$work/mlp"
-	done
-	awk '
-		function get(line, k,   n, i, a, kv) { n = split(line, a, " "); for (i = 1; i <= n; i++) { split(a[i], kv, "="); if (kv[1] == k) return substr(a[i], length(k) + 2) } return "" }
-		function median(arr, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (arr[j] < arr[i]) { t = arr[i]; arr[i] = arr[j]; arr[j] = t } return (n % 2) ? arr[(n + 1) / 2] : (arr[n / 2] + arr[n / 2 + 1]) / 2 }
-		get($0, "check") == "ok" { s = get($0, "side"); k = ++n[s]; p50[s, k] = get($0, "p50_ms") + 0; p99[s, k] = get($0, "p99_ms") + 0; thr[s, k] = get($0, "thr") + 0; kern[s] = get($0, "kernel") " " get($0, "version") }
-		get($0, "check") != "ok" { print "  not measured: " $0 }
-		END {
-			if (!n["hwprobe"] || !n["ort"]) { print "RATIO mlp: not measured"; exit }
-			for (s in n) { for (k = 1; k <= n[s]; k++) { a[k] = p50[s, k]; b[k] = p99[s, k]; c[k] = thr[s, k] } m50[s] = median(a, n[s]); m99[s] = median(b, n[s]); mt[s] = median(c, n[s]) }
-			for (s in n) printf "  %-8s p50 %.3f ms  p99 %.3f ms  batch-64 %.0f samples/s  kernel=%s\n", s, m50[s], m99[s], mt[s], kern[s]
-			printf "RATIO mlp hwprobe/ort: latency p50 %.3f, p99 %.3f (ort time / hwprobe time: above 1 is hwprobe faster), throughput %.3f (report only)\n", m50["ort"] / m50["hwprobe"], m99["ort"] / m99["hwprobe"], mt["hwprobe"] / mt["ort"]
-		}' "$work/mlp"
+	# mlp_rows PRECISION GOBENCH_FLAG LINE_PREFIX: the MLP against ONNX
+	# Runtime at one precision, interleaved rounds, report only.
+	mlp_rows() {
+		local prec=$1 flag=$2 r
+		echo "== mlp inference dims=1024,1024,1024,1024 $prec ($rounds interleaved rounds; load: $(cut -d' ' -f1-3 /proc/loadavg); cpu: $cpu)"
+		: >"$work/mlp"
+		for ((r = 1; r <= rounds; r++)); do
+			"$work/gobench" --sgemm '' --triad=false "$flag" 64 | sed 's/^/side=hwprobe /' >>"$work/mlp" || echo "side=hwprobe failed" >>"$work/mlp"
+			node "$ort_dir/mlp.mjs" 1024,1024,1024,1024 200 64 10 "$nproc" "$prec" | sed 's/^/side=ort /' >>"$work/mlp" || echo "side=ort failed" >>"$work/mlp"
+		done
+		awk -v prec="$prec" -v cpu="$cpu" '
+			function get(line, k,   n, i, a, kv) { n = split(line, a, " "); for (i = 1; i <= n; i++) { split(a[i], kv, "="); if (kv[1] == k) return substr(a[i], length(k) + 2) } return "" }
+			function median(arr, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (arr[j] < arr[i]) { t = arr[i]; arr[i] = arr[j]; arr[j] = t } return (n % 2) ? arr[(n + 1) / 2] : (arr[n / 2] + arr[n / 2 + 1]) / 2 }
+			get($0, "check") == "ok" { s = get($0, "side"); k = ++n[s]; p50[s, k] = get($0, "p50_ms") + 0; p99[s, k] = get($0, "p99_ms") + 0; thr[s, k] = get($0, "thr") + 0; kern[s] = get($0, "kernel") " " get($0, "version"); g = get($0, "graph"); if (g != "") kern[s] = kern[s] " graph=" g; if (get($0, "err") != "") err[s] = " err_vs_fp32=" get($0, "err") }
+			get($0, "check") != "ok" { print "  not measured: " $0 }
+			END {
+				if (!n["hwprobe"] || !n["ort"]) { print "RATIO mlp " prec ": not measured"; exit }
+				for (s in n) { for (k = 1; k <= n[s]; k++) { a[k] = p50[s, k]; b[k] = p99[s, k]; c[k] = thr[s, k] } m50[s] = median(a, n[s]); m99[s] = median(b, n[s]); mt[s] = median(c, n[s]) }
+				for (s in n) printf "  %-8s p50 %.3f ms  p99 %.3f ms  batch-64 %.0f samples/s  kernel=%s%s\n", s, m50[s], m99[s], mt[s], kern[s], err[s]
+				printf "RATIO mlp %s hwprobe/ort: latency p50 %.3f, p99 %.3f (ort time / hwprobe time: above 1 is hwprobe faster), throughput %.3f (report only); cpu: %s\n", prec, m50["ort"] / m50["hwprobe"], m99["ort"] / m99["hwprobe"], mt["hwprobe"] / mt["ort"], cpu
+			}' "$work/mlp"
+	}
+	mlp_rows fp32 --mlp
+	mlp_rows int8 --mlp8
 else
 	echo "== mlp inference: ONNX Runtime reference not run: npm or onnxruntime-node unavailable (npm install --ignore-scripts onnxruntime-node@1.20.1 in $ort_dir)"
 fi

@@ -23,8 +23,9 @@ func builtinGemmResult(ctx context.Context, cfg config, bf16 bool, peak cpuPeak)
 		if !ok {
 			return notRun("cpu_bf16_gemm", "cpu", "no bf16 dot-product instructions (avx512_bf16) on this CPU")
 		}
-		// Judged against the best bf16 rate of the CPU: AMX where it has
-		// it, even though this kernel uses VDPBF16PS.
+		// Judged against the rate of VDPBF16PS, the instruction this
+		// kernel runs: on a CPU with AMX, its basis and the amx param say
+		// AMX was there and not used.
 		name, kern, peakG = "cpu_bf16_gemm", k, peak.GFLOPSBF16()
 	}
 	n := cfg.gemmN
@@ -59,6 +60,9 @@ func builtinGemmResult(ctx context.Context, cfg config, bf16 bool, peak cpuPeak)
 	if bf16 {
 		p["peak_bf16_basis"] = peak.BF16Basis
 		p["inputs"], p["accumulate"] = "bf16", "fp32"
+		if note := amxUnused(currentCPU()); note != "" {
+			p["amx"] = note
+		}
 	}
 	return measured(name, kern.name, "GFLOP/s", rates, peakG, p)
 }

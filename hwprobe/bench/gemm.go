@@ -29,6 +29,18 @@ type sgemmKernel struct {
 	// rows lo and hi, across whole panels stride words apart as packB16
 	// does.
 	packPair func(dst []float32, lo, hi []uint16, panels, stride int)
+	// packRows8, when set, packs a full mr x kb panel of row-major u8 A
+	// (rows ld bytes apart) as packA8 does.
+	packRows8 func(dst []float32, src []uint8, ld, kb int)
+	// packQuad, when set (nr = 32), packs one k quad of row-major s8 B
+	// (rows ld bytes apart) across whole panels stride words apart as
+	// packB8 does.
+	packQuad func(dst []float32, src []int8, ld, panels, stride int)
+	// part, when set, is fn for the first partRows rows of the tile only
+	// (A still packed mr rows a step): the last row tile of a product
+	// with a few rows left takes it.
+	part     func(k int, a, b, c *float32, ldc int)
+	partRows int
 }
 
 // gemm is a BLIS-style blocked GEMM for row-major float32 matrices: B is
@@ -40,12 +52,20 @@ type sgemmKernel struct {
 // operands to bfloat16 and accumulate in fp32.
 // A gemm reuses its packing buffers and is not safe for concurrent use.
 type gemm struct {
-	kern       sgemmKernel
-	bf16       bool
+	kern sgemmKernel
+	bf16 bool
+	// quad: the int8 engine (newGemmI8): A u8, B s8, C int32 (held in
+	// the float32 slices as bits), k packed in quads, one word a quad.
+	quad       bool
 	mc, kc, nc int
 	threads    int
-	work       []gemmWork
-	shared     []float32 // packed block of B shared by the threads
+	// team, when set, runs the column split of small products (run)
+	// instead of a goroutine per part: its workers spin between jobs, so
+	// back-to-back products (a network's layers) do not wait for parked
+	// goroutines to wake. Its owner closes it.
+	team   *team
+	work   []gemmWork
+	shared []float32 // packed block of B shared by the threads
 }
 
 type gemmWork struct {
@@ -224,6 +244,14 @@ func (g *gemm) run(m, n, k int, pk packers, beta float32, c []float32, ldc int) 
 		do(0, parts[0])
 		return
 	}
+	if g.team != nil && g.team.n >= len(parts) {
+		g.team.run(func(w int) {
+			if w < len(parts) {
+				do(w, parts[w])
+			}
+		})
+		return
+	}
 	var wg sync.WaitGroup
 	for w, p := range parts {
 		wg.Add(1)
@@ -251,7 +279,7 @@ func (g *gemm) runShared(m, n, k int, pk packers, beta float32, c []float32, ldc
 	mc := min(g.mc, tilesM*mr)
 	blocksM := (m + mc - 1) / mc
 	if pk.packed == nil {
-		g.shared = grow(g.shared, kc*nc)
+		g.shared = grow(g.shared, g.packedK(kc)*nc)
 	}
 	for len(g.work) < t {
 		g.work = append(g.work, gemmWork{})
@@ -262,7 +290,7 @@ func (g *gemm) runShared(m, n, k int, pk packers, beta float32, c []float32, ldc
 	bar := newBarrier(t)
 	worker := func(w int) {
 		wk := &g.work[w]
-		wk.packA = grow(wk.packA, kc*mc)
+		wk.packA = grow(wk.packA, g.packedK(kc)*mc)
 		wk.tile = grow(wk.tile, mr*nr)
 		if !store {
 			i0, i1 := min(m, tilesM*w/t*mr), min(m, tilesM*(w+1)/t*mr)
@@ -354,8 +382,11 @@ func grow(buf []float32, n int) []float32 {
 }
 
 // packedK is the number of packed k steps of a block of kb: bf16 packs k
-// in pairs.
+// in pairs, int8 in quads.
 func (g *gemm) packedK(kb int) int {
+	if g.quad {
+		return (kb + 3) / 4
+	}
 	if g.bf16 {
 		return (kb + 1) / 2
 	}
@@ -377,9 +408,9 @@ func (g *gemm) block(w *gemmWork, i0, j0, m, n, k int, pk packers, beta float32,
 	nc := min(g.nc, (n+nr-1)/nr*nr)
 	mc := min(g.mc, (m+mr-1)/mr*mr)
 	if pk.packed == nil {
-		w.packB = grow(w.packB, kc*nc)
+		w.packB = grow(w.packB, g.packedK(kc)*nc)
 	}
-	w.packA = grow(w.packA, kc*mc)
+	w.packA = grow(w.packA, g.packedK(kc)*mc)
 	w.tile = grow(w.tile, mr*nr)
 	for jc := 0; jc < n; jc += nc {
 		nb := min(nc, n-jc)
@@ -421,11 +452,19 @@ func (g *gemm) macro(w *gemmWork, packB []float32, mb, nb, kb int, c []float32, 
 				continue
 			}
 			clear(w.tile)
-			g.kern.fn(kb, ap, bp, &w.tile[0], nr)
+			part := g.kern.fn
+			if g.kern.part != nil && mb-ir <= g.kern.partRows {
+				part = g.kern.part
+			}
+			part(kb, ap, bp, &w.tile[0], nr)
 			for i := 0; i < min(mr, mb-ir); i++ {
 				row := c[ci+i*ldc : ci+i*ldc+min(nr, nb-jr)]
 				if store {
 					copy(row, w.tile[i*nr:])
+					continue
+				}
+				if g.quad {
+					addInt32(row, w.tile[i*nr:i*nr+len(row)])
 					continue
 				}
 				for j := range row {

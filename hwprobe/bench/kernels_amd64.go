@@ -6,6 +6,8 @@ package bench
 
 import (
 	"math"
+	"slices"
+	"unsafe"
 
 	"github.com/klauspost/cpuid/v2"
 )
@@ -237,4 +239,171 @@ func packPair32(dst []float32, lo, hi []uint16, panels, stride int) {
 	_ = lo[panels*32-1]
 	_ = hi[panels*32-1]
 	packB16x32(&dst[0], &lo[0], &hi[0], panels, 4*stride)
+}
+
+//go:noescape
+func i8Kernel14x32(k int, a, b, c *float32, ldc int)
+
+//go:noescape
+func i8Kernel14x32Set(k int, a, b, c *float32, ldc int)
+
+//go:noescape
+func i8Kernel8x32(k int, a, b, c *float32, ldc int)
+
+//go:noescape
+func packB8x32(dst *float32, src *int8, ld, panels, stride int)
+
+//go:noescape
+func i8gemvP4(kq int, x *uint8, b *float32, stride int, y *int32)
+
+//go:noescape
+func i8gemvP1(kq int, x *uint8, b *float32, stride int, y *int32)
+
+//go:noescape
+func vnniRate512(n int)
+
+// hasVNNI reports AVX-512 with the int8 dot product (avx512_vnni).
+func hasVNNI() bool { return hasAVX512() && cpuid.CPU.Supports(cpuid.AVX512VNNI) }
+
+// i8Kernel returns the int8 (u8 x s8 -> s32) micro-kernel, or ok false
+// without avx512_vnni. It reads words of four k (one quad a word), as the
+// bf16 kernel reads pairs; C is int32.
+func i8Kernel() (sgemmKernel, bool) {
+	if !hasVNNI() {
+		return sgemmKernel{}, false
+	}
+	return sgemmKernel{name: "builtin-avx512-vnni", mr: 14, nr: 32, fn: i8Kernel14x32, set: i8Kernel14x32Set,
+		packRows8: packRows8x14, packQuad: packQuad32, part: i8Kernel8x32, partRows: 8}, true
+}
+
+// packRows8x14 packs a 14 x kb panel of row-major u8 A (rows ld bytes
+// apart) for the int8 kernel: per k quad, one word per row. The whole
+// quads go through packA14w, whose 32-bit words are here four bytes (its
+// row offsets are in 2-byte units, so ld must be even); a last partial
+// quad, and odd ld, are packed in Go.
+func packRows8x14(dst []float32, src []uint8, ld, kb int) {
+	const mr = 14
+	if kb == 0 {
+		return
+	}
+	kq := (kb + 3) / 4
+	_ = dst[mr*kq-1]
+	_ = src[(mr-1)*ld+kb-1]
+	whole := kb / 4
+	if ld%2 != 0 || (mr-1)*ld/2 > math.MaxInt32 {
+		whole = 0
+	}
+	if whole > 0 {
+		var idx [16]int32
+		for i := range mr {
+			idx[i] = int32(i * ld / 2)
+		}
+		packA14w(&dst[0], (*uint16)(unsafe.Pointer(&src[0])), &idx[0], whole, ld)
+	}
+	for i := range mr {
+		row := src[i*ld : i*ld+kb]
+		for p := whole; p < kq; p++ {
+			dst[p*mr+i] = math.Float32frombits(quadWord(row[4*p:]))
+		}
+	}
+}
+
+// packQuad32 packs one k quad of row-major s8 B (rows ld bytes apart, src
+// holding them) across panels whole 32-column panels, the panels stride
+// words apart in dst.
+func packQuad32(dst []float32, src []int8, ld, panels, stride int) {
+	if panels == 0 {
+		return
+	}
+	_ = dst[(panels-1)*stride+31]
+	_ = src[3*ld+panels*32-1]
+	packB8x32(&dst[0], &src[0], ld, panels, 4*stride)
+}
+
+// i8gemvBand adds the product of the kq k quads of u8 x and panels packed
+// int8 B panels (the first at b, the next stride words on) into y (32 per
+// panel): four panels a call while they last.
+func i8gemvBand(kq int, x []uint8, b []float32, stride, panels int, y []int32) bool {
+	if !hasVNNI() || kq == 0 || panels == 0 {
+		return false
+	}
+	_ = x[4*kq-1]
+	_ = b[(panels-1)*stride+32*kq-1]
+	_ = y[32*panels-1]
+	p := 0
+	for ; panels-p >= 4; p += 4 {
+		i8gemvP4(kq, &x[0], &b[p*stride], 4*stride, &y[32*p])
+	}
+	for ; p < panels; p++ {
+		i8gemvP1(kq, &x[0], &b[p*stride], 4*stride, &y[32*p])
+	}
+	return true
+}
+
+// vnniLoop is fmaLoop's int8 counterpart: run(n) executes n iterations of
+// ops int8 operations (multiplies and adds) each, in 512-bit VPDPBUSD.
+func vnniLoop() (run func(n int), ops float64, ok bool) {
+	if !hasVNNI() {
+		return nil, 0, false
+	}
+	return vnniRate512, 2 * 24 * 64 * 2, true
+}
+
+//go:noescape
+func quantU8(dst *uint8, x *float32, n int, scale float32, zp int32)
+
+//go:noescape
+func minMaxF32(x *float32, n int, mm *float32)
+
+//go:noescape
+func dequantRow(y *float32, acc, cs *int32, ws, b *float32, n int, s float32, zp int32, relu int, mm *float32)
+
+// quantizeSpan quantizes x into dst (saturate_u8(round(x/scale) + zp)):
+// the AVX-512 kernel for whole 16-value groups, Go for the rest.
+func quantizeSpan(dst []uint8, x []float32, scale float32, zp int32) {
+	head := 0
+	if hasAVX512() && scale != 0 {
+		head = len(x) &^ 15
+		if head > 0 {
+			_ = dst[head-1]
+			quantU8(&dst[0], &x[0], head, scale, zp)
+		}
+	}
+	quantizeSpanGeneric(dst[head:len(x)], x[head:], scale, zp)
+}
+
+// minMaxSpan extends [lo, hi] over x.
+func minMaxSpan(x []float32, lo, hi float32) (float32, float32) {
+	head := 0
+	if hasAVX512() && len(x) >= 16 {
+		head = len(x) &^ 15
+		var mm [32]float32
+		for i := range 16 {
+			mm[i], mm[16+i] = lo, hi
+		}
+		minMaxF32(&x[0], head, &mm[0])
+		lo, hi = slices.Min(mm[:16]), slices.Max(mm[16:])
+	}
+	return minMaxSpanGeneric(x[head:], lo, hi)
+}
+
+// dequantSpan writes y = float32(acc - zp*cs) * (s*ws) + b (then the ReLU)
+// and extends [lo, hi] over y.
+func dequantSpan(y []float32, acc, cs []int32, ws, b []float32, s float32, zp int32, relu bool, lo, hi float32) (float32, float32) {
+	n, head := len(y), 0
+	if hasAVX512() && n >= 16 {
+		head = n &^ 15
+		_, _, _, _ = acc[head-1], cs[head-1], ws[head-1], b[head-1]
+		var mm [32]float32
+		for i := range 16 {
+			mm[i], mm[16+i] = lo, hi
+		}
+		r := 0
+		if relu {
+			r = 1
+		}
+		dequantRow(&y[0], &acc[0], &cs[0], &ws[0], &b[0], head, s, zp, r, &mm[0])
+		lo, hi = slices.Min(mm[:16]), slices.Max(mm[16:])
+	}
+	return dequantSpanGeneric(y[head:], acc[head:n], cs[head:n], ws[head:n], b[head:n], s, zp, relu, lo, hi)
 }

@@ -17,3 +17,19 @@ func saxpy(y, x []float32, alpha float32) {
 }
 
 func gemvAdd(x, w []float32, ldw int, y []float32) { gemvAddGeneric(x, w, ldw, y) }
+
+func i8Kernel() (sgemmKernel, bool) { return sgemmKernel{}, false }
+
+func i8gemvBand(kq int, x []uint8, b []float32, stride, panels int, y []int32) bool { return false }
+
+func vnniLoop() (run func(n int), ops float64, ok bool) { return nil, 0, false }
+
+func quantizeSpan(dst []uint8, x []float32, scale float32, zp int32) {
+	quantizeSpanGeneric(dst, x, scale, zp)
+}
+
+func minMaxSpan(x []float32, lo, hi float32) (float32, float32) { return minMaxSpanGeneric(x, lo, hi) }
+
+func dequantSpan(y []float32, acc, cs []int32, ws, b []float32, s float32, zp int32, relu bool, lo, hi float32) (float32, float32) {
+	return dequantSpanGeneric(y, acc, cs, ws, b, s, zp, relu, lo, hi)
+}

@@ -62,7 +62,9 @@ func TestEstimateClock(t *testing.T) {
 }
 
 // TestCPUPeakFromCatalog: a CPU the catalog knows gets its sustained clock
-// (never the turbo), its pipes and its bf16 rate (AMX on Sapphire Rapids);
+// (never the turbo), its pipes and its bf16 and int8 rates (those of the
+// AVX-512 instructions hwprobe runs: on Sapphire Rapids the AMX rates are
+// named as present and unused, never taken as the peak);
 // one it does not know gets an estimate that says so: the clock from the
 // vector FMA rate on the peak's cores where a vector loop runs, else timed
 // with its generation's FMA latency (5 cycles on Zen 1 and 2).
@@ -74,10 +76,13 @@ func TestCPUPeakFromCatalog(t *testing.T) {
 		chain:  func(lat int) float64 { gotLatency = lat; return 2.0 },
 	}
 	spr := hostCPU{ModelName: "Intel(R) Xeon(R) Platinum 8488C", Vendor: cpuid.Intel, Family: 6, Model: 0x8f, Cores: 48,
-		AVX512: true, AVX2: true, AVX512BF16: true, AMXBF16: true}
+		AVX512: true, AVX2: true, AVX512BF16: true, AVX512VNNI: true, AMXBF16: true, AMXInt8: true}
 	p := cpuPeakFor(spr, 4, clk)
-	if p.ClockSource != "catalog" || p.ClockGHz != 3.2 || p.Cores != 4 || p.GFLOPS32() != 4*3.2*64 || p.GFLOPSBF16() != 4*3.2*1024 {
-		t.Errorf("sapphire rapids peak = %+v (fp32 %g, bf16 %g)", p, p.GFLOPS32(), p.GFLOPSBF16())
+	if p.ClockSource != "catalog" || p.ClockGHz != 3.2 || p.Cores != 4 || p.GFLOPS32() != 4*3.2*64 || p.GFLOPSBF16() != 4*3.2*128 || p.GOPSInt8() != 4*3.2*256 {
+		t.Errorf("sapphire rapids peak = %+v (fp32 %g, bf16 %g, int8 %g)", p, p.GFLOPS32(), p.GFLOPSBF16(), p.GOPSInt8())
+	}
+	if !strings.Contains(p.BF16Basis, "AMX-BF16 present but not used") || !strings.Contains(p.Int8Basis, "AMX-INT8 present but not used") || !strings.Contains(p.Int8Basis, "VPDPBUSD") {
+		t.Errorf("sapphire rapids bases: bf16 %q, int8 %q; want AMX named as present and unused", p.BF16Basis, p.Int8Basis)
 	}
 	if p.params()["peak_estimated"] != "" || gotCores != 0 || gotLatency != 0 {
 		t.Errorf("catalog peak marked estimated or timed: %v (timed on %d cores, latency %d)", p.params(), gotCores, gotLatency)
@@ -85,9 +90,9 @@ func TestCPUPeakFromCatalog(t *testing.T) {
 
 	// Zen 5 off the catalog: 220 GFLOP/s per core from 512-bit FMAs on 2
 	// pipes x 16 lanes is 3.4375 GHz, and the peak is the measured rate.
-	zen5 := hostCPU{ModelName: "AMD EPYC", Vendor: cpuid.AMD, Family: 0x1a, Model: 0x02, Cores: 2, AVX512: true, AVX2: true, AVX512BF16: true}
+	zen5 := hostCPU{ModelName: "AMD EPYC", Vendor: cpuid.AMD, Family: 0x1a, Model: 0x02, Cores: 2, AVX512: true, AVX2: true, AVX512BF16: true, AVX512VNNI: true}
 	p = cpuPeakFor(zen5, 0, clk)
-	if p.ClockGHz != 3.4375 || p.GFLOPS32() != 440 || p.GFLOPSBF16() != 880 || gotCores != 2 || gotLatency != 0 ||
+	if p.ClockGHz != 3.4375 || p.GFLOPS32() != 440 || p.GFLOPSBF16() != 880 || p.GOPSInt8() != 1760 || strings.Contains(p.Int8Basis+p.BF16Basis, "AMX") || gotCores != 2 || gotLatency != 0 ||
 		p.params()["peak_estimated"] != "true" || !strings.Contains(p.Source, "512-bit FMAs on 2 cores") {
 		t.Errorf("zen 5 peak = %+v (fp32 %g), timed on %d cores, latency %d", p, p.GFLOPS32(), gotCores, gotLatency)
 	}
@@ -104,7 +109,7 @@ func TestCPUPeakFromCatalog(t *testing.T) {
 	rome := hostCPU{ModelName: "AMD EPYC 7702 64-Core Processor", Vendor: cpuid.AMD, Family: 0x17, Model: 0x31, Cores: 2, AVX2: true}
 	p = cpuPeakFor(rome, 0, clk)
 	if gotLatency != 5 || p.ClockGHz != 2 || p.ClockSource != "estimated" || p.params()["peak_estimated"] != "true" ||
-		p.GFLOPSBF16() != p.GFLOPS32() || !strings.Contains(p.Source, "dependent FMA chain at 5 cycles") {
+		p.GFLOPSBF16() != p.GFLOPS32() || p.GOPSInt8() != 0 || !strings.Contains(p.Source, "dependent FMA chain at 5 cycles") {
 		t.Errorf("zen 2 peak = %+v, latency %d", p, gotLatency)
 	}
 	p = cpuPeakFor(zen5, 0, clk)

@@ -121,11 +121,17 @@ func Run(ctx context.Context, opts Options) ([]Result, error) {
 		{"CPU bf16 GEMM", []string{"cpu_bf16_gemm"}, func(ctx context.Context) []Result {
 			return []Result{builtinGemmResult(ctx, cfg, true, cpuPeakOnce())}
 		}},
+		{"CPU int8 GEMM", []string{"cpu_int8_gemm"}, func(ctx context.Context) []Result {
+			return []Result{int8GemmResult(ctx, cfg, cpuPeakOnce())}
+		}},
 		{"CPU STREAM", []string{"cpu_stream_copy", "cpu_stream_scale", "cpu_stream_add", "cpu_stream_triad"}, func(ctx context.Context) []Result {
 			return cpuStreamResults(ctx, cfg)
 		}},
 		{"CPU MLP", []string{"cpu_mlp_train", "cpu_mlp_infer_p50", "cpu_mlp_infer_p90", "cpu_mlp_infer_p99", "cpu_mlp_infer_throughput"}, func(ctx context.Context) []Result {
 			return cpuMLPResults(ctx, cfg, cpuPeakOnce(), sgemmGFLOPS)
+		}},
+		{"CPU int8 MLP", []string{"cpu_mlp_int8_infer_p50", "cpu_mlp_int8_infer_p90", "cpu_mlp_int8_infer_p99", "cpu_mlp_int8_infer_throughput"}, func(ctx context.Context) []Result {
+			return cpuMLPInt8Results(ctx, cfg, cpuPeakOnce())
 		}},
 		{"GPU", gpuNames(), func(ctx context.Context) []Result {
 			return gpuResults(ctx, cfg, opts.CUDA, sel)

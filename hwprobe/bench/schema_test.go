@@ -43,3 +43,29 @@ func TestGPUResultsMatchSchema(t *testing.T) {
 		})
 	}
 }
+
+// TestInt8ResultsMatchSchema checks the int8 results (GOP/s, the int8 MLP)
+// as `hwprobe bench` encodes them, ran or not, against bench.schema.json.
+func TestInt8ResultsMatchSchema(t *testing.T) {
+	s, err := schema.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := newConfig(Options{Quick: true, GemmN: 128, Reps: 2, Threads: 2, InferBatch: 16})
+	cfg.mlpDims, cfg.latencyReps, cfg.throughputReps = []int{64, 64, 64}, 5, 2
+	peak := cpuPeakFor(currentCPU(), 2, clockTimers{
+		vector: func(int) (float64, int, bool) { return 100, 512, true },
+		chain:  func(int) float64 { return 3 },
+	})
+	rs := append([]Result{int8GemmResult(context.Background(), cfg, peak), notRun("cpu_int8_gemm", "cpu", "no avx512_vnni")},
+		cpuMLPInt8Results(context.Background(), cfg, peak)...)
+	b, err := json.Marshal(struct {
+		Results []Result `json:"results"`
+	}{rs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Validate(schema.Bench, b); err != nil {
+		t.Errorf("%v\n%s", err, b)
+	}
+}

@@ -160,9 +160,10 @@ func (p *Profile) Region() string {
 // name, in the order they run.
 func BenchmarkNames() []string {
 	return []string{
-		"cpu_sgemm", "cpu_sgemm_blas", "cpu_bf16_gemm",
+		"cpu_sgemm", "cpu_sgemm_blas", "cpu_bf16_gemm", "cpu_int8_gemm",
 		"cpu_stream_copy", "cpu_stream_scale", "cpu_stream_add", "cpu_stream_triad",
 		"cpu_mlp_train", "cpu_mlp_infer_p50", "cpu_mlp_infer_p90", "cpu_mlp_infer_p99", "cpu_mlp_infer_throughput",
+		"cpu_mlp_int8_infer_p50", "cpu_mlp_int8_infer_p90", "cpu_mlp_int8_infer_p99", "cpu_mlp_int8_infer_throughput",
 		"gpu_gemm_bf16", "gpu_gemm_fp16", "gpu_gemm_fp8",
 		"gpu_hbm_d2d", "gpu_h2d", "gpu_d2h", "gpu_nvlink_p2p", "gpu_nccl_allreduce_busbw",
 		"gpu_mlp_train", "gpu_mlp_infer_p50", "gpu_mlp_infer_p90", "gpu_mlp_infer_p99", "gpu_mlp_infer_throughput",

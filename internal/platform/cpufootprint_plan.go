@@ -272,7 +272,7 @@ func cpuFootprintChange(prior CPUFootprintRecord, spec CPUFootprintSpec, p *CPUF
 			add(&c.Roll, f.path, "%s changes: the instances roll", f.path)
 		}
 	}
-	if !spec.validationKnown() || !validationRenderEqual(o.Validation, spec.Validation) {
+	if !spec.validationKnown() || !validationRenderEqual(footprintRendered(o), footprintRendered(spec)) {
 		add(&c.Roll, "validation", "the profile and bootstrap the instances run change: the instances roll")
 	}
 	if !slurmKnown(spec.known, spec.Unknown) || !reflect.DeepEqual(o.Slurm, spec.Slurm) {

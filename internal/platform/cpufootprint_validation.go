@@ -71,15 +71,66 @@ func lifecycleOnFail(v ValidationSpec) string {
 	return cloud.LifecycleAbandon
 }
 
-// ProfileForCPUFootprint renders the profile every instance of a footprint
-// is validated against: what the catalog says of the chosen type (vCPUs,
-// memory, CPU features), the validation block's benchmarks, and the
-// footprint's reports prefix.
-func ProfileForCPUFootprint(name string, v ValidationSpec, facts NodeFacts, region string, zoneIDs []string) string {
-	return RenderProfile(footprintProfile(name, v, facts, region, zoneIDs))
+// FootprintFeatureBenchmarks maps the ISA features a footprint may require
+// to the hwprobe benchmark that shows a node does what they were bought
+// for: a footprint requiring one of Features gets Benchmark in its profile
+// with a min_efficiency of DefaultFeatureBenchmarkEfficiency, unless its
+// validation block declares that benchmark itself. hwprobe runs both on
+// the AVX-512 path (AVX512_BF16, AVX512-VNNI) and judges them against
+// that path's peak, also where the CPU has AMX (it has no AMX kernel).
+var FootprintFeatureBenchmarks = []struct {
+	Features  []string
+	Benchmark string
+}{
+	{[]string{"amx_bf16", "avx512_bf16"}, "cpu_bf16_gemm"},
+	{[]string{"amx_int8", "avx512_vnni"}, "cpu_int8_gemm"},
 }
 
-func footprintProfile(name string, v ValidationSpec, facts NodeFacts, region string, zoneIDs []string) *profile.Profile {
+// DefaultFeatureBenchmarkEfficiency is the threshold of a benchmark a
+// required feature adds: half the peak, as the full level's cpu_sgemm.
+const DefaultFeatureBenchmarkEfficiency = 0.5
+
+// featureBenchmarks returns v with the benchmarks the required features
+// call for (FootprintFeatureBenchmarks) added after the declared ones,
+// each once; a declared benchmark keeps its own thresholds.
+func featureBenchmarks(v ValidationSpec, required []string) ValidationSpec {
+	out := slices.Clone(v.Benchmarks)
+	for _, fb := range FootprintFeatureBenchmarks {
+		if !slices.ContainsFunc(fb.Features, func(f string) bool { return slices.Contains(required, f) }) ||
+			slices.ContainsFunc(out, func(b BenchmarkThreshold) bool { return b.Name == fb.Benchmark }) {
+			continue
+		}
+		eff := DefaultFeatureBenchmarkEfficiency
+		out = append(out, BenchmarkThreshold{Name: fb.Benchmark, MinEfficiency: &eff})
+	}
+	v.Benchmarks = out
+	return v
+}
+
+// footprintRendered is the validation block a footprint's profile is
+// rendered from: the declared one with the benchmarks its required
+// features add (nil without validation). A change of the required features
+// that changes those benchmarks changes the profile, and rolls the
+// instances as a change of the block does.
+func footprintRendered(s CPUFootprintSpec) *ValidationSpec {
+	if s.Validation == nil {
+		return nil
+	}
+	v := featureBenchmarks(*s.Validation, s.Requirements.CPUFeatures)
+	return &v
+}
+
+// ProfileForCPUFootprint renders the profile every instance of a footprint
+// is validated against: what the catalog says of the chosen type (vCPUs,
+// memory, CPU features), the validation block's benchmarks and those the
+// footprint's required features call for (featureBenchmarks), and the
+// footprint's reports prefix.
+func ProfileForCPUFootprint(name string, v ValidationSpec, required []string, facts NodeFacts, region string, zoneIDs []string) string {
+	return RenderProfile(footprintProfile(name, v, required, facts, region, zoneIDs))
+}
+
+func footprintProfile(name string, v ValidationSpec, required []string, facts NodeFacts, region string, zoneIDs []string) *profile.Profile {
+	v = featureBenchmarks(v, required)
 	return ProfileForInstanceType(v, facts, ProfileTarget{
 		Name: name, Region: region, ZoneIDs: zoneIDs,
 		ReportsPrefix: v.ReportsPrefix(name), ReportsKMSKeyARN: v.ReportsKMSKeyARN,
@@ -126,7 +177,7 @@ func (e *Env) planFootprintValidation(ctx context.Context, spec CPUFootprintSpec
 	if !ok {
 		return nil // Decide said so
 	}
-	prof := footprintProfile(spec.Name, *v, NodeFactsFromCatalog(it, 0), e.Region(), p.Decision.ZoneIDs)
+	prof := footprintProfile(spec.Name, *v, spec.Requirements.CPUFeatures, NodeFactsFromCatalog(it, 0), e.Region(), p.Decision.ZoneIDs)
 	p.Profile = RenderProfile(prof)
 	var join *slurm.JoinConfig
 	if spec.Slurm != nil {

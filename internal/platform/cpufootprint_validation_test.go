@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mlplatform/mlplatform/hwprobe/profile"
 	"github.com/mlplatform/mlplatform/internal/catalog"
 )
 
@@ -31,7 +32,72 @@ func guideC7iFootprint(t *testing.T) string {
 		ReportsS3URI:     "s3://uae-hwprobe-reports/footprints/",
 		ReportsKMSKeyARN: "arn:aws:kms:me-central-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab",
 	}
-	return ProfileForCPUFootprint("smb-inference", v, NodeFactsFromCatalog(it, 0), "me-central-1", []string{"mec1-az3", "mec1-az1"})
+	return ProfileForCPUFootprint("smb-inference", v, nil, NodeFactsFromCatalog(it, 0), "me-central-1", []string{"mec1-az3", "mec1-az1"})
+}
+
+// A footprint that requires amx_bf16 or avx512_bf16 gets cpu_bf16_gemm in
+// its profile, one that requires amx_int8 or avx512_vnni cpu_int8_gemm,
+// each at half the peak by default; a benchmark the block declares keeps
+// its own thresholds and is not added twice; other features add nothing.
+func TestFootprintProfileFeatureBenchmarks(t *testing.T) {
+	c, err := catalog.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, ok := c.Lookup("c7i.large")
+	if !ok {
+		t.Fatal("c7i.large is not in the catalog")
+	}
+	facts := NodeFactsFromCatalog(it, 0)
+	base := ValidationSpec{ReportsS3URI: "s3://b/p/"}
+	bf16 := "benchmark \"cpu_bf16_gemm\" {\n  min_efficiency = 0.5\n}"
+	int8 := "benchmark \"cpu_int8_gemm\" {\n  min_efficiency = 0.5\n}"
+	for _, tt := range []struct {
+		required []string
+		want     []string
+		not      []string
+	}{
+		{[]string{"amx_tile", "amx_bf16"}, []string{bf16}, []string{"cpu_int8_gemm"}},
+		{[]string{"amx_int8"}, []string{int8}, []string{"cpu_bf16_gemm"}},
+		{[]string{"avx512_vnni"}, []string{int8}, []string{"cpu_bf16_gemm"}},
+		{[]string{"avx512_bf16", "amx_int8", "amx_bf16"}, []string{bf16, int8}, nil},
+		{[]string{"amx_tile", "avx512f"}, nil, []string{"cpu_bf16_gemm", "cpu_int8_gemm"}},
+		{nil, nil, []string{"cpu_bf16_gemm", "cpu_int8_gemm"}},
+	} {
+		got := ProfileForCPUFootprint("fp", base, tt.required, facts, "me-central-1", []string{"mec1-az1"})
+		for _, w := range tt.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("required %v: the profile lacks\n%s\n%s", tt.required, w, got)
+			}
+		}
+		for _, n := range tt.not {
+			if strings.Contains(got, n) {
+				t.Errorf("required %v: the profile has %s:\n%s", tt.required, n, got)
+			}
+		}
+	}
+	// Declared: its threshold wins, once.
+	eff := 0.3
+	declared := base
+	declared.Benchmarks = []BenchmarkThreshold{{Name: "cpu_int8_gemm", MinEfficiency: &eff, Optional: true}}
+	got := ProfileForCPUFootprint("fp", declared, []string{"amx_int8", "avx512_vnni"}, facts, "me-central-1", nil)
+	if strings.Count(got, "cpu_int8_gemm") != 1 || !strings.Contains(got, "min_efficiency = 0.3") || strings.Contains(got, "min_efficiency = 0.5") {
+		t.Errorf("a declared cpu_int8_gemm was changed or doubled:\n%s", got)
+	}
+	if len(declared.Benchmarks) != 1 {
+		t.Errorf("the declared block was modified: %+v", declared.Benchmarks)
+	}
+	// Every benchmark it adds is one hwprobe runs.
+	for _, fb := range FootprintFeatureBenchmarks {
+		if !slices.Contains(profile.BenchmarkNames(), fb.Benchmark) {
+			t.Errorf("%s is not a hwprobe benchmark", fb.Benchmark)
+		}
+		for _, f := range fb.Features {
+			if !slices.Contains(CPUFeatureNames(), f) {
+				t.Errorf("%s is not a feature requirements.cpu_features accepts", f)
+			}
+		}
+	}
 }
 
 // TestGuideC7iFootprintProfile keeps the guide's c7i footprint profile
@@ -157,6 +223,38 @@ func TestPlanCPUFootprintChangeValidation(t *testing.T) {
 	c = cpuFootprintChange(rec, spec, plan)
 	if !slices.Contains(paths(c.InPlace), "validation") {
 		t.Errorf("removing validation: in place %v, want the hook removed", paths(c.InPlace))
+	}
+}
+
+// Requiring a feature that adds a benchmark to the profile rolls the
+// instances, as a change of the validation block does; one that adds none
+// does not.
+func TestPlanCPUFootprintChangeFeatureBenchmarks(t *testing.T) {
+	v := &ValidationSpec{ReportsS3URI: "s3://b/p/", ReportsKMSKeyARN: "k"}
+	spec := CPUFootprintSpec{Name: "fp", InstanceType: "c7i.large", Size: GroupSize{Max: 1, Desired: 1}, Validation: v,
+		Requirements: CPURequirements{CPUFeatures: []string{"amx_tile"}}}
+	rec := CPUFootprintRecord{Spec: spec, GroupName: "g", LaunchTemplateID: "lt", Decision: CPUDecision{InstanceType: "c7i.large"}}
+	plan := &CPUFootprintPlan{Decided: true, Decision: CPUDecision{InstanceType: "c7i.large"}}
+	rolls := func(s CPUFootprintSpec) bool {
+		return slices.ContainsFunc(cpuFootprintChange(rec, s, plan).Roll, func(c Change) bool { return c.Path == "validation" })
+	}
+	int8 := spec
+	int8.Requirements.CPUFeatures = []string{"amx_tile", "amx_int8"}
+	if !rolls(int8) {
+		t.Error("requiring amx_int8 adds cpu_int8_gemm to the profile: want the instances to roll")
+	}
+	avx2 := spec
+	avx2.Requirements.CPUFeatures = []string{"amx_tile", "avx2"}
+	if rolls(avx2) {
+		t.Error("requiring avx2 changes no benchmark: want no roll for validation")
+	}
+	declared := spec
+	eff := 0.4
+	declared.Validation = &ValidationSpec{ReportsS3URI: "s3://b/p/", ReportsKMSKeyARN: "k", Benchmarks: []BenchmarkThreshold{{Name: "cpu_int8_gemm", MinEfficiency: &eff}}}
+	rec.Spec = declared
+	declared.Requirements.CPUFeatures = []string{"amx_tile", "amx_int8"}
+	if rolls(declared) {
+		t.Error("cpu_int8_gemm declared already: requiring amx_int8 changes nothing; want no roll")
 	}
 }
 

@@ -1,13 +1,16 @@
 /* Reference GEMM driver for scripts/bench-hwprobe.sh. It loads a BLAS at run
  * time (dlopen), so one binary measures every library, and prints one line:
  *   <prec> n=<n> gflops=<best> median=<median> reps=<r> ref=<lib> kernel=<k> version=<v> threads=<t> check=ok
- * prec is sgemm (fp32, C = A*B row-major) or bf16 (bf16 A and B, fp32 C).
+ * prec is sgemm (fp32, C = A*B row-major), bf16 (bf16 A and B, fp32 C) or
+ * int8 (u8 A, s8 B, int32 C, zero offsets: oneDNN's dnnl_gemm_u8s8s32, the
+ * form hwprobe's cpu_int8_gemm computes; its line says gops= for gflops=).
  * Libraries: openblas (cblas_sgemm, cblas_sbgemm; kernel from
  * openblas_get_corename), blis (cblas_sgemm; kernel from bli_arch_query_id),
- * dnnl (oneDNN dnnl_sgemm, dnnl_gemm_bf16bf16f32; kernel from its ISA
- * dispatch, reported as ONEDNN_VERBOSE would). Every product is checked on a
- * sample against float64; a wrong product exits 1, a missing symbol exits 3.
- * Usage: gemm_ref LIBPATH openblas|blis|dnnl sgemm|bf16 REPS N
+ * dnnl (oneDNN dnnl_sgemm, dnnl_gemm_bf16bf16f32, dnnl_gemm_u8s8s32; kernel
+ * from its ISA dispatch, reported as ONEDNN_VERBOSE would). Every product is
+ * checked on a sample against float64 (int8: for equality with an int64
+ * sum); a wrong product exits 1, a missing symbol exits 3.
+ * Usage: gemm_ref LIBPATH openblas|blis|dnnl sgemm|bf16|int8 REPS N
  * Build: gcc -O2 gemm_ref.c -ldl -o gemm_ref */
 #include <dlfcn.h>
 #include <math.h>
@@ -44,6 +47,7 @@ static float from_bf16(uint16_t h) {
 typedef void (*cblas_sgemm_t)(int, int, int, int, int, int, float, const float *, int, const float *, int, float, float *, int);
 typedef void (*cblas_sbgemm_t)(int, int, int, int, int, int, float, const uint16_t *, int, const uint16_t *, int, float, float *, int);
 typedef int (*dnnl_sgemm_t)(char, char, int64_t, int64_t, int64_t, float, const float *, int64_t, const float *, int64_t, float, float *, int64_t);
+typedef int (*dnnl_i8gemm_t)(char, char, char, int64_t, int64_t, int64_t, float, const uint8_t *, int64_t, uint8_t, const int8_t *, int64_t, int8_t, float, int32_t *, int64_t, const int32_t *);
 typedef int (*dnnl_bgemm_t)(char, char, int64_t, int64_t, int64_t, float, const uint16_t *, int64_t, const uint16_t *, int64_t, float, float *, int64_t);
 
 static void *lib;
@@ -51,6 +55,9 @@ static const char *kind, *prec;
 static int n;
 static float *a, *b, *c;
 static uint16_t *a16, *b16;
+static uint8_t *a8;
+static int8_t *b8;
+static int32_t *c32;
 static void *fn;
 
 static void *sym(const char *s) {
@@ -61,7 +68,11 @@ static void *sym(const char *s) {
 
 static void call(void) {
 	int bf = strcmp(prec, "bf16") == 0;
-	if (strcmp(kind, "dnnl") == 0) {
+	if (strcmp(prec, "int8") == 0) {
+		int32_t co = 0;
+		int st = ((dnnl_i8gemm_t)fn)('N', 'N', 'F', n, n, n, 1, a8, n, 0, b8, n, 0, 0, c32, n, &co);
+		if (st != 0) { fprintf(stderr, "gemm_ref: dnnl status %d\n", st); exit(1); }
+	} else if (strcmp(kind, "dnnl") == 0) {
 		int st = bf ? ((dnnl_bgemm_t)fn)('N', 'N', n, n, n, 1, a16, n, b16, n, 0, c, n)
 		            : ((dnnl_sgemm_t)fn)('N', 'N', n, n, n, 1, a, n, b, n, 0, c, n);
 		if (st != 0) { fprintf(stderr, "gemm_ref: dnnl status %d\n", st); exit(1); }
@@ -80,7 +91,9 @@ int main(int argc, char **argv) {
 	if (reps < 1 || reps > 100 || n < 16) { fprintf(stderr, "gemm_ref: bad reps or n\n"); return 2; }
 	lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
 	if (!lib) { printf("%s n=%d ref=%s missing=%s\n", prec, n, kind, argv[1]); return 3; }
-	int bf = strcmp(prec, "bf16") == 0;
+	int bf = strcmp(prec, "bf16") == 0, i8 = strcmp(prec, "int8") == 0;
+	if (!bf && !i8 && strcmp(prec, "sgemm") != 0) { fprintf(stderr, "gemm_ref: unknown precision %s\n", prec); return 2; }
+	if (i8 && strcmp(kind, "dnnl") != 0) { printf("%s n=%d ref=%s missing=int8_gemm\n", prec, n, kind); return 3; }
 	char kernel[128] = "unknown", version[128] = "unknown";
 	int threads = 0;
 	if (strcmp(kind, "openblas") == 0) {
@@ -96,7 +109,7 @@ int main(int argc, char **argv) {
 		snprintf(version, sizeof version, "BLIS-%s", ((const char *(*)(void))sym("bli_info_get_version_str"))());
 		threads = (int)((long (*)(void))sym("bli_thread_get_num_threads"))();
 	} else if (strcmp(kind, "dnnl") == 0) {
-		fn = sym(bf ? "dnnl_gemm_bf16bf16f32" : "dnnl_sgemm");
+		fn = sym(i8 ? "dnnl_gemm_u8s8s32" : bf ? "dnnl_gemm_bf16bf16f32" : "dnnl_sgemm");
 		typedef struct { int major, minor, patch; const char *hash; unsigned cpu_runtime, gpu_runtime; } ver_t;
 		const ver_t *v = ((const ver_t *(*)(void))sym("dnnl_version"))();
 		snprintf(version, sizeof version, "oneDNN-%d.%d.%d", v->major, v->minor, v->patch);
@@ -116,16 +129,29 @@ int main(int argc, char **argv) {
 	size_t nn = (size_t)n * n;
 	a = malloc(nn * 4), b = malloc(nn * 4), c = malloc(nn * 4);
 	a16 = malloc(nn * 2), b16 = malloc(nn * 2);
-	if (!a || !b || !c || !a16 || !b16) { fprintf(stderr, "out of memory\n"); return 1; }
+	a8 = malloc(nn), b8 = malloc(nn), c32 = malloc(nn * 4);
+	if (!a || !b || !c || !a16 || !b16 || !a8 || !b8 || !c32) { fprintf(stderr, "out of memory\n"); return 1; }
 	srand(1);
 	for (size_t j = 0; j < nn; j++) {
 		a[j] = (float)rand() / RAND_MAX * 2 - 1, b[j] = (float)rand() / RAND_MAX * 2 - 1, c[j] = 0;
 		a16[j] = to_bf16(a[j]), b16[j] = to_bf16(b[j]);
 		if (bf) a[j] = from_bf16(a16[j]), b[j] = from_bf16(b16[j]); /* the values the product uses */
+		a8[j] = (uint8_t)(rand() & 0xff), b8[j] = (int8_t)(rand() & 0xff); /* the types' whole ranges, as hwprobe */
 	}
 	call(); /* warm-up, and the product checked below */
+	if (i8) {
+		for (int t = 0; t < 32; t++) {
+			int i = t < 2 ? t * (n - 1) : rand() % n, j = t < 2 ? t * (n - 1) : rand() % n;
+			int64_t s = 0;
+			for (int p = 0; p < n; p++) s += (int64_t)a8[(size_t)i * n + p] * b8[(size_t)p * n + j];
+			if (c32[(size_t)i * n + j] != s) {
+				printf("%s n=%d ref=%s kernel=%s check=WRONG C[%d,%d]=%d want=%lld\n", prec, n, kind, kernel, i, j, c32[(size_t)i * n + j], (long long)s);
+				return 1;
+			}
+		}
+	}
 	int pts[6][2] = {{0, 0}, {n - 1, n - 1}, {n / 3, n / 2}, {n - 1, 0}, {7, n - 5}, {n / 2, 3}};
-	for (int t = 0; t < 6; t++) {
+	for (int t = 0; t < (i8 ? 0 : 6); t++) {
 		int i = pts[t][0], j = pts[t][1];
 		double s = 0, mag = 0;
 		for (int p = 0; p < n; p++) { double x = (double)a[(size_t)i * n + p] * b[(size_t)p * n + j]; s += x; mag += fabs(x); }
@@ -142,7 +168,7 @@ int main(int argc, char **argv) {
 		if (g[r] > best) best = g[r];
 	}
 	qsort(g, reps, sizeof(double), cmp);
-	printf("%s n=%d gflops=%.2f median=%.2f reps=%d ref=%s kernel=%s version=%s threads=%d check=ok\n",
-		prec, n, best, g[reps / 2], reps, kind, kernel, version, threads);
+	printf("%s n=%d %s=%.2f median=%.2f reps=%d ref=%s kernel=%s version=%s threads=%d check=ok\n",
+		prec, n, i8 ? "gops" : "gflops", best, g[reps / 2], reps, kind, kernel, version, threads);
 	return 0;
 }

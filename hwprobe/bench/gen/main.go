@@ -39,6 +39,13 @@ func generate() []byte {
 	}
 	fmaRate(&a, "fmaRate512", "Z", 24)
 	fmaRate(&a, "fmaRate256", "Y", 12)
+	i8AVX512(&a)
+	packB8AVX512(&a)
+	for _, p := range i8GemvPanels {
+		i8GemvAVX512(&a, p)
+	}
+	vnniRate(&a)
+	quantAVX512(&a)
 	return a.Bytes()
 }
 
@@ -74,14 +81,18 @@ func prefetchC(a *asm, rows, lines int, op string) {
 
 // storeC512 adds the accumulators Z0..Z(2*rows-1) into the C tile, or
 // with set stores them over it.
-func storeC512(a *asm, rows int, set bool) {
+func storeC512(a *asm, rows int, set, intC bool) {
+	add, mov := "VADDPS", "VMOVUPS"
+	if intC {
+		add, mov = "VPADDD", "VMOVDQU32"
+	}
 	for r := 0; r < rows; r++ {
 		if !set {
-			a.f("VADDPS (DX), Z%d, Z%d", 2*r, 2*r)
-			a.f("VADDPS 64(DX), Z%d, Z%d", 2*r+1, 2*r+1)
+			a.f("%s (DX), Z%d, Z%d", add, 2*r, 2*r)
+			a.f("%s 64(DX), Z%d, Z%d", add, 2*r+1, 2*r+1)
 		}
-		a.f("VMOVUPS Z%d, (DX)", 2*r)
-		a.f("VMOVUPS Z%d, 64(DX)", 2*r+1)
+		a.f("%s Z%d, (DX)", mov, 2*r)
+		a.f("%s Z%d, 64(DX)", mov, 2*r+1)
 		a.f("ADDQ R8, DX")
 	}
 }
@@ -98,7 +109,7 @@ func sgemmAVX512(a *asm) {
 			a.f("VFMADD231PS Z28, Z%d, Z%d", z, 2*r)
 			a.f("VFMADD231PS Z29, Z%d, Z%d", z, 2*r+1)
 		}
-	})
+	}, false)
 }
 
 // tile512 writes a 14x32 kernel whose k loop runs CX steps of step (one
@@ -116,20 +127,29 @@ func sgemmAVX512(a *asm) {
 // Each kernel comes in two forms: name adds the product into C, name+"Set"
 // stores it over C (the first k block of a product with beta 0, so that C
 // is neither cleared nor read first).
-func tile512(a *asm, name, l string, unroll int, pre func(), step func(off int)) {
-	tile512Form(a, name, l, unroll, pre, step, false)
-	tile512Form(a, name+"Set", l+"set", unroll, pre, step, true)
+//
+// intC makes C int32 (the int8 kernel): the accumulators are added with
+// VPADDD instead of VADDPS.
+func tile512(a *asm, name, l string, unroll int, pre func(), step func(off int), intC bool) {
+	tile512Rows(a, name, l, mr512, unroll, pre, step, intC)
 }
 
-func tile512Form(a *asm, name, l string, unroll int, pre func(), step func(off int), set bool) {
+// tile512Rows is tile512 for a tile of the first rows rows of the packed
+// A panel (still mr512 rows a step): step must touch only those rows.
+func tile512Rows(a *asm, name, l string, rows, unroll int, pre func(), step func(off int), intC bool) {
+	tile512Form(a, name, l, rows, unroll, pre, step, false, intC)
+	tile512Form(a, name+"Set", l+"set", rows, unroll, pre, step, true, intC)
+}
+
+func tile512Form(a *asm, name, l string, rows, unroll int, pre func(), step func(off int), set, intC bool) {
 	kernelPrologue(a, name)
 	if pre != nil {
 		pre()
 	}
-	for r := 0; r < 2*mr512; r++ {
+	for r := 0; r < 2*rows; r++ {
 		a.f("VPXORD Z%d, Z%d, Z%d", r, r, r)
 	}
-	prefetchC(a, mr512, 2, "PREFETCHT1")
+	prefetchC(a, rows, 2, "PREFETCHT1")
 	body := func() {
 		a.f("PREFETCHT0 %d(AX)", 4*mr512*unroll*4)
 		for u := 0; u < unroll; u++ {
@@ -143,7 +163,7 @@ func tile512Form(a *asm, name, l string, unroll int, pre func(), step func(off i
 	a.f("MOVQ CX, R10")
 	a.f("SHRQ $%d, R10", log2(unroll))
 	a.f("ANDQ $%d, CX", unroll-1)
-	a.f("MOVQ $%d, R11", mr512)
+	a.f("MOVQ $%d, R11", rows)
 	a.f("CMPQ R10, R11")
 	a.f("CMOVQLT R10, R11")
 	a.f("SUBQ R11, R10")
@@ -175,7 +195,7 @@ func tile512Form(a *asm, name, l string, unroll int, pre func(), step func(off i
 	a.f("DECQ CX")
 	a.f("JNZ %stailloop", l)
 	a.label(l + "store")
-	storeC512(a, mr512, set)
+	storeC512(a, rows, set, intC)
 	a.f("VZEROUPPER")
 	a.f("RET")
 }
@@ -218,7 +238,7 @@ func bf16AVX512(a *asm) {
 			a.f(vdpbf16ps(2*r, z, 28))
 			a.f(vdpbf16ps(2*r+1, z, 29))
 		}
-	})
+	}, false)
 }
 
 // sgemmAVX2 is the fp32 6x16 tile for hosts without AVX-512: 12 ymm

@@ -4,7 +4,9 @@
 //
 //	sgemm n=<n> gflops=<best> median=<median> reps=<r> kernel=<kernel> mc=.. kc=.. nc=.. peak=<GFLOP/s> peak_clock=<catalog|estimated> check=ok
 //	bf16 n=<n> (the same fields)
+//	int8 n=<n> gops=<best> median=<median> (the other fields as sgemm's; GOP/s) cpu=<vendor/model>
 //	mlp dims=<d> p50_ms=<p50> p99_ms=<p99> thr=<samples/s> batch=<b> kernel=<k> threads=<t> check=ok
+//	mlp8 dims=<d> p50_ms=.. p99_ms=.. thr=.. batch=<b> kernel=<k> threads=<t> err=<relative L2 against fp32> check=ok
 //	triad n=<elements> mbps=<best> median=<median> reps=<r> check=ok
 //
 // hwprobe checks every product on a sample before timing; a benchmark that
@@ -34,13 +36,15 @@ func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("gobench", flag.ContinueOnError)
 	sizes := fs.String("sgemm", "2048,4096", "comma-separated sgemm sizes n (empty: none)")
 	bf16 := fs.String("bf16", "", "comma-separated bf16 GEMM sizes n (empty: none)")
+	int8 := fs.String("int8", "", "comma-separated int8 GEMM sizes n (empty: none)")
 	triad := fs.Bool("triad", true, "run the STREAM triad")
 	mlpBatch := fs.Int("mlp", 0, "run the quick MLP inference benchmarks with this throughput batch (0: none)")
+	mlp8Batch := fs.Int("mlp8", 0, "run the quick int8 MLP inference benchmarks with this throughput batch (0: none)")
 	reps := fs.Int("reps", 5, "timed repetitions")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	for _, g := range []struct{ label, name, sizes string }{{"sgemm", "cpu_sgemm", *sizes}, {"bf16", "cpu_bf16_gemm", *bf16}} {
+	for _, g := range []struct{ label, name, sizes string }{{"sgemm", "cpu_sgemm", *sizes}, {"bf16", "cpu_bf16_gemm", *bf16}, {"int8", "cpu_int8_gemm", *int8}} {
 		for _, s := range strings.Split(g.sizes, ",") {
 			if s == "" {
 				continue
@@ -53,8 +57,12 @@ func run(ctx context.Context, args []string) error {
 			if err != nil {
 				return err
 			}
-			fmt.Printf("%s n=%d gflops=%s median=%.2f reps=%d kernel=%s mc=%s kc=%s nc=%s peak=%.0f peak_clock=%s check=ok\n",
-				g.label, n, r.Params["best"], r.Value, r.Reps, r.Backend, r.Params["mc"], r.Params["kc"], r.Params["nc"], r.Peak, r.Params["peak_clock_source"])
+			field := "gflops"
+			if g.label == "int8" {
+				field = "gops"
+			}
+			fmt.Printf("%s n=%d %s=%s median=%.2f reps=%d kernel=%s mc=%s kc=%s nc=%s peak=%.0f peak_clock=%s check=ok\n",
+				g.label, n, field, r.Params["best"], r.Value, r.Reps, r.Backend, r.Params["mc"], r.Params["kc"], r.Params["nc"], r.Peak, r.Params["peak_clock_source"])
 		}
 	}
 	if *mlpBatch > 0 {
@@ -73,6 +81,23 @@ func run(ctx context.Context, args []string) error {
 		fmt.Printf("mlp dims=%s p50_ms=%.4f p99_ms=%.4f thr=%.1f batch=%d kernel=%s threads=%s check=ok\n",
 			strings.Trim(strings.ReplaceAll(thr.Params["dims"], " ", ","), "[]"), v["cpu_mlp_infer_p50"].Value, v["cpu_mlp_infer_p99"].Value,
 			thr.Value, *mlpBatch, thr.Backend, thr.Params["threads"])
+	}
+	if *mlp8Batch > 0 {
+		rs, err := bench.Run(ctx, bench.Options{Quick: true, Only: []string{"cpu_mlp_int8_infer_p50", "cpu_mlp_int8_infer_p99", "cpu_mlp_int8_infer_throughput"}, InferBatch: *mlp8Batch})
+		if err != nil {
+			return err
+		}
+		v := map[string]bench.Result{}
+		for _, r := range rs {
+			if !r.Ran {
+				return errors.New(r.Name + " did not run: " + r.Reason)
+			}
+			v[r.Name] = r
+		}
+		thr := v["cpu_mlp_int8_infer_throughput"]
+		fmt.Printf("mlp8 dims=%s p50_ms=%.4f p99_ms=%.4f thr=%.1f batch=%d kernel=%s threads=%s err=%s check=ok\n",
+			strings.Trim(strings.ReplaceAll(thr.Params["dims"], " ", ","), "[]"), v["cpu_mlp_int8_infer_p50"].Value, v["cpu_mlp_int8_infer_p99"].Value,
+			thr.Value, *mlp8Batch, thr.Backend, thr.Params["threads"], thr.Params["error_vs_fp32"])
 	}
 	if *triad {
 		r, err := one(ctx, bench.Options{Only: []string{"cpu_stream_triad"}, Reps: *reps * 2})

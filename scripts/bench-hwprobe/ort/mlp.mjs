@@ -1,14 +1,26 @@
-// ONNX Runtime (CPU) reference for hwprobe's MLP inference benchmark, for
+// ONNX Runtime (CPU) reference for hwprobe's MLP inference benchmarks, for
 // scripts/bench-hwprobe.sh. It builds the same network hwprobe measures
 // (fully connected layers of the given widths, bias, ReLU between layers,
-// linear last layer, fp32) as an ONNX model in memory, runs it through
+// linear last layer) as an ONNX model in memory, runs it through
 // onnxruntime-node's CPU execution provider with one intra-op thread per
 // CPU, checks one output against a plain JavaScript evaluation, and prints:
-//   ort-mlp dims=<d> p50_ms=<p50> p99_ms=<p99> thr=<samples/s> batch=<b> kernel=<ep> version=<v> threads=<t> check=ok
-// Usage: node mlp.mjs DIMS(1024,1024,1024,1024) LATENCY_REPS THROUGHPUT_BATCH THROUGHPUT_REPS THREADS
+//   ort-mlp dims=<d> p50_ms=<p50> p99_ms=<p99> thr=<samples/s> batch=<b> kernel=<ep> version=<v> threads=<t> graph=<what ran> check=ok
+// PRECISION fp32 (the default) builds MatMul, Add, Relu. PRECISION int8
+// builds the network as onnxruntime.quantization.quantize_dynamic does with
+// per_channel (and as hwprobe's cpu_mlp_int8_* quantize it): weights int8
+// symmetric per output channel (initializers), activations uint8
+// asymmetric per tensor at run time: DynamicQuantizeLinear, MatMulInteger
+// (with the activations' zero point), Cast to float, Mul by
+// scale_x * scale_w (per column), Add bias, Relu; ONNX Runtime's graph
+// optimizer fuses what it can (level all). The int8 output is checked
+// against the fp32 JavaScript evaluation within hwprobe's tolerance: a
+// relative L2 error of 0.05 over the output less the last bias (err=).
+// Usage: node mlp.mjs DIMS(1024,1024,1024,1024) LATENCY_REPS THROUGHPUT_BATCH THROUGHPUT_REPS THREADS [fp32|int8]
 import ort from 'onnxruntime-node';
 
-const [dimsArg = '1024,1024,1024,1024', latReps = '200', thrBatch = '64', thrReps = '10', threadsArg = '2'] = process.argv.slice(2);
+const [dimsArg = '1024,1024,1024,1024', latReps = '200', thrBatch = '64', thrReps = '10', threadsArg = '2', precision = 'fp32'] = process.argv.slice(2);
+if (precision !== 'fp32' && precision !== 'int8') throw new Error(`precision ${precision}: want fp32 or int8`);
+const int8 = precision === 'int8';
 const dims = dimsArg.split(',').map(Number);
 const threads = Number(threadsArg);
 
@@ -30,12 +42,26 @@ const bytes = (field, b) => Buffer.concat([key(field, 2), varint(b.length), b]);
 const str = (field, s) => bytes(field, Buffer.from(s, 'utf8'));
 const msg = (field, ...parts) => bytes(field, Buffer.concat(parts));
 
-const FLOAT = 1;
-const tensor = (name, shape, data) =>
-  msg(5, ...shape.map((d) => vint(1, d)), vint(2, FLOAT), str(8, name), bytes(9, Buffer.from(data.buffer, data.byteOffset, data.byteLength)));
+const FLOAT = 1, UINT8 = 2, INT8 = 3;
+const tensor = (name, shape, data, type = FLOAT) =>
+  msg(5, ...shape.map((d) => vint(1, d)), vint(2, type), str(8, name), bytes(9, Buffer.from(data.buffer, data.byteOffset, data.byteLength)));
 const valueInfo = (field, name, shape) =>
   msg(field, str(1, name), msg(2, msg(1, vint(1, FLOAT), msg(2, ...shape.map((d) => (typeof d === 'string' ? msg(1, str(2, d)) : msg(1, vint(1, d))))))));
-const node = (op, inputs, outputs, name) => msg(1, ...inputs.map((i) => str(1, i)), ...outputs.map((o) => str(2, o)), str(3, name), str(4, op));
+// attrs: integer attributes (AttributeProto name=1, i=3, type=20 INT=2).
+const node = (op, inputs, outputs, name, attrs = {}) =>
+  msg(1, ...inputs.map((i) => str(1, i)), ...outputs.map((o) => str(2, o)), str(3, name), str(4, op),
+    ...Object.entries(attrs).map(([k, v]) => msg(5, str(1, k), vint(3, v), vint(20, 2))));
+
+// Per output channel symmetric int8 weights, as hwprobe quantizes them:
+// scale_j = max|W[:, j]| / 127, round half to even, [-127, 127].
+const roundEven = (v) => { const r = Math.round(v); return Math.abs(v - Math.trunc(v)) === 0.5 && r % 2 !== 0 ? r - 1 : r; };
+const quantizeWeights = (w, i, o) => {
+  const scale = new Float32Array(o), q = new Int8Array(i * o);
+  for (let p = 0; p < i; p++) for (let j = 0; j < o; j++) scale[j] = Math.max(scale[j], Math.abs(w[p * o + j]));
+  for (let j = 0; j < o; j++) scale[j] = scale[j] / 127 || 1;
+  for (let p = 0; p < i; p++) for (let j = 0; j < o; j++) q[p * o + j] = Math.max(-127, Math.min(127, roundEven(Math.fround(w[p * o + j] / scale[j]))));
+  return { scale, q };
+};
 
 // Deterministic weights (a small LCG), scaled as hwprobe's He-style init.
 let seed = 12345;
@@ -48,8 +74,19 @@ for (let l = 0; l + 1 < dims.length; l++) {
   const w = new Float32Array(i * o).map(() => rnd() * (2 / i));
   const b = new Float32Array(o).map(() => rnd() * 0.01);
   W.push(w), B.push(b);
-  graph.push(tensor(`w${l}`, [i, o], w), tensor(`b${l}`, [o], b));
-  graph.push(node('MatMul', [cur, `w${l}`], [`m${l}`], `matmul${l}`));
+  graph.push(tensor(`b${l}`, [o], b));
+  if (int8) {
+    const { scale, q } = quantizeWeights(w, i, o);
+    graph.push(tensor(`wq${l}`, [i, o], q, INT8), tensor(`ws${l}`, [o], scale));
+    graph.push(node('DynamicQuantizeLinear', [cur], [`xq${l}`, `xs${l}`, `xz${l}`], `dql${l}`));
+    graph.push(node('MatMulInteger', [`xq${l}`, `wq${l}`, `xz${l}`], [`mi${l}`], `matmulinteger${l}`));
+    graph.push(node('Cast', [`mi${l}`], [`mf${l}`], `cast${l}`, { to: FLOAT }));
+    graph.push(node('Mul', [`xs${l}`, `ws${l}`], [`sc${l}`], `scale${l}`));
+    graph.push(node('Mul', [`mf${l}`, `sc${l}`], [`m${l}`], `rescale${l}`));
+  } else {
+    graph.push(tensor(`w${l}`, [i, o], w));
+    graph.push(node('MatMul', [cur, `w${l}`], [`m${l}`], `matmul${l}`));
+  }
   const last = l + 2 === dims.length;
   graph.push(node('Add', [`m${l}`, `b${l}`], [last ? 'y' : `z${l}`], `add${l}`));
   if (!last) graph.push(node('Relu', [`z${l}`], [`a${l}`], `relu${l}`)), (cur = `a${l}`);
@@ -76,10 +113,23 @@ for (let l = 0; l < W.length; l++) {
   }
   a = Array.from(z);
 }
-for (let j = 0; j < a.length; j++) {
-  if (!(Math.abs(y1[j] - a[j]) <= 1e-3 * (Math.abs(a[j]) + 1e-3))) {
-    console.log(`ort-mlp dims=${dimsArg} check=WRONG y[${j}]=${y1[j]} want=${a[j]}`);
+let err = 0;
+if (int8) {
+  // hwprobe's check: relative L2 over the output less the last bias.
+  let d = 0, n = 0;
+  const bl = B[B.length - 1];
+  for (let j = 0; j < a.length; j++) d += (y1[j] - a[j]) ** 2, n += (a[j] - bl[j]) ** 2;
+  err = Math.sqrt(d / n);
+  if (!(err <= 0.05)) {
+    console.log(`ort-mlp dims=${dimsArg} precision=int8 check=WRONG relative_l2=${err}`);
     process.exit(1);
+  }
+} else {
+  for (let j = 0; j < a.length; j++) {
+    if (!(Math.abs(y1[j] - a[j]) <= 1e-3 * (Math.abs(a[j]) + 1e-3))) {
+      console.log(`ort-mlp dims=${dimsArg} check=WRONG y[${j}]=${y1[j]} want=${a[j]}`);
+      process.exit(1);
+    }
   }
 }
 
@@ -99,4 +149,4 @@ for (let r = 0; r < Number(thrReps); r++) {
   await session.run({ x: xb });
   thr.push(Number(thrBatch) / (Number(process.hrtime.bigint() - t0) / 1e9));
 }
-console.log(`ort-mlp dims=${dimsArg} p50_ms=${pct(lat, 50).toFixed(4)} p99_ms=${pct(lat, 99).toFixed(4)} thr=${pct(thr, 50).toFixed(1)} batch=${thrBatch} kernel=cpu-ep version=onnxruntime-${ort.env.versions.common} threads=${threads} check=ok`);
+console.log(`ort-mlp dims=${dimsArg} p50_ms=${pct(lat, 50).toFixed(4)} p99_ms=${pct(lat, 99).toFixed(4)} thr=${pct(thr, 50).toFixed(1)} batch=${thrBatch} kernel=cpu-ep version=onnxruntime-${ort.env.versions.common} threads=${threads} graph=${int8 ? 'DynamicQuantizeLinear+MatMulInteger(u8xs8,per-channel)+Cast+Mul+Add+Relu' : 'MatMul+Add+Relu(fp32)'}${int8 ? ` err=${err.toPrecision(4)}` : ''} check=ok`);

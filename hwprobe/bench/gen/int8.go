@@ -1,0 +1,305 @@
+package main
+
+import "fmt"
+
+// i8AVX512 is the int8 14x32 tile over k quads (AVX512-VNNI): the packed
+// B panel holds, per k quad, 32 columns of four signed bytes (the quad's
+// four k of one column in one dword: two zmm); the packed A panel holds,
+// per k quad, 14 rows of four unsigned bytes (one dword each), broadcast
+// to every lane. VPDPBUSD multiplies the broadcast u8 quad by each
+// column's s8 quad and adds the four products to the column's int32
+// accumulator: 64 multiply-adds per instruction, without saturation (the
+// non-S form), so the int32 sums are exact.
+//
+// i8Kernel8x32 is the same over the first 8 rows of the 14-row panel, for
+// the last, partial row tile of a product (an MLP batch of 64 is four
+// whole tiles and 8 rows): 16 accumulators, enough to cover VPDPBUSD's
+// latency, and 8/14 of the whole tile's work.
+func i8AVX512(a *asm) {
+	for _, rows := range []int{mr512, i8PartRows} {
+		name, l := fmt.Sprintf("i8Kernel%dx32", rows), fmt.Sprintf("i%d", rows)
+		// The loop runs over k quads, k rounded up.
+		pre := func() {
+			a.f("ADDQ $3, CX")
+			a.f("SHRQ $2, CX")
+		}
+		step := func(off int) {
+			a.f("VMOVDQU32 %d(BX), Z28", off*4*nr512)
+			a.f("VMOVDQU32 %d(BX), Z29", off*4*nr512+64)
+			for r := 0; r < rows; r++ {
+				z := 30 + r%2
+				a.f("VPBROADCASTD %d(AX), Z%d", off*4*mr512+4*r, z)
+				// Go operand order: VPDPBUSD src2(s8), src1(u8), dst.
+				a.f("VPDPBUSD Z28, Z%d, Z%d", z, 2*r)
+				a.f("VPDPBUSD Z29, Z%d, Z%d", z, 2*r+1)
+			}
+		}
+		if rows == mr512 {
+			tile512Rows(a, name, l, rows, 2, pre, step, true)
+			continue
+		}
+		// The partial tile is computed into a scratch tile and added:
+		// only the adding form.
+		tile512Form(a, name, l, rows, 2, pre, step, false, true)
+	}
+}
+
+// i8PartRows are the rows of the int8 partial-tile kernel.
+const i8PartRows = 8
+
+// packB8AVX512 writes packB8x32, which packs one k quad of row-major s8 B
+// (rows src, src+ld, src+2ld, src+3ld) across whole 32-column panels:
+// for each panel, 32 dwords holding the column's four bytes (row 0 in the
+// low byte), the panels stride bytes apart in dst; the rows are read in
+// order.
+func packB8AVX512(a *asm) {
+	fmt.Fprintf(&a.Buffer, "\n// func packB8x32(dst *float32, src *int8, ld, panels, stride int)\nTEXT ·packB8x32(SB), NOSPLIT, $0-40\n")
+	a.f("MOVQ dst+0(FP), DI")
+	a.f("MOVQ src+8(FP), SI")
+	a.f("MOVQ ld+16(FP), R8")
+	a.f("MOVQ panels+24(FP), CX")
+	a.f("MOVQ stride+32(FP), R10")
+	a.f("LEAQ (SI)(R8*2), R11")
+	a.f("ADDQ R8, R11") // row 3
+	a.f("TESTQ CX, CX")
+	a.f("JZ packB8done")
+	a.label("packB8loop")
+	a.f("VPMOVZXBD (SI), Z0")
+	a.f("VPMOVZXBD 16(SI), Z1")
+	a.f("VPMOVZXBD (SI)(R8*1), Z2")
+	a.f("VPMOVZXBD 16(SI)(R8*1), Z3")
+	a.f("VPMOVZXBD (SI)(R8*2), Z4")
+	a.f("VPMOVZXBD 16(SI)(R8*2), Z5")
+	a.f("VPMOVZXBD (R11), Z6")
+	a.f("VPMOVZXBD 16(R11), Z7")
+	for i, sh := range []int{8, 16, 24} {
+		a.f("VPSLLD $%d, Z%d, Z%d", sh, 2+2*i, 2+2*i)
+		a.f("VPSLLD $%d, Z%d, Z%d", sh, 3+2*i, 3+2*i)
+	}
+	for _, z := range []int{2, 4, 6} {
+		a.f("VPORD Z%d, Z0, Z0", z)
+		a.f("VPORD Z%d, Z1, Z1", z+1)
+	}
+	a.f("VMOVDQU32 Z0, (DI)")
+	a.f("VMOVDQU32 Z1, 64(DI)")
+	a.f("ADDQ $32, SI")
+	a.f("ADDQ $32, R11")
+	a.f("ADDQ R10, DI")
+	a.f("DECQ CX")
+	a.f("JNZ packB8loop")
+	a.label("packB8done")
+	a.f("VZEROUPPER")
+	a.f("RET")
+}
+
+// i8GemvPanels are the widths, in packed 32-column panels, of the int8
+// GEMV kernels; bench.i8gemv covers a band with the widest that fit.
+var i8GemvPanels = []int{4, 1}
+
+// i8GemvAVX512 writes i8gemvP<p>(kq int, x *uint8, b *float32, stride int, y *int32):
+// y[0:32p] += the product of the kq k quads of u8 x (4kq bytes) and p
+// packed int8 B panels (the GEMM's layout: per k quad 32 dwords), the
+// panels stride bytes apart. The 32p sums stay in registers for all k;
+// two sets of them take alternate quads, so that each waits on a
+// VPDPBUSD at most every other quad.
+func i8GemvAVX512(a *asm, p int) {
+	name := fmt.Sprintf("i8gemvP%d", p)
+	fmt.Fprintf(&a.Buffer, "\n// func %s(kq int, x *uint8, b *float32, stride int, y *int32)\nTEXT ·%s(SB), NOSPLIT, $0-40\n", name, name)
+	a.f("MOVQ kq+0(FP), CX")
+	a.f("MOVQ x+8(FP), AX")
+	a.f("MOVQ b+16(FP), BX")
+	a.f("MOVQ stride+24(FP), R8")
+	a.f("MOVQ y+32(FP), DX")
+	a.f("LEAQ (BX)(R8*2), R9")
+	a.f("ADDQ R8, R9") // panel 3
+	accs := 2 * p
+	for z := 0; z < 2*accs; z++ {
+		a.f("VPXORD Z%d, Z%d, Z%d", z, z, z)
+	}
+	panel := func(q, half int) string {
+		off := 64 * half
+		switch q {
+		case 0:
+			return fmt.Sprintf("%d(BX)", off)
+		case 1:
+			return fmt.Sprintf("%d(BX)(R8*1)", off)
+		case 2:
+			return fmt.Sprintf("%d(BX)(R8*2)", off)
+		default:
+			return fmt.Sprintf("%d(R9)", off)
+		}
+	}
+	quad := func(set, disp int) {
+		z := 31 - set
+		a.f("VPBROADCASTD %d(AX), Z%d", 4*disp, z)
+		for q := 0; q < p; q++ {
+			for h := 0; h < 2; h++ {
+				// The B operand from memory: each byte of B is used once.
+				a.f("VPDPBUSD %s, Z%d, Z%d", shift(panel(q, h), 128*disp), z, set*accs+2*q+h)
+			}
+		}
+	}
+	a.f("MOVQ CX, R10")
+	a.f("SHRQ $1, CX")
+	a.f("JZ %sodd", name)
+	a.label(name + "loop")
+	quad(0, 0)
+	quad(1, 1)
+	a.f("ADDQ $8, AX")
+	a.f("ADDQ $256, BX")
+	a.f("ADDQ $256, R9")
+	a.f("DECQ CX")
+	a.f("JNZ %sloop", name)
+	a.label(name + "odd")
+	a.f("ANDQ $1, R10")
+	a.f("JZ %ssum", name)
+	quad(0, 0)
+	a.label(name + "sum")
+	for j := 0; j < accs; j++ {
+		a.f("VPADDD Z%d, Z%d, Z%d", accs+j, j, j)
+		a.f("VPADDD %d(DX), Z%d, Z%d", 64*j, j, j)
+		a.f("VMOVDQU32 Z%d, %d(DX)", j, 64*j)
+	}
+	a.f("VZEROUPPER")
+	a.f("RET")
+}
+
+// shift adds d to the displacement of a memory operand "off(...)".
+func shift(mem string, d int) string {
+	var off int
+	var rest string
+	fmt.Sscanf(mem, "%d%s", &off, &rest)
+	return fmt.Sprintf("%d%s", off+d, rest)
+}
+
+// vnniRate writes func vnniRate512(n int): n iterations of 2 x 24
+// independent VPDPBUSD on zmm registers, nothing else (fmaRate's loop with
+// the int8 dot product): its rate over fmaRate512's is the host's int8
+// VNNI rate per fp32 FMA rate.
+func vnniRate(a *asm) {
+	const accs = 24
+	fmt.Fprintf(&a.Buffer, "\n// func vnniRate512(n int)\nTEXT ·vnniRate512(SB), NOSPLIT, $0-8\n")
+	a.f("MOVQ n+0(FP), CX")
+	for r := 0; r <= accs+1; r++ {
+		a.f("VPXORD Z%d, Z%d, Z%d", r, r, r)
+	}
+	a.f("TESTQ CX, CX")
+	a.f("JZ vnniRate512done")
+	a.label("vnniRate512loop")
+	for range 2 {
+		for r := 0; r < accs; r++ {
+			a.f("VPDPBUSD Z%d, Z%d, Z%d", accs, accs+1, r)
+		}
+	}
+	a.f("DECQ CX")
+	a.f("JNZ vnniRate512loop")
+	a.label("vnniRate512done")
+	a.f("VZEROUPPER")
+	a.f("RET")
+}
+
+// quantAVX512 writes the element-wise kernels of the int8 MLP, over n
+// values, n a multiple of 16:
+//
+// quantU8(dst *uint8, x *float32, n int, scale float32, zp int32):
+// dst = saturate_u8(round(x/scale) + zp), rounding to nearest even (the
+// MXCSR default that VCVTPS2DQ uses), as ONNX's QuantizeLinear and ONNX
+// Runtime's kernel (a division, not a reciprocal) do.
+//
+// minMaxF32(x *float32, n int, mm *float32): lanes mm[0:16] = min and
+// mm[16:32] = max of their own values and x's, per lane.
+//
+// dequantRow(y *float32, acc, cs *int32, ws, b *float32, n int, s float32, zp int32, relu int, mm *float32):
+// y = float32(acc - zp*cs) * (s*ws) + b, then max(y, 0) when relu is
+// not 0, and the running per-lane range of y in mm as minMaxF32 keeps it.
+func quantAVX512(a *asm) {
+	fmt.Fprintf(&a.Buffer, "\n// func quantU8(dst *uint8, x *float32, n int, scale float32, zp int32)\nTEXT ·quantU8(SB), NOSPLIT, $0-32\n")
+	a.f("MOVQ dst+0(FP), DI")
+	a.f("MOVQ x+8(FP), SI")
+	a.f("MOVQ n+16(FP), CX")
+	a.f("VBROADCASTSS scale+24(FP), Z31")
+	a.f("MOVL zp+28(FP), AX")
+	a.f("VPBROADCASTD AX, Z30")
+	a.f("VPXORD Z29, Z29, Z29")
+	a.f("SHRQ $4, CX")
+	a.f("JZ quantU8done")
+	a.label("quantU8loop")
+	a.f("VMOVUPS (SI), Z0")
+	a.f("VDIVPS Z31, Z0, Z0")
+	a.f("VCVTPS2DQ Z0, Z0")
+	a.f("VPADDD Z30, Z0, Z0")
+	a.f("VPMAXSD Z29, Z0, Z0")
+	a.f("VPMOVUSDB Z0, X1")
+	a.f("VMOVDQU X1, (DI)")
+	a.f("ADDQ $64, SI")
+	a.f("ADDQ $16, DI")
+	a.f("DECQ CX")
+	a.f("JNZ quantU8loop")
+	a.label("quantU8done")
+	a.f("VZEROUPPER")
+	a.f("RET")
+
+	fmt.Fprintf(&a.Buffer, "\n// func minMaxF32(x *float32, n int, mm *float32)\nTEXT ·minMaxF32(SB), NOSPLIT, $0-24\n")
+	a.f("MOVQ x+0(FP), SI")
+	a.f("MOVQ n+8(FP), CX")
+	a.f("MOVQ mm+16(FP), DX")
+	a.f("VMOVUPS (DX), Z27")
+	a.f("VMOVUPS 64(DX), Z28")
+	a.f("SHRQ $4, CX")
+	a.f("JZ minMaxF32done")
+	a.label("minMaxF32loop")
+	a.f("VMOVUPS (SI), Z0")
+	a.f("VMINPS Z0, Z27, Z27")
+	a.f("VMAXPS Z0, Z28, Z28")
+	a.f("ADDQ $64, SI")
+	a.f("DECQ CX")
+	a.f("JNZ minMaxF32loop")
+	a.label("minMaxF32done")
+	a.f("VMOVUPS Z27, (DX)")
+	a.f("VMOVUPS Z28, 64(DX)")
+	a.f("VZEROUPPER")
+	a.f("RET")
+
+	fmt.Fprintf(&a.Buffer, "\n// func dequantRow(y *float32, acc, cs *int32, ws, b *float32, n int, s float32, zp int32, relu int, mm *float32)\nTEXT ·dequantRow(SB), NOSPLIT, $0-72\n")
+	a.f("MOVQ y+0(FP), DI")
+	a.f("MOVQ acc+8(FP), SI")
+	a.f("MOVQ cs+16(FP), R8")
+	a.f("MOVQ ws+24(FP), R9")
+	a.f("MOVQ b+32(FP), R10")
+	a.f("MOVQ n+40(FP), CX")
+	a.f("VBROADCASTSS s+48(FP), Z31")
+	a.f("MOVL zp+52(FP), AX")
+	a.f("VPBROADCASTD AX, Z30")
+	a.f("MOVQ relu+56(FP), R11")
+	a.f("MOVQ mm+64(FP), DX")
+	a.f("VMOVUPS (DX), Z27")
+	a.f("VMOVUPS 64(DX), Z28")
+	a.f("VPXORD Z29, Z29, Z29")
+	a.f("SHRQ $4, CX")
+	a.f("JZ dequantRowdone")
+	a.label("dequantRowloop")
+	a.f("VPMULLD (R8), Z30, Z1")
+	a.f("VMOVDQU32 (SI), Z0")
+	a.f("VPSUBD Z1, Z0, Z0")
+	a.f("VCVTDQ2PS Z0, Z0")
+	a.f("VMULPS (R9), Z31, Z2")
+	a.f("VMULPS Z2, Z0, Z0")
+	a.f("VADDPS (R10), Z0, Z0")
+	a.f("TESTQ R11, R11")
+	a.f("JZ dequantRownorelu")
+	a.f("VMAXPS Z29, Z0, Z0")
+	a.label("dequantRownorelu")
+	a.f("VMOVUPS Z0, (DI)")
+	a.f("VMINPS Z0, Z27, Z27")
+	a.f("VMAXPS Z0, Z28, Z28")
+	for _, r := range []string{"DI", "SI", "R8", "R9", "R10"} {
+		a.f("ADDQ $64, %s", r)
+	}
+	a.f("DECQ CX")
+	a.f("JNZ dequantRowloop")
+	a.label("dequantRowdone")
+	a.f("VMOVUPS Z27, (DX)")
+	a.f("VMOVUPS Z28, 64(DX)")
+	a.f("VZEROUPPER")
+	a.f("RET")
+}

@@ -1,0 +1,204 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+func refI8(m, n, k int, a []uint8, lda int, b []int8, ldb int) []int32 {
+	out := make([]int32, m*n)
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			var s int32
+			for p := 0; p < k; p++ {
+				s += int32(a[i*lda+p]) * int32(b[p*ldb+j])
+			}
+			out[i*n+j] = s
+		}
+	}
+	return out
+}
+
+func i8KernelOrSkip(t *testing.T) sgemmKernel {
+	t.Helper()
+	k, ok := i8Kernel()
+	if !ok {
+		t.Skip("this host lacks avx512_vnni (or is not amd64): the int8 kernel does not run here")
+	}
+	return k
+}
+
+// The int8 engine's product equals the scalar one exactly, for shapes
+// that leave partial tiles (of up to 8 rows: the 8-row kernel; of 13: the
+// whole one), partial k quads, odd leading dimensions and
+// several k, row and column blocks, on one and three threads, with B
+// packed per call and once (PackB8).
+func TestI8gemmExact(t *testing.T) {
+	kern := i8KernelOrSkip(t)
+	sizes := []struct{ m, n, k int }{
+		{1, 1, 1}, {1, 32, 4}, {14, 32, 64}, {13, 31, 7}, {15, 33, 257}, {29, 65, 300},
+		{3, 300, 261}, {64, 1024, 1024}, {200, 70, 130}, {700, 45, 133}, {680, 96, 70},
+	}
+	r := rand.New(rand.NewPCG(9, 9))
+	for _, threads := range []int{1, 3} {
+		for _, s := range sizes {
+			for _, small := range []bool{false, true} {
+				name := fmt.Sprintf("t%d/%dx%dx%d/small=%v", threads, s.m, s.n, s.k, small)
+				t.Run(name, func(t *testing.T) {
+					for _, ld := range []int{0, 1, 3} { // extra columns: odd and even leading dimensions
+						lda, ldb, ldc := s.k+ld, s.n+ld, s.n+2*ld
+						a, b := randU8(r, s.m*lda), randS8(r, s.k*ldb)
+						want := refI8(s.m, s.n, s.k, a, lda, b, ldb)
+						g := newGemmI8(kern, threads, caches{L1D: 48 << 10, L2: 1 << 20, L3: 32 << 20})
+						if small {
+							g.kc, g.mc, g.nc = 64, 2*kern.mr, 3*kern.nr // several blocks
+						}
+						check := func(how string, c []int32) {
+							t.Helper()
+							for i := 0; i < s.m; i++ {
+								for j := 0; j < s.n; j++ {
+									if got := c[i*ldc+j]; got != want[i*s.n+j] {
+										t.Fatalf("%s ld+%d: C[%d,%d] = %d, want %d", how, ld, i, j, got, want[i*s.n+j])
+									}
+								}
+							}
+						}
+						c := make([]int32, s.m*ldc)
+						for i := range c {
+							c[i] = 12345 // overwritten: C = A*B
+						}
+						g.I8gemm(s.m, s.n, s.k, a, lda, b, ldb, c, ldc)
+						check("I8gemm", c)
+						pb := g.PackB8(s.k, s.n, b, ldb)
+						c2 := make([]int32, s.m*ldc)
+						g.I8gemmPacked(s.m, a, lda, pb, c2, ldc)
+						check("I8gemmPacked", c2)
+					}
+				})
+			}
+		}
+	}
+}
+
+// The assembly packers write what the Go ones do.
+func TestI8PackersMatchGo(t *testing.T) {
+	kern := i8KernelOrSkip(t)
+	r := rand.New(rand.NewPCG(4, 4))
+	for _, s := range []struct{ rows, kb, ld int }{{14, 64, 64}, {14, 67, 70}, {14, 130, 131}, {30, 200, 202}, {14, 3, 4}} {
+		a := randU8(r, s.rows*s.ld)
+		kq := (s.kb + 3) / 4
+		fast, slow := make([]float32, (s.rows+13)/14*14*kq), make([]float32, (s.rows+13)/14*14*kq)
+		packA8(fast, a, s.ld, s.rows, s.kb, 14, kern.packRows8)
+		packA8(slow, a, s.ld, s.rows, s.kb, 14, nil)
+		if !equalBits(fast, slow) {
+			t.Errorf("packA8 %+v: the assembly packer differs from Go", s)
+		}
+	}
+	for _, s := range []struct{ kb, nb, ld int }{{64, 64, 64}, {67, 70, 70}, {5, 96, 99}, {130, 33, 40}} {
+		b := randS8(r, s.kb*s.ld)
+		kq := (s.kb + 3) / 4
+		n := (s.nb + 31) / 32 * 32 * kq
+		fast, slow := make([]float32, n), make([]float32, n)
+		packB8(fast, b, s.ld, s.kb, s.nb, 32, kern.packQuad)
+		packB8(slow, b, s.ld, s.kb, s.nb, 32, nil)
+		if !equalBits(fast, slow) {
+			t.Errorf("packB8 %+v: the assembly packer differs from Go", s)
+		}
+	}
+}
+
+func equalBits(x, y []float32) bool {
+	a, b := asInt32(x), asInt32(y)
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// The int8 GEMV over packed panels equals the scalar product.
+func TestI8gemvBandExact(t *testing.T) {
+	kern := i8KernelOrSkip(t)
+	r := rand.New(rand.NewPCG(2, 8))
+	for _, s := range []struct{ k, n int }{{4, 32}, {7, 160}, {1024, 1024}, {33, 96}, {128, 224}} {
+		g := newGemmI8(kern, 1, caches{L2: 1 << 20, L3: 32 << 20})
+		b := randS8(r, s.k*s.n)
+		x := randU8(r, s.k)
+		pb := g.PackB8(s.k, s.n, b, s.n)
+		kq := (s.k + 3) / 4
+		xq := make([]uint8, 4*kq)
+		copy(xq, x)
+		panels := (s.n + 31) / 32
+		y := make([]int32, 32*panels)
+		if !i8gemvBand(kq, xq, pb.blocks[0], 32*kq, panels, y) {
+			t.Fatal("i8gemvBand did not run on a VNNI host")
+		}
+		want := refI8(1, s.n, s.k, x, s.k, b, s.n)
+		for j := range want {
+			if y[j] != want[j] {
+				t.Fatalf("k=%d n=%d: y[%d] = %d, want %d", s.k, s.n, j, y[j], want[j])
+			}
+		}
+	}
+}
+
+// The blocking follows the caches the CPU reports.
+func TestI8Blocking(t *testing.T) {
+	for _, tt := range []struct {
+		c          caches
+		mc, kq, nc int
+	}{
+		{caches{L2: 1 << 20, L3: 32 << 20}, 56, 1024, 2048},  // Zen 4/5 CCD
+		{caches{L2: 2 << 20, L3: 105 << 20}, 56, 2048, 3360}, // Sapphire Rapids
+		{caches{L2: 256 << 10, L3: 0}, 56, 256, 512},         // no L3 reported: 8x L2
+		{caches{L2: 0, L3: 0}, 56, 256, 512},                 // nothing reported: the floor
+		{caches{L2: 64 << 20, L3: 1 << 30}, 504, 4096, 8192}, // bounded
+	} {
+		mc, kq, nc := i8Blocking(tt.c, 14, 32)
+		if mc != tt.mc || kq != tt.kq || nc != tt.nc {
+			t.Errorf("i8Blocking(%+v) = mc %d kq %d nc %d, want %d %d %d", tt.c, mc, kq, nc, tt.mc, tt.kq, tt.nc)
+		}
+	}
+}
+
+// The benchmark runs and reports GOP/s against the VNNI peak, or says why
+// not.
+func TestInt8GemmResult(t *testing.T) {
+	cfg := newConfig(Options{Quick: true, GemmN: 256, Reps: 2, Threads: 2})
+	peak := cpuPeakFor(currentCPU(), 2, clockTimers{
+		vector: func(int) (float64, int, bool) { return 100, 512, true },
+		chain:  func(int) float64 { return 3 },
+	})
+	r := int8GemmResult(context.Background(), cfg, peak)
+	if _, ok := i8Kernel(); !ok {
+		if r.Ran || !strings.Contains(r.Reason, "avx512_vnni") {
+			t.Fatalf("without VNNI: %+v, want not run naming avx512_vnni", r)
+		}
+		return
+	}
+	if !r.Ran || r.Unit != "GOP/s" || r.Value <= 0 || r.Peak != peak.GOPSInt8() || r.Params["kc"] == "" || !strings.Contains(r.Params["blocking"], "L2") {
+		t.Fatalf("%+v", r)
+	}
+	t.Logf("int8 n=256: %.1f GOP/s (%.0f%% of %.0f)", r.Value, 100*r.Efficiency, r.Peak)
+}
+
+// The int8 peak rests on VPDPBUSD running at the fp32 FMA rate (4x the
+// FLOPs in ops): logged here from the two rate loops on this host, not
+// judged (the host is shared).
+func TestVNNIRateAgainstFMA(t *testing.T) {
+	run, ops, ok := vnniLoop()
+	frun, flops, _, fok := fmaLoop()
+	if !ok || !fok {
+		t.Skip("no VNNI rate loop on this host")
+	}
+	v := timeFMALoop(run, ops, 1)
+	f := timeFMALoop(frun, flops, 1)
+	t.Logf("one core: VPDPBUSD %.1f GOP/s, VFMADD231PS %.1f GFLOP/s: ratio %.2f (the peak assumes 4)", v, f, v/f)
+}
