@@ -20,8 +20,6 @@ import (
 
 	"github.com/mlplatform/mlplatform/acctest"
 	"github.com/mlplatform/mlplatform/acctest/slurmtest"
-	"github.com/mlplatform/mlplatform/hwprobe/slurm"
-	"github.com/mlplatform/mlplatform/internal/cloud"
 )
 
 // createMungeSecret stores key as a Secrets Manager secret encrypted with
@@ -38,7 +36,7 @@ func createMungeSecret(t *testing.T, h *acctest.Harness, region, name string, ke
 	if kmsKey != "" {
 		in.KmsKeyId = aws.String(kmsKey)
 	}
-	out, err := cloud.SecretsManagerSDK(c.SecretsManager()).CreateSecret(ctx, in)
+	out, err := acctest.SecretsManager(c).CreateSecret(ctx, in)
 	if err != nil {
 		t.Fatalf("creating the munge key's secret: %v", err)
 	}
@@ -106,10 +104,7 @@ func TestAccGPUCluster_slurmJoin(t *testing.T) {
 	p.Slurm = sc
 	secret := createMungeSecret(t, h, acctest.Region, "slurm/munge", sc.MungeKey, key)
 	nodes := []string{name + "-0", name + "-1"}
-	// In service: idle, with no flag but the dynamic node's own.
-	inService := func(n slurm.Node) bool {
-		return n.State.Base == "IDLE" && !slices.ContainsFunc(n.State.Flags, func(f string) bool { return f != "DYNAMIC_NORM" })
-	}
+	inService := slurmtest.InService
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
@@ -164,9 +159,7 @@ func TestAccGPUCluster_slurmJoin(t *testing.T) {
 		if err := sc.SetNodeEnv(nodes[1], "HWPROBE_NVML_MOCK", acctest.GPUNode(gpuType).NVMLMock+";gpus=7"); err != nil {
 			t.Fatal(err)
 		}
-		n := sc.WaitNode(nodes[1], 20*time.Second, "drained by hwprobe", func(n slurm.Node) bool {
-			return n.State.Drained() && strings.HasPrefix(n.Reason, "hwprobe: gpu.count")
-		})
+		n := sc.WaitNode(nodes[1], 20*time.Second, "drained by hwprobe", slurmtest.DrainedBy("hwprobe: gpu.count"))
 		t.Logf("%s: %s, reason %q", nodes[1], n.State, n.Reason)
 		// A job that needs every node waits.
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

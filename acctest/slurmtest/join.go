@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -306,4 +307,14 @@ func (c *Cluster) SetNodeEnv(node, key, value string) error {
 		return err
 	}
 	return os.Rename(tmp, p)
+}
+
+// InService: idle, with no flag but a dynamic node's own.
+func InService(n slurm.Node) bool {
+	return n.State.Base == "IDLE" && !slices.ContainsFunc(n.State.Flags, func(f string) bool { return f != "DYNAMIC_NORM" })
+}
+
+// DrainedBy: drained with a reason that begins with prefix.
+func DrainedBy(prefix string) func(slurm.Node) bool {
+	return func(n slurm.Node) bool { return n.State.Drained() && strings.HasPrefix(n.Reason, prefix) }
 }
