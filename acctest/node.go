@@ -162,6 +162,7 @@ type NodePlayer struct {
 	// join` as its bootstrap does.
 	Slurm SlurmJoiner
 
+	joined map[string]SlurmLeave // by instance id: nodes that joined Slurm
 	mu     sync.Mutex
 	nodes  map[string]*playedNode // by instance id, for their challenges
 	played map[string]bool
@@ -245,9 +246,18 @@ func (p *NodePlayer) PlayNew(ctx context.Context, cluster string) error {
 	}
 	c, err := cloud.FindGPUCluster(ctx, clients.EC2, cluster)
 	if errors.Is(err, cloud.ErrNotFound) {
-		return nil
+		return p.leaveSlurm(ctx, nil) // every node is gone
 	}
 	if err != nil {
+		return err
+	}
+	running := map[string]bool{}
+	for _, n := range c.Nodes {
+		if n.State == "running" || n.State == "pending" {
+			running[n.InstanceID] = true
+		}
+	}
+	if err := p.leaveSlurm(ctx, running); err != nil {
 		return err
 	}
 	for _, n := range c.Nodes {

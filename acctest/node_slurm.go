@@ -21,6 +21,22 @@ import (
 // own `hwprobe slurm join` decided and wrote.
 type SlurmJoiner interface {
 	JoinNode(ctx context.Context, j SlurmJoin) error
+	// LeaveNode shuts a joined node down as its instance's shutdown
+	// does: the node's leave unit runs `hwprobe slurm leave`, then its
+	// slurmd and munged stop.
+	LeaveNode(ctx context.Context, l SlurmLeave) error
+}
+
+// SlurmLeave is one joined node whose instance shuts down.
+type SlurmLeave struct {
+	InstanceID string
+	NodeName   string
+	// Hwprobe, Env and JoinConfig run the node's `hwprobe slurm leave`:
+	// the node's environment (its metadata service) and its join
+	// configuration.
+	Hwprobe    string
+	Env        []string
+	JoinConfig string
 }
 
 // SlurmJoin is one node joining Slurm.
@@ -88,6 +104,12 @@ func (p *NodePlayer) joinSlurm(ctx context.Context, clients *cloud.Clients, pn *
 		return fmt.Errorf("hwprobe slurm join printed no JSON: %v\n%s", err, res)
 	}
 	p.Logf("node player: node %d (%s): joins Slurm as %s: slurmd %s", pn.n.Index, pn.n.InstanceID, printed.NodeName, strings.Join(printed.SlurmdArgs, " "))
+	p.mu.Lock()
+	if p.joined == nil {
+		p.joined = map[string]SlurmLeave{}
+	}
+	p.joined[pn.n.InstanceID] = SlurmLeave{InstanceID: pn.n.InstanceID, NodeName: printed.NodeName, Hwprobe: p.Hwprobe, Env: env, JoinConfig: cfgPath}
+	p.mu.Unlock()
 	return p.Slurm.JoinNode(ctx, SlurmJoin{
 		InstanceID: pn.n.InstanceID, NodeName: printed.NodeName, SlurmdArgs: printed.SlurmdArgs, MungeKeyFile: keyFile,
 		GPUs: nvmlMockGPUs(pn.b.NVMLMock), Hwprobe: p.Hwprobe, Env: env, Profile: pn.profile, BootReport: pn.report,
@@ -109,4 +131,28 @@ func nvmlMockGPUs(spec string) int {
 		}
 	}
 	return 8
+}
+
+// leaveSlurm shuts down, once, every joined node whose instance is no
+// longer running (terminated by a scale-in, a replacement or a destroy).
+func (p *NodePlayer) leaveSlurm(ctx context.Context, running map[string]bool) error {
+	if p.Slurm == nil {
+		return nil
+	}
+	p.mu.Lock()
+	var gone []SlurmLeave
+	for id, l := range p.joined {
+		if !running[id] {
+			gone = append(gone, l)
+			delete(p.joined, id)
+		}
+	}
+	p.mu.Unlock()
+	for _, l := range gone {
+		p.Logf("node player: %s (%s) shuts down: leaves Slurm", l.NodeName, l.InstanceID)
+		if err := p.Slurm.LeaveNode(ctx, l); err != nil {
+			return fmt.Errorf("node %s leaving Slurm: %w", l.NodeName, err)
+		}
+	}
+	return nil
 }

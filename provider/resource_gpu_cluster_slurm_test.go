@@ -95,7 +95,9 @@ func (cc configureController) CheckPlan(_ context.Context, req plancheck.CheckPl
 // its two GPUs; a node whose GPU falls off is drained by hwprobe within
 // one health check interval and a job that needs every node waits; when
 // the GPU is back, hwprobe resumes the node and the job runs; an
-// administrator's drain is never resumed.
+// administrator's drain is never resumed. A scale-in's node leaves Slurm
+// when its instance shuts down (`hwprobe slurm leave`), and so does every
+// node at destroy: no ghost node.
 func TestAccGPUCluster_slurmJoin(t *testing.T) {
 	start := time.Now()
 	const name = "slurm-join"
@@ -105,6 +107,111 @@ func TestAccGPUCluster_slurmJoin(t *testing.T) {
 	secret := createMungeSecret(t, h, acctest.Region, "slurm/munge", sc.MungeKey, key)
 	nodes := []string{name + "-0", name + "-1"}
 	inService := slurmtest.InService
+	nodeNames := func() ([]string, error) {
+		ns, err := sc.Nodes()
+		var names []string
+		for _, n := range ns {
+			names = append(names, n.Name)
+		}
+		return names, err
+	}
+	waitNodes := func(want []string) error {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			got, err := nodeNames()
+			if err == nil && slices.Equal(got, want) {
+				return nil
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("Slurm lists nodes %v (%v), want %v", got, err, want)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	joined := func(s *terraform.State) error {
+		prof := s.RootModule().Resources[gpuClusterResource].Primary.Attributes["validation_profile"]
+		sum := sha256.Sum256([]byte(prof))
+		wantFeatures := []string{"mlplatform", name, "p5en.48xlarge", "h200", "efa", "pg-mlplatform-" + name, "profile-" + hex.EncodeToString(sum[:])[:12], "team-vision"}
+		for _, nn := range nodes {
+			n := sc.WaitNode(nn, 60*time.Second, "joined and in service", inService)
+			if got := strings.Split(n.Fields["AvailableFeatures"], ","); !slices.Equal(got, wantFeatures) {
+				return fmt.Errorf("%s: features %v, want %v (from the profile)", nn, got, wantFeatures)
+			}
+			if got := n.Fields["Gres"]; got != "gpu:h200:8" {
+				return fmt.Errorf("%s: gres %q, want gpu:h200:8", nn, got)
+			}
+			if got := n.Fields["Partitions"]; got != "gpu" {
+				return fmt.Errorf("%s: partitions %q, want gpu", nn, got)
+			}
+		}
+		out, err := sc.Srun(context.Background(), "-w", nodes[0], "-p", "gpu", "--gres=gpu:2", "sh", "-c", `echo "$SLURMD_NODENAME $CUDA_VISIBLE_DEVICES"; ls /dev | grep -c '^nvidia'`)
+		if err != nil {
+			return err
+		}
+		if got := strings.Fields(out); !slices.Equal(got, []string{nodes[0], "0,1", "8"}) {
+			return fmt.Errorf("srun --gres=gpu:2 printed %q, want the node, devices 0,1 and its 8 device files", out)
+		}
+		if runs := sc.HealthRuns(nodes[0]); !strings.Contains(runs, "=== exit 0") {
+			return fmt.Errorf("%s: the health check never passed:\n%s", nodes[0], runs)
+		}
+		return nil
+	}
+	// A GPU falls off node 1: hwprobe drains it, a job for both nodes
+	// waits; the GPU is back: hwprobe resumes it, the job runs.
+	gpuFallsOff := func(*terraform.State) error {
+		if err := sc.SetNodeEnv(nodes[1], "HWPROBE_NVML_MOCK", acctest.GPUNode(gpuType).NVMLMock+";gpus=7"); err != nil {
+			return err
+		}
+		n := sc.WaitNode(nodes[1], 20*time.Second, "drained by hwprobe", slurmtest.DrainedBy("hwprobe: gpu.count"))
+		t.Logf("%s: %s, reason %q", nodes[1], n.State, n.Reason)
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		done := make(chan error, 1)
+		go func() {
+			_, err := sc.Srun(ctx, "-p", "gpu", "-N", "2", "true")
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			return fmt.Errorf("a job for both nodes ran while one is drained: %v", err)
+		case <-time.After(5 * time.Second):
+		}
+		if err := sc.SetNodeEnv(nodes[1], "HWPROBE_NVML_MOCK", acctest.GPUNode(gpuType).NVMLMock); err != nil {
+			return err
+		}
+		sc.WaitNode(nodes[1], 20*time.Second, "resumed", inService)
+		select {
+		case err := <-done:
+			if err != nil {
+				return fmt.Errorf("the job did not run once the node was resumed: %v", err)
+			}
+		case <-ctx.Done():
+			return fmt.Errorf("the job did not run once the node was resumed")
+		}
+		return nil
+	}
+	// An administrator drains node 0: hwprobe never resumes it.
+	adminDrain := func(*terraform.State) error {
+		if _, err := sc.Scontrol("update", "nodename="+nodes[0], "state=drain", "reason=maintenance"); err != nil {
+			return err
+		}
+		time.Sleep(5 * time.Second) // two health check intervals, each passing
+		n, err := sc.ShowNode(nodes[0])
+		if err != nil || !n.State.Drained() || n.Reason != "maintenance" {
+			return fmt.Errorf("%s: %s %q %v, want drained for maintenance", nodes[0], n.State, n.Reason, err)
+		}
+		if runs := sc.HealthRuns(nodes[0]); !strings.Contains(runs, "drained by someone else (maintenance): left drained") {
+			return fmt.Errorf("the health check did not see the administrator's drain:\n%s", runs)
+		}
+		_, err = sc.Scontrol("update", "nodename="+nodes[0], "state=resume")
+		return err
+	}
+	playerOK := func(*terraform.State) error {
+		if errs := p.Errs(); len(errs) > 0 {
+			return fmt.Errorf("node player: %v", errs)
+		}
+		return nil
+	}
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
@@ -118,87 +225,28 @@ func TestAccGPUCluster_slurmJoin(t *testing.T) {
 				resource.TestMatchResourceAttr(gpuClusterResource, "slurm_controller_config", regexp.MustCompile(`(?m)^Nodeset=`+name+` Feature=`+name+`$`)),
 				resource.TestMatchResourceAttr(gpuClusterResource, "slurm_controller_config", regexp.MustCompile(`(?m)^PartitionName=gpu Nodes=`+name+` State=UP$`)),
 				resource.TestMatchResourceAttr(gpuClusterResource, "slurm_controller_config", regexp.MustCompile(`(?m)^HealthCheckProgram=/usr/local/sbin/hwprobe-slurm-health-check$`)),
-				func(s *terraform.State) error {
-					prof := s.RootModule().Resources[gpuClusterResource].Primary.Attributes["validation_profile"]
-					sum := sha256.Sum256([]byte(prof))
-					wantFeatures := []string{"mlplatform", name, "p5en.48xlarge", "h200", "efa", "pg-mlplatform-" + name, "profile-" + hex.EncodeToString(sum[:])[:12], "team-vision"}
-					for _, nn := range nodes {
-						n := sc.WaitNode(nn, 60*time.Second, "joined and in service", inService)
-						if got := strings.Split(n.Fields["AvailableFeatures"], ","); !slices.Equal(got, wantFeatures) {
-							return fmt.Errorf("%s: features %v, want %v (from the profile)", nn, got, wantFeatures)
-						}
-						if got := n.Fields["Gres"]; got != "gpu:h200:8" {
-							return fmt.Errorf("%s: gres %q, want gpu:h200:8", nn, got)
-						}
-						if got := n.Fields["Partitions"]; got != "gpu" {
-							return fmt.Errorf("%s: partitions %q, want gpu", nn, got)
-						}
-					}
-					out, err := sc.Srun(context.Background(), "-w", nodes[0], "-p", "gpu", "--gres=gpu:2", "sh", "-c", `echo "$SLURMD_NODENAME $CUDA_VISIBLE_DEVICES"; ls /dev | grep -c '^nvidia'`)
-					if err != nil {
-						return err
-					}
-					if got := strings.Fields(out); !slices.Equal(got, []string{nodes[0], "0,1", "8"}) {
-						return fmt.Errorf("srun --gres=gpu:2 printed %q, want the node, devices 0,1 and its 8 device files", out)
-					}
-					if runs := sc.HealthRuns(nodes[0]); !strings.Contains(runs, "=== exit 0") {
-						return fmt.Errorf("%s: the health check never passed:\n%s", nodes[0], runs)
-					}
-					if errs := p.Errs(); len(errs) > 0 {
-						return fmt.Errorf("node player: %v", errs)
-					}
+				joined, gpuFallsOff, adminDrain, playerOK,
+			),
+		}, {
+			// Scale-in: node 1's instance is terminated, and the node
+			// leaves Slurm as it shuts down.
+			Config: slurmClusterConfig(h, name, 1, key, p.Signer.CertPEM, sc.Controller, secret),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				func(*terraform.State) error { return waitNodes(nodes[:1]) },
+				func(*terraform.State) error {
+					sc.WaitNode(nodes[0], 10*time.Second, "in service", inService)
 					return nil
 				},
+				playerOK,
 			),
 		}},
 	})
 	if t.Failed() {
 		return
 	}
-	t.Run("a GPU falls off: drained by hwprobe, then resumed", func(t *testing.T) {
-		if err := sc.SetNodeEnv(nodes[1], "HWPROBE_NVML_MOCK", acctest.GPUNode(gpuType).NVMLMock+";gpus=7"); err != nil {
-			t.Fatal(err)
-		}
-		n := sc.WaitNode(nodes[1], 20*time.Second, "drained by hwprobe", slurmtest.DrainedBy("hwprobe: gpu.count"))
-		t.Logf("%s: %s, reason %q", nodes[1], n.State, n.Reason)
-		// A job that needs every node waits.
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		defer cancel()
-		done := make(chan error, 1)
-		go func() {
-			_, err := sc.Srun(ctx, "-p", "gpu", "-N", "2", "true")
-			done <- err
-		}()
-		select {
-		case err := <-done:
-			t.Fatalf("a job for both nodes ran while one is drained: %v", err)
-		case <-time.After(5 * time.Second):
-		}
-		if err := sc.SetNodeEnv(nodes[1], "HWPROBE_NVML_MOCK", acctest.GPUNode(gpuType).NVMLMock); err != nil {
-			t.Fatal(err)
-		}
-		sc.WaitNode(nodes[1], 20*time.Second, "resumed", inService)
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("the job did not run once the node was resumed: %v", err)
-			}
-		case <-ctx.Done():
-			t.Fatal("the job did not run once the node was resumed")
-		}
-	})
-	t.Run("an administrator's drain is never resumed", func(t *testing.T) {
-		if _, err := sc.Scontrol("update", "nodename="+nodes[0], "state=drain", "reason=maintenance"); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(5 * time.Second) // two health check intervals, each passing
-		n, err := sc.ShowNode(nodes[0])
-		if err != nil || !n.State.Drained() || n.Reason != "maintenance" {
-			t.Fatalf("%s: %s %q %v, want drained for maintenance", nodes[0], n.State, n.Reason, err)
-		}
-		if runs := sc.HealthRuns(nodes[0]); !strings.Contains(runs, "drained by someone else (maintenance): left drained") {
-			t.Errorf("the health check did not see the administrator's drain:\n%s", runs)
-		}
-	})
+	// Destroyed: every node left, no ghost.
+	if err := waitNodes(nil); err != nil {
+		t.Error(err)
+	}
 	t.Logf("Slurm join test: %s", time.Since(start).Round(100*time.Millisecond))
 }

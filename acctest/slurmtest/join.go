@@ -318,3 +318,27 @@ func InService(n slurm.Node) bool {
 func DrainedBy(prefix string) func(slurm.Node) bool {
 	return func(n slurm.Node) bool { return n.State.Drained() && strings.HasPrefix(n.Reason, prefix) }
 }
+
+// LeaveNode shuts a joined node down as its instance's shutdown does: its
+// leave unit runs `hwprobe slurm leave` (with the node's metadata service
+// and join configuration; the controller's configuration, which the node
+// reads from its configless cache), then its slurmd and munged stop.
+func (c *Cluster) LeaveNode(ctx context.Context, l acctest.SlurmLeave) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, l.Hwprobe, "slurm", "leave", "--config", l.JoinConfig, "--slurm-conf", c.Conf)
+	cmd.Env = l.Env
+	out, err := cmd.CombinedOutput()
+	c.t.Logf("slurmtest: %s leaves: hwprobe slurm leave: %v\n%s", l.NodeName, err, out)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range c.procs {
+		if p.name == "slurmd-"+l.NodeName || p.name == "munged-"+l.NodeName {
+			stopProc(p)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("hwprobe slurm leave: %w: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
