@@ -227,3 +227,28 @@ func ScontrolCandidates(d *Slurmd) []string {
 	}
 	return append(c, "/usr/bin/scontrol", "/usr/local/bin/scontrol", "/opt/slurm/bin/scontrol")
 }
+
+// LeaveConfig decides which Slurm configuration `hwprobe slurm leave`
+// reads, in this order: the flag; the copy a configless slurmd cached
+// (RunConfFile, then DefaultSpoolConfFile); the join configuration's
+// controllers, as SLURM_CONF_SERVER. controllers is called only when
+// neither a flag nor a cached copy is there; an error when it fails or
+// lists none.
+func LeaveConfig(flag string, exists func(string) bool, controllers func() ([]string, error)) (Config, error) {
+	if flag != "" {
+		return Config{File: flag, Source: "--slurm-conf"}, nil
+	}
+	for _, f := range []string{RunConfFile, DefaultSpoolConfFile} {
+		if exists(f) {
+			return Config{File: f, Source: "slurmd's configless cache"}, nil
+		}
+	}
+	c, err := controllers()
+	if err != nil {
+		return Config{}, fmt.Errorf("no Slurm configuration (no --slurm-conf, no configless cache at %s or %s) and %w", RunConfFile, DefaultSpoolConfFile, err)
+	}
+	if len(c) == 0 {
+		return Config{}, fmt.Errorf("no Slurm configuration (no --slurm-conf, no configless cache at %s or %s, no controllers in the join configuration)", RunConfFile, DefaultSpoolConfFile)
+	}
+	return Config{Server: strings.Join(c, ","), Source: "the join configuration's controllers"}, nil
+}

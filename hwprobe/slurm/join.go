@@ -227,7 +227,7 @@ func QuoteArgs(args []string) (string, error) {
 		case plainWord.MatchString(a):
 			words[i] = a
 		case a == "" || !utf8.ValidString(a) || strings.ContainsAny(a, "'\"\\$`") || strings.IndexFunc(a, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0:
-			return "", fmt.Errorf("slurmd argument %q: empty, not UTF-8, or has quotes, backslashes, '$', '`' or control characters", a)
+			return "", fmt.Errorf("argument %q: empty, not UTF-8, or has quotes, backslashes, '$', '`' or control characters", a)
 		default:
 			words[i] = "'" + a + "'"
 		}
@@ -276,3 +276,39 @@ ConditionPathExists=
 
 // SlurmdDropInName is the drop-in's path under the systemd unit directory.
 const SlurmdDropInName = "slurmd.service.d/mlplatform-slurm-join.conf"
+
+// LeaveUnitName is the systemd unit that takes the node out of Slurm when
+// the instance shuts down.
+const LeaveUnitName = "mlplatform-slurm-leave.service"
+
+// LeaveUnit is the unit LeaveUnitName: started at boot after slurmd, it
+// does nothing until it is stopped; at shutdown systemd stops units in the
+// reverse order of their start, so its ExecStop, `hwprobe slurm leave`,
+// runs while the network, munge and slurmd still run. hwprobe and config
+// are absolute paths: this hwprobe and the join configuration.
+func LeaveUnit(hwprobe, config string) (string, error) {
+	if !filepath.IsAbs(hwprobe) || !filepath.IsAbs(config) {
+		return "", fmt.Errorf("leave unit: hwprobe %q and the join configuration %q must be absolute paths", hwprobe, config)
+	}
+	cmd, err := QuoteArgs([]string{hwprobe, "slurm", "leave", "--config", config})
+	if err != nil {
+		return "", fmt.Errorf("leave unit: %w", err)
+	}
+	return `# Written by hwprobe slurm join: the node leaves Slurm (drained, then
+# deleted) when the instance shuts down, before slurmd and munge stop.
+[Unit]
+Description=Leave the Slurm cluster at shutdown (hwprobe slurm leave)
+Wants=network-online.target
+After=network-online.target munge.service slurmd.service
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/bin/true
+ExecStop=` + cmd + `
+TimeoutStopSec=60
+
+[Install]
+WantedBy=multi-user.target
+`, nil
+}

@@ -26,6 +26,9 @@ func (s Scontrol) run(ctx context.Context, args ...string) (string, error) {
 	if t <= 0 {
 		t = DefaultCallTimeout
 	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < t {
+		t = max(time.Until(dl).Round(time.Millisecond), 0)
+	}
 	ctx, cancel := context.WithTimeout(ctx, t)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, s.Path, args...)
@@ -44,7 +47,7 @@ func (s Scontrol) run(ctx context.Context, args ...string) (string, error) {
 		return out.String(), fmt.Errorf("scontrol %s: no answer within %s", strings.Join(args, " "), t)
 	}
 	if err != nil {
-		msg := strings.TrimSpace(errb.String() + " " + out.String())
+		msg := oneLine(errb.String() + " " + out.String())
 		return out.String(), fmt.Errorf("scontrol %s: %w: %s", strings.Join(args, " "), err, msg)
 	}
 	return out.String(), nil
@@ -82,5 +85,23 @@ func (s Scontrol) Drain(ctx context.Context, name, reason string) error {
 // Resume resumes node name.
 func (s Scontrol) Resume(ctx context.Context, name string) error {
 	_, err := s.run(ctx, "update", "nodename="+name, "state=resume")
+	return err
+}
+
+// Delete removes node name from the controller (a dynamic node:
+// scontrol delete nodename=NAME). The controller refuses a node that runs
+// jobs; ClassifyDelete reads its answer.
+func (s Scontrol) Delete(ctx context.Context, name string) error {
+	_, err := s.run(ctx, "delete", "nodename="+name)
+	return err
+}
+
+// Down sets node name DOWN with reason, which must be hwprobe's: its jobs
+// end or are requeued.
+func (s Scontrol) Down(ctx context.Context, name, reason string) error {
+	if !Ours(reason) {
+		return fmt.Errorf("slurm: down reason %q does not begin with %q: hwprobe sets nodes down only with reasons of its own", reason, ReasonPrefix)
+	}
+	_, err := s.run(ctx, "update", "nodename="+name, "state=down", "reason="+reason)
 	return err
 }

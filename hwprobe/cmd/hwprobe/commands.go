@@ -102,7 +102,7 @@ func commands() []command {
 		{"validate", "check the node against a profile and run its benchmarks", validateCmd},
 		{"report", "publish a validation report to S3 (report publish), answer the gate's challenges (report serve)", reportCmd},
 		{"bench", "run training and inference benchmarks", benchCmd},
-		{"slurm", "join the node to Slurm (slurm join); its health check: drain a failing node, resume it when it passes (slurm health-check)", slurmCmd},
+		{"slurm", "join the node to Slurm (slurm join), leave it at shutdown (slurm leave); its health check: drain a failing node, resume it when it passes (slurm health-check)", slurmCmd},
 		{"lifecycle", "complete the node's Auto Scaling launch lifecycle action (lifecycle complete)", lifecycleCmd},
 		{"version", "print the hwprobe version", versionCmd},
 	}

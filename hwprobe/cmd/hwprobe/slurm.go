@@ -50,9 +50,11 @@ func slurmCmd(ctx context.Context, a *app, args []string) error {
 			return healthCheckCmd(ctx, a, args[1:])
 		case "join":
 			return joinCmd(ctx, a, args[1:])
+		case "leave":
+			return leaveCmd(ctx, a, args[1:])
 		}
 	}
-	fset := newFlags(a, "slurm", "join|health-check [flags]", `
+	fset := newFlags(a, "slurm", "join|leave|health-check [flags]", `
 Work with Slurm.
 
 Subcommands:
@@ -60,6 +62,9 @@ Subcommands:
                 (configless slurmd -Z): its name from the instance
                 metadata, the munge key from Secrets Manager, slurmd's
                 options, then munge and slurmd started through systemd
+  leave         take the node out of Slurm as its instance shuts down:
+                drain it ("hwprobe: leaving: ..."), then delete it, or set
+                it down when jobs still run on it
   health-check  slurmd's HealthCheckProgram: check the node quickly, drain
                 it in Slurm when it fails (reason "hwprobe: CHECK: ..."),
                 resume it when it passes again and hwprobe drained it`,
@@ -67,7 +72,7 @@ Subcommands:
 	if done, err := parse(a, fset, args); done {
 		return err
 	}
-	return cannotRun(errors.New(`slurm: missing subcommand (try "hwprobe slurm join --help" or "hwprobe slurm health-check --help")`))
+	return cannotRun(errors.New(`slurm: missing subcommand (try "hwprobe slurm join --help", "hwprobe slurm leave --help" or "hwprobe slurm health-check --help")`))
 }
 
 // healthCheckDefaultTimeout keeps a run well under the 60 s after which

@@ -50,6 +50,9 @@ slurmd's --conf with its Gres, Feature and RealMemory).
      where its directory exists), lets slurmd.service start without a local
      slurm.conf (a drop-in under --systemd-dir), restarts munge, enables
      and restarts slurmd (systemctl).
+  5. Installs and starts `+slurm.LeaveUnitName+` under --systemd-dir:
+     at shutdown, before slurmd and munge stop, it runs "hwprobe slurm
+     leave --config FILE", which drains the node and deletes it from Slurm.
 
 --no-start does 1 to 3 and prints {"node_name": ..., "slurmd_args": [...]}
 for a caller that starts slurmd itself. --dry-run reads the configuration
@@ -63,7 +66,7 @@ slurmd or systemctl, an instance metadata or Secrets Manager error.`,
 	mungeKey := fset.String("munge-key", mungeKeyPath, "write the munge key to this `file`")
 	mungeUser := fset.String("munge-user", "munge", "the munge key's owner, a `user` name (when that user exists; empty: not changed)")
 	envFiles := fset.String("slurmd-env", slurmdEnvFiles, "slurmd's environment `files`, comma-separated: SLURMD_OPTIONS is set in each whose directory exists")
-	unitDir := fset.String("systemd-dir", systemdUnitDir, "systemd unit `directory` for slurmd.service's drop-in (skipped when it does not exist)")
+	unitDir := fset.String("systemd-dir", systemdUnitDir, "systemd unit `directory` for slurmd.service's drop-in and "+slurm.LeaveUnitName+" (skipped when it does not exist)")
 	link := fset.String("health-check-link", filepath.Join(healthCheckLinkDir, healthCheckName), "symbolic `link` to this hwprobe for HealthCheckProgram (empty: none)")
 	slurmdFlag := fset.String("slurmd", "", "slurmd `program` that must be installed (default: PATH, then "+strings.Join(slurmdCandidates, ", ")+")")
 	systemctlFlag := fset.String("systemctl", "", "systemctl `program` (default: from PATH)")
@@ -111,14 +114,31 @@ slurmd or systemctl, an instance metadata or Secrets Manager error.`,
 			envPaths = append(envPaths, p)
 		}
 	}
-	dropIn := ""
+	dropIn, leaveUnit := "", ""
 	if isDir(*unitDir) {
 		dropIn = filepath.Join(*unitDir, slurm.SlurmdDropInName)
+		if !*noStart {
+			leaveUnit = filepath.Join(*unitDir, slurm.LeaveUnitName)
+		}
+	}
+	self := ""
+	if *link != "" || leaveUnit != "" {
+		if self, err = os.Executable(); err != nil {
+			return fail(fmt.Errorf("this program's path: %w", err))
+		}
 	}
 	exe := ""
 	if *link != "" {
-		if exe, err = os.Executable(); err != nil {
-			return fail(fmt.Errorf("health check link: this program's path: %w", err))
+		exe = self
+	}
+	unitText := ""
+	if leaveUnit != "" {
+		abs, err := filepath.Abs(*configPath)
+		if err != nil {
+			return fail(fmt.Errorf("leave unit: %w", err))
+		}
+		if unitText, err = slurm.LeaveUnit(self, abs); err != nil {
+			return fail(err)
 		}
 	}
 
@@ -136,7 +156,10 @@ slurmd or systemctl, an instance metadata or Secrets Manager error.`,
 			if dropIn != "" {
 				fmt.Fprintf(w, "would write %s (slurmd.service starts without a local slurm.conf)\n", dropIn)
 			}
-			fmt.Fprintf(w, "would run: %s\n", stepsText(systemctlSteps(dropIn != "")))
+			if leaveUnit != "" {
+				fmt.Fprintf(w, "would write %s (the node leaves Slurm at shutdown: hwprobe slurm leave)\n", leaveUnit)
+			}
+			fmt.Fprintf(w, "would run: %s\n", stepsText(systemctlSteps(dropIn != "", leaveUnit != "")))
 		}
 		fmt.Fprintf(w, "slurmd %s\n", quoted)
 		return nil
@@ -202,7 +225,12 @@ slurmd or systemctl, an instance metadata or Secrets Manager error.`,
 			return fail(fmt.Errorf("slurmd unit drop-in: %w", err))
 		}
 	}
-	for _, step := range systemctlSteps(dropIn != "") {
+	if leaveUnit != "" {
+		if err := slurm.WriteFileAtomic(leaveUnit, []byte(unitText), 0o644, nil); err != nil {
+			return fail(fmt.Errorf("leave unit: %w", err))
+		}
+	}
+	for _, step := range systemctlSteps(dropIn != "", leaveUnit != "") {
 		out, err := exec.CommandContext(ctx, systemctl, step...).CombinedOutput()
 		if err != nil {
 			return fail(fmt.Errorf("%s: %w%s", stepsText([][]string{step}), err, lastLine(out)))
@@ -214,13 +242,19 @@ slurmd or systemctl, an instance metadata or Secrets Manager error.`,
 
 // systemctlSteps are the systemctl commands (their arguments) that start
 // the node's daemons: munge with the new key, then slurmd with its new
-// options.
-func systemctlSteps(reload bool) [][]string {
+// options, then, with leave, the unit that takes the node out of Slurm
+// at shutdown (started after slurmd, it is stopped before it). reload:
+// unit files were written.
+func systemctlSteps(reload, leave bool) [][]string {
 	var s [][]string
 	if reload {
 		s = append(s, []string{"daemon-reload"})
 	}
-	return append(s, []string{"restart", "munge"}, []string{"enable", "slurmd"}, []string{"restart", "slurmd"})
+	s = append(s, []string{"restart", "munge"}, []string{"enable", "slurmd"}, []string{"restart", "slurmd"})
+	if leave {
+		s = append(s, []string{"enable", "--now", slurm.LeaveUnitName})
+	}
+	return s
 }
 
 func stepsText(steps [][]string) string {

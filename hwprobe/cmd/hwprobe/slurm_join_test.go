@@ -131,6 +131,7 @@ func TestSlurmJoinRefused(t *testing.T) {
 	key := filepath.Join(dir, "munge", "munge.key")
 	link := filepath.Join(dir, "sbin", healthCheckName)
 	noStart := []string{"--no-start", "--munge-key", key, "--health-check-link", link}
+	units := t.TempDir() // a systemd unit directory (nothing is written in a dry run)
 	for _, tt := range []struct {
 		name   string
 		md     map[string]string
@@ -165,6 +166,15 @@ func TestSlurmJoinRefused(t *testing.T) {
 				"would set in " + filepath.Join(dir, "slurmd") + `: SLURMD_OPTIONS="-Z --conf-server ctl-a,10.0.0.3:6817 -N cpu-i-0def --conf 'Gres=gpu:h100:8 Feature=p5.48xlarge,H100,efa RealMemory=2000000'"` + "\n" +
 				"would run: systemctl restart munge; systemctl enable slurmd; systemctl restart slurmd\n" +
 				"slurmd -Z --conf-server ctl-a,10.0.0.3:6817 -N cpu-i-0def --conf 'Gres=gpu:h100:8 Feature=p5.48xlarge,H100,efa RealMemory=2000000'\n"},
+		{name: "dry run, starting, with systemd units", md: map[string]string{"instance-id": "i-0def"}, mutate: func(c *slurm.JoinConfig) { c.NodeName, c.NodeNamePrefix = slurm.NameByInstance, "cpu" },
+			args: []string{"--dry-run", "--slurmd", os.Args[0], "--systemctl", os.Args[0], "--munge-key", key, "--health-check-link", "",
+				"--slurmd-env", filepath.Join(dir, "none", "slurmd"), "--systemd-dir", units}, code: exitOK,
+			want: "node cpu-i-0def (instance i-0def): dry run, nothing read from Secrets Manager, nothing written\n" +
+				"would write the munge key from arn:aws:secretsmanager:me-central-1:123456789012:secret:munge-AbCdEf to " + key + " (mode 0400, owner munge)\n" +
+				"would write " + filepath.Join(units, "slurmd.service.d", "mlplatform-slurm-join.conf") + " (slurmd.service starts without a local slurm.conf)\n" +
+				"would write " + filepath.Join(units, "mlplatform-slurm-leave.service") + " (the node leaves Slurm at shutdown: hwprobe slurm leave)\n" +
+				"would run: systemctl daemon-reload; systemctl restart munge; systemctl enable slurmd; systemctl restart slurmd; systemctl enable --now mlplatform-slurm-leave.service\n" +
+				"slurmd -Z --conf-server ctl-a,10.0.0.3:6817 -N cpu-i-0def --conf 'Gres=gpu:h100:8 Feature=p5.48xlarge,H100,efa RealMemory=2000000'\n"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.md != nil {
@@ -183,8 +193,10 @@ func TestSlurmJoinRefused(t *testing.T) {
 			} else if !strings.Contains(r.stderr, tt.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
 				t.Errorf("stderr %q, want one line with %q", r.stderr, tt.want)
 			}
-			if ents, _ := os.ReadDir(dir); len(ents) != 0 {
-				t.Errorf("wrote %v", ents)
+			for _, d := range []string{dir, units} {
+				if ents, _ := os.ReadDir(d); len(ents) != 0 {
+					t.Errorf("wrote %v", ents)
+				}
 			}
 		})
 	}
@@ -489,8 +501,23 @@ func TestSlurmJoin(t *testing.T) {
 		if target, _ := os.Readlink(link); target != executable(t) {
 			t.Errorf("link to %q", target)
 		}
+		// The leave unit: hwprobe slurm leave at shutdown, with this
+		// configuration; started after slurmd, so stopped before it.
+		unit, err := os.ReadFile(filepath.Join(unitDir, slurm.LeaveUnitName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want, _ := slurm.LeaveUnit(executable(t), cfg); string(unit) != want || !strings.Contains(want, "ExecStop="+executable(t)+" slurm leave --config "+cfg+"\n") {
+			t.Errorf("leave unit:\n%s\nwant\n%s", unit, want)
+		}
+		if st, err := os.Stat(filepath.Join(unitDir, slurm.LeaveUnitName)); err != nil || st.Mode().Perm() != 0o644 {
+			t.Errorf("leave unit mode %v, %v", st.Mode(), err)
+		}
+		if ents, _ := os.ReadDir(unitDir); len(ents) != 2 {
+			t.Errorf("left in the unit directory: %v", ents)
+		}
 		log, _ := os.ReadFile(calls)
-		if want := "daemon-reload\nrestart munge\nenable slurmd\nrestart slurmd\n"; string(log) != want {
+		if want := "daemon-reload\nrestart munge\nenable slurmd\nrestart slurmd\nenable --now mlplatform-slurm-leave.service\n"; string(log) != want {
 			t.Errorf("systemctl calls:\n%s\nwant\n%s", log, want)
 		}
 
