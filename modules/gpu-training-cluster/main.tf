@@ -95,7 +95,21 @@ resource "mlplatform_gpu_cluster" "this" {
     hwprobe_sha256       = var.validation.hwprobe_sha256
   }
 
+  orchestrator = var.slurm == null ? null : {
+    slurm = {
+      controllers          = var.slurm.controllers
+      munge_key_secret_arn = var.slurm.munge_key_secret_arn
+      partition            = var.slurm.partition
+      features             = var.slurm.features
+      node_name_prefix     = var.slurm.node_name_prefix
+    }
+  }
+
   lifecycle {
+    precondition {
+      condition     = var.slurm == null || var.validation != null
+      error_message = "slurm needs validation: hwprobe joins the nodes to Slurm and is their health check."
+    }
     precondition {
       condition     = !local.reserved || var.reservation_id != null
       error_message = "capacity_type ${var.capacity_type} needs reservation_id (cr-...)."

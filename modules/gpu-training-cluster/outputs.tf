@@ -52,3 +52,8 @@ output "validation_results" {
   description = "What the gate found per node at the last apply, by node index. Empty without `validation`."
   value       = mlplatform_gpu_cluster.this.validation_results
 }
+
+output "slurm_controller_config" {
+  description = "What the Slurm controller needs for the nodes (its slurm.conf and gres.conf lines); null without `slurm`."
+  value       = mlplatform_gpu_cluster.this.slurm_controller_config
+}

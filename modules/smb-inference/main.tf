@@ -79,7 +79,21 @@ resource "mlplatform_cpu_footprint" "this" {
     hwprobe_sha256       = var.validation.hwprobe_sha256
   }
 
+  orchestrator = var.slurm == null ? null : {
+    slurm = {
+      controllers          = var.slurm.controllers
+      munge_key_secret_arn = var.slurm.munge_key_secret_arn
+      partition            = var.slurm.partition
+      features             = var.slurm.features
+      node_name_prefix     = var.slurm.node_name_prefix
+    }
+  }
+
   lifecycle {
+    precondition {
+      condition     = var.slurm == null || var.validation != null
+      error_message = "slurm needs validation: hwprobe joins the nodes to Slurm and is their health check."
+    }
     precondition {
       condition     = var.min_size <= var.desired_capacity && var.desired_capacity <= var.max_size
       error_message = "min_size <= desired_capacity <= max_size must hold (got ${var.min_size}, ${var.desired_capacity}, ${var.max_size})."

@@ -62,3 +62,8 @@ output "endpoint_kind" {
   description = "`serverless`, or the instance type and count of the endpoint's variant."
   value       = var.endpoint_instance_type == null ? "serverless" : "${var.endpoint_instance_count} x ${var.endpoint_instance_type}"
 }
+
+output "slurm_controller_config" {
+  description = "What the Slurm controller needs for the nodes (its slurm.conf and gres.conf lines); null without `slurm`."
+  value       = mlplatform_cpu_footprint.this.slurm_controller_config
+}

@@ -352,3 +352,15 @@ variable "min_sgemm_efficiency" {
     error_message = "min_sgemm_efficiency must be above 0 and at most 1."
   }
 }
+
+variable "slurm" {
+  description = "The Slurm cluster the nodes join (the resource's `orchestrator.slurm`): configless dynamic nodes named `PREFIX-INSTANCEID`, with gres, features and memory from the validation profile, hwprobe as their health check; they leave Slurm when their instance shuts down. Needs `validation`. Add the output `slurm_controller_config` to the controller. Null: the nodes join no scheduler."
+  type = object({
+    controllers          = list(string)
+    munge_key_secret_arn = string
+    partition            = optional(string)
+    features             = optional(list(string))
+    node_name_prefix     = optional(string)
+  })
+  default = null
+}
