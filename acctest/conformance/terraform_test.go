@@ -211,78 +211,56 @@ func (d *terraformDriver) step(ctx context.Context, t *testing.T, idx int, st st
 // -json` gives them.
 func (d *terraformDriver) outputs(ctx context.Context, t *testing.T, attrs []string) map[string]string {
 	t.Helper()
-	if len(attrs) == 0 {
-		return nil
-	}
-	cmd := exec.CommandContext(ctx, d.tf, "show", "-json")
-	cmd.Dir = d.dir
-	cmd.Env = append(os.Environ(), "TF_REATTACH_PROVIDERS="+d.reattach, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1", "TF_CLI_ARGS=", "TF_LOG=")
-	raw, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("terraform show -json: %v", err)
-	}
-	var state struct {
-		Values struct {
-			RootModule struct {
-				Resources []struct {
-					Address string         `json:"address"`
-					Values  map[string]any `json:"values"`
-				} `json:"resources"`
-			} `json:"root_module"`
-		} `json:"values"`
-	}
-	if err := json.Unmarshal(raw, &state); err != nil {
-		t.Fatalf("terraform show -json: %v", err)
-	}
-	out := map[string]string{}
-	for _, r := range state.Values.RootModule.Resources {
-		if r.Address != d.addr() {
-			continue
-		}
-		for _, a := range attrs {
-			if s, ok := r.Values[a].(string); ok {
-				out[a] = s
-			}
-		}
-	}
-	return out
+	return d.showAttrs(ctx, t, attrs, "show", "-json")
 }
 
 // planned reads attrs of the resource that the saved plan knows, from
 // `terraform show -json tfplan` (planned_values leave unknown values out).
 func (d *terraformDriver) planned(ctx context.Context, t *testing.T, attrs []string) map[string]string {
 	t.Helper()
+	return d.showAttrs(ctx, t, attrs, "show", "-json", "tfplan")
+}
+
+// showAttrs runs terraform with args (a show -json) and reads the string
+// attrs of the resource from its root module's values: the state's
+// (values) or the plan's (planned_values).
+func (d *terraformDriver) showAttrs(ctx context.Context, t *testing.T, attrs []string, args ...string) map[string]string {
+	t.Helper()
 	if len(attrs) == 0 {
 		return nil
 	}
-	cmd := exec.CommandContext(ctx, d.tf, "show", "-json", "tfplan")
+	cmd := exec.CommandContext(ctx, d.tf, args...)
 	cmd.Dir = d.dir
 	cmd.Env = append(os.Environ(), "TF_REATTACH_PROVIDERS="+d.reattach, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1", "TF_CLI_ARGS=", "TF_LOG=")
 	raw, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("terraform show -json tfplan: %v", err)
+		t.Fatalf("terraform %s: %v", strings.Join(args, " "), err)
 	}
-	var plan struct {
-		PlannedValues struct {
-			RootModule struct {
-				Resources []struct {
-					Address string         `json:"address"`
-					Values  map[string]any `json:"values"`
-				} `json:"resources"`
-			} `json:"root_module"`
-		} `json:"planned_values"`
+	type module struct {
+		RootModule struct {
+			Resources []struct {
+				Address string         `json:"address"`
+				Values  map[string]any `json:"values"`
+			} `json:"resources"`
+		} `json:"root_module"`
 	}
-	if err := json.Unmarshal(raw, &plan); err != nil {
-		t.Fatalf("terraform show -json tfplan: %v", err)
+	var doc struct {
+		Values        module `json:"values"`
+		PlannedValues module `json:"planned_values"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatalf("terraform %s: %v", strings.Join(args, " "), err)
 	}
 	out := map[string]string{}
-	for _, r := range plan.PlannedValues.RootModule.Resources {
-		if r.Address != d.addr() {
-			continue
-		}
-		for _, a := range attrs {
-			if s, ok := r.Values[a].(string); ok {
-				out[a] = s
+	for _, m := range []module{doc.Values, doc.PlannedValues} {
+		for _, r := range m.RootModule.Resources {
+			if r.Address != d.addr() {
+				continue
+			}
+			for _, a := range attrs {
+				if s, ok := r.Values[a].(string); ok {
+					out[a] = s
+				}
 			}
 		}
 	}
