@@ -45,8 +45,8 @@ func createMungeSecret(t *testing.T, h *acctest.Harness, region, name string, ke
 
 // slurmClusterConfig is gateConfig's cluster joining the Slurm cluster
 // whose controller is controller.
-func slurmClusterConfig(h *acctest.Harness, name string, nodes int, key, certPEM, controller, secretARN string) string {
-	c := gateConfig(h, name, gpuType, nodes, key, certPEM, `    timeout = "3m"`)
+func slurmClusterConfig(h *acctest.Harness, name string, nodes int, key, certPEM, controller, secretARN string, validation ...string) string {
+	c := gateConfig(h, name, gpuType, nodes, key, certPEM, strings.Join(append([]string{`    timeout = "3m"`}, validation...), "\n"))
 	return strings.TrimSuffix(c, "}\n") + fmt.Sprintf(`
   orchestrator = {
     slurm = {
@@ -151,8 +151,17 @@ func TestAccGPUCluster_slurmJoin(t *testing.T) {
 		if got := strings.Fields(out); !slices.Equal(got, []string{nodes[0], "0,1", "8"}) {
 			return fmt.Errorf("srun --gres=gpu:2 printed %q, want the node, devices 0,1 and its 8 device files", out)
 		}
-		if runs := sc.HealthRuns(nodes[0]); !strings.Contains(runs, "=== exit 0") {
-			return fmt.Errorf("%s: the health check never passed:\n%s", nodes[0], runs)
+		// slurmd's own first run came before the node existed in the
+		// controller (nothing to do, exit 0); the node registered drained,
+		// and its first check after registration resumed it.
+		runs := sc.HealthRuns(nodes[0])
+		for _, want := range []string{"the controller does not know this node yet", "passed its first check after it registered drained: resumed"} {
+			if !strings.Contains(runs, want) {
+				return fmt.Errorf("%s: the health checks never said %q:\n%s", nodes[0], want, runs)
+			}
+		}
+		if strings.Contains(runs, "=== exit 2") {
+			return fmt.Errorf("%s: a health check could not run:\n%s", nodes[0], runs)
 		}
 		return nil
 	}
@@ -249,4 +258,71 @@ func TestAccGPUCluster_slurmJoin(t *testing.T) {
 		t.Error(err)
 	}
 	t.Logf("Slurm join test: %s", time.Since(start).Round(100*time.Millisecond))
+}
+
+// TestAccGPUCluster_slurmReplace: node 1's first instance has an NVLink
+// link down. It joins Slurm drained by hwprobe's first health check (before
+// it registers, from its failed boot validation), so it takes no job; the
+// gate replaces it (on_failure = "replace"); the old instance leaves Slurm
+// as it shuts down, and its replacement joins under the same name,
+// PREFIX-1, and is in service. Destroy leaves no node in Slurm.
+func TestAccGPUCluster_slurmReplace(t *testing.T) {
+	const name = "slurm-replace"
+	h, p, key := gateSetup(t, name, nvlinkDown)
+	sc := slurmtest.Start(t, slurmtest.Options{Dynamic: true})
+	p.Slurm = sc
+	secret := createMungeSecret(t, h, acctest.Region, "slurm/munge", sc.MungeKey, key)
+	nodes := []string{name + "-0", name + "-1"}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{{
+			Config: slurmClusterConfig(h, name, 2, key, p.Signer.CertPEM, sc.Controller, secret, `    on_failure = "replace"`),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{configureController{sc}}},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr(gpuClusterResource, "validation_results.1.status", "pass"),
+				func(*terraform.State) error {
+					if n := len(p.Played()); n != 3 {
+						return fmt.Errorf("the player ran %d instances, want 3 (node 1 replaced once)", n)
+					}
+					for _, nn := range nodes {
+						sc.WaitNode(nn, 60*time.Second, "in service", slurmtest.InService)
+					}
+					// The replaced instance's health check drained it; its
+					// replacement's passes.
+					// The replaced instance registered drained and its first
+					// check gave the drain hwprobe's reason (it took no job);
+					// its replacement's first check resumed it.
+					runs := sc.HealthRuns(nodes[1])
+					fail := strings.Index(runs, "failed its first check after it registered drained")
+					pass := strings.LastIndex(runs, "passed its first check after it registered drained: resumed")
+					if fail < 0 || pass < fail || !strings.Contains(runs[:fail], "fail: gpu.nvlink") {
+						return fmt.Errorf("%s: want a first check failing (NVLink) before one passing:\n%s", nodes[1], runs)
+					}
+					ns, err := sc.Nodes()
+					if err != nil || len(ns) != 2 {
+						return fmt.Errorf("Slurm lists %d nodes (%v), want 2: no ghost of the replaced instance", len(ns), err)
+					}
+					if errs := p.Errs(); len(errs) > 0 {
+						return fmt.Errorf("node player: %v", errs)
+					}
+					return nil
+				},
+			),
+		}},
+	})
+	if t.Failed() {
+		return
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ns, err := sc.Nodes()
+		if err == nil && len(ns) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after destroy Slurm still lists %d nodes (%v)", len(ns), err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }

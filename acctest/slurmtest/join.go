@@ -3,6 +3,7 @@ package slurmtest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,6 +22,8 @@ import (
 // joinedNode is a dynamic node JoinNode started.
 type joinedNode struct {
 	name, addr, dir string
+	seq             int  // joins of this name so far: a replacement rejoins under its node's name
+	left            bool // LeaveNode ran
 }
 
 var _ acctest.SlurmJoiner = (*Cluster)(nil)
@@ -78,13 +81,17 @@ func (c *Cluster) JoinNode(ctx context.Context, j acctest.SlurmJoin) error {
 		return fmt.Errorf("JoinNode: the cluster is not for dynamic nodes (Options.Dynamic)")
 	}
 	c.mu.Lock()
-	if _, ok := c.joined[j.NodeName]; ok {
-		c.mu.Unlock()
-		return fmt.Errorf("node %s joined already", j.NodeName)
+	seq := 0
+	if prev, ok := c.joined[j.NodeName]; ok {
+		if !prev.left {
+			c.mu.Unlock()
+			return fmt.Errorf("node %s joined already", j.NodeName)
+		}
+		seq = prev.seq + 1
 	}
 	addr := fmt.Sprintf("127.0.0.%d", c.nextAddr)
 	c.nextAddr++
-	n := &joinedNode{name: j.NodeName, addr: addr, dir: c.path("nodes", j.NodeName)}
+	n := &joinedNode{name: j.NodeName, addr: addr, dir: c.path("nodes", j.NodeName, strconv.Itoa(seq)), seq: seq}
 	c.joined[j.NodeName] = n
 	c.mu.Unlock()
 
@@ -107,7 +114,7 @@ func (c *Cluster) JoinNode(ctx context.Context, j acctest.SlurmJoin) error {
 	if err := os.Chmod(mungeDir, 0o711); err != nil {
 		return err
 	}
-	for _, d := range []string{c.path("nodes"), n.dir} {
+	for _, d := range []string{c.path("nodes"), c.path("nodes", j.NodeName), n.dir} {
 		if err := os.Chmod(d, 0o711); err != nil {
 			return err
 		}
@@ -219,15 +226,57 @@ exec "$@"
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-	_, err = c.Scontrol("update", "nodename="+j.NodeName, "nodeaddr="+addr)
+	if _, err := c.Scontrol("update", "nodename="+j.NodeName, "nodeaddr="+addr); err != nil {
+		return err
+	}
+	if !strings.Contains(strings.Join(j.SlurmdArgs, " "), "State=DRAIN") {
+		return nil // registered in service: no first check to run
+	}
+	// The node registered drained (State=DRAIN in its --conf). What
+	// `hwprobe slurm join` does next on a node: its first health check,
+	// which resumes it when it passes. Run here with the node's
+	// environment, its profile and boot report, against the controller's
+	// configuration (the node reads its configless copy).
+	cmd := exec.CommandContext(ctx, j.Hwprobe, "slurm", "health-check", "--first", "--node", j.NodeName, "--slurm-conf", c.Conf,
+		"--profile", j.Profile, "--boot-report", j.BootReport)
+	cmd.Env = j.Env
+	out, err := cmd.CombinedOutput()
+	rc := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		rc = ee.ExitCode()
+	case err != nil:
+		return fmt.Errorf("node %s: first health check: %w", j.NodeName, err)
+	}
+	f, err := os.OpenFile(filepath.Join(n.dir, "health", "runs.log"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = fmt.Fprintf(f, "%s=== exit %d\n", out, rc)
+	if rc == 2 {
+		return fmt.Errorf("node %s: first health check could not run:\n%s", j.NodeName, out)
+	}
 	return err
 }
 
-// HealthRuns is what the node's health check printed so far, each run
+// HealthRuns is what the node's health checks printed so far (its
+// replacements' too, in order), each run
 // ending in a line "=== exit N".
 func (c *Cluster) HealthRuns(node string) string {
-	b, _ := os.ReadFile(c.path("nodes", node, "health", "runs.log"))
-	return string(b)
+	c.mu.Lock()
+	n, ok := c.joined[node]
+	c.mu.Unlock()
+	if !ok {
+		return ""
+	}
+	var all []byte
+	for seq := 0; seq <= n.seq; seq++ {
+		b, _ := os.ReadFile(c.path("nodes", node, strconv.Itoa(seq), "health", "runs.log"))
+		all = append(all, b...)
+	}
+	return string(all)
 }
 
 // Srun runs srun against the cluster and returns its output.
@@ -290,7 +339,13 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // environment (its machine description, its GPUs): the node's hardware
 // changes under its running slurmd.
 func (c *Cluster) SetNodeEnv(node, key, value string) error {
-	p := c.path("nodes", node, "node.env")
+	c.mu.Lock()
+	n, ok := c.joined[node]
+	c.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("node %s never joined", node)
+	}
+	p := filepath.Join(n.dir, "node.env")
 	b, err := os.ReadFile(p)
 	if err != nil {
 		return err
@@ -332,6 +387,9 @@ func (c *Cluster) LeaveNode(ctx context.Context, l acctest.SlurmLeave) error {
 	c.t.Logf("slurmtest: %s leaves: hwprobe slurm leave: %v\n%s", l.NodeName, err, out)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if n, ok := c.joined[l.NodeName]; ok {
+		n.left = true
+	}
 	for _, p := range c.procs {
 		if p.name == "slurmd-"+l.NodeName || p.name == "munged-"+l.NodeName {
 			stopProc(p)

@@ -101,6 +101,23 @@ func Decide(n *Node, reason string) Decision {
 	return Decision{Action: Drain, Reason: reason, Why: "failed; drained"}
 }
 
+// DecideFirst is Decide for a node's first check after it registered,
+// drained by its own join: the platform's nodes register with State=DRAIN
+// in slurmd's --conf, so that no job lands on them before hwprobe checked
+// them, and such a drain has no reason (an administrator's always has
+// one). That reasonless drain is hwprobe's own: a node that passed is
+// resumed, one that failed gets hwprobe's reason. Anything else is decided
+// as Decide does.
+func DecideFirst(n *Node, reason string) Decision {
+	if n == nil || !n.State.Drained() || n.Reason != "" {
+		return Decide(n, reason)
+	}
+	if reason == "" {
+		return Decision{Action: Resume, Why: "passed its first check after it registered drained: resumed"}
+	}
+	return Decision{Action: Drain, Reason: reason, Why: "failed its first check after it registered drained: drained with the reason"}
+}
+
 func orNone(s string) string {
 	if s == "" {
 		return "no reason"

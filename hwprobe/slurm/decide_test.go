@@ -67,3 +67,31 @@ func TestReason(t *testing.T) {
 		t.Error("not ours")
 	}
 }
+
+func TestDecideFirst(t *testing.T) {
+	own := &Node{Name: "n", State: ParseState("IDLE+DRAIN+DYNAMIC_NORM")}
+	admin := &Node{Name: "n", State: ParseState("IDLE+DRAIN"), Reason: "maintenance"}
+	idle := &Node{Name: "n", State: ParseState("IDLE+DYNAMIC_NORM")}
+	for _, tc := range []struct {
+		name   string
+		n      *Node
+		reason string
+		want   Action
+	}{
+		{"registered drained, passed: resumed", own, "", Resume},
+		{"registered drained, failed: drained with the reason", own, "hwprobe: gpu.count: x", Drain},
+		{"an administrator's drain stays", admin, "", Nothing},
+		{"an administrator's drain keeps its reason", admin, "hwprobe: gpu.count: x", Nothing},
+		{"idle and passing", idle, "", Nothing},
+		{"not registered", nil, "hwprobe: gpu.count: x", Nothing},
+	} {
+		d := DecideFirst(tc.n, tc.reason)
+		if d.Action != tc.want || d.Action == Drain && d.Reason != tc.reason {
+			t.Errorf("%s: %+v, want %s", tc.name, d, tc.want)
+		}
+	}
+	// Outside the first check, a reasonless drain is not hwprobe's.
+	if d := Decide(own, ""); d.Action != Nothing {
+		t.Errorf("Decide resumed a reasonless drain: %+v", d)
+	}
+}

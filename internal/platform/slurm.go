@@ -201,6 +201,11 @@ func (n SlurmNode) conf() string {
 	if n.RealMemoryMiB > 0 {
 		parts = append(parts, "RealMemory="+itoa(n.RealMemoryMiB))
 	}
+	// The node registers drained, so that no job lands on it before hwprobe
+	// checked it: slurmd's own first health check runs before the node
+	// exists in the controller. `hwprobe slurm join` runs the first check
+	// once it registered, which resumes it when it passes.
+	parts = append(parts, "State=DRAIN")
 	return strings.Join(parts, " ")
 }
 

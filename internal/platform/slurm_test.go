@@ -83,7 +83,7 @@ func TestSlurmNodeAndControllerConfig(t *testing.T) {
 	if want := []string{"mlplatform", "Train-A", "p5en.48xlarge", "h200", "efa", "pg-mlplatform-Train-A", "profile-"}; len(n.Features) != 8 || !slices.Equal(n.Features[:6], want[:6]) || !strings.HasPrefix(n.Features[6], "profile-") || n.Features[7] != "team-a" {
 		t.Errorf("features %v", n.Features)
 	}
-	if got, want := n.conf(), "Gres=gpu:h200:8 Feature="+strings.Join(n.Features, ",")+" RealMemory=1887232"; got != want {
+	if got, want := n.conf(), "Gres=gpu:h200:8 Feature="+strings.Join(n.Features, ",")+" RealMemory=1887232 State=DRAIN"; got != want {
 		t.Errorf("conf %q, want %q", got, want)
 	}
 	j := slurmJoinConfig(s, "me-central-1", "Train A", true, n)

@@ -123,6 +123,7 @@ Exit codes: 0 the node passed; 1 it failed (drained, or left drained);
 	xidWindow := fset.Duration("xid-window", 5*time.Second, "listen for GPU XID events this long, at most the profile's xid_seconds (0: no XID check)")
 	timeout := fset.Duration("timeout", healthCheckDefaultTimeout, "give up after this long, Slurm calls included (slurmd kills the program at 60s)")
 	dryRun := fset.Bool("dry-run", false, "check and say what would be done in Slurm; change nothing")
+	first := fset.Bool("first", false, "the node's first check after it registered drained by its join (State=DRAIN, no reason): that drain is hwprobe's own, resumed when the node passes (hwprobe slurm join runs this)")
 	if done, err := parse(a, fset, args); done {
 		return err
 	}
@@ -151,7 +152,7 @@ Exit codes: 0 the node passed; 1 it failed (drained, or left drained);
 		}
 	}
 
-	if err := slurmStep(ctx, a, *nodeName, *slurmConf, *scontrolPath, failure, *dryRun); err != nil {
+	if err := slurmStep(ctx, a, *nodeName, *slurmConf, *scontrolPath, failure, *dryRun, *first); err != nil {
 		return cannotRun(err)
 	}
 	switch {
@@ -258,7 +259,7 @@ func drainReason(res validate.Result) string {
 
 // slurmStep finds the node, its Slurm configuration and scontrol, and
 // drains or resumes the node as slurm.Decide says.
-func slurmStep(ctx context.Context, a *app, nodeFlag, confFlag, scontrolFlag, failure string, dryRun bool) error {
+func slurmStep(ctx context.Context, a *app, nodeFlag, confFlag, scontrolFlag, failure string, dryRun, first bool) error {
 	d, err := slurm.FindSlurmd(os.DirFS("/proc"), os.Getpid())
 	if err != nil {
 		fmt.Fprintf(a.stderr, "hwprobe: looking for the slurmd that ran hwprobe: %v\n", err)
@@ -297,6 +298,7 @@ func slurmStep(ctx context.Context, a *app, nodeFlag, confFlag, scontrolFlag, fa
 	var node *slurm.Node
 	switch {
 	case errors.Is(err, slurm.ErrNodeNotFound):
+		err = nil // a dynamic node before it registered: Decide says what follows
 	case err != nil:
 		return fmt.Errorf("%s: %w", where, err)
 	default:
@@ -307,6 +309,9 @@ func slurmStep(ctx context.Context, a *app, nodeFlag, confFlag, scontrolFlag, fa
 		}
 	}
 	dec := slurm.Decide(node, failure)
+	if first {
+		dec = slurm.DecideFirst(node, failure)
+	}
 	if dryRun && dec.Action != slurm.Nothing {
 		fmt.Fprintf(a.stdout, "%s: %s (dry run: would %s)\n", where, dec.Why, dec.Action)
 		return nil

@@ -71,6 +71,8 @@ slurmd or systemctl, an instance metadata or Secrets Manager error.`,
 	slurmdFlag := fset.String("slurmd", "", "slurmd `program` that must be installed (default: PATH, then "+strings.Join(slurmdCandidates, ", ")+")")
 	systemctlFlag := fset.String("systemctl", "", "systemctl `program` (default: from PATH)")
 	noStart := fset.Bool("no-start", false, "write the munge key and the link, print the node name and slurmd's arguments as JSON; no systemd")
+	firstCheck := fset.Bool("first-check", true, "after starting slurmd, wait for the node to register (drained) and run its first health check, which resumes it when it passes")
+	registerWait := fset.Duration("register-wait", 90*time.Second, "how long to wait for the node to register")
 	dryRun := fset.Bool("dry-run", false, "print what would be done; read no secret, write nothing")
 	timeout := fset.Duration("timeout", 2*time.Minute, "give up after this long")
 	if done, err := parse(a, fset, args); done {
@@ -237,7 +239,48 @@ slurmd or systemctl, an instance metadata or Secrets Manager error.`,
 		}
 	}
 	fmt.Fprintf(a.stdout, "node %s (instance %s) joins %s: slurmd %s\n", node.Name, node.InstanceID, strings.Join(cfg.Controllers, ","), quoted)
-	return nil
+	if !*firstCheck {
+		return nil
+	}
+	return firstHealthCheck(ctx, a, node.Name, *registerWait)
+}
+
+// firstHealthCheck waits for the node to register (it registers drained:
+// State=DRAIN in its --conf) and runs its first health check, which
+// resumes it when it passes and gives the drain hwprobe's reason when it
+// fails. slurmd's own first run came before the node existed in the
+// controller, and its next one is a HealthCheckInterval away: without this
+// a healthy node would wait that long for its first job. The Slurm
+// configuration is slurmd's configless copy.
+func firstHealthCheck(ctx context.Context, a *app, name string, wait time.Duration) error {
+	exists := func(f string) bool { _, err := os.Stat(f); return err == nil }
+	deadline := time.Now().Add(wait)
+	for {
+		cfg := slurm.ResolveConfig("", a.getenv, nil, exists)
+		if path, err := findScontrol(nil, exists); err == nil && cfg.File != "" {
+			n, err := slurm.Scontrol{Path: path, Config: cfg}.ShowNode(ctx, name)
+			if err == nil && n.State.Registered() {
+				args := []string{"--first", "--node", name, "--slurm-conf", cfg.File, "--scontrol", path}
+				if exists(nodeReportPath) {
+					args = append(args, "--boot-report", nodeReportPath)
+				}
+				err := healthCheckCmd(ctx, a, args)
+				var e exitError
+				if errors.As(err, &e) && e.code == exitFailed {
+					return nil // drained with hwprobe's reason: the node joined, and takes no job
+				}
+				return err
+			}
+		}
+		if time.Now().After(deadline) {
+			return cannotRun(fmt.Errorf("slurm join: node %s did not register within %s: it stays drained until its health check runs", name, wait))
+		}
+		select {
+		case <-ctx.Done():
+			return cannotRun(ctx.Err())
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // systemctlSteps are the systemctl commands (their arguments) that start

@@ -105,7 +105,9 @@ func runJoin(t *testing.T, args ...string) joinResult {
 	a := newApp(&out, &errb, os.Getenv)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	err := run(ctx, append([]string{"slurm", "join"}, args...), a)
+	// No Slurm controller here: the first health check after slurmd
+	// starts is the real-daemon tests' (acctest/slurmtest).
+	err := run(ctx, append([]string{"slurm", "join", "--first-check=false"}, args...), a)
 	return joinResult{code: exitStatus(err, &errb), stdout: out.String(), stderr: errb.String()}
 }
 
