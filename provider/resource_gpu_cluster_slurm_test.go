@@ -277,7 +277,7 @@ func TestAccGPUCluster_slurmReplace(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config: slurmClusterConfig(h, name, 2, key, p.Signer.CertPEM, sc.Controller, secret, `    on_failure = "replace"`),
+			Config:           slurmClusterConfig(h, name, 2, key, p.Signer.CertPEM, sc.Controller, secret, `    on_failure = "replace"`),
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{configureController{sc}}},
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestCheckResourceAttr(gpuClusterResource, "validation_results.1.status", "pass"),
