@@ -53,6 +53,10 @@ slurmd's --conf with its Gres, Feature and RealMemory).
   5. Installs and starts `+slurm.LeaveUnitName+` under --systemd-dir:
      at shutdown, before slurmd and munge stop, it runs "hwprobe slurm
      leave --config FILE", which drains the node and deletes it from Slurm.
+  6. Waits for the node to register (it registers drained: State=DRAIN in
+     its --conf) and runs its first health check ("hwprobe slurm
+     health-check --first"): resumed when it passes, kept drained with
+     hwprobe's reason when it fails (--first-check=false: not run).
 
 --no-start does 1 to 3 and prints {"node_name": ..., "slurmd_args": [...]}
 for a caller that starts slurmd itself. --dry-run reads the configuration
