@@ -66,6 +66,18 @@ type app struct {
 	newAttester    func(ctx context.Context) (attester, error)
 	newSecrets     func(ctx context.Context, region string) (slurm.SecretsAPI, error)
 	now            func() time.Time
+	// exists says whether a file exists (where Slurm's configuration is);
+	// nil: the real file system's answer.
+	exists func(string) bool
+}
+
+// fileExists is a.exists, or the real file system's answer.
+func (a *app) fileExists(f string) bool {
+	if a.exists != nil {
+		return a.exists(f)
+	}
+	_, err := os.Stat(f)
+	return err == nil
 }
 
 func newApp(stdout, stderr io.Writer, getenv func(string) string) *app {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -84,7 +83,7 @@ deleted and was set down; 2 Slurm could not be reached, or bad input.`,
 		}
 		name = node.Name
 	}
-	exists := func(f string) bool { _, err := os.Stat(f); return err == nil }
+	exists := a.fileExists
 	conf, err := slurm.LeaveConfig(*slurmConf, exists, func() ([]string, error) {
 		cfg, err := join()
 		return cfg.Controllers, err
