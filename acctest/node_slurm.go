@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 
+	"github.com/mlplatform/mlplatform/hwprobe/gpu/nvmlmock"
 	"github.com/mlplatform/mlplatform/hwprobe/slurm"
 	"github.com/mlplatform/mlplatform/internal/cloud"
 )
@@ -110,27 +111,27 @@ func (p *NodePlayer) joinSlurm(ctx context.Context, clients *cloud.Clients, pn *
 	}
 	p.joined[pn.n.InstanceID] = SlurmLeave{InstanceID: pn.n.InstanceID, NodeName: printed.NodeName, Hwprobe: p.Hwprobe, Env: env, JoinConfig: cfgPath}
 	p.mu.Unlock()
+	gpus, err := nvmlMockGPUs(pn.b.NVMLMock)
+	if err != nil {
+		return err
+	}
 	return p.Slurm.JoinNode(ctx, SlurmJoin{
 		InstanceID: pn.n.InstanceID, NodeName: printed.NodeName, SlurmdArgs: printed.SlurmdArgs, MungeKeyFile: keyFile,
-		GPUs: nvmlMockGPUs(pn.b.NVMLMock), Hwprobe: p.Hwprobe, Env: env, Profile: pn.profile, BootReport: pn.report,
+		GPUs: gpus, Hwprobe: p.Hwprobe, Env: env, Profile: pn.profile, BootReport: pn.report,
 	})
 }
 
-// nvmlMockGPUs is how many GPUs an HWPROBE_NVML_MOCK spec plays
-// ("dgxh100;gpus=2"): its gpus= setting, else the DGX's eight; none
-// without a spec.
-func nvmlMockGPUs(spec string) int {
+// nvmlMockGPUs is how many GPUs an HWPROBE_NVML_MOCK spec plays: its
+// gpus= setting, else every GPU of the mock machine; none without a spec.
+func nvmlMockGPUs(spec string) (int, error) {
 	if spec == "" {
-		return 0
+		return 0, nil
 	}
-	for _, part := range strings.Split(spec, ";") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(part), "gpus="); ok {
-			if n, err := strconv.Atoi(v); err == nil {
-				return n
-			}
-		}
+	s, err := nvmlmock.Parse(spec)
+	if err != nil || s.GPUs > 0 {
+		return s.GPUs, err
 	}
-	return 8
+	return nvmlmock.GPUCount, nil
 }
 
 // leaveSlurm shuts down, once, every joined node whose instance is no

@@ -1,7 +1,6 @@
 package slurmtest_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -98,17 +97,8 @@ func (h *healthNodes) waitRun(node string, gen int, timeout time.Duration) (stri
 // a node down for another reason are never resumed, and an
 // administrator's reason is never replaced.
 func TestSlurmHealthCheck(t *testing.T) {
-	if os.Getenv("TF_ACC") == "" {
-		t.Skip("acceptance test: set TF_ACC=1 to run it against real Slurm daemons (make test)")
-	}
-	slurmtest.Require(t)
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	hwprobe, err := acctest.BuildHwprobe(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, hwprobe := daemonTest(t)
 	dir, err := os.MkdirTemp("", "slurm-health-")
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package slurmtest_test
 
 import (
-	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -24,17 +23,8 @@ import (
 // cannot be deleted, and is set down with hwprobe's reason (exit 1); a
 // node the controller does not know is left alone (exit 0).
 func TestSlurmLeave(t *testing.T) {
-	if os.Getenv("TF_ACC") == "" {
-		t.Skip("acceptance test: set TF_ACC=1 to run it against real Slurm daemons (make test)")
-	}
-	slurmtest.Require(t)
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	hwprobe, err := acctest.BuildHwprobe(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, hwprobe := daemonTest(t)
 	c := slurmtest.Start(t, slurmtest.Options{Dynamic: true})
 	if err := c.AddConfig("Nodeset=t Feature=t\nPartitionName=p Nodes=t State=UP\n"); err != nil {
 		t.Fatal(err)

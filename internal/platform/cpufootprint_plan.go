@@ -275,7 +275,7 @@ func cpuFootprintChange(prior CPUFootprintRecord, spec CPUFootprintSpec, p *CPUF
 	if !spec.validationKnown() || !validationRenderEqual(footprintRendered(o), footprintRendered(spec)) {
 		add(&c.Roll, "validation", "the profile and bootstrap the instances run change: the instances roll")
 	}
-	if !slurmKnown(spec.known, spec.Unknown) || !reflect.DeepEqual(o.Slurm, spec.Slurm) {
+	if !slurmKnown(spec.Unknown) || !reflect.DeepEqual(o.Slurm, spec.Slurm) {
 		add(&c.Roll, SlurmPath, "how the instances join Slurm changes: the instances roll")
 	}
 	if (o.Validation == nil) != (spec.Validation == nil) || o.Validation != nil && spec.Validation != nil &&

@@ -166,7 +166,7 @@ func (e *Env) planFootprintValidation(ctx context.Context, spec CPUFootprintSpec
 	var attestProblems []Problem
 	p.Attested, attestProblems = planAttestation(v, p.ImageID, p.imageTPM, spec.Known)
 	p.Problems = append(p.Problems, attestProblems...)
-	if !p.Decided || !spec.validationKnown() || !spec.Known("name") || !spec.Known("user_data") || spec.Slurm != nil && !slurmKnown(spec.Known, spec.Unknown) {
+	if !p.Decided || !spec.validationKnown() || !spec.Known("name") || !spec.Known("user_data") || spec.Slurm != nil && !slurmKnown(spec.Unknown) {
 		return nil
 	}
 	cat, err := e.CatalogFor(ctx, p.Decision.InstanceType)

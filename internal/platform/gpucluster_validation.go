@@ -41,7 +41,7 @@ func (e *Env) planValidation(ctx context.Context, spec GPUClusterSpec, p *GPUClu
 	p.Attested, attestProblems = planAttestation(v, p.ImageID, p.imageTPM, spec.Known)
 	p.Problems = append(p.Problems, attestProblems...)
 	known := spec.validationKnown() && spec.Known("name") && spec.Known("instance_type") && spec.Known("user_data") &&
-		spec.Known("efa_interfaces") && len(p.allowedOffered) > 0 && (spec.Slurm == nil || slurmKnown(spec.Known, spec.Unknown) && p.PlacementGroup != "")
+		spec.Known("efa_interfaces") && len(p.allowedOffered) > 0 && (spec.Slurm == nil || slurmKnown(spec.Unknown) && p.PlacementGroup != "")
 	if !known || p.Type.Name == "" {
 		return nil
 	}

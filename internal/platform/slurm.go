@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/mlplatform/mlplatform/hwprobe/profile"
@@ -51,13 +52,8 @@ type SlurmSpec struct {
 }
 
 // slurmKnown reports whether every value of orchestrator.slurm is known.
-func slurmKnown(known func(string) bool, unknown []string) bool {
-	for _, u := range unknown {
-		if u == "orchestrator" || strings.HasPrefix(u, "orchestrator.") {
-			return false
-		}
-	}
-	return known(SlurmPath)
+func slurmKnown(unknown []string) bool {
+	return !slices.ContainsFunc(unknown, func(u string) bool { return u == "orchestrator" || strings.HasPrefix(u, "orchestrator.") })
 }
 
 // slurmKnownFunc is known for the block's attributes: an attribute is
@@ -191,15 +187,15 @@ func slurmNodeFromProfile(s *SlurmSpec, resourceName, profileText string, prof *
 func (n SlurmNode) conf() string {
 	var parts []string
 	if n.GPUs > 0 {
-		g := "gpu:" + itoa(n.GPUs)
+		g := "gpu:" + strconv.Itoa(n.GPUs)
 		if n.GresType != "" {
-			g = "gpu:" + n.GresType + ":" + itoa(n.GPUs)
+			g = "gpu:" + n.GresType + ":" + strconv.Itoa(n.GPUs)
 		}
 		parts = append(parts, "Gres="+g)
 	}
 	parts = append(parts, "Feature="+strings.Join(n.Features, ","))
 	if n.RealMemoryMiB > 0 {
-		parts = append(parts, "RealMemory="+itoa(n.RealMemoryMiB))
+		parts = append(parts, "RealMemory="+strconv.Itoa(n.RealMemoryMiB))
 	}
 	// The node registers drained, so that no job lands on it before hwprobe
 	// checked it: slurmd's own first health check runs before the node
@@ -208,8 +204,6 @@ func (n SlurmNode) conf() string {
 	parts = append(parts, "State=DRAIN")
 	return strings.Join(parts, " ")
 }
-
-func itoa(i int) string { return fmt.Sprintf("%d", i) }
 
 // slurmJoinConfig is the node's join configuration. byIndex names nodes by
 // their GPU cluster index, else by instance id.
