@@ -18,18 +18,35 @@ func bestSgemmKernel() sgemmKernel { return sgemmKernels()[0] }
 // fp32 result.
 func builtinGemmResult(ctx context.Context, cfg config, bf16 bool, peak cpuPeak) Result {
 	name, kern, peakG := "cpu_sgemm", bestSgemmKernel(), peak.GFLOPS32()
-	if bf16 {
-		k, ok := bf16Kernel()
-		if !ok {
-			return notRun("cpu_bf16_gemm", "cpu", "no bf16 dot-product instructions (avx512_bf16) on this CPU")
-		}
-		// Judged against the rate of VDPBF16PS, the instruction this
-		// kernel runs: on a CPU with AMX, its basis and the amx param say
-		// AMX was there and not used.
-		name, kern, peakG = "cpu_bf16_gemm", k, peak.GFLOPSBF16()
-	}
 	n := cfg.gemmN
-	g := newGemm(kern, bf16, cfg.threads)
+	var amxErr error
+	basis := peak.BF16Basis
+	if bf16 {
+		// The AMX kernel where it runs, judged against the tile units'
+		// rate; else the AVX-512 one, judged against VDPBF16PS's, and on
+		// a CPU with AMX the amx param says why AMX did not run.
+		name = "cpu_bf16_gemm"
+		var k sgemmKernel
+		k, amxErr = amxBF16Kernel()
+		if amxErr == nil && n%k.tileK != 0 {
+			amxErr = fmt.Errorf("n=%d is not a multiple of the tile's 32 k values", n)
+		}
+		if amxErr == nil {
+			kern, peakG, basis = k, peak.GFLOPSBF16AMX(), peak.AMXBasis
+		} else {
+			var ok bool
+			if kern, ok = bf16Kernel(); !ok {
+				return notRun(name, "cpu", "no bf16 dot-product instructions (avx512_bf16 or amx_bf16) on this CPU")
+			}
+			peakG = peak.GFLOPSBF16()
+		}
+	}
+	var g *gemm
+	if kern.tileK > 0 {
+		g = newGemmAMX(kern, false, cfg.threads, hostCaches())
+	} else {
+		g = newGemm(kern, bf16, cfg.threads)
+	}
 	r := rand.New(rand.NewPCG(1, 2))
 	x, y, z := randMat(r, n*n), randMat(r, n*n), make([]float32, n*n)
 	call := func() { g.Sgemm(false, false, n, n, n, 1, x, n, y, n, 0, z, n) }
@@ -58,10 +75,15 @@ func builtinGemmResult(ctx context.Context, cfg config, bf16 bool, peak cpuPeak)
 		"mc": strconv.Itoa(g.mc), "kc": strconv.Itoa(g.kc), "nc": strconv.Itoa(g.nc),
 	})
 	if bf16 {
-		p["peak_bf16_basis"] = peak.BF16Basis
+		p["peak_bf16_basis"] = basis
 		p["inputs"], p["accumulate"] = "bf16", "fp32"
-		if note := amxUnused(currentCPU()); note != "" {
-			p["amx"] = note
+		if kern.tileK > 0 {
+			p["blocking"] = "from the caches: " + cacheString(hostCaches())
+		}
+		if amxErr != nil {
+			if note := amxNote(currentCPU(), amxErr); note != "" {
+				p["amx"] = note
+			}
 		}
 	}
 	return measured(name, kern.name, "GFLOP/s", rates, peakG, p)

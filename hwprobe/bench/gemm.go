@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"math"
 	"runtime"
 	"sync"
@@ -41,6 +42,9 @@ type sgemmKernel struct {
 	// with a few rows left takes it.
 	part     func(k int, a, b, c *float32, ldc int)
 	partRows int
+	// tileK, when set, marks an AMX kernel: A is packed for tile loads
+	// (packATiles) and every k block is a multiple of tileK values.
+	tileK int
 }
 
 // gemm is a BLIS-style blocked GEMM for row-major float32 matrices: B is
@@ -63,9 +67,12 @@ type gemm struct {
 	// instead of a goroutine per part: its workers spin between jobs, so
 	// back-to-back products (a network's layers) do not wait for parked
 	// goroutines to wake. Its owner closes it.
-	team   *team
-	work   []gemmWork
-	shared []float32 // packed block of B shared by the threads
+	team *team
+	// shareTiles is the number of row tiles per thread from which run
+	// shares packed blocks of B between the threads (0: 16).
+	shareTiles int
+	work       []gemmWork
+	shared     []float32 // packed block of B shared by the threads
 }
 
 type gemmWork struct {
@@ -128,6 +135,9 @@ func (g *gemm) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float3
 
 func (g *gemm) packerA(a []float32, lda int, trans bool, alpha float32) func(dst []float32, i, p, mb, kb int) {
 	A, mr := rowMajor(a, lda, trans), g.kern.mr
+	if g.kern.tileK > 0 {
+		panic("bench: fp32 operands on an AMX engine (Bgemm and I8gemm take them)")
+	}
 	if g.bf16 {
 		return func(dst []float32, i, p, mb, kb int) { packAbf16(dst, A.at(i, p), mb, kb, mr, alpha) }
 	}
@@ -187,10 +197,23 @@ func (g *gemm) SgemmPacked(transA bool, m int, alpha float32, a []float32, lda i
 // bf16 engine.
 func (g *gemm) Bgemm(m, n, k int, a []uint16, lda int, b []uint16, ldb int, c []float32, ldc int) {
 	mr, nr := g.kern.mr, g.kern.nr
+	packAs := func(dst []float32, i, p, mb, kb int) { packA16(dst, a[i*lda+p:], lda, mb, kb, mr, g.kern.packRows16) }
+	if g.kern.tileK > 0 {
+		g.checkTileK(k)
+		packAs = func(dst []float32, i, p, mb, kb int) { packATiles(dst, bytesOf(a[i*lda+p:]), 2*lda, mb, 2*kb, mr) }
+	}
 	g.run(m, n, k, packers{
-		a: func(dst []float32, i, p, mb, kb int) { packA16(dst, a[i*lda+p:], lda, mb, kb, mr, g.kern.packRows16) },
+		a: packAs,
 		b: func(dst []float32, p, j, kb, nb int) { packB16(dst, b[p*ldb+j:], ldb, kb, nb, nr, g.kern.packPair) },
 	}, 0, c, ldc)
+}
+
+// checkTileK panics where an AMX engine is given a k its tiles cannot
+// cover: the callers choose AMX only for such k.
+func (g *gemm) checkTileK(k int) {
+	if t := g.kern.tileK; t > 0 && k%t != 0 {
+		panic(fmt.Sprintf("bench: k=%d on the %s engine, which needs a multiple of %d", k, g.kern.name, t))
+	}
 }
 
 // packers pack the block of op(A) at row i, column p (mb x kb) and of op(B)
@@ -217,7 +240,11 @@ func (g *gemm) run(m, n, k int, pk packers, beta float32, c []float32, ldc int) 
 	}
 	t := g.threads
 	tilesM := (m + g.kern.mr - 1) / g.kern.mr
-	if t > 1 && tilesM >= 16*t && k > 0 {
+	share := g.shareTiles
+	if share <= 0 {
+		share = 16
+	}
+	if t > 1 && tilesM >= share*t && k > 0 {
 		g.runShared(m, n, k, pk, beta, c, ldc)
 		return
 	}

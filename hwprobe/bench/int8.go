@@ -88,11 +88,15 @@ func (g *gemm) I8gemm(m, n, k int, a []uint8, lda int, b []int8, ldb int, c []in
 	if !g.quad {
 		panic("bench: I8gemm on a non-int8 engine")
 	}
+	g.checkTileK(k)
 	g.run(m, n, k, packers{a: g.packerA8(a, lda), b: g.packerB8(b, ldb)}, 0, asFloat32(c), ldc)
 }
 
 func (g *gemm) packerA8(a []uint8, lda int) func(dst []float32, i, p, mb, kb int) {
 	mr := g.kern.mr
+	if g.kern.tileK > 0 {
+		return func(dst []float32, i, p, mb, kb int) { packATiles(dst, bytesOf(a[i*lda+p:]), lda, mb, kb, mr) }
+	}
 	return func(dst []float32, i, p, mb, kb int) { packA8(dst, a[i*lda+p:], lda, mb, kb, mr, g.kern.packRows8) }
 }
 
@@ -123,6 +127,7 @@ func (g *gemm) I8gemmPacked(m int, a []uint8, lda int, b *packedB, c []int32, ld
 	if !g.quad || b.kc != min(g.kc, max(b.k, 1)) || b.nr != g.kern.nr {
 		panic("bench: B packed by another engine")
 	}
+	g.checkTileK(b.k)
 	g.run(m, b.n, b.k, packers{
 		a: g.packerA8(a, lda),
 		packed: func(p, j int) []float32 {
@@ -270,13 +275,14 @@ func randS8(r *rand.Rand, n int) []int8 {
 	return s
 }
 
-// amxUnused is the note every CPU benchmark result carries on a CPU with
-// AMX: hwprobe has no AMX kernel, so the figure is of the AVX-512 path.
-func amxUnused(h hostCPU) string {
+// amxNote says, on a CPU with AMX, why a result's figure is not the AMX
+// kernel's: why the kernel could not run (the kernel's refusal of tile
+// data, a size its tiles cannot cover). Empty without AMX.
+func amxNote(h hostCPU, why error) string {
 	if !h.AMXBF16 && !h.AMXInt8 {
 		return ""
 	}
-	return "AMX present (amx_bf16/amx_int8) but not used: hwprobe has no AMX kernel; this figure is the AVX-512 path's, and its peak is that path's"
+	return fmt.Sprintf("AMX present but not used (%v): this figure is the AVX-512 path's, and its peak is that path's", why)
 }
 
 // int8GemmResult times the int8 GEMM on an n x n x n product (u8 random A,
@@ -284,13 +290,24 @@ func amxUnused(h hostCPU) string {
 // checks a sample of the first and of the last product exactly.
 func int8GemmResult(ctx context.Context, cfg config, peak cpuPeak) Result {
 	const name = "cpu_int8_gemm"
-	kern, ok := i8Kernel()
-	if !ok {
-		return notRun(name, "cpu", "no int8 dot-product instructions (avx512_vnni) on this CPU")
-	}
 	n := cfg.gemmN
 	cs := hostCaches()
-	g := newGemmI8(kern, cfg.threads, cs)
+	var g *gemm
+	kern, amxErr := amxI8Kernel()
+	peakG, basis := peak.GOPSInt8AMX(), peak.AMXBasis
+	if amxErr == nil && n%kern.tileK != 0 {
+		amxErr = fmt.Errorf("n=%d is not a multiple of the tile's 64 k values", n)
+	}
+	if amxErr == nil {
+		g = newGemmAMX(kern, true, cfg.threads, cs)
+	} else {
+		var ok bool
+		if kern, ok = i8Kernel(); !ok {
+			return notRun(name, "cpu", "no int8 dot-product instructions (avx512_vnni or amx_int8) on this CPU")
+		}
+		g = newGemmI8(kern, cfg.threads, cs)
+		peakG, basis = peak.GOPSInt8(), peak.Int8Basis
+	}
 	r := rand.New(rand.NewPCG(5, 6))
 	a, b, c := randU8(r, n*n), randS8(r, n*n), make([]int32, n*n)
 	call := func() { g.I8gemm(n, n, n, a, n, b, n, c, n) }
@@ -324,12 +341,14 @@ func int8GemmResult(ctx context.Context, cfg config, peak cpuPeak) Result {
 		"mc": strconv.Itoa(g.mc), "kc": strconv.Itoa(g.kc), "nc": strconv.Itoa(g.nc),
 		"blocking": "from the caches: " + cacheString(cs),
 		"inputs":   "u8 x s8", "accumulate": "int32 (exact)", "check": "sample of the first and last product equal to a scalar int64 reference",
-		"peak_int8_basis": peak.Int8Basis,
+		"peak_int8_basis": basis,
 	})
-	if note := amxUnused(currentCPU()); note != "" {
-		p["amx"] = note
+	if amxErr != nil {
+		if note := amxNote(currentCPU(), amxErr); note != "" {
+			p["amx"] = note
+		}
 	}
-	return measured(name, kern.name, "GOP/s", rates, peak.GOPSInt8(), p)
+	return measured(name, kern.name, "GOP/s", rates, peakG, p)
 }
 
 func cacheString(c caches) string {

@@ -33,3 +33,9 @@ func minMaxSpan(x []float32, lo, hi float32) (float32, float32) { return minMaxS
 func dequantSpan(y []float32, acc, cs []int32, ws, b []float32, s float32, zp int32, relu bool, lo, hi float32) (float32, float32) {
 	return dequantSpanGeneric(y, acc, cs, ws, b, s, zp, relu, lo, hi)
 }
+
+func amxPermission() error { return errNoAMX }
+
+func amxBF16Kernel() (sgemmKernel, error) { return sgemmKernel{}, errNoAMX }
+
+func amxI8Kernel() (sgemmKernel, error) { return sgemmKernel{}, errNoAMX }

@@ -378,14 +378,31 @@ func cpuMLPInt8Results(ctx context.Context, cfg config, peak cpuPeak) []Result {
 		}
 		return out
 	}
-	kern, ok := i8Kernel()
+	// Batch 1 runs the VNNI matrix-vector kernels; the batch GEMM runs
+	// AMX-INT8 where it runs and every layer's width is a whole number of
+	// tiles, else the VNNI kernel.
+	vnni, ok := i8Kernel()
 	if !ok {
 		return fail("no int8 dot-product instructions (avx512_vnni) on this CPU")
 	}
 	cs := hostCaches()
+	kern, amxErr := amxI8Kernel()
+	for _, d := range cfg.mlpDims[:len(cfg.mlpDims)-1] {
+		if amxErr == nil && d%kern.tileK != 0 {
+			amxErr = fmt.Errorf("layer width %d is not a multiple of the tile's 64 k values", d)
+		}
+	}
+	var eng *gemm
+	peakOps, basis := peak.GOPSInt8AMX(), peak.AMXBasis
+	if amxErr == nil {
+		eng = newGemmAMX(kern, true, cfg.threads, cs)
+	} else {
+		kern, eng = vnni, newGemmI8(vnni, cfg.threads, cs)
+		peakOps, basis = peak.GOPSInt8(), peak.Int8Basis
+	}
 	ref := newMLP(cfg.mlpDims, newGemm(bestSgemmKernel(), false, cfg.threads), 1)
 	defer ref.close()
-	q := quantizeMLP(ref, newGemmI8(kern, cfg.threads, cs))
+	q := quantizeMLP(ref, eng)
 	defer q.close()
 	r := rand.New(rand.NewPCG(3, 4))
 	in := cfg.mlpDims[0]
@@ -402,8 +419,10 @@ func cpuMLPInt8Results(ctx context.Context, cfg config, peak cpuPeak) []Result {
 		"quantization": "weights int8 symmetric per output channel; activations uint8 asymmetric per tensor, dynamic (ONNX DynamicQuantizeLinear); int32 accumulation, fp32 scales, bias and output",
 		"tolerance":    fmt.Sprintf("relative L2 error against the fp32 network (over its output less the last layer's bias) <= %g, checked every run", int8MLPTolerance),
 	}
-	if note := amxUnused(currentCPU()); note != "" {
-		base["amx"] = note
+	if amxErr != nil {
+		if note := amxNote(currentCPU(), amxErr); note != "" {
+			base["amx"] = note
+		}
 	}
 
 	// Batch-1 latency.
@@ -431,7 +450,7 @@ func cpuMLPInt8Results(ctx context.Context, cfg config, peak cpuPeak) []Result {
 		pct  float64
 	}{{names[0], 50}, {names[1], 90}, {names[2], 99}} {
 		out = append(out, Result{
-			Name: p.name, Device: "cpu", Backend: kern.name + "-gemv", Ran: true,
+			Name: p.name, Device: "cpu", Backend: vnni.name + "-gemv", Ran: true,
 			Value: percentile(lat, p.pct), Unit: "ms", HigherIsBetter: false,
 			Reps: len(lat), Spread: s.spread(),
 			Params: mergeParams(base, map[string]string{"batch": "1", "warmup": "20", "peak_note": "no peak for latency", "error_vs_fp32": ftoa(e1)}),
@@ -457,8 +476,8 @@ func cpuMLPInt8Results(ctx context.Context, cfg config, peak cpuPeak) []Result {
 	ops := q.forwardOpsPerSample()
 	ip := mergeParams(base, peak.params(), map[string]string{
 		"batch": strconv.Itoa(Bi), "ops_per_sample": ftoa(ops), "weights": "quantized and packed once, before timing",
-		"error_vs_fp32": ftoa(ei), "peak_int8_basis": peak.Int8Basis, "blocking": "from the caches: " + cacheString(cs),
+		"error_vs_fp32": ftoa(ei), "peak_int8_basis": basis, "blocking": "from the caches: " + cacheString(cs),
 	})
-	out = append(out, measured(names[3], kern.name, "samples/s", thr, peak.GOPSInt8()*1e9/ops, ip))
+	out = append(out, measured(names[3], kern.name, "samples/s", thr, peakOps*1e9/ops, ip))
 	return out
 }

@@ -27,8 +27,13 @@ type cpuPeak struct {
 	BF16Basis    string // what BF16PerCycle rests on
 	Int8PerCycle int    // int8 operations (multiplies and adds) per cycle per core; 0 without an int8 kernel
 	Int8Basis    string // what Int8PerCycle rests on
-	Source       string // the catalog row, or why the peak is estimated
-	Note         string
+	// AMXBF16PerCycle and AMXInt8PerCycle are the tile units' rates, per
+	// cycle per core, where CPUID reports AMX-BF16 and AMX-INT8 (0
+	// otherwise): the peaks of the AMX kernels, used when they run.
+	AMXBF16PerCycle, AMXInt8PerCycle int
+	AMXBasis                         string
+	Source                           string // the catalog row, or why the peak is estimated
+	Note                             string
 }
 
 // GFLOPS32 is the fp32 peak in GFLOP/s.
@@ -42,6 +47,16 @@ func (p cpuPeak) GFLOPSBF16() float64 {
 		return p.GFLOPS32()
 	}
 	return float64(p.Cores) * p.ClockGHz * float64(p.BF16PerCycle)
+}
+
+// GFLOPSBF16AMX is the AMX-BF16 peak in GFLOP/s (0 without AMX-BF16).
+func (p cpuPeak) GFLOPSBF16AMX() float64 {
+	return float64(p.Cores) * p.ClockGHz * float64(p.AMXBF16PerCycle)
+}
+
+// GOPSInt8AMX is the AMX-INT8 peak in GOP/s (0 without AMX-INT8).
+func (p cpuPeak) GOPSInt8AMX() float64 {
+	return float64(p.Cores) * p.ClockGHz * float64(p.AMXInt8PerCycle)
 }
 
 // GOPSInt8 is the int8 peak in GOP/s (int32 accumulation).
@@ -170,21 +185,16 @@ func cpuPeakFor(h hostCPU, threads int, clk clockTimers) cpuPeak {
 			}
 		}
 	}
-	// The bf16 and int8 peaks are those of the instructions hwprobe's
-	// kernels run: AVX512_BF16 and AVX512-VNNI. hwprobe has no AMX
-	// kernel, so a CPU with AMX is judged against its AVX-512 rate (a
-	// gate threshold against the AMX rate, 1024 bf16 FLOPs and 2048 int8
-	// ops per cycle per core, would fail every healthy node), and the
-	// basis says that AMX is there and unused.
+	// The bf16 and int8 peaks are those of the vector instructions the
+	// AVX-512 kernels run (AVX512_BF16, AVX512-VNNI); the AMX peaks those
+	// of the tile units, which the AMX kernels are judged against when
+	// they run. A result says which kernel ran and which peak it used.
 	fp32 := p.FMAUnits * p.VectorBits / 32 * 2
 	switch {
 	case h.AVX512BF16:
 		p.BF16PerCycle, p.BF16Basis = 2*fp32, "AVX512_BF16 dot products: twice the fp32 FMA rate"
 	default:
 		p.BF16PerCycle, p.BF16Basis = fp32, "no bf16 instructions: bf16 computed at the fp32 rate"
-	}
-	if h.AMXBF16 {
-		p.BF16Basis += "; AMX-BF16 present but not used (its peak, 1024 FLOPs/cycle/core, is not this kernel's)"
 	}
 	if h.AVX512VNNI {
 		// VPDPBUSD zmm: 64 u8 x s8 products and their 64 additions into
@@ -194,9 +204,19 @@ func cpuPeakFor(h hostCPU, threads int, clk clockTimers) cpuPeak {
 		// four times the fp32 rate, twice the bf16 (VDPBF16PS) rate.
 		p.Int8PerCycle = 4 * fp32
 		p.Int8Basis = fmt.Sprintf("AVX512-VNNI VPDPBUSD: 128 int8 ops per 512-bit instruction at the FMA pipes' rate, 4x the fp32 FMA rate (%d ops/cycle/core)", 4*fp32)
-		if h.AMXInt8 {
-			p.Int8Basis += "; AMX-INT8 present but not used (its peak, 2048 ops/cycle/core, is not this kernel's)"
-		}
+	}
+	// AMX (Sapphire Rapids and later): one tile product of 16 x 16 x 32
+	// bf16 (16 x 16 x 64 int8) every 16 cycles per core, 1024 bf16 FLOPs
+	// or 2048 int8 ops a cycle, at the clock above (the tile unit's clock
+	// under load is not timed apart from the FMA pipes').
+	if h.AMXBF16 {
+		p.AMXBF16PerCycle = 1024
+	}
+	if h.AMXInt8 {
+		p.AMXInt8PerCycle = 2048
+	}
+	if h.AMXBF16 || h.AMXInt8 {
+		p.AMXBasis = "AMX tile products (TDPBF16PS, TDPBUSD): 1024 bf16 FLOPs and 2048 int8 ops per cycle per core, at the clock above"
 	}
 	return p
 }

@@ -81,8 +81,9 @@ func TestCPUPeakFromCatalog(t *testing.T) {
 	if p.ClockSource != "catalog" || p.ClockGHz != 3.2 || p.Cores != 4 || p.GFLOPS32() != 4*3.2*64 || p.GFLOPSBF16() != 4*3.2*128 || p.GOPSInt8() != 4*3.2*256 {
 		t.Errorf("sapphire rapids peak = %+v (fp32 %g, bf16 %g, int8 %g)", p, p.GFLOPS32(), p.GFLOPSBF16(), p.GOPSInt8())
 	}
-	if !strings.Contains(p.BF16Basis, "AMX-BF16 present but not used") || !strings.Contains(p.Int8Basis, "AMX-INT8 present but not used") || !strings.Contains(p.Int8Basis, "VPDPBUSD") {
-		t.Errorf("sapphire rapids bases: bf16 %q, int8 %q; want AMX named as present and unused", p.BF16Basis, p.Int8Basis)
+	if !strings.Contains(p.Int8Basis, "VPDPBUSD") || p.GFLOPSBF16AMX() != 4*3.2*1024 || p.GOPSInt8AMX() != 4*3.2*2048 || !strings.Contains(p.AMXBasis, "TDPBF16PS") {
+		t.Errorf("sapphire rapids: int8 basis %q, AMX bf16 %g int8 %g (basis %q); want VNNI, and the tile units at 1024 and 2048 per cycle per core",
+			p.Int8Basis, p.GFLOPSBF16AMX(), p.GOPSInt8AMX(), p.AMXBasis)
 	}
 	if p.params()["peak_estimated"] != "" || gotCores != 0 || gotLatency != 0 {
 		t.Errorf("catalog peak marked estimated or timed: %v (timed on %d cores, latency %d)", p.params(), gotCores, gotLatency)
@@ -92,7 +93,7 @@ func TestCPUPeakFromCatalog(t *testing.T) {
 	// pipes x 16 lanes is 3.4375 GHz, and the peak is the measured rate.
 	zen5 := hostCPU{ModelName: "AMD EPYC", Vendor: cpuid.AMD, Family: 0x1a, Model: 0x02, Cores: 2, AVX512: true, AVX2: true, AVX512BF16: true, AVX512VNNI: true}
 	p = cpuPeakFor(zen5, 0, clk)
-	if p.ClockGHz != 3.4375 || p.GFLOPS32() != 440 || p.GFLOPSBF16() != 880 || p.GOPSInt8() != 1760 || strings.Contains(p.Int8Basis+p.BF16Basis, "AMX") || gotCores != 2 || gotLatency != 0 ||
+	if p.ClockGHz != 3.4375 || p.GFLOPS32() != 440 || p.GFLOPSBF16() != 880 || p.GOPSInt8() != 1760 || strings.Contains(p.Int8Basis+p.BF16Basis+p.AMXBasis, "AMX") || p.GFLOPSBF16AMX() != 0 || gotCores != 2 || gotLatency != 0 ||
 		p.params()["peak_estimated"] != "true" || !strings.Contains(p.Source, "512-bit FMAs on 2 cores") {
 		t.Errorf("zen 5 peak = %+v (fp32 %g), timed on %d cores, latency %d", p, p.GFLOPS32(), gotCores, gotLatency)
 	}

@@ -1,0 +1,92 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+)
+
+// errNoAMX: the AMX kernels exist for amd64 only.
+var errNoAMX = errors.New("no AMX kernels in this build (amd64 only)")
+
+// packATiles packs an mb x kb block of row-major A, whose rows are ld
+// bytes apart and kb*elem bytes long, for the AMX kernels' tile loads: the
+// panels of mr rows in turn, each as chunks of 64 bytes of k (32 bf16 or
+// 64 int8 values), a chunk holding its mr rows one after another (64
+// bytes, 16 words, a row). A tile load then reads 16 rows of a chunk at a
+// stride of 64 bytes. Rows past mb are zero; kb*elem must be a multiple
+// of 64. A panel takes mr*kb*elem/4 words, as the driver counts it.
+func packATiles(dst []float32, a []byte, ld, mb, kbBytes, mr int) {
+	if kbBytes%64 != 0 {
+		panic(fmt.Sprintf("bench: AMX packing of %d bytes of k, not a multiple of 64", kbBytes))
+	}
+	words := kbBytes / 4 // per row of a panel
+	chunks := kbBytes / 64
+	for ir := 0; ir < mb; ir += mr {
+		panel := dst[ir*words : ir*words+mr*words]
+		h := min(mr, mb-ir)
+		out := unsafe.Slice((*byte)(unsafe.Pointer(&panel[0])), 4*len(panel))
+		for i := 0; i < h; i++ {
+			row := a[(ir+i)*ld : (ir+i)*ld+kbBytes]
+			for q := range chunks {
+				copy(out[(q*mr+i)*64:(q*mr+i)*64+64], row[q*64:q*64+64])
+			}
+		}
+		if h < mr {
+			for q := range chunks {
+				clear(out[(q*mr+h)*64 : (q+1)*mr*64])
+			}
+		}
+	}
+}
+
+// bytesOf views a slice of 1- or 2-byte elements as bytes.
+func bytesOf[T uint8 | int8 | uint16](s []T) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
+}
+
+// amxBlocking sizes the AMX engine's blocks from the caches, in k values
+// of elem bytes:
+//   - kc: the B micro-panel (kc x 32 columns) half of L1D, so it stays
+//     there while the A micro-panels of a block pass under it;
+//   - mc: the packed A block (mc x kc) half of L2;
+//   - nc: the packed B block (kc x nc) a quarter of the last level.
+//
+// Each is a multiple of the tile (32 rows and columns, 64 bytes of k) and
+// kept to sane bounds.
+func amxBlocking(c caches, elem int) (mc, kc, nc int) {
+	const mr, nr = 32, 32
+	l1 := max(c.L1D, 32<<10)
+	l2 := max(c.L2, 256<<10)
+	kcBytes := int(l1/2/nr) &^ 63
+	kcBytes = min(max(kcBytes, 256), 4096)
+	kc = kcBytes / elem
+	mc = min(max(mr, int(l2/2/int64(kcBytes))/mr*mr), 64*mr)
+	l3 := c.L3
+	if l3 <= 0 {
+		l3 = 8 * l2
+	}
+	nc = int(l3/4/int64(kcBytes)) / nr * nr
+	nc = min(max(nc, nr), 8192)
+	return mc, kc, nc
+}
+
+// newGemmAMX is the engine of an AMX kernel: bf16 (k in pairs) or int8
+// (quad, k in quads), blocked by amxBlocking. With 2 row tiles per thread
+// the threads share each packed block of B: packing A for tile loads is a
+// copy, and a thread that packed all of A for its own columns (run's
+// column split) would copy it once per thread.
+func newGemmAMX(kern sgemmKernel, quad bool, threads int, c caches) *gemm {
+	g := newGemm(kern, !quad, threads)
+	g.quad = quad
+	elem := 2
+	if quad {
+		elem = 1
+	}
+	g.mc, g.kc, g.nc = amxBlocking(c, elem)
+	g.shareTiles = 2
+	return g
+}

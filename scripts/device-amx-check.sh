@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# device-amx-check.sh: run hwprobe's AMX kernels on a CPU with AMX once:
+# their correctness tests, a sweep of blockings, the bf16 and int8 GEMM
+# and int8 MLP benchmarks, and PyTorch's CPU matrix products (oneDNN,
+# which uses AMX) in the same run as the reference.
+#
+#   scripts/device-amx-check.sh [HWPROBE] [BENCHTEST] [OUTDIR]
+#
+# HWPROBE defaults to bin/hwprobe (make build-hwprobe), BENCHTEST to
+# bin/benchtest (go test -c -o bin/benchtest ./hwprobe/bench), OUTDIR to
+# $OUT or ./amx-check-out.
+set -u
+HW=${1:-bin/hwprobe}
+BT=${2:-bin/benchtest}
+O=${3:-${OUT:-./amx-check-out}}
+PY=${PYTHON:-/opt/torch/.venv/bin/python3}
+[ -x "$PY" ] || PY=$(command -v python3)
+mkdir -p "$O"
+step() { printf '\n===== %s (%s)\n' "$1" "$(date -u +%H:%M:%S)"; }
+
+step "cpu"
+grep -m1 'model name' /proc/cpuinfo
+nproc
+grep -o -w -E 'amx_[a-z0-9]+|avx512_bf16|avx512_vnni' /proc/cpuinfo | sort | uniq -c
+uname -r
+
+step "AMX correctness tests (and the AVX-512 ones beside them)"
+timeout 240 "$BT" -test.run 'AMX|PackATiles|Bgemm|I8gemm|I8Packers' -test.v >"$O/tests.txt" 2>&1
+echo "exit $?"
+grep -E '^(--- FAIL|--- SKIP|FAIL|PASS|ok|panic)|amx_test|SIGILL|signal' "$O/tests.txt" | head -40
+grep -c '^    --- PASS' "$O/tests.txt"
+
+step "blocking sweep"
+HWPROBE_AMX_SWEEP=${AMX_SWEEP:-2048,4096} timeout 240 "$BT" -test.run TestAMXSweep -test.v 2>&1 | grep -E 'SWEEP|caches|FAIL|ok|panic' | sed 's/^ *amx_test.go:[0-9]*: //'
+
+step "hwprobe bench (bf16 and int8 GEMM, int8 MLP), full then quick"
+timeout 120 "$HW" bench --only 'cpu_bf16_gemm,cpu_int8_gemm,cpu_mlp_int8_*' --format json >"$O/amx-full.json"
+echo "exit $?"
+timeout 60 "$HW" bench --quick --only 'cpu_bf16_gemm,cpu_int8_gemm,cpu_mlp_int8_*' --format table
+
+step "PyTorch CPU reference (oneDNN)"
+timeout 180 env PYTHONUNBUFFERED=1 "$PY" - "$(nproc)" <<'PYEOF'
+import sys, time, statistics
+import torch
+torch.set_num_threads(int(sys.argv[1]))
+print("torch", torch.__version__, "threads", torch.get_num_threads())
+print(torch.__config__.show().splitlines()[0:12])
+try:
+    print("onednn", torch.backends.mkldnn.is_available(), getattr(torch._C, "_onednn_version", lambda: "?")() if hasattr(torch._C, "_onednn_version") else "")
+except Exception as e:
+    print("onednn ?", e)
+def rate(f, flops, reps=7):
+    f(); f()
+    ts = []
+    for _ in range(reps):
+        t0 = time.perf_counter(); f(); ts.append(time.perf_counter() - t0)
+    return flops / min(ts) / 1e9, flops / statistics.median(ts) / 1e9
+for n in (2048, 4096):
+    a = torch.randn(n, n).to(torch.bfloat16); b = torch.randn(n, n).to(torch.bfloat16)
+    best, med = rate(lambda: torch.matmul(a, b), 2 * n**3)
+    print("REF bf16 matmul n=%d: best %.0f median %.0f GFLOP/s" % (n, best, med))
+    try:
+        a8 = torch.randint(-128, 127, (n, n), dtype=torch.int8); b8 = torch.randint(-128, 127, (n, n), dtype=torch.int8)
+        best, med = rate(lambda: torch._int_mm(a8, b8), 2 * n**3)
+        print("REF int8 _int_mm n=%d: best %.0f median %.0f GOP/s" % (n, best, med))
+    except Exception as e:
+        print("REF int8 _int_mm n=%d: not run: %r" % (n, e))
+    a = torch.randn(n, n); b = torch.randn(n, n)
+    best, med = rate(lambda: torch.matmul(a, b), 2 * n**3)
+    print("REF fp32 matmul n=%d: best %.0f median %.0f GFLOP/s" % (n, best, med))
+PYEOF
+echo "exit $?"
