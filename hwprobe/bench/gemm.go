@@ -303,7 +303,10 @@ func (g *gemm) runShared(m, n, k int, pk packers, beta float32, c []float32, ldc
 	tilesM := (m + mr - 1) / mr
 	kc := min(g.kc, k)
 	nc := min(g.nc, (n+nr-1)/nr*nr)
-	mc := min(g.mc, tilesM*mr)
+	// At least one row block per thread: the blocks are the work handed
+	// out, and a block of mc rows larger than m/t leaves threads idle (an
+	// AMX engine's 256-row blocks at m=2048 on 16 threads kept 8 busy).
+	mc := min(g.mc, tilesM*mr, max(mr, (tilesM+t-1)/t*mr))
 	blocksM := (m + mc - 1) / mc
 	if pk.packed == nil {
 		g.shared = grow(g.shared, g.packedK(kc)*nc)
