@@ -50,24 +50,25 @@ func bytesOf[T uint8 | int8 | uint16](s []T) []byte {
 
 // amxBlocking sizes the AMX engine's blocks from the caches, in k values
 // of elem bytes:
-//   - kc: the B micro-panel (kc x 32 columns) a sixteenth of L2, as is the
-//     A micro-panel: each kernel call then runs 64 chunks of 4 tile
+//   - kc: the B micro-panel (kc x 32 columns) an eighth of L2, as is the
+//     A micro-panel: each kernel call then runs 128 chunks of 4 tile
 //     products (at 2 MiB of L2) against its fixed cost (the tile
 //     configuration, C's four tiles loaded and stored);
 //   - mc: the packed A block (mc x kc) half of L2;
 //   - nc: the packed B block (kc x nc) a quarter of the last level.
 //
 // Measured on a 16-core Xeon with AMX (48 KiB L1D, 2 MiB L2), n=2048 and
-// 4096: 64 bytes x 32 of k (a B micro-panel in L1D) ran at a quarter to a
-// half of 4096 bytes (the C tiles' loads and stores and the configuration
-// dominate), 2048 bytes at 0.8-0.9x.
+// 4096, best of 5: 768 bytes of k (a B micro-panel in half of L1D) ran at
+// a quarter to a half of 4096 bytes (the C tiles' loads and stores and the
+// configuration dominate); 8192 bytes ran 1.00-1.09x 4096 bytes for bf16
+// and 1.04-1.37x for int8, 2048 bytes 0.93-1.0x.
 // Each is a multiple of the tile (32 rows and columns, 64 bytes of k) and
 // kept to sane bounds.
 func amxBlocking(c caches, elem int) (mc, kc, nc int) {
 	const mr, nr = 32, 32
 	l2 := max(c.L2, 256<<10)
-	kcBytes := int(l2/16/nr) &^ 63
-	kcBytes = min(max(kcBytes, 512), 8192)
+	kcBytes := int(l2/8/nr) &^ 63
+	kcBytes = min(max(kcBytes, 512), 16384)
 	kc = kcBytes / elem
 	mc = min(max(mr, int(l2/2/int64(kcBytes))/mr*mr), 64*mr)
 	l3 := c.L3
