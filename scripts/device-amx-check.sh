@@ -8,7 +8,10 @@
 #
 # HWPROBE defaults to bin/hwprobe (make build-hwprobe), BENCHTEST to
 # bin/benchtest (go test -c -o bin/benchtest ./hwprobe/bench), OUTDIR to
-# $OUT or ./amx-check-out.
+# $OUT or ./amx-check-out; GOBENCH to bin/gobench (go build -o bin/gobench
+# ./scripts/bench-hwprobe/gobench). ROUNDS interleaved rounds (default 2)
+# of hwprobe against PyTorch's CPU GEMMs and ONNX Runtime's MLP (Python:
+# scripts/bench-hwprobe/ort/mlp.py).
 set -u
 HW=${1:-bin/hwprobe}
 BT=${2:-bin/benchtest}
@@ -40,7 +43,7 @@ timeout 150 "$HW" bench --only 'cpu_*' --format json >"$O/cpu-full.json"
 echo "exit $?"
 timeout 60 "$HW" bench --quick --only 'cpu_*' --format table
 
-step "PyTorch CPU reference (oneDNN)"
+torch_ref() {
 timeout 180 env PYTHONUNBUFFERED=1 "$PY" - "$(nproc)" <<'PYEOF'
 import sys, time, statistics
 import torch
@@ -72,3 +75,22 @@ for n in (2048, 4096):
     print("REF fp32 matmul n=%d: best %.0f median %.0f GFLOP/s" % (n, best, med))
 PYEOF
 echo "exit $?"
+}
+
+# Interleaved rounds, the same run: hwprobe's GEMMs (gobench, as make
+# bench-hwprobe runs them) then PyTorch's; hwprobe's MLP then ONNX
+# Runtime's (Python), fp32 and int8, batch 64 as make bench-hwprobe.
+GB=${GOBENCH:-bin/gobench}
+ORTPY=$(dirname "$0")/bench-hwprobe/ort/mlp.py
+for ((r = 1; r <= ${ROUNDS:-2}; r++)); do
+	step "round $r: GEMM, hwprobe then PyTorch"
+	timeout 120 "$GB" --sgemm 2048,4096 --bf16 2048,4096 --int8 2048,4096 --triad=false | sed 's/^/HW /'
+	torch_ref
+	step "round $r: MLP, hwprobe then ONNX Runtime"
+	for prec in fp32 int8; do
+		flag=--mlp
+		[ "$prec" = int8 ] && flag=--mlp8
+		timeout 60 "$GB" --sgemm '' --triad=false "$flag" 64 | sed "s/^/HW $prec /"
+		timeout 90 "$PY" "$ORTPY" 1024,1024,1024,1024 200 64 10 "$(nproc)" "$prec" | sed "s/^/REF $prec /"
+	done
+done
