@@ -125,6 +125,12 @@ type Benchmark struct {
 	Max *float64 `hcl:"max,optional"`
 	// Optional lets the benchmark be not run without failing validation.
 	Optional bool `hcl:"optional,optional"`
+	// Backend, when set, is the kernel the figure must come from (the
+	// result's backend, e.g. "builtin-amx-bf16"): a node whose figure came
+	// from another kernel fails, as one bought for AMX whose kernel
+	// refuses the tile state, and whose AVX-512 figure would otherwise
+	// pass.
+	Backend string `hcl:"backend,optional"`
 }
 
 // Report is where `hwprobe report publish` writes the report.

@@ -65,6 +65,7 @@ func Render(p *Profile) []byte {
 		w.floatPtr("min", bm.Min)
 		w.floatPtr("min_efficiency", bm.MinEfficiency)
 		w.floatPtr("max", bm.Max)
+		w.str("backend", bm.Backend)
 		if bm.Optional {
 			w.attr("optional", "true")
 		}

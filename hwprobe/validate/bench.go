@@ -73,6 +73,13 @@ func (v *validator) benchResult(id string, bm profile.Benchmark, r bench.Result)
 	if bm.Max != nil && r.Value > *bm.Max {
 		reasons = append(reasons, fmt.Sprintf("%.4g %s above maximum %g", r.Value, r.Unit, *bm.Max))
 	}
+	if bm.Backend != "" && r.Backend != bm.Backend {
+		why := fmt.Sprintf("ran on %s, not %s", r.Backend, bm.Backend)
+		if note := r.Params["amx"]; note != "" {
+			why += ": " + note
+		}
+		reasons = append(reasons, why)
+	}
 	if bm.MinEfficiency != nil {
 		if r.Peak <= 0 {
 			c.Status, c.Reason = NotRun, "peak unknown: efficiency cannot be judged"
@@ -112,6 +119,9 @@ func thresholds(bm profile.Benchmark) string {
 	}
 	if s == "" {
 		s = "runs"
+	}
+	if bm.Backend != "" {
+		s += " on " + bm.Backend
 	}
 	return s
 }

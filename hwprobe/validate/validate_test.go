@@ -362,6 +362,34 @@ func TestValidateBenchmarks(t *testing.T) {
 	}
 }
 
+// A benchmark that requires a backend fails a figure from another kernel,
+// however high, and says why the other kernel ran (the amx param).
+func TestValidateBenchmarkBackend(t *testing.T) {
+	p := &profile.Profile{Benchmarks: []profile.Benchmark{{Name: "cpu_bf16_gemm", MinEfficiency: ptr(0.02), Backend: "builtin-amx-bf16"}}}
+	for _, tt := range []struct {
+		name   string
+		r      bench.Result
+		want   Status
+		reason string
+	}{
+		{"amx ran", bench.Result{Name: "cpu_bf16_gemm", Device: "cpu", Backend: "builtin-amx-bf16", Ran: true, Reps: 5, Value: 4000, Unit: "GFLOP/s", Peak: 42000, Efficiency: 0.095}, Pass, ""},
+		{"amx below the floor", bench.Result{Name: "cpu_bf16_gemm", Device: "cpu", Backend: "builtin-amx-bf16", Ran: true, Reps: 5, Value: 400, Unit: "GFLOP/s", Peak: 42000, Efficiency: 0.0095}, Fail, "below 2%"},
+		{"avx-512 instead", bench.Result{Name: "cpu_bf16_gemm", Device: "cpu", Backend: "builtin-avx512-bf16", Ran: true, Reps: 5, Value: 1000, Unit: "GFLOP/s", Peak: 1100, Efficiency: 0.9,
+			Params: map[string]string{"amx": "AMX present but not used (the kernel refused AMX tile data)"}}, Fail, "ran on builtin-avx512-bf16, not builtin-amx-bf16: AMX present but not used (the kernel refused"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Validate(context.Background(), p, &probe.Inventory{}, fakeBencher{results: []bench.Result{tt.r}})
+			if len(r.Checks) != 1 {
+				t.Fatalf("checks %+v", r.Checks)
+			}
+			c := r.Checks[0]
+			if c.Status != tt.want || !strings.Contains(c.Reason, tt.reason) || !strings.Contains(c.Expected, "on builtin-amx-bf16") {
+				t.Errorf("%s: %s (%q), expected %q", c.Name(), c.Status, c.Reason, c.Expected)
+			}
+		})
+	}
+}
+
 func TestWriteFormats(t *testing.T) {
 	s := gputest.DGXH100()
 	gputest.Device(s, 3).GetCurrPcieLinkWidthFunc = func() (int, nvml.Return) { return 8, nvml.SUCCESS }

@@ -73,27 +73,44 @@ func lifecycleOnFail(v ValidationSpec) string {
 
 // FootprintFeatureBenchmarks maps the ISA features a footprint may require
 // to the hwprobe benchmark that shows a node does what they were bought
-// for: a footprint requiring one of Features gets Benchmark in its profile
-// with a min_efficiency of DefaultFeatureBenchmarkEfficiency, unless its
-// validation block declares that benchmark itself. hwprobe runs both on
-// the AVX-512 path (AVX512_BF16, AVX512-VNNI) and judges them against
-// that path's peak, also where the CPU has AMX (it has no AMX kernel).
+// for: a footprint requiring one of Features gets Benchmark in its profile,
+// unless its validation block declares that benchmark itself. Where the
+// chosen instance type has AMX (AMX, its tile feature), hwprobe runs the
+// AMX kernel (AMXBackend) and judges it against the tile units' peak: the
+// profile then requires that kernel and AMXEfficiency of that peak.
+// Otherwise hwprobe runs the AVX-512 kernel (AVX512_BF16, AVX512-VNNI),
+// and the profile requires DefaultFeatureBenchmarkEfficiency of its peak.
 var FootprintFeatureBenchmarks = []struct {
-	Features  []string
-	Benchmark string
+	Features   []string
+	Benchmark  string
+	AMX        string
+	AMXBackend string
 }{
-	{[]string{"amx_bf16", "avx512_bf16"}, "cpu_bf16_gemm"},
-	{[]string{"amx_int8", "avx512_vnni"}, "cpu_int8_gemm"},
+	{[]string{"amx_bf16", "avx512_bf16"}, "cpu_bf16_gemm", "amx_bf16", "builtin-amx-bf16"},
+	{[]string{"amx_int8", "avx512_vnni"}, "cpu_int8_gemm", "amx_int8", "builtin-amx-int8"},
 }
 
 // DefaultFeatureBenchmarkEfficiency is the threshold of a benchmark a
-// required feature adds: half the peak, as the full level's cpu_sgemm.
+// required feature adds on the AVX-512 path: half the peak, as the full
+// level's cpu_sgemm.
 const DefaultFeatureBenchmarkEfficiency = 0.5
+
+// AMXEfficiency is the threshold of a benchmark a required feature adds
+// where the AMX kernel runs: 2% of the tile units' peak (1024 bf16 FLOPs,
+// 2048 int8 ops per cycle per core). The peak is the tile instruction's
+// rate; a whole-node GEMM is held far below it by memory and L2
+// bandwidth: on a 16-core Xeon with AMX, hwprobe's AMX kernels ran at
+// 5-11% of it (bf16) and 3.4-11% (int8), and oneDNN's bf16 GEMM at 8-10%.
+// The threshold catches a node whose tiles run far below that; the
+// required backend, one whose AMX does not run at all.
+const AMXEfficiency = 0.02
 
 // featureBenchmarks returns v with the benchmarks the required features
 // call for (FootprintFeatureBenchmarks) added after the declared ones,
-// each once; a declared benchmark keeps its own thresholds.
-func featureBenchmarks(v ValidationSpec, required []string) ValidationSpec {
+// each once; a declared benchmark keeps its own thresholds. typeFeatures
+// are the chosen instance type's CPU features (nil where unknown: the
+// AVX-512 defaults).
+func featureBenchmarks(v ValidationSpec, required, typeFeatures []string) ValidationSpec {
 	out := slices.Clone(v.Benchmarks)
 	for _, fb := range FootprintFeatureBenchmarks {
 		if !slices.ContainsFunc(fb.Features, func(f string) bool { return slices.Contains(required, f) }) ||
@@ -101,7 +118,12 @@ func featureBenchmarks(v ValidationSpec, required []string) ValidationSpec {
 			continue
 		}
 		eff := DefaultFeatureBenchmarkEfficiency
-		out = append(out, BenchmarkThreshold{Name: fb.Benchmark, MinEfficiency: &eff})
+		b := BenchmarkThreshold{Name: fb.Benchmark, MinEfficiency: &eff}
+		if slices.Contains(typeFeatures, fb.AMX) && slices.Contains(typeFeatures, "amx_tile") {
+			eff = AMXEfficiency
+			b.Backend = fb.AMXBackend
+		}
+		out = append(out, b)
 	}
 	v.Benchmarks = out
 	return v
@@ -116,7 +138,7 @@ func footprintRendered(s CPUFootprintSpec) *ValidationSpec {
 	if s.Validation == nil {
 		return nil
 	}
-	v := featureBenchmarks(*s.Validation, s.Requirements.CPUFeatures)
+	v := featureBenchmarks(*s.Validation, s.Requirements.CPUFeatures, nil)
 	return &v
 }
 
@@ -130,7 +152,7 @@ func ProfileForCPUFootprint(name string, v ValidationSpec, required []string, fa
 }
 
 func footprintProfile(name string, v ValidationSpec, required []string, facts NodeFacts, region string, zoneIDs []string) *profile.Profile {
-	v = featureBenchmarks(v, required)
+	v = featureBenchmarks(v, required, facts.CPUFeatures)
 	return ProfileForInstanceType(v, facts, ProfileTarget{
 		Name: name, Region: region, ZoneIDs: zoneIDs,
 		ReportsPrefix: v.ReportsPrefix(name), ReportsKMSKeyARN: v.ReportsKMSKeyARN,

@@ -36,9 +36,11 @@ func guideC7iFootprint(t *testing.T) string {
 }
 
 // A footprint that requires amx_bf16 or avx512_bf16 gets cpu_bf16_gemm in
-// its profile, one that requires amx_int8 or avx512_vnni cpu_int8_gemm,
-// each at half the peak by default; a benchmark the block declares keeps
-// its own thresholds and is not added twice; other features add nothing.
+// its profile, one that requires amx_int8 or avx512_vnni cpu_int8_gemm: on
+// a type with AMX (c7i) the AMX kernel at AMXEfficiency of the tile peak,
+// required as the backend; on one without (c6i: AVX-512 with VNNI) half
+// the AVX-512 peak. A benchmark the block declares keeps its
+// own thresholds and is not added twice; other features add nothing.
 func TestFootprintProfileFeatureBenchmarks(t *testing.T) {
 	c, err := catalog.Embedded()
 	if err != nil {
@@ -50,8 +52,8 @@ func TestFootprintProfileFeatureBenchmarks(t *testing.T) {
 	}
 	facts := NodeFactsFromCatalog(it, 0)
 	base := ValidationSpec{ReportsS3URI: "s3://b/p/"}
-	bf16 := "benchmark \"cpu_bf16_gemm\" {\n  min_efficiency = 0.5\n}"
-	int8 := "benchmark \"cpu_int8_gemm\" {\n  min_efficiency = 0.5\n}"
+	bf16 := "benchmark \"cpu_bf16_gemm\" {\n  min_efficiency = 0.02\n  backend = \"builtin-amx-bf16\"\n}"
+	int8 := "benchmark \"cpu_int8_gemm\" {\n  min_efficiency = 0.02\n  backend = \"builtin-amx-int8\"\n}"
 	for _, tt := range []struct {
 		required []string
 		want     []string
@@ -86,6 +88,16 @@ func TestFootprintProfileFeatureBenchmarks(t *testing.T) {
 	}
 	if len(declared.Benchmarks) != 1 {
 		t.Errorf("the declared block was modified: %+v", declared.Benchmarks)
+	}
+	// Without AMX on the chosen type: the AVX-512 kernel at half its peak,
+	// any backend.
+	c6i, ok := c.Lookup("c6i.large")
+	if !ok {
+		t.Fatal("c6i.large is not in the catalog")
+	}
+	got = ProfileForCPUFootprint("fp", base, []string{"avx512_vnni"}, NodeFactsFromCatalog(c6i, 0), "me-central-1", nil)
+	if w := "benchmark \"cpu_int8_gemm\" {\n  min_efficiency = 0.5\n}"; !strings.Contains(got, w) || strings.Contains(got, "backend") {
+		t.Errorf("c6i: the profile lacks\n%s\nor names a backend:\n%s", w, got)
 	}
 	// Every benchmark it adds is one hwprobe runs.
 	for _, fb := range FootprintFeatureBenchmarks {

@@ -87,6 +87,9 @@ type BenchmarkThreshold struct {
 	Max           *float64
 	MinEfficiency *float64
 	Optional      bool
+	// Backend is the kernel the figure must come from; set only by the
+	// defaults a footprint's required features add (featureBenchmarks).
+	Backend string
 }
 
 // ValidationSpec is a `validation` block as declared. Zero values take the
@@ -358,7 +361,7 @@ func ProfileForInstanceType(v ValidationSpec, facts NodeFacts, t ProfileTarget) 
 		p.EFA = &profile.EFA{Count: facts.EFAInterfaces}
 	}
 	for _, b := range levelBenchmarks(v, facts) {
-		p.Benchmarks = append(p.Benchmarks, profile.Benchmark{Name: b.Name, Min: b.Min, Max: b.Max, MinEfficiency: b.MinEfficiency, Optional: b.Optional})
+		p.Benchmarks = append(p.Benchmarks, profile.Benchmark{Name: b.Name, Min: b.Min, Max: b.Max, MinEfficiency: b.MinEfficiency, Optional: b.Optional, Backend: b.Backend})
 	}
 	if t.ReportsPrefix != "" {
 		p.Report = &profile.Report{S3URI: t.ReportsPrefix, KMSKeyID: t.ReportsKMSKeyARN}
