@@ -124,10 +124,7 @@ func (m *mlp) gemv(x, w, y []float32, batch, in, out int) {
 		m.close()
 		m.team = newTeam(t, 200*time.Microsecond)
 	}
-	m.team.run(func(p int) {
-		if p >= t {
-			return
-		}
+	m.team.runN(t, func(p int) {
 		j0, j1 := out*p/t&^63, out*(p+1)/t&^63
 		if p == t-1 {
 			j1 = out

@@ -309,10 +309,7 @@ func (q *qmlp) gemv(batch, l, ldx, lda int) {
 	pb := q.packed[l]
 	panels := (pb.n + pb.nr - 1) / pb.nr
 	t := min(q.g.threads, max(1, pb.n/256), panels)
-	q.teamOf(t).run(func(w int) {
-		if w >= t {
-			return
-		}
+	q.teamOf(t).runN(t, func(w int) {
 		p0, p1 := panels*w/t, panels*(w+1)/t
 		for s := 0; s < batch; s++ {
 			y := q.acc[s*lda+p0*32 : s*lda+p1*32]

@@ -18,8 +18,12 @@ type team struct {
 	n    int
 	spin time.Duration
 	job  func(w int)
-	gen  atomic.Uint64 // bumped by each run, and by close
-	left atomic.Int64  // workers still on the current job
+	// gen is the job's sequence number (bits 16 and up, bumped by each
+	// run and by close) and how many workers run it (the low 16 bits): a
+	// worker reads both at once, so one not needed for a job cannot take
+	// the count of the next.
+	gen  atomic.Uint64
+	left atomic.Int64 // workers still on the current job
 	stop atomic.Bool
 	mu   sync.Mutex
 	cond *sync.Cond
@@ -36,30 +40,43 @@ func newTeam(n int, spin time.Duration) *team {
 
 // run calls job(w) for w in [0, n) at once and returns when all have
 // returned.
-func (t *team) run(job func(w int)) {
-	if t.n == 1 {
+func (t *team) run(job func(w int)) { t.runN(t.n, job) }
+
+// runN calls job(w) for w in [0, k) at once (k at most n) and returns when
+// they have returned; the other workers are not waited for. A job of a
+// few workers' worth (a narrow layer's GEMV) then does not wait for every
+// worker of a large team to be scheduled.
+func (t *team) runN(k int, job func(w int)) {
+	k = min(max(k, 1), t.n, 0xffff)
+	if k == 1 {
 		job(0)
 		return
 	}
 	t.job = job
-	t.left.Store(int64(t.n - 1))
+	t.left.Store(int64(k - 1))
 	t.mu.Lock()
-	t.gen.Add(1)
+	t.gen.Store((t.gen.Load()>>16+1)<<16 | uint64(k))
 	t.cond.Broadcast()
 	t.mu.Unlock()
 	job(0)
 	for i := 0; t.left.Load() > 0; i++ {
-		if i%64 == 63 {
+		if i%spinYield == spinYield-1 {
 			runtime.Gosched()
 		}
 	}
 }
 
+// spinYield is how many polls a spinning goroutine makes between yields
+// of its thread. A yield puts the goroutine on the scheduler's global run
+// queue, under its lock: 15 workers yielding every 64 polls on a 16-core
+// host contend for that lock.
+const spinYield = 1024
+
 // close stops the workers once they are idle.
 func (t *team) close() {
 	t.stop.Store(true)
 	t.mu.Lock()
-	t.gen.Add(1)
+	t.gen.Store((t.gen.Load()>>16 + 1) << 16)
 	t.cond.Broadcast()
 	t.mu.Unlock()
 }
@@ -68,7 +85,7 @@ func (t *team) worker(w int) {
 	var seen uint64 // gen before the first run: a worker that starts late still sees it
 	for {
 		for i, t0 := 0, time.Now(); t.gen.Load() == seen; i++ {
-			if i%64 == 63 {
+			if i%spinYield == spinYield-1 {
 				if time.Since(t0) > t.spin {
 					t.mu.Lock()
 					for t.gen.Load() == seen {
@@ -84,7 +101,9 @@ func (t *team) worker(w int) {
 			return
 		}
 		seen = t.gen.Load()
-		t.job(w)
-		t.left.Add(-1)
+		if w < int(seen&0xffff) {
+			t.job(w)
+			t.left.Add(-1)
+		}
 	}
 }

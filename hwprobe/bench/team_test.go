@@ -42,3 +42,33 @@ func TestTeam(t *testing.T) {
 		t.Errorf("%d goroutines after close, %d before", n, before)
 	}
 }
+
+// runN runs the job on its first k workers only, each once, returns after
+// them, and a worker left out of one job runs the next that needs it: a
+// worker never takes one job's count for another's.
+func TestTeamRunN(t *testing.T) {
+	tm := newTeam(6, time.Millisecond)
+	defer tm.close()
+	var ran [6]atomic.Int64
+	want := [6]int64{}
+	for job := 1; job <= 300; job++ {
+		k := 1 + job%6
+		tm.runN(k, func(w int) {
+			if job%37 == 0 {
+				time.Sleep(200 * time.Microsecond)
+			}
+			ran[w].Add(1)
+		})
+		for w := range k {
+			want[w]++
+		}
+		for w := range ran {
+			if got := ran[w].Load(); got != want[w] {
+				t.Fatalf("after job %d (k=%d): worker %d ran %d jobs, want %d", job, k, w, got, want[w])
+			}
+		}
+		if job%50 == 0 {
+			time.Sleep(3 * time.Millisecond) // past the spin: the workers park
+		}
+	}
+}
