@@ -144,35 +144,11 @@ func TestAMXI8GemmExact(t *testing.T) {
 		for _, threads := range []int{1, 3, 16} {
 			for _, small := range []bool{false, true} {
 				t.Run(fmt.Sprintf("t%d/%dx%dx%d/small=%v", threads, s.m, s.n, s.k, small), func(t *testing.T) {
-					for _, ld := range []int{0, 1, 3} {
-						lda, ldb, ldc := s.k+ld, s.n+ld, s.n+2*ld
-						a, b := randU8(r, s.m*lda), randS8(r, s.k*ldb)
-						want := refI8(s.m, s.n, s.k, a, lda, b, ldb)
-						g := newGemmAMX(kern, true, threads, caches{L1D: 48 << 10, L2: 2 << 20, L3: 300 << 20})
-						if small {
-							g.kc, g.mc, g.nc = 128, 2*kern.mr, 3*kern.nr
-						}
-						check := func(how string, c []int32) {
-							t.Helper()
-							for i := 0; i < s.m; i++ {
-								for j := 0; j < s.n; j++ {
-									if got := c[i*ldc+j]; got != want[i*s.n+j] {
-										t.Fatalf("%s ld+%d: C[%d,%d] = %d, want %d", how, ld, i, j, got, want[i*s.n+j])
-									}
-								}
-							}
-						}
-						c := make([]int32, s.m*ldc)
-						for i := range c {
-							c[i] = 12345 // overwritten: C = A*B
-						}
-						g.I8gemm(s.m, s.n, s.k, a, lda, b, ldb, c, ldc)
-						check("I8gemm", c)
-						pb := g.PackB8(s.k, s.n, b, ldb)
-						c2 := make([]int32, s.m*ldc)
-						g.I8gemmPacked(s.m, a, lda, pb, c2, ldc)
-						check("I8gemmPacked", c2)
+					g := newGemmAMX(kern, true, threads, caches{L1D: 48 << 10, L2: 2 << 20, L3: 300 << 20})
+					if small {
+						g.kc, g.mc, g.nc = 128, 2*kern.mr, 3*kern.nr
 					}
+					checkI8Engine(t, g, s.m, s.n, s.k, r)
 				})
 			}
 		}

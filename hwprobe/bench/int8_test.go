@@ -48,38 +48,46 @@ func TestI8gemmExact(t *testing.T) {
 			for _, small := range []bool{false, true} {
 				name := fmt.Sprintf("t%d/%dx%dx%d/small=%v", threads, s.m, s.n, s.k, small)
 				t.Run(name, func(t *testing.T) {
-					for _, ld := range []int{0, 1, 3} { // extra columns: odd and even leading dimensions
-						lda, ldb, ldc := s.k+ld, s.n+ld, s.n+2*ld
-						a, b := randU8(r, s.m*lda), randS8(r, s.k*ldb)
-						want := refI8(s.m, s.n, s.k, a, lda, b, ldb)
-						g := newGemmI8(kern, threads, caches{L1D: 48 << 10, L2: 1 << 20, L3: 32 << 20})
-						if small {
-							g.kc, g.mc, g.nc = 64, 2*kern.mr, 3*kern.nr // several blocks
-						}
-						check := func(how string, c []int32) {
-							t.Helper()
-							for i := 0; i < s.m; i++ {
-								for j := 0; j < s.n; j++ {
-									if got := c[i*ldc+j]; got != want[i*s.n+j] {
-										t.Fatalf("%s ld+%d: C[%d,%d] = %d, want %d", how, ld, i, j, got, want[i*s.n+j])
-									}
-								}
-							}
-						}
-						c := make([]int32, s.m*ldc)
-						for i := range c {
-							c[i] = 12345 // overwritten: C = A*B
-						}
-						g.I8gemm(s.m, s.n, s.k, a, lda, b, ldb, c, ldc)
-						check("I8gemm", c)
-						pb := g.PackB8(s.k, s.n, b, ldb)
-						c2 := make([]int32, s.m*ldc)
-						g.I8gemmPacked(s.m, a, lda, pb, c2, ldc)
-						check("I8gemmPacked", c2)
+					g := newGemmI8(kern, threads, caches{L1D: 48 << 10, L2: 1 << 20, L3: 32 << 20})
+					if small {
+						g.kc, g.mc, g.nc = 64, 2*kern.mr, 3*kern.nr // several blocks
 					}
+					checkI8Engine(t, g, s.m, s.n, s.k, r)
 				})
 			}
 		}
+	}
+}
+
+// checkI8Engine compares the engine's products with the scalar one for
+// equality, with odd and even leading dimensions (extra columns), per call
+// (I8gemm) and with B packed once (PackB8, I8gemmPacked).
+func checkI8Engine(t *testing.T, g *gemm, m, n, k int, r *rand.Rand) {
+	t.Helper()
+	for _, ld := range []int{0, 1, 3} {
+		lda, ldb, ldc := k+ld, n+ld, n+2*ld
+		a, b := randU8(r, m*lda), randS8(r, k*ldb)
+		want := refI8(m, n, k, a, lda, b, ldb)
+		check := func(how string, c []int32) {
+			t.Helper()
+			for i := 0; i < m; i++ {
+				for j := 0; j < n; j++ {
+					if got := c[i*ldc+j]; got != want[i*n+j] {
+						t.Fatalf("%s ld+%d: C[%d,%d] = %d, want %d", how, ld, i, j, got, want[i*n+j])
+					}
+				}
+			}
+		}
+		c := make([]int32, m*ldc)
+		for i := range c {
+			c[i] = 12345 // overwritten: C = A*B
+		}
+		g.I8gemm(m, n, k, a, lda, b, ldb, c, ldc)
+		check("I8gemm", c)
+		pb := g.PackB8(k, n, b, ldb)
+		c2 := make([]int32, m*ldc)
+		g.I8gemmPacked(m, a, lda, pb, c2, ldc)
+		check("I8gemmPacked", c2)
 	}
 }
 
