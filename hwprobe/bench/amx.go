@@ -1,13 +1,9 @@
 package bench
 
 import (
-	"errors"
 	"fmt"
 	"unsafe"
 )
-
-// errNoAMX: the AMX kernels exist for amd64 only.
-var errNoAMX = errors.New("no AMX kernels in this build (amd64 only)")
 
 // packATiles packs an mb x kb block of row-major A, whose rows are ld
 // bytes apart and kb*elem bytes long, for the AMX kernels' tile loads: the

@@ -2,6 +2,8 @@
 
 package bench
 
+import "errors"
+
 func sgemmKernels() []sgemmKernel { return []sgemmKernel{genericSgemmKernel()} }
 
 func bf16Kernel() (sgemmKernel, bool) { return sgemmKernel{}, false }
@@ -33,6 +35,9 @@ func minMaxSpan(x []float32, lo, hi float32) (float32, float32) { return minMaxS
 func dequantSpan(y []float32, acc, cs []int32, ws, b []float32, s float32, zp int32, relu bool, lo, hi float32) (float32, float32) {
 	return dequantSpanGeneric(y, acc, cs, ws, b, s, zp, relu, lo, hi)
 }
+
+// errNoAMX: the AMX kernels exist for amd64 only.
+var errNoAMX = errors.New("no AMX kernels in this build (amd64 only)")
 
 func amxPermission() error { return errNoAMX }
 
