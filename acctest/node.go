@@ -276,6 +276,9 @@ func (p *NodePlayer) PlayNew(ctx context.Context, cluster string) error {
 			if err := p.answer(ctx, clients, n); err != nil {
 				return fmt.Errorf("node %d (%s): %w", n.Index, n.InstanceID, err)
 			}
+			if err := p.watchSlurm(ctx, n); err != nil {
+				return fmt.Errorf("node %d (%s): %w", n.Index, n.InstanceID, err)
+			}
 			continue
 		}
 		b := NodeBehaviour{}

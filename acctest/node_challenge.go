@@ -40,6 +40,8 @@ type playedNode struct {
 	answered       string // the last challenge answered
 	// first is the node's first answer (Replay).
 	first *storedAnswer
+	// leftFor is the leave request the node left Slurm for.
+	leftFor string
 }
 
 // storedAnswer is an answer as stored: its report and attestation.

@@ -15,6 +15,7 @@ import (
 	"github.com/mlplatform/mlplatform/hwprobe/gpu/nvmlmock"
 	"github.com/mlplatform/mlplatform/hwprobe/slurm"
 	"github.com/mlplatform/mlplatform/internal/cloud"
+	"github.com/mlplatform/mlplatform/internal/platform"
 )
 
 // SlurmJoiner starts a joining node's slurmd: a real one, against a real
@@ -26,6 +27,19 @@ type SlurmJoiner interface {
 	// does: the node's leave unit runs `hwprobe slurm leave`, then its
 	// slurmd and munged stop.
 	LeaveNode(ctx context.Context, l SlurmLeave) error
+	// WatchNode takes one step of a leave the provider asked for, as
+	// the node's watch unit does at each interval: `hwprobe slurm watch
+	// --once`, with a stop command that stops the node's slurmd. done:
+	// the node left and wrote its marker; false: jobs still run on it.
+	WatchNode(ctx context.Context, w SlurmWatch) (done bool, err error)
+}
+
+// SlurmWatch is one joined node that the provider asked to leave Slurm:
+// its instance tags (its metadata double) hold the request.
+type SlurmWatch struct {
+	SlurmLeave
+	// Profile is the node's profile (the marker's destination).
+	Profile string
 }
 
 // SlurmLeave is one joined node whose instance shuts down.
@@ -154,6 +168,33 @@ func (p *NodePlayer) leaveSlurm(ctx context.Context, running map[string]bool) er
 		if err := p.Slurm.LeaveNode(ctx, l); err != nil {
 			return fmt.Errorf("node %s leaving Slurm: %w", l.NodeName, err)
 		}
+	}
+	return nil
+}
+
+// watchSlurm takes a step of the leave the provider asked of node n (its
+// SlurmLeaveTag), when n joined Slurm and has not left for that request:
+// the node's watch unit, played.
+func (p *NodePlayer) watchSlurm(ctx context.Context, n cloud.GPUNode) error {
+	req := n.Tags[platform.SlurmLeaveTag]
+	if p.Slurm == nil || req == "" {
+		return nil
+	}
+	p.mu.Lock()
+	pn := p.nodes[n.InstanceID]
+	l, joined := p.joined[n.InstanceID]
+	p.mu.Unlock()
+	if pn == nil || !joined || pn.leftFor == req {
+		return nil
+	}
+	pn.imds.SetTag(platform.SlurmLeaveTag, req)
+	done, err := p.Slurm.WatchNode(ctx, SlurmWatch{SlurmLeave: l, Profile: pn.profile})
+	if err != nil {
+		return fmt.Errorf("node %s: hwprobe slurm watch: %w", l.NodeName, err)
+	}
+	if done {
+		p.Logf("node player: %s (%s) left Slurm on request %s", l.NodeName, n.InstanceID, req)
+		pn.leftFor = req
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/mlplatform/mlplatform/acctest"
 	"github.com/mlplatform/mlplatform/acctest/slurmtest"
+	"github.com/mlplatform/mlplatform/hwprobe/slurm"
 )
 
 // createMungeSecret stores key as a Secrets Manager secret encrypted with
@@ -95,9 +97,11 @@ func (cc configureController) CheckPlan(_ context.Context, req plancheck.CheckPl
 // its two GPUs; a node whose GPU falls off is drained by hwprobe within
 // one health check interval and a job that needs every node waits; when
 // the GPU is back, hwprobe resumes the node and the job runs; an
-// administrator's drain is never resumed. A scale-in's node leaves Slurm
-// when its instance shuts down (`hwprobe slurm leave`), and so does every
-// node at destroy: no ghost node.
+// administrator's drain is never resumed. A scale-in waits for the job on
+// its node: the node drains on the provider's request (`hwprobe slurm
+// watch`), its job ends, it leaves Slurm, and only then is its instance
+// terminated; every node leaves at destroy as its instance shuts down
+// (`hwprobe slurm leave`): no ghost node.
 func TestAccGPUCluster_slurmJoin(t *testing.T) {
 	start := time.Now()
 	const name = "slurm-join"
@@ -215,6 +219,45 @@ func TestAccGPUCluster_slurmJoin(t *testing.T) {
 		_, err = sc.Scontrol("update", "nodename="+nodes[0], "state=resume")
 		return err
 	}
+	// A 40-second job on node 1 when a scale-in begins. With an update
+	// timeout of 10 seconds the apply fails, naming the node, which stays
+	// drained for leaving with its job running and its instance up. The
+	// next apply waits for the job to end (exit 0: not killed with its
+	// node) and only then terminates the instance.
+	var job chan error
+	startJob := func() {
+		job = make(chan error, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			_, err := sc.Srun(ctx, "-w", nodes[1], "-p", "gpu", "sleep", "40")
+			job <- err
+		}()
+		sc.WaitNode(nodes[1], 20*time.Second, "running the job", func(n slurm.Node) bool { return n.State.Busy() })
+	}
+	heldByTheJob := func() {
+		n, err := sc.ShowNode(nodes[1])
+		if err != nil || !slurmtest.DrainedBy("hwprobe: leaving: requested by mlplatform")(n) || !n.State.Busy() {
+			t.Fatalf("after the timed-out scale-in, %s is %s (reason %q, %v): want drained for leaving, its job running", nodes[1], n.State, n.Reason, err)
+		}
+		select {
+		case err := <-job:
+			t.Fatalf("the job on %s ended (%v) before the scale-in's timeout had passed", nodes[1], err)
+		default:
+		}
+		t.Logf("%s held the scale-in: %s, reason %q", nodes[1], n.State, n.Reason)
+	}
+	jobFinished := func(*terraform.State) error {
+		select {
+		case err := <-job:
+			if err != nil {
+				return fmt.Errorf("the job on the scaled-in node did not finish: %v", err)
+			}
+			return nil
+		default:
+			return errors.New("the scale-in finished while the job on its node still ran")
+		}
+	}
 	playerOK := func(*terraform.State) error {
 		if errs := p.Errs(); len(errs) > 0 {
 			return fmt.Errorf("node player: %v", errs)
@@ -237,10 +280,21 @@ func TestAccGPUCluster_slurmJoin(t *testing.T) {
 				joined, gpuFallsOff, adminDrain, playerOK,
 			),
 		}, {
-			// Scale-in: node 1's instance is terminated, and the node
-			// leaves Slurm as it shuts down.
-			Config: slurmClusterConfig(h, name, 1, key, p.Signer.CertPEM, sc.Controller, secret),
+			// Scale-in while a job runs on node 1, with too short an
+			// update timeout: the provider asks the node to leave (its
+			// watch drains it) and waits for the job, then gives up
+			// without terminating the instance.
+			PreConfig:   startJob,
+			Config:      strings.TrimSuffix(slurmClusterConfig(h, name, 1, key, p.Signer.CertPEM, sc.Controller, secret), "}\n") + "  timeouts {\n    update = \"10s\"\n  }\n}\n",
+			ExpectError: regexp.MustCompile(`did not leave Slurm before the timeout`),
+		}, {
+			// Again, with the default timeout: the apply waits for the
+			// job to end, the node leaves Slurm, then its instance is
+			// terminated.
+			PreConfig: heldByTheJob,
+			Config:    slurmClusterConfig(h, name, 1, key, p.Signer.CertPEM, sc.Controller, secret),
 			Check: resource.ComposeAggregateTestCheckFunc(
+				jobFinished,
 				func(*terraform.State) error { return waitNodes(nodes[:1]) },
 				func(*terraform.State) error {
 					sc.WaitNode(nodes[0], 10*time.Second, "in service", inService)

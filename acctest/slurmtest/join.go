@@ -400,3 +400,50 @@ func (c *Cluster) LeaveNode(ctx context.Context, l acctest.SlurmLeave) error {
 	}
 	return nil
 }
+
+// WatchNode runs the node's `hwprobe slurm watch --once`, as its watch
+// unit does at each interval, against this controller. Its stop command
+// stops the node's slurmd as systemctl would: a SIGTERM to the process
+// the cluster started (the node's namespaces exec slurmd in place). Exit
+// 0 is done (the node left, its munged stops too), 1 jobs still run.
+func (c *Cluster) WatchNode(ctx context.Context, w acctest.SlurmWatch) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	c.mu.Lock()
+	pid := 0
+	for _, p := range c.procs {
+		if p.name == "slurmd-"+w.NodeName && p.cmd.Process != nil {
+			pid = p.cmd.Process.Pid
+		}
+	}
+	c.mu.Unlock()
+	if pid == 0 {
+		return false, fmt.Errorf("node %s: no slurmd started", w.NodeName)
+	}
+	cmd := exec.CommandContext(ctx, w.Hwprobe, "slurm", "watch", "--once", "--profile", w.Profile, "--config", w.JoinConfig,
+		"--slurm-conf", c.Conf, "--stop-command", fmt.Sprintf("kill -TERM %d", pid))
+	cmd.Env = w.Env
+	out, err := cmd.CombinedOutput()
+	if cmd.ProcessState == nil {
+		return false, fmt.Errorf("hwprobe slurm watch: %w", err)
+	}
+	code := cmd.ProcessState.ExitCode()
+	c.t.Logf("slurmtest: %s: hwprobe slurm watch --once: exit %d\n%s", w.NodeName, code, out)
+	switch {
+	case code == 1:
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("exit %d: %w: %s", code, err, strings.TrimSpace(string(out)))
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n, ok := c.joined[w.NodeName]; ok {
+		n.left = true
+	}
+	for _, p := range c.procs {
+		if p.name == "slurmd-"+w.NodeName || p.name == "munged-"+w.NodeName {
+			stopProc(p)
+		}
+	}
+	return true, nil
+}

@@ -96,6 +96,28 @@ func PublishBody(ctx context.Context, api S3, t Target, r Report, body, attestat
 	return "s3://" + bucket + "/" + key, nil
 }
 
+// PublishObject writes body under t's prefix at rel (t.URI must name a
+// prefix), under Publish's rules: the bucket and the KMS key in t.Region,
+// SSE-KMS, written once (ErrReportExists when the key exists), the bucket
+// owner when set. It returns the object URI.
+func PublishObject(ctx context.Context, api S3, t Target, rel, contentType string, body []byte) (string, error) {
+	bucket, prefix, owner, err := locate(ctx, api, t)
+	if err != nil {
+		return "", err
+	}
+	if strings.HasSuffix(prefix, ".json") {
+		return "", fmt.Errorf("publish: %s names an object, not a prefix", t.URI)
+	}
+	key := rel
+	if prefix != "" {
+		key = strings.TrimSuffix(prefix, "/") + "/" + rel
+	}
+	if err := put(ctx, api, t, bucket, key, owner, contentType, body); err != nil {
+		return "", err
+	}
+	return "s3://" + bucket + "/" + key, nil
+}
+
 // locate checks t: its URI, its KMS key's region and its bucket's region.
 // It returns the bucket, the key or prefix, and the expected bucket owner.
 func locate(ctx context.Context, api S3, t Target) (bucket, key string, owner *string, err error) {

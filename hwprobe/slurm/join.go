@@ -312,3 +312,37 @@ TimeoutStopSec=60
 WantedBy=multi-user.target
 `, nil
 }
+
+// WatchUnitName is the systemd unit that takes the node out of Slurm when
+// the provider asks, before it terminates the instance.
+const WatchUnitName = "mlplatform-slurm-watch.service"
+
+// WatchUnit is the unit WatchUnitName: `hwprobe slurm watch` as a daemon,
+// started after slurmd, restarted when it exits. hwprobe, config and
+// profile are absolute paths: this hwprobe, the join configuration and
+// the node's profile (the marker's destination).
+func WatchUnit(hwprobe, config, profile string) (string, error) {
+	if !filepath.IsAbs(hwprobe) || !filepath.IsAbs(config) || !filepath.IsAbs(profile) {
+		return "", fmt.Errorf("watch unit: hwprobe %q, the join configuration %q and the profile %q must be absolute paths", hwprobe, config, profile)
+	}
+	cmd, err := QuoteArgs([]string{hwprobe, "slurm", "watch", "--profile", profile, "--config", config})
+	if err != nil {
+		return "", fmt.Errorf("watch unit: %w", err)
+	}
+	return `# Written by hwprobe slurm join: when mlplatform asks (instance tag
+# ` + LeaveRequestTag + `), the node drains, lets its jobs end,
+# stops slurmd, leaves Slurm and says so, before its instance is terminated.
+[Unit]
+Description=Leave Slurm when mlplatform asks (hwprobe slurm watch)
+Wants=network-online.target
+After=network-online.target munge.service slurmd.service
+
+[Service]
+ExecStart=` + cmd + `
+Restart=always
+RestartSec=10
+
+[Install]
+WantedBy=multi-user.target
+`, nil
+}

@@ -40,8 +40,9 @@ func ReadGPUClusterDrift(c *GPUCluster, tagsAll map[string]string) GPUClusterDri
 		}
 		user := map[string]string{}
 		for k, v := range n.Tags {
-			// The gate's challenge is its own, not the user's.
-			if !strings.HasPrefix(k, cloud.ReservedTagPrefix) && !strings.HasPrefix(k, "aws:") && k != ChallengeTag {
+			// The gate's challenge and a leave request are the
+			// provider's own, not the user's.
+			if !strings.HasPrefix(k, cloud.ReservedTagPrefix) && !strings.HasPrefix(k, "aws:") && k != ChallengeTag && k != SlurmLeaveTag {
 				user[k] = v
 			}
 		}

@@ -701,7 +701,7 @@ func (e *Env) reconcileNodes(ctx context.Context, spec GPUClusterSpec, plan *GPU
 	np := PlanNodes(live, spec.NodeCount, hash, spec.InstanceType, spec.Rollout)
 	o.progress("GPU cluster %s: %d nodes to keep, %d to launch, %d to remove, %d batches to roll", spec.Name, len(np.Keep), len(np.Launch), len(np.Remove), len(np.Roll))
 
-	if err := e.terminate(ctx, spec.Name, np.Remove, o); err != nil {
+	if err := e.terminate(ctx, spec, np.Remove, o); err != nil {
 		return err
 	}
 	// The cluster stays in the zone of the nodes it keeps (one cluster
@@ -726,7 +726,7 @@ func (e *Env) reconcileNodes(ctx context.Context, spec GPUClusterSpec, plan *GPU
 	for i, step := range RollSteps(np, spec.Rollout) {
 		o.progress("GPU cluster %s: rolling batch %d of %d (nodes %s, %s)", spec.Name, i+1, len(np.Roll), cloud.FormatIndices(step.Launch), strategyName(step.LaunchFirst))
 		if !step.LaunchFirst {
-			if err := e.terminate(ctx, spec.Name, step.Terminate, o); err != nil {
+			if err := e.terminate(ctx, spec, step.Terminate, o); err != nil {
 				return err
 			}
 		}
@@ -735,7 +735,7 @@ func (e *Env) reconcileNodes(ctx context.Context, spec GPUClusterSpec, plan *GPU
 			return err
 		}
 		if step.LaunchFirst {
-			if err := e.terminate(ctx, spec.Name, step.Terminate, o); err != nil {
+			if err := e.terminate(ctx, spec, step.Terminate, o); err != nil {
 				return err
 			}
 		}
@@ -773,9 +773,15 @@ type launchContext struct {
 	tr   *tracker
 }
 
-func (e *Env) terminate(ctx context.Context, name string, nodes []cloud.GPUNode, o GPUClusterOptions) error {
+// terminate terminates nodes and waits until they are gone; with Slurm,
+// once they have left it (slurmLeave).
+func (e *Env) terminate(ctx context.Context, spec GPUClusterSpec, nodes []cloud.GPUNode, o GPUClusterOptions) error {
 	if len(nodes) == 0 {
 		return nil
+	}
+	name := spec.Name
+	if err := e.slurmLeave(ctx, spec, nodes, o); err != nil {
+		return err
 	}
 	ids := make([]string, 0, len(nodes))
 	for _, n := range nodes {

@@ -113,7 +113,7 @@ func (e *Env) gateGPUCluster(ctx context.Context, spec GPUClusterSpec, plan *GPU
 				}
 			}
 			o.progress("GPU cluster %s: validation: replacing nodes %s (%d of %d replacements used)", spec.Name, cloud.FormatIndices(res.Replace), used, *v.MaxReplacements)
-			if err := e.terminate(ctx, spec.Name, ids, o); err != nil {
+			if err := e.terminate(ctx, spec, ids, o); err != nil {
 				return err
 			}
 			// The converge launches the missing indices again, in the

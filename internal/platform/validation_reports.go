@@ -2,6 +2,7 @@ package platform
 
 import (
 	"context"
+	"github.com/mlplatform/mlplatform/hwprobe/slurm"
 	"slices"
 	"time"
 
@@ -38,6 +39,8 @@ func (e *Env) ValidationReports(ctx context.Context, reportsS3URI, name, trusted
 	if err != nil {
 		return nil, err
 	}
+	// Nodes that left Slurm say so beside the nodes' prefixes: not a node.
+	ids = slices.DeleteFunc(ids, func(id string) bool { return id+"/" == slurm.LeftMarkerDir })
 	slices.Sort(ids)
 	nodes := make([]ExpectedNode, len(ids))
 	for i, id := range ids {

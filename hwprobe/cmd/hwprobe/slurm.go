@@ -52,9 +52,11 @@ func slurmCmd(ctx context.Context, a *app, args []string) error {
 			return joinCmd(ctx, a, args[1:])
 		case "leave":
 			return leaveCmd(ctx, a, args[1:])
+		case "watch":
+			return watchCmd(ctx, a, args[1:])
 		}
 	}
-	fset := newFlags(a, "slurm", "join|leave|health-check [flags]", `
+	fset := newFlags(a, "slurm", "join|leave|watch|health-check [flags]", `
 Work with Slurm.
 
 Subcommands:
@@ -65,6 +67,11 @@ Subcommands:
   leave         take the node out of Slurm as its instance shuts down:
                 drain it ("hwprobe: leaving: ..."), then delete it, or set
                 it down when jobs still run on it
+  watch         leave when the provider asks (instance tag
+                `+slurm.LeaveRequestTag+`), before a scale-in or replacement
+                terminates the instance: drain, wait for the jobs to end,
+                stop slurmd, delete the node, write a marker for the
+                provider
   health-check  slurmd's HealthCheckProgram: check the node quickly, drain
                 it in Slurm when it fails (reason "hwprobe: CHECK: ..."),
                 resume it when it passes again and hwprobe drained it`,
@@ -72,7 +79,7 @@ Subcommands:
 	if done, err := parse(a, fset, args); done {
 		return err
 	}
-	return cannotRun(errors.New(`slurm: missing subcommand (try "hwprobe slurm join --help", "hwprobe slurm leave --help" or "hwprobe slurm health-check --help")`))
+	return cannotRun(errors.New(`slurm: missing subcommand (try "hwprobe slurm join --help", "hwprobe slurm leave --help", "hwprobe slurm watch --help" or "hwprobe slurm health-check --help")`))
 }
 
 // healthCheckDefaultTimeout keeps a run well under the 60 s after which

@@ -53,6 +53,9 @@ slurmd's --conf with its Gres, Feature and RealMemory).
   5. Installs and starts `+slurm.LeaveUnitName+` under --systemd-dir:
      at shutdown, before slurmd and munge stop, it runs "hwprobe slurm
      leave --config FILE", which drains the node and deletes it from Slurm.
+     When the node's profile (--profile) exists, also `+slurm.WatchUnitName+`:
+     "hwprobe slurm watch", which leaves Slurm when the provider asks
+     before a scale-in or a replacement, once the node's jobs have ended.
   6. Waits for the node to register (it registers drained: State=DRAIN in
      its --conf) and runs its first health check ("hwprobe slurm
      health-check --first"): resumed when it passes, kept drained with
@@ -74,6 +77,7 @@ slurmd or systemctl, an instance metadata or Secrets Manager error.`,
 	link := fset.String("health-check-link", filepath.Join(healthCheckLinkDir, healthCheckName), "symbolic `link` to this hwprobe for HealthCheckProgram (empty: none)")
 	slurmdFlag := fset.String("slurmd", "", "slurmd `program` that must be installed (default: PATH, then "+strings.Join(slurmdCandidates, ", ")+")")
 	systemctlFlag := fset.String("systemctl", "", "systemctl `program` (default: from PATH)")
+	profilePath := fset.String("profile", nodeProfilePath, "the node's profile `file`, for "+slurm.WatchUnitName+" (skipped when it does not exist)")
 	noStart := fset.Bool("no-start", false, "write the munge key and the link, print the node name and slurmd's arguments as JSON; no systemd")
 	firstCheck := fset.Bool("first-check", true, "after starting slurmd, wait for the node to register (drained) and run its first health check, which resumes it when it passes")
 	registerWait := fset.Duration("register-wait", 90*time.Second, "how long to wait for the node to register")
@@ -120,11 +124,14 @@ slurmd or systemctl, an instance metadata or Secrets Manager error.`,
 			envPaths = append(envPaths, p)
 		}
 	}
-	dropIn, leaveUnit := "", ""
+	dropIn, leaveUnit, watchUnit := "", "", ""
 	if isDir(*unitDir) {
 		dropIn = filepath.Join(*unitDir, slurm.SlurmdDropInName)
 		if !*noStart {
 			leaveUnit = filepath.Join(*unitDir, slurm.LeaveUnitName)
+			if a.fileExists(*profilePath) {
+				watchUnit = filepath.Join(*unitDir, slurm.WatchUnitName)
+			}
 		}
 	}
 	self := ""
@@ -137,7 +144,7 @@ slurmd or systemctl, an instance metadata or Secrets Manager error.`,
 	if *link != "" {
 		exe = self
 	}
-	unitText := ""
+	unitText, watchText := "", ""
 	if leaveUnit != "" {
 		abs, err := filepath.Abs(*configPath)
 		if err != nil {
@@ -145,6 +152,15 @@ slurmd or systemctl, an instance metadata or Secrets Manager error.`,
 		}
 		if unitText, err = slurm.LeaveUnit(self, abs); err != nil {
 			return fail(err)
+		}
+		if watchUnit != "" {
+			prof, err := filepath.Abs(*profilePath)
+			if err != nil {
+				return fail(fmt.Errorf("watch unit: %w", err))
+			}
+			if watchText, err = slurm.WatchUnit(self, abs, prof); err != nil {
+				return fail(err)
+			}
 		}
 	}
 
@@ -165,7 +181,10 @@ slurmd or systemctl, an instance metadata or Secrets Manager error.`,
 			if leaveUnit != "" {
 				fmt.Fprintf(w, "would write %s (the node leaves Slurm at shutdown: hwprobe slurm leave)\n", leaveUnit)
 			}
-			fmt.Fprintf(w, "would run: %s\n", stepsText(systemctlSteps(dropIn != "", leaveUnit != "")))
+			if watchUnit != "" {
+				fmt.Fprintf(w, "would write %s (the node leaves Slurm when the provider asks: hwprobe slurm watch)\n", watchUnit)
+			}
+			fmt.Fprintf(w, "would run: %s\n", stepsText(systemctlSteps(dropIn != "", leaveUnit != "", watchUnit != "")))
 		}
 		fmt.Fprintf(w, "slurmd %s\n", quoted)
 		return nil
@@ -236,7 +255,12 @@ slurmd or systemctl, an instance metadata or Secrets Manager error.`,
 			return fail(fmt.Errorf("leave unit: %w", err))
 		}
 	}
-	for _, step := range systemctlSteps(dropIn != "", leaveUnit != "") {
+	if watchUnit != "" {
+		if err := slurm.WriteFileAtomic(watchUnit, []byte(watchText), 0o644, nil); err != nil {
+			return fail(fmt.Errorf("watch unit: %w", err))
+		}
+	}
+	for _, step := range systemctlSteps(dropIn != "", leaveUnit != "", watchUnit != "") {
 		out, err := exec.CommandContext(ctx, systemctl, step...).CombinedOutput()
 		if err != nil {
 			return fail(fmt.Errorf("%s: %w%s", stepsText([][]string{step}), err, lastLine(out)))
@@ -290,9 +314,10 @@ func firstHealthCheck(ctx context.Context, a *app, name string, wait time.Durati
 // systemctlSteps are the systemctl commands (their arguments) that start
 // the node's daemons: munge with the new key, then slurmd with its new
 // options, then, with leave, the unit that takes the node out of Slurm
-// at shutdown (started after slurmd, it is stopped before it). reload:
-// unit files were written.
-func systemctlSteps(reload, leave bool) [][]string {
+// at shutdown (started after slurmd, it is stopped before it), and with
+// watch the daemon that leaves on the provider's request. reload: unit
+// files were written.
+func systemctlSteps(reload, leave, watch bool) [][]string {
 	var s [][]string
 	if reload {
 		s = append(s, []string{"daemon-reload"})
@@ -300,6 +325,9 @@ func systemctlSteps(reload, leave bool) [][]string {
 	s = append(s, []string{"restart", "munge"}, []string{"enable", "slurmd"}, []string{"restart", "slurmd"})
 	if leave {
 		s = append(s, []string{"enable", "--now", slurm.LeaveUnitName})
+	}
+	if watch {
+		s = append(s, []string{"enable", "--now", slurm.WatchUnitName})
 	}
 	return s
 }

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mlplatform/mlplatform/hwprobe/slurm"
+)
+
+// TestSlurmWatchOnce: one step of a requested leave, with a scontrol
+// stand-in, the node's metadata holding the request, and an S3 stand-in:
+// no request is exit 2; a node whose jobs run is drained and exit 1, its
+// slurmd left running; an idle node is drained, its slurmd stopped, it is
+// deleted, and its marker written (exit 0); a node not in Slurm gets its
+// marker at once. The real scontrol, against real daemons, is in the
+// provider's TestAccGPUCluster_slurmJoin.
+func TestSlurmWatchOnce(t *testing.T) {
+	const req = "0123456789abcdef"
+	drain := "update nodename=train-9 state=drain reason=hwprobe: leaving: " + requestedLeaveReason
+	for _, tt := range []struct {
+		name    string
+		node    string // scontrol show node's State; "" not found
+		request bool
+		code    int
+		out     string
+		stopped bool
+		marker  slurm.LeaveResult
+		calls   []string
+	}{
+		{name: "no request", node: "IDLE", code: exitCannotRun, out: "no leave request"},
+		{name: "jobs running", node: "MIXED", request: true, code: exitFailed, out: "drained; waiting for its jobs to end",
+			calls: []string{"show node train-9", drain, "show node train-9"}},
+		{name: "idle", node: "IDLE", request: true, code: exitOK, out: "slurm watch: node train-9, request " + req + ": left", stopped: true, marker: slurm.Left,
+			calls: []string{"show node train-9", drain, "show node train-9", "delete nodename=train-9"}},
+		{name: "not in Slurm", request: true, code: exitOK, out: "not in Slurm", marker: slurm.NotInSlurm, calls: []string{"show node train-9"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			prog, calls := scontrolStandIn(t, dir)
+			if tt.node != "" {
+				answer := strings.ReplaceAll(strings.ReplaceAll(leaveNode, "NodeName=%s", "NodeName=train-9"), "State=%s", "State="+tt.node)
+				if err := os.WriteFile(filepath.Join(dir, "node"), []byte(answer), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			md := gpuNodeMetadata()
+			if tt.request {
+				md["tags/instance/"+slurm.LeaveRequestTag] = req
+			}
+			startJoinIMDS(t, md)
+			prof, _ := serveFiles(t)
+			store := newStore()
+			var out, errb bytes.Buffer
+			a := serveApp(store, nil, &out, &errb)
+			stopped := filepath.Join(dir, "stopped")
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			err := run(ctx, []string{"slurm", "watch", "--once", "--profile", prof, "--config", joinConfig(t, t.TempDir(), nil),
+				"--scontrol", prog, "--slurm-conf", "/etc/slurm/test.conf", "--stop-command", "touch " + stopped}, a)
+			code := exitStatus(err, &errb)
+			if code != tt.code || !strings.Contains(out.String()+errb.String(), tt.out) {
+				t.Fatalf("exit %d (want %d), output %q %q: want %q", code, tt.code, out.String(), errb.String(), tt.out)
+			}
+			if _, err := os.Stat(stopped); (err == nil) != tt.stopped {
+				t.Errorf("slurmd stopped: %v, want %v", err == nil, tt.stopped)
+			}
+			b, _ := os.ReadFile(calls)
+			var got []string
+			for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+				if l != "" {
+					got = append(got, strings.TrimSpace(l[:strings.Index(l, " [")]))
+				}
+			}
+			if strings.Join(got, "|") != strings.Join(tt.calls, "|") {
+				t.Errorf("scontrol calls %q, want %q", got, tt.calls)
+			}
+			key := "hw/" + slurm.LeftMarkerDir + "i-0abc.json"
+			body, ok := store.bodies[key]
+			if tt.marker == "" {
+				if ok || len(store.bodies) > 0 {
+					t.Errorf("a marker was written: %v", store.keys)
+				}
+				return
+			}
+			if !ok {
+				t.Fatalf("no marker at %s: %v", key, store.keys)
+			}
+			m, err := slurm.ParseLeftMarker(body)
+			if err != nil || m.Result != tt.marker || m.Request != req || m.InstanceID != "i-0abc" || m.Node != "train-9" {
+				t.Errorf("marker %+v (%v)", m, err)
+			}
+		})
+	}
+}
