@@ -106,7 +106,7 @@ func (p *NodePlayer) joinSlurm(ctx context.Context, clients *cloud.Clients, pn *
 		return err
 	}
 	keyFile := filepath.Join(keyDir, "munge.key")
-	res, code, err := pn.run(ctx, "slurm", "join", "--config", cfgPath, "--no-start", "--munge-key", keyFile, "--health-check-link", "")
+	res, code, err := pn.run(ctx, "slurm", "join", "--config", cfgPath, "--no-start", "--munge-key", keyFile, "--health-check-link", "", "--profile", pn.profile)
 	if err != nil || code != 0 {
 		return fmt.Errorf("hwprobe slurm join exit %d: %v\n%s", code, err, res)
 	}

@@ -25,6 +25,20 @@ func LeftMarkerKey(prefix, instanceID string) string {
 	return prefix + LeftMarkerDir + instanceID + ".json"
 }
 
+// JoinedMarkerDir is where a node that joined Slurm says so, under its
+// cluster's reports prefix: JoinedMarkerDir + INSTANCE-ID + ".json". The
+// provider waits for a leave only from nodes that joined: a node that
+// never did (its boot failed before the join) has no job and no watch
+// unit to answer.
+const JoinedMarkerDir = "slurm-joined/"
+
+// JoinedMarker is what a node writes when it joins Slurm.
+type JoinedMarker struct {
+	Node       string    `json:"node"`
+	InstanceID string    `json:"instance_id"`
+	JoinedAt   time.Time `json:"joined_at"`
+}
+
 // LeftMarker is what a node writes once it has left Slurm on request: the
 // provider terminates it only then (or when the request times out, never:
 // the apply fails and the node stays drained).
@@ -64,6 +78,19 @@ func ParseLeftMarker(b []byte) (LeftMarker, error) {
 		return LeftMarker{}, errors.New("slurm left marker: no instance_id or request")
 	case m.Result != Left && m.Result != NotInSlurm && m.Result != MarkedDown:
 		return LeftMarker{}, fmt.Errorf("slurm left marker: result %q is not %q, %q or %q", m.Result, Left, NotInSlurm, MarkedDown)
+	}
+	return m, nil
+}
+
+// ParseJoinedMarker reads a joined marker and checks it names an
+// instance.
+func ParseJoinedMarker(b []byte) (JoinedMarker, error) {
+	var m JoinedMarker
+	if err := json.Unmarshal(b, &m); err != nil {
+		return JoinedMarker{}, fmt.Errorf("slurm joined marker: %w", err)
+	}
+	if m.InstanceID == "" {
+		return JoinedMarker{}, errors.New("slurm joined marker: no instance_id")
 	}
 	return m, nil
 }

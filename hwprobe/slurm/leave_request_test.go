@@ -129,3 +129,16 @@ func FuzzParseLeaveRequest(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseJoinedMarker: a joined marker either names an instance or is
+// refused.
+func FuzzParseJoinedMarker(f *testing.F) {
+	f.Add(`{"node":"n-1","instance_id":"i-1","joined_at":"2026-11-27T14:00:00Z"}`)
+	f.Add(`{"node":"n-1"}`)
+	f.Fuzz(func(t *testing.T, s string) {
+		m, err := ParseJoinedMarker([]byte(s))
+		if err == nil && m.InstanceID == "" {
+			t.Fatalf("accepted %+v", m)
+		}
+	})
+}

@@ -59,6 +59,24 @@ func (e *Env) slurmLeave(ctx context.Context, spec GPUClusterSpec, nodes []cloud
 	if len(ids) == 0 {
 		return nil
 	}
+	// Only nodes that joined Slurm (their joined marker) can leave it: a
+	// node whose boot failed before the join runs no job and no watch.
+	prefix := spec.Validation.ReportsPrefix(spec.Name)
+	joined, err := e.slurmMarkers(ctx, prefix, slurm.JoinedMarkerDir, ids)
+	if err != nil {
+		return fmt.Errorf("reading which nodes joined Slurm: %w", err)
+	}
+	index := map[string]int{}
+	for _, n := range nodes {
+		index[n.InstanceID] = n.Index
+	}
+	if never := slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return joined[id] }); len(never) > 0 {
+		o.progress("GPU cluster %s: nodes %s never joined Slurm: nothing to leave", spec.Name, cloud.FormatIndices(indicesOf(never, index)))
+	}
+	ids = slices.DeleteFunc(ids, func(id string) bool { return !joined[id] })
+	if len(ids) == 0 {
+		return nil
+	}
 	req, err := newLeaveRequest()
 	if err != nil {
 		return err
@@ -66,15 +84,10 @@ func (e *Env) slurmLeave(ctx context.Context, spec GPUClusterSpec, nodes []cloud
 	if err := cloud.TagGPUCluster(ctx, e.Clients.EC2, ids, map[string]string{SlurmLeaveTag: req}, nil); err != nil {
 		return fmt.Errorf("asking nodes to leave Slurm: %w", err)
 	}
-	index := map[string]int{}
-	for _, n := range nodes {
-		index[n.InstanceID] = n.Index
-	}
-	prefix := spec.Validation.ReportsPrefix(spec.Name)
 	waiting := slices.Clone(ids)
 	said := ""
 	for {
-		left, err := e.slurmLeft(ctx, prefix, waiting)
+		left, err := e.slurmMarkers(ctx, prefix, slurm.LeftMarkerDir, waiting)
 		if err == nil {
 			waiting = slices.DeleteFunc(waiting, func(id string) bool { return left[id] })
 		}
@@ -108,14 +121,14 @@ func (e *Env) slurmLeave(ctx context.Context, spec GPUClusterSpec, nodes []cloud
 	}
 }
 
-// slurmLeft reads which of ids have left Slurm: a marker under prefix
-// that parses and names its instance.
-func (e *Env) slurmLeft(ctx context.Context, prefix string, ids []string) (map[string]bool, error) {
-	keys, err := cloud.ListReports(ctx, e.Clients.S3, prefix+slurm.LeftMarkerDir, cloud.ReportListing{Max: 4 * MaxReportNodes})
+// slurmMarkers reads which of ids have a marker under prefix+dir (joined
+// or left): one that parses and names its instance.
+func (e *Env) slurmMarkers(ctx context.Context, prefix, dir string, ids []string) (map[string]bool, error) {
+	keys, err := cloud.ListReports(ctx, e.Clients.S3, prefix+dir, cloud.ReportListing{Max: 4 * MaxReportNodes})
 	if err != nil {
 		return nil, err
 	}
-	left := map[string]bool{}
+	found := map[string]bool{}
 	for _, k := range keys {
 		id := strings.TrimSuffix(k.Rel, ".json")
 		if !slices.Contains(ids, id) {
@@ -125,11 +138,27 @@ func (e *Env) slurmLeft(ctx context.Context, prefix string, ids []string) (map[s
 		if err != nil {
 			return nil, err
 		}
-		if m, err := slurm.ParseLeftMarker(body); err == nil && m.InstanceID == id {
-			left[id] = true
+		if markerOf(dir, body) == id {
+			found[id] = true
 		}
 	}
-	return left, nil
+	return found, nil
+}
+
+// markerOf is the instance a marker names, "" when it does not parse.
+func markerOf(dir string, body []byte) string {
+	if dir == slurm.LeftMarkerDir {
+		m, err := slurm.ParseLeftMarker(body)
+		if err != nil {
+			return ""
+		}
+		return m.InstanceID
+	}
+	m, err := slurm.ParseJoinedMarker(body)
+	if err != nil {
+		return ""
+	}
+	return m.InstanceID
 }
 
 func indicesOf(ids []string, index map[string]int) []int {

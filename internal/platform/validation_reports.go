@@ -39,8 +39,9 @@ func (e *Env) ValidationReports(ctx context.Context, reportsS3URI, name, trusted
 	if err != nil {
 		return nil, err
 	}
-	// Nodes that left Slurm say so beside the nodes' prefixes: not a node.
-	ids = slices.DeleteFunc(ids, func(id string) bool { return id+"/" == slurm.LeftMarkerDir })
+	// Nodes that joined or left Slurm say so beside the nodes' prefixes:
+	// not nodes.
+	ids = slices.DeleteFunc(ids, func(id string) bool { return id+"/" == slurm.LeftMarkerDir || id+"/" == slurm.JoinedMarkerDir })
 	slices.Sort(ids)
 	nodes := make([]ExpectedNode, len(ids))
 	for i, id := range ids {

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mlplatform/mlplatform/hwprobe/report"
 	"github.com/mlplatform/mlplatform/hwprobe/slurm"
 )
 
@@ -217,6 +218,8 @@ slurmd or systemctl, an instance metadata or Secrets Manager error.`,
 		}
 	}
 
+	a.writeJoinedMarker(ctx, *profilePath, node)
+
 	if *noStart {
 		b, err := json.Marshal(struct {
 			NodeName   string   `json:"node_name"`
@@ -406,4 +409,41 @@ func lastLine(out []byte) string {
 		return ""
 	}
 	return ": " + string(out)
+}
+
+// writeJoinedMarker writes the node's joined marker under its profile's
+// report destination (slurm.JoinedMarkerDir), so that the provider waits
+// for this node to leave Slurm before it terminates it. Without a profile
+// nothing is written. A failed write is said, not fatal: the node joins,
+// but a scale-in will not wait for its jobs.
+func (a *app) writeJoinedMarker(ctx context.Context, profilePath string, node slurm.NodeIdentity) {
+	if !a.fileExists(profilePath) || node.InstanceID == "" {
+		return
+	}
+	err := func() error {
+		p, _, err := loadProfile(profilePath)
+		if err != nil {
+			return err
+		}
+		t, err := reportTarget("slurm join", p, "", "")
+		if err != nil {
+			return err
+		}
+		client, err := a.reportS3(ctx, t.Region)
+		if err != nil {
+			return err
+		}
+		body, err := json.MarshalIndent(slurm.JoinedMarker{Node: node.Name, InstanceID: node.InstanceID, JoinedAt: a.now().UTC()}, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = report.PublishObject(ctx, client, t, slurm.JoinedMarkerDir+node.InstanceID+".json", "application/json", body)
+		if errors.Is(err, report.ErrReportExists) {
+			return nil
+		}
+		return err
+	}()
+	if err != nil {
+		fmt.Fprintf(a.stderr, "hwprobe: slurm join: writing the joined marker: %v: a scale-in will not wait for this node's jobs\n", err)
+	}
 }

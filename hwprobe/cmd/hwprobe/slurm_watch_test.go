@@ -97,3 +97,29 @@ func TestSlurmWatchOnce(t *testing.T) {
 		})
 	}
 }
+
+// The join writes the node's joined marker under the profile's report
+// destination, so that a scale-in waits for it; without a profile it
+// writes nothing, and a failed write is said, not fatal.
+func TestWriteJoinedMarker(t *testing.T) {
+	prof, _ := serveFiles(t)
+	store := newStore()
+	var out, errb bytes.Buffer
+	a := serveApp(store, nil, &out, &errb)
+	node := slurm.NodeIdentity{InstanceID: "i-0abc", Name: "train-9"}
+	a.writeJoinedMarker(context.Background(), filepath.Join(t.TempDir(), "none.hcl"), node)
+	if len(store.written()) != 0 {
+		t.Fatalf("written without a profile: %v", store.written())
+	}
+	a.writeJoinedMarker(context.Background(), prof, node)
+	a.writeJoinedMarker(context.Background(), prof, node) // again: written once, no complaint
+	m, err := slurm.ParseJoinedMarker(store.body("hw/" + slurm.JoinedMarkerDir + "i-0abc.json"))
+	if err != nil || m.Node != "train-9" || m.InstanceID != "i-0abc" || errb.Len() != 0 {
+		t.Fatalf("marker %+v (%v), stderr %q", m, err, errb.String())
+	}
+	store.failPuts = 100
+	a.writeJoinedMarker(context.Background(), prof, slurm.NodeIdentity{InstanceID: "i-0def", Name: "train-10"})
+	if !strings.Contains(errb.String(), "a scale-in will not wait for this node's jobs") {
+		t.Errorf("a failed write was not said: %q", errb.String())
+	}
+}
