@@ -279,10 +279,14 @@ func (c *Cluster) HealthRuns(node string) string {
 	return string(all)
 }
 
-// Srun runs srun against the cluster and returns its output.
+// Srun runs srun against the cluster and returns its output, within ctx's
+// deadline, else 30 seconds.
 func (c *Cluster) Srun(ctx context.Context, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+	}
 	cmd := exec.CommandContext(ctx, srunPath(), args...)
 	cmd.Env = append(os.Environ(), "SLURM_CONF="+c.Conf)
 	var out bytes.Buffer

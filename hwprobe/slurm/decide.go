@@ -67,6 +67,9 @@ func oneLine(s string) string {
 //     stopped answering ("Not responding", or no reason: slurmctld's own)
 //     is drained, so that it does not come back into service when its
 //     slurmd registers.
+//   - A node drained or down for leaving Slurm ("hwprobe: leaving: ...",
+//     slurm leave and slurm watch) is left as it is: its instance is going
+//     away, and resuming it would let jobs land on it.
 //   - A node the controller does not know cannot be drained: a dynamic
 //     node before its slurmd registered. Nothing is done; the next run,
 //     after registration, drains it.
@@ -81,6 +84,8 @@ func Decide(n *Node, reason string) Decision {
 	st := n.State
 	theirs := n.Reason != "" && !Ours(n.Reason)
 	switch {
+	case Leaving(n.Reason) && (st.Drained() || st.Down()):
+		return Decision{Action: Nothing, Why: fmt.Sprintf("leaving Slurm (%s): left as it is", n.Reason)}
 	case !failed && st.Drained() && Ours(n.Reason):
 		return Decision{Action: Resume, Why: fmt.Sprintf("passed; drained by hwprobe (%s): resumed", n.Reason)}
 	case !failed && st.Drained():

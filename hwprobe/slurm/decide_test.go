@@ -35,6 +35,11 @@ func TestDecide(t *testing.T) {
 		{"failed, administrator's drain", node("IDLE+DRAIN", "maintenance"), fail, Nothing},
 		{"failed, down for another reason", node("DOWN", "hardware swap"), fail, Nothing},
 		{"failed, unknown to the controller", nil, fail, Nothing},
+		{"healthy, drained for leaving on request, jobs running", node("MIXED+DRAIN", "hwprobe: leaving: requested by mlplatform (scale-in)"), "", Nothing},
+		{"healthy, drained for leaving at shutdown", node("IDLE+DRAIN", "hwprobe: leaving: instance shutting down"), "", Nothing},
+		{"failed, drained for leaving", node("IDLE+DRAIN", "hwprobe: leaving: requested by mlplatform"), fail, Nothing},
+		{"failed, set down for leaving", node("DOWN", "hwprobe: leaving: instance shutting down"), fail, Nothing},
+		{"healthy, our drain of a check named leaving-like", node("IDLE+DRAIN", "hwprobe: leavingx"), "", Resume},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

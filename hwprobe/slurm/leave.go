@@ -19,6 +19,12 @@ func LeaveReason(why string) string {
 	return Reason("leaving", why)
 }
 
+// Leaving reports whether reason is a leave's drain or down reason
+// ("hwprobe: leaving: ..."): the health check never resumes such a node.
+func Leaving(reason string) bool {
+	return strings.HasPrefix(reason, Reason("leaving", "")+":")
+}
+
 // LeaveAPI is what Leave asks of the controller; Scontrol has it.
 type LeaveAPI interface {
 	ShowNode(ctx context.Context, name string) (Node, error)
