@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -379,4 +381,101 @@ func TestAccGPUCluster_slurmReplace(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// TestAccGPUCluster_slurmInterrupted: a create interrupted after the
+// launch, before the nodes join (the provider's first look at the launched
+// instances is held 5 seconds and the create's timeout is 3: its context
+// ends as a Ctrl-C ends it) records what it made; the next apply finishes
+// the cluster: its two nodes are in Slurm and in service, no ghost beside
+// them and no orphaned instance; destroy leaves no instance and no node
+// in Slurm.
+func TestAccGPUCluster_slurmInterrupted(t *testing.T) {
+	const name = "slurm-cut"
+	h, p, key := gateSetup(t, name, healthyGPUs)
+	sc := slurmtest.Start(t, slurmtest.Options{Dynamic: true})
+	p.Slurm = sc
+	secret := createMungeSecret(t, h, acctest.Region, "slurm/munge", sc.MungeKey, key)
+	cfg := slurmClusterConfig(h, name, 2, key, p.Signer.CertPEM, sc.Controller, secret)
+	cut := strings.TrimSuffix(cfg, "}\n") + "  timeouts {\n    create = \"3s\"\n  }\n}\n"
+	var launched, held atomic.Bool
+	var hold sync.Once
+	h.Shim.OnCall("ec2", "RunInstances", func(r *acctest.Request) {
+		if !r.Fixture {
+			launched.Store(true)
+		}
+	})
+	h.Shim.OnCall("ec2", "DescribeInstances", func(r *acctest.Request) {
+		if launched.Load() && !r.Fixture {
+			hold.Do(func() { held.Store(true); time.Sleep(5 * time.Second) })
+		}
+	})
+	nodesInSlurm := func() []string {
+		ns, _ := sc.Nodes()
+		var names []string
+		for _, n := range ns {
+			names = append(names, n.Name)
+		}
+		return names
+	}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy: func(*terraform.State) error {
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				live, err := liveGPUNodes(t, h, name)
+				names := nodesInSlurm()
+				if err == nil && len(live) == 0 && len(names) == 0 {
+					return nil
+				}
+				if time.Now().After(deadline) {
+					return fmt.Errorf("after destroy: %d live instances (%v), Slurm lists %v", len(live), err, names)
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+		},
+		Steps: []resource.TestStep{{
+			// Cut after the launch: every instance was made, so the apply
+			// ends with a warning, not an error (the resource is not
+			// tainted), and state records every live instance; the gate
+			// did not judge them, so the next plan runs it again.
+			Config:             cut,
+			ExpectNonEmptyPlan: true,
+			ConfigPlanChecks:   resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{configureController{sc}}},
+			Check: func(s *terraform.State) error {
+				live, err := liveGPUNodes(t, h, name)
+				recorded := s.RootModule().Resources[gpuClusterResource].Primary.Attributes["nodes.#"]
+				t.Logf("after the interrupted create: %d live instances, %s recorded, Slurm lists %v", len(live), recorded, nodesInSlurm())
+				if err != nil || fmt.Sprint(len(live)) != recorded {
+					return fmt.Errorf("%d live instances (%v), %s recorded: an orphan", len(live), err, recorded)
+				}
+				if !held.Load() {
+					return errors.New("the create was not held after the launch: the cut did not happen where it should")
+				}
+				return nil
+			},
+		}, {
+			Config: cfg,
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr(gpuClusterResource, "nodes.#", "2"),
+				func(*terraform.State) error {
+					for _, nn := range []string{name + "-0", name + "-1"} {
+						sc.WaitNode(nn, 60*time.Second, "in service", slurmtest.InService)
+					}
+					live, err := liveGPUNodes(t, h, name)
+					if err != nil || len(live) != 2 {
+						return fmt.Errorf("%d live instances (%v), want 2: no orphan", len(live), err)
+					}
+					if names := nodesInSlurm(); !slices.Equal(names, []string{name + "-0", name + "-1"}) {
+						return fmt.Errorf("Slurm lists %v, want the cluster's two nodes and no ghost", names)
+					}
+					if errs := p.Errs(); len(errs) > 0 {
+						return fmt.Errorf("node player: %v", errs)
+					}
+					return nil
+				},
+			),
+		}},
+	})
 }

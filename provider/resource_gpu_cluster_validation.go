@@ -202,8 +202,26 @@ func planValidationAttrs(plan, state *gpuClusterModel, p *platform.GPUClusterPla
 	if hasState {
 		prior = state.ValidationResults
 	}
+	keep := hasState && !changed
+	if keep && gateUnfinished(plan, prior) {
+		keep = false // a cut apply: the next one runs the gate, and says so
+	}
 	planGateAttrs(!plan.Validation.IsNull(), &plan.ValidationProfile, &plan.ValidationBootstrap, &plan.ValidationResults,
-		p.Profile, p.Bootstrap, prior, hasState && !changed)
+		p.Profile, p.Bootstrap, prior, keep)
+}
+
+// gateUnfinished reports whether the gate of a waiting validation did not
+// judge every node the last time: an apply cut after the launch (Ctrl-C,
+// a timeout) records the nodes with fewer results than nodes, and the next
+// apply runs the gate again. The results are then unknown at plan.
+func gateUnfinished(plan *gpuClusterModel, prior types.List) bool {
+	if plan.Validation.IsNull() || plan.Validation.IsUnknown() || prior.IsNull() || prior.IsUnknown() || plan.NodeCount.IsUnknown() {
+		return false
+	}
+	if w, ok := plan.Validation.Attributes()["wait"].(types.Bool); ok && !w.IsNull() && !w.IsUnknown() && !w.ValueBool() {
+		return false // no gate: no results, ever
+	}
+	return int64(len(prior.Elements())) < plan.NodeCount.ValueInt64()
 }
 
 // planGateAttrs sets the computed attributes of a validation block at plan,
