@@ -389,16 +389,7 @@ func (c *Cluster) LeaveNode(ctx context.Context, l acctest.SlurmLeave) error {
 	cmd.Env = l.Env
 	out, err := cmd.CombinedOutput()
 	c.t.Logf("slurmtest: %s leaves: hwprobe slurm leave: %v\n%s", l.NodeName, err, out)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if n, ok := c.joined[l.NodeName]; ok {
-		n.left = true
-	}
-	for _, p := range c.procs {
-		if p.name == "slurmd-"+l.NodeName || p.name == "munged-"+l.NodeName {
-			stopProc(p)
-		}
-	}
+	c.stopNode(l.NodeName)
 	if err != nil {
 		return fmt.Errorf("hwprobe slurm leave: %w: %s", err, strings.TrimSpace(string(out)))
 	}
@@ -439,15 +430,21 @@ func (c *Cluster) WatchNode(ctx context.Context, w acctest.SlurmWatch) (bool, er
 	case err != nil:
 		return false, fmt.Errorf("exit %d: %w: %s", code, err, strings.TrimSpace(string(out)))
 	}
+	c.stopNode(w.NodeName)
+	return true, nil
+}
+
+// stopNode marks a joined node as left and stops its slurmd and munged, as
+// its instance's shutdown does.
+func (c *Cluster) stopNode(name string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if n, ok := c.joined[w.NodeName]; ok {
+	if n, ok := c.joined[name]; ok {
 		n.left = true
 	}
 	for _, p := range c.procs {
-		if p.name == "slurmd-"+w.NodeName || p.name == "munged-"+w.NodeName {
+		if p.name == "slurmd-"+name || p.name == "munged-"+name {
 			stopProc(p)
 		}
 	}
-	return true, nil
 }

@@ -91,13 +91,9 @@ slurmd or systemctl, an instance metadata or Secrets Manager error.`,
 	defer cancel()
 	fail := func(err error) error { return cannotRun(fmt.Errorf("slurm join: %w", err)) }
 
-	raw, err := readFile(*configPath)
+	cfg, err := readJoinConfig(*configPath)
 	if err != nil {
 		return fail(err)
-	}
-	cfg, err := slurm.ParseJoinConfig(raw)
-	if err != nil {
-		return fail(fmt.Errorf("%s: %w", *configPath, err))
 	}
 
 	var systemctl string
@@ -446,4 +442,17 @@ func (a *app) writeJoinedMarker(ctx context.Context, profilePath string, node sl
 	if err != nil {
 		fmt.Fprintf(a.stderr, "hwprobe: slurm join: writing the joined marker: %v: a scale-in will not wait for this node's jobs\n", err)
 	}
+}
+
+// readJoinConfig reads and checks the join configuration at path.
+func readJoinConfig(path string) (slurm.JoinConfig, error) {
+	raw, err := readFile(path)
+	if err != nil {
+		return slurm.JoinConfig{}, err
+	}
+	cfg, err := slurm.ParseJoinConfig(raw)
+	if err != nil {
+		return slurm.JoinConfig{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return cfg, nil
 }

@@ -60,13 +60,9 @@ deleted and was set down; 2 Slurm could not be reached, or bad input.`,
 		if joinCfg != nil {
 			return *joinCfg, nil
 		}
-		raw, err := readFile(*configPath)
+		cfg, err := readJoinConfig(*configPath)
 		if err != nil {
 			return slurm.JoinConfig{}, err
-		}
-		cfg, err := slurm.ParseJoinConfig(raw)
-		if err != nil {
-			return slurm.JoinConfig{}, fmt.Errorf("%s: %w", *configPath, err)
 		}
 		joinCfg = &cfg
 		return cfg, nil

@@ -78,13 +78,9 @@ not run, or with --once there is no request.`,
 	if err != nil {
 		return err
 	}
-	raw, err := readFile(*configPath)
+	cfg, err := readJoinConfig(*configPath)
 	if err != nil {
 		return fail(err)
-	}
-	cfg, err := slurm.ParseJoinConfig(raw)
-	if err != nil {
-		return fail(fmt.Errorf("%s: %w", *configPath, err))
 	}
 	w := &watcher{a: a, imds: a.newIMDS(), target: t, stop: strings.Fields(*stopCommand)}
 	stepCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
