@@ -23,7 +23,6 @@ import (
 
 	"github.com/mlplatform/mlplatform/acctest"
 	"github.com/mlplatform/mlplatform/acctest/slurmtest"
-	"github.com/mlplatform/mlplatform/hwprobe/slurm"
 )
 
 // createMungeSecret stores key as a Secrets Manager secret encrypted with
@@ -235,7 +234,7 @@ func TestAccGPUCluster_slurmJoin(t *testing.T) {
 			_, err := sc.Srun(ctx, "-w", nodes[1], "-p", "gpu", "sleep", "40")
 			job <- err
 		}()
-		sc.WaitNode(nodes[1], 20*time.Second, "running the job", func(n slurm.Node) bool { return n.State.Busy() })
+		sc.WaitNode(nodes[1], 20*time.Second, "running the job", slurmtest.Busy)
 	}
 	heldByTheJob := func() {
 		n, err := sc.ShowNode(nodes[1])

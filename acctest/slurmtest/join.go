@@ -378,6 +378,9 @@ func DrainedBy(prefix string) func(slurm.Node) bool {
 	return func(n slurm.Node) bool { return n.State.Drained() && strings.HasPrefix(n.Reason, prefix) }
 }
 
+// Busy holds for a node that runs jobs (allocated, mixed, completing).
+func Busy(n slurm.Node) bool { return n.State.Busy() }
+
 // LeaveNode shuts a joined node down as its instance's shutdown does: its
 // leave unit runs `hwprobe slurm leave` (with the node's metadata service
 // and join configuration; the controller's configuration, which the node
