@@ -1,6 +1,7 @@
 package provider_test
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,7 +16,11 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
+	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
@@ -67,11 +72,16 @@ func slurmClusterConfig(h *acctest.Harness, name string, nodes int, key, certPEM
 // does with the plan: add slurm_controller_config to the controller
 // before the nodes join. The test's controller checks its health every 2
 // seconds instead of the proposed 300.
-type configureController struct{ c *slurmtest.Cluster }
+type configureController struct {
+	c *slurmtest.Cluster
+	// address is the cluster's resource address ("": gpuClusterResource).
+	address string
+}
 
 func (cc configureController) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	address := cmp.Or(cc.address, gpuClusterResource)
 	for _, rc := range req.Plan.ResourceChanges {
-		if rc.Address != gpuClusterResource {
+		if rc.Address != address {
 			continue
 		}
 		after, _ := rc.Change.After.(map[string]any)
@@ -86,7 +96,7 @@ func (cc configureController) CheckPlan(_ context.Context, req plancheck.CheckPl
 		}
 		return
 	}
-	resp.Error = fmt.Errorf("no change for %s in the plan", gpuClusterResource)
+	resp.Error = fmt.Errorf("no change for %s in the plan", address)
 }
 
 // TestAccGPUCluster_slurmJoin: a GPU cluster declared with
@@ -272,7 +282,7 @@ func TestAccGPUCluster_slurmJoin(t *testing.T) {
 			Config: slurmClusterConfig(h, name, 2, key, p.Signer.CertPEM, sc.Controller, secret),
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 				plancheck.ExpectKnownValue(gpuClusterResource, tfjsonpath.New("slurm_controller_config"), knownContains("NodeName="+name+"-[0-")),
-				configureController{sc},
+				configureController{c: sc},
 			}},
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestMatchResourceAttr(gpuClusterResource, "slurm_controller_config", regexp.MustCompile(`(?m)^Nodeset=`+name+` Feature=`+name+`$`)),
@@ -333,7 +343,7 @@ func TestAccGPUCluster_slurmReplace(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
 			Config:           slurmClusterConfig(h, name, 2, key, p.Signer.CertPEM, sc.Controller, secret, `    on_failure = "replace"`),
-			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{configureController{sc}}},
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{configureController{c: sc}}},
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestCheckResourceAttr(gpuClusterResource, "validation_results.1.status", "pass"),
 				func(*terraform.State) error {
@@ -441,7 +451,7 @@ func TestAccGPUCluster_slurmInterrupted(t *testing.T) {
 			// did not judge them, so the next plan runs it again.
 			Config:             cut,
 			ExpectNonEmptyPlan: true,
-			ConfigPlanChecks:   resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{configureController{sc}}},
+			ConfigPlanChecks:   resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{configureController{c: sc}}},
 			Check: func(s *terraform.State) error {
 				live, err := liveGPUNodes(t, h, name)
 				recorded := s.RootModule().Resources[gpuClusterResource].Primary.Attributes["nodes.#"]
@@ -468,6 +478,87 @@ func TestAccGPUCluster_slurmInterrupted(t *testing.T) {
 					}
 					if names := nodesInSlurm(); !slices.Equal(names, []string{name + "-0", name + "-1"}) {
 						return fmt.Errorf("Slurm lists %v, want the cluster's two nodes and no ghost", names)
+					}
+					if errs := p.Errs(); len(errs) > 0 {
+						return fmt.Errorf("node player: %v", errs)
+					}
+					return nil
+				},
+			),
+		}},
+	})
+}
+
+// TestAccGPUCluster_slurmExample applies the Slurm guide's whole example,
+// examples/slurm/main.tf, as written (its own provider block; the
+// harness's endpoint environment routes its calls to the emulator; its
+// image parameter points at an image of the emulator), against a real
+// Slurm controller: the platform team adds the plan's
+// slurm_controller_config to the controller, both nodes join with the
+// example's gres, partition and features and are in service, and destroy
+// leaves no node in Slurm.
+func TestAccGPUCluster_slurmExample(t *testing.T) {
+	const name = "uae-slurm-train"
+	h := acctest.SetupSerial(t)
+	createBucket(t, h, "uae-hwprobe-reports", acctest.Region)
+	key := createKey(t, h, acctest.Region)
+	p := acctest.NewNodePlayer(t, h)
+	p.Behaviour = healthyGPUs
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); p.Watch(ctx, name) }()
+	t.Cleanup(func() { cancel(); <-done })
+	sc := slurmtest.Start(t, slurmtest.Options{Dynamic: true})
+	p.Slurm = sc
+	secret := createMungeSecret(t, h, acctest.Region, "slurm/munge", sc.MungeKey, key)
+	c, err := h.Clients(ctx, acctest.Region)
+	if err != nil {
+		t.Fatal(err)
+	}
+	images, err := c.EC2.DescribeImages(ctx, &ec2.DescribeImagesInput{Owners: []string{"amazon"}})
+	if err != nil || len(images.Images) == 0 {
+		t.Fatalf("describing images: %v", err)
+	}
+	if _, err := c.SSM.PutParameter(ctx, &ssm.PutParameterInput{Name: aws.String("/mlplatform/images/slurm-gpu"), Value: images.Images[0].ImageId, Type: ssmtypes.ParameterTypeString, Overwrite: aws.Bool(true)}); err != nil {
+		t.Fatal(err)
+	}
+	example := readExample(t, "../examples/slurm/main.tf")
+	// The test serves the provider in process: drop the registry source.
+	example = regexp.MustCompile(`(?s)\nterraform \{.*?\n\}\n`).ReplaceAllString(example, "\n")
+	const address = "mlplatform_gpu_cluster.train"
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy: func(*terraform.State) error {
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				ns, err := sc.Nodes()
+				if err == nil && len(ns) == 0 {
+					return nil
+				}
+				if time.Now().After(deadline) {
+					return fmt.Errorf("after destroy Slurm lists %d nodes (%v)", len(ns), err)
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+		},
+		Steps: []resource.TestStep{{
+			Config: example,
+			ConfigVariables: config.Variables{
+				"kms_key_arn":          config.StringVariable(key),
+				"controller":           config.StringVariable(sc.Controller),
+				"munge_key_secret_arn": config.StringVariable(secret),
+				"identity_certificate": config.StringVariable(p.Signer.CertPEM),
+			},
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{configureController{c: sc, address: address}}},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestMatchOutput("slurm_controller_config", regexp.MustCompile(`(?m)^PartitionName=gpu Nodes=`+name+` State=UP$`)),
+				func(*terraform.State) error {
+					for _, nn := range []string{name + "-0", name + "-1"} {
+						n := sc.WaitNode(nn, 60*time.Second, "joined and in service", slurmtest.InService)
+						if n.Fields["Gres"] != "gpu:h200:8" || n.Fields["Partitions"] != "gpu" || !strings.Contains(n.Fields["AvailableFeatures"], "team-vision") {
+							return fmt.Errorf("%s: gres %q, partitions %q, features %q", nn, n.Fields["Gres"], n.Fields["Partitions"], n.Fields["AvailableFeatures"])
+						}
 					}
 					if errs := p.Errs(); len(errs) > 0 {
 						return fmt.Errorf("node player: %v", errs)
