@@ -76,7 +76,10 @@ func (p *FootprintPlayer) PlayNewFootprint(ctx context.Context, name string) err
 		return err
 	}
 	f, err := cloud.FindFootprint(ctx, clients.EC2, clients.AutoScaling, name)
-	if errors.Is(err, cloud.ErrNotFound) || err == nil && (f.Group == nil || f.LaunchTemplateID == "") {
+	if errors.Is(err, cloud.ErrNotFound) || err == nil && f.Group == nil {
+		return p.leaveSlurm(ctx, nil) // every instance is gone
+	}
+	if err == nil && f.LaunchTemplateID == "" {
 		return nil
 	}
 	if err != nil {
@@ -104,6 +107,18 @@ func (p *FootprintPlayer) PlayNewFootprint(ctx context.Context, name string) err
 		zoneID[z.Name] = z.ID
 	}
 	var nodes []cloud.GPUNode
+	running := map[string]bool{}
+	for _, r := range out.Reservations {
+		for _, in := range r.Instances {
+			if in.State != nil && (in.State.Name == "running" || in.State.Name == "pending") {
+				running[aws.ToString(in.InstanceId)] = true
+			}
+		}
+	}
+	// Instances that shut down leave Slurm as their leave unit makes them.
+	if err := p.leaveSlurm(ctx, running); err != nil {
+		return err
+	}
 	for _, r := range out.Reservations {
 		for _, in := range r.Instances {
 			if in.State == nil || in.State.Name != "running" {
