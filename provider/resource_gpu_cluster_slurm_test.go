@@ -490,9 +490,10 @@ func TestAccGPUCluster_slurmInterrupted(t *testing.T) {
 }
 
 // TestAccGPUCluster_slurmExample applies the Slurm guide's whole example,
-// examples/slurm/main.tf, as written (its own provider block; the
-// harness's endpoint environment routes its calls to the emulator; its
-// image parameter points at an image of the emulator), against a real
+// examples/slurm/main.tf (its own provider block; the harness's endpoint
+// environment routes its calls to the emulator; its image parameter
+// points at an image of the emulator; its checks narrowed to the host and
+// the GPUs the node stand-ins play), against a real
 // Slurm controller: the platform team adds the plan's
 // slurm_controller_config to the controller, both nodes join with the
 // example's gres, partition and features and are in service, and destroy
@@ -525,6 +526,14 @@ func TestAccGPUCluster_slurmExample(t *testing.T) {
 	example := readExample(t, "../examples/slurm/main.tf")
 	// The test serves the provider in process: drop the registry source.
 	example = regexp.MustCompile(`(?s)\nterraform \{.*?\n\}\n`).ReplaceAllString(example, "\n")
+	// One change: the node stand-ins play a p5en's host and GPUs, not its
+	// 192 vCPUs, 2 TiB of memory or EFA interfaces, so the checks are
+	// those two.
+	const validation = "  validation = {\n"
+	if !strings.Contains(example, validation) {
+		t.Fatal("the example has no validation block")
+	}
+	example = strings.Replace(example, validation, validation+`    checks               = ["host", "gpu"]`+"\n", 1)
 	const address = "mlplatform_gpu_cluster.train"
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
