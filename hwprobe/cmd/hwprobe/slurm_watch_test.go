@@ -123,3 +123,65 @@ func TestWriteJoinedMarker(t *testing.T) {
 		t.Errorf("a failed write was not said: %q", errb.String())
 	}
 }
+
+// The daemon (no --once): it drains the node at the first step, waits
+// while the node's jobs run, leaves once it is idle, writes the marker
+// once, then does nothing more for that request; a signal stops it (exit
+// 0).
+func TestSlurmWatchDaemon(t *testing.T) {
+	const req = "feedc0de"
+	dir := t.TempDir()
+	prog, calls := scontrolStandIn(t, dir)
+	node := func(state string) {
+		answer := strings.ReplaceAll(strings.ReplaceAll(leaveNode, "NodeName=%s", "NodeName=train-9"), "State=%s", "State="+state)
+		if err := os.WriteFile(filepath.Join(dir, "node"), []byte(answer), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+	node("MIXED")
+	md := gpuNodeMetadata()
+	md["tags/instance/"+slurm.LeaveRequestTag] = req
+	startJoinIMDS(t, md)
+	prof, _ := serveFiles(t)
+	store := newStore()
+	var out, errb syncBuffer
+	a := serveApp(store, nil, &out, &errb)
+	stopped := filepath.Join(dir, "stopped")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan int, 1)
+	go func() {
+		err := run(ctx, []string{"slurm", "watch", "--interval", "20ms", "--profile", prof, "--config", joinConfig(t, t.TempDir(), nil),
+			"--scontrol", prog, "--slurm-conf", "/etc/slurm/test.conf", "--stop-command", "touch " + stopped}, a)
+		done <- exitStatus(err, &errb)
+	}()
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !ok(); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("never %s; stderr %q", what, errb.String())
+			}
+		}
+	}
+	waitFor("waiting for the jobs", func() bool { return strings.Contains(errb.String(), "drained; waiting for its jobs to end") })
+	if _, err := os.Stat(stopped); err == nil || len(store.written()) != 0 {
+		t.Fatalf("slurmd stopped or a marker written while jobs run: %v", store.written())
+	}
+	node("IDLE+DRAIN")
+	key := "hw/" + slurm.LeftMarkerDir + "i-0abc.json"
+	waitFor("leaving", func() bool { return len(store.body(key)) > 0 })
+	b, _ := os.ReadFile(calls)
+	before := strings.Count(string(b), "\n")
+	time.Sleep(200 * time.Millisecond) // ten more intervals: nothing more for this request
+	b, _ = os.ReadFile(calls)
+	if after := strings.Count(string(b), "\n"); after != before || len(store.written()) != 1 {
+		t.Errorf("after leaving: %d scontrol calls became %d, %d objects written", before, after, len(store.written()))
+	}
+	if m, err := slurm.ParseLeftMarker(store.body(key)); err != nil || m.Result != slurm.Left || m.Request != req {
+		t.Errorf("marker %+v (%v)", m, err)
+	}
+	cancel()
+	if code := <-done; code != exitOK {
+		t.Errorf("stopped by a signal: exit %d, want 0", code)
+	}
+}
