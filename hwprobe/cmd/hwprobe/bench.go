@@ -49,12 +49,17 @@ func (b bencher) Run(ctx context.Context, names []string) ([]bench.Result, error
 
 func benchCmd(ctx context.Context, a *app, args []string) error {
 	fset := newFlags(a, "bench", "[--quick] [--format table|json] [--only name,...]", `
-Run the CPU and GPU training and inference benchmarks: GEMM (CPU fp32 and
-bf16 with the built-in kernels and the host BLAS when one loads; GPU bf16,
-fp16 and fp8 through cuBLASLt), memory bandwidth (CPU STREAM; GPU HBM,
+Run the CPU and GPU training and inference benchmarks: GEMM (CPU fp32, bf16
+and int8 with the built-in kernels, and the host BLAS when one loads; GPU
+bf16, fp16 and fp8 through cuBLASLt), memory bandwidth (CPU STREAM; GPU HBM,
 host-to-device and back), NVLink peer and NCCL all-reduce bus bandwidth, an
-MLP training step and inference latency and throughput. Each result carries
-its efficiency against the peak of this CPU or GPU.
+MLP training step and inference latency and throughput, in fp32 and int8.
+Each result carries its efficiency against the peak of this CPU or GPU.
+
+The CPU's bf16 and int8 GEMMs run AMX tiles where the CPU has AMX and Linux
+grants the tile state (backend builtin-amx-bf16, builtin-amx-int8, judged
+against the tile units' peak); else AVX512_BF16 and AVX512-VNNI, and on a
+CPU with AMX the result's amx param says why AMX did not run.
 
 CUDA libraries are loaded at run time; without them the GPU benchmarks are
 reported as not run, with the reason. --quick takes under 20 s on a small
