@@ -44,6 +44,22 @@ func bytesOf[T uint8 | int8 | uint16](s []T) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
 }
 
+// amxFor is the AMX kernel get returns when it runs here and every k of
+// ks is a whole number of its tiles' k; else the reason it cannot be used
+// (for the result's amx param).
+func amxFor(get func() (sgemmKernel, error), ks ...int) (sgemmKernel, error) {
+	k, err := get()
+	if err != nil {
+		return k, err
+	}
+	for _, n := range ks {
+		if n%k.tileK != 0 {
+			return k, fmt.Errorf("k=%d is not a multiple of the tile's %d k values", n, k.tileK)
+		}
+	}
+	return k, nil
+}
+
 // amxBlocking sizes the AMX engine's blocks from the caches, in k values
 // of elem bytes:
 //   - kc: the B micro-panel (kc x 32 columns) an eighth of L2, as is the

@@ -27,10 +27,7 @@ func builtinGemmResult(ctx context.Context, cfg config, bf16 bool, peak cpuPeak)
 		// a CPU with AMX the amx param says why AMX did not run.
 		name = "cpu_bf16_gemm"
 		var k sgemmKernel
-		k, amxErr = amxBF16Kernel()
-		if amxErr == nil && n%k.tileK != 0 {
-			amxErr = fmt.Errorf("n=%d is not a multiple of the tile's 32 k values", n)
-		}
+		k, amxErr = amxFor(amxBF16Kernel, n)
 		if amxErr == nil {
 			kern, peakG, basis = k, peak.GFLOPSBF16AMX(), peak.AMXBasis
 		} else {
@@ -42,8 +39,10 @@ func builtinGemmResult(ctx context.Context, cfg config, bf16 bool, peak cpuPeak)
 		}
 	}
 	var g *gemm
+	var cs caches
 	if kern.tileK > 0 {
-		g = newGemmAMX(kern, false, cfg.threads, hostCaches())
+		cs = hostCaches()
+		g = newGemmAMX(kern, false, cfg.threads, cs)
 	} else {
 		g = newGemm(kern, bf16, cfg.threads)
 	}
@@ -78,7 +77,7 @@ func builtinGemmResult(ctx context.Context, cfg config, bf16 bool, peak cpuPeak)
 		p["peak_bf16_basis"] = basis
 		p["inputs"], p["accumulate"] = "bf16", "fp32"
 		if kern.tileK > 0 {
-			p["blocking"] = "from the caches: " + cacheString(hostCaches())
+			p["blocking"] = "from the caches: " + cacheString(cs)
 		}
 		if amxErr != nil {
 			if note := amxNote(currentCPU(), amxErr); note != "" {

@@ -293,11 +293,8 @@ func int8GemmResult(ctx context.Context, cfg config, peak cpuPeak) Result {
 	n := cfg.gemmN
 	cs := hostCaches()
 	var g *gemm
-	kern, amxErr := amxI8Kernel()
+	kern, amxErr := amxFor(amxI8Kernel, n)
 	peakG, basis := peak.GOPSInt8AMX(), peak.AMXBasis
-	if amxErr == nil && n%kern.tileK != 0 {
-		amxErr = fmt.Errorf("n=%d is not a multiple of the tile's 64 k values", n)
-	}
 	if amxErr == nil {
 		g = newGemmAMX(kern, true, cfg.threads, cs)
 	} else {

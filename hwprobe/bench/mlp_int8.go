@@ -383,12 +383,7 @@ func cpuMLPInt8Results(ctx context.Context, cfg config, peak cpuPeak) []Result {
 		return fail("no int8 dot-product instructions (avx512_vnni) on this CPU")
 	}
 	cs := hostCaches()
-	kern, amxErr := amxI8Kernel()
-	for _, d := range cfg.mlpDims[:len(cfg.mlpDims)-1] {
-		if amxErr == nil && d%kern.tileK != 0 {
-			amxErr = fmt.Errorf("layer width %d is not a multiple of the tile's 64 k values", d)
-		}
-	}
+	kern, amxErr := amxFor(amxI8Kernel, cfg.mlpDims[:len(cfg.mlpDims)-1]...)
 	var eng *gemm
 	peakOps, basis := peak.GOPSInt8AMX(), peak.AMXBasis
 	if amxErr == nil {
