@@ -39,19 +39,7 @@ func TestAccCPUFootprint_slurmJoin(t *testing.T) {
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
-		CheckDestroy: func(*terraform.State) error {
-			deadline := time.Now().Add(30 * time.Second)
-			for {
-				ns, err := sc.Nodes()
-				if err == nil && len(ns) == 0 {
-					return nil
-				}
-				if time.Now().After(deadline) {
-					return fmt.Errorf("after destroy Slurm lists %d nodes (%v): a ghost", len(ns), err)
-				}
-				time.Sleep(200 * time.Millisecond)
-			}
-		},
+		CheckDestroy:             func(*terraform.State) error { return waitSlurmNodes(sc, nil) },
 		Steps: []resource.TestStep{{
 			Config:           cfg,
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{configureController{c: sc, address: "mlplatform_cpu_footprint.test"}}},

@@ -68,6 +68,26 @@ func slurmClusterConfig(h *acctest.Harness, name string, nodes int, key, certPEM
 `, controller, secretARN)
 }
 
+// waitSlurmNodes waits up to 30 seconds until the controller lists
+// exactly the nodes want (by name, in order; nil: none).
+func waitSlurmNodes(sc *slurmtest.Cluster, want []string) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ns, err := sc.Nodes()
+		var got []string
+		for _, n := range ns {
+			got = append(got, n.Name)
+		}
+		if err == nil && slices.Equal(got, want) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("Slurm lists nodes %v (%v), want %v", got, err, want)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 // configureController is a plan check that does what the platform team
 // does with the plan: add slurm_controller_config to the controller
 // before the nodes join. The test's controller checks its health every 2
@@ -122,27 +142,7 @@ func TestAccGPUCluster_slurmJoin(t *testing.T) {
 	secret := createMungeSecret(t, h, acctest.Region, "slurm/munge", sc.MungeKey, key)
 	nodes := []string{name + "-0", name + "-1"}
 	inService := slurmtest.InService
-	nodeNames := func() ([]string, error) {
-		ns, err := sc.Nodes()
-		var names []string
-		for _, n := range ns {
-			names = append(names, n.Name)
-		}
-		return names, err
-	}
-	waitNodes := func(want []string) error {
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			got, err := nodeNames()
-			if err == nil && slices.Equal(got, want) {
-				return nil
-			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("Slurm lists nodes %v (%v), want %v", got, err, want)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-	}
+	waitNodes := func(want []string) error { return waitSlurmNodes(sc, want) }
 	joined := func(s *terraform.State) error {
 		prof := s.RootModule().Resources[gpuClusterResource].Primary.Attributes["validation_profile"]
 		sum := sha256.Sum256([]byte(prof))
@@ -257,8 +257,21 @@ func TestAccGPUCluster_slurmJoin(t *testing.T) {
 		default:
 		}
 		t.Logf("%s held the scale-in: %s, reason %q", nodes[1], n.State, n.Reason)
+		// The retried scale-in meets a throttled leave request and a lost
+		// answer while it reads the leave markers.
+		h.Shim.Throttle("ec2", "CreateTags", 2)
+		h.Shim.LoseResponses("s3", "ListObjectsV2", 1)
 	}
 	jobFinished := func(*terraform.State) error {
+		throttled := 0
+		for _, c := range h.Shim.Calls("ec2", "CreateTags") {
+			if c.Source == "fault" && !c.Fixture {
+				throttled++
+			}
+		}
+		if throttled != 2 {
+			return fmt.Errorf("%d throttled CreateTags answers served, want the 2 injected", throttled)
+		}
 		select {
 		case err := <-job:
 			if err != nil {
@@ -379,16 +392,8 @@ func TestAccGPUCluster_slurmReplace(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		ns, err := sc.Nodes()
-		if err == nil && len(ns) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after destroy Slurm still lists %d nodes (%v)", len(ns), err)
-		}
-		time.Sleep(200 * time.Millisecond)
+	if err := waitSlurmNodes(sc, nil); err != nil {
+		t.Fatalf("after destroy: %v", err)
 	}
 }
 
@@ -431,18 +436,13 @@ func TestAccGPUCluster_slurmInterrupted(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		CheckDestroy: func(*terraform.State) error {
-			deadline := time.Now().Add(30 * time.Second)
-			for {
-				live, err := liveGPUNodes(t, h, name)
-				names := nodesInSlurm()
-				if err == nil && len(live) == 0 && len(names) == 0 {
-					return nil
-				}
-				if time.Now().After(deadline) {
-					return fmt.Errorf("after destroy: %d live instances (%v), Slurm lists %v", len(live), err, names)
-				}
-				time.Sleep(200 * time.Millisecond)
+			if err := waitSlurmNodes(sc, nil); err != nil {
+				return fmt.Errorf("after destroy: %w", err)
 			}
+			if live, err := liveGPUNodes(t, h, name); err != nil || len(live) != 0 {
+				return fmt.Errorf("after destroy: %d live instances (%v)", len(live), err)
+			}
+			return nil
 		},
 		Steps: []resource.TestStep{{
 			// Cut after the launch: every instance was made, so the apply
@@ -500,15 +500,10 @@ func TestAccGPUCluster_slurmInterrupted(t *testing.T) {
 // leaves no node in Slurm.
 func TestAccGPUCluster_slurmExample(t *testing.T) {
 	const name = "uae-slurm-train"
-	h := acctest.SetupSerial(t)
-	createBucket(t, h, "uae-hwprobe-reports", acctest.Region)
-	key := createKey(t, h, acctest.Region)
-	p := acctest.NewNodePlayer(t, h)
-	p.Behaviour = healthyGPUs
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); p.Watch(ctx, name) }()
-	t.Cleanup(func() { cancel(); <-done })
+	// The example's provider block has no endpoints: the harness's
+	// AWS_ENDPOINT_URL routes its calls, so it runs alone.
+	h, p, key := gateSetupWith(t, acctest.SetupSerial(t), name, healthyGPUs)
+	ctx := context.Background()
 	sc := slurmtest.Start(t, slurmtest.Options{Dynamic: true})
 	p.Slurm = sc
 	secret := createMungeSecret(t, h, acctest.Region, "slurm/munge", sc.MungeKey, key)
@@ -538,19 +533,7 @@ func TestAccGPUCluster_slurmExample(t *testing.T) {
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
-		CheckDestroy: func(*terraform.State) error {
-			deadline := time.Now().Add(30 * time.Second)
-			for {
-				ns, err := sc.Nodes()
-				if err == nil && len(ns) == 0 {
-					return nil
-				}
-				if time.Now().After(deadline) {
-					return fmt.Errorf("after destroy Slurm lists %d nodes (%v)", len(ns), err)
-				}
-				time.Sleep(200 * time.Millisecond)
-			}
-		},
+		CheckDestroy:             func(*terraform.State) error { return waitSlurmNodes(sc, nil) },
 		Steps: []resource.TestStep{{
 			Config: example,
 			ConfigVariables: config.Variables{

@@ -36,7 +36,12 @@ import (
 // for cluster name; it stops when the test ends.
 func gateSetup(t *testing.T, name string, behaviour func(index, nth int) acctest.NodeBehaviour) (*acctest.Harness, *acctest.NodePlayer, string) {
 	t.Helper()
-	h := acctest.Setup(t)
+	return gateSetupWith(t, acctest.Setup(t), name, behaviour)
+}
+
+// gateSetupWith is gateSetup on the harness h.
+func gateSetupWith(t *testing.T, h *acctest.Harness, name string, behaviour func(index, nth int) acctest.NodeBehaviour) (*acctest.Harness, *acctest.NodePlayer, string) {
+	t.Helper()
 	createBucket(t, h, "uae-hwprobe-reports", acctest.Region)
 	key := createKey(t, h, acctest.Region)
 	p := acctest.NewNodePlayer(t, h)
