@@ -22,6 +22,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sagemaker"
@@ -53,6 +55,8 @@ func serviceTable() []service {
 		{"applicationautoscaling", applicationautoscaling.ServiceID, "application-autoscaling"},
 		{"cloudwatch", cloudwatch.ServiceID, "monitoring"},
 		{"secretsmanager", secretsmanager.ServiceID, "secretsmanager"},
+		{"eks", eks.ServiceID, "eks"},
+		{"iam", iam.ServiceID, "iam"},
 	}
 }
 
@@ -117,6 +121,7 @@ func (c *Clients) ResolvedEndpoints() []ResolvedEndpoint {
 		"sagemaker": c.SageMaker.Options().BaseEndpoint, "ssm": c.SSM.Options().BaseEndpoint, "sts": c.STS.Options().BaseEndpoint,
 		"autoscaling": c.AutoScaling.Options().BaseEndpoint, "applicationautoscaling": c.AppAutoScaling.Options().BaseEndpoint,
 		"cloudwatch": c.CloudWatch().Options().BaseEndpoint, "secretsmanager": c.SecretsManager().Options().BaseEndpoint,
+		"eks": c.EKS().Options().BaseEndpoint, "iam": c.IAM().Options().BaseEndpoint,
 	}
 	var out []ResolvedEndpoint
 	for _, k := range Services() {
@@ -269,6 +274,12 @@ type Clients struct {
 	smEndpoint string
 	smOnce     sync.Once
 	sm         SecretsManagerClient
+	// EKS and IAM (orchestrator.eks: the cluster, the access entry, the
+	// instance profile's role) too: see the EKS and IAM methods.
+	eksEndpoint, iamEndpoint string
+	eksOnce, iamOnce         sync.Once
+	eks                      EKSClient
+	iam                      IAMClient
 }
 
 // New loads the standard AWS configuration (credential chain, AWS_ENDPOINT_URL
@@ -307,6 +318,8 @@ func New(ctx context.Context, cfg Config) (*Clients, error) {
 		AWS:        awsCfg,
 		cwEndpoint: cfg.Endpoints["cloudwatch"],
 		smEndpoint: cfg.Endpoints["secretsmanager"],
+		eksEndpoint: cfg.Endpoints["eks"],
+		iamEndpoint: cfg.Endpoints["iam"],
 		EC2: NewEC2Client(ec2.NewFromConfig(awsCfg, func(o *ec2.Options) {
 			if u := ep("ec2"); u != nil {
 				o.BaseEndpoint = u
@@ -371,6 +384,8 @@ func (c *Clients) ForRegion(region string) *Clients {
 		AWS:         cfg,
 		cwEndpoint:  c.cwEndpoint,
 		smEndpoint:  c.smEndpoint,
+		eksEndpoint: c.eksEndpoint,
+		iamEndpoint: c.iamEndpoint,
 		EC2:         NewEC2Client(ec2.NewFromConfig(cfg, func(o *ec2.Options) { *o = c.EC2.Options(); o.Region = region })),
 		S3:          NewS3Client(s3.NewFromConfig(cfg, func(o *s3.Options) { *o = c.S3.Options(); o.Region = region })),
 		KMS:         NewKMSClient(kms.NewFromConfig(cfg, func(o *kms.Options) { *o = c.KMS.Options(); o.Region = region })),

@@ -21,6 +21,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sagemaker"
@@ -580,4 +582,54 @@ func (h SecretsManagerClient) Options() secretsmanager.Options { return h.c().Op
 
 func (h SecretsManagerClient) DescribeSecret(ctx context.Context, in *secretsmanager.DescribeSecretInput, o ...func(*secretsmanager.Options)) (*secretsmanager.DescribeSecretOutput, error) {
 	return h.c().DescribeSecret(ctx, in, o...)
+}
+
+// EKSClient is a handle on a *eks.Client (see above).
+type EKSClient struct{ p unsafe.Pointer }
+
+// NewEKSClient wraps c.
+func NewEKSClient(c *eks.Client) EKSClient { return EKSClient{unsafe.Pointer(c)} }
+
+func (h EKSClient) c() *eks.Client { return (*eks.Client)(h.p) }
+
+// EKSSDK is the client h wraps, for a call no handle forwards (tests). A
+// function, not a method: a method returning it would link every
+// operation again.
+func EKSSDK(h EKSClient) *eks.Client { return h.c() }
+
+// Options are the client's options.
+func (h EKSClient) Options() eks.Options { return h.c().Options() }
+
+func (h EKSClient) DescribeCluster(ctx context.Context, in *eks.DescribeClusterInput, o ...func(*eks.Options)) (*eks.DescribeClusterOutput, error) {
+	return h.c().DescribeCluster(ctx, in, o...)
+}
+
+func (h EKSClient) CreateAccessEntry(ctx context.Context, in *eks.CreateAccessEntryInput, o ...func(*eks.Options)) (*eks.CreateAccessEntryOutput, error) {
+	return h.c().CreateAccessEntry(ctx, in, o...)
+}
+
+func (h EKSClient) DescribeAccessEntry(ctx context.Context, in *eks.DescribeAccessEntryInput, o ...func(*eks.Options)) (*eks.DescribeAccessEntryOutput, error) {
+	return h.c().DescribeAccessEntry(ctx, in, o...)
+}
+
+func (h EKSClient) DeleteAccessEntry(ctx context.Context, in *eks.DeleteAccessEntryInput, o ...func(*eks.Options)) (*eks.DeleteAccessEntryOutput, error) {
+	return h.c().DeleteAccessEntry(ctx, in, o...)
+}
+
+// IAMClient is a handle on a *iam.Client (see above).
+type IAMClient struct{ p unsafe.Pointer }
+
+// NewIAMClient wraps c.
+func NewIAMClient(c *iam.Client) IAMClient { return IAMClient{unsafe.Pointer(c)} }
+
+func (h IAMClient) c() *iam.Client { return (*iam.Client)(h.p) }
+
+// IAMSDK is the client h wraps, for a call no handle forwards (tests).
+func IAMSDK(h IAMClient) *iam.Client { return h.c() }
+
+// Options are the client's options.
+func (h IAMClient) Options() iam.Options { return h.c().Options() }
+
+func (h IAMClient) GetInstanceProfile(ctx context.Context, in *iam.GetInstanceProfileInput, o ...func(*iam.Options)) (*iam.GetInstanceProfileOutput, error) {
+	return h.c().GetInstanceProfile(ctx, in, o...)
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sagemaker"
@@ -35,6 +37,8 @@ func TestSDKHandlesForward(t *testing.T) {
 		{reflect.TypeOf(AppAutoScalingClient{}), reflect.TypeOf(&applicationautoscaling.Client{})},
 		{reflect.TypeOf(CloudWatchClient{}), reflect.TypeOf(&cloudwatch.Client{})},
 		{reflect.TypeOf(SecretsManagerClient{}), reflect.TypeOf(&secretsmanager.Client{})},
+		{reflect.TypeOf(EKSClient{}), reflect.TypeOf(&eks.Client{})},
+		{reflect.TypeOf(IAMClient{}), reflect.TypeOf(&iam.Client{})},
 	}
 	ops := 0
 	for _, p := range pairs {

@@ -84,6 +84,9 @@ type GPUClusterSpec struct {
 	// Slurm is orchestrator.slurm: the nodes join a Slurm cluster; nil
 	// means they join none.
 	Slurm *SlurmSpec
+	// EKS is orchestrator.eks: the nodes join an EKS cluster; nil means
+	// they join none.
+	EKS *EKSSpec
 
 	// CreationToken is the owner's token the front end recorded (Terraform
 	// state, Pulumi outputs); empty for a create, which makes one.
@@ -138,6 +141,9 @@ func ValidateGPUCluster(spec GPUClusterSpec, unknown []string) []Problem {
 	ps = append(ps, s.validateInputs()...)
 	if s.Slurm != nil {
 		ps = append(ps, s.Slurm.validate(s.Known, s.Validation != nil)...)
+	}
+	if s.EKS != nil {
+		ps = append(ps, s.EKS.validate(s.Known, s.Validation != nil, s.Slurm != nil)...)
 	}
 	if s.Known("name") && !clusterNameRE().MatchString(s.Name) {
 		add("name", "Invalid cluster name", fmt.Sprintf("%q: use 1 to 100 letters, digits, '-', '_' or '.', starting with a letter or digit. It names the launch template (mlplatform-NAME) and tags every node.", s.Name))

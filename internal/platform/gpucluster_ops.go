@@ -42,6 +42,9 @@ type GPUClusterPlan struct {
 	// nodes (orchestrator.slurm); "" without one or when an input is not
 	// known yet.
 	SlurmControllerConfig string
+	// eks is what the plan read of orchestrator.eks's cluster; nil
+	// without one or when its name is not known yet.
+	eks *eksPlan
 	// Change is set by PlanGPUCluster: what applying the spec over
 	// the recorded cluster does.
 	Change     *GPUClusterChangeSet
@@ -219,6 +222,13 @@ func (e *Env) planGPUCluster(ctx context.Context, spec GPUClusterSpec) (*GPUClus
 		return nil, err
 	}
 	p.Violations = vs
+	if spec.EKS != nil {
+		ek, ps, evs, err := e.planEKS(ctx, spec.EKS, spec.Known)
+		if err != nil {
+			return nil, err
+		}
+		p.eks, p.Problems, p.Violations = ek, append(p.Problems, ps...), append(p.Violations, evs...)
+	}
 	zoneViolated := false
 	for _, v := range vs {
 		if !strings.HasPrefix(v.Path, "tags") && v.Path != "kms_key_arn" && v.Path != "instance_profile" {

@@ -41,7 +41,8 @@ func (e *Env) planValidation(ctx context.Context, spec GPUClusterSpec, p *GPUClu
 	p.Attested, attestProblems = planAttestation(v, p.ImageID, p.imageTPM, spec.Known)
 	p.Problems = append(p.Problems, attestProblems...)
 	known := spec.validationKnown() && spec.Known("name") && spec.Known("instance_type") && spec.Known("user_data") &&
-		spec.Known("efa_interfaces") && len(p.allowedOffered) > 0 && (spec.Slurm == nil || slurmKnown(spec.Unknown) && p.PlacementGroup != "")
+		spec.Known("efa_interfaces") && len(p.allowedOffered) > 0 && (spec.Slurm == nil || slurmKnown(spec.Unknown) && p.PlacementGroup != "") &&
+		(spec.EKS == nil || eksKnown(spec.Unknown) && p.eks != nil && p.PlacementGroup != "")
 	if !known || p.Type.Name == "" {
 		return nil
 	}
@@ -62,8 +63,12 @@ func (e *Env) planValidation(ctx context.Context, spec GPUClusterSpec, p *GPUClu
 		join = &c
 		p.SlurmControllerConfig = SlurmControllerConfig(spec.Slurm, spec.Name, n, MaxGPUClusterNodes)
 	}
+	nodeConfig := ""
+	if spec.EKS != nil {
+		nodeConfig = EKSNodeConfig(p.eks.Cluster, EKSNodeLabels(spec.EKS, "gpu-cluster", spec.Name, spec.InstanceType, p.PlacementGroup, p.Profile))
+	}
 	ud, err := Bootstrap(BootstrapInput{Profile: p.Profile, Region: e.Region(), UserData: spec.UserData,
-		HwprobeS3URI: v.HwprobeS3URI, HwprobeSHA256: v.HwprobeSHA256, GPU: it.GPU != nil, Slurm: join})
+		HwprobeS3URI: v.HwprobeS3URI, HwprobeSHA256: v.HwprobeSHA256, GPU: it.GPU != nil, Slurm: join, EKSNodeConfig: nodeConfig})
 	if err != nil {
 		p.Problems = append(p.Problems, Problem{Path: "user_data", Summary: "User data cannot run beside the validation bootstrap", Detail: err.Error()})
 		return nil
@@ -101,7 +106,14 @@ func (e *Env) gateGPUCluster(ctx context.Context, spec GPUClusterSpec, plan *GPU
 		return out, nil
 	}
 	resource := "GPU cluster " + spec.Name
-	res, err := e.runGate(ctx, gateRun{
+	var kg *kubeGate
+	if spec.EKS != nil {
+		var err error
+		if kg, err = e.newKubeGate(resource, spec.Name, plan.eks, o.progress); err != nil {
+			return out, err
+		}
+	}
+	run := gateRun{
 		Resource: resource, Spec: v, Profile: plan.Profile, Prefix: v.ReportsPrefix(spec.Name),
 		Progress: o.progress, Attested: plan.Attested,
 		Nodes: func(context.Context) ([]ExpectedNode, int, error) { return expectedNodes(out), 0, nil },
@@ -123,7 +135,14 @@ func (e *Env) gateGPUCluster(ctx context.Context, spec GPUClusterSpec, plan *GPU
 			c, out = next, gpuClusterFromCloud(next)
 			return err
 		},
-	})
+	}
+	if kg != nil {
+		run.Judged = kg.judged
+	}
+	res, err := e.runGate(ctx, run)
+	if kg != nil && err == nil {
+		err = kg.waitLifted(ctx, res, v.Timeout, e.polling().Gate.Interval)
+	}
 	if out == nil {
 		return out, err
 	}

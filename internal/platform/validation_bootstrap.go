@@ -55,7 +55,15 @@ type BootstrapInput struct {
 	// published its report: the configuration is written beside the
 	// profile, and `hwprobe slurm join` acts on it.
 	Slurm *slurm.JoinConfig
+	// EKSNodeConfig, when set, is nodeadm's NodeConfig (orchestrator.eks):
+	// a part of its own, application/node.eks.aws, which nodeadm reads
+	// to register the node tainted; after the report, `hwprobe kube
+	// publish` labels the Node and sets its condition.
+	EKSNodeConfig string
 }
+
+// eksNodeConfigPart names the NodeConfig part.
+const eksNodeConfigPart = "mlplatform-eks-nodeconfig"
 
 // cloudConfig is the cloud-config part (JSON is YAML, so cloud-init reads
 // it): the profile, written before the scripts run, merged with the user's
@@ -150,6 +158,14 @@ func Bootstrap(in BootstrapInput) (string, error) {
 	if err := part("text/cloud-config", "mlplatform-hwprobe-profile", "#cloud-config\n"+string(ccJSON)+"\n"); err != nil {
 		return "", err
 	}
+	if in.EKSNodeConfig != "" {
+		if strings.Contains(in.EKSNodeConfig, bootstrapBoundary) {
+			return "", errors.New("the EKS NodeConfig contains the bootstrap's MIME boundary")
+		}
+		if err := part("application/node.eks.aws", eksNodeConfigPart, in.EKSNodeConfig); err != nil {
+			return "", err
+		}
+	}
 	if err := part("text/x-shellscript", "mlplatform-hwprobe.sh", bootstrapScript(in)); err != nil {
 		return "", err
 	}
@@ -208,6 +224,12 @@ func bootstrapScript(in BootstrapInput) string {
 		// drained.
 		fmt.Fprintf(&s, "if \"$hwprobe\" slurm join --config %s; then log 'joined Slurm'; else log \"cannot join Slurm (exit $?)\"; exit 2; fi\n", slurm.JoinConfigPath)
 	}
+	if in.EKSNodeConfig != "" {
+		// The kubelet registers the node (tainted) on its own; once it
+		// has, hwprobe labels it and sets its condition with the kubelet's
+		// credentials: tried for 10 minutes.
+		s.WriteString("i=0\nuntil \"$hwprobe\" kube publish --report \"$report\"; do\n  i=$((i + 1)); if [ \"$i\" -ge 60 ]; then log 'cannot publish to the Kubernetes Node'; exit 2; fi; sleep 10\ndone\nlog 'published to the Kubernetes Node'\n")
+	}
 	return s.String()
 }
 
@@ -218,6 +240,9 @@ type BootstrapParts struct {
 	Script   string // the bootstrap script
 	// Slurm is the node's Slurm join configuration; nil when it joins none.
 	Slurm *slurm.JoinConfig
+	// EKSNodeConfig is nodeadm's NodeConfig; "" when the node joins no
+	// EKS cluster.
+	EKSNodeConfig string
 }
 
 // ParseBootstrap reads user data that Bootstrap rendered back into its
@@ -277,6 +302,8 @@ func ParseBootstrap(userData string) (BootstrapParts, error) {
 			}
 		case "mlplatform-hwprobe.sh":
 			out.Script = string(b)
+		case eksNodeConfigPart:
+			out.EKSNodeConfig = string(b)
 		}
 	}
 	if out.Profile == "" || out.Script == "" {

@@ -1,0 +1,212 @@
+package platform
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/mlplatform/mlplatform/hwprobe/kube"
+	"github.com/mlplatform/mlplatform/internal/cloud"
+	"github.com/mlplatform/mlplatform/internal/residency"
+)
+
+// Kubernetes (EKS): a GPU cluster's nodes join an existing EKS cluster in
+// the jurisdiction. nodeadm registers each node with the startup taint
+// mlplatform.io/hwprobe=pending:NoSchedule and the resource's labels, from
+// a NodeConfig part of the user data the plan shows; hwprobe labels its
+// Node and sets its HwprobeValidated condition with the kubelet's own
+// credentials; the gate, calling the cluster's API with an EKS token made
+// from the provider's credentials, lifts the taint from every node whose
+// evidence passed, and labels and cordons those that failed.
+
+// EKSPath is the orchestrator block's path.
+const EKSPath = "orchestrator.eks"
+
+// GateLabel is the label the gate sets on a Node it judged: GatePassed or
+// GateFailed.
+const (
+	GateLabel  = "mlplatform.io/gate"
+	GatePassed = "passed"
+	GateFailed = "failed"
+	// labelInstanceType is the node's instance type, as the resource
+	// declared it.
+	labelInstanceType = "mlplatform.io/instance-type"
+)
+
+// EKSSpec is orchestrator.eks: the EKS cluster the nodes join.
+type EKSSpec struct {
+	// ClusterName is the EKS cluster, in the provider's region.
+	ClusterName string
+	// Labels are added to the ones the resource sets.
+	Labels map[string]string
+}
+
+var eksClusterNameRE = regexp.MustCompile(`^[0-9A-Za-z][A-Za-z0-9_-]{0,99}$`)
+
+// labelNameRE is a label key's name part and a label value's form.
+var labelNameRE = regexp.MustCompile(`^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$`)
+
+// eksKnownFunc: an attribute of the block is unknown when it, the block
+// or orchestrator is.
+func eksKnownFunc(known func(string) bool) func(string) bool {
+	return func(p string) bool { return known("orchestrator") && known(EKSPath) && known(p) }
+}
+
+// eksKnown reports whether every value of orchestrator.eks is known.
+func eksKnown(unknown []string) bool {
+	return !slices.ContainsFunc(unknown, func(u string) bool { return u == "orchestrator" || strings.HasPrefix(u, "orchestrator.") })
+}
+
+// validate checks what needs no AWS call.
+func (s *EKSSpec) validate(outer func(string) bool, validation, slurm bool) []Problem {
+	known := eksKnownFunc(outer)
+	var ps []Problem
+	add := func(path, summary, detail string) {
+		ps = append(ps, Problem{Path: path, Summary: summary, Detail: detail})
+	}
+	if !validation {
+		add(EKSPath, "EKS needs the validation block", "nodes register with the startup taint "+kube.TaintKey+"="+kube.TaintValuePending+":"+kube.TaintEffect+", which the gate lifts once a node's evidence passed; the gate comes with the validation block. Add validation { } (its defaults run the hardware checks).")
+	}
+	if slurm {
+		add("orchestrator", "Two orchestrators", "a node joins one scheduler: keep orchestrator.slurm or orchestrator.eks, not both.")
+	}
+	if known(EKSPath+".cluster_name") && !eksClusterNameRE.MatchString(s.ClusterName) {
+		add(EKSPath+".cluster_name", "Invalid EKS cluster name", fmt.Sprintf("%q: 1 to 100 letters, digits, '-' or '_', starting with a letter or digit.", s.ClusterName))
+	}
+	if known(EKSPath + ".labels") {
+		for _, k := range slices.Sorted(maps.Keys(s.Labels)) {
+			path := fmt.Sprintf("%s.labels[%q]", EKSPath, k)
+			if err := validNodeLabel(k, s.Labels[k]); err != nil {
+				add(path, "Invalid node label", err.Error())
+			}
+		}
+	}
+	return ps
+}
+
+// validNodeLabel checks a label the kubelet sets at registration: a valid
+// key and value, outside the prefixes NodeRestriction keeps from kubelets
+// (kubernetes.io, k8s.io) and mlplatform.io (the resource's own).
+func validNodeLabel(k, v string) error {
+	prefix, name, hasPrefix := strings.Cut(k, "/")
+	if !hasPrefix {
+		name, prefix = k, ""
+	}
+	if name == "" || len(name) > 63 || !labelNameRE.MatchString(name) || hasPrefix && (prefix == "" || len(prefix) > 253) {
+		return fmt.Errorf("%q: a label key is [PREFIX/]NAME, NAME 1 to 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit.", k)
+	}
+	for _, p := range []string{"kubernetes.io", "k8s.io", "mlplatform.io"} {
+		if prefix == p || strings.HasSuffix(prefix, "."+p) {
+			return fmt.Errorf("%q: the %s prefix is not the user's (NodeRestriction keeps kubernetes.io and k8s.io labels from kubelets; mlplatform.io labels are the resource's own). Use a prefix of your own.", k, p)
+		}
+	}
+	if len(v) > 63 || !labelNameRE.MatchString(v) {
+		return fmt.Errorf("%q = %q: a label value is at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit.", k, v)
+	}
+	return nil
+}
+
+// eksPlan is what the plan learned of the cluster.
+type eksPlan struct {
+	Cluster cloud.EKSCluster
+}
+
+// planEKS reads the cluster and checks its residency: its ARN's region
+// and the region its API endpoint names. A cluster that is not ACTIVE
+// (or UPDATING) cannot take nodes.
+func (e *Env) planEKS(ctx context.Context, s *EKSSpec, known func(string) bool) (*eksPlan, []Problem, []residency.Violation, error) {
+	if !eksKnownFunc(known)(EKSPath+".cluster_name") || !eksClusterNameRE.MatchString(s.ClusterName) {
+		return nil, nil, nil, nil
+	}
+	path := EKSPath + ".cluster_name"
+	c, err := cloud.DescribeEKSCluster(ctx, e.Clients.EKS(), s.ClusterName)
+	switch {
+	case errors.Is(err, cloud.ErrNotFound):
+		return nil, []Problem{{Path: path, Summary: "EKS cluster not found", Detail: fmt.Sprintf("%q is not an EKS cluster of this account in %s: create it first, or check the name (the provider's region is where it is looked up).", s.ClusterName, e.Region())}}, nil, nil
+	case err != nil:
+		return nil, nil, nil, err
+	}
+	var ps []Problem
+	if c.Status != "ACTIVE" && c.Status != "UPDATING" {
+		ps = append(ps, Problem{Path: path, Summary: "EKS cluster not active", Detail: fmt.Sprintf("%q is %s: nodes can join an ACTIVE cluster only. Wait for it, or choose another.", s.ClusterName, c.Status)})
+	}
+	if c.Endpoint == "" || c.CertificateAuthority == "" {
+		ps = append(ps, Problem{Path: path, Summary: "EKS cluster without an API endpoint", Detail: fmt.Sprintf("%q reports no API endpoint or certificate authority yet: wait until it is ACTIVE.", s.ClusterName)})
+	} else if _, err := cloud.DecodeEKSCertificateAuthority(c.CertificateAuthority); err != nil {
+		ps = append(ps, Problem{Path: path, Summary: "EKS cluster's certificate authority unreadable", Detail: err.Error()})
+	}
+	var vs []residency.Violation
+	if a, err := residency.ParseARN(c.ARN); err == nil && a.Region != "" && !e.Policy.RegionAllowed(a.Region) {
+		vs = append(vs, residency.Violation{Path: path, Rule: "region", Msg: fmt.Sprintf("EKS cluster %s is in %s, outside jurisdiction %s", c.ARN, a.Region, e.Policy.Jurisdiction.Code),
+			Fix: "join a cluster in " + strings.Join(e.Policy.AllowedRegions, ", ")})
+	}
+	if region, ok := eksEndpointRegion(c.Endpoint); ok && !e.Policy.RegionAllowed(region) {
+		vs = append(vs, residency.Violation{Path: path, Rule: "endpoint", Msg: fmt.Sprintf("the cluster's API endpoint %s is in %s, outside jurisdiction %s: the gate and every node would call it", c.Endpoint, region, e.Policy.Jurisdiction.Code),
+			Fix: "join a cluster in " + strings.Join(e.Policy.AllowedRegions, ", ")})
+	}
+	return &eksPlan{Cluster: c}, ps, vs, nil
+}
+
+// eksEndpointRegion is the region an EKS API endpoint's host names
+// (ID.LABEL.REGION.eks.amazonaws.com); false for other hosts, whose
+// location the URL does not tell (a private name, an emulator).
+func eksEndpointRegion(endpoint string) (string, bool) {
+	ep, err := residency.ParseEndpoint(strings.TrimSuffix(endpoint, "/"))
+	if err != nil || !ep.AWS {
+		return "", false
+	}
+	labels := strings.Split(ep.Host, ".")
+	for i := len(labels) - 1; i > 0; i-- {
+		if labels[i] == "eks" && residency.ValidRegion(labels[i-1]) {
+			return labels[i-1], true
+		}
+	}
+	return "", false
+}
+
+// EKSNodeLabels are the labels a resource's nodes register with: the
+// resource, its name, the instance type, the placement group and the
+// profile's digest (two nodes with one digest were validated against the
+// same hardware), then the user's.
+func EKSNodeLabels(s *EKSSpec, resource, name, instanceType, placementGroup, profileText string) map[string]string {
+	sum := sha256.Sum256([]byte(profileText))
+	l := map[string]string{
+		kube.LabelResource:      resource,
+		kube.LabelCluster:       kube.LabelValue(name),
+		labelInstanceType:       kube.LabelValue(instanceType),
+		kube.LabelProfileDigest: hex.EncodeToString(sum[:])[:12],
+	}
+	if placementGroup != "" {
+		l[kube.LabelPlacementGroup] = kube.LabelValue(placementGroup)
+	}
+	maps.Copy(l, s.Labels)
+	return l
+}
+
+// EKSNodeConfig is nodeadm's NodeConfig for the nodes (the user data part
+// application/node.eks.aws on Amazon Linux 2023 EKS images): the cluster
+// as DescribeCluster gave it, the startup taint, and the labels.
+func EKSNodeConfig(c cloud.EKSCluster, labels map[string]string) string {
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	var b strings.Builder
+	b.WriteString("---\napiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  cluster:\n")
+	fmt.Fprintf(&b, "    name: %s\n    apiServerEndpoint: %s\n    certificateAuthority: %s\n", q(c.Name), q(c.Endpoint), q(c.CertificateAuthority))
+	if c.ServiceCIDR != "" {
+		fmt.Fprintf(&b, "    cidr: %s\n", q(c.ServiceCIDR))
+	}
+	b.WriteString("  kubelet:\n    config:\n      registerWithTaints:\n")
+	fmt.Fprintf(&b, "        - key: %s\n          value: %s\n          effect: %s\n", q(kube.TaintKey), q(kube.TaintValuePending), q(kube.TaintEffect))
+	var kv []string
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		kv = append(kv, k+"="+labels[k])
+	}
+	fmt.Fprintf(&b, "    flags:\n      - %s\n", q("--node-labels="+strings.Join(kv, ",")))
+	return b.String()
+}

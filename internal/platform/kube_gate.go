@@ -1,0 +1,160 @@
+package platform
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mlplatform/mlplatform/hwprobe/kube"
+	"github.com/mlplatform/mlplatform/internal/cloud"
+)
+
+// The gate's Kubernetes step (orchestrator.eks): at every look, the Nodes
+// of instances whose evidence passed lose the startup taint and are
+// labelled passed; those whose evidence failed keep it, are labelled
+// failed and cordoned (a replacement then terminates them). Once the gate
+// passed, it waits until every passed node is registered and untainted:
+// an apply that succeeds leaves every node schedulable.
+
+// kubeNodesAPI is what the step calls of the cluster's API.
+type kubeNodesAPI interface {
+	List(ctx context.Context, selector string) ([]cloud.KubeNode, error)
+	RemoveTaint(ctx context.Context, n cloud.KubeNode, key string, labels map[string]string) error
+	MarkFailed(ctx context.Context, n cloud.KubeNode, labels map[string]string) error
+}
+
+// kubeGate is the step for one resource.
+type kubeGate struct {
+	resource string // "GPU cluster NAME", for messages
+	selector string // the resource's Nodes
+	progress func(format string, args ...any)
+	// connect makes a client with a fresh token (tokens last 15 minutes;
+	// a gate may run longer).
+	connect func(ctx context.Context) (kubeNodesAPI, error)
+	// passed are the instances whose evidence passed at the last look.
+	passed []string
+}
+
+// newKubeGate reaches the cluster the plan read, with EKS tokens made from
+// the provider's credentials.
+func (e *Env) newKubeGate(resource, name string, ek *eksPlan, progress func(string, ...any)) (*kubeGate, error) {
+	if ek == nil {
+		return nil, errors.New("orchestrator.eks: the cluster was not read at plan")
+	}
+	ca, err := cloud.DecodeEKSCertificateAuthority(ek.Cluster.CertificateAuthority)
+	if err != nil {
+		return nil, fmt.Errorf("EKS cluster %s: %w", ek.Cluster.Name, err)
+	}
+	g := &kubeGate{resource: resource, selector: kube.LabelCluster + "=" + kube.LabelValue(name), progress: progress}
+	g.connect = func(ctx context.Context) (kubeNodesAPI, error) {
+		tok, err := cloud.EKSToken(ctx, e.Clients.STS, ek.Cluster.Name)
+		if err != nil {
+			return nil, err
+		}
+		return cloud.NewKubeNodes(cloud.KubeAccess{Endpoint: ek.Cluster.Endpoint, CAPEM: ca, Token: tok})
+	}
+	return g, nil
+}
+
+// judged acts on one look's verdicts: it lifts the taint of each passed
+// node that registered, and marks each failed one. A node not registered
+// yet is left for a later look.
+func (g *kubeGate) judged(ctx context.Context, res GateResult) error {
+	api, err := g.connect(ctx)
+	if err != nil {
+		return err
+	}
+	nodes, err := api.List(ctx, g.selector)
+	if err != nil {
+		return fmt.Errorf("%s: Kubernetes: %w", g.resource, err)
+	}
+	byInstance := map[string]cloud.KubeNode{}
+	for _, n := range nodes {
+		if id := n.InstanceID(); id != "" {
+			byInstance[id] = n
+		}
+	}
+	g.passed = g.passed[:0]
+	for _, v := range res.Nodes {
+		n, ok := byInstance[v.InstanceID]
+		switch v.Status {
+		case NodePass:
+			g.passed = append(g.passed, v.InstanceID)
+			if !ok || !n.HasTaint(kube.TaintKey) && n.Labels[GateLabel] == GatePassed {
+				continue
+			}
+			if n.HasTaint(kube.TaintKey) {
+				g.progress("%s: Kubernetes: node %d (%s, Node %s) passed: lifting the taint %s", g.resource, v.Index, v.InstanceID, n.Name, kube.TaintKey)
+			}
+			if err := api.RemoveTaint(ctx, n, kube.TaintKey, map[string]string{GateLabel: GatePassed}); err != nil && !errors.Is(err, cloud.ErrKubeConflict) {
+				return fmt.Errorf("%s: Kubernetes: %w", g.resource, err)
+			}
+		case NodeFail, NodeRejected:
+			if !ok || n.Unschedulable && n.Labels[GateLabel] == GateFailed {
+				continue
+			}
+			g.progress("%s: Kubernetes: node %d (%s, Node %s) failed: cordoned, labelled %s=%s, its taint kept", g.resource, v.Index, v.InstanceID, n.Name, GateLabel, GateFailed)
+			if err := api.MarkFailed(ctx, n, map[string]string{GateLabel: GateFailed}); err != nil && !errors.Is(err, cloud.ErrKubeConflict) {
+				return fmt.Errorf("%s: Kubernetes: %w", g.resource, err)
+			}
+		}
+	}
+	return nil
+}
+
+// KubeNodesTimeoutError: nodes whose evidence passed did not register
+// with the cluster (or keep the taint) within the wait.
+type KubeNodesTimeoutError struct {
+	Resource  string
+	Instances []string
+	Waited    time.Duration
+}
+
+func (e *KubeNodesTimeoutError) Error() string {
+	return fmt.Sprintf("%s: the evidence of %s passed, but after %s they are not registered with the Kubernetes cluster, or still carry the taint %s: check the kubelet on them (journalctl -u kubelet), the cluster's access entry for the nodes' role, and that the provider's identity may patch Nodes. Nothing was changed: apply again once they registered",
+		e.Resource, strings.Join(e.Instances, ", "), e.Waited.Round(time.Second), kube.TaintKey)
+}
+
+// waitLifted looks until every instance that passed has a Node without the
+// taint, within limit (and ctx), every poll.
+func (g *kubeGate) waitLifted(ctx context.Context, res GateResult, limit, poll time.Duration) error {
+	start := time.Now()
+	for {
+		if err := g.judged(ctx, res); err != nil {
+			return err
+		}
+		api, err := g.connect(ctx)
+		if err != nil {
+			return err
+		}
+		nodes, err := api.List(ctx, g.selector)
+		if err != nil {
+			return fmt.Errorf("%s: Kubernetes: %w", g.resource, err)
+		}
+		var waiting []string
+		for _, id := range g.passed {
+			i := slices.IndexFunc(nodes, func(n cloud.KubeNode) bool { return n.InstanceID() == id })
+			if i < 0 || nodes[i].HasTaint(kube.TaintKey) {
+				waiting = append(waiting, id)
+			}
+		}
+		if len(waiting) == 0 {
+			g.progress("%s: Kubernetes: every node that passed is schedulable (%d)", g.resource, len(g.passed))
+			return nil
+		}
+		if time.Since(start) >= limit {
+			return &KubeNodesTimeoutError{Resource: g.resource, Instances: waiting, Waited: time.Since(start)}
+		}
+		g.progress("%s: Kubernetes: waiting for %d node(s) to register: %s", g.resource, len(waiting), strings.Join(waiting, ", "))
+		t := time.NewTimer(poll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%s: waiting for Kubernetes nodes %s: %w", g.resource, strings.Join(waiting, ", "), ctx.Err())
+		case <-t.C:
+		}
+	}
+}
