@@ -60,6 +60,9 @@ type Harness struct {
 	Refreshes *RefreshDouble
 	// SageMakerEndpoints is the shim's SageMaker endpoint double (test code).
 	SageMakerEndpoints *ShimEndpoints
+	// EKSAccessEntries lists the access entries the shim keeps for a
+	// cluster, by principal (moto has none).
+	EKSAccessEntries func(cluster string) map[string]EKSAccessEntry
 }
 
 // Start starts moto and the shim in front of it.
@@ -78,7 +81,8 @@ func Start(ctx context.Context, opts Options) (*Harness, error) {
 	RegisterSSMPublicParameters(s)
 	RegisterSageMakerModelIsolation(s)
 	endpoints := RegisterSageMakerEndpoints(s)
-	return &Harness{URL: s.URL, Moto: m, Shim: s, Refreshes: RegisterAutoScalingRefreshes(s), SageMakerEndpoints: endpoints}, nil
+	entries := RegisterEKSAccessEntries(s)
+	return &Harness{URL: s.URL, Moto: m, Shim: s, Refreshes: RegisterAutoScalingRefreshes(s), SageMakerEndpoints: endpoints, EKSAccessEntries: entries}, nil
 }
 
 // Stop stops the shim and moto.

@@ -93,6 +93,9 @@ func parseRequest(hr *http.Request, body []byte) *Request {
 	case r.Service == "s3":
 		r.Protocol = ProtocolRESTXML
 		r.Action = s3Action(hr.Method, hr.URL, hr.Header)
+	case r.Service == "eks":
+		r.Protocol = ProtocolRESTJSON
+		r.Action = eksAction(hr.Method, hr.URL)
 	case ct == "application/x-www-form-urlencoded":
 		if form, err := url.ParseQuery(string(body)); err == nil {
 			for k, v := range form {

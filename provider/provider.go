@@ -63,6 +63,8 @@ type endpointsModel struct {
 	AppAutoScaling types.String `tfsdk:"applicationautoscaling"`
 	CloudWatch     types.String `tfsdk:"cloudwatch"`
 	SecretsManager types.String `tfsdk:"secretsmanager"`
+	EKS            types.String `tfsdk:"eks"`
+	IAM            types.String `tfsdk:"iam"`
 }
 
 type residencyModel struct {
@@ -127,6 +129,7 @@ func (p *mlplatformProvider) Schema(_ context.Context, _ provider.SchemaRequest,
 					"sagemaker": endpointAttr("sagemaker"), "ssm": endpointAttr("ssm"), "sts": endpointAttr("sts"),
 					"autoscaling": endpointAttr("autoscaling"), "applicationautoscaling": endpointAttr("applicationautoscaling"),
 					"cloudwatch": endpointAttr("cloudwatch"), "secretsmanager": endpointAttr("secretsmanager"),
+					"eks": endpointAttr("eks"), "iam": endpointAttr("iam"),
 				},
 			},
 			"residency": schema.SingleNestedBlock{
@@ -224,7 +227,7 @@ func newMeta(ctx context.Context, cfg providerModel, version string) (*Meta, err
 		}
 	}
 	if e := cfg.Endpoints; e != nil {
-		for k, v := range map[string]types.String{"ec2": e.EC2, "s3": e.S3, "kms": e.KMS, "sagemaker": e.SageMaker, "ssm": e.SSM, "sts": e.STS, "autoscaling": e.AutoScaling, "applicationautoscaling": e.AppAutoScaling, "cloudwatch": e.CloudWatch, "secretsmanager": e.SecretsManager} {
+		for k, v := range map[string]types.String{"ec2": e.EC2, "s3": e.S3, "kms": e.KMS, "sagemaker": e.SageMaker, "ssm": e.SSM, "sts": e.STS, "autoscaling": e.AutoScaling, "applicationautoscaling": e.AppAutoScaling, "cloudwatch": e.CloudWatch, "secretsmanager": e.SecretsManager, "eks": e.EKS, "iam": e.IAM} {
 			if s := v.ValueString(); s != "" {
 				pc.Endpoints[k] = s
 			}

@@ -43,6 +43,8 @@ type Endpoints struct {
 	AppAutoScaling *string `pulumi:"applicationautoscaling,optional"`
 	CloudWatch     *string `pulumi:"cloudwatch,optional"`
 	SecretsManager *string `pulumi:"secretsmanager,optional"`
+	EKS            *string `pulumi:"eks,optional"`
+	IAM            *string `pulumi:"iam,optional"`
 }
 
 // ResidencyConfig is the data-residency policy every resource is checked
@@ -171,7 +173,7 @@ func (c *Config) platformConfig(ctx context.Context) (platform.Config, error) {
 		}
 	}
 	if e := c.Endpoints; e != nil {
-		for k, v := range map[string]*string{"ec2": e.EC2, "s3": e.S3, "kms": e.KMS, "sagemaker": e.SageMaker, "ssm": e.SSM, "sts": e.STS, "autoscaling": e.AutoScaling, "applicationautoscaling": e.AppAutoScaling, "cloudwatch": e.CloudWatch, "secretsmanager": e.SecretsManager} {
+		for k, v := range map[string]*string{"ec2": e.EC2, "s3": e.S3, "kms": e.KMS, "sagemaker": e.SageMaker, "ssm": e.SSM, "sts": e.STS, "autoscaling": e.AutoScaling, "applicationautoscaling": e.AppAutoScaling, "cloudwatch": e.CloudWatch, "secretsmanager": e.SecretsManager, "eks": e.EKS, "iam": e.IAM} {
 			if s := deref(v); s != "" {
 				pc.Endpoints[k] = s
 			}

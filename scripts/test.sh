@@ -147,6 +147,9 @@ if [ -f scripts/pulumi-cli.sh ]; then
   PULUMI_CLI=$(tail -n 1 "$logs/pulumi-cli.log")
   export PULUMI_CLI
 fi
+step kube-bins "" bash scripts/kube-bins.sh # kube-apiserver, kube-scheduler, etcd: built once, cached
+KUBE_BIN_DIR=$(tail -n 1 "$logs/kube-bins.log")
+export KUBE_BIN_DIR
 
 # Unit and acceptance tests (TF_ACC=1: moto + Terraform CLI), every package
 # in one go test, then hwprobe's command with its test tag; one line per

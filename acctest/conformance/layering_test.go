@@ -50,7 +50,7 @@ var layers = []layer{
 	{name: "front end (CLI)", prefixes: []string{"cmd/"}, allowed: []string{"internal/platform", "internal/residency", "internal/catalog", "internal/review"}},
 	{name: "hwprobe", prefixes: []string{"hwprobe/"}, allowed: []string{"hwprobe", "internal/residency", "internal/catalog", "internal/indexrange"}},
 	{name: "core: review", prefixes: []string{"internal/review/"}, allowed: []string{"internal/platform", "internal/residency", "internal/catalog"}},
-	{name: "core: platform", prefixes: []string{"internal/platform/"}, allowed: []string{"internal/cloud", "internal/residency", "internal/catalog", "internal/indexrange", "hwprobe/profile", "hwprobe/identity", "hwprobe/attest", "hwprobe/slurm"}},
+	{name: "core: platform", prefixes: []string{"internal/platform/"}, allowed: []string{"internal/cloud", "internal/residency", "internal/catalog", "internal/indexrange", "hwprobe/profile", "hwprobe/identity", "hwprobe/attest", "hwprobe/slurm", "hwprobe/kube"}},
 	{name: "core: cloud", prefixes: []string{"internal/cloud/"}, allowed: []string{"internal/residency", "internal/catalog", "internal/indexrange"}},
 	{name: "core: catalog", prefixes: []string{"internal/catalog/"}, allowed: []string{"internal/residency"}},
 	{name: "core: residency", prefixes: []string{"internal/residency/"}, allowed: nil},
@@ -254,7 +254,7 @@ func TestLayering_catches(t *testing.T) {
 // nodeAgent are the packages that probe and benchmark a node: hwprobe's
 // collectors, GPU access and benchmarks, and the NVML bindings. The
 // plugins and the review CLI must not link them.
-var nodeAgent = []string{module + "/hwprobe/probe", module + "/hwprobe/gpu", module + "/hwprobe/bench", module + "/hwprobe/validate", "github.com/NVIDIA/go-nvml"}
+var nodeAgent = []string{module + "/hwprobe/probe", module + "/hwprobe/gpu", module + "/hwprobe/bench", module + "/hwprobe/validate", module + "/hwprobe/kube/node", "github.com/NVIDIA/go-nvml"}
 
 // TestFrontEndsLinkNoNodeAgent checks what the Terraform provider, the
 // Pulumi plugin and the review CLI link, not only what they import: none

@@ -314,10 +314,10 @@ func New(ctx context.Context, cfg Config) (*Clients, error) {
 		return nil
 	}
 	return &Clients{
-		Region:     cfg.Region,
-		AWS:        awsCfg,
-		cwEndpoint: cfg.Endpoints["cloudwatch"],
-		smEndpoint: cfg.Endpoints["secretsmanager"],
+		Region:      cfg.Region,
+		AWS:         awsCfg,
+		cwEndpoint:  cfg.Endpoints["cloudwatch"],
+		smEndpoint:  cfg.Endpoints["secretsmanager"],
 		eksEndpoint: cfg.Endpoints["eks"],
 		iamEndpoint: cfg.Endpoints["iam"],
 		EC2: NewEC2Client(ec2.NewFromConfig(awsCfg, func(o *ec2.Options) {

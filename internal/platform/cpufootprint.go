@@ -91,6 +91,9 @@ type CPUFootprintSpec struct {
 	// Slurm is orchestrator.slurm: the instances join a Slurm cluster
 	// (named PREFIX-INSTANCEID); nil means they join none.
 	Slurm *SlurmSpec
+	// EKS is orchestrator.eks: the instances join an EKS cluster; nil
+	// means they join none.
+	EKS *EKSSpec
 
 	// CreationToken is the owner's token the front end recorded; empty for
 	// a create, which makes one.
@@ -171,6 +174,9 @@ func ValidateCPUFootprint(spec CPUFootprintSpec, unknown []string) []Problem {
 	ps = append(ps, s.validationProblems()...)
 	if s.Slurm != nil {
 		ps = append(ps, s.Slurm.validate(s.known, s.Validation != nil)...)
+	}
+	if s.EKS != nil {
+		ps = append(ps, s.EKS.validate(s.known, s.Validation != nil, s.Slurm != nil)...)
 	}
 	if s.known("name") && !footprintNameRE().MatchString(s.Name) {
 		add("name", "Invalid name", "%q: use 1-100 letters, digits, '.', '-' or '_', starting with a letter or digit.", s.Name)

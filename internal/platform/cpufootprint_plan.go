@@ -53,6 +53,9 @@ type CPUFootprintPlan struct {
 	// instances (orchestrator.slurm); "" without one or while an input is
 	// known only at apply.
 	SlurmControllerConfig string
+	// eks is what the plan read of orchestrator.eks's cluster; nil
+	// without one or when its name is not known yet.
+	eks *eksPlan
 
 	template cloud.FootprintTemplate
 }
@@ -138,6 +141,13 @@ func (e *Env) planCPUFootprint(ctx context.Context, spec CPUFootprintSpec) (*CPU
 		return nil, err
 	}
 	p.Violations = vs
+	if spec.EKS != nil {
+		ek, ps, evs, err := e.planEKS(ctx, spec.EKS, spec.Known)
+		if err != nil {
+			return nil, err
+		}
+		p.eks, p.Problems, p.Violations = ek, append(p.Problems, ps...), append(p.Violations, evs...)
+	}
 
 	if ok && spec.known("subnet_ids") && len(spec.SubnetIDs) == 0 {
 		var missing []string
@@ -277,6 +287,9 @@ func cpuFootprintChange(prior CPUFootprintRecord, spec CPUFootprintSpec, p *CPUF
 	}
 	if !slurmKnown(spec.Unknown) || !reflect.DeepEqual(o.Slurm, spec.Slurm) {
 		add(&c.Roll, SlurmPath, "how the instances join Slurm changes: the instances roll")
+	}
+	if !eksKnown(spec.Unknown) || !reflect.DeepEqual(o.EKS, spec.EKS) {
+		add(&c.Roll, EKSPath, "how the instances join EKS (their NodeConfig) changes: the instances roll")
 	}
 	if (o.Validation == nil) != (spec.Validation == nil) || o.Validation != nil && spec.Validation != nil &&
 		FootprintValidationHook(*o.Validation) != FootprintValidationHook(*spec.Validation) {

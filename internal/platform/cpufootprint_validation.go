@@ -164,9 +164,9 @@ func footprintProfile(name string, v ValidationSpec, required []string, facts No
 // validates, publishes and answers the gate's challenges. The instance
 // does not complete its own launch lifecycle action: the gate does, or
 // the approver (cpufootprint_approve.go).
-func FootprintBootstrap(region, profileText, userData string, v ValidationSpec, join *slurm.JoinConfig) (string, error) {
+func FootprintBootstrap(region, profileText, userData string, v ValidationSpec, join *slurm.JoinConfig, eksNodeConfig string) (string, error) {
 	return Bootstrap(BootstrapInput{Profile: profileText, Region: region, UserData: userData,
-		HwprobeS3URI: v.HwprobeS3URI, HwprobeSHA256: v.HwprobeSHA256, Slurm: join})
+		HwprobeS3URI: v.HwprobeS3URI, HwprobeSHA256: v.HwprobeSHA256, Slurm: join, EKSNodeConfig: eksNodeConfig})
 }
 
 // planFootprintValidation renders the profile and bootstrap into the plan
@@ -188,7 +188,8 @@ func (e *Env) planFootprintValidation(ctx context.Context, spec CPUFootprintSpec
 	var attestProblems []Problem
 	p.Attested, attestProblems = planAttestation(v, p.ImageID, p.imageTPM, spec.Known)
 	p.Problems = append(p.Problems, attestProblems...)
-	if !p.Decided || !spec.validationKnown() || !spec.Known("name") || !spec.Known("user_data") || spec.Slurm != nil && !slurmKnown(spec.Unknown) {
+	if !p.Decided || !spec.validationKnown() || !spec.Known("name") || !spec.Known("user_data") || spec.Slurm != nil && !slurmKnown(spec.Unknown) ||
+		spec.EKS != nil && (!eksKnown(spec.Unknown) || p.eks == nil) {
 		return nil
 	}
 	cat, err := e.CatalogFor(ctx, p.Decision.InstanceType)
@@ -208,7 +209,11 @@ func (e *Env) planFootprintValidation(ctx context.Context, spec CPUFootprintSpec
 		join = &c
 		p.SlurmControllerConfig = SlurmControllerConfig(spec.Slurm, spec.Name, n, MaxFootprintSize)
 	}
-	ud, err := FootprintBootstrap(e.Region(), p.Profile, spec.UserData, *v, join)
+	nodeConfig := ""
+	if spec.EKS != nil {
+		nodeConfig = EKSNodeConfig(p.eks.Cluster, EKSNodeLabels(spec.EKS, "cpu-footprint", spec.Name, p.Decision.InstanceType, "", p.Profile))
+	}
+	ud, err := FootprintBootstrap(e.Region(), p.Profile, spec.UserData, *v, join, nodeConfig)
 	if err != nil {
 		p.Problems = append(p.Problems, Problem{Path: "user_data", Summary: "User data cannot run beside the validation bootstrap", Detail: err.Error()})
 		return nil
@@ -269,6 +274,19 @@ func (e *Env) gateCPUFootprint(ctx context.Context, spec CPUFootprintSpec, plan 
 	live := map[string]bool{}
 	resource := "CPU footprint " + spec.Name
 	approver := newLaunchApprover(e, group, resource, v, o.progress)
+	judged := approver.judged
+	var kg *kubeGate
+	if spec.EKS != nil {
+		if kg, err = e.newKubeGate(resource, spec.Name, plan.eks, o.progress); err != nil {
+			return err
+		}
+		judged = func(ctx context.Context, res GateResult) error {
+			if err := approver.judged(ctx, res); err != nil {
+				return err
+			}
+			return kg.judged(ctx, res)
+		}
+	}
 	res, err := e.runGate(ctx, gateRun{
 		Resource: resource, Spec: v, Profile: plan.Profile, Prefix: v.ReportsPrefix(spec.Name),
 		Progress: o.progress, Attested: plan.Attested,
@@ -315,9 +333,12 @@ func (e *Env) gateCPUFootprint(ctx context.Context, spec CPUFootprintSpec, plan 
 			nodes = slices.DeleteFunc(nodes, func(n ExpectedNode) bool { return out[n.InstanceID] })
 			return nil
 		},
-		Judged: approver.judged,
+		Judged: judged,
 	})
 	err = approver.afterGate(ctx, res, err)
+	if kg != nil && err == nil {
+		err = kg.waitLifted(ctx, res, v.Timeout, e.polling().Gate.Interval)
+	}
 	f.Validation = res.Nodes
 	if err == nil && res.Action == GateWarn {
 		f.ValidationWarning = res.Warning(resource)

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/mlplatform/mlplatform/hwprobe/kube"
 	"github.com/mlplatform/mlplatform/internal/cloud"
 	"github.com/mlplatform/mlplatform/internal/residency"
@@ -38,6 +40,19 @@ const (
 	// labelInstanceType is the node's instance type, as the resource
 	// declared it.
 	labelInstanceType = "mlplatform.io/instance-type"
+)
+
+// Names the front ends' documentation cites (hwprobe/kube's).
+const (
+	EKSStartupTaint   = kube.TaintKey + "=" + kube.TaintValuePending + ":" + kube.TaintEffect
+	EKSTaintKey       = kube.TaintKey
+	EKSConditionType  = kube.ConditionType
+	EKSStatusLabel    = kube.LabelStatus
+	EKSLabelCluster   = kube.LabelCluster
+	EKSLabelResource  = kube.LabelResource
+	EKSLabelPlacement = kube.LabelPlacementGroup
+	EKSLabelProfile   = kube.LabelProfileDigest
+	EKSLabelInstance  = labelInstanceType
 )
 
 // EKSSpec is orchestrator.eks: the EKS cluster the nodes join.
@@ -209,4 +224,64 @@ func EKSNodeConfig(c cloud.EKSCluster, labels map[string]string) string {
 	}
 	fmt.Fprintf(&b, "    flags:\n      - %s\n", q("--node-labels="+strings.Join(kv, ",")))
 	return b.String()
+}
+
+// EKSNodeConfigParts is what a NodeConfig EKSNodeConfig rendered says.
+type EKSNodeConfigParts struct {
+	ClusterName, Endpoint, CertificateAuthority, ServiceCIDR string
+	Taints                                                  []cloud.KubeTaint
+	Labels                                                  map[string]string
+}
+
+// ParseEKSNodeConfig reads a NodeConfig back (what a node, or a test
+// playing one, finds in its user data): the cluster, the taints the
+// kubelet registers with, and the labels of its --node-labels flag.
+func ParseEKSNodeConfig(text string) (EKSNodeConfigParts, error) {
+	var nc struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Spec       struct {
+			Cluster struct {
+				Name                 string `json:"name"`
+				APIServerEndpoint    string `json:"apiServerEndpoint"`
+				CertificateAuthority string `json:"certificateAuthority"`
+				CIDR                 string `json:"cidr"`
+			} `json:"cluster"`
+			Kubelet struct {
+				Config struct {
+					RegisterWithTaints []struct {
+						Key    string `json:"key"`
+						Value  string `json:"value"`
+						Effect string `json:"effect"`
+					} `json:"registerWithTaints"`
+				} `json:"config"`
+				Flags []string `json:"flags"`
+			} `json:"kubelet"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal([]byte(text), &nc); err != nil {
+		return EKSNodeConfigParts{}, fmt.Errorf("NodeConfig: %w", err)
+	}
+	if nc.APIVersion != "node.eks.aws/v1alpha1" || nc.Kind != "NodeConfig" {
+		return EKSNodeConfigParts{}, fmt.Errorf("NodeConfig: apiVersion %q, kind %q: want node.eks.aws/v1alpha1, NodeConfig", nc.APIVersion, nc.Kind)
+	}
+	c := nc.Spec.Cluster
+	out := EKSNodeConfigParts{ClusterName: c.Name, Endpoint: c.APIServerEndpoint, CertificateAuthority: c.CertificateAuthority, ServiceCIDR: c.CIDR, Labels: map[string]string{}}
+	for _, t := range nc.Spec.Kubelet.Config.RegisterWithTaints {
+		out.Taints = append(out.Taints, cloud.KubeTaint{Key: t.Key, Value: t.Value, Effect: t.Effect})
+	}
+	for _, f := range nc.Spec.Kubelet.Flags {
+		list, ok := strings.CutPrefix(f, "--node-labels=")
+		if !ok || list == "" {
+			continue
+		}
+		for _, kv := range strings.Split(list, ",") {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || k == "" {
+				return EKSNodeConfigParts{}, fmt.Errorf("NodeConfig: --node-labels: %q is not KEY=VALUE", kv)
+			}
+			out.Labels[k] = v
+		}
+	}
+	return out, nil
 }

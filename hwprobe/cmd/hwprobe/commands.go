@@ -15,6 +15,7 @@ import (
 	"github.com/klauspost/cpuid/v2"
 
 	"github.com/mlplatform/mlplatform/hwprobe/gpu"
+	"github.com/mlplatform/mlplatform/hwprobe/kube/node"
 	"github.com/mlplatform/mlplatform/hwprobe/lifecycle"
 	"github.com/mlplatform/mlplatform/hwprobe/probe"
 	"github.com/mlplatform/mlplatform/hwprobe/report"
@@ -65,6 +66,7 @@ type app struct {
 	newAutoScaling func(ctx context.Context, region string) (lifecycle.API, error)
 	newAttester    func(ctx context.Context) (attester, error)
 	newSecrets     func(ctx context.Context, region string) (slurm.SecretsAPI, error)
+	newKube        func(kubeconfig string) (*node.Client, error)
 	now            func() time.Time
 	// exists says whether a file exists (where Slurm's configuration is);
 	// nil: the real file system's answer.
@@ -97,6 +99,9 @@ func newApp(stdout, stderr io.Writer, getenv func(string) string) *app {
 		newSecrets: func(ctx context.Context, region string) (slurm.SecretsAPI, error) {
 			return slurm.NewSecretsClient(ctx, region)
 		},
+		newKube: func(kubeconfig string) (*node.Client, error) {
+			return node.Connect(kubeconfig, "hwprobe/"+version())
+		},
 		now: time.Now,
 	}
 }
@@ -115,6 +120,7 @@ func commands() []command {
 		{"report", "publish a validation report to S3 (report publish), answer the gate's challenges (report serve)", reportCmd},
 		{"bench", "run training and inference benchmarks", benchCmd},
 		{"slurm", "join the node to Slurm (slurm join), leave it at shutdown (slurm leave); its health check: drain a failing node, resume it when it passes (slurm health-check)", slurmCmd},
+		{"kube", "publish the node's verdict and GPUs to Kubernetes: NFD labels, its Node's label and condition (kube publish, kube check)", kubeCmd},
 		{"lifecycle", "complete the node's Auto Scaling launch lifecycle action (lifecycle complete)", lifecycleCmd},
 		{"version", "print the hwprobe version", versionCmd},
 	}

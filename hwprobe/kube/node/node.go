@@ -208,7 +208,7 @@ func SetStatusLabel(ctx context.Context, nodes Nodes, name, status string) error
 func apiError(name, verb string, err error) error {
 	switch {
 	case apierrors.IsForbidden(err):
-		return fmt.Errorf("%s node %s: %w (the kubelet's credentials may change only their own Node: is %s this node's name?)", verb, name, err, name)
+		return fmt.Errorf("%s node %s: %w (the kubelet's credentials may read and change only their own Node: is %s this node's name?)", verb, name, err, name)
 	case apierrors.IsNotFound(err):
 		return fmt.Errorf("%s node %s: %w (has the kubelet registered the node?)", verb, name, err)
 	}

@@ -23,75 +23,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/rest"
 
 	"github.com/mlplatform/mlplatform/hwprobe/kube"
+	"github.com/mlplatform/mlplatform/hwprobe/kube/node/nodetest"
 )
-
-// fakeNodes holds Nodes and applies patches as the API server does:
-// strategic-merge (and, for labels, merge) patches against the Node's
-// JSON; a status patch changes only the status, another only the rest.
-type fakeNodes struct {
-	nodes   map[string]*corev1.Node
-	patches []patch
-	err     error // returned by every call when set
-}
-
-type patch struct {
-	name, sub, manager string
-	pt                 types.PatchType
-	data               string
-}
-
-func (f *fakeNodes) Get(_ context.Context, name string, _ metav1.GetOptions) (*corev1.Node, error) {
-	if f.err != nil {
-		return nil, f.err
-	}
-	n, ok := f.nodes[name]
-	if !ok {
-		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "nodes"}, name)
-	}
-	return n.DeepCopy(), nil
-}
-
-func (f *fakeNodes) Patch(_ context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, sub ...string) (*corev1.Node, error) {
-	if f.err != nil {
-		return nil, f.err
-	}
-	p := patch{name: name, pt: pt, data: string(data), manager: opts.FieldManager}
-	if len(sub) > 0 {
-		p.sub = strings.Join(sub, "/")
-	}
-	f.patches = append(f.patches, p)
-	old, ok := f.nodes[name]
-	if !ok {
-		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "nodes"}, name)
-	}
-	if pt != types.StrategicMergePatchType && pt != types.MergePatchType {
-		return nil, errors.New("unsupported patch type " + string(pt))
-	}
-	orig, err := json.Marshal(old)
-	if err != nil {
-		return nil, err
-	}
-	// For a map of labels a merge patch and a strategic-merge patch agree.
-	b, err := strategicpatch.StrategicMergePatch(orig, data, corev1.Node{})
-	if err != nil {
-		return nil, err
-	}
-	var n corev1.Node
-	if err := json.Unmarshal(b, &n); err != nil {
-		return nil, err
-	}
-	if p.sub == "status" {
-		n.ObjectMeta, n.Spec = old.ObjectMeta, old.Spec
-	} else {
-		n.Status = old.Status
-	}
-	f.nodes[name] = &n
-	return n.DeepCopy(), nil
-}
 
 var (
 	t0     = time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
@@ -99,15 +35,15 @@ var (
 	failed = kube.Verdict{Reason: kube.ReasonCheckFailed, Message: "gpu.count: found 7 GPUs, profile expects 8"}
 )
 
-func registered(name string) *fakeNodes {
-	return &fakeNodes{nodes: map[string]*corev1.Node{name: {
+func registered(name string) *nodetest.Nodes {
+	return nodetest.New(&corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{kube.LabelCluster: "train-a", "kubernetes.io/hostname": name}},
 		Spec:       corev1.NodeSpec{Taints: []corev1.Taint{{Key: kube.TaintKey, Value: kube.TaintValuePending, Effect: corev1.TaintEffect(kube.TaintEffect)}}},
 		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{
 			{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasSufficientMemory", LastHeartbeatTime: metav1.NewTime(t0), LastTransitionTime: metav1.NewTime(t0.Add(-time.Hour))},
 			{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", LastHeartbeatTime: metav1.NewTime(t0), LastTransitionTime: metav1.NewTime(t0.Add(-time.Hour))},
 		}},
-	}}}
+	})
 }
 
 func TestCondition(t *testing.T) {
@@ -144,15 +80,6 @@ func TestCondition(t *testing.T) {
 	}
 }
 
-func condition(n *corev1.Node, typ corev1.NodeConditionType) *corev1.NodeCondition {
-	for i := range n.Status.Conditions {
-		if n.Status.Conditions[i].Type == typ {
-			return &n.Status.Conditions[i]
-		}
-	}
-	return nil
-}
-
 // TestSetCondition: the condition is set through the status subresource
 // with a strategic-merge patch of that one condition, so the kubelet's
 // conditions (Ready) survive; its transition time moves only with its
@@ -175,15 +102,15 @@ func TestSetCondition(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n := f.nodes["gpu-0"]
-		got := condition(n, kube.ConditionType)
+		n := f.Node("gpu-0")
+		got := nodetest.Condition(n, kube.ConditionType)
 		if got == nil || got.Status != corev1.ConditionStatus(s.v.ConditionStatus()) || got.Reason != s.v.Reason || got.Message != s.v.Message {
 			t.Fatalf("step %d: condition %+v", i, got)
 		}
 		if !got.LastTransitionTime.Time.Equal(s.transition) || !got.LastHeartbeatTime.Time.Equal(s.at) || !c.LastTransitionTime.Time.Equal(s.transition) {
 			t.Errorf("step %d: transition %s heartbeat %s, want %s %s", i, got.LastTransitionTime, got.LastHeartbeatTime, s.transition, s.at)
 		}
-		if r := condition(n, corev1.NodeReady); r == nil || r.Status != corev1.ConditionTrue || r.Reason != "KubeletReady" {
+		if r := nodetest.Condition(n, corev1.NodeReady); r == nil || r.Status != corev1.ConditionTrue || r.Reason != "KubeletReady" {
 			t.Errorf("step %d: Ready lost: %+v", i, n.Status.Conditions)
 		}
 		if len(n.Status.Conditions) != 3 {
@@ -193,8 +120,8 @@ func TestSetCondition(t *testing.T) {
 			t.Errorf("step %d: taints %+v", i, n.Spec.Taints)
 		}
 	}
-	for _, p := range f.patches {
-		if p.sub != "status" || p.pt != types.StrategicMergePatchType || p.manager != FieldManager {
+	for _, p := range f.Patches() {
+		if p.Subresource != "status" || p.Type != types.StrategicMergePatchType || p.FieldManager != FieldManager {
 			t.Errorf("patch %+v", p)
 		}
 		var body struct {
@@ -202,11 +129,11 @@ func TestSetCondition(t *testing.T) {
 				Conditions []map[string]any `json:"conditions"`
 			} `json:"status"`
 		}
-		if err := json.Unmarshal([]byte(p.data), &body); err != nil || len(body.Status.Conditions) != 1 || body.Status.Conditions[0]["type"] != kube.ConditionType {
-			t.Errorf("patch body %s (%v): want only the %s condition", p.data, err, kube.ConditionType)
+		if err := json.Unmarshal([]byte(p.Data), &body); err != nil || len(body.Status.Conditions) != 1 || body.Status.Conditions[0]["type"] != kube.ConditionType {
+			t.Errorf("patch body %s (%v): want only the %s condition", p.Data, err, kube.ConditionType)
 		}
-		if strings.Contains(p.data, "metadata") || strings.Contains(p.data, "taints") {
-			t.Errorf("patch touches more than the status: %s", p.data)
+		if strings.Contains(p.Data, "metadata") || strings.Contains(p.Data, "taints") {
+			t.Errorf("patch touches more than the status: %s", p.Data)
 		}
 	}
 }
@@ -218,20 +145,20 @@ func TestSetStatusLabel(t *testing.T) {
 		if err := SetStatusLabel(ctx, f, "gpu-0", s); err != nil {
 			t.Fatal(err)
 		}
-		n := f.nodes["gpu-0"]
+		n := f.Node("gpu-0")
 		if n.Labels[kube.LabelStatus] != s || n.Labels[kube.LabelCluster] != "train-a" || n.Labels["kubernetes.io/hostname"] != "gpu-0" {
 			t.Errorf("labels %v", n.Labels)
 		}
-		if len(n.Spec.Taints) != 1 || condition(n, corev1.NodeReady) == nil {
+		if len(n.Spec.Taints) != 1 || nodetest.Condition(n, corev1.NodeReady) == nil {
 			t.Errorf("node changed beyond its label: %+v", n)
 		}
 	}
-	last := f.patches[len(f.patches)-1]
-	if last.sub != "" || last.pt != types.MergePatchType || last.data != `{"metadata":{"labels":{"mlplatform.io/hwprobe.status":"passed"}}}` {
+	last := f.Patches()[len(f.Patches())-1]
+	if last.Subresource != "" || last.Type != types.MergePatchType || last.Data != `{"metadata":{"labels":{"mlplatform.io/hwprobe.status":"passed"}}}` {
 		t.Errorf("patch %+v", last)
 	}
-	if err := SetStatusLabel(ctx, f, "gpu-0", "not valid!"); err == nil || len(f.patches) != 2 {
-		t.Errorf("invalid value: %v, %d patches", err, len(f.patches))
+	if err := SetStatusLabel(ctx, f, "gpu-0", "not valid!"); err == nil || len(f.Patches()) != 2 {
+		t.Errorf("invalid value: %v, %d patches", err, len(f.Patches()))
 	}
 }
 
@@ -239,15 +166,15 @@ func TestAPIErrors(t *testing.T) {
 	ctx := context.Background()
 	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "nodes"}, "other", errors.New(`node "gpu-0" is not allowed to modify node "other"`))
 	f := registered("gpu-0")
-	f.err = forbidden
+	f.Err = forbidden
 	_, err := SetCondition(ctx, f, "other", failed, t0)
-	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "may change only their own Node") || !strings.HasPrefix(err.Error(), "read node other: ") {
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "may read and change only their own Node") || !strings.HasPrefix(err.Error(), "read node other: ") {
 		t.Errorf("condition: %v", err)
 	}
 	if err := SetStatusLabel(ctx, f, "other", kube.StatusPassed); !apierrors.IsForbidden(err) || !strings.HasPrefix(err.Error(), "label node other: ") {
 		t.Errorf("label: %v", err)
 	}
-	f.err = nil
+	f.Err = nil
 	if _, err := SetCondition(ctx, f, "gpu-9", failed, t0); !apierrors.IsNotFound(err) || !strings.Contains(err.Error(), "registered") {
 		t.Errorf("not found: %v", err)
 	}

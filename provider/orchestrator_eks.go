@@ -1,0 +1,78 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/mlplatform/mlplatform/internal/platform"
+)
+
+// The orchestrator block's eks: the nodes join an EKS cluster tainted,
+// and the gate lifts the taint of the nodes whose evidence passed.
+
+type eksModel struct {
+	ClusterName types.String `tfsdk:"cluster_name"`
+	Labels      types.Map    `tfsdk:"labels"`
+}
+
+var eksType = map[string]attr.Type{"cluster_name": types.StringType, "labels": types.MapType{ElemType: types.StringType}}
+
+// eksSchema is orchestrator.eks.
+func eksSchema() schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{
+		Optional: true,
+		MarkdownDescription: "Join an existing EKS cluster in the jurisdiction (Amazon Linux 2023 EKS images: nodeadm). The plan reads the cluster (`DescribeCluster`: its API endpoint, certificate authority and service CIDR) and checks its residency: the cluster's region and the region its API endpoint names. " +
+			"The user data gains a nodeadm `NodeConfig` part that registers each node with the startup taint `" + platform.EKSStartupTaint + "` and the labels `" + platform.EKSLabelCluster + "`, `" + platform.EKSLabelResource + "`, `" + platform.EKSLabelInstance + "`, `" + platform.EKSLabelPlacement + "` and `" + platform.EKSLabelProfile + "`. " +
+			"After its report, hwprobe sets the Node's `" + platform.EKSConditionType + "` condition and `" + platform.EKSStatusLabel + "` label with the kubelet's own credentials. " +
+			"The gate calls the cluster's API with an EKS token made from the provider's credentials (as `aws eks get-token` does): it lifts the taint from each node whose evidence passed and labels it `" + platform.GateLabel + "=" + platform.GatePassed + "`; a node that failed keeps the taint, is labelled `" + platform.GateLabel + "=" + platform.GateFailed + "` and cordoned (and replaced with `on_failure = \"replace\"`). " +
+			"The apply ends once every node that passed is registered and untainted. The provider's identity needs an access entry that may list and patch Nodes; the nodes' role needs an `EC2_LINUX` access entry. Needs the `validation` block.",
+		Attributes: map[string]schema.Attribute{
+			"cluster_name": schema.StringAttribute{Required: true, MarkdownDescription: "The EKS cluster, in the provider's region."},
+			"labels": schema.MapAttribute{ElementType: types.StringType, Optional: true,
+				MarkdownDescription: "Labels the nodes register with, beside the resource's. Keys under `kubernetes.io`, `k8s.io` (kept from kubelets by NodeRestriction) and `mlplatform.io` (the resource's) are refused."},
+		},
+	}
+}
+
+// eksSpecFrom translates orchestrator.eks; nil without it. Unknown values
+// are listed in *unknown under orchestrator.eks.
+func eksSpecFrom(ctx context.Context, o types.Object, unknown *[]string, diags *diag.Diagnostics) *platform.EKSSpec {
+	if o.IsNull() || o.IsUnknown() {
+		return nil // slurmSpecFrom lists an unknown orchestrator
+	}
+	e, ok := o.Attributes()["eks"].(types.Object)
+	if !ok || e.IsNull() {
+		return nil
+	}
+	if e.IsUnknown() {
+		*unknown = append(*unknown, platform.EKSPath)
+		return &platform.EKSSpec{}
+	}
+	var m eksModel
+	diags.Append(e.As(ctx, &m, gpuObjectAs)...)
+	s := &platform.EKSSpec{ClusterName: m.ClusterName.ValueString()}
+	if m.ClusterName.IsUnknown() {
+		*unknown = append(*unknown, platform.EKSPath+".cluster_name")
+	}
+	switch {
+	case m.Labels.IsUnknown():
+		*unknown = append(*unknown, platform.EKSPath+".labels")
+	case !m.Labels.IsNull():
+		for k, v := range m.Labels.Elements() {
+			sv, _ := v.(types.String)
+			if sv.IsUnknown() {
+				*unknown = append(*unknown, platform.EKSPath+".labels")
+				continue
+			}
+			if s.Labels == nil {
+				s.Labels = map[string]string{}
+			}
+			s.Labels[k] = sv.ValueString()
+		}
+	}
+	return s
+}
