@@ -229,8 +229,8 @@ func EKSNodeConfig(c cloud.EKSCluster, labels map[string]string) string {
 // EKSNodeConfigParts is what a NodeConfig EKSNodeConfig rendered says.
 type EKSNodeConfigParts struct {
 	ClusterName, Endpoint, CertificateAuthority, ServiceCIDR string
-	Taints                                                  []cloud.KubeTaint
-	Labels                                                  map[string]string
+	Taints                                                   []cloud.KubeTaint
+	Labels                                                   map[string]string
 }
 
 // ParseEKSNodeConfig reads a NodeConfig back (what a node, or a test

@@ -86,7 +86,7 @@ func TestEKSEndpointRegion(t *testing.T) {
 		{"https://0123456789ABCDEF0123456789ABCDEF.gr7.me-central-1.eks.amazonaws.com", "me-central-1", true},
 		{"https://0123456789ABCDEF0123456789ABCDEF.yl4.eu-west-1.eks.amazonaws.com/", "eu-west-1", true},
 		{"https://ABC.sk1.cn-north-1.eks.amazonaws.com.cn", "cn-north-1", true},
-		{"https://127.0.0.1:6443", "", false},       // an emulator's: the URL does not say
+		{"https://127.0.0.1:6443", "", false},           // an emulator's: the URL does not say
 		{"https://k8s.internal.example:443", "", false}, // a private name
 		{"https://eks.amazonaws.com", "", false},
 		{"not a url", "", false},
