@@ -161,6 +161,11 @@ type NodePlayer struct {
 	// joins Slurm (orchestrator.slurm), after the node ran `hwprobe slurm
 	// join` as its bootstrap does.
 	Slurm SlurmJoiner
+	// Kube, when set, registers the Node of every node whose bootstrap
+	// joins EKS (orchestrator.eks) with a real API server, after the node
+	// published its report; hwprobe then publishes to it with the Node's
+	// own credentials.
+	Kube KubeJoiner
 
 	joined map[string]SlurmLeave // by instance id: nodes that joined Slurm
 	mu     sync.Mutex
@@ -447,6 +452,11 @@ func (p *NodePlayer) play(ctx context.Context, clients *cloud.Clients, ltID stri
 	}
 	if parts.Slurm != nil && p.Slurm != nil {
 		if err := p.joinSlurm(ctx, clients, pn, parts.Slurm, dir, env); err != nil {
+			return err
+		}
+	}
+	if parts.EKSNodeConfig != "" && p.Kube != nil {
+		if err := p.joinKube(ctx, pn, parts.EKSNodeConfig, dir); err != nil {
 			return err
 		}
 	}

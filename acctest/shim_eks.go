@@ -1,6 +1,7 @@
 package acctest
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,12 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
+	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
+
+	"github.com/mlplatform/mlplatform/internal/cloud"
 )
 
 // EKS in the shim: the operation names of EKS's REST requests (moto
@@ -284,4 +291,19 @@ func RegisterEKSAccessEntries(s *Shim) (list func(cluster string) map[string]EKS
 		writeRESTJSON(w, map[string]any{"accessEntries": arns})
 	})
 	return a.list
+}
+
+// CreateEKSCluster creates an EKS cluster in moto (ACTIVE at once), with
+// the harness's fixture clients.
+func (h *Harness) CreateEKSCluster(ctx context.Context, name string) error {
+	c, err := h.Clients(ctx, Region)
+	if err != nil {
+		return err
+	}
+	_, err = cloud.EKSSDK(c.EKS()).CreateCluster(ctx, &eks.CreateClusterInput{Name: aws.String(name), RoleArn: aws.String("arn:aws:iam::123456789012:role/eks-cluster"),
+		ResourcesVpcConfig: &ekstypes.VpcConfigRequest{SubnetIds: []string{"subnet-0123456789abcdef0"}}})
+	if err != nil {
+		return fmt.Errorf("creating EKS cluster %s in moto: %w", name, err)
+	}
+	return nil
 }

@@ -43,13 +43,21 @@ type mlplatformProvider struct {
 }
 
 type providerModel struct {
-	Region    types.String    `tfsdk:"region"`
-	Profile   types.String    `tfsdk:"profile"`
-	Endpoints *endpointsModel `tfsdk:"endpoints"`
+	Region  types.String `tfsdk:"region"`
+	Profile types.String `tfsdk:"profile"`
+	// AssumeRole is the role every call is made as.
+	AssumeRole *assumeRoleModel `tfsdk:"assume_role"`
+	Endpoints  *endpointsModel  `tfsdk:"endpoints"`
 	// AllowCustomEndpoints lets endpoints that are not AWS's own through.
 	AllowCustomEndpoints types.Bool      `tfsdk:"allow_custom_endpoints"`
 	Residency            *residencyModel `tfsdk:"residency"`
 	DefaultTags          types.Map       `tfsdk:"default_tags"`
+}
+
+type assumeRoleModel struct {
+	RoleARN     types.String `tfsdk:"role_arn"`
+	SessionName types.String `tfsdk:"session_name"`
+	ExternalID  types.String `tfsdk:"external_id"`
 }
 
 type endpointsModel struct {
@@ -106,6 +114,16 @@ func (p *mlplatformProvider) Schema(_ context.Context, _ provider.SchemaRequest,
 			"profile": schema.StringAttribute{
 				Optional:            true,
 				MarkdownDescription: "Named profile of the shared AWS configuration. The standard credential chain applies otherwise.",
+			},
+			"assume_role": schema.SingleNestedAttribute{
+				Optional: true,
+				MarkdownDescription: "A role to work as: every call is made with credentials from STS `AssumeRole`, made from the credential chain's (or `profile`'s) and refreshed before they expire. " +
+					"The gate's calls to an EKS cluster's API (`orchestrator.eks`) are made as this role too: give it an access entry there.",
+				Attributes: map[string]schema.Attribute{
+					"role_arn":     schema.StringAttribute{Required: true, MarkdownDescription: "ARN of the role."},
+					"session_name": schema.StringAttribute{Optional: true, MarkdownDescription: "Session name (CloudTrail shows it). Default `" + platform.DefaultRoleSessionName + "`."},
+					"external_id":  schema.StringAttribute{Optional: true, MarkdownDescription: "External ID the role's trust policy requires, if any."},
+				},
 			},
 			platform.AllowCustomEndpointsAttr: schema.BoolAttribute{
 				Optional: true,
@@ -216,6 +234,9 @@ func newMeta(ctx context.Context, cfg providerModel, version string) (*Meta, err
 	}
 	pc := platform.Config{Region: cfg.Region.ValueString(), Profile: cfg.Profile.ValueString(), Endpoints: map[string]string{}, UserAgent: "mlplatform-terraform_" + version, Polling: polling,
 		AllowCustomEndpoints: cfg.AllowCustomEndpoints.ValueBool()}
+	if r := cfg.AssumeRole; r != nil {
+		pc.AssumeRole = platform.AssumeRole{RoleARN: r.RoleARN.ValueString(), SessionName: r.SessionName.ValueString(), ExternalID: r.ExternalID.ValueString()}
+	}
 	if r := cfg.Residency; r != nil {
 		pc.Residency = residency.PolicyConfig{
 			Jurisdiction:               r.Jurisdiction.ValueString(),

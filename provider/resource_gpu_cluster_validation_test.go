@@ -40,12 +40,16 @@ func gateSetup(t *testing.T, name string, behaviour func(index, nth int) acctest
 }
 
 // gateSetupWith is gateSetup on the harness h.
-func gateSetupWith(t *testing.T, h *acctest.Harness, name string, behaviour func(index, nth int) acctest.NodeBehaviour) (*acctest.Harness, *acctest.NodePlayer, string) {
+// configure, when given, sets the player up before it watches.
+func gateSetupWith(t *testing.T, h *acctest.Harness, name string, behaviour func(index, nth int) acctest.NodeBehaviour, configure ...func(*acctest.NodePlayer)) (*acctest.Harness, *acctest.NodePlayer, string) {
 	t.Helper()
 	createBucket(t, h, "uae-hwprobe-reports", acctest.Region)
 	key := createKey(t, h, acctest.Region)
 	p := acctest.NewNodePlayer(t, h)
 	p.Behaviour = behaviour
+	for _, f := range configure {
+		f(p)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); p.Watch(ctx, name) }()

@@ -21,6 +21,8 @@ import (
 type Config struct {
 	Region    *string    `pulumi:"region,optional"`
 	Profile   *string    `pulumi:"profile,optional"`
+	// AssumeRole is the role every call is made as.
+	AssumeRole *AssumeRoleConfig `pulumi:"assumeRole,optional"`
 	Endpoints *Endpoints `pulumi:"endpoints,optional"`
 	// AllowCustomEndpoints lets endpoints that are not AWS's own through.
 	AllowCustomEndpoints *bool             `pulumi:"allowCustomEndpoints,optional"`
@@ -47,6 +49,20 @@ type Endpoints struct {
 	IAM            *string `pulumi:"iam,optional"`
 }
 
+// AssumeRoleConfig is the role the provider works as.
+type AssumeRoleConfig struct {
+	RoleARN     string  `pulumi:"roleArn"`
+	SessionName *string `pulumi:"sessionName,optional"`
+	ExternalID  *string `pulumi:"externalId,optional"`
+}
+
+// Annotate describes the settings.
+func (r *AssumeRoleConfig) Annotate(a infer.Annotator) {
+	a.Describe(&r.RoleARN, "ARN of the role.")
+	a.Describe(&r.SessionName, "Session name (CloudTrail shows it). Default "+platform.DefaultRoleSessionName+".")
+	a.Describe(&r.ExternalID, "External ID the role's trust policy requires, if any.")
+}
+
 // ResidencyConfig is the data-residency policy every resource is checked
 // against in Check and Diff, before any write.
 type ResidencyConfig struct {
@@ -70,6 +86,7 @@ func (c *Config) Annotate(a infer.Annotator) {
 		"Residency is enforced in Check and Diff: a preview that would place data, keys, images or compute outside the jurisdiction fails before anything is created.")
 	a.Describe(&c.Region, "AWS region to provision in. Defaults to `AWS_REGION`, else the first region of the jurisdiction (`me-central-1` for `AE`). Must lie inside the jurisdiction.")
 	a.Describe(&c.Profile, "Named profile of the shared AWS configuration. The standard credential chain applies otherwise.")
+	a.Describe(&c.AssumeRole, "A role to work as: every call is made with credentials from STS AssumeRole, made from the credential chain's (or profile's) and refreshed before they expire. The gate's calls to an EKS cluster's API (orchestrator eks) are made as this role too.")
 	a.Describe(&c.Endpoints, "Per-service endpoint overrides: emulators, VPC endpoints. `AWS_ENDPOINT_URL` and `AWS_ENDPOINT_URL_<SERVICE>` apply otherwise.")
 	a.Describe(&c.AllowCustomEndpoints, "Allow endpoints that are not AWS's own: an emulator or a proxy on another host, for tests and proxies you run. "+
 		"Default `false`: every endpoint (from `endpoints`, `AWS_ENDPOINT_URL_<SERVICE>`, `AWS_ENDPOINT_URL` or the shared config's `endpoint_url`) must be the service's AWS endpoint "+
@@ -162,6 +179,9 @@ func (c *Config) platformConfig(ctx context.Context) (platform.Config, error) {
 
 		AllowCustomEndpoints: deref(c.AllowCustomEndpoints),
 	}
+	if r := c.AssumeRole; r != nil {
+		pc.AssumeRole = platform.AssumeRole{RoleARN: r.RoleARN, SessionName: deref(r.SessionName), ExternalID: deref(r.ExternalID)}
+	}
 	if r := c.Residency; r != nil {
 		pc.Residency = residency.PolicyConfig{
 			Jurisdiction:               deref(r.Jurisdiction),
@@ -234,6 +254,9 @@ func (c *Config) Diff(_ context.Context, req infer.DiffRequest[*Config, *Config]
 	}
 	if deref(olds.Profile) != deref(news.Profile) {
 		diff["profile"] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
+	}
+	if !reflect.DeepEqual(olds.AssumeRole, news.AssumeRole) {
+		diff["assumeRole"] = p.PropertyDiff{Kind: p.Update, InputDiff: true}
 	}
 	if !reflect.DeepEqual(olds.Endpoints, news.Endpoints) {
 		diff["endpoints"] = p.PropertyDiff{Kind: p.Update, InputDiff: true}

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
 	"github.com/aws/aws-sdk-go-v2/service/applicationautoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
@@ -136,12 +137,25 @@ func (c *Clients) ResolvedEndpoints() []ResolvedEndpoint {
 type Config struct {
 	Region    string
 	Profile   string
-	Endpoints map[string]string // service key -> URL; empty values are ignored
+	// AssumeRole, when its RoleARN is set, is the role every call is made
+	// as: STS AssumeRole from the credential chain's credentials,
+	// refreshed before they expire.
+	AssumeRole AssumeRole
+	Endpoints  map[string]string // service key -> URL; empty values are ignored
 	// UserAgent is appended to the SDK's user agent.
 	UserAgent string
 	// Limits bound every AWS call; zero fields take DefaultLimits.
 	Limits Limits
 }
+
+// AssumeRole is the role the provider works as.
+type AssumeRole struct {
+	RoleARN, SessionName, ExternalID string
+}
+
+// DefaultRoleSessionName names the assumed role's sessions (CloudTrail
+// shows it) unless the configuration names another.
+const DefaultRoleSessionName = "mlplatform"
 
 // Limits bound every AWS call, so that an endpoint that accepts the
 // connection and never answers, or answers only with throttling and 5xx
@@ -312,6 +326,22 @@ func New(ctx context.Context, cfg Config) (*Clients, error) {
 			return aws.String(v)
 		}
 		return nil
+	}
+	if r := cfg.AssumeRole; r.RoleARN != "" {
+		stsClient := sts.NewFromConfig(awsCfg, func(o *sts.Options) {
+			if u := ep("sts"); u != nil {
+				o.BaseEndpoint = u
+			}
+		})
+		awsCfg.Credentials = aws.NewCredentialsCache(stscreds.NewAssumeRoleProvider(stsClient, r.RoleARN, func(o *stscreds.AssumeRoleOptions) {
+			o.RoleSessionName = r.SessionName
+			if o.RoleSessionName == "" {
+				o.RoleSessionName = DefaultRoleSessionName
+			}
+			if r.ExternalID != "" {
+				o.ExternalID = aws.String(r.ExternalID)
+			}
+		}))
 	}
 	return &Clients{
 		Region:      cfg.Region,

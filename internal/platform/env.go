@@ -17,10 +17,20 @@ import (
 	"github.com/mlplatform/mlplatform/internal/residency"
 )
 
+// AssumeRole is the role the provider works as (assume_role): its ARN,
+// session name (default DefaultRoleSessionName) and external ID.
+type AssumeRole = cloud.AssumeRole
+
+// DefaultRoleSessionName names the assumed role's sessions by default.
+const DefaultRoleSessionName = cloud.DefaultRoleSessionName
+
 // Config is the provider configuration, identical for Terraform and Pulumi.
 type Config struct {
 	Region    string            // empty: AWS_REGION, else the jurisdiction's first region
 	Profile   string            // shared-config profile
+	// AssumeRole, when its RoleARN is set, is the role every call is made
+	// as (assume_role).
+	AssumeRole AssumeRole
 	Endpoints map[string]string // service key (ec2, s3, kms, sagemaker, ssm, sts) -> URL
 	// AllowCustomEndpoints lets endpoints that are not AWS's own (an
 	// emulator or proxy on another host) through, with a warning. Loopback
@@ -108,7 +118,7 @@ func Open(ctx context.Context, cfg Config) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	clients, err := cloud.New(ctx, cloud.Config{Region: region, Profile: cfg.Profile, Endpoints: cfg.Endpoints, UserAgent: cfg.UserAgent})
+	clients, err := cloud.New(ctx, cloud.Config{Region: region, Profile: cfg.Profile, AssumeRole: cfg.AssumeRole, Endpoints: cfg.Endpoints, UserAgent: cfg.UserAgent})
 	if err != nil {
 		return nil, err
 	}

@@ -62,8 +62,14 @@ type BootstrapInput struct {
 	EKSNodeConfig string
 }
 
-// eksNodeConfigPart names the NodeConfig part.
-const eksNodeConfigPart = "mlplatform-eks-nodeconfig"
+// eksNodeConfigPart names the NodeConfig part; kubeUnit is the systemd
+// service that checks the node every 5 minutes and keeps its Node's
+// condition and labels current (hwprobe kube check --interval).
+const (
+	eksNodeConfigPart = "mlplatform-eks-nodeconfig"
+	kubeUnit          = "mlplatform-hwprobe-kube.service"
+	kubeUnitPath      = "/etc/systemd/system/" + kubeUnit
+)
 
 // cloudConfig is the cloud-config part (JSON is YAML, so cloud-init reads
 // it): the profile, written before the scripts run, merged with the user's
@@ -229,6 +235,13 @@ func bootstrapScript(in BootstrapInput) string {
 		// has, hwprobe labels it and sets its condition with the kubelet's
 		// credentials: tried for 10 minutes.
 		s.WriteString("i=0\nuntil \"$hwprobe\" kube publish --report \"$report\"; do\n  i=$((i + 1)); if [ \"$i\" -ge 60 ]; then log 'cannot publish to the Kubernetes Node'; exit 2; fi; sleep 10\ndone\nlog 'published to the Kubernetes Node'\n")
+		// From now on hwprobe checks the node every 5 minutes (no
+		// benchmarks) and keeps the Node's condition and labels current.
+		s.WriteString("check=\"$hwprobe kube check --profile $profile --boot-report $report --interval 5m\"\n")
+		s.WriteString("if command -v systemctl >/dev/null 2>&1 && [ -d /etc/systemd/system ]; then\n")
+		s.WriteString("  printf '[Unit]\\nDescription=mlplatform hwprobe: the Kubernetes Node'\\''s health check\\nAfter=kubelet.service\\n[Service]\\nExecStart=%s\\nRestart=always\\nRestartSec=30\\n[Install]\\nWantedBy=multi-user.target\\n' \"$check\" >" + kubeUnitPath + "\n")
+		s.WriteString("  systemctl daemon-reload && systemctl enable --now " + kubeUnit + " || log 'cannot start the Kubernetes health check'\n")
+		s.WriteString("else\n  nohup $check >>/var/log/" + kubeUnit + ".log 2>&1 &\nfi\n")
 	}
 	return s.String()
 }

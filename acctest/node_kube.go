@@ -1,0 +1,70 @@
+package acctest
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/mlplatform/mlplatform/internal/platform"
+)
+
+// KubeJoiner registers a joining node with a real Kubernetes API server
+// (acctest/kubetest), as the node's kubelet does from its NodeConfig:
+// with the node's own identity (system:node:NAME), the taints and labels
+// the NodeConfig names, and its provider ID. It returns the path of a
+// kubeconfig with that identity, as the kubelet's
+// /var/lib/kubelet/kubeconfig, for hwprobe on the node.
+type KubeJoiner interface {
+	JoinNode(ctx context.Context, j KubeJoin) (kubeconfig string, err error)
+}
+
+// KubeJoin is one node joining a Kubernetes cluster.
+type KubeJoin struct {
+	InstanceID string
+	// NodeName is the Node's name: the instance's private DNS name, as on
+	// EKS (ip-10-0-1-23.REGION.compute.internal).
+	NodeName string
+	// ProviderID is aws:///ZONE/INSTANCE-ID, as the cloud provider sets.
+	ProviderID string
+	// NodeConfig is what the node's nodeadm read in its user data: the
+	// cluster (endpoint, CA), taints and labels.
+	NodeConfig platform.EKSNodeConfigParts
+	// GPUs is how many GPUs the node plays.
+	GPUs int
+	// Dir is the node's scratch folder (for its kubeconfig).
+	Dir string
+}
+
+// kubeNodeName is the name EKS gives the Node of an instance: its private
+// DNS name.
+func kubeNodeName(privateIP string) string {
+	return "ip-" + strings.ReplaceAll(privateIP, ".", "-") + "." + Region + ".compute.internal"
+}
+
+// joinKube does what nodeadm and the bootstrap's last steps do on a node
+// that joins EKS: the kubelet registers the Node (tainted), then `hwprobe
+// kube publish` labels it and sets its condition with the kubelet's
+// credentials. The feature file goes to the node's folder.
+func (p *NodePlayer) joinKube(ctx context.Context, pn *playedNode, nodeConfig, dir string) error {
+	nc, err := platform.ParseEKSNodeConfig(nodeConfig)
+	if err != nil {
+		return err
+	}
+	gpus, err := nvmlMockGPUs(pn.b.NVMLMock)
+	if err != nil {
+		return err
+	}
+	j := KubeJoin{InstanceID: pn.n.InstanceID, NodeName: kubeNodeName(pn.n.PrivateIP), ProviderID: "aws:///" + pn.n.Zone + "/" + pn.n.InstanceID,
+		NodeConfig: nc, GPUs: gpus, Dir: dir}
+	kubeconfig, err := p.Kube.JoinNode(ctx, j)
+	if err != nil {
+		return fmt.Errorf("registering Node %s: %w", j.NodeName, err)
+	}
+	out, code, err := pn.run(ctx, "kube", "publish", "--kubeconfig", kubeconfig, "--report", pn.report, "--features-dir", filepath.Join(dir, "features.d"))
+	if err != nil || code != 0 {
+		return fmt.Errorf("hwprobe kube publish exit %d: %v\n%s", code, err, out)
+	}
+	p.Logf("node player: node %d (%s): registered as Node %s, published: %s", pn.n.Index, pn.n.InstanceID, j.NodeName, strings.TrimSpace(out))
+	return nil
+}
