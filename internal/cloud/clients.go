@@ -135,8 +135,8 @@ func (c *Clients) ResolvedEndpoints() []ResolvedEndpoint {
 
 // Config is what both front ends translate their provider configuration to.
 type Config struct {
-	Region    string
-	Profile   string
+	Region  string
+	Profile string
 	// AssumeRole, when its RoleARN is set, is the role every call is made
 	// as: STS AssumeRole from the credential chain's credentials,
 	// refreshed before they expire.

@@ -26,12 +26,12 @@ const DefaultRoleSessionName = cloud.DefaultRoleSessionName
 
 // Config is the provider configuration, identical for Terraform and Pulumi.
 type Config struct {
-	Region    string            // empty: AWS_REGION, else the jurisdiction's first region
-	Profile   string            // shared-config profile
+	Region  string // empty: AWS_REGION, else the jurisdiction's first region
+	Profile string // shared-config profile
 	// AssumeRole, when its RoleARN is set, is the role every call is made
 	// as (assume_role).
 	AssumeRole AssumeRole
-	Endpoints map[string]string // service key (ec2, s3, kms, sagemaker, ssm, sts) -> URL
+	Endpoints  map[string]string // service key (ec2, s3, kms, sagemaker, ssm, sts) -> URL
 	// AllowCustomEndpoints lets endpoints that are not AWS's own (an
 	// emulator or proxy on another host) through, with a warning. Loopback
 	// hosts need no switch.
