@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
 
 	"github.com/mlplatform/mlplatform/internal/cloud"
 )
@@ -306,4 +307,37 @@ func (h *Harness) CreateEKSCluster(ctx context.Context, name string) error {
 		return fmt.Errorf("creating EKS cluster %s in moto: %w", name, err)
 	}
 	return nil
+}
+
+// CreateInstanceProfile creates, in moto's IAM, role and an instance
+// profile of the same name holding it; it returns the role's ARN.
+func (h *Harness) CreateInstanceProfile(ctx context.Context, name string) (string, error) {
+	c, err := h.Clients(ctx, Region)
+	if err != nil {
+		return "", err
+	}
+	api := cloud.IAMSDK(c.IAM())
+	trust := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}`
+	role, err := api.CreateRole(ctx, &iam.CreateRoleInput{RoleName: aws.String(name), AssumeRolePolicyDocument: aws.String(trust)})
+	if err != nil {
+		return "", fmt.Errorf("creating role %s in moto: %w", name, err)
+	}
+	if _, err := api.CreateInstanceProfile(ctx, &iam.CreateInstanceProfileInput{InstanceProfileName: aws.String(name)}); err != nil {
+		return "", fmt.Errorf("creating instance profile %s in moto: %w", name, err)
+	}
+	if _, err := api.AddRoleToInstanceProfile(ctx, &iam.AddRoleToInstanceProfileInput{InstanceProfileName: aws.String(name), RoleName: aws.String(name)}); err != nil {
+		return "", fmt.Errorf("adding role %s to its instance profile: %w", name, err)
+	}
+	return aws.ToString(role.Role.Arn), nil
+}
+
+// CreateAccessEntry creates an access entry in the shim's double, as
+// someone other than the provider would (a fixture call).
+func (h *Harness) CreateAccessEntry(ctx context.Context, cluster, principal, typ string) error {
+	c, err := h.Clients(ctx, Region)
+	if err != nil {
+		return err
+	}
+	_, err = cloud.EKSSDK(c.EKS()).CreateAccessEntry(ctx, &eks.CreateAccessEntryInput{ClusterName: aws.String(cluster), PrincipalArn: aws.String(principal), Type: aws.String(typ)})
+	return err
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/mlplatform/mlplatform/internal/platform"
@@ -15,11 +16,12 @@ import (
 // and the gate lifts the taint of the nodes whose evidence passed.
 
 type eksModel struct {
-	ClusterName types.String `tfsdk:"cluster_name"`
-	Labels      types.Map    `tfsdk:"labels"`
+	ClusterName       types.String `tfsdk:"cluster_name"`
+	Labels            types.Map    `tfsdk:"labels"`
+	CreateAccessEntry types.Bool   `tfsdk:"create_access_entry"`
 }
 
-var eksType = map[string]attr.Type{"cluster_name": types.StringType, "labels": types.MapType{ElemType: types.StringType}}
+var eksType = map[string]attr.Type{"cluster_name": types.StringType, "labels": types.MapType{ElemType: types.StringType}, "create_access_entry": types.BoolType}
 
 // eksSchema is orchestrator.eks.
 func eksSchema() schema.SingleNestedAttribute {
@@ -34,6 +36,9 @@ func eksSchema() schema.SingleNestedAttribute {
 			"cluster_name": schema.StringAttribute{Required: true, MarkdownDescription: "The EKS cluster, in the provider's region."},
 			"labels": schema.MapAttribute{ElementType: types.StringType, Optional: true,
 				MarkdownDescription: "Labels the nodes register with, beside the resource's. Keys under `kubernetes.io`, `k8s.io` (kept from kubelets by NodeRestriction) and `mlplatform.io` (the resource's) are refused."},
+			"create_access_entry": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+				MarkdownDescription: "Create the EKS access entry (`EC2_LINUX`) of the nodes' role, the role of `instance_profile` (read at plan with IAM `GetInstanceProfile`; `instance_profile` is then required), before the nodes launch; destroy deletes it once the nodes are gone, only when it carries this resource's creation token. " +
+					"An entry the role has already (a cluster sharing the role, or yours) is used as it is, never adopted or deleted; one of another type fails the plan. Default `true`; with `false` you give the role its entry yourself (the plan warns when it has none)."},
 		},
 	}
 }
@@ -54,7 +59,10 @@ func eksSpecFrom(ctx context.Context, o types.Object, unknown *[]string, diags *
 	}
 	var m eksModel
 	diags.Append(e.As(ctx, &m, gpuObjectAs)...)
-	s := &platform.EKSSpec{ClusterName: m.ClusterName.ValueString()}
+	s := &platform.EKSSpec{ClusterName: m.ClusterName.ValueString(), CreateAccessEntry: m.CreateAccessEntry.IsNull() || m.CreateAccessEntry.ValueBool()}
+	if m.CreateAccessEntry.IsUnknown() {
+		*unknown = append(*unknown, platform.EKSPath+".create_access_entry")
+	}
 	if m.ClusterName.IsUnknown() {
 		*unknown = append(*unknown, platform.EKSPath+".cluster_name")
 	}

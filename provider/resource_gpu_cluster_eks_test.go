@@ -39,7 +39,9 @@ const (
 
 // eksEnv is one test's Kubernetes cluster and the provider's way to it.
 type eksEnv struct {
-	cp      *kubetest.ControlPlane
+	h        *acctest.Harness
+	nodeRole string // the role of instance profile eks-nodes
+	cp       *kubetest.ControlPlane
 	webhook *kubetest.TokenWebhook
 	sts     *kubetest.MotoSTS
 	admin   *kubernetes.Clientset
@@ -50,7 +52,7 @@ type eksEnv struct {
 // EKS cluster in moto, its API the control plane's.
 func eksSetup(t *testing.T, h *acctest.Harness) *eksEnv {
 	t.Helper()
-	e := &eksEnv{sts: kubetest.StartMotoSTS(t, h.URL)}
+	e := &eksEnv{h: h, sts: kubetest.StartMotoSTS(t, h.URL)}
 	e.webhook = kubetest.StartTokenWebhook(t, e.sts.URL, func(arn string) (string, []string, bool) {
 		if arn == gateRole {
 			return gateUser, nil, true
@@ -77,6 +79,9 @@ func eksSetup(t *testing.T, h *acctest.Harness) *eksEnv {
 		t.Fatal(err)
 	}
 	if err := h.CreateEKSCluster(ctx, eksCluster); err != nil {
+		t.Fatal(err)
+	}
+	if e.nodeRole, err = h.CreateInstanceProfile(ctx, "eks-nodes"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(acctest.RegisterEKSAPIServer(h.Shim, eksCluster, e.cp.Endpoint(), e.cp.CACert()))
@@ -110,6 +115,25 @@ func (e *eksEnv) JoinNode(_ context.Context, j acctest.KubeJoin) (path string, e
 	return path, nil
 }
 
+// checkEntry checks the nodes' role has an EC2_LINUX access entry owned
+// by token, or, for "", none.
+func (e *eksEnv) checkEntry(token string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		entry, ok := e.h.EKSAccessEntries(eksCluster)[e.nodeRole]
+		switch {
+		case token == "" && ok:
+			return fmt.Errorf("the access entry of %s is left behind: %+v", e.nodeRole, entry)
+		case token == "":
+			return nil
+		case !ok:
+			return fmt.Errorf("no access entry for the nodes' role %s", e.nodeRole)
+		case entry.Type != "EC2_LINUX" || entry.Tags["mlplatform:creation-token"] != token:
+			return fmt.Errorf("the access entry of %s: type %s, tags %v; want EC2_LINUX owned by %s", e.nodeRole, entry.Type, entry.Tags, token)
+		}
+		return nil
+	}
+}
+
 // nodes lists the Nodes of the cluster resource name.
 func (e *eksEnv) nodes(name string) ([]corev1.Node, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -141,7 +165,9 @@ func eksConfig(h *acctest.Harness, e *eksEnv, name string, nodes int, key, certP
 	cfg := gateConfig(h, name, gpuType, nodes, key, certPEM, "    timeout = \"2m\"\n"+validation)
 	cfg = regexp.MustCompile(`(?m)^(\s*sts\s*=\s*)".*"$`).ReplaceAllString(cfg, `${1}"`+e.sts.URL+`"`)
 	cfg = strings.Replace(cfg, "  region = ", "  assume_role = { role_arn = \""+gateRole+"\" }\n  region = ", 1)
-	return strings.Replace(cfg, "  validation = {", `  orchestrator = {
+	return strings.Replace(cfg, "  validation = {", `  instance_profile = "eks-nodes"
+
+  orchestrator = {
     eks = {
       cluster_name = "`+eksCluster+`"
       labels       = { "team.example.com/owner" = "vision" }
@@ -228,10 +254,14 @@ func TestAccGPUCluster_eksJoin(t *testing.T) {
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             e.checkEntry(""),
 		Steps: []resource.TestStep{{
 			Config: eksConfig(h, e, name, 2, key, p.Signer.CertPEM, ""),
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestCheckResourceAttr(gpuClusterResource, "validation_results.#", "2"),
+				func(s *terraform.State) error {
+					return e.checkEntry(s.RootModule().Resources[gpuClusterResource].Primary.Attributes["creation_token"])(s)
+				},
 				resource.TestMatchResourceAttr(gpuClusterResource, "validation_bootstrap", regexp.MustCompile(`Content-Type: application/node\.eks\.aws`)),
 				joined,
 			),

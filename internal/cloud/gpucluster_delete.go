@@ -42,7 +42,10 @@ type DeleteGPUClusterAPI interface {
 // creation token the caller recorded), a cluster carrying another token is
 // an *OwnershipError and nothing is deleted; nodes carrying another token
 // are left alone.
-func DeleteGPUCluster(ctx context.Context, api DeleteGPUClusterAPI, name, owner string, o NodeWaitOptions) error {
+// afterNodes, when set, runs once the nodes are gone, before the placement
+// group and the launch template (whose tags say what else the cluster
+// owns) are deleted.
+func DeleteGPUCluster(ctx context.Context, api DeleteGPUClusterAPI, name, owner string, o NodeWaitOptions, afterNodes func(context.Context, *GPUCluster) error) error {
 	c, err := FindGPUCluster(ctx, api, name)
 	if errors.Is(err, ErrNotFound) {
 		return nil
@@ -70,6 +73,11 @@ func DeleteGPUCluster(ctx context.Context, api DeleteGPUClusterAPI, name, owner 
 	}
 	if err := WaitGPUNodesTerminated(ctx, api, ids, o); err != nil {
 		return err
+	}
+	if afterNodes != nil {
+		if err := afterNodes(ctx, c); err != nil {
+			return err
+		}
 	}
 	if c.PlacementGroupOwned && c.PlacementGroupState != "" {
 		_, err := api.DeletePlacementGroup(ctx, &ec2.DeletePlacementGroupInput{GroupName: aws.String(c.PlacementGroupName)})

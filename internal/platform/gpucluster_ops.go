@@ -228,6 +228,13 @@ func (e *Env) planGPUCluster(ctx context.Context, spec GPUClusterSpec) (*GPUClus
 			return nil, err
 		}
 		p.eks, p.Problems, p.Violations = ek, append(p.Problems, ps...), append(p.Violations, evs...)
+		if ek != nil {
+			ps, err := e.planAccessEntry(ctx, spec.EKS, ek, spec.InstanceProfile, spec.CreationToken, spec.Known)
+			if err != nil {
+				return nil, err
+			}
+			p.Problems = append(p.Problems, ps...)
+		}
 	}
 	zoneViolated := false
 	for _, v := range vs {
@@ -322,6 +329,13 @@ func (e *Env) planGPUCluster(ctx context.Context, spec GPUClusterSpec) (*GPUClus
 	}
 	if p.Template.Capacity.Type == "" {
 		p.Template.Capacity.Type = cloud.CapacityOnDemand
+	}
+	if tag := spec.EKS.recordedEntry(p.eks); tag != "" {
+		p.Template.Tags = maps.Clone(p.Template.Tags)
+		if p.Template.Tags == nil {
+			p.Template.Tags = map[string]string{}
+		}
+		p.Template.Tags[TagEKSAccessEntry] = tag
 	}
 	if spec.Known("name") && spec.Known("placement_group_name") {
 		p.PlacementGroup = pg
@@ -477,7 +491,13 @@ func (e *Env) DeleteGPUCluster(ctx context.Context, name, owner string, o GPUClu
 	w.Progress = func(ready, total int, _ []string) {
 		o.progress("GPU cluster %s: %d of %d nodes terminated", name, ready, total)
 	}
-	return cloud.DeleteGPUCluster(ctx, e.Clients.EC2, name, owner, w)
+	return cloud.DeleteGPUCluster(ctx, e.Clients.EC2, name, owner, w, func(ctx context.Context, c *cloud.GPUCluster) error {
+		token := owner
+		if token == "" {
+			token = c.CreationToken
+		}
+		return e.deleteAccessEntry(ctx, "GPU cluster "+name, c.LaunchTemplateTags[TagEKSAccessEntry], token, o.progress)
+	})
 }
 
 // tracker remembers what a converge created, for the record after a
@@ -534,6 +554,13 @@ func (e *Env) convergeGPUCluster(ctx context.Context, spec GPUClusterSpec, o GPU
 		return c, plan, err
 	}
 	tr.ltID = ref.ID
+	// The nodes' access entry before the nodes; the launch template
+	// records it first, so that a destroy finds it whatever happens next.
+	entryTags := map[string]string{cloud.TagCluster: spec.Name, cloud.TagCreationToken: spec.CreationToken}
+	if _, err := e.ensureAccessEntry(ctx, "GPU cluster "+spec.Name, spec.EKS, plan.eks, entryTags, spec.CreationToken, o.progress); err != nil {
+		c, err := e.partial(ctx, spec, tr, err)
+		return c, plan, err
+	}
 	if err := e.reconcileNodes(ctx, spec, plan, ref, o, tr); err != nil {
 		c, err := e.partial(ctx, spec, tr, err)
 		return c, plan, err
@@ -552,6 +579,16 @@ func (e *Env) convergeGPUCluster(ctx context.Context, spec GPUClusterSpec, o GPU
 	if err := setNodesHopLimit(ctx, api, c.Nodes, tmpl.HopLimit()); err != nil {
 		c, err := e.partial(ctx, spec, tr, err)
 		return c, plan, err
+	}
+	// An entry an earlier apply created for another role or cluster (the
+	// instance profile or orchestrator.eks changed): its nodes are gone.
+	if cur != nil {
+		if old := cur.LaunchTemplateTags[TagEKSAccessEntry]; old != "" && old != tmpl.Tags[TagEKSAccessEntry] {
+			if err := e.deleteAccessEntry(ctx, "GPU cluster "+spec.Name, old, spec.CreationToken, o.progress); err != nil {
+				c, err := e.partial(ctx, spec, tr, err)
+				return c, plan, err
+			}
+		}
 	}
 	return c, plan, nil
 }

@@ -61,6 +61,9 @@ type EKSSpec struct {
 	ClusterName string
 	// Labels are added to the ones the resource sets.
 	Labels map[string]string
+	// CreateAccessEntry has the resource create (and own) the EC2_LINUX
+	// access entry of its instance profile's role (kube_access.go).
+	CreateAccessEntry bool
 }
 
 var eksClusterNameRE = regexp.MustCompile(`^[0-9A-Za-z][A-Za-z0-9_-]{0,99}$`)
@@ -131,6 +134,20 @@ func validNodeLabel(k, v string) error {
 // eksPlan is what the plan learned of the cluster.
 type eksPlan struct {
 	Cluster cloud.EKSCluster
+	// NodeRole is the role of the instance profile, and Entry what the
+	// plan found of its access entry (accessEntryAbsent, Ours, Shared);
+	// "" when not looked up.
+	NodeRole, Entry string
+}
+
+// recordedEntry is the TagEKSAccessEntry the plan's launch template
+// carries: the entry the resource creates or created; "" when it uses
+// another's, or creates none.
+func (s *EKSSpec) recordedEntry(ek *eksPlan) string {
+	if s == nil || !s.CreateAccessEntry || ek == nil || ek.NodeRole == "" || ek.Entry == accessEntryShared {
+		return ""
+	}
+	return accessEntryRef{Cluster: ek.Cluster.Name, Role: ek.NodeRole}.tag()
 }
 
 // planEKS reads the cluster and checks its residency: its ARN's region
