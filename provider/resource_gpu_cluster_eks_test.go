@@ -42,9 +42,9 @@ type eksEnv struct {
 	h        *acctest.Harness
 	nodeRole string // the role of instance profile eks-nodes
 	cp       *kubetest.ControlPlane
-	webhook *kubetest.TokenWebhook
-	sts     *kubetest.MotoSTS
-	admin   *kubernetes.Clientset
+	webhook  *kubetest.TokenWebhook
+	sts      *kubetest.MotoSTS
+	admin    *kubernetes.Clientset
 }
 
 // eksSetup starts the control plane with the token webhook, gives the

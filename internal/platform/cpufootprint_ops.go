@@ -228,6 +228,14 @@ func (e *Env) DeleteCPUFootprint(ctx context.Context, name, owner string, o CPUF
 			return err
 		}
 	}
+	// The instances are gone: their access entry, when it is ours.
+	token := owner
+	if token == "" {
+		token = f.CreationToken
+	}
+	if err := e.deleteAccessEntry(ctx, "CPU footprint "+name, f.LaunchTemplateTags[TagEKSAccessEntry], token, o.progress); err != nil {
+		return err
+	}
 	if f.LaunchTemplateID != "" {
 		if err := cloud.DeleteFootprintTemplate(ctx, e.Clients.EC2, f.LaunchTemplateID); err != nil {
 			return err
@@ -268,6 +276,9 @@ func (e *Env) convergeCPUFootprint(ctx context.Context, prior *CPUFootprintRecor
 	}
 	tmpl := plan.template
 	tmpl.Node.Tags = e.MergeTags(spec.Tags)
+	if tag := spec.EKS.recordedEntry(plan.eks); tag != "" {
+		tmpl.Node.Tags[TagEKSAccessEntry] = tag
+	}
 	o.progress("CPU footprint %s: %s (%s)", spec.Name, plan.Decision.InstanceType, plan.Decision.Reason)
 	tr.wrote = true
 	ref, err := cloud.EnsureFootprintTemplate(ctx, e.Clients.EC2, spec.Name, tmpl, spec.CreationToken)
@@ -275,6 +286,12 @@ func (e *Env) convergeCPUFootprint(ctx context.Context, prior *CPUFootprintRecor
 		return e.cpuPartial(ctx, spec.Name, tr, err)
 	}
 	tr.ltID = ref.ID
+	// The instances' access entry before the group launches any; the
+	// launch template records it first.
+	entryTags := map[string]string{cloud.TagFootprint: spec.Name, cloud.TagCreationToken: spec.CreationToken}
+	if _, err := e.ensureAccessEntry(ctx, "CPU footprint "+spec.Name, spec.EKS, plan.eks, entryTags, spec.CreationToken, o.progress); err != nil {
+		return e.cpuPartial(ctx, spec.Name, tr, err)
+	}
 	tags := e.MergeTags(spec.Tags)
 	tags[cloud.TagFootprint] = spec.Name
 	tags[cloud.TagCreationToken] = spec.CreationToken
@@ -368,6 +385,15 @@ func (e *Env) convergeCPUFootprint(ctx context.Context, prior *CPUFootprintRecor
 		}
 		if err := cloud.SetFootprintGroupTags(ctx, as, g.Name, map[string]string{cloud.TagInstanceHash: instanceHash}, nil); err != nil {
 			return e.cpuPartial(ctx, spec.Name, tr, err)
+		}
+	}
+	// An entry an earlier apply created for another role or cluster: the
+	// refresh replaced its instances.
+	if cur != nil {
+		if old := cur.LaunchTemplateTags[TagEKSAccessEntry]; old != "" && old != tmpl.Node.Tags[TagEKSAccessEntry] {
+			if err := e.deleteAccessEntry(ctx, "CPU footprint "+spec.Name, old, spec.CreationToken, o.progress); err != nil {
+				return e.cpuPartial(ctx, spec.Name, tr, err)
+			}
 		}
 	}
 	f, err := cloud.FindFootprint(ctx, e.Clients.EC2, as, spec.Name)

@@ -147,6 +147,13 @@ func (e *Env) planCPUFootprint(ctx context.Context, spec CPUFootprintSpec) (*CPU
 			return nil, err
 		}
 		p.eks, p.Problems, p.Violations = ek, append(p.Problems, ps...), append(p.Violations, evs...)
+		if ek != nil {
+			ps, err := e.planAccessEntry(ctx, spec.EKS, ek, spec.InstanceProfile, spec.CreationToken, spec.Known)
+			if err != nil {
+				return nil, err
+			}
+			p.Problems = append(p.Problems, ps...)
+		}
 	}
 
 	if ok && spec.known("subnet_ids") && len(spec.SubnetIDs) == 0 {

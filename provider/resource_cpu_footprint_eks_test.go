@@ -1,0 +1,79 @@
+package provider_test
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/mlplatform/mlplatform/acctest"
+	"github.com/mlplatform/mlplatform/acctest/kubetest"
+	"github.com/mlplatform/mlplatform/internal/platform"
+)
+
+// TestAccCPUFootprint_eksJoin: a CPU footprint declared with
+// orchestrator.eks joins a real kube-apiserver the way a GPU cluster does
+// (TestAccGPUCluster_eksJoin): its instances register tainted, the gate
+// (with its role's EKS token) lifts the taint of each whose evidence
+// passed, as it puts them in service; the instances' access entry is
+// created before the group launches any and deleted after them.
+func TestAccCPUFootprint_eksJoin(t *testing.T) {
+	kubetest.Require(t)
+	const name = "fp-eks"
+	h, p, key := footprintGateSetup(t, name, nil)
+	e := eksSetup(t, h)
+	p.Kube = e
+	cfg := footprintGateConfig(h, name, 2, `["host", "cpu_features"]`, key, p.Signer.CertPEM, "")
+	cfg = regexp.MustCompile(`(?m)^(\s*sts\s*=\s*)".*"$`).ReplaceAllString(cfg, `${1}"`+e.sts.URL+`"`)
+	cfg = strings.Replace(cfg, "  region = ", "  assume_role = { role_arn = \""+gateRole+"\" }\n  region = ", 1)
+	cfg = strings.TrimSuffix(cfg, "}\n") + `
+  instance_profile = "eks-nodes"
+
+  orchestrator = {
+    eks = {
+      cluster_name = "` + eksCluster + `"
+    }
+  }
+}
+`
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             e.checkEntry(""),
+		Steps: []resource.TestStep{{
+			Config: cfg,
+			Check: resource.ComposeAggregateTestCheckFunc(
+				func(s *terraform.State) error {
+					return e.checkEntry(s.RootModule().Resources["mlplatform_cpu_footprint.test"].Primary.Attributes["creation_token"])(s)
+				},
+				func(*terraform.State) error {
+					deadline := time.Now().Add(30 * time.Second)
+					for {
+						nodes, err := e.nodes(name)
+						if err != nil {
+							return err
+						}
+						ready := 0
+						for _, n := range nodes {
+							if !hasTaint(n, platform.EKSTaintKey) && n.Labels[platform.GateLabel] == platform.GatePassed && n.Labels[platform.EKSLabelResource] == "cpu-footprint" &&
+								n.Labels[platform.EKSLabelInstance] == "c7i.large" {
+								ready++
+							}
+						}
+						if ready == 2 {
+							return nil
+						}
+						if time.Now().After(deadline) {
+							return fmt.Errorf("%d of %d Nodes untainted and labelled passed, want 2 (player errors %v)", ready, len(nodes), p.Errs())
+						}
+						time.Sleep(200 * time.Millisecond)
+					}
+				},
+			),
+		}},
+	})
+}
