@@ -19,11 +19,11 @@ import (
 // Config is the provider configuration: the same settings as the Terraform
 // provider block, translated to platform.Config the same way.
 type Config struct {
-	Region    *string    `pulumi:"region,optional"`
-	Profile   *string    `pulumi:"profile,optional"`
+	Region  *string `pulumi:"region,optional"`
+	Profile *string `pulumi:"profile,optional"`
 	// AssumeRole is the role every call is made as.
 	AssumeRole *AssumeRoleConfig `pulumi:"assumeRole,optional"`
-	Endpoints *Endpoints `pulumi:"endpoints,optional"`
+	Endpoints  *Endpoints        `pulumi:"endpoints,optional"`
 	// AllowCustomEndpoints lets endpoints that are not AWS's own through.
 	AllowCustomEndpoints *bool             `pulumi:"allowCustomEndpoints,optional"`
 	Residency            *ResidencyConfig  `pulumi:"residency,optional"`
@@ -103,7 +103,7 @@ func (e *Endpoints) Annotate(a infer.Annotator) {
 	for _, f := range []struct {
 		field *(*string)
 		svc   string
-	}{{&e.EC2, "EC2"}, {&e.S3, "S3"}, {&e.KMS, "KMS"}, {&e.SageMaker, "SageMaker"}, {&e.SSM, "SSM"}, {&e.STS, "STS"}, {&e.AutoScaling, "EC2 Auto Scaling"}, {&e.AppAutoScaling, "Application Auto Scaling"}, {&e.CloudWatch, "CloudWatch (the serving endpoint's standard alarms)"}, {&e.SecretsManager, "Secrets Manager (the Slurm munge key's secret)"}} {
+	}{{&e.EC2, "EC2"}, {&e.S3, "S3"}, {&e.KMS, "KMS"}, {&e.SageMaker, "SageMaker"}, {&e.SSM, "SSM"}, {&e.STS, "STS"}, {&e.AutoScaling, "EC2 Auto Scaling"}, {&e.AppAutoScaling, "Application Auto Scaling"}, {&e.CloudWatch, "CloudWatch (the serving endpoint's standard alarms)"}, {&e.SecretsManager, "Secrets Manager (the Slurm munge key's secret)"}, {&e.EKS, "EKS (orchestrator.eks: the cluster and the nodes' access entry)"}, {&e.IAM, "IAM (orchestrator.eks: the instance profile's role)"}} {
 		a.Describe(f.field, fmt.Sprintf("URL of the %s endpoint.", f.svc))
 	}
 }

@@ -457,7 +457,8 @@ func (c CpuFootprintArgs) spec(unknown []string) platform.CPUFootprintSpec {
 	}
 	s.Validation = footprintValidationSpec(c.Validation, &s)
 	s.Slurm = slurmSpec(c.Orchestrator, unknown)
-	for _, u := range unknown {
+	s.EKS = eksSpec(c.Orchestrator, unknown)
+	for _, u := range eksUnknowns(unknown) {
 		if strings.HasPrefix(u, "tags.") {
 			continue // snake-cased tag keys: the caller lists tags["key"]
 		}

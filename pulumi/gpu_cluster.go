@@ -368,6 +368,7 @@ func (c GpuClusterArgs) spec(unknown []string) platform.GPUClusterSpec {
 	}
 	s.Validation = c.Validation.validationSpec(&s)
 	s.Slurm = slurmSpec(c.Orchestrator, unknown)
+	s.EKS = eksSpec(c.Orchestrator, unknown)
 	if len(s.SecurityGroupIDs) == 0 {
 		s.SecurityGroupIDs = nil
 	}
@@ -390,7 +391,7 @@ func (c GpuClusterArgs) spec(unknown []string) platform.GPUClusterSpec {
 		cr, ps := platform.CapacityRetryFromInput(platform.CapacityRetryInput{Attempts: int64Ptr(r.Attempts), InitialDelay: r.InitialDelay})
 		s.CapacityRetry, s.InputProblems = cr, append(s.InputProblems, ps...)
 	}
-	for _, u := range unknown {
+	for _, u := range eksUnknowns(unknown) {
 		if strings.HasPrefix(u, "tags.") {
 			continue // snake-cased tag keys: the caller lists tags["key"]
 		}

@@ -11,13 +11,15 @@ import (
 	"github.com/mlplatform/mlplatform/internal/platform"
 )
 
-// The orchestrator input (Slurm) of the GPU cluster and the CPU footprint,
-// and its output slurmControllerConfig: the Terraform resources'
-// orchestrator block, translated to the same core spec.
+// The orchestrator input (Slurm; EKS in orchestrator_eks.go) of the GPU
+// cluster and the CPU footprint, and its output slurmControllerConfig: the
+// Terraform resources' orchestrator block, translated to the same core
+// spec.
 
 // Orchestrator is the scheduler the nodes join.
 type Orchestrator struct {
 	Slurm *OrchestratorSlurm `pulumi:"slurm,optional"`
+	EKS   *OrchestratorEKS   `pulumi:"eks,optional"`
 }
 
 // OrchestratorSlurm is the Slurm cluster the nodes join.
@@ -31,7 +33,7 @@ type OrchestratorSlurm struct {
 
 // Descriptions shared by both resources: the Terraform side's words.
 const (
-	orchestratorDoc          = "The scheduler the nodes join. Without this input they join none."
+	orchestratorDoc          = "The scheduler the nodes join: `slurm` or `eks`. Without this input they join none."
 	slurmControllerConfigDoc = "What the Slurm controller needs for these nodes, to add to its `slurm.conf` (configless, `MaxNodeCount`, hwprobe as the health check, the node set and partition) and `gres.conf` (the GPUs' device files by node name). Unset without `orchestrator.slurm`; known at preview when its inputs are."
 	// gpuSlurmNames and footprintSlurmNames say how each resource names its
 	// nodes in Slurm.
@@ -46,6 +48,7 @@ func (o *Orchestrator) Annotate(a infer.Annotator) {
 		"GPU cluster: "+gpuSlurmNames+" CPU footprint: "+footprintSlurmNames+" "+
 		"hwprobe is the nodes' `HealthCheckProgram` (`"+platform.SlurmHealthCheckProgram+"`): a node that fails its checks is drained with a reason that starts `hwprobe:`. "+
 		"The controller's part is `slurmControllerConfig`. Needs the `validation` input. The image must have `slurmd` and `munge`.")
+	a.Describe(&o.EKS, orchestratorEKSDoc)
 }
 
 // Annotate describes the Slurm settings.

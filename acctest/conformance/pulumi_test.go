@@ -69,6 +69,7 @@ func (d *pulumiDriver) program(ctx *pulumi.Context) error {
 			Sagemaker: pulumi.String(eps["sagemaker"]), Ssm: pulumi.String(eps["ssm"]), Sts: pulumi.String(eps["sts"]),
 			Autoscaling: pulumi.String(eps["autoscaling"]), Applicationautoscaling: pulumi.String(eps["applicationautoscaling"]),
 			Cloudwatch: pulumi.String(eps["cloudwatch"]), Secretsmanager: pulumi.String(eps["secretsmanager"]),
+			Eks: pulumi.String(eps["eks"]), Iam: pulumi.String(eps["iam"]),
 		},
 		Residency: res,
 	})

@@ -104,6 +104,8 @@ func TestOpenChecksEveryResolvedEndpoint(t *testing.T) {
 		{"applicationautoscaling", "AWS_ENDPOINT_URL_APPLICATION_AUTO_SCALING", "application_auto_scaling", "application-autoscaling"},
 		{"cloudwatch", "AWS_ENDPOINT_URL_CLOUDWATCH", "cloudwatch", "monitoring"},
 		{"secretsmanager", "AWS_ENDPOINT_URL_SECRETS_MANAGER", "secrets_manager", "secretsmanager"},
+		{"eks", "AWS_ENDPOINT_URL_EKS", "eks", "eks"},
+		{"iam", "AWS_ENDPOINT_URL_IAM", "iam", "iam"},
 	}
 	if got, want := len(services), len(cloud.Services()); got != want {
 		t.Fatalf("the table covers %d services, the provider builds %d clients (%v)", got, want, cloud.Services())

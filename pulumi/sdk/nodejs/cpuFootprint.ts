@@ -137,7 +137,7 @@ export class CpuFootprint extends pulumi.CustomResource {
      */
     declare public readonly onDemandBase: pulumi.Output<number | undefined>;
     /**
-     * The scheduler the nodes join. Without this input they join none.
+     * The scheduler the nodes join: `slurm` or `eks`. Without this input they join none.
      */
     declare public readonly orchestrator: pulumi.Output<outputs.Orchestrator | undefined>;
     /**
@@ -232,7 +232,7 @@ export class CpuFootprint extends pulumi.CustomResource {
             resourceInputs["minSize"] = args?.minSize;
             resourceInputs["name"] = args?.name;
             resourceInputs["onDemandBase"] = args?.onDemandBase;
-            resourceInputs["orchestrator"] = args?.orchestrator;
+            resourceInputs["orchestrator"] = args ? (args.orchestrator ? pulumi.output(args.orchestrator).apply(inputs.orchestratorArgsProvideDefaults) : undefined) : undefined;
             resourceInputs["requirements"] = args?.requirements;
             resourceInputs["rootVolume"] = args?.rootVolume;
             resourceInputs["schedule"] = args?.schedule;
@@ -369,7 +369,7 @@ export interface CpuFootprintArgs {
      */
     onDemandBase?: pulumi.Input<number>;
     /**
-     * The scheduler the nodes join. Without this input they join none.
+     * The scheduler the nodes join: `slurm` or `eks`. Without this input they join none.
      */
     orchestrator?: pulumi.Input<inputs.OrchestratorArgs>;
     /**

@@ -105,7 +105,7 @@ export class GpuCluster extends pulumi.CustomResource {
      */
     declare public /*out*/ readonly nodes: pulumi.Output<outputs.GpuNode[] | undefined>;
     /**
-     * The scheduler the nodes join. Without this input they join none.
+     * The scheduler the nodes join: `slurm` or `eks`. Without this input they join none.
      */
     declare public readonly orchestrator: pulumi.Output<outputs.Orchestrator | undefined>;
     /**
@@ -207,7 +207,7 @@ export class GpuCluster extends pulumi.CustomResource {
             resourceInputs["metadataHopLimit"] = (args?.metadataHopLimit) ?? 1;
             resourceInputs["name"] = args?.name;
             resourceInputs["nodeCount"] = args?.nodeCount;
-            resourceInputs["orchestrator"] = args?.orchestrator;
+            resourceInputs["orchestrator"] = args ? (args.orchestrator ? pulumi.output(args.orchestrator).apply(inputs.orchestratorArgsProvideDefaults) : undefined) : undefined;
             resourceInputs["placementGroupName"] = args?.placementGroupName;
             resourceInputs["rollout"] = args?.rollout;
             resourceInputs["rootVolume"] = args?.rootVolume;
@@ -328,7 +328,7 @@ export interface GpuClusterArgs {
      */
     nodeCount: pulumi.Input<number>;
     /**
-     * The scheduler the nodes join. Without this input they join none.
+     * The scheduler the nodes join: `slurm` or `eks`. Without this input they join none.
      */
     orchestrator?: pulumi.Input<inputs.OrchestratorArgs>;
     /**

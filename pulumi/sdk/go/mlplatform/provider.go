@@ -40,6 +40,8 @@ func NewProvider(ctx *pulumi.Context,
 type providerArgs struct {
 	// Allow endpoints that are not AWS's own: an emulator or a proxy on another host, for tests and proxies you run. Default `false`: every endpoint (from `endpoints`, `AWS_ENDPOINT_URL_<SERVICE>`, `AWS_ENDPOINT_URL` or the shared config's `endpoint_url`) must be the service's AWS endpoint (`SERVICE.REGION.amazonaws.com`, `amazonaws.com.cn` or `api.aws`, its FIPS and dual-stack forms, or an interface VPC endpoint), or a loopback host (127.0.0.0/8, `::1`, `localhost`). When set, the provider warns and names each custom endpoint: residency cannot be checked for where they send requests and data. Plain `http://` is refused whatever this says, except to a loopback host.
 	AllowCustomEndpoints *bool `pulumi:"allowCustomEndpoints"`
+	// A role to work as: every call is made with credentials from STS AssumeRole, made from the credential chain's (or profile's) and refreshed before they expire. The gate's calls to an EKS cluster's API (orchestrator eks) are made as this role too.
+	AssumeRole *AssumeRoleConfig `pulumi:"assumeRole"`
 	// Tags added to every resource the provider creates. Resource tags win on conflict.
 	DefaultTags map[string]string `pulumi:"defaultTags"`
 	// Per-service endpoint overrides: emulators, VPC endpoints. `AWS_ENDPOINT_URL` and `AWS_ENDPOINT_URL_<SERVICE>` apply otherwise.
@@ -56,6 +58,8 @@ type providerArgs struct {
 type ProviderArgs struct {
 	// Allow endpoints that are not AWS's own: an emulator or a proxy on another host, for tests and proxies you run. Default `false`: every endpoint (from `endpoints`, `AWS_ENDPOINT_URL_<SERVICE>`, `AWS_ENDPOINT_URL` or the shared config's `endpoint_url`) must be the service's AWS endpoint (`SERVICE.REGION.amazonaws.com`, `amazonaws.com.cn` or `api.aws`, its FIPS and dual-stack forms, or an interface VPC endpoint), or a loopback host (127.0.0.0/8, `::1`, `localhost`). When set, the provider warns and names each custom endpoint: residency cannot be checked for where they send requests and data. Plain `http://` is refused whatever this says, except to a loopback host.
 	AllowCustomEndpoints pulumi.BoolPtrInput
+	// A role to work as: every call is made with credentials from STS AssumeRole, made from the credential chain's (or profile's) and refreshed before they expire. The gate's calls to an EKS cluster's API (orchestrator eks) are made as this role too.
+	AssumeRole AssumeRoleConfigPtrInput
 	// Tags added to every resource the provider creates. Resource tags win on conflict.
 	DefaultTags pulumi.StringMapInput
 	// Per-service endpoint overrides: emulators, VPC endpoints. `AWS_ENDPOINT_URL` and `AWS_ENDPOINT_URL_<SERVICE>` apply otherwise.

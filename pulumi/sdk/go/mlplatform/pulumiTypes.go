@@ -13,6 +13,181 @@ import (
 
 var _ = internal.GetEnvOrDefault
 
+type AssumeRoleConfig struct {
+	// External ID the role's trust policy requires, if any.
+	ExternalId *string `pulumi:"externalId"`
+	// ARN of the role.
+	RoleArn string `pulumi:"roleArn"`
+	// Session name (CloudTrail shows it). Default mlplatform.
+	SessionName *string `pulumi:"sessionName"`
+}
+
+// AssumeRoleConfigInput is an input type that accepts AssumeRoleConfigArgs and AssumeRoleConfigOutput values.
+// You can construct a concrete instance of `AssumeRoleConfigInput` via:
+//
+//	AssumeRoleConfigArgs{...}
+type AssumeRoleConfigInput interface {
+	pulumi.Input
+
+	ToAssumeRoleConfigOutput() AssumeRoleConfigOutput
+	ToAssumeRoleConfigOutputWithContext(context.Context) AssumeRoleConfigOutput
+}
+
+type AssumeRoleConfigArgs struct {
+	// External ID the role's trust policy requires, if any.
+	ExternalId pulumi.StringPtrInput `pulumi:"externalId"`
+	// ARN of the role.
+	RoleArn pulumi.StringInput `pulumi:"roleArn"`
+	// Session name (CloudTrail shows it). Default mlplatform.
+	SessionName pulumi.StringPtrInput `pulumi:"sessionName"`
+}
+
+func (AssumeRoleConfigArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*AssumeRoleConfig)(nil)).Elem()
+}
+
+func (i AssumeRoleConfigArgs) ToAssumeRoleConfigOutput() AssumeRoleConfigOutput {
+	return i.ToAssumeRoleConfigOutputWithContext(context.Background())
+}
+
+func (i AssumeRoleConfigArgs) ToAssumeRoleConfigOutputWithContext(ctx context.Context) AssumeRoleConfigOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(AssumeRoleConfigOutput)
+}
+
+func (i AssumeRoleConfigArgs) ToAssumeRoleConfigPtrOutput() AssumeRoleConfigPtrOutput {
+	return i.ToAssumeRoleConfigPtrOutputWithContext(context.Background())
+}
+
+func (i AssumeRoleConfigArgs) ToAssumeRoleConfigPtrOutputWithContext(ctx context.Context) AssumeRoleConfigPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(AssumeRoleConfigOutput).ToAssumeRoleConfigPtrOutputWithContext(ctx)
+}
+
+// AssumeRoleConfigPtrInput is an input type that accepts AssumeRoleConfigArgs, AssumeRoleConfigPtr and AssumeRoleConfigPtrOutput values.
+// You can construct a concrete instance of `AssumeRoleConfigPtrInput` via:
+//
+//	        AssumeRoleConfigArgs{...}
+//
+//	or:
+//
+//	        nil
+type AssumeRoleConfigPtrInput interface {
+	pulumi.Input
+
+	ToAssumeRoleConfigPtrOutput() AssumeRoleConfigPtrOutput
+	ToAssumeRoleConfigPtrOutputWithContext(context.Context) AssumeRoleConfigPtrOutput
+}
+
+type assumeRoleConfigPtrType AssumeRoleConfigArgs
+
+func AssumeRoleConfigPtr(v *AssumeRoleConfigArgs) AssumeRoleConfigPtrInput {
+	return (*assumeRoleConfigPtrType)(v)
+}
+
+func (*assumeRoleConfigPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**AssumeRoleConfig)(nil)).Elem()
+}
+
+func (i *assumeRoleConfigPtrType) ToAssumeRoleConfigPtrOutput() AssumeRoleConfigPtrOutput {
+	return i.ToAssumeRoleConfigPtrOutputWithContext(context.Background())
+}
+
+func (i *assumeRoleConfigPtrType) ToAssumeRoleConfigPtrOutputWithContext(ctx context.Context) AssumeRoleConfigPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(AssumeRoleConfigPtrOutput)
+}
+
+type AssumeRoleConfigOutput struct{ *pulumi.OutputState }
+
+func (AssumeRoleConfigOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*AssumeRoleConfig)(nil)).Elem()
+}
+
+func (o AssumeRoleConfigOutput) ToAssumeRoleConfigOutput() AssumeRoleConfigOutput {
+	return o
+}
+
+func (o AssumeRoleConfigOutput) ToAssumeRoleConfigOutputWithContext(ctx context.Context) AssumeRoleConfigOutput {
+	return o
+}
+
+func (o AssumeRoleConfigOutput) ToAssumeRoleConfigPtrOutput() AssumeRoleConfigPtrOutput {
+	return o.ToAssumeRoleConfigPtrOutputWithContext(context.Background())
+}
+
+func (o AssumeRoleConfigOutput) ToAssumeRoleConfigPtrOutputWithContext(ctx context.Context) AssumeRoleConfigPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v AssumeRoleConfig) *AssumeRoleConfig {
+		return &v
+	}).(AssumeRoleConfigPtrOutput)
+}
+
+// External ID the role's trust policy requires, if any.
+func (o AssumeRoleConfigOutput) ExternalId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v AssumeRoleConfig) *string { return v.ExternalId }).(pulumi.StringPtrOutput)
+}
+
+// ARN of the role.
+func (o AssumeRoleConfigOutput) RoleArn() pulumi.StringOutput {
+	return o.ApplyT(func(v AssumeRoleConfig) string { return v.RoleArn }).(pulumi.StringOutput)
+}
+
+// Session name (CloudTrail shows it). Default mlplatform.
+func (o AssumeRoleConfigOutput) SessionName() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v AssumeRoleConfig) *string { return v.SessionName }).(pulumi.StringPtrOutput)
+}
+
+type AssumeRoleConfigPtrOutput struct{ *pulumi.OutputState }
+
+func (AssumeRoleConfigPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**AssumeRoleConfig)(nil)).Elem()
+}
+
+func (o AssumeRoleConfigPtrOutput) ToAssumeRoleConfigPtrOutput() AssumeRoleConfigPtrOutput {
+	return o
+}
+
+func (o AssumeRoleConfigPtrOutput) ToAssumeRoleConfigPtrOutputWithContext(ctx context.Context) AssumeRoleConfigPtrOutput {
+	return o
+}
+
+func (o AssumeRoleConfigPtrOutput) Elem() AssumeRoleConfigOutput {
+	return o.ApplyT(func(v *AssumeRoleConfig) AssumeRoleConfig {
+		if v != nil {
+			return *v
+		}
+		var ret AssumeRoleConfig
+		return ret
+	}).(AssumeRoleConfigOutput)
+}
+
+// External ID the role's trust policy requires, if any.
+func (o AssumeRoleConfigPtrOutput) ExternalId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *AssumeRoleConfig) *string {
+		if v == nil {
+			return nil
+		}
+		return v.ExternalId
+	}).(pulumi.StringPtrOutput)
+}
+
+// ARN of the role.
+func (o AssumeRoleConfigPtrOutput) RoleArn() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *AssumeRoleConfig) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.RoleArn
+	}).(pulumi.StringPtrOutput)
+}
+
+// Session name (CloudTrail shows it). Default mlplatform.
+func (o AssumeRoleConfigPtrOutput) SessionName() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *AssumeRoleConfig) *string {
+		if v == nil {
+			return nil
+		}
+		return v.SessionName
+	}).(pulumi.StringPtrOutput)
+}
+
 type CpuRequirements struct {
 	// `x86_64`, `arm64` or `any` (default).
 	Architecture *string `pulumi:"architecture"`
@@ -397,6 +572,10 @@ type Endpoints struct {
 	Cloudwatch *string `pulumi:"cloudwatch"`
 	// URL of the EC2 endpoint.
 	Ec2 *string `pulumi:"ec2"`
+	// URL of the EKS (orchestrator.eks: the cluster and the nodes' access entry) endpoint.
+	Eks *string `pulumi:"eks"`
+	// URL of the IAM (orchestrator.eks: the instance profile's role) endpoint.
+	Iam *string `pulumi:"iam"`
 	// URL of the KMS endpoint.
 	Kms *string `pulumi:"kms"`
 	// URL of the S3 endpoint.
@@ -432,6 +611,10 @@ type EndpointsArgs struct {
 	Cloudwatch pulumi.StringPtrInput `pulumi:"cloudwatch"`
 	// URL of the EC2 endpoint.
 	Ec2 pulumi.StringPtrInput `pulumi:"ec2"`
+	// URL of the EKS (orchestrator.eks: the cluster and the nodes' access entry) endpoint.
+	Eks pulumi.StringPtrInput `pulumi:"eks"`
+	// URL of the IAM (orchestrator.eks: the instance profile's role) endpoint.
+	Iam pulumi.StringPtrInput `pulumi:"iam"`
 	// URL of the KMS endpoint.
 	Kms pulumi.StringPtrInput `pulumi:"kms"`
 	// URL of the S3 endpoint.
@@ -544,6 +727,16 @@ func (o EndpointsOutput) Ec2() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Endpoints) *string { return v.Ec2 }).(pulumi.StringPtrOutput)
 }
 
+// URL of the EKS (orchestrator.eks: the cluster and the nodes' access entry) endpoint.
+func (o EndpointsOutput) Eks() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Endpoints) *string { return v.Eks }).(pulumi.StringPtrOutput)
+}
+
+// URL of the IAM (orchestrator.eks: the instance profile's role) endpoint.
+func (o EndpointsOutput) Iam() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v Endpoints) *string { return v.Iam }).(pulumi.StringPtrOutput)
+}
+
 // URL of the KMS endpoint.
 func (o EndpointsOutput) Kms() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Endpoints) *string { return v.Kms }).(pulumi.StringPtrOutput)
@@ -635,6 +828,26 @@ func (o EndpointsPtrOutput) Ec2() pulumi.StringPtrOutput {
 			return nil
 		}
 		return v.Ec2
+	}).(pulumi.StringPtrOutput)
+}
+
+// URL of the EKS (orchestrator.eks: the cluster and the nodes' access entry) endpoint.
+func (o EndpointsPtrOutput) Eks() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Endpoints) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Eks
+	}).(pulumi.StringPtrOutput)
+}
+
+// URL of the IAM (orchestrator.eks: the instance profile's role) endpoint.
+func (o EndpointsPtrOutput) Iam() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Endpoints) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Iam
 	}).(pulumi.StringPtrOutput)
 }
 
@@ -2858,8 +3071,21 @@ func (o OnlineStoreTtlPtrOutput) Value() pulumi.IntPtrOutput {
 }
 
 type Orchestrator struct {
+	// Join an existing EKS cluster in the jurisdiction (Amazon Linux 2023 EKS images: nodeadm). The preview reads the cluster (`DescribeCluster`: its API endpoint, certificate authority and service CIDR) and checks its residency: the cluster's region and the region its API endpoint names. The user data gains a nodeadm `NodeConfig` part that registers each node with the startup taint `mlplatform.io/hwprobe=pending:NoSchedule` and the labels `mlplatform.io/cluster`, `mlplatform.io/resource`, `mlplatform.io/instance-type`, `mlplatform.io/placement-group` and `mlplatform.io/profile-digest`. After its report, hwprobe sets the Node's `HwprobeValidated` condition and `mlplatform.io/hwprobe.status` label with the kubelet's own credentials. The gate calls the cluster's API with an EKS token made from the provider's credentials (as `aws eks get-token` does): it lifts the taint from each node whose evidence passed and labels it `mlplatform.io/gate=passed`; a node that failed keeps the taint, is labelled `mlplatform.io/gate=failed` and cordoned (and replaced with `onFailure: "replace"`). The create or update ends once every node that passed is registered and untainted. The provider's identity needs an access entry that may list and patch Nodes; the nodes' role needs an `EC2_LINUX` access entry. Needs the `validation` input.
+	Eks *OrchestratorEKS `pulumi:"eks"`
 	// Join an existing Slurm cluster (22.05 or later) as dynamic nodes (`slurmd -Z`), configless: each node fetches `slurm.conf` and `gres.conf` from the controller. After hwprobe validated the node and published its report, `hwprobe slurm join` fetches the munge key, and starts `slurmd` with the gres, features and memory of the validation profile. GPU cluster: A node's Slurm name is `PREFIX-INDEX` (its index in the cluster: a replacement keeps its node's name). CPU footprint: An instance's Slurm name is `PREFIX-INSTANCEID`. hwprobe is the nodes' `HealthCheckProgram` (`/usr/local/sbin/hwprobe-slurm-health-check`): a node that fails its checks is drained with a reason that starts `hwprobe:`. The controller's part is `slurmControllerConfig`. Needs the `validation` input. The image must have `slurmd` and `munge`.
 	Slurm *OrchestratorSlurm `pulumi:"slurm"`
+}
+
+// Defaults sets the appropriate defaults for Orchestrator
+func (val *Orchestrator) Defaults() *Orchestrator {
+	if val == nil {
+		return nil
+	}
+	tmp := *val
+	tmp.Eks = tmp.Eks.Defaults()
+
+	return &tmp
 }
 
 // OrchestratorInput is an input type that accepts OrchestratorArgs and OrchestratorOutput values.
@@ -2874,10 +3100,21 @@ type OrchestratorInput interface {
 }
 
 type OrchestratorArgs struct {
+	// Join an existing EKS cluster in the jurisdiction (Amazon Linux 2023 EKS images: nodeadm). The preview reads the cluster (`DescribeCluster`: its API endpoint, certificate authority and service CIDR) and checks its residency: the cluster's region and the region its API endpoint names. The user data gains a nodeadm `NodeConfig` part that registers each node with the startup taint `mlplatform.io/hwprobe=pending:NoSchedule` and the labels `mlplatform.io/cluster`, `mlplatform.io/resource`, `mlplatform.io/instance-type`, `mlplatform.io/placement-group` and `mlplatform.io/profile-digest`. After its report, hwprobe sets the Node's `HwprobeValidated` condition and `mlplatform.io/hwprobe.status` label with the kubelet's own credentials. The gate calls the cluster's API with an EKS token made from the provider's credentials (as `aws eks get-token` does): it lifts the taint from each node whose evidence passed and labels it `mlplatform.io/gate=passed`; a node that failed keeps the taint, is labelled `mlplatform.io/gate=failed` and cordoned (and replaced with `onFailure: "replace"`). The create or update ends once every node that passed is registered and untainted. The provider's identity needs an access entry that may list and patch Nodes; the nodes' role needs an `EC2_LINUX` access entry. Needs the `validation` input.
+	Eks OrchestratorEKSPtrInput `pulumi:"eks"`
 	// Join an existing Slurm cluster (22.05 or later) as dynamic nodes (`slurmd -Z`), configless: each node fetches `slurm.conf` and `gres.conf` from the controller. After hwprobe validated the node and published its report, `hwprobe slurm join` fetches the munge key, and starts `slurmd` with the gres, features and memory of the validation profile. GPU cluster: A node's Slurm name is `PREFIX-INDEX` (its index in the cluster: a replacement keeps its node's name). CPU footprint: An instance's Slurm name is `PREFIX-INSTANCEID`. hwprobe is the nodes' `HealthCheckProgram` (`/usr/local/sbin/hwprobe-slurm-health-check`): a node that fails its checks is drained with a reason that starts `hwprobe:`. The controller's part is `slurmControllerConfig`. Needs the `validation` input. The image must have `slurmd` and `munge`.
 	Slurm OrchestratorSlurmPtrInput `pulumi:"slurm"`
 }
 
+// Defaults sets the appropriate defaults for OrchestratorArgs
+func (val *OrchestratorArgs) Defaults() *OrchestratorArgs {
+	if val == nil {
+		return nil
+	}
+	tmp := *val
+
+	return &tmp
+}
 func (OrchestratorArgs) ElementType() reflect.Type {
 	return reflect.TypeOf((*Orchestrator)(nil)).Elem()
 }
@@ -2955,6 +3192,11 @@ func (o OrchestratorOutput) ToOrchestratorPtrOutputWithContext(ctx context.Conte
 	}).(OrchestratorPtrOutput)
 }
 
+// Join an existing EKS cluster in the jurisdiction (Amazon Linux 2023 EKS images: nodeadm). The preview reads the cluster (`DescribeCluster`: its API endpoint, certificate authority and service CIDR) and checks its residency: the cluster's region and the region its API endpoint names. The user data gains a nodeadm `NodeConfig` part that registers each node with the startup taint `mlplatform.io/hwprobe=pending:NoSchedule` and the labels `mlplatform.io/cluster`, `mlplatform.io/resource`, `mlplatform.io/instance-type`, `mlplatform.io/placement-group` and `mlplatform.io/profile-digest`. After its report, hwprobe sets the Node's `HwprobeValidated` condition and `mlplatform.io/hwprobe.status` label with the kubelet's own credentials. The gate calls the cluster's API with an EKS token made from the provider's credentials (as `aws eks get-token` does): it lifts the taint from each node whose evidence passed and labels it `mlplatform.io/gate=passed`; a node that failed keeps the taint, is labelled `mlplatform.io/gate=failed` and cordoned (and replaced with `onFailure: "replace"`). The create or update ends once every node that passed is registered and untainted. The provider's identity needs an access entry that may list and patch Nodes; the nodes' role needs an `EC2_LINUX` access entry. Needs the `validation` input.
+func (o OrchestratorOutput) Eks() OrchestratorEKSPtrOutput {
+	return o.ApplyT(func(v Orchestrator) *OrchestratorEKS { return v.Eks }).(OrchestratorEKSPtrOutput)
+}
+
 // Join an existing Slurm cluster (22.05 or later) as dynamic nodes (`slurmd -Z`), configless: each node fetches `slurm.conf` and `gres.conf` from the controller. After hwprobe validated the node and published its report, `hwprobe slurm join` fetches the munge key, and starts `slurmd` with the gres, features and memory of the validation profile. GPU cluster: A node's Slurm name is `PREFIX-INDEX` (its index in the cluster: a replacement keeps its node's name). CPU footprint: An instance's Slurm name is `PREFIX-INSTANCEID`. hwprobe is the nodes' `HealthCheckProgram` (`/usr/local/sbin/hwprobe-slurm-health-check`): a node that fails its checks is drained with a reason that starts `hwprobe:`. The controller's part is `slurmControllerConfig`. Needs the `validation` input. The image must have `slurmd` and `munge`.
 func (o OrchestratorOutput) Slurm() OrchestratorSlurmPtrOutput {
 	return o.ApplyT(func(v Orchestrator) *OrchestratorSlurm { return v.Slurm }).(OrchestratorSlurmPtrOutput)
@@ -2984,6 +3226,16 @@ func (o OrchestratorPtrOutput) Elem() OrchestratorOutput {
 	}).(OrchestratorOutput)
 }
 
+// Join an existing EKS cluster in the jurisdiction (Amazon Linux 2023 EKS images: nodeadm). The preview reads the cluster (`DescribeCluster`: its API endpoint, certificate authority and service CIDR) and checks its residency: the cluster's region and the region its API endpoint names. The user data gains a nodeadm `NodeConfig` part that registers each node with the startup taint `mlplatform.io/hwprobe=pending:NoSchedule` and the labels `mlplatform.io/cluster`, `mlplatform.io/resource`, `mlplatform.io/instance-type`, `mlplatform.io/placement-group` and `mlplatform.io/profile-digest`. After its report, hwprobe sets the Node's `HwprobeValidated` condition and `mlplatform.io/hwprobe.status` label with the kubelet's own credentials. The gate calls the cluster's API with an EKS token made from the provider's credentials (as `aws eks get-token` does): it lifts the taint from each node whose evidence passed and labels it `mlplatform.io/gate=passed`; a node that failed keeps the taint, is labelled `mlplatform.io/gate=failed` and cordoned (and replaced with `onFailure: "replace"`). The create or update ends once every node that passed is registered and untainted. The provider's identity needs an access entry that may list and patch Nodes; the nodes' role needs an `EC2_LINUX` access entry. Needs the `validation` input.
+func (o OrchestratorPtrOutput) Eks() OrchestratorEKSPtrOutput {
+	return o.ApplyT(func(v *Orchestrator) *OrchestratorEKS {
+		if v == nil {
+			return nil
+		}
+		return v.Eks
+	}).(OrchestratorEKSPtrOutput)
+}
+
 // Join an existing Slurm cluster (22.05 or later) as dynamic nodes (`slurmd -Z`), configless: each node fetches `slurm.conf` and `gres.conf` from the controller. After hwprobe validated the node and published its report, `hwprobe slurm join` fetches the munge key, and starts `slurmd` with the gres, features and memory of the validation profile. GPU cluster: A node's Slurm name is `PREFIX-INDEX` (its index in the cluster: a replacement keeps its node's name). CPU footprint: An instance's Slurm name is `PREFIX-INSTANCEID`. hwprobe is the nodes' `HealthCheckProgram` (`/usr/local/sbin/hwprobe-slurm-health-check`): a node that fails its checks is drained with a reason that starts `hwprobe:`. The controller's part is `slurmControllerConfig`. Needs the `validation` input. The image must have `slurmd` and `munge`.
 func (o OrchestratorPtrOutput) Slurm() OrchestratorSlurmPtrOutput {
 	return o.ApplyT(func(v *Orchestrator) *OrchestratorSlurm {
@@ -2992,6 +3244,205 @@ func (o OrchestratorPtrOutput) Slurm() OrchestratorSlurmPtrOutput {
 		}
 		return v.Slurm
 	}).(OrchestratorSlurmPtrOutput)
+}
+
+type OrchestratorEKS struct {
+	// The EKS cluster, in the provider's region.
+	ClusterName string `pulumi:"clusterName"`
+	// Create the EKS access entry (`EC2_LINUX`) of the nodes' role, the role of `instanceProfile` (read at preview with IAM `GetInstanceProfile`; `instanceProfile` is then required), before the nodes launch; destroy deletes it once the nodes are gone, only when it carries this resource's creation token. An entry the role has already (a cluster sharing the role, or yours) is used as it is, never adopted or deleted; one of another type fails the preview. Default `true`; with `false` you give the role its entry yourself (the preview warns when it has none).
+	CreateAccessEntry *bool `pulumi:"createAccessEntry"`
+	// Labels the nodes register with, beside the resource's. Keys under `kubernetes.io`, `k8s.io` (kept from kubelets by NodeRestriction) and `mlplatform.io` (the resource's) are refused.
+	Labels map[string]string `pulumi:"labels"`
+}
+
+// Defaults sets the appropriate defaults for OrchestratorEKS
+func (val *OrchestratorEKS) Defaults() *OrchestratorEKS {
+	if val == nil {
+		return nil
+	}
+	tmp := *val
+	if tmp.CreateAccessEntry == nil {
+		createAccessEntry_ := true
+		tmp.CreateAccessEntry = &createAccessEntry_
+	}
+	return &tmp
+}
+
+// OrchestratorEKSInput is an input type that accepts OrchestratorEKSArgs and OrchestratorEKSOutput values.
+// You can construct a concrete instance of `OrchestratorEKSInput` via:
+//
+//	OrchestratorEKSArgs{...}
+type OrchestratorEKSInput interface {
+	pulumi.Input
+
+	ToOrchestratorEKSOutput() OrchestratorEKSOutput
+	ToOrchestratorEKSOutputWithContext(context.Context) OrchestratorEKSOutput
+}
+
+type OrchestratorEKSArgs struct {
+	// The EKS cluster, in the provider's region.
+	ClusterName pulumi.StringInput `pulumi:"clusterName"`
+	// Create the EKS access entry (`EC2_LINUX`) of the nodes' role, the role of `instanceProfile` (read at preview with IAM `GetInstanceProfile`; `instanceProfile` is then required), before the nodes launch; destroy deletes it once the nodes are gone, only when it carries this resource's creation token. An entry the role has already (a cluster sharing the role, or yours) is used as it is, never adopted or deleted; one of another type fails the preview. Default `true`; with `false` you give the role its entry yourself (the preview warns when it has none).
+	CreateAccessEntry pulumi.BoolPtrInput `pulumi:"createAccessEntry"`
+	// Labels the nodes register with, beside the resource's. Keys under `kubernetes.io`, `k8s.io` (kept from kubelets by NodeRestriction) and `mlplatform.io` (the resource's) are refused.
+	Labels pulumi.StringMapInput `pulumi:"labels"`
+}
+
+// Defaults sets the appropriate defaults for OrchestratorEKSArgs
+func (val *OrchestratorEKSArgs) Defaults() *OrchestratorEKSArgs {
+	if val == nil {
+		return nil
+	}
+	tmp := *val
+	if tmp.CreateAccessEntry == nil {
+		tmp.CreateAccessEntry = pulumi.BoolPtr(true)
+	}
+	return &tmp
+}
+func (OrchestratorEKSArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*OrchestratorEKS)(nil)).Elem()
+}
+
+func (i OrchestratorEKSArgs) ToOrchestratorEKSOutput() OrchestratorEKSOutput {
+	return i.ToOrchestratorEKSOutputWithContext(context.Background())
+}
+
+func (i OrchestratorEKSArgs) ToOrchestratorEKSOutputWithContext(ctx context.Context) OrchestratorEKSOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(OrchestratorEKSOutput)
+}
+
+func (i OrchestratorEKSArgs) ToOrchestratorEKSPtrOutput() OrchestratorEKSPtrOutput {
+	return i.ToOrchestratorEKSPtrOutputWithContext(context.Background())
+}
+
+func (i OrchestratorEKSArgs) ToOrchestratorEKSPtrOutputWithContext(ctx context.Context) OrchestratorEKSPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(OrchestratorEKSOutput).ToOrchestratorEKSPtrOutputWithContext(ctx)
+}
+
+// OrchestratorEKSPtrInput is an input type that accepts OrchestratorEKSArgs, OrchestratorEKSPtr and OrchestratorEKSPtrOutput values.
+// You can construct a concrete instance of `OrchestratorEKSPtrInput` via:
+//
+//	        OrchestratorEKSArgs{...}
+//
+//	or:
+//
+//	        nil
+type OrchestratorEKSPtrInput interface {
+	pulumi.Input
+
+	ToOrchestratorEKSPtrOutput() OrchestratorEKSPtrOutput
+	ToOrchestratorEKSPtrOutputWithContext(context.Context) OrchestratorEKSPtrOutput
+}
+
+type orchestratorEKSPtrType OrchestratorEKSArgs
+
+func OrchestratorEKSPtr(v *OrchestratorEKSArgs) OrchestratorEKSPtrInput {
+	return (*orchestratorEKSPtrType)(v)
+}
+
+func (*orchestratorEKSPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**OrchestratorEKS)(nil)).Elem()
+}
+
+func (i *orchestratorEKSPtrType) ToOrchestratorEKSPtrOutput() OrchestratorEKSPtrOutput {
+	return i.ToOrchestratorEKSPtrOutputWithContext(context.Background())
+}
+
+func (i *orchestratorEKSPtrType) ToOrchestratorEKSPtrOutputWithContext(ctx context.Context) OrchestratorEKSPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(OrchestratorEKSPtrOutput)
+}
+
+type OrchestratorEKSOutput struct{ *pulumi.OutputState }
+
+func (OrchestratorEKSOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*OrchestratorEKS)(nil)).Elem()
+}
+
+func (o OrchestratorEKSOutput) ToOrchestratorEKSOutput() OrchestratorEKSOutput {
+	return o
+}
+
+func (o OrchestratorEKSOutput) ToOrchestratorEKSOutputWithContext(ctx context.Context) OrchestratorEKSOutput {
+	return o
+}
+
+func (o OrchestratorEKSOutput) ToOrchestratorEKSPtrOutput() OrchestratorEKSPtrOutput {
+	return o.ToOrchestratorEKSPtrOutputWithContext(context.Background())
+}
+
+func (o OrchestratorEKSOutput) ToOrchestratorEKSPtrOutputWithContext(ctx context.Context) OrchestratorEKSPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v OrchestratorEKS) *OrchestratorEKS {
+		return &v
+	}).(OrchestratorEKSPtrOutput)
+}
+
+// The EKS cluster, in the provider's region.
+func (o OrchestratorEKSOutput) ClusterName() pulumi.StringOutput {
+	return o.ApplyT(func(v OrchestratorEKS) string { return v.ClusterName }).(pulumi.StringOutput)
+}
+
+// Create the EKS access entry (`EC2_LINUX`) of the nodes' role, the role of `instanceProfile` (read at preview with IAM `GetInstanceProfile`; `instanceProfile` is then required), before the nodes launch; destroy deletes it once the nodes are gone, only when it carries this resource's creation token. An entry the role has already (a cluster sharing the role, or yours) is used as it is, never adopted or deleted; one of another type fails the preview. Default `true`; with `false` you give the role its entry yourself (the preview warns when it has none).
+func (o OrchestratorEKSOutput) CreateAccessEntry() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v OrchestratorEKS) *bool { return v.CreateAccessEntry }).(pulumi.BoolPtrOutput)
+}
+
+// Labels the nodes register with, beside the resource's. Keys under `kubernetes.io`, `k8s.io` (kept from kubelets by NodeRestriction) and `mlplatform.io` (the resource's) are refused.
+func (o OrchestratorEKSOutput) Labels() pulumi.StringMapOutput {
+	return o.ApplyT(func(v OrchestratorEKS) map[string]string { return v.Labels }).(pulumi.StringMapOutput)
+}
+
+type OrchestratorEKSPtrOutput struct{ *pulumi.OutputState }
+
+func (OrchestratorEKSPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**OrchestratorEKS)(nil)).Elem()
+}
+
+func (o OrchestratorEKSPtrOutput) ToOrchestratorEKSPtrOutput() OrchestratorEKSPtrOutput {
+	return o
+}
+
+func (o OrchestratorEKSPtrOutput) ToOrchestratorEKSPtrOutputWithContext(ctx context.Context) OrchestratorEKSPtrOutput {
+	return o
+}
+
+func (o OrchestratorEKSPtrOutput) Elem() OrchestratorEKSOutput {
+	return o.ApplyT(func(v *OrchestratorEKS) OrchestratorEKS {
+		if v != nil {
+			return *v
+		}
+		var ret OrchestratorEKS
+		return ret
+	}).(OrchestratorEKSOutput)
+}
+
+// The EKS cluster, in the provider's region.
+func (o OrchestratorEKSPtrOutput) ClusterName() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *OrchestratorEKS) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.ClusterName
+	}).(pulumi.StringPtrOutput)
+}
+
+// Create the EKS access entry (`EC2_LINUX`) of the nodes' role, the role of `instanceProfile` (read at preview with IAM `GetInstanceProfile`; `instanceProfile` is then required), before the nodes launch; destroy deletes it once the nodes are gone, only when it carries this resource's creation token. An entry the role has already (a cluster sharing the role, or yours) is used as it is, never adopted or deleted; one of another type fails the preview. Default `true`; with `false` you give the role its entry yourself (the preview warns when it has none).
+func (o OrchestratorEKSPtrOutput) CreateAccessEntry() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v *OrchestratorEKS) *bool {
+		if v == nil {
+			return nil
+		}
+		return v.CreateAccessEntry
+	}).(pulumi.BoolPtrOutput)
+}
+
+// Labels the nodes register with, beside the resource's. Keys under `kubernetes.io`, `k8s.io` (kept from kubelets by NodeRestriction) and `mlplatform.io` (the resource's) are refused.
+func (o OrchestratorEKSPtrOutput) Labels() pulumi.StringMapOutput {
+	return o.ApplyT(func(v *OrchestratorEKS) map[string]string {
+		if v == nil {
+			return nil
+		}
+		return v.Labels
+	}).(pulumi.StringMapOutput)
 }
 
 type OrchestratorSlurm struct {
@@ -5628,6 +6079,8 @@ func (o ThroughputPtrOutput) WriteCapacityUnits() pulumi.IntPtrOutput {
 }
 
 func init() {
+	pulumi.RegisterInputType(reflect.TypeOf((*AssumeRoleConfigInput)(nil)).Elem(), AssumeRoleConfigArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*AssumeRoleConfigPtrInput)(nil)).Elem(), AssumeRoleConfigArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*CpuRequirementsInput)(nil)).Elem(), CpuRequirementsArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*CpuRequirementsPtrInput)(nil)).Elem(), CpuRequirementsArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*CpuScheduleInput)(nil)).Elem(), CpuScheduleArgs{})
@@ -5658,6 +6111,8 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*OnlineStoreTtlPtrInput)(nil)).Elem(), OnlineStoreTtlArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*OrchestratorInput)(nil)).Elem(), OrchestratorArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*OrchestratorPtrInput)(nil)).Elem(), OrchestratorArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*OrchestratorEKSInput)(nil)).Elem(), OrchestratorEKSArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*OrchestratorEKSPtrInput)(nil)).Elem(), OrchestratorEKSArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*OrchestratorSlurmInput)(nil)).Elem(), OrchestratorSlurmArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*OrchestratorSlurmPtrInput)(nil)).Elem(), OrchestratorSlurmArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*PlatformFeaturesInput)(nil)).Elem(), PlatformFeaturesArgs{})
@@ -5684,6 +6139,8 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*ServingVariantArrayInput)(nil)).Elem(), ServingVariantArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ThroughputInput)(nil)).Elem(), ThroughputArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ThroughputPtrInput)(nil)).Elem(), ThroughputArgs{})
+	pulumi.RegisterOutputType(AssumeRoleConfigOutput{})
+	pulumi.RegisterOutputType(AssumeRoleConfigPtrOutput{})
 	pulumi.RegisterOutputType(CpuRequirementsOutput{})
 	pulumi.RegisterOutputType(CpuRequirementsPtrOutput{})
 	pulumi.RegisterOutputType(CpuScheduleOutput{})
@@ -5720,6 +6177,8 @@ func init() {
 	pulumi.RegisterOutputType(OnlineStoreTtlPtrOutput{})
 	pulumi.RegisterOutputType(OrchestratorOutput{})
 	pulumi.RegisterOutputType(OrchestratorPtrOutput{})
+	pulumi.RegisterOutputType(OrchestratorEKSOutput{})
+	pulumi.RegisterOutputType(OrchestratorEKSPtrOutput{})
 	pulumi.RegisterOutputType(OrchestratorSlurmOutput{})
 	pulumi.RegisterOutputType(OrchestratorSlurmPtrOutput{})
 	pulumi.RegisterOutputType(PlatformFeaturesOutput{})

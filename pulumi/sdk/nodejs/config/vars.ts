@@ -21,6 +21,17 @@ Object.defineProperty(exports, "allowCustomEndpoints", {
 });
 
 /**
+ * A role to work as: every call is made with credentials from STS AssumeRole, made from the credential chain's (or profile's) and refreshed before they expire. The gate's calls to an EKS cluster's API (orchestrator eks) are made as this role too.
+ */
+export declare const assumeRole: outputs.AssumeRoleConfig | undefined;
+Object.defineProperty(exports, "assumeRole", {
+    get() {
+        return __config.getObject<outputs.AssumeRoleConfig>("assumeRole");
+    },
+    enumerable: true,
+});
+
+/**
  * Tags added to every resource the provider creates. Resource tags win on conflict.
  */
 export declare const defaultTags: {[key: string]: string} | undefined;

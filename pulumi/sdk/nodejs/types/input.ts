@@ -5,6 +5,23 @@ import * as pulumi from "@pulumi/pulumi";
 import * as inputs from "../types/input";
 import * as outputs from "../types/output";
 
+import * as utilities from "../utilities";
+
+export interface AssumeRoleConfigArgs {
+    /**
+     * External ID the role's trust policy requires, if any.
+     */
+    externalId?: pulumi.Input<string>;
+    /**
+     * ARN of the role.
+     */
+    roleArn: pulumi.Input<string>;
+    /**
+     * Session name (CloudTrail shows it). Default mlplatform.
+     */
+    sessionName?: pulumi.Input<string>;
+}
+
 export interface CpuRequirementsArgs {
     /**
      * `x86_64`, `arm64` or `any` (default).
@@ -74,6 +91,14 @@ export interface EndpointsArgs {
      * URL of the EC2 endpoint.
      */
     ec2?: pulumi.Input<string>;
+    /**
+     * URL of the EKS (orchestrator.eks: the cluster and the nodes' access entry) endpoint.
+     */
+    eks?: pulumi.Input<string>;
+    /**
+     * URL of the IAM (orchestrator.eks: the instance profile's role) endpoint.
+     */
+    iam?: pulumi.Input<string>;
     /**
      * URL of the KMS endpoint.
      */
@@ -251,9 +276,46 @@ export interface OnlineStoreTtlArgs {
 
 export interface OrchestratorArgs {
     /**
+     * Join an existing EKS cluster in the jurisdiction (Amazon Linux 2023 EKS images: nodeadm). The preview reads the cluster (`DescribeCluster`: its API endpoint, certificate authority and service CIDR) and checks its residency: the cluster's region and the region its API endpoint names. The user data gains a nodeadm `NodeConfig` part that registers each node with the startup taint `mlplatform.io/hwprobe=pending:NoSchedule` and the labels `mlplatform.io/cluster`, `mlplatform.io/resource`, `mlplatform.io/instance-type`, `mlplatform.io/placement-group` and `mlplatform.io/profile-digest`. After its report, hwprobe sets the Node's `HwprobeValidated` condition and `mlplatform.io/hwprobe.status` label with the kubelet's own credentials. The gate calls the cluster's API with an EKS token made from the provider's credentials (as `aws eks get-token` does): it lifts the taint from each node whose evidence passed and labels it `mlplatform.io/gate=passed`; a node that failed keeps the taint, is labelled `mlplatform.io/gate=failed` and cordoned (and replaced with `onFailure: "replace"`). The create or update ends once every node that passed is registered and untainted. The provider's identity needs an access entry that may list and patch Nodes; the nodes' role needs an `EC2_LINUX` access entry. Needs the `validation` input.
+     */
+    eks?: pulumi.Input<inputs.OrchestratorEKSArgs>;
+    /**
      * Join an existing Slurm cluster (22.05 or later) as dynamic nodes (`slurmd -Z`), configless: each node fetches `slurm.conf` and `gres.conf` from the controller. After hwprobe validated the node and published its report, `hwprobe slurm join` fetches the munge key, and starts `slurmd` with the gres, features and memory of the validation profile. GPU cluster: A node's Slurm name is `PREFIX-INDEX` (its index in the cluster: a replacement keeps its node's name). CPU footprint: An instance's Slurm name is `PREFIX-INSTANCEID`. hwprobe is the nodes' `HealthCheckProgram` (`/usr/local/sbin/hwprobe-slurm-health-check`): a node that fails its checks is drained with a reason that starts `hwprobe:`. The controller's part is `slurmControllerConfig`. Needs the `validation` input. The image must have `slurmd` and `munge`.
      */
     slurm?: pulumi.Input<inputs.OrchestratorSlurmArgs>;
+}
+/**
+ * orchestratorArgsProvideDefaults sets the appropriate defaults for OrchestratorArgs
+ */
+export function orchestratorArgsProvideDefaults(val: OrchestratorArgs): OrchestratorArgs {
+    return {
+        ...val,
+        eks: (val.eks ? pulumi.output(val.eks).apply(inputs.orchestratorEKSArgsProvideDefaults) : undefined),
+    };
+}
+
+export interface OrchestratorEKSArgs {
+    /**
+     * The EKS cluster, in the provider's region.
+     */
+    clusterName: pulumi.Input<string>;
+    /**
+     * Create the EKS access entry (`EC2_LINUX`) of the nodes' role, the role of `instanceProfile` (read at preview with IAM `GetInstanceProfile`; `instanceProfile` is then required), before the nodes launch; destroy deletes it once the nodes are gone, only when it carries this resource's creation token. An entry the role has already (a cluster sharing the role, or yours) is used as it is, never adopted or deleted; one of another type fails the preview. Default `true`; with `false` you give the role its entry yourself (the preview warns when it has none).
+     */
+    createAccessEntry?: pulumi.Input<boolean>;
+    /**
+     * Labels the nodes register with, beside the resource's. Keys under `kubernetes.io`, `k8s.io` (kept from kubelets by NodeRestriction) and `mlplatform.io` (the resource's) are refused.
+     */
+    labels?: pulumi.Input<{[key: string]: pulumi.Input<string>}>;
+}
+/**
+ * orchestratorEKSArgsProvideDefaults sets the appropriate defaults for OrchestratorEKSArgs
+ */
+export function orchestratorEKSArgsProvideDefaults(val: OrchestratorEKSArgs): OrchestratorEKSArgs {
+    return {
+        ...val,
+        createAccessEntry: (val.createAccessEntry) ?? true,
+    };
 }
 
 export interface OrchestratorSlurmArgs {

@@ -15,6 +15,8 @@ else:
 from . import _utilities
 
 __all__ = [
+    'AssumeRoleConfigArgs',
+    'AssumeRoleConfigArgsDict',
     'CpuRequirementsArgs',
     'CpuRequirementsArgsDict',
     'CpuScheduleArgs',
@@ -43,6 +45,8 @@ __all__ = [
     'OnlineStoreTtlArgsDict',
     'OnlineStoreArgs',
     'OnlineStoreArgsDict',
+    'OrchestratorEKSArgs',
+    'OrchestratorEKSArgsDict',
     'OrchestratorSlurmArgs',
     'OrchestratorSlurmArgsDict',
     'OrchestratorArgs',
@@ -76,6 +80,77 @@ __all__ = [
 ]
 
 MYPY = False
+
+if not MYPY:
+    class AssumeRoleConfigArgsDict(TypedDict):
+        role_arn: pulumi.Input[_builtins.str]
+        """
+        ARN of the role.
+        """
+        external_id: NotRequired[pulumi.Input[_builtins.str]]
+        """
+        External ID the role's trust policy requires, if any.
+        """
+        session_name: NotRequired[pulumi.Input[_builtins.str]]
+        """
+        Session name (CloudTrail shows it). Default mlplatform.
+        """
+elif False:
+    AssumeRoleConfigArgsDict: TypeAlias = Mapping[str, Any]
+
+@pulumi.input_type
+class AssumeRoleConfigArgs:
+    def __init__(__self__, *,
+                 role_arn: pulumi.Input[_builtins.str],
+                 external_id: Optional[pulumi.Input[_builtins.str]] = None,
+                 session_name: Optional[pulumi.Input[_builtins.str]] = None):
+        """
+        :param pulumi.Input[_builtins.str] role_arn: ARN of the role.
+        :param pulumi.Input[_builtins.str] external_id: External ID the role's trust policy requires, if any.
+        :param pulumi.Input[_builtins.str] session_name: Session name (CloudTrail shows it). Default mlplatform.
+        """
+        pulumi.set(__self__, "role_arn", role_arn)
+        if external_id is not None:
+            pulumi.set(__self__, "external_id", external_id)
+        if session_name is not None:
+            pulumi.set(__self__, "session_name", session_name)
+
+    @_builtins.property
+    @pulumi.getter(name="roleArn")
+    def role_arn(self) -> pulumi.Input[_builtins.str]:
+        """
+        ARN of the role.
+        """
+        return pulumi.get(self, "role_arn")
+
+    @role_arn.setter
+    def role_arn(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "role_arn", value)
+
+    @_builtins.property
+    @pulumi.getter(name="externalId")
+    def external_id(self) -> Optional[pulumi.Input[_builtins.str]]:
+        """
+        External ID the role's trust policy requires, if any.
+        """
+        return pulumi.get(self, "external_id")
+
+    @external_id.setter
+    def external_id(self, value: Optional[pulumi.Input[_builtins.str]]):
+        pulumi.set(self, "external_id", value)
+
+    @_builtins.property
+    @pulumi.getter(name="sessionName")
+    def session_name(self) -> Optional[pulumi.Input[_builtins.str]]:
+        """
+        Session name (CloudTrail shows it). Default mlplatform.
+        """
+        return pulumi.get(self, "session_name")
+
+    @session_name.setter
+    def session_name(self, value: Optional[pulumi.Input[_builtins.str]]):
+        pulumi.set(self, "session_name", value)
+
 
 if not MYPY:
     class CpuRequirementsArgsDict(TypedDict):
@@ -359,6 +434,14 @@ if not MYPY:
         """
         URL of the EC2 endpoint.
         """
+        eks: NotRequired[pulumi.Input[_builtins.str]]
+        """
+        URL of the EKS (orchestrator.eks: the cluster and the nodes' access entry) endpoint.
+        """
+        iam: NotRequired[pulumi.Input[_builtins.str]]
+        """
+        URL of the IAM (orchestrator.eks: the instance profile's role) endpoint.
+        """
         kms: NotRequired[pulumi.Input[_builtins.str]]
         """
         URL of the KMS endpoint.
@@ -393,6 +476,8 @@ class EndpointsArgs:
                  autoscaling: Optional[pulumi.Input[_builtins.str]] = None,
                  cloudwatch: Optional[pulumi.Input[_builtins.str]] = None,
                  ec2: Optional[pulumi.Input[_builtins.str]] = None,
+                 eks: Optional[pulumi.Input[_builtins.str]] = None,
+                 iam: Optional[pulumi.Input[_builtins.str]] = None,
                  kms: Optional[pulumi.Input[_builtins.str]] = None,
                  s3: Optional[pulumi.Input[_builtins.str]] = None,
                  sagemaker: Optional[pulumi.Input[_builtins.str]] = None,
@@ -405,6 +490,8 @@ class EndpointsArgs:
         :param pulumi.Input[_builtins.str] autoscaling: URL of the EC2 Auto Scaling endpoint.
         :param pulumi.Input[_builtins.str] cloudwatch: URL of the CloudWatch (the serving endpoint's standard alarms) endpoint.
         :param pulumi.Input[_builtins.str] ec2: URL of the EC2 endpoint.
+        :param pulumi.Input[_builtins.str] eks: URL of the EKS (orchestrator.eks: the cluster and the nodes' access entry) endpoint.
+        :param pulumi.Input[_builtins.str] iam: URL of the IAM (orchestrator.eks: the instance profile's role) endpoint.
         :param pulumi.Input[_builtins.str] kms: URL of the KMS endpoint.
         :param pulumi.Input[_builtins.str] s3: URL of the S3 endpoint.
         :param pulumi.Input[_builtins.str] sagemaker: URL of the SageMaker endpoint.
@@ -420,6 +507,10 @@ class EndpointsArgs:
             pulumi.set(__self__, "cloudwatch", cloudwatch)
         if ec2 is not None:
             pulumi.set(__self__, "ec2", ec2)
+        if eks is not None:
+            pulumi.set(__self__, "eks", eks)
+        if iam is not None:
+            pulumi.set(__self__, "iam", iam)
         if kms is not None:
             pulumi.set(__self__, "kms", kms)
         if s3 is not None:
@@ -480,6 +571,30 @@ class EndpointsArgs:
     @ec2.setter
     def ec2(self, value: Optional[pulumi.Input[_builtins.str]]):
         pulumi.set(self, "ec2", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def eks(self) -> Optional[pulumi.Input[_builtins.str]]:
+        """
+        URL of the EKS (orchestrator.eks: the cluster and the nodes' access entry) endpoint.
+        """
+        return pulumi.get(self, "eks")
+
+    @eks.setter
+    def eks(self, value: Optional[pulumi.Input[_builtins.str]]):
+        pulumi.set(self, "eks", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def iam(self) -> Optional[pulumi.Input[_builtins.str]]:
+        """
+        URL of the IAM (orchestrator.eks: the instance profile's role) endpoint.
+        """
+        return pulumi.get(self, "iam")
+
+    @iam.setter
+    def iam(self, value: Optional[pulumi.Input[_builtins.str]]):
+        pulumi.set(self, "iam", value)
 
     @_builtins.property
     @pulumi.getter
@@ -1466,6 +1581,79 @@ class OnlineStoreArgs:
 
 
 if not MYPY:
+    class OrchestratorEKSArgsDict(TypedDict):
+        cluster_name: pulumi.Input[_builtins.str]
+        """
+        The EKS cluster, in the provider's region.
+        """
+        create_access_entry: NotRequired[pulumi.Input[_builtins.bool]]
+        """
+        Create the EKS access entry (`EC2_LINUX`) of the nodes' role, the role of `instanceProfile` (read at preview with IAM `GetInstanceProfile`; `instanceProfile` is then required), before the nodes launch; destroy deletes it once the nodes are gone, only when it carries this resource's creation token. An entry the role has already (a cluster sharing the role, or yours) is used as it is, never adopted or deleted; one of another type fails the preview. Default `true`; with `false` you give the role its entry yourself (the preview warns when it has none).
+        """
+        labels: NotRequired[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]]
+        """
+        Labels the nodes register with, beside the resource's. Keys under `kubernetes.io`, `k8s.io` (kept from kubelets by NodeRestriction) and `mlplatform.io` (the resource's) are refused.
+        """
+elif False:
+    OrchestratorEKSArgsDict: TypeAlias = Mapping[str, Any]
+
+@pulumi.input_type
+class OrchestratorEKSArgs:
+    def __init__(__self__, *,
+                 cluster_name: pulumi.Input[_builtins.str],
+                 create_access_entry: Optional[pulumi.Input[_builtins.bool]] = None,
+                 labels: Optional[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]] = None):
+        """
+        :param pulumi.Input[_builtins.str] cluster_name: The EKS cluster, in the provider's region.
+        :param pulumi.Input[_builtins.bool] create_access_entry: Create the EKS access entry (`EC2_LINUX`) of the nodes' role, the role of `instanceProfile` (read at preview with IAM `GetInstanceProfile`; `instanceProfile` is then required), before the nodes launch; destroy deletes it once the nodes are gone, only when it carries this resource's creation token. An entry the role has already (a cluster sharing the role, or yours) is used as it is, never adopted or deleted; one of another type fails the preview. Default `true`; with `false` you give the role its entry yourself (the preview warns when it has none).
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] labels: Labels the nodes register with, beside the resource's. Keys under `kubernetes.io`, `k8s.io` (kept from kubelets by NodeRestriction) and `mlplatform.io` (the resource's) are refused.
+        """
+        pulumi.set(__self__, "cluster_name", cluster_name)
+        if create_access_entry is None:
+            create_access_entry = True
+        if create_access_entry is not None:
+            pulumi.set(__self__, "create_access_entry", create_access_entry)
+        if labels is not None:
+            pulumi.set(__self__, "labels", labels)
+
+    @_builtins.property
+    @pulumi.getter(name="clusterName")
+    def cluster_name(self) -> pulumi.Input[_builtins.str]:
+        """
+        The EKS cluster, in the provider's region.
+        """
+        return pulumi.get(self, "cluster_name")
+
+    @cluster_name.setter
+    def cluster_name(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "cluster_name", value)
+
+    @_builtins.property
+    @pulumi.getter(name="createAccessEntry")
+    def create_access_entry(self) -> Optional[pulumi.Input[_builtins.bool]]:
+        """
+        Create the EKS access entry (`EC2_LINUX`) of the nodes' role, the role of `instanceProfile` (read at preview with IAM `GetInstanceProfile`; `instanceProfile` is then required), before the nodes launch; destroy deletes it once the nodes are gone, only when it carries this resource's creation token. An entry the role has already (a cluster sharing the role, or yours) is used as it is, never adopted or deleted; one of another type fails the preview. Default `true`; with `false` you give the role its entry yourself (the preview warns when it has none).
+        """
+        return pulumi.get(self, "create_access_entry")
+
+    @create_access_entry.setter
+    def create_access_entry(self, value: Optional[pulumi.Input[_builtins.bool]]):
+        pulumi.set(self, "create_access_entry", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def labels(self) -> Optional[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]]:
+        """
+        Labels the nodes register with, beside the resource's. Keys under `kubernetes.io`, `k8s.io` (kept from kubelets by NodeRestriction) and `mlplatform.io` (the resource's) are refused.
+        """
+        return pulumi.get(self, "labels")
+
+    @labels.setter
+    def labels(self, value: Optional[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "labels", value)
+
+
+if not MYPY:
     class OrchestratorSlurmArgsDict(TypedDict):
         controllers: pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]
         """
@@ -1577,6 +1765,10 @@ class OrchestratorSlurmArgs:
 
 if not MYPY:
     class OrchestratorArgsDict(TypedDict):
+        eks: NotRequired[pulumi.Input['OrchestratorEKSArgsDict']]
+        """
+        Join an existing EKS cluster in the jurisdiction (Amazon Linux 2023 EKS images: nodeadm). The preview reads the cluster (`DescribeCluster`: its API endpoint, certificate authority and service CIDR) and checks its residency: the cluster's region and the region its API endpoint names. The user data gains a nodeadm `NodeConfig` part that registers each node with the startup taint `mlplatform.io/hwprobe=pending:NoSchedule` and the labels `mlplatform.io/cluster`, `mlplatform.io/resource`, `mlplatform.io/instance-type`, `mlplatform.io/placement-group` and `mlplatform.io/profile-digest`. After its report, hwprobe sets the Node's `HwprobeValidated` condition and `mlplatform.io/hwprobe.status` label with the kubelet's own credentials. The gate calls the cluster's API with an EKS token made from the provider's credentials (as `aws eks get-token` does): it lifts the taint from each node whose evidence passed and labels it `mlplatform.io/gate=passed`; a node that failed keeps the taint, is labelled `mlplatform.io/gate=failed` and cordoned (and replaced with `onFailure: "replace"`). The create or update ends once every node that passed is registered and untainted. The provider's identity needs an access entry that may list and patch Nodes; the nodes' role needs an `EC2_LINUX` access entry. Needs the `validation` input.
+        """
         slurm: NotRequired[pulumi.Input['OrchestratorSlurmArgsDict']]
         """
         Join an existing Slurm cluster (22.05 or later) as dynamic nodes (`slurmd -Z`), configless: each node fetches `slurm.conf` and `gres.conf` from the controller. After hwprobe validated the node and published its report, `hwprobe slurm join` fetches the munge key, and starts `slurmd` with the gres, features and memory of the validation profile. GPU cluster: A node's Slurm name is `PREFIX-INDEX` (its index in the cluster: a replacement keeps its node's name). CPU footprint: An instance's Slurm name is `PREFIX-INSTANCEID`. hwprobe is the nodes' `HealthCheckProgram` (`/usr/local/sbin/hwprobe-slurm-health-check`): a node that fails its checks is drained with a reason that starts `hwprobe:`. The controller's part is `slurmControllerConfig`. Needs the `validation` input. The image must have `slurmd` and `munge`.
@@ -1587,12 +1779,28 @@ elif False:
 @pulumi.input_type
 class OrchestratorArgs:
     def __init__(__self__, *,
+                 eks: Optional[pulumi.Input['OrchestratorEKSArgs']] = None,
                  slurm: Optional[pulumi.Input['OrchestratorSlurmArgs']] = None):
         """
+        :param pulumi.Input['OrchestratorEKSArgs'] eks: Join an existing EKS cluster in the jurisdiction (Amazon Linux 2023 EKS images: nodeadm). The preview reads the cluster (`DescribeCluster`: its API endpoint, certificate authority and service CIDR) and checks its residency: the cluster's region and the region its API endpoint names. The user data gains a nodeadm `NodeConfig` part that registers each node with the startup taint `mlplatform.io/hwprobe=pending:NoSchedule` and the labels `mlplatform.io/cluster`, `mlplatform.io/resource`, `mlplatform.io/instance-type`, `mlplatform.io/placement-group` and `mlplatform.io/profile-digest`. After its report, hwprobe sets the Node's `HwprobeValidated` condition and `mlplatform.io/hwprobe.status` label with the kubelet's own credentials. The gate calls the cluster's API with an EKS token made from the provider's credentials (as `aws eks get-token` does): it lifts the taint from each node whose evidence passed and labels it `mlplatform.io/gate=passed`; a node that failed keeps the taint, is labelled `mlplatform.io/gate=failed` and cordoned (and replaced with `onFailure: "replace"`). The create or update ends once every node that passed is registered and untainted. The provider's identity needs an access entry that may list and patch Nodes; the nodes' role needs an `EC2_LINUX` access entry. Needs the `validation` input.
         :param pulumi.Input['OrchestratorSlurmArgs'] slurm: Join an existing Slurm cluster (22.05 or later) as dynamic nodes (`slurmd -Z`), configless: each node fetches `slurm.conf` and `gres.conf` from the controller. After hwprobe validated the node and published its report, `hwprobe slurm join` fetches the munge key, and starts `slurmd` with the gres, features and memory of the validation profile. GPU cluster: A node's Slurm name is `PREFIX-INDEX` (its index in the cluster: a replacement keeps its node's name). CPU footprint: An instance's Slurm name is `PREFIX-INSTANCEID`. hwprobe is the nodes' `HealthCheckProgram` (`/usr/local/sbin/hwprobe-slurm-health-check`): a node that fails its checks is drained with a reason that starts `hwprobe:`. The controller's part is `slurmControllerConfig`. Needs the `validation` input. The image must have `slurmd` and `munge`.
         """
+        if eks is not None:
+            pulumi.set(__self__, "eks", eks)
         if slurm is not None:
             pulumi.set(__self__, "slurm", slurm)
+
+    @_builtins.property
+    @pulumi.getter
+    def eks(self) -> Optional[pulumi.Input['OrchestratorEKSArgs']]:
+        """
+        Join an existing EKS cluster in the jurisdiction (Amazon Linux 2023 EKS images: nodeadm). The preview reads the cluster (`DescribeCluster`: its API endpoint, certificate authority and service CIDR) and checks its residency: the cluster's region and the region its API endpoint names. The user data gains a nodeadm `NodeConfig` part that registers each node with the startup taint `mlplatform.io/hwprobe=pending:NoSchedule` and the labels `mlplatform.io/cluster`, `mlplatform.io/resource`, `mlplatform.io/instance-type`, `mlplatform.io/placement-group` and `mlplatform.io/profile-digest`. After its report, hwprobe sets the Node's `HwprobeValidated` condition and `mlplatform.io/hwprobe.status` label with the kubelet's own credentials. The gate calls the cluster's API with an EKS token made from the provider's credentials (as `aws eks get-token` does): it lifts the taint from each node whose evidence passed and labels it `mlplatform.io/gate=passed`; a node that failed keeps the taint, is labelled `mlplatform.io/gate=failed` and cordoned (and replaced with `onFailure: "replace"`). The create or update ends once every node that passed is registered and untainted. The provider's identity needs an access entry that may list and patch Nodes; the nodes' role needs an `EC2_LINUX` access entry. Needs the `validation` input.
+        """
+        return pulumi.get(self, "eks")
+
+    @eks.setter
+    def eks(self, value: Optional[pulumi.Input['OrchestratorEKSArgs']]):
+        pulumi.set(self, "eks", value)
 
     @_builtins.property
     @pulumi.getter

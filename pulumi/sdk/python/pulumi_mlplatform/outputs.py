@@ -16,6 +16,7 @@ from . import _utilities
 from . import outputs
 
 __all__ = [
+    'AssumeRoleConfig',
     'CpuRequirements',
     'CpuSchedule',
     'Endpoints',
@@ -34,6 +35,7 @@ __all__ = [
     'OnlineStore',
     'OnlineStoreTtl',
     'Orchestrator',
+    'OrchestratorEKS',
     'OrchestratorSlurm',
     'ResidencyConfig',
     'ServingAutoscaling',
@@ -47,6 +49,48 @@ __all__ = [
     'ServingVariant',
     'Throughput',
 ]
+
+@pulumi.output_type
+class AssumeRoleConfig(dict):
+    def __init__(__self__, *,
+                 role_arn: _builtins.str,
+                 external_id: Optional[_builtins.str] = None,
+                 session_name: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str role_arn: ARN of the role.
+        :param _builtins.str external_id: External ID the role's trust policy requires, if any.
+        :param _builtins.str session_name: Session name (CloudTrail shows it). Default mlplatform.
+        """
+        pulumi.set(__self__, "role_arn", role_arn)
+        if external_id is not None:
+            pulumi.set(__self__, "external_id", external_id)
+        if session_name is not None:
+            pulumi.set(__self__, "session_name", session_name)
+
+    @_builtins.property
+    @pulumi.getter(name="roleArn")
+    def role_arn(self) -> _builtins.str:
+        """
+        ARN of the role.
+        """
+        return pulumi.get(self, "role_arn")
+
+    @_builtins.property
+    @pulumi.getter(name="externalId")
+    def external_id(self) -> Optional[_builtins.str]:
+        """
+        External ID the role's trust policy requires, if any.
+        """
+        return pulumi.get(self, "external_id")
+
+    @_builtins.property
+    @pulumi.getter(name="sessionName")
+    def session_name(self) -> Optional[_builtins.str]:
+        """
+        Session name (CloudTrail shows it). Default mlplatform.
+        """
+        return pulumi.get(self, "session_name")
+
 
 @pulumi.output_type
 class CpuRequirements(dict):
@@ -260,6 +304,8 @@ class Endpoints(dict):
                  autoscaling: Optional[_builtins.str] = None,
                  cloudwatch: Optional[_builtins.str] = None,
                  ec2: Optional[_builtins.str] = None,
+                 eks: Optional[_builtins.str] = None,
+                 iam: Optional[_builtins.str] = None,
                  kms: Optional[_builtins.str] = None,
                  s3: Optional[_builtins.str] = None,
                  sagemaker: Optional[_builtins.str] = None,
@@ -272,6 +318,8 @@ class Endpoints(dict):
         :param _builtins.str autoscaling: URL of the EC2 Auto Scaling endpoint.
         :param _builtins.str cloudwatch: URL of the CloudWatch (the serving endpoint's standard alarms) endpoint.
         :param _builtins.str ec2: URL of the EC2 endpoint.
+        :param _builtins.str eks: URL of the EKS (orchestrator.eks: the cluster and the nodes' access entry) endpoint.
+        :param _builtins.str iam: URL of the IAM (orchestrator.eks: the instance profile's role) endpoint.
         :param _builtins.str kms: URL of the KMS endpoint.
         :param _builtins.str s3: URL of the S3 endpoint.
         :param _builtins.str sagemaker: URL of the SageMaker endpoint.
@@ -287,6 +335,10 @@ class Endpoints(dict):
             pulumi.set(__self__, "cloudwatch", cloudwatch)
         if ec2 is not None:
             pulumi.set(__self__, "ec2", ec2)
+        if eks is not None:
+            pulumi.set(__self__, "eks", eks)
+        if iam is not None:
+            pulumi.set(__self__, "iam", iam)
         if kms is not None:
             pulumi.set(__self__, "kms", kms)
         if s3 is not None:
@@ -331,6 +383,22 @@ class Endpoints(dict):
         URL of the EC2 endpoint.
         """
         return pulumi.get(self, "ec2")
+
+    @_builtins.property
+    @pulumi.getter
+    def eks(self) -> Optional[_builtins.str]:
+        """
+        URL of the EKS (orchestrator.eks: the cluster and the nodes' access entry) endpoint.
+        """
+        return pulumi.get(self, "eks")
+
+    @_builtins.property
+    @pulumi.getter
+    def iam(self) -> Optional[_builtins.str]:
+        """
+        URL of the IAM (orchestrator.eks: the instance profile's role) endpoint.
+        """
+        return pulumi.get(self, "iam")
 
     @_builtins.property
     @pulumi.getter
@@ -1383,12 +1451,24 @@ class OnlineStoreTtl(dict):
 @pulumi.output_type
 class Orchestrator(dict):
     def __init__(__self__, *,
+                 eks: Optional['outputs.OrchestratorEKS'] = None,
                  slurm: Optional['outputs.OrchestratorSlurm'] = None):
         """
+        :param 'OrchestratorEKS' eks: Join an existing EKS cluster in the jurisdiction (Amazon Linux 2023 EKS images: nodeadm). The preview reads the cluster (`DescribeCluster`: its API endpoint, certificate authority and service CIDR) and checks its residency: the cluster's region and the region its API endpoint names. The user data gains a nodeadm `NodeConfig` part that registers each node with the startup taint `mlplatform.io/hwprobe=pending:NoSchedule` and the labels `mlplatform.io/cluster`, `mlplatform.io/resource`, `mlplatform.io/instance-type`, `mlplatform.io/placement-group` and `mlplatform.io/profile-digest`. After its report, hwprobe sets the Node's `HwprobeValidated` condition and `mlplatform.io/hwprobe.status` label with the kubelet's own credentials. The gate calls the cluster's API with an EKS token made from the provider's credentials (as `aws eks get-token` does): it lifts the taint from each node whose evidence passed and labels it `mlplatform.io/gate=passed`; a node that failed keeps the taint, is labelled `mlplatform.io/gate=failed` and cordoned (and replaced with `onFailure: "replace"`). The create or update ends once every node that passed is registered and untainted. The provider's identity needs an access entry that may list and patch Nodes; the nodes' role needs an `EC2_LINUX` access entry. Needs the `validation` input.
         :param 'OrchestratorSlurm' slurm: Join an existing Slurm cluster (22.05 or later) as dynamic nodes (`slurmd -Z`), configless: each node fetches `slurm.conf` and `gres.conf` from the controller. After hwprobe validated the node and published its report, `hwprobe slurm join` fetches the munge key, and starts `slurmd` with the gres, features and memory of the validation profile. GPU cluster: A node's Slurm name is `PREFIX-INDEX` (its index in the cluster: a replacement keeps its node's name). CPU footprint: An instance's Slurm name is `PREFIX-INSTANCEID`. hwprobe is the nodes' `HealthCheckProgram` (`/usr/local/sbin/hwprobe-slurm-health-check`): a node that fails its checks is drained with a reason that starts `hwprobe:`. The controller's part is `slurmControllerConfig`. Needs the `validation` input. The image must have `slurmd` and `munge`.
         """
+        if eks is not None:
+            pulumi.set(__self__, "eks", eks)
         if slurm is not None:
             pulumi.set(__self__, "slurm", slurm)
+
+    @_builtins.property
+    @pulumi.getter
+    def eks(self) -> Optional['outputs.OrchestratorEKS']:
+        """
+        Join an existing EKS cluster in the jurisdiction (Amazon Linux 2023 EKS images: nodeadm). The preview reads the cluster (`DescribeCluster`: its API endpoint, certificate authority and service CIDR) and checks its residency: the cluster's region and the region its API endpoint names. The user data gains a nodeadm `NodeConfig` part that registers each node with the startup taint `mlplatform.io/hwprobe=pending:NoSchedule` and the labels `mlplatform.io/cluster`, `mlplatform.io/resource`, `mlplatform.io/instance-type`, `mlplatform.io/placement-group` and `mlplatform.io/profile-digest`. After its report, hwprobe sets the Node's `HwprobeValidated` condition and `mlplatform.io/hwprobe.status` label with the kubelet's own credentials. The gate calls the cluster's API with an EKS token made from the provider's credentials (as `aws eks get-token` does): it lifts the taint from each node whose evidence passed and labels it `mlplatform.io/gate=passed`; a node that failed keeps the taint, is labelled `mlplatform.io/gate=failed` and cordoned (and replaced with `onFailure: "replace"`). The create or update ends once every node that passed is registered and untainted. The provider's identity needs an access entry that may list and patch Nodes; the nodes' role needs an `EC2_LINUX` access entry. Needs the `validation` input.
+        """
+        return pulumi.get(self, "eks")
 
     @_builtins.property
     @pulumi.getter
@@ -1397,6 +1477,69 @@ class Orchestrator(dict):
         Join an existing Slurm cluster (22.05 or later) as dynamic nodes (`slurmd -Z`), configless: each node fetches `slurm.conf` and `gres.conf` from the controller. After hwprobe validated the node and published its report, `hwprobe slurm join` fetches the munge key, and starts `slurmd` with the gres, features and memory of the validation profile. GPU cluster: A node's Slurm name is `PREFIX-INDEX` (its index in the cluster: a replacement keeps its node's name). CPU footprint: An instance's Slurm name is `PREFIX-INSTANCEID`. hwprobe is the nodes' `HealthCheckProgram` (`/usr/local/sbin/hwprobe-slurm-health-check`): a node that fails its checks is drained with a reason that starts `hwprobe:`. The controller's part is `slurmControllerConfig`. Needs the `validation` input. The image must have `slurmd` and `munge`.
         """
         return pulumi.get(self, "slurm")
+
+
+@pulumi.output_type
+class OrchestratorEKS(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "clusterName":
+            suggest = "cluster_name"
+        elif key == "createAccessEntry":
+            suggest = "create_access_entry"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in OrchestratorEKS. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        OrchestratorEKS.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        OrchestratorEKS.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 cluster_name: _builtins.str,
+                 create_access_entry: Optional[_builtins.bool] = None,
+                 labels: Optional[Mapping[str, _builtins.str]] = None):
+        """
+        :param _builtins.str cluster_name: The EKS cluster, in the provider's region.
+        :param _builtins.bool create_access_entry: Create the EKS access entry (`EC2_LINUX`) of the nodes' role, the role of `instanceProfile` (read at preview with IAM `GetInstanceProfile`; `instanceProfile` is then required), before the nodes launch; destroy deletes it once the nodes are gone, only when it carries this resource's creation token. An entry the role has already (a cluster sharing the role, or yours) is used as it is, never adopted or deleted; one of another type fails the preview. Default `true`; with `false` you give the role its entry yourself (the preview warns when it has none).
+        :param Mapping[str, _builtins.str] labels: Labels the nodes register with, beside the resource's. Keys under `kubernetes.io`, `k8s.io` (kept from kubelets by NodeRestriction) and `mlplatform.io` (the resource's) are refused.
+        """
+        pulumi.set(__self__, "cluster_name", cluster_name)
+        if create_access_entry is None:
+            create_access_entry = True
+        if create_access_entry is not None:
+            pulumi.set(__self__, "create_access_entry", create_access_entry)
+        if labels is not None:
+            pulumi.set(__self__, "labels", labels)
+
+    @_builtins.property
+    @pulumi.getter(name="clusterName")
+    def cluster_name(self) -> _builtins.str:
+        """
+        The EKS cluster, in the provider's region.
+        """
+        return pulumi.get(self, "cluster_name")
+
+    @_builtins.property
+    @pulumi.getter(name="createAccessEntry")
+    def create_access_entry(self) -> Optional[_builtins.bool]:
+        """
+        Create the EKS access entry (`EC2_LINUX`) of the nodes' role, the role of `instanceProfile` (read at preview with IAM `GetInstanceProfile`; `instanceProfile` is then required), before the nodes launch; destroy deletes it once the nodes are gone, only when it carries this resource's creation token. An entry the role has already (a cluster sharing the role, or yours) is used as it is, never adopted or deleted; one of another type fails the preview. Default `true`; with `false` you give the role its entry yourself (the preview warns when it has none).
+        """
+        return pulumi.get(self, "create_access_entry")
+
+    @_builtins.property
+    @pulumi.getter
+    def labels(self) -> Optional[Mapping[str, _builtins.str]]:
+        """
+        Labels the nodes register with, beside the resource's. Keys under `kubernetes.io`, `k8s.io` (kept from kubelets by NodeRestriction) and `mlplatform.io` (the resource's) are refused.
+        """
+        return pulumi.get(self, "labels")
 
 
 @pulumi.output_type

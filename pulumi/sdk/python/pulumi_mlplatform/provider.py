@@ -21,6 +21,7 @@ __all__ = ['ProviderArgs', 'Provider']
 class ProviderArgs:
     def __init__(__self__, *,
                  allow_custom_endpoints: Optional[pulumi.Input[_builtins.bool]] = None,
+                 assume_role: Optional[pulumi.Input['AssumeRoleConfigArgs']] = None,
                  default_tags: Optional[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  endpoints: Optional[pulumi.Input['EndpointsArgs']] = None,
                  profile: Optional[pulumi.Input[_builtins.str]] = None,
@@ -29,6 +30,7 @@ class ProviderArgs:
         """
         The set of arguments for constructing a Provider resource.
         :param pulumi.Input[_builtins.bool] allow_custom_endpoints: Allow endpoints that are not AWS's own: an emulator or a proxy on another host, for tests and proxies you run. Default `false`: every endpoint (from `endpoints`, `AWS_ENDPOINT_URL_<SERVICE>`, `AWS_ENDPOINT_URL` or the shared config's `endpoint_url`) must be the service's AWS endpoint (`SERVICE.REGION.amazonaws.com`, `amazonaws.com.cn` or `api.aws`, its FIPS and dual-stack forms, or an interface VPC endpoint), or a loopback host (127.0.0.0/8, `::1`, `localhost`). When set, the provider warns and names each custom endpoint: residency cannot be checked for where they send requests and data. Plain `http://` is refused whatever this says, except to a loopback host.
+        :param pulumi.Input['AssumeRoleConfigArgs'] assume_role: A role to work as: every call is made with credentials from STS AssumeRole, made from the credential chain's (or profile's) and refreshed before they expire. The gate's calls to an EKS cluster's API (orchestrator eks) are made as this role too.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] default_tags: Tags added to every resource the provider creates. Resource tags win on conflict.
         :param pulumi.Input['EndpointsArgs'] endpoints: Per-service endpoint overrides: emulators, VPC endpoints. `AWS_ENDPOINT_URL` and `AWS_ENDPOINT_URL_<SERVICE>` apply otherwise.
         :param pulumi.Input[_builtins.str] profile: Named profile of the shared AWS configuration. The standard credential chain applies otherwise.
@@ -37,6 +39,8 @@ class ProviderArgs:
         """
         if allow_custom_endpoints is not None:
             pulumi.set(__self__, "allow_custom_endpoints", allow_custom_endpoints)
+        if assume_role is not None:
+            pulumi.set(__self__, "assume_role", assume_role)
         if default_tags is not None:
             pulumi.set(__self__, "default_tags", default_tags)
         if endpoints is not None:
@@ -59,6 +63,18 @@ class ProviderArgs:
     @allow_custom_endpoints.setter
     def allow_custom_endpoints(self, value: Optional[pulumi.Input[_builtins.bool]]):
         pulumi.set(self, "allow_custom_endpoints", value)
+
+    @_builtins.property
+    @pulumi.getter(name="assumeRole")
+    def assume_role(self) -> Optional[pulumi.Input['AssumeRoleConfigArgs']]:
+        """
+        A role to work as: every call is made with credentials from STS AssumeRole, made from the credential chain's (or profile's) and refreshed before they expire. The gate's calls to an EKS cluster's API (orchestrator eks) are made as this role too.
+        """
+        return pulumi.get(self, "assume_role")
+
+    @assume_role.setter
+    def assume_role(self, value: Optional[pulumi.Input['AssumeRoleConfigArgs']]):
+        pulumi.set(self, "assume_role", value)
 
     @_builtins.property
     @pulumi.getter(name="defaultTags")
@@ -128,6 +144,7 @@ class Provider(pulumi.ProviderResource):
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
                  allow_custom_endpoints: Optional[pulumi.Input[_builtins.bool]] = None,
+                 assume_role: Optional[pulumi.Input[Union['AssumeRoleConfigArgs', 'AssumeRoleConfigArgsDict']]] = None,
                  default_tags: Optional[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  endpoints: Optional[pulumi.Input[Union['EndpointsArgs', 'EndpointsArgsDict']]] = None,
                  profile: Optional[pulumi.Input[_builtins.str]] = None,
@@ -140,6 +157,7 @@ class Provider(pulumi.ProviderResource):
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param pulumi.Input[_builtins.bool] allow_custom_endpoints: Allow endpoints that are not AWS's own: an emulator or a proxy on another host, for tests and proxies you run. Default `false`: every endpoint (from `endpoints`, `AWS_ENDPOINT_URL_<SERVICE>`, `AWS_ENDPOINT_URL` or the shared config's `endpoint_url`) must be the service's AWS endpoint (`SERVICE.REGION.amazonaws.com`, `amazonaws.com.cn` or `api.aws`, its FIPS and dual-stack forms, or an interface VPC endpoint), or a loopback host (127.0.0.0/8, `::1`, `localhost`). When set, the provider warns and names each custom endpoint: residency cannot be checked for where they send requests and data. Plain `http://` is refused whatever this says, except to a loopback host.
+        :param pulumi.Input[Union['AssumeRoleConfigArgs', 'AssumeRoleConfigArgsDict']] assume_role: A role to work as: every call is made with credentials from STS AssumeRole, made from the credential chain's (or profile's) and refreshed before they expire. The gate's calls to an EKS cluster's API (orchestrator eks) are made as this role too.
         :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] default_tags: Tags added to every resource the provider creates. Resource tags win on conflict.
         :param pulumi.Input[Union['EndpointsArgs', 'EndpointsArgsDict']] endpoints: Per-service endpoint overrides: emulators, VPC endpoints. `AWS_ENDPOINT_URL` and `AWS_ENDPOINT_URL_<SERVICE>` apply otherwise.
         :param pulumi.Input[_builtins.str] profile: Named profile of the shared AWS configuration. The standard credential chain applies otherwise.
@@ -171,6 +189,7 @@ class Provider(pulumi.ProviderResource):
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
                  allow_custom_endpoints: Optional[pulumi.Input[_builtins.bool]] = None,
+                 assume_role: Optional[pulumi.Input[Union['AssumeRoleConfigArgs', 'AssumeRoleConfigArgsDict']]] = None,
                  default_tags: Optional[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
                  endpoints: Optional[pulumi.Input[Union['EndpointsArgs', 'EndpointsArgsDict']]] = None,
                  profile: Optional[pulumi.Input[_builtins.str]] = None,
@@ -186,6 +205,7 @@ class Provider(pulumi.ProviderResource):
             __props__ = ProviderArgs.__new__(ProviderArgs)
 
             __props__.__dict__["allow_custom_endpoints"] = pulumi.Output.from_input(allow_custom_endpoints).apply(pulumi.runtime.to_json) if allow_custom_endpoints is not None else None
+            __props__.__dict__["assume_role"] = pulumi.Output.from_input(assume_role).apply(pulumi.runtime.to_json) if assume_role is not None else None
             __props__.__dict__["default_tags"] = pulumi.Output.from_input(default_tags).apply(pulumi.runtime.to_json) if default_tags is not None else None
             __props__.__dict__["endpoints"] = pulumi.Output.from_input(endpoints).apply(pulumi.runtime.to_json) if endpoints is not None else None
             __props__.__dict__["profile"] = profile

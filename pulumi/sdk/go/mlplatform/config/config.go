@@ -16,6 +16,11 @@ func GetAllowCustomEndpoints(ctx *pulumi.Context) bool {
 	return config.GetBool(ctx, "mlplatform:allowCustomEndpoints")
 }
 
+// A role to work as: every call is made with credentials from STS AssumeRole, made from the credential chain's (or profile's) and refreshed before they expire. The gate's calls to an EKS cluster's API (orchestrator eks) are made as this role too.
+func GetAssumeRole(ctx *pulumi.Context) string {
+	return config.Get(ctx, "mlplatform:assumeRole")
+}
+
 // Tags added to every resource the provider creates. Resource tags win on conflict.
 func GetDefaultTags(ctx *pulumi.Context) string {
 	return config.Get(ctx, "mlplatform:defaultTags")

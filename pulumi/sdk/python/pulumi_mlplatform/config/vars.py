@@ -29,6 +29,13 @@ class _ExportableConfig(types.ModuleType):
         return __config__.get_bool('allowCustomEndpoints')
 
     @_builtins.property
+    def assume_role(self) -> Optional[str]:
+        """
+        A role to work as: every call is made with credentials from STS AssumeRole, made from the credential chain's (or profile's) and refreshed before they expire. The gate's calls to an EKS cluster's API (orchestrator eks) are made as this role too.
+        """
+        return __config__.get('assumeRole')
+
+    @_builtins.property
     def default_tags(self) -> Optional[str]:
         """
         Tags added to every resource the provider creates. Resource tags win on conflict.
