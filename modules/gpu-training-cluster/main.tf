@@ -95,13 +95,18 @@ resource "mlplatform_gpu_cluster" "this" {
     hwprobe_sha256       = var.validation.hwprobe_sha256
   }
 
-  orchestrator = var.slurm == null ? null : {
-    slurm = {
+  orchestrator = var.slurm == null && var.eks == null ? null : {
+    slurm = var.slurm == null ? null : {
       controllers          = var.slurm.controllers
       munge_key_secret_arn = var.slurm.munge_key_secret_arn
       partition            = var.slurm.partition
       features             = var.slurm.features
       node_name_prefix     = var.slurm.node_name_prefix
+    }
+    eks = var.eks == null ? null : {
+      cluster_name        = var.eks.cluster_name
+      labels              = var.eks.labels
+      create_access_entry = var.eks.create_access_entry
     }
   }
 
@@ -109,6 +114,14 @@ resource "mlplatform_gpu_cluster" "this" {
     precondition {
       condition     = var.slurm == null || var.validation != null
       error_message = "slurm needs validation: hwprobe joins the nodes to Slurm and is their health check."
+    }
+    precondition {
+      condition     = var.eks == null || var.validation != null
+      error_message = "eks needs validation: the nodes register tainted, and the validation gate lifts the taint from the nodes that passed."
+    }
+    precondition {
+      condition     = var.slurm == null || var.eks == null
+      error_message = "slurm and eks are both set: a node joins one scheduler."
     }
     precondition {
       condition     = !local.reserved || var.reservation_id != null

@@ -224,3 +224,13 @@ variable "slurm" {
   })
   default = null
 }
+
+variable "eks" {
+  description = "The EKS cluster the nodes join (the resource's `orchestrator.eks`), in the provider's region: each node registers with the startup taint `mlplatform.io/hwprobe=pending:NoSchedule` and the resource's labels (`mlplatform.io/cluster = <name>`, ...) plus `labels`; the validation gate lifts the taint from each node whose evidence passed and cordons those that failed. `image` must then be an EKS optimized Amazon Linux 2023 NVIDIA image (nodeadm). With `create_access_entry` (default true) the resource creates the EC2_LINUX access entry of the role of `instance_profile`, which is then required; the provider's identity needs an access entry that may get, list and patch Nodes. Needs `validation`. Null: the nodes join no scheduler."
+  type = object({
+    cluster_name        = string
+    labels              = optional(map(string))
+    create_access_entry = optional(bool, true)
+  })
+  default = null
+}

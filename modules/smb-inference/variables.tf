@@ -364,3 +364,13 @@ variable "slurm" {
   })
   default = null
 }
+
+variable "eks" {
+  description = "The EKS cluster the instances join (the resource's `orchestrator.eks`), in the provider's region: each instance registers with the startup taint `mlplatform.io/hwprobe=pending:NoSchedule` and the resource's labels (`mlplatform.io/cluster = <name>`, ...) plus `labels`; the validation gate lifts the taint from each instance whose evidence passed at apply. Instances launched after apply (a scale-out, the end of the off-hours window, a replacement) are approved by `mlplatform approve`, which does not lift the taint yet: their Nodes stay tainted. `image` must be an EKS optimized Amazon Linux 2023 image (nodeadm). With `create_access_entry` (default true) the resource creates the EC2_LINUX access entry of the role of `instance_profile`, which is then required; the provider's identity needs an access entry that may get, list and patch Nodes. Needs `validation`. Null: the instances join no scheduler."
+  type = object({
+    cluster_name        = string
+    labels              = optional(map(string))
+    create_access_entry = optional(bool, true)
+  })
+  default = null
+}
