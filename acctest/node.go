@@ -434,6 +434,14 @@ func (p *NodePlayer) play(ctx context.Context, clients *cloud.Clients, ltID stri
 			return err
 		}
 	}
+	// A node that joins EKS registers while hwprobe validates it: before
+	// its report exists.
+	kubeconfig := ""
+	if parts.EKSNodeConfig != "" && p.Kube != nil {
+		if kubeconfig, err = p.registerKube(ctx, pn, parts.EKSNodeConfig, dir); err != nil {
+			return err
+		}
+	}
 	publish := []string{"report", "publish", "--profile", profPath, "--report", repPath}
 	if b.ForgeAnswer != nil {
 		publish = append(publish, "--to", "s3://"+pn.bucket+"/"+forgerStaging)
@@ -455,8 +463,8 @@ func (p *NodePlayer) play(ctx context.Context, clients *cloud.Clients, ltID stri
 			return err
 		}
 	}
-	if parts.EKSNodeConfig != "" && p.Kube != nil {
-		if err := p.joinKube(ctx, pn, parts.EKSNodeConfig, dir); err != nil {
+	if kubeconfig != "" {
+		if err := p.publishKube(ctx, pn, kubeconfig, dir); err != nil {
 			return err
 		}
 	}

@@ -42,29 +42,37 @@ func kubeNodeName(privateIP string) string {
 	return "ip-" + strings.ReplaceAll(privateIP, ".", "-") + "." + Region + ".compute.internal"
 }
 
-// joinKube does what nodeadm and the bootstrap's last steps do on a node
-// that joins EKS: the kubelet registers the Node (tainted), then `hwprobe
-// kube publish` labels it and sets its condition with the kubelet's
-// credentials. The feature file goes to the node's folder.
-func (p *NodePlayer) joinKube(ctx context.Context, pn *playedNode, nodeConfig, dir string) error {
+// registerKube does what nodeadm and the kubelet do at boot on a node
+// that joins EKS, beside hwprobe's validation (which takes minutes there):
+// the kubelet registers the Node, tainted. It returns the kubeconfig of
+// the Node's identity.
+func (p *NodePlayer) registerKube(ctx context.Context, pn *playedNode, nodeConfig, dir string) (string, error) {
 	nc, err := platform.ParseEKSNodeConfig(nodeConfig)
 	if err != nil {
-		return err
+		return "", err
 	}
 	gpus, err := nvmlMockGPUs(pn.b.NVMLMock)
 	if err != nil {
-		return err
+		return "", err
 	}
 	j := KubeJoin{InstanceID: pn.n.InstanceID, NodeName: kubeNodeName(pn.n.PrivateIP), ProviderID: "aws:///" + pn.n.Zone + "/" + pn.n.InstanceID,
 		NodeConfig: nc, GPUs: gpus, Dir: dir}
 	kubeconfig, err := p.Kube.JoinNode(ctx, j)
 	if err != nil {
-		return fmt.Errorf("registering Node %s: %w", j.NodeName, err)
+		return "", fmt.Errorf("registering Node %s: %w", j.NodeName, err)
 	}
+	p.Logf("node player: node %d (%s): registered as Node %s", pn.n.Index, pn.n.InstanceID, j.NodeName)
+	return kubeconfig, nil
+}
+
+// publishKube is the bootstrap's step after the report: `hwprobe kube
+// publish` labels the Node and sets its condition with the kubelet's
+// credentials. The feature file goes to the node's folder.
+func (p *NodePlayer) publishKube(ctx context.Context, pn *playedNode, kubeconfig, dir string) error {
 	out, code, err := pn.run(ctx, "kube", "publish", "--kubeconfig", kubeconfig, "--report", pn.report, "--features-dir", filepath.Join(dir, "features.d"))
 	if err != nil || code != 0 {
 		return fmt.Errorf("hwprobe kube publish exit %d: %v\n%s", code, err, out)
 	}
-	p.Logf("node player: node %d (%s): registered as Node %s, published: %s", pn.n.Index, pn.n.InstanceID, j.NodeName, strings.TrimSpace(out))
+	p.Logf("node player: node %d (%s): published to its Node: %s", pn.n.Index, pn.n.InstanceID, strings.TrimSpace(out))
 	return nil
 }

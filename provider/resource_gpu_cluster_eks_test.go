@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	resourceapi "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -45,10 +47,14 @@ type eksEnv struct {
 	webhook  *kubetest.TokenWebhook
 	sts      *kubetest.MotoSTS
 	admin    *kubernetes.Clientset
+	// onJoin, when set, runs once a node registered (tainted), before
+	// hwprobe publishes: a test looks at the cluster then.
+	onJoin func(j acctest.KubeJoin) error
 }
 
 // eksSetup starts the control plane with the token webhook, gives the
-// gate's role what the gate needs (list and patch Nodes), and creates the
+// gate's role what the gate needs (list and patch Nodes, list pods and
+// evict them), and creates the
 // EKS cluster in moto, its API the control plane's.
 func eksSetup(t *testing.T, h *acctest.Harness) *eksEnv {
 	t.Helper()
@@ -68,7 +74,9 @@ func eksSetup(t *testing.T, h *acctest.Harness) *eksEnv {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "mlplatform-gate"},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "patch"}}}}
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "patch", "delete"}},
+			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list"}},
+			{APIGroups: []string{""}, Resources: []string{"pods/eviction"}, Verbs: []string{"create"}}}}
 	if _, err := e.admin.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -112,6 +120,11 @@ func (e *eksEnv) JoinNode(_ context.Context, j acctest.KubeJoin) (path string, e
 	e.cp.RegisterNode(t, kubetest.NodeSpec{Name: j.NodeName, ProviderID: j.ProviderID, Labels: nc.Labels, Taints: taints, GPUs: j.GPUs})
 	path = filepath.Join(j.Dir, "kubelet.kubeconfig")
 	e.cp.WriteKubeconfig(t, e.cp.NodeConfig(t, j.NodeName), path)
+	if e.onJoin != nil {
+		if err := e.onJoin(j); err != nil {
+			return "", err
+		}
+	}
 	return path, nil
 }
 
@@ -179,14 +192,51 @@ func eksConfig(h *acctest.Harness, e *eksEnv, name string, nodes int, key, certP
 
 // Healthy nodes join tainted; the gate, with an EKS token for its role,
 // lifts the taint of each once its evidence passed, and the apply ends
-// with every node schedulable: a pod without tolerations runs there.
+// with every node schedulable. An ML engineer's pod asking for the 8 GPUs
+// of a node, submitted before the apply, stays Pending under the real
+// scheduler while the nodes are registered but tainted, and binds once the
+// gate lifted the taint.
 func TestAccGPUCluster_eksJoin(t *testing.T) {
 	kubetest.Require(t)
 	const name = "eks-join"
-	var e *eksEnv
-	h, p, key := gateSetupWith(t, acctest.Setup(t), name, healthyGPUs, func(p *acctest.NodePlayer) {})
-	e = eksSetup(t, h)
+	h, p, key := gateSetup(t, name, healthyGPUs)
+	e := eksSetup(t, h)
 	p.Kube = e
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "train", Namespace: "default"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "train", Image: "registry.example/train:1",
+			Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": resourceQuantity("8")}}}},
+			NodeSelector: map[string]string{platform.EKSLabelCluster: name}}}
+	if _, err := e.admin.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var pendingSeen []string
+	// A node registers (tainted) while hwprobe validates it, before its
+	// report: the gate cannot have lifted its taint.
+	e.onJoin = func(j acctest.KubeJoin) error {
+		// The scheduler sees a new Node at once; give it time to try.
+		time.Sleep(500 * time.Millisecond)
+		nodes, err := e.nodes(name)
+		if err != nil {
+			return err
+		}
+		if slices.ContainsFunc(nodes, func(n corev1.Node) bool { return !hasTaint(n, platform.EKSTaintKey) }) {
+			return nil // another node passed already: the pod may bind there
+		}
+		got, err := e.admin.CoreV1().Pods("default").Get(ctx, "train", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if got.Spec.NodeName != "" {
+			return fmt.Errorf("pod train bound to %s while every Node is tainted", got.Spec.NodeName)
+		}
+		mu.Lock()
+		pendingSeen = append(pendingSeen, j.NodeName)
+		mu.Unlock()
+		return nil
+	}
 	joined := func(s *terraform.State) error {
 		nodes, err := e.nodes(name)
 		if err != nil {
@@ -226,14 +276,13 @@ func TestAccGPUCluster_eksJoin(t *testing.T) {
 		if !ok {
 			return fmt.Errorf("no EKS token of the gate's role was authenticated: %+v", e.webhook.Reviews())
 		}
-		// An ML engineer's pod, without tolerations, is scheduled.
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		defer cancel()
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "train", Namespace: "default"},
-			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "train", Image: "registry.example/train:1"}},
-				NodeSelector: map[string]string{platform.EKSLabelCluster: name}}}
-		if _, err := e.admin.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-			return err
+		// The pod was pending while the registered nodes were tainted,
+		// and binds now.
+		mu.Lock()
+		seen := len(pendingSeen)
+		mu.Unlock()
+		if seen < 1 {
+			return fmt.Errorf("the pod was never seen pending beside the registered, tainted Nodes")
 		}
 		for {
 			got, err := e.admin.CoreV1().Pods("default").Get(ctx, "train", metav1.GetOptions{})
@@ -321,6 +370,9 @@ func TestAccGPUCluster_eksFailedNode(t *testing.T) {
 	})
 }
 
+// resourceQuantity parses a quantity ("8").
+func resourceQuantity(s string) resourceapi.Quantity { return resourceapi.MustParse(s) }
+
 // errT is the testing.TB a node's registration reports to from the node
 // player's goroutine: its error ends the registration (a panic JoinNode
 // recovers) instead of failing a test from outside the test's goroutine.
@@ -342,4 +394,119 @@ func (e *errT) Error(args ...any)         { e.fail(fmt.Sprint(args...)) }
 func (e *errT) fail(msg string) {
 	e.err = fmt.Errorf("%s", msg)
 	panic(errTStop{})
+}
+
+// With on_failure = "replace", a node whose evidence fails keeps its
+// taint, is labelled failed, cordoned and drained (a pod that tolerates
+// the taint is evicted) before its instance is replaced; the replacement
+// registers tainted and is untainted once proven.
+func TestAccGPUCluster_eksReplace(t *testing.T) {
+	kubetest.Require(t)
+	const name = "eks-replace"
+	h, p, key := gateSetup(t, name, nvlinkDown)
+	e := eksSetup(t, h)
+	p.Kube = e
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	// A workload that tolerates the startup taint (a monitoring agent),
+	// bound to each node as it registers.
+	e.onJoin = func(j acctest.KubeJoin) error {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "agent-" + j.InstanceID, Namespace: "default"},
+			Spec: corev1.PodSpec{NodeName: j.NodeName, Containers: []corev1.Container{{Name: "agent", Image: "registry.example/agent:1"}},
+				Tolerations: []corev1.Toleration{{Key: platform.EKSTaintKey, Operator: corev1.TolerationOpExists}}}}
+		_, err := e.admin.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
+		return err
+	}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{{
+			Config: eksConfig(h, e, name, 2, key, p.Signer.CertPEM, `    on_failure = "replace"`),
+			Check: func(s *terraform.State) error {
+				nodes, err := e.nodes(name)
+				if err != nil {
+					return err
+				}
+				// The replaced instance's Node is gone (the gate deleted
+				// it after the termination); the two that remain passed.
+				live := map[string]bool{}
+				for _, n := range nodes {
+					if n.Labels[platform.GateLabel] != platform.GatePassed || hasTaint(n, platform.EKSTaintKey) || n.Spec.Unschedulable {
+						return fmt.Errorf("Node %s: label %q, taints %v, unschedulable %v; want passed and schedulable", n.Name, n.Labels[platform.GateLabel], n.Spec.Taints, n.Spec.Unschedulable)
+					}
+					live[strings.TrimPrefix(n.Spec.ProviderID[strings.LastIndexByte(n.Spec.ProviderID, '/'):], "/")] = true
+				}
+				if len(nodes) != 2 {
+					return fmt.Errorf("%d Nodes, want the 2 of the cluster's live instances", len(nodes))
+				}
+				pods, err := e.admin.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+				if err != nil {
+					return err
+				}
+				// Three agents were bound: two on live instances, kept; one
+				// on the replaced instance, evicted before it went.
+				evicted, kept := 0, 0
+				for _, pd := range pods.Items {
+					id := strings.TrimPrefix(pd.Name, "agent-")
+					switch {
+					case live[id] && pd.DeletionTimestamp == nil:
+						kept++
+					case !live[id] && pd.DeletionTimestamp != nil:
+						evicted++
+					default:
+						return fmt.Errorf("agent pod %s (instance live %v) deleting %v", pd.Name, live[id], pd.DeletionTimestamp != nil)
+					}
+				}
+				if kept != 2 || evicted != 1 {
+					return fmt.Errorf("%d agents kept and %d evicted, want 2 and 1", kept, evicted)
+				}
+				return nil
+			},
+		}},
+	})
+}
+
+// An EKS cluster outside the jurisdiction is refused at plan with zero
+// writes: named by an ARN in another region (no call is made), or found
+// in the provider's region but serving its API from another region.
+func TestAccGPUCluster_eksOutsideJurisdiction(t *testing.T) {
+	h := acctest.Setup(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	createBucket(t, h, "uae-hwprobe-reports", acctest.Region)
+	key := createKey(t, h, acctest.Region)
+	if err := h.CreateEKSCluster(ctx, "ml-eu-api"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(acctest.RegisterEKSAPIServer(h.Shim, "ml-eu-api", "https://0123456789ABCDEF.gr7.eu-west-1.eks.amazonaws.com", []byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")))
+	cfg := func(cluster string) string {
+		return strings.Replace(gateConfig(h, "eks-outside", gpuType, 1, key, "", ""), "  validation = {", `  orchestrator = {
+    eks = {
+      cluster_name        = "`+cluster+`"
+      create_access_entry = false
+    }
+  }
+
+  validation = {`, 1)
+	}
+	h.Shim.ResetLog()
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{{
+			Config:      cfg("arn:aws:eks:eu-west-1:123456789012:cluster/ml-eu"),
+			PlanOnly:    true,
+			ExpectError: regexp.MustCompile(`(?s)Residency\s+violation:\s+arn-region.*orchestrator\.eks\.cluster_name.*eu-west-1,\s+outside\s+jurisdiction\s+AE`),
+		}, {
+			Config:      cfg("ml-eu-api"),
+			PlanOnly:    true,
+			ExpectError: regexp.MustCompile(`(?s)Residency\s+violation:\s+region-allowed.*orchestrator\.eks\.cluster_name.*API\s+endpoint.*eu-west-1,\s+outside\s+jurisdiction\s+AE`),
+		}},
+	})
+	checkNoWrites(t, h)
+	for _, c := range h.Shim.Calls("eks", "DescribeCluster") {
+		if strings.Contains(c.Path, "ml-eu") && !strings.Contains(c.Path, "ml-eu-api") {
+			t.Errorf("the cluster named by an ARN outside the jurisdiction was described: %s", c)
+		}
+	}
 }

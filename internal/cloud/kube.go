@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -80,6 +81,7 @@ type KubeAccess struct {
 // KubeNodes reads and changes a cluster's Nodes.
 type KubeNodes struct {
 	client dynamic.NamespaceableResourceInterface
+	pods   dynamic.NamespaceableResourceInterface
 }
 
 var nodesResource = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
@@ -95,7 +97,7 @@ func NewKubeNodes(a KubeAccess) (*KubeNodes, error) {
 	if err != nil {
 		return nil, fmt.Errorf("Kubernetes API %s: %w", a.Endpoint, err)
 	}
-	return &KubeNodes{client: c.Resource(nodesResource)}, nil
+	return &KubeNodes{client: c.Resource(nodesResource), pods: c.Resource(podsResource)}, nil
 }
 
 // DecodeEKSCertificateAuthority turns EKS's certificate authority data
@@ -144,10 +146,11 @@ func kubeNodeFrom(u *unstructured.Unstructured) KubeNode {
 var ErrKubeConflict = errors.New("the Node changed since it was read")
 
 // RemoveTaint removes every taint with key from the Node n was read as,
-// and sets labels: a JSON patch that tests the taints are still those
-// read, so that a taint added since is never dropped.
+// and sets labels: a merge patch that carries the resourceVersion read, so
+// that the API server refuses it (ErrKubeConflict) when the Node changed
+// since, and a taint added meanwhile is never dropped.
 func (k *KubeNodes) RemoveTaint(ctx context.Context, n KubeNode, key string, labels map[string]string) error {
-	var keep []map[string]string
+	keep := []map[string]string{}
 	for _, t := range n.Taints {
 		if t.Key != key {
 			m := map[string]string{"key": t.Key, "effect": t.Effect}
@@ -157,50 +160,83 @@ func (k *KubeNodes) RemoveTaint(ctx context.Context, n KubeNode, key string, lab
 			keep = append(keep, m)
 		}
 	}
-	ops := []map[string]any{{"op": "test", "path": "/metadata/resourceVersion", "value": n.ResourceVersion}}
+	var taints any = keep
 	if len(keep) == 0 {
-		ops = append(ops, map[string]any{"op": "remove", "path": "/spec/taints"})
-	} else {
-		ops = append(ops, map[string]any{"op": "replace", "path": "/spec/taints", "value": keep})
+		taints = nil
 	}
-	ops = append(ops, labelOps(n, labels)...)
-	return k.patch(ctx, n.Name, ops, "lifting taint "+key+" from Node "+n.Name)
+	return k.patch(ctx, n, map[string]any{"taints": taints}, labels, "lifting taint "+key+" from Node "+n.Name)
 }
 
 // MarkFailed sets labels on the Node and cordons it (spec.unschedulable):
 // what the gate does to a node whose evidence failed. Its taints stay.
 func (k *KubeNodes) MarkFailed(ctx context.Context, n KubeNode, labels map[string]string) error {
-	ops := []map[string]any{{"op": "test", "path": "/metadata/resourceVersion", "value": n.ResourceVersion},
-		{"op": "add", "path": "/spec/unschedulable", "value": true}}
-	ops = append(ops, labelOps(n, labels)...)
-	return k.patch(ctx, n.Name, ops, "cordoning Node "+n.Name)
+	return k.patch(ctx, n, map[string]any{"unschedulable": true}, labels, "cordoning Node "+n.Name)
 }
 
-// labelOps are the JSON patch operations that set labels.
-func labelOps(n KubeNode, labels map[string]string) []map[string]any {
-	var ops []map[string]any
-	if len(labels) == 0 {
-		return nil
+// patch merge-patches spec and labels onto the Node as read (its
+// resourceVersion: optimistic concurrency).
+func (k *KubeNodes) patch(ctx context.Context, n KubeNode, spec map[string]any, labels map[string]string, what string) error {
+	meta := map[string]any{"resourceVersion": n.ResourceVersion}
+	if len(labels) > 0 {
+		meta["labels"] = labels
 	}
-	if n.Labels == nil {
-		return []map[string]any{{"op": "add", "path": "/metadata/labels", "value": labels}}
-	}
-	for k, v := range labels {
-		ops = append(ops, map[string]any{"op": "add", "path": "/metadata/labels/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(k), "value": v})
-	}
-	return ops
-}
-
-func (k *KubeNodes) patch(ctx context.Context, name string, ops []map[string]any, what string) error {
-	body, err := json.Marshal(ops)
+	body, err := json.Marshal(map[string]any{"metadata": meta, "spec": spec})
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	if _, err := k.client.Patch(ctx, name, types.JSONPatchType, body, metav1.PatchOptions{FieldManager: "mlplatform"}); err != nil {
-		if apierrors.IsConflict(err) || apierrors.IsInvalid(err) && strings.Contains(err.Error(), "test") {
+	if _, err := k.client.Patch(ctx, n.Name, types.MergePatchType, body, metav1.PatchOptions{FieldManager: "mlplatform"}); err != nil {
+		if apierrors.IsConflict(err) {
 			return fmt.Errorf("%s: %w", what, ErrKubeConflict)
 		}
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
+}
+
+// DeleteNode deletes Node name (gone already is success): a replaced
+// instance's, whose name its replacement may take (the private DNS name of
+// a reused address).
+func (k *KubeNodes) DeleteNode(ctx context.Context, name string) error {
+	if err := k.client.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting Node %s: %w", name, err)
+	}
+	return nil
+}
+
+var podsResource = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+
+// ErrDrainBlocked: an eviction was refused (a PodDisruptionBudget).
+var ErrDrainBlocked = errors.New("an eviction was refused (PodDisruptionBudget)")
+
+// Drain evicts the pods bound to Node name (the Eviction API, so that
+// PodDisruptionBudgets hold), but those of DaemonSets and mirror pods, as
+// `kubectl drain` does; the Node should be cordoned first. It returns the
+// pods it evicted.
+func (k *KubeNodes) Drain(ctx context.Context, name string) ([]string, error) {
+	l, err := k.pods.List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + name})
+	if err != nil {
+		return nil, fmt.Errorf("listing the pods of Node %s: %w", name, err)
+	}
+	var evicted []string
+	for _, p := range l.Items {
+		if _, mirror := p.GetAnnotations()["kubernetes.io/config.mirror"]; mirror || p.GetDeletionTimestamp() != nil {
+			continue
+		}
+		if slices.ContainsFunc(p.GetOwnerReferences(), func(o metav1.OwnerReference) bool { return o.Kind == "DaemonSet" }) {
+			continue
+		}
+		ev := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "policy/v1", "kind": "Eviction",
+			"metadata": map[string]any{"name": p.GetName(), "namespace": p.GetNamespace()}}}
+		_, err := k.pods.Namespace(p.GetNamespace()).Create(ctx, ev, metav1.CreateOptions{}, "eviction")
+		switch {
+		case apierrors.IsNotFound(err):
+		case apierrors.IsTooManyRequests(err):
+			return evicted, fmt.Errorf("draining Node %s: pod %s/%s: %w", name, p.GetNamespace(), p.GetName(), ErrDrainBlocked)
+		case err != nil:
+			return evicted, fmt.Errorf("draining Node %s: evicting pod %s/%s: %w", name, p.GetNamespace(), p.GetName(), err)
+		default:
+			evicted = append(evicted, p.GetNamespace()+"/"+p.GetName())
+		}
+	}
+	return evicted, nil
 }

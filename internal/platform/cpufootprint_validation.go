@@ -322,6 +322,11 @@ func (e *Env) gateCPUFootprint(ctx context.Context, spec CPUFootprintSpec, plan 
 				}
 			}
 			o.progress("%s: validation: replacing instances %s (%d of %d replacements used)", resource, strings.Join(ids, ", "), used, *v.MaxReplacements)
+			if kg != nil {
+				if err := kg.drain(ctx, ids); err != nil {
+					return err
+				}
+			}
 			for _, id := range ids {
 				if live[id] {
 					if err := approver.replace(ctx, id); err != nil {
@@ -329,6 +334,11 @@ func (e *Env) gateCPUFootprint(ctx context.Context, spec CPUFootprintSpec, plan 
 					}
 				}
 				out[id] = true
+			}
+			if kg != nil {
+				if err := kg.forget(ctx, ids); err != nil {
+					return err
+				}
 			}
 			nodes = slices.DeleteFunc(nodes, func(n ExpectedNode) bool { return out[n.InstanceID] })
 			return nil

@@ -125,8 +125,26 @@ func (e *Env) gateGPUCluster(ctx context.Context, spec GPUClusterSpec, plan *GPU
 				}
 			}
 			o.progress("GPU cluster %s: validation: replacing nodes %s (%d of %d replacements used)", spec.Name, cloud.FormatIndices(res.Replace), used, *v.MaxReplacements)
+			if kg != nil {
+				var instances []string
+				for _, n := range ids {
+					instances = append(instances, n.InstanceID)
+				}
+				if err := kg.drain(ctx, instances); err != nil {
+					return err
+				}
+			}
 			if err := e.terminate(ctx, spec, ids, o); err != nil {
 				return err
+			}
+			if kg != nil {
+				var instances []string
+				for _, n := range ids {
+					instances = append(instances, n.InstanceID)
+				}
+				if err := kg.forget(ctx, instances); err != nil {
+					return err
+				}
 			}
 			// The converge launches the missing indices again, in the
 			// cluster's zone (one placement group), inside the

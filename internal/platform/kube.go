@@ -32,9 +32,10 @@ import (
 const EKSPath = "orchestrator.eks"
 
 // GateLabel is the label the gate sets on a Node it judged: GatePassed or
-// GateFailed.
+// GateFailed. Its prefix is one NodeRestriction keeps from kubelets: no
+// node can label itself passed.
 const (
-	GateLabel  = "mlplatform.io/gate"
+	GateLabel  = "node-restriction.kubernetes.io/mlplatform-gate"
 	GatePassed = "passed"
 	GateFailed = "failed"
 	// labelInstanceType is the node's instance type, as the resource
@@ -57,7 +58,8 @@ const (
 
 // EKSSpec is orchestrator.eks: the EKS cluster the nodes join.
 type EKSSpec struct {
-	// ClusterName is the EKS cluster, in the provider's region.
+	// ClusterName is the EKS cluster, in the provider's region: its name,
+	// or its ARN (arn:aws:eks:REGION:ACCOUNT:cluster/NAME).
 	ClusterName string
 	// Labels are added to the ones the resource sets.
 	Labels map[string]string
@@ -67,6 +69,23 @@ type EKSSpec struct {
 }
 
 var eksClusterNameRE = regexp.MustCompile(`^[0-9A-Za-z][A-Za-z0-9_-]{0,99}$`)
+
+// cluster is the cluster's name, and the region its ARN names ("" for a
+// name).
+func (s *EKSSpec) cluster() (name, region string, err error) {
+	if !strings.HasPrefix(s.ClusterName, "arn:") {
+		if !eksClusterNameRE.MatchString(s.ClusterName) {
+			return "", "", fmt.Errorf("%q: 1 to 100 letters, digits, '-' or '_', starting with a letter or digit, or the cluster's ARN.", s.ClusterName)
+		}
+		return s.ClusterName, "", nil
+	}
+	a, err := residency.ParseARN(s.ClusterName)
+	name, ok := strings.CutPrefix(a.Resource, "cluster/")
+	if err != nil || a.Service != "eks" || !ok || !eksClusterNameRE.MatchString(name) || a.Region == "" {
+		return "", "", fmt.Errorf("%q: an EKS cluster's ARN is arn:aws:eks:REGION:ACCOUNT:cluster/NAME.", s.ClusterName)
+	}
+	return name, a.Region, nil
+}
 
 // labelNameRE is a label key's name part and a label value's form.
 var labelNameRE = regexp.MustCompile(`^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$`)
@@ -95,8 +114,8 @@ func (s *EKSSpec) validate(outer func(string) bool, validation, slurm bool) []Pr
 	if slurm {
 		add("orchestrator", "Two orchestrators", "a node joins one scheduler: keep orchestrator.slurm or orchestrator.eks, not both.")
 	}
-	if known(EKSPath+".cluster_name") && !eksClusterNameRE.MatchString(s.ClusterName) {
-		add(EKSPath+".cluster_name", "Invalid EKS cluster name", fmt.Sprintf("%q: 1 to 100 letters, digits, '-' or '_', starting with a letter or digit.", s.ClusterName))
+	if _, _, err := s.cluster(); known(EKSPath+".cluster_name") && err != nil {
+		add(EKSPath+".cluster_name", "Invalid EKS cluster name", err.Error())
 	}
 	if known(EKSPath + ".labels") {
 		for _, k := range slices.Sorted(maps.Keys(s.Labels)) {
@@ -154,14 +173,26 @@ func (s *EKSSpec) recordedEntry(ek *eksPlan) string {
 // and the region its API endpoint names. A cluster that is not ACTIVE
 // (or UPDATING) cannot take nodes.
 func (e *Env) planEKS(ctx context.Context, s *EKSSpec, known func(string) bool) (*eksPlan, []Problem, []residency.Violation, error) {
-	if !eksKnownFunc(known)(EKSPath+".cluster_name") || !eksClusterNameRE.MatchString(s.ClusterName) {
+	name, arnRegion, err := s.cluster()
+	if !eksKnownFunc(known)(EKSPath+".cluster_name") || err != nil {
 		return nil, nil, nil, nil
 	}
 	path := EKSPath + ".cluster_name"
-	c, err := cloud.DescribeEKSCluster(ctx, e.Clients.EKS(), s.ClusterName)
+	// A cluster its ARN places outside the jurisdiction is refused
+	// before any call; one in another allowed region cannot take nodes
+	// launched in this one.
+	if arnRegion != "" && !e.Policy.RegionAllowed(arnRegion) {
+		return nil, nil, []residency.Violation{{Path: path, Value: s.ClusterName, Rule: residency.RuleARNRegion,
+			Msg: fmt.Sprintf("EKS cluster %s is in %s, outside jurisdiction %s: the nodes and the gate would send it the nodes' identities and labels", s.ClusterName, arnRegion, e.Policy.Jurisdiction.Code),
+			Fix: "join a cluster in " + strings.Join(e.Policy.AllowedRegions, ", ")}}, nil
+	}
+	if arnRegion != "" && arnRegion != e.Region() {
+		return nil, []Problem{{Path: path, Summary: "EKS cluster in another region", Detail: fmt.Sprintf("%s is in %s; the nodes launch in %s, the provider's region: join a cluster there, or configure a provider for %s.", s.ClusterName, arnRegion, e.Region(), arnRegion)}}, nil, nil
+	}
+	c, err := cloud.DescribeEKSCluster(ctx, e.Clients.EKS(), name)
 	switch {
 	case errors.Is(err, cloud.ErrNotFound):
-		return nil, []Problem{{Path: path, Summary: "EKS cluster not found", Detail: fmt.Sprintf("%q is not an EKS cluster of this account in %s: create it first, or check the name (the provider's region is where it is looked up).", s.ClusterName, e.Region())}}, nil, nil
+		return nil, []Problem{{Path: path, Summary: "EKS cluster not found", Detail: fmt.Sprintf("%q is not an EKS cluster of this account in %s: create it first, or check the name (the provider's region is where it is looked up).", name, e.Region())}}, nil, nil
 	case err != nil:
 		return nil, nil, nil, err
 	}
@@ -176,11 +207,11 @@ func (e *Env) planEKS(ctx context.Context, s *EKSSpec, known func(string) bool) 
 	}
 	var vs []residency.Violation
 	if a, err := residency.ParseARN(c.ARN); err == nil && a.Region != "" && !e.Policy.RegionAllowed(a.Region) {
-		vs = append(vs, residency.Violation{Path: path, Rule: "region", Msg: fmt.Sprintf("EKS cluster %s is in %s, outside jurisdiction %s", c.ARN, a.Region, e.Policy.Jurisdiction.Code),
+		vs = append(vs, residency.Violation{Path: path, Value: c.ARN, Rule: residency.RuleARNRegion, Msg: fmt.Sprintf("EKS cluster %s is in %s, outside jurisdiction %s", c.ARN, a.Region, e.Policy.Jurisdiction.Code),
 			Fix: "join a cluster in " + strings.Join(e.Policy.AllowedRegions, ", ")})
 	}
 	if region, ok := eksEndpointRegion(c.Endpoint); ok && !e.Policy.RegionAllowed(region) {
-		vs = append(vs, residency.Violation{Path: path, Rule: "endpoint", Msg: fmt.Sprintf("the cluster's API endpoint %s is in %s, outside jurisdiction %s: the gate and every node would call it", c.Endpoint, region, e.Policy.Jurisdiction.Code),
+		vs = append(vs, residency.Violation{Path: path, Value: c.Endpoint, Rule: residency.RuleRegionAllowed, Msg: fmt.Sprintf("the cluster's API endpoint %s is in %s, outside jurisdiction %s: the gate and every node would call it", c.Endpoint, region, e.Policy.Jurisdiction.Code),
 			Fix: "join a cluster in " + strings.Join(e.Policy.AllowedRegions, ", ")})
 	}
 	return &eksPlan{Cluster: c}, ps, vs, nil

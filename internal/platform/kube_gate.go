@@ -24,6 +24,8 @@ type kubeNodesAPI interface {
 	List(ctx context.Context, selector string) ([]cloud.KubeNode, error)
 	RemoveTaint(ctx context.Context, n cloud.KubeNode, key string, labels map[string]string) error
 	MarkFailed(ctx context.Context, n cloud.KubeNode, labels map[string]string) error
+	Drain(ctx context.Context, name string) ([]string, error)
+	DeleteNode(ctx context.Context, name string) error
 }
 
 // kubeGate is the step for one resource.
@@ -100,6 +102,74 @@ func (g *kubeGate) judged(ctx context.Context, res GateResult) error {
 			if err := api.MarkFailed(ctx, n, map[string]string{GateLabel: GateFailed}); err != nil && !errors.Is(err, cloud.ErrKubeConflict) {
 				return fmt.Errorf("%s: Kubernetes: %w", g.resource, err)
 			}
+		}
+	}
+	return nil
+}
+
+// drain cordons and drains the Nodes of instances about to be replaced
+// (their evidence failed): their pods are evicted before their instances
+// are terminated. A node not registered has nothing to drain.
+func (g *kubeGate) drain(ctx context.Context, instances []string) error {
+	api, err := g.connect(ctx)
+	if err != nil {
+		return err
+	}
+	// Cordoned first, read again while the Node changes under the patch
+	// (its kubelet, hwprobe).
+	var nodes []cloud.KubeNode
+	for try := 0; ; try++ {
+		if nodes, err = api.List(ctx, g.selector); err != nil {
+			return fmt.Errorf("%s: Kubernetes: %w", g.resource, err)
+		}
+		changed := false
+		for _, n := range nodes {
+			if !slices.Contains(instances, n.InstanceID()) || n.Unschedulable && n.Labels[GateLabel] == GateFailed {
+				continue
+			}
+			err := api.MarkFailed(ctx, n, map[string]string{GateLabel: GateFailed})
+			switch {
+			case errors.Is(err, cloud.ErrKubeConflict) && try < 10:
+				changed = true
+			case err != nil:
+				return fmt.Errorf("%s: Kubernetes: %w", g.resource, err)
+			}
+		}
+		if !changed {
+			break
+		}
+	}
+	for _, n := range nodes {
+		if !slices.Contains(instances, n.InstanceID()) {
+			continue
+		}
+		evicted, err := api.Drain(ctx, n.Name)
+		if err != nil {
+			return fmt.Errorf("%s: Kubernetes: %w", g.resource, err)
+		}
+		g.progress("%s: Kubernetes: Node %s (%s) drained before its replacement: %d pod(s) evicted", g.resource, n.Name, n.InstanceID(), len(evicted))
+	}
+	return nil
+}
+
+// forget deletes the Nodes of instances that were replaced (terminated):
+// a replacement may register under the same name (its private DNS name),
+// before the cluster's node lifecycle controller removed the old one.
+func (g *kubeGate) forget(ctx context.Context, instances []string) error {
+	api, err := g.connect(ctx)
+	if err != nil {
+		return err
+	}
+	nodes, err := api.List(ctx, g.selector)
+	if err != nil {
+		return fmt.Errorf("%s: Kubernetes: %w", g.resource, err)
+	}
+	for _, n := range nodes {
+		if slices.Contains(instances, n.InstanceID()) {
+			if err := api.DeleteNode(ctx, n.Name); err != nil {
+				return fmt.Errorf("%s: Kubernetes: %w", g.resource, err)
+			}
+			g.progress("%s: Kubernetes: Node %s of replaced instance %s deleted", g.resource, n.Name, n.InstanceID())
 		}
 	}
 	return nil
