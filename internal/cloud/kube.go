@@ -95,7 +95,7 @@ func NewKubeNodes(a KubeAccess) (*KubeNodes, error) {
 		TLSClientConfig: rest.TLSClientConfig{CAData: a.CAPEM}, QPS: 20, Burst: 40}
 	c, err := dynamic.NewForConfig(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("Kubernetes API %s: %w", a.Endpoint, err)
+		return nil, fmt.Errorf("the Kubernetes API at %s: %w", a.Endpoint, err)
 	}
 	return &KubeNodes{client: c.Resource(nodesResource), pods: c.Resource(podsResource)}, nil
 }

@@ -75,14 +75,14 @@ var eksClusterNameRE = regexp.MustCompile(`^[0-9A-Za-z][A-Za-z0-9_-]{0,99}$`)
 func (s *EKSSpec) cluster() (name, region string, err error) {
 	if !strings.HasPrefix(s.ClusterName, "arn:") {
 		if !eksClusterNameRE.MatchString(s.ClusterName) {
-			return "", "", fmt.Errorf("%q: 1 to 100 letters, digits, '-' or '_', starting with a letter or digit, or the cluster's ARN.", s.ClusterName)
+			return "", "", fmt.Errorf("%q: 1 to 100 letters, digits, '-' or '_', starting with a letter or digit, or the cluster's ARN", s.ClusterName)
 		}
 		return s.ClusterName, "", nil
 	}
 	a, err := residency.ParseARN(s.ClusterName)
 	name, ok := strings.CutPrefix(a.Resource, "cluster/")
 	if err != nil || a.Service != "eks" || !ok || !eksClusterNameRE.MatchString(name) || a.Region == "" {
-		return "", "", fmt.Errorf("%q: an EKS cluster's ARN is arn:aws:eks:REGION:ACCOUNT:cluster/NAME.", s.ClusterName)
+		return "", "", fmt.Errorf("%q: an EKS cluster's ARN is arn:aws:eks:REGION:ACCOUNT:cluster/NAME", s.ClusterName)
 	}
 	return name, a.Region, nil
 }
@@ -115,13 +115,13 @@ func (s *EKSSpec) validate(outer func(string) bool, validation, slurm bool) []Pr
 		add("orchestrator", "Two orchestrators", "a node joins one scheduler: keep orchestrator.slurm or orchestrator.eks, not both.")
 	}
 	if _, _, err := s.cluster(); known(EKSPath+".cluster_name") && err != nil {
-		add(EKSPath+".cluster_name", "Invalid EKS cluster name", err.Error())
+		add(EKSPath+".cluster_name", "Invalid EKS cluster name", err.Error()+".")
 	}
 	if known(EKSPath + ".labels") {
 		for _, k := range slices.Sorted(maps.Keys(s.Labels)) {
 			path := fmt.Sprintf("%s.labels[%q]", EKSPath, k)
 			if err := validNodeLabel(k, s.Labels[k]); err != nil {
-				add(path, "Invalid node label", err.Error())
+				add(path, "Invalid node label", err.Error()+".")
 			}
 		}
 	}
@@ -137,15 +137,15 @@ func validNodeLabel(k, v string) error {
 		name, prefix = k, ""
 	}
 	if name == "" || len(name) > 63 || !labelNameRE.MatchString(name) || hasPrefix && (prefix == "" || len(prefix) > 253) {
-		return fmt.Errorf("%q: a label key is [PREFIX/]NAME, NAME 1 to 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit.", k)
+		return fmt.Errorf("%q: a label key is [PREFIX/]NAME, NAME 1 to 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit", k)
 	}
 	for _, p := range []string{"kubernetes.io", "k8s.io", "mlplatform.io"} {
 		if prefix == p || strings.HasSuffix(prefix, "."+p) {
-			return fmt.Errorf("%q: the %s prefix is not the user's (NodeRestriction keeps kubernetes.io and k8s.io labels from kubelets; mlplatform.io labels are the resource's own). Use a prefix of your own.", k, p)
+			return fmt.Errorf("%q: the %s prefix is not the user's (NodeRestriction keeps kubernetes.io and k8s.io labels from kubelets; mlplatform.io labels are the resource's own). Use a prefix of your own", k, p)
 		}
 	}
 	if len(v) > 63 || !labelNameRE.MatchString(v) {
-		return fmt.Errorf("%q = %q: a label value is at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit.", k, v)
+		return fmt.Errorf("%q = %q: a label value is at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit", k, v)
 	}
 	return nil
 }
