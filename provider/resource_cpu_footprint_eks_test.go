@@ -2,7 +2,6 @@ package provider_test
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -27,10 +26,7 @@ func TestAccCPUFootprint_eksJoin(t *testing.T) {
 	h, p, key := footprintGateSetup(t, name, nil)
 	e := eksSetup(t, h)
 	p.Kube = e
-	cfg := footprintGateConfig(h, name, 2, `["host", "cpu_features"]`, key, p.Signer.CertPEM, "")
-	cfg = regexp.MustCompile(`(?m)^(\s*sts\s*=\s*)".*"$`).ReplaceAllString(cfg, `${1}"`+e.sts.URL+`"`)
-	cfg = strings.Replace(cfg, "  region = ", "  assume_role = { role_arn = \""+gateRole+"\" }\n  region = ", 1)
-	cfg = strings.TrimSuffix(cfg, "}\n") + `
+	cfg := strings.TrimSuffix(e.asGate(footprintGateConfig(h, name, 2, `["host", "cpu_features"]`, key, p.Signer.CertPEM, "")), "}\n") + `
   instance_profile = "eks-nodes"
 
   orchestrator = {

@@ -59,7 +59,14 @@ func TestAccGPUCluster_eksAccessEntryFaults(t *testing.T) {
 		// served checks the answers the faulted call got (statuses).
 		served func(statuses []int) bool
 	}
+	// statuses are the answers of action's calls; a held call is logged
+	// once it landed, after its client gave up: wait for one.
 	statuses := func(action string) []int {
+		wctx, wcancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer wcancel()
+		_ = h.Shim.WaitCalls(wctx, func(calls []acctest.Call) bool {
+			return slices.ContainsFunc(calls, func(c acctest.Call) bool { return c.Service == "eks" && c.Action == action && !c.Fixture })
+		})
 		var out []int
 		for _, c := range h.Shim.Calls("eks", action) {
 			if !c.Fixture {

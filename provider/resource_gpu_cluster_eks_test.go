@@ -171,13 +171,18 @@ func condition(n corev1.Node, typ string) *corev1.NodeCondition {
 	return nil
 }
 
+// asGate has cfg's provider work as the gate's role (assume_role), its
+// STS calls through the front that checks presigned signatures.
+func (e *eksEnv) asGate(cfg string) string {
+	cfg = regexp.MustCompile(`(?m)^(\s*sts\s*=\s*)".*"$`).ReplaceAllString(cfg, `${1}"`+e.sts.URL+`"`)
+	return strings.Replace(cfg, "  region = ", "  assume_role = { role_arn = \""+gateRole+"\" }\n  region = ", 1)
+}
+
 // eksConfig is a cluster that joins the EKS cluster, the provider working
 // as the gate's role (assume_role), its STS calls through the front that
 // checks presigned signatures.
 func eksConfig(h *acctest.Harness, e *eksEnv, name string, nodes int, key, certPEM, validation string) string {
-	cfg := gateConfig(h, name, gpuType, nodes, key, certPEM, "    timeout = \"2m\"\n"+validation)
-	cfg = regexp.MustCompile(`(?m)^(\s*sts\s*=\s*)".*"$`).ReplaceAllString(cfg, `${1}"`+e.sts.URL+`"`)
-	cfg = strings.Replace(cfg, "  region = ", "  assume_role = { role_arn = \""+gateRole+"\" }\n  region = ", 1)
+	cfg := e.asGate(gateConfig(h, name, gpuType, nodes, key, certPEM, "    timeout = \"2m\"\n"+validation))
 	return strings.Replace(cfg, "  validation = {", `  instance_profile = "eks-nodes"
 
   orchestrator = {

@@ -142,18 +142,11 @@ func (e *Env) planCPUFootprint(ctx context.Context, spec CPUFootprintSpec) (*CPU
 	}
 	p.Violations = vs
 	if spec.EKS != nil {
-		ek, ps, evs, err := e.planEKS(ctx, spec.EKS, spec.Known)
+		ek, ps, evs, err := e.planEKSJoin(ctx, spec.EKS, spec.InstanceProfile, spec.CreationToken, spec.Known)
 		if err != nil {
 			return nil, err
 		}
 		p.eks, p.Problems, p.Violations = ek, append(p.Problems, ps...), append(p.Violations, evs...)
-		if ek != nil {
-			ps, err := e.planAccessEntry(ctx, spec.EKS, ek, spec.InstanceProfile, spec.CreationToken, spec.Known)
-			if err != nil {
-				return nil, err
-			}
-			p.Problems = append(p.Problems, ps...)
-		}
 	}
 
 	if ok && spec.known("subnet_ids") && len(spec.SubnetIDs) == 0 {

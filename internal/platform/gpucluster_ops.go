@@ -223,18 +223,11 @@ func (e *Env) planGPUCluster(ctx context.Context, spec GPUClusterSpec) (*GPUClus
 	}
 	p.Violations = vs
 	if spec.EKS != nil {
-		ek, ps, evs, err := e.planEKS(ctx, spec.EKS, spec.Known)
+		ek, ps, evs, err := e.planEKSJoin(ctx, spec.EKS, spec.InstanceProfile, spec.CreationToken, spec.Known)
 		if err != nil {
 			return nil, err
 		}
 		p.eks, p.Problems, p.Violations = ek, append(p.Problems, ps...), append(p.Violations, evs...)
-		if ek != nil {
-			ps, err := e.planAccessEntry(ctx, spec.EKS, ek, spec.InstanceProfile, spec.CreationToken, spec.Known)
-			if err != nil {
-				return nil, err
-			}
-			p.Problems = append(p.Problems, ps...)
-		}
 	}
 	zoneViolated := false
 	for _, v := range vs {

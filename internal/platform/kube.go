@@ -217,6 +217,18 @@ func (e *Env) planEKS(ctx context.Context, s *EKSSpec, known func(string) bool) 
 	return &eksPlan{Cluster: c}, ps, vs, nil
 }
 
+// planEKSJoin is orchestrator.eks at plan, for either resource: the
+// cluster (planEKS), then the nodes' role and its access entry
+// (planAccessEntry).
+func (e *Env) planEKSJoin(ctx context.Context, s *EKSSpec, instanceProfile, token string, known func(string) bool) (*eksPlan, []Problem, []residency.Violation, error) {
+	ek, ps, vs, err := e.planEKS(ctx, s, known)
+	if err != nil || ek == nil {
+		return ek, ps, vs, err
+	}
+	aps, err := e.planAccessEntry(ctx, s, ek, instanceProfile, token, known)
+	return ek, append(ps, aps...), vs, err
+}
+
 // eksEndpointRegion is the region an EKS API endpoint's host names
 // (ID.LABEL.REGION.eks.amazonaws.com); false for other hosts, whose
 // location the URL does not tell (a private name, an emulator).

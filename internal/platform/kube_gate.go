@@ -61,17 +61,26 @@ func (e *Env) newKubeGate(resource, name string, ek *eksPlan, progress func(stri
 	return g, nil
 }
 
+// list connects with a fresh token and lists the resource's Nodes.
+func (g *kubeGate) list(ctx context.Context) (kubeNodesAPI, []cloud.KubeNode, error) {
+	api, err := g.connect(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	nodes, err := api.List(ctx, g.selector)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: Kubernetes: %w", g.resource, err)
+	}
+	return api, nodes, nil
+}
+
 // judged acts on one look's verdicts: it lifts the taint of each passed
 // node that registered, and marks each failed one. A node not registered
 // yet is left for a later look.
 func (g *kubeGate) judged(ctx context.Context, res GateResult) error {
-	api, err := g.connect(ctx)
+	api, nodes, err := g.list(ctx)
 	if err != nil {
 		return err
-	}
-	nodes, err := api.List(ctx, g.selector)
-	if err != nil {
-		return fmt.Errorf("%s: Kubernetes: %w", g.resource, err)
 	}
 	byInstance := map[string]cloud.KubeNode{}
 	for _, n := range nodes {
@@ -111,16 +120,14 @@ func (g *kubeGate) judged(ctx context.Context, res GateResult) error {
 // (their evidence failed): their pods are evicted before their instances
 // are terminated. A node not registered has nothing to drain.
 func (g *kubeGate) drain(ctx context.Context, instances []string) error {
-	api, err := g.connect(ctx)
-	if err != nil {
-		return err
-	}
 	// Cordoned first, read again while the Node changes under the patch
 	// (its kubelet, hwprobe).
+	var api kubeNodesAPI
 	var nodes []cloud.KubeNode
+	var err error
 	for try := 0; ; try++ {
-		if nodes, err = api.List(ctx, g.selector); err != nil {
-			return fmt.Errorf("%s: Kubernetes: %w", g.resource, err)
+		if api, nodes, err = g.list(ctx); err != nil {
+			return err
 		}
 		changed := false
 		for _, n := range nodes {
@@ -156,13 +163,9 @@ func (g *kubeGate) drain(ctx context.Context, instances []string) error {
 // a replacement may register under the same name (its private DNS name),
 // before the cluster's node lifecycle controller removed the old one.
 func (g *kubeGate) forget(ctx context.Context, instances []string) error {
-	api, err := g.connect(ctx)
+	api, nodes, err := g.list(ctx)
 	if err != nil {
 		return err
-	}
-	nodes, err := api.List(ctx, g.selector)
-	if err != nil {
-		return fmt.Errorf("%s: Kubernetes: %w", g.resource, err)
 	}
 	for _, n := range nodes {
 		if slices.Contains(instances, n.InstanceID()) {
@@ -196,13 +199,9 @@ func (g *kubeGate) waitLifted(ctx context.Context, res GateResult, limit, poll t
 		if err := g.judged(ctx, res); err != nil {
 			return err
 		}
-		api, err := g.connect(ctx)
+		_, nodes, err := g.list(ctx)
 		if err != nil {
 			return err
-		}
-		nodes, err := api.List(ctx, g.selector)
-		if err != nil {
-			return fmt.Errorf("%s: Kubernetes: %w", g.resource, err)
 		}
 		var waiting []string
 		for _, id := range g.passed {
