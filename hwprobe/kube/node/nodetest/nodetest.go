@@ -1,4 +1,4 @@
-// Package nodetest is a stand-in for the API server's Node API, for the
+// Package nodetest is a test double: a stand-in for the API server's Node API, for the
 // tests of hwprobe/kube/node and of the hwprobe command: it applies
 // patches as the API server does (strategic-merge patches on the Node's
 // JSON, conditions merged on their type), a status patch changing only
