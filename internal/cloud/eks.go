@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
@@ -197,9 +196,6 @@ func InstanceProfileRole(ctx context.Context, api IAMProfileAPI, profile string)
 const (
 	eksTokenPrefix     = "k8s-aws-v1."
 	eksClusterIDHeader = "x-k8s-aws-id"
-	// EKSTokenLifetime is how long EKS accepts a token (it allows 15
-	// minutes from signing); make a new one before it runs out.
-	EKSTokenLifetime = 14 * time.Minute
 )
 
 // EKSToken makes a bearer token for the cluster's Kubernetes API from the

@@ -289,7 +289,7 @@ func (e *Env) convergeCPUFootprint(ctx context.Context, prior *CPUFootprintRecor
 	// The instances' access entry before the group launches any; the
 	// launch template records it first.
 	entryTags := map[string]string{cloud.TagFootprint: spec.Name, cloud.TagCreationToken: spec.CreationToken}
-	if _, err := e.ensureAccessEntry(ctx, "CPU footprint "+spec.Name, spec.EKS, plan.eks, entryTags, spec.CreationToken, o.progress); err != nil {
+	if err := e.ensureAccessEntry(ctx, "CPU footprint "+spec.Name, spec.EKS, plan.eks, entryTags, spec.CreationToken, o.progress); err != nil {
 		return e.cpuPartial(ctx, spec.Name, tr, err)
 	}
 	tags := e.MergeTags(spec.Tags)

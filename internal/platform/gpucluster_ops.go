@@ -550,7 +550,7 @@ func (e *Env) convergeGPUCluster(ctx context.Context, spec GPUClusterSpec, o GPU
 	// The nodes' access entry before the nodes; the launch template
 	// records it first, so that a destroy finds it whatever happens next.
 	entryTags := map[string]string{cloud.TagCluster: spec.Name, cloud.TagCreationToken: spec.CreationToken}
-	if _, err := e.ensureAccessEntry(ctx, "GPU cluster "+spec.Name, spec.EKS, plan.eks, entryTags, spec.CreationToken, o.progress); err != nil {
+	if err := e.ensureAccessEntry(ctx, "GPU cluster "+spec.Name, spec.EKS, plan.eks, entryTags, spec.CreationToken, o.progress); err != nil {
 		c, err := e.partial(ctx, spec, tr, err)
 		return c, plan, err
 	}

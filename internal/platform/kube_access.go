@@ -93,11 +93,11 @@ func (e *Env) planAccessEntry(ctx context.Context, s *EKSSpec, ek *eksPlan, inst
 // ensureAccessEntry creates the role's entry when the plan found none (and
 // create_access_entry), or finds it made by an earlier try of this apply
 // (a lost answer): it is this resource's only when it carries its token.
-// It returns the ref to record, or none when the entry is not this
-// resource's.
-func (e *Env) ensureAccessEntry(ctx context.Context, resource string, s *EKSSpec, ek *eksPlan, tags map[string]string, token string, progress func(string, ...any)) (*accessEntryRef, error) {
+// An entry that is not this resource's is used as it is when it is
+// EC2_LINUX.
+func (e *Env) ensureAccessEntry(ctx context.Context, resource string, s *EKSSpec, ek *eksPlan, tags map[string]string, token string, progress func(string, ...any)) error {
 	if s == nil || !s.CreateAccessEntry || ek == nil || ek.NodeRole == "" {
-		return nil, nil
+		return nil
 	}
 	ref := &accessEntryRef{Cluster: ek.Cluster.Name, Role: ek.NodeRole}
 	api := e.Clients.EKS()
@@ -106,26 +106,26 @@ func (e *Env) ensureAccessEntry(ctx context.Context, resource string, s *EKSSpec
 		progress("%s: creating the EKS access entry (EC2_LINUX) of %s in cluster %s", resource, ref.Role, ref.Cluster)
 		err = cloud.CreateAccessEntry(ctx, api, ref.Cluster, ref.Role, tags)
 		if err == nil {
-			return ref, nil
+			return nil
 		}
 		if !errors.Is(err, cloud.ErrAccessEntryExists) {
-			return nil, err
+			return err
 		}
 		// Made meanwhile: by a try whose answer was lost, or by someone
 		// else. Its tags say which.
 		entry, err = cloud.FindAccessEntry(ctx, api, ref.Cluster, ref.Role)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	switch {
 	case entry.Tags[cloud.TagCreationToken] == token:
-		return ref, nil
+		return nil
 	case entry.Type == cloud.AccessEntryEC2Linux:
 		progress("%s: the EKS access entry of %s in cluster %s is not this resource's: used as it is", resource, ref.Role, ref.Cluster)
-		return nil, nil
+		return nil
 	}
-	return nil, fmt.Errorf("%s: %s has a %s access entry in EKS cluster %s, not EC2_LINUX: its nodes could not register. Use another role for the nodes, or replace that entry", resource, ref.Role, entry.Type, ref.Cluster)
+	return fmt.Errorf("%s: %s has a %s access entry in EKS cluster %s, not EC2_LINUX: its nodes could not register. Use another role for the nodes, or replace that entry", resource, ref.Role, entry.Type, ref.Cluster)
 }
 
 // deleteAccessEntry deletes the entry tag records when it carries token
