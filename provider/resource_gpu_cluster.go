@@ -530,9 +530,25 @@ func (r *gpuClusterResource) Delete(ctx context.Context, req resource.DeleteRequ
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	name := state.Name.ValueString()
-	if err := r.meta.DeleteGPUCluster(ctx, name, state.CreationToken.ValueString(), gpuClusterOptions(ctx)); err != nil {
+	if err := r.meta.DeleteGPUCluster(ctx, recordedGPUCluster(ctx, &state, &resp.Diagnostics), gpuClusterOptions(ctx)); err != nil {
 		resp.Diagnostics.AddError(fmt.Sprintf("deleting GPU cluster (%s)", name), err.Error())
 	}
+}
+
+// recordedGPUCluster is the cluster as state records it, for its delete:
+// its name and creation token, and what its nodes' Slurm leave needs (the
+// orchestrator and the validation's reports). A state whose blocks do not
+// translate (written by another version) still deletes, with a warning
+// that its nodes are not asked to leave Slurm first.
+func recordedGPUCluster(ctx context.Context, state *gpuClusterModel, diags *diag.Diagnostics) platform.GPUClusterSpec {
+	var d diag.Diagnostics
+	s := gpuClusterSpec(ctx, state, state, &d)
+	s.Name, s.CreationToken = state.Name.ValueString(), state.CreationToken.ValueString()
+	if d.HasError() {
+		diags.AddWarning(fmt.Sprintf("deleting GPU cluster (%s)", s.Name), fmt.Sprintf("the recorded configuration could not be read (%s): the nodes are terminated without first leaving Slurm", d.Errors()[0].Detail()))
+		return platform.GPUClusterSpec{Name: s.Name, CreationToken: s.CreationToken}
+	}
+	return s
 }
 
 // ImportState imports a cluster by name.

@@ -143,7 +143,7 @@ func TestAccGPUCluster_eksAccessEntryFaults(t *testing.T) {
 			if n := len(h.EKSAccessEntries(eksCluster)); n != 1 {
 				t.Fatalf("%d entries, want 1", n)
 			}
-			if err := env.DeleteGPUCluster(context.Background(), name, s.CreationToken, platform.GPUClusterOptions{}); err != nil {
+			if err := env.DeleteGPUCluster(context.Background(), platform.GPUClusterSpec{Name: name, CreationToken: s.CreationToken}, platform.GPUClusterOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			if got, ok := entry(); ok {
@@ -164,7 +164,7 @@ func TestAccGPUCluster_eksAccessEntryFaults(t *testing.T) {
 			defer vcancel()
 			h.Shim.ResetLog()
 			f.arm(t, "DeleteAccessEntry", vcancel)
-			err = env.DeleteGPUCluster(vctx, name, c.CreationToken, platform.GPUClusterOptions{})
+			err = env.DeleteGPUCluster(vctx, platform.GPUClusterSpec{Name: name, CreationToken: c.CreationToken}, platform.GPUClusterOptions{})
 			h.Shim.ClearRules()
 			if st := statuses("DeleteAccessEntry"); !f.served(st) {
 				t.Fatalf("DeleteAccessEntry answered %v: the fault did not happen as meant", st)
@@ -176,7 +176,7 @@ func TestAccGPUCluster_eksAccessEntryFaults(t *testing.T) {
 				// The launch template still records the entry: a destroy
 				// again finds it (or finds it gone, when the cut call
 				// landed).
-				if err := env.DeleteGPUCluster(context.Background(), name, c.CreationToken, platform.GPUClusterOptions{}); err != nil {
+				if err := env.DeleteGPUCluster(context.Background(), platform.GPUClusterSpec{Name: name, CreationToken: c.CreationToken}, platform.GPUClusterOptions{}); err != nil {
 					t.Fatalf("destroy again: %v", err)
 				}
 			} else if err != nil {
@@ -201,7 +201,7 @@ func TestAccGPUCluster_eksAccessEntryFaults(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := env.DeleteGPUCluster(context.Background(), s.Name, c.CreationToken, platform.GPUClusterOptions{}); err != nil {
+		if err := env.DeleteGPUCluster(context.Background(), platform.GPUClusterSpec{Name: s.Name, CreationToken: c.CreationToken}, platform.GPUClusterOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		if got, ok := entry(); !ok || got.Token != "" {

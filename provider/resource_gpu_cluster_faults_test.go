@@ -358,7 +358,7 @@ func TestAccGPUCluster_interruptMatrix(t *testing.T) {
 			if live, _ = liveGPUNodes(t, h, name); len(live) != 2 {
 				t.Fatalf("after re-apply: %d live nodes, want 2", len(live))
 			}
-			if err := env.DeleteGPUCluster(context.Background(), name, c.CreationToken, platform.GPUClusterOptions{}); err != nil {
+			if err := env.DeleteGPUCluster(context.Background(), platform.GPUClusterSpec{Name: name, CreationToken: c.CreationToken}, platform.GPUClusterOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			if err := checkClusterGone(t, h, name)(nil); err != nil {
@@ -381,14 +381,14 @@ func TestAccGPUCluster_deleteRefusesForeignToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	var oe *platform.OwnershipError
-	if err := env.DeleteGPUCluster(context.Background(), "mine", "someone-else", platform.GPUClusterOptions{}); !errors.As(err, &oe) {
+	if err := env.DeleteGPUCluster(context.Background(), platform.GPUClusterSpec{Name: "mine", CreationToken: "someone-else"}, platform.GPUClusterOptions{}); !errors.As(err, &oe) {
 		t.Fatalf("delete with a foreign token: %v, want an ownership error", err)
 	}
 	out, err := ec2Client(t, h).DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{InstanceIds: c.NodeIDs()})
 	if err != nil || out.Reservations[0].Instances[0].State.Name != "running" {
 		t.Fatalf("the owner's node was touched: %v", err)
 	}
-	if err := env.DeleteGPUCluster(context.Background(), "mine", c.CreationToken, platform.GPUClusterOptions{}); err != nil {
+	if err := env.DeleteGPUCluster(context.Background(), platform.GPUClusterSpec{Name: "mine", CreationToken: c.CreationToken}, platform.GPUClusterOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -639,14 +639,14 @@ func TestAccGPUCluster_interruptUpdateDelete(t *testing.T) {
 			cancel()
 		}
 	})
-	if err := env.DeleteGPUCluster(ctx, "cuts", spec.CreationToken, opts); err == nil {
+	if err := env.DeleteGPUCluster(ctx, platform.GPUClusterSpec{Name: "cuts", CreationToken: spec.CreationToken}, opts); err == nil {
 		t.Fatal("a cancelled delete succeeded")
 	}
 	h.Shim.ClearRules()
 	if _, err := env.FindGPUCluster(context.Background(), "cuts", ""); err != nil {
 		t.Fatalf("after a cancelled delete the cluster cannot be found (state would keep it): %v", err)
 	}
-	if err := env.DeleteGPUCluster(context.Background(), "cuts", spec.CreationToken, opts); err != nil {
+	if err := env.DeleteGPUCluster(context.Background(), platform.GPUClusterSpec{Name: "cuts", CreationToken: spec.CreationToken}, opts); err != nil {
 		t.Fatal(err)
 	}
 	if err := checkClusterGone(t, h, "cuts")(nil); err != nil {

@@ -497,7 +497,8 @@ func TestAccGPUCluster_slurmInterrupted(t *testing.T) {
 // Slurm controller: the platform team adds the plan's
 // slurm_controller_config to the controller, both nodes join with the
 // example's gres, partition and features and are in service, and destroy
-// leaves no node in Slurm.
+// waits for the job running on a node (its nodes leave Slurm first, as a
+// scale-in's do) and leaves no node in Slurm.
 func TestAccGPUCluster_slurmExample(t *testing.T) {
 	const name = "uae-slurm-train"
 	// The example's provider block has no endpoints: the harness's
@@ -530,10 +531,36 @@ func TestAccGPUCluster_slurmExample(t *testing.T) {
 	}
 	example = strings.Replace(example, validation, validation+`    checks               = ["host", "gpu"]`+"\n", 1)
 	const address = "mlplatform_gpu_cluster.train"
+	// A job runs on node 0 when the destroy begins: the destroy asks the
+	// nodes to leave Slurm and waits for the job to end (exit 0) before it
+	// terminates the instance, as a scale-in does. Terminated first, the
+	// node would leave Slurm at shutdown with the job killed.
+	job := make(chan error, 1)
+	jobAtDestroy := func(*terraform.State) error {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			_, err := sc.Srun(ctx, "-w", name+"-0", "-p", "gpu", "sleep", "15")
+			job <- err
+		}()
+		sc.WaitNode(name+"-0", 20*time.Second, "running the job", slurmtest.Busy)
+		return nil
+	}
+	jobFinished := func(*terraform.State) error {
+		select {
+		case err := <-job:
+			if err != nil {
+				return fmt.Errorf("the job running at destroy did not finish: %v", err)
+			}
+		default:
+			return errors.New("the destroy finished while the job on its node still ran")
+		}
+		return waitSlurmNodes(sc, nil)
+	}
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
-		CheckDestroy:             func(*terraform.State) error { return waitSlurmNodes(sc, nil) },
+		CheckDestroy:             jobFinished,
 		Steps: []resource.TestStep{{
 			Config: example,
 			ConfigVariables: config.Variables{
@@ -557,6 +584,7 @@ func TestAccGPUCluster_slurmExample(t *testing.T) {
 					}
 					return nil
 				},
+				jobAtDestroy,
 			),
 		}},
 	})

@@ -417,7 +417,7 @@ func TestAccGPUCluster_disappears(t *testing.T) {
 				Config: cfg,
 				Check: func(*terraform.State) error {
 					env := platformEnv(t, h)
-					return env.DeleteGPUCluster(context.Background(), "vanish", "", platform.GPUClusterOptions{})
+					return env.DeleteGPUCluster(context.Background(), platform.GPUClusterSpec{Name: "vanish", CreationToken: ""}, platform.GPUClusterOptions{})
 				},
 				ExpectNonEmptyPlan: true,
 			},

@@ -337,7 +337,11 @@ func (GpuCluster) Delete(ctx context.Context, req infer.DeleteRequest[GpuCluster
 	}
 	ctx, cancel := gpuClusterDeadline(ctx, platform.OpDelete)
 	defer cancel()
-	if err := env.DeleteGPUCluster(ctx, name, deref(req.State.CreationToken), gpuClusterOptions(ctx)); err != nil {
+	// The cluster as its state records it: with Slurm, its nodes leave
+	// Slurm before they are terminated.
+	recorded := req.State.spec(nil)
+	recorded.Name, recorded.CreationToken = name, deref(req.State.CreationToken)
+	if err := env.DeleteGPUCluster(ctx, recorded, gpuClusterOptions(ctx)); err != nil {
 		return infer.DeleteResponse{}, fmt.Errorf("deleting GPU cluster (%s): %w", name, err)
 	}
 	return infer.DeleteResponse{}, nil

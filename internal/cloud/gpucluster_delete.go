@@ -35,6 +35,18 @@ type DeleteGPUClusterAPI interface {
 	DeleteLaunchTemplate(ctx context.Context, in *ec2.DeleteLaunchTemplateInput, opts ...func(*ec2.Options)) (*ec2.DeleteLaunchTemplateOutput, error)
 }
 
+// DeleteGPUClusterHooks run during DeleteGPUCluster; either may be nil.
+type DeleteGPUClusterHooks struct {
+	// BeforeTerminate runs once ownership is proven, before the nodes
+	// (the running ones the caller owns) are terminated: an error stops
+	// the delete with nothing terminated.
+	BeforeTerminate func(ctx context.Context, c *GPUCluster, nodes []GPUNode) error
+	// AfterNodes runs once the nodes are gone, before the placement group
+	// and the launch template (whose tags say what else the cluster owns)
+	// are deleted.
+	AfterNodes func(ctx context.Context, c *GPUCluster) error
+}
+
 // DeleteGPUCluster removes cluster name: it terminates every node found by
 // the cluster tag (whatever state recorded) and waits until they are gone,
 // then deletes the placement group when the cluster owns it, then the launch
@@ -42,10 +54,8 @@ type DeleteGPUClusterAPI interface {
 // creation token the caller recorded), a cluster carrying another token is
 // an *OwnershipError and nothing is deleted; nodes carrying another token
 // are left alone.
-// afterNodes, when set, runs once the nodes are gone, before the placement
-// group and the launch template (whose tags say what else the cluster
-// owns) are deleted.
-func DeleteGPUCluster(ctx context.Context, api DeleteGPUClusterAPI, name, owner string, o NodeWaitOptions, afterNodes func(context.Context, *GPUCluster) error) error {
+// hooks say what else runs on the way.
+func DeleteGPUCluster(ctx context.Context, api DeleteGPUClusterAPI, name, owner string, o NodeWaitOptions, hooks DeleteGPUClusterHooks) error {
 	c, err := FindGPUCluster(ctx, api, name)
 	if errors.Is(err, ErrNotFound) {
 		return nil
@@ -58,9 +68,16 @@ func DeleteGPUCluster(ctx context.Context, api DeleteGPUClusterAPI, name, owner 
 	}
 	mine := func(n GPUNode) bool { return owner == "" || n.CreationToken == "" || n.CreationToken == owner }
 	var ids, live []string
+	var nodes []GPUNode
 	for _, n := range c.Nodes {
 		if mine(n) {
 			ids, live = append(ids, n.InstanceID), append(live, n.InstanceID)
+			nodes = append(nodes, n)
+		}
+	}
+	if hooks.BeforeTerminate != nil && len(nodes) > 0 {
+		if err := hooks.BeforeTerminate(ctx, c, nodes); err != nil {
+			return err
 		}
 	}
 	for _, n := range c.Gone {
@@ -74,8 +91,8 @@ func DeleteGPUCluster(ctx context.Context, api DeleteGPUClusterAPI, name, owner 
 	if err := WaitGPUNodesTerminated(ctx, api, ids, o); err != nil {
 		return err
 	}
-	if afterNodes != nil {
-		if err := afterNodes(ctx, c); err != nil {
+	if hooks.AfterNodes != nil {
+		if err := hooks.AfterNodes(ctx, c); err != nil {
 			return err
 		}
 	}

@@ -475,21 +475,31 @@ func (e *Env) findGPUClusterTemplate(ctx context.Context, c *GPUCluster) (cloud.
 
 // DeleteGPUCluster terminates every node, found by tag whatever state
 // recorded, and waits until they are gone, then deletes the placement group
-// it owns and the launch template. owner is the creation token the caller
-// recorded (empty when none was): a cluster carrying another token belongs
-// to another configuration and is not touched.
-func (e *Env) DeleteGPUCluster(ctx context.Context, name, owner string, o GPUClusterOptions) error {
+// it owns and the launch template. recorded is the cluster as the caller's
+// state records it: its Name, and its CreationToken, the owner (empty when
+// none was recorded): a cluster carrying another token belongs to another
+// configuration and is not touched. With recorded.Slurm and reports
+// (recorded.Validation), the nodes leave Slurm first, as a scale-in's do:
+// each is drained and its jobs end before its instance is terminated,
+// within ctx (a *SlurmLeaveTimeoutError names the nodes that held it).
+func (e *Env) DeleteGPUCluster(ctx context.Context, recorded GPUClusterSpec, o GPUClusterOptions) error {
+	name, owner := recorded.Name, recorded.CreationToken
 	o.progress("deleting GPU cluster %s", name)
 	w := cloud.NodeWaitOptions{Poll: e.polling().Nodes}
 	w.Progress = func(ready, total int, _ []string) {
 		o.progress("GPU cluster %s: %d of %d nodes terminated", name, ready, total)
 	}
-	return cloud.DeleteGPUCluster(ctx, e.Clients.EC2, name, owner, w, func(ctx context.Context, c *cloud.GPUCluster) error {
-		token := owner
-		if token == "" {
-			token = c.CreationToken
-		}
-		return e.deleteAccessEntry(ctx, "GPU cluster "+name, c.LaunchTemplateTags[TagEKSAccessEntry], token, o.progress)
+	return cloud.DeleteGPUCluster(ctx, e.Clients.EC2, name, owner, w, cloud.DeleteGPUClusterHooks{
+		BeforeTerminate: func(ctx context.Context, _ *cloud.GPUCluster, nodes []cloud.GPUNode) error {
+			return e.slurmLeave(ctx, recorded, nodes, o)
+		},
+		AfterNodes: func(ctx context.Context, c *cloud.GPUCluster) error {
+			token := owner
+			if token == "" {
+				token = c.CreationToken
+			}
+			return e.deleteAccessEntry(ctx, "GPU cluster "+name, c.LaunchTemplateTags[TagEKSAccessEntry], token, o.progress)
+		},
 	})
 }
 

@@ -33,7 +33,7 @@ type SlurmLeaveTimeoutError struct {
 }
 
 func (e *SlurmLeaveTimeoutError) Error() string {
-	return fmt.Sprintf("GPU cluster %s: nodes %s did not leave Slurm before the timeout: they are drained in Slurm (reason \"hwprobe: leaving: ...\") and still run jobs, or their hwprobe slurm watch did not answer; they were not terminated. Apply again once their jobs end (squeue -w NODE), or cancel the jobs (scancel -w NODE), or raise the resource's timeouts; to give up on their jobs, terminate the instances yourself: the provider does not wait for an instance that no longer runs: %v",
+	return fmt.Sprintf("GPU cluster %s: nodes %s did not leave Slurm before the timeout: they are drained in Slurm (reason \"hwprobe: leaving: ...\") and still run jobs, or their hwprobe slurm watch did not answer; they were not terminated. Apply (or destroy) again once their jobs end (squeue -w NODE), or cancel the jobs (scancel -w NODE), or raise the resource's timeouts; to give up on their jobs, terminate the instances yourself: the provider does not wait for an instance that no longer runs: %v",
 		e.Cluster, cloud.FormatIndices(e.Nodes), e.Err)
 }
 
