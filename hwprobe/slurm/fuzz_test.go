@@ -2,6 +2,7 @@ package slurm
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"reflect"
 	"strings"
@@ -121,6 +122,36 @@ func FuzzQuoteArgs(f *testing.F) {
 		}
 		if got := splitSystemd(q); !reflect.DeepEqual(got, args) {
 			t.Fatalf("%q reads as %q", q, got)
+		}
+	})
+}
+
+// FuzzParseHealthMarker: a marker that parses has a valid instance id, a
+// known state and a time, names a key HealthMarkerInstance reads back, and
+// encodes to a marker that parses to itself.
+func FuzzParseHealthMarker(f *testing.F) {
+	f.Add([]byte(`{"node":"train-1","instance_id":"i-0123456789abcdef0","state":"drained","reason":"hwprobe: gpu.count: expected 8, observed 7","at":"2026-11-27T10:00:00.123Z"}`))
+	f.Add([]byte(`{"node":"train-1","instance_id":"i-01234567","state":"resumed","at":"2026-11-27T10:00:00Z"}`))
+	f.Add([]byte(`{"instance_id":"i-0123456789abcdef0","state":"drained","reason":"maintenance","at":"2026-11-27T10:00:00Z"}`))
+	f.Add([]byte(`{"instance_id":"x","state":"odd","at":"2026-11-27T10:00:00Z","extra":1}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := ParseHealthMarker(b)
+		if err != nil {
+			return
+		}
+		if m.State != HealthDrained && m.State != HealthResumed || m.At.IsZero() {
+			t.Fatalf("parsed %+v", m)
+		}
+		if id, ok := HealthMarkerInstance(strings.TrimPrefix(HealthMarkerKey(m), HealthMarkerDir)); !ok || id != m.InstanceID {
+			t.Fatalf("key %q reads back as %q, %v", HealthMarkerKey(m), id, ok)
+		}
+		again, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m2, err := ParseHealthMarker(again)
+		if err != nil || m2.InstanceID != m.InstanceID || m2.State != m.State || m2.Reason != m.Reason || !m2.At.Equal(m.At) {
+			t.Fatalf("round trip: %+v, %v; want %+v", m2, err, m)
 		}
 	})
 }

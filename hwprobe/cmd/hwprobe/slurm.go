@@ -107,6 +107,14 @@ Then, in Slurm (scontrol show node, scontrol update):
   - a node the controller does not know yet (a dynamic node before it
     registered) is left for the next run.
 
+When it drains or resumes the node and the profile has a report block, it
+writes a marker of that change, `+slurm.HealthMarkerDir+`INSTANCE-ID/TIME.json,
+to the report destination as reports are written (the profile's region
+and KMS key, written once; at most 10 s, a failed write is logged). The
+provider's refresh reads the newest marker of each node: a node drained by
+hwprobe is drift, which apply repairs by replacing it when the cluster's
+validation says on_failure = "replace".
+
 slurmd passes only SLURMD_NODENAME (no PATH, no SLURM_CONF), so hwprobe
 finds the configuration itself: --slurm-conf, SLURM_CONF, the slurmd that
 ran it (its -f, its SLURM_CONF, a configless slurmd's cached copy under
@@ -159,8 +167,16 @@ Exit codes: 0 the node passed; 1 it failed (drained, or left drained);
 		}
 	}
 
-	if err := slurmStep(ctx, a, *nodeName, *slurmConf, *scontrolPath, failure, *dryRun, *first); err != nil {
+	done, err := slurmStep(ctx, a, *nodeName, *slurmConf, *scontrolPath, failure, *dryRun, *first)
+	if err != nil {
 		return cannotRun(err)
+	}
+	if done.Action == slurm.Drain || done.Action == slurm.Resume {
+		// Tell the provider (its refresh reads the newest marker of each
+		// node); a marker that cannot be written costs only that.
+		if err := publishHealthMarker(ctx, a, *profilePath, done); err != nil {
+			fmt.Fprintf(a.stderr, "hwprobe: slurm health-check: the node was %sd, but its health marker was not written: %v\n", done.Action, err)
+		}
 	}
 	switch {
 	case perr != nil:
@@ -264,9 +280,16 @@ func drainReason(res validate.Result) string {
 	return ""
 }
 
+// stepDone is what slurmStep did to the node: an Action (Nothing in a dry
+// run), on which node, and the drain's reason.
+type stepDone struct {
+	Action       slurm.Action
+	Node, Reason string
+}
+
 // slurmStep finds the node, its Slurm configuration and scontrol, and
 // drains or resumes the node as slurm.Decide says.
-func slurmStep(ctx context.Context, a *app, nodeFlag, confFlag, scontrolFlag, failure string, dryRun, first bool) error {
+func slurmStep(ctx context.Context, a *app, nodeFlag, confFlag, scontrolFlag, failure string, dryRun, first bool) (stepDone, error) {
 	d, err := slurm.FindSlurmd(os.DirFS("/proc"), os.Getpid())
 	if err != nil {
 		fmt.Fprintf(a.stderr, "hwprobe: looking for the slurmd that ran hwprobe: %v\n", err)
@@ -284,7 +307,7 @@ func slurmStep(ctx context.Context, a *app, nodeFlag, confFlag, scontrolFlag, fa
 	if name == "" {
 		h, err := os.Hostname()
 		if err != nil {
-			return fmt.Errorf("slurm: node name: %w", err)
+			return stepDone{}, fmt.Errorf("slurm: node name: %w", err)
 		}
 		name, _, _ = strings.Cut(h, ".")
 	}
@@ -293,7 +316,7 @@ func slurmStep(ctx context.Context, a *app, nodeFlag, confFlag, scontrolFlag, fa
 	if sc.Path == "" {
 		sc.Path, err = findScontrol(d, exists)
 		if err != nil {
-			return err
+			return stepDone{}, err
 		}
 	}
 	conf := sc.Config.File
@@ -307,7 +330,7 @@ func slurmStep(ctx context.Context, a *app, nodeFlag, confFlag, scontrolFlag, fa
 	case errors.Is(err, slurm.ErrNodeNotFound):
 		err = nil // a dynamic node before it registered: Decide says what follows
 	case err != nil:
-		return fmt.Errorf("%s: %w", where, err)
+		return stepDone{}, fmt.Errorf("%s: %w", where, err)
 	default:
 		node = &n
 		where += ": " + n.State.String()
@@ -321,7 +344,7 @@ func slurmStep(ctx context.Context, a *app, nodeFlag, confFlag, scontrolFlag, fa
 	}
 	if dryRun && dec.Action != slurm.Nothing {
 		fmt.Fprintf(a.stdout, "%s: %s (dry run: would %s)\n", where, dec.Why, dec.Action)
-		return nil
+		return stepDone{Action: slurm.Nothing, Node: name}, nil
 	}
 	switch dec.Action {
 	case slurm.Drain:
@@ -330,9 +353,52 @@ func slurmStep(ctx context.Context, a *app, nodeFlag, confFlag, scontrolFlag, fa
 		err = sc.Resume(ctx, name)
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %s: %w", where, dec.Action, err)
+		return stepDone{}, fmt.Errorf("%s: %s: %w", where, dec.Action, err)
 	}
 	fmt.Fprintf(a.stdout, "%s: %s\n", where, dec.Why)
+	return stepDone{Action: dec.Action, Node: name, Reason: dec.Reason}, nil
+}
+
+// healthMarkerTimeout bounds the marker's write: the health check must end
+// well within slurmd's 60 seconds.
+const healthMarkerTimeout = 10 * time.Second
+
+// publishHealthMarker writes the marker of what the health check did
+// (slurm.HealthMarkerDir) to the profile's report destination, as reports
+// are written (the profile's region, its KMS key, written once). A profile
+// without a report block has nowhere to write: nothing is written.
+func publishHealthMarker(ctx context.Context, a *app, profilePath string, done stepDone) error {
+	p, _, err := loadProfile(profilePath)
+	if err != nil || p.Report == nil {
+		return nil // the check said why already; no destination
+	}
+	t, err := reportTarget("slurm health-check", p, "", "")
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, healthMarkerTimeout)
+	defer cancel()
+	id, err := imdsText(ctx, a.newIMDS(), "instance-id")
+	if err != nil {
+		return fmt.Errorf("the instance id: %w", err)
+	}
+	m := slurm.HealthMarker{Node: done.Node, InstanceID: id, State: slurm.HealthResumed, At: a.now().UTC()}
+	if done.Action == slurm.Drain {
+		m.State, m.Reason = slurm.HealthDrained, done.Reason
+	}
+	body, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	client, err := a.reportS3(ctx, t.Region)
+	if err != nil {
+		return err
+	}
+	uri, err := report.PublishObject(ctx, client, t, slurm.HealthMarkerKey(m), "application/json", body)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "slurm health-check: %s marker written: %s\n", m.State, uri)
 	return nil
 }
 

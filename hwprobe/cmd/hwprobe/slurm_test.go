@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/mlplatform/mlplatform/hwprobe/gpu/gputest"
 	"github.com/mlplatform/mlplatform/hwprobe/report"
 	"github.com/mlplatform/mlplatform/hwprobe/schema"
+	"github.com/mlplatform/mlplatform/hwprobe/slurm"
 	"github.com/mlplatform/mlplatform/hwprobe/validate"
 )
 
@@ -170,5 +172,75 @@ func TestHealthCheckReportMatchesSchema(t *testing.T) {
 	}
 	if err := set.Validate(schema.Report, b); err != nil {
 		t.Errorf("report: %v", err)
+	}
+}
+
+// TestHealthCheckMarker: when the health check drains its node, and when it
+// resumes a node it drained, it writes a marker of the change under the
+// profile's report destination (the provider's refresh reads the newest);
+// a pass that changes nothing writes none, nor does a profile without a
+// report block; a marker it cannot write is said and changes no exit code.
+func TestHealthCheckMarker(t *testing.T) {
+	const id = "i-0123456789abcdef0"
+	withReport := "host {\n  region = \"me-central-1\"\n}\nreport {\n  s3_uri = \"s3://reports/hw/\"\n}\n" + healthyProfile
+	for _, tt := range []struct {
+		name, profile, state string
+		lib                  func() gpu.Library
+		failPuts             int
+		code                 int
+		want                 string // the marker's state; "" none
+		says                 string
+	}{
+		{name: "drained", profile: withReport, state: "IDLE", lib: noDriver, code: exitFailed, want: slurm.HealthDrained},
+		{name: "resumed", profile: withReport, state: "IDLE+DRAIN Reason=hwprobe: gpu.count: lost [root@2026-11-27T10:00:00]", lib: healthy, code: exitOK, want: slurm.HealthResumed},
+		{name: "a pass that changes nothing", profile: withReport, state: "IDLE", lib: healthy, code: exitOK},
+		{name: "failing for another reason", profile: withReport, state: "IDLE+DRAIN Reason=hwprobe: gpu.count: lost [root@2026-11-27T10:00:00]", lib: noDriver, code: exitFailed, want: slurm.HealthDrained},
+		{name: "no report block", profile: healthyProfile, state: "IDLE", lib: noDriver, code: exitFailed},
+		{name: "the write fails", profile: withReport, state: "IDLE", lib: noDriver, failPuts: 10, code: exitFailed, says: "its health marker was not written"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			prog, _ := scontrolStandIn(t, dir)
+			answer := strings.ReplaceAll(strings.ReplaceAll(leaveNode, "NodeName=%s", "NodeName=train-9"), "State=%s", "State="+tt.state)
+			if err := os.WriteFile(filepath.Join(dir, "node"), []byte(answer), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			startJoinIMDS(t, map[string]string{"instance-id": id})
+			store := newStore()
+			store.failPuts = tt.failPuts
+			var out, errb bytes.Buffer
+			a := serveApp(store, nil, &out, &errb)
+			a.newNVML = tt.lib
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			err := run(ctx, []string{"slurm", "health-check", "--node", "train-9", "--scontrol", prog, "--slurm-conf", "/etc/slurm/test.conf",
+				"--profile", writeProfile(t, tt.profile), "--xid-window", "0"}, a)
+			if code := exitStatus(err, &errb); code != tt.code {
+				t.Fatalf("exit %d, want %d: %s %s", code, tt.code, out.String(), errb.String())
+			}
+			if tt.says != "" && !strings.Contains(errb.String(), tt.says) {
+				t.Errorf("stderr %q, want %q", errb.String(), tt.says)
+			}
+			var markers []string
+			for k := range store.bodies {
+				markers = append(markers, k)
+			}
+			if tt.want == "" {
+				if len(markers) > 0 {
+					t.Fatalf("markers written: %v", markers)
+				}
+				return
+			}
+			if len(markers) != 1 || !strings.HasPrefix(markers[0], "hw/"+slurm.HealthMarkerDir+id+"/") {
+				t.Fatalf("markers %v, want one under hw/%s%s/", markers, slurm.HealthMarkerDir, id)
+			}
+			m, err := slurm.ParseHealthMarker(store.bodies[markers[0]])
+			if err != nil || m.State != tt.want || m.InstanceID != id || m.Node != "train-9" || "hw/"+slurm.HealthMarkerKey(m) != markers[0] {
+				t.Fatalf("marker %s: %+v (%v)", markers[0], m, err)
+			}
+			if tt.want == slurm.HealthDrained && !strings.HasPrefix(m.Reason, "hwprobe: gpu.count") {
+				t.Errorf("drain reason %q", m.Reason)
+			}
+		})
 	}
 }
