@@ -142,8 +142,8 @@ func FuzzParseHealthMarker(f *testing.F) {
 		if m.State != HealthDrained && m.State != HealthResumed || m.At.IsZero() {
 			t.Fatalf("parsed %+v", m)
 		}
-		if id, ok := HealthMarkerInstance(strings.TrimPrefix(HealthMarkerKey(m), HealthMarkerDir)); !ok || id != m.InstanceID {
-			t.Fatalf("key %q reads back as %q, %v", HealthMarkerKey(m), id, ok)
+		if id, state, ok := HealthMarkerInstance(strings.TrimPrefix(HealthMarkerKey(m), HealthMarkerDir)); !ok || id != m.InstanceID || state != m.State {
+			t.Fatalf("key %q reads back as %q %q, %v", HealthMarkerKey(m), id, state, ok)
 		}
 		again, err := json.Marshal(m)
 		if err != nil {

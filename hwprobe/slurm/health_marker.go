@@ -10,9 +10,11 @@ import (
 
 // HealthMarkerDir is where the health check says, under its cluster's
 // reports prefix, that it drained or resumed its node: one marker per
-// change, HealthMarkerDir + INSTANCE-ID + "/" + TIME + ".json". A refresh
-// reads the newest of each node: a node whose newest marker says drained
-// is drift (the provider never talks to the controller).
+// change, HealthMarkerDir + INSTANCE-ID + "/" + TIME + "." + STATE +
+// ".json". A refresh lists them and reads the newest of each node: a node
+// whose newest marker says drained is drift (the provider never talks to
+// the controller). The key says the state, so that only a drained node's
+// marker is read.
 const HealthMarkerDir = "slurm-health/"
 
 // healthMarkerTime is how a marker's key names its time: sortable, to the
@@ -41,7 +43,7 @@ type HealthMarker struct {
 // HealthMarkerKey is the key of m under its cluster's reports prefix
 // (relative to it).
 func HealthMarkerKey(m HealthMarker) string {
-	return HealthMarkerDir + m.InstanceID + "/" + m.At.UTC().Format(healthMarkerTime) + ".json"
+	return HealthMarkerDir + m.InstanceID + "/" + m.At.UTC().Format(healthMarkerTime) + "." + m.State + ".json"
 }
 
 // ParseHealthMarker reads a marker and checks it: an instance id, a state
@@ -68,18 +70,24 @@ func ParseHealthMarker(b []byte) (HealthMarker, error) {
 	return m, nil
 }
 
-// HealthMarkerInstance is the instance a marker's key (relative to
-// HealthMarkerDir) names, and whether the key is one HealthMarkerKey
-// makes.
-func HealthMarkerInstance(rel string) (string, bool) {
-	id, file, ok := strings.Cut(rel, "/")
-	if !ok || !validInstanceID(id) || !strings.HasSuffix(file, ".json") {
-		return "", false
+// HealthMarkerInstance reads a marker's key (relative to HealthMarkerDir):
+// the instance and the state it names, and whether the key is one
+// HealthMarkerKey makes. Keys of one instance sort by time.
+func HealthMarkerInstance(rel string) (id, state string, ok bool) {
+	id, file, found := strings.Cut(rel, "/")
+	base, isJSON := strings.CutSuffix(file, ".json")
+	dot := strings.LastIndexByte(base, '.')
+	if !found || !isJSON || dot < 0 || !validInstanceID(id) {
+		return "", "", false
 	}
-	if _, err := time.Parse(healthMarkerTime, strings.TrimSuffix(file, ".json")); err != nil {
-		return "", false
+	stamp, state := base[:dot], base[dot+1:]
+	if state != HealthDrained && state != HealthResumed {
+		return "", "", false
 	}
-	return id, true
+	if _, err := time.Parse(healthMarkerTime, stamp); err != nil {
+		return "", "", false
+	}
+	return id, state, true
 }
 
 // validInstanceID: i- and 8 or 17 hex digits.

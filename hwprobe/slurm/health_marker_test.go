@@ -12,14 +12,15 @@ func TestParseHealthMarker(t *testing.T) {
 	if err != nil || m.Node != "train-1" || m.State != HealthDrained || !m.At.Equal(at) {
 		t.Fatalf("parsed %+v, %v", m, err)
 	}
-	if got, want := HealthMarkerKey(m), "slurm-health/i-0123456789abcdef0/20261127T100000.123Z.json"; got != want {
+	if got, want := HealthMarkerKey(m), "slurm-health/i-0123456789abcdef0/20261127T100000.123Z.drained.json"; got != want {
 		t.Errorf("key %q, want %q", got, want)
 	}
-	if id, ok := HealthMarkerInstance("i-0123456789abcdef0/20261127T100000.123Z.json"); !ok || id != "i-0123456789abcdef0" {
-		t.Errorf("instance of the key: %q %v", id, ok)
+	if id, state, ok := HealthMarkerInstance("i-0123456789abcdef0/20261127T100000.123Z.drained.json"); !ok || id != "i-0123456789abcdef0" || state != HealthDrained {
+		t.Errorf("instance of the key: %q %q %v", id, state, ok)
 	}
-	for _, rel := range []string{"i-0123456789abcdef0.json", "i-0123456789abcdef0/latest.json", "x/20261127T100000.123Z.json", "i-0123456789abcdef0/20261127T100000.123Z.txt"} {
-		if id, ok := HealthMarkerInstance(rel); ok {
+	for _, rel := range []string{"i-0123456789abcdef0.json", "i-0123456789abcdef0/latest.json", "x/20261127T100000.123Z.drained.json",
+		"i-0123456789abcdef0/20261127T100000.123Z.drained.txt", "i-0123456789abcdef0/20261127T100000.123Z.json", "i-0123456789abcdef0/20261127T100000.123Z.down.json", "i-0123456789abcdef0/yesterday.resumed.json"} {
+		if id, _, ok := HealthMarkerInstance(rel); ok {
 			t.Errorf("HealthMarkerInstance(%q) = %q: want refused", rel, id)
 		}
 	}

@@ -108,7 +108,7 @@ Then, in Slurm (scontrol show node, scontrol update):
     registered) is left for the next run.
 
 When it drains or resumes the node and the profile has a report block, it
-writes a marker of that change, `+slurm.HealthMarkerDir+`INSTANCE-ID/TIME.json,
+writes a marker of that change, `+slurm.HealthMarkerDir+`INSTANCE-ID/TIME.STATE.json,
 to the report destination as reports are written (the profile's region
 and KMS key, written once; at most 10 s, a failed write is logged). The
 provider's refresh reads the newest marker of each node: a node drained by
