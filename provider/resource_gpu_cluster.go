@@ -397,6 +397,11 @@ func (r *gpuClusterResource) ModifyPlan(ctx context.Context, req resource.Modify
 	if p.Change != nil {
 		warnHopLimit(slices.Concat(p.Change.Template, p.Change.Nodes), &resp.Diagnostics)
 	}
+	if prior != nil && spec.Validation != nil {
+		if w := platform.DrainedWarning(spec.Name, spec.Validation.WithDefaults().OnFailure, drainedResults(state.ValidationResults)); w != "" {
+			resp.Diagnostics.AddWarning(fmt.Sprintf("planning GPU cluster (%s)", spec.Name), w)
+		}
+	}
 	planValidationAttrs(&plan, &state, p, prior != nil, p.Change != nil && !p.Change.Empty())
 	plan.SlurmControllerConfig = planSlurmControllerConfig(plan.Orchestrator, p.SlurmControllerConfig)
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
@@ -468,7 +473,12 @@ func (r *gpuClusterResource) Read(ctx context.Context, req resource.ReadRequest,
 	}
 	// What the nodes are goes into the declared attributes, so that drift
 	// shows in the next plan and its apply repairs it.
-	setGPUClusterState(ctx, &state, platform.ReadBackGPUCluster(c, gpuClusterRecord(ctx, &state, &resp.Diagnostics)), &resp.Diagnostics)
+	rec := gpuClusterRecord(ctx, &state, &resp.Diagnostics)
+	if err := r.meta.ReadGPUClusterHealth(ctx, rec.Spec, c); err != nil {
+		resp.Diagnostics.AddWarning(fmt.Sprintf("reading GPU cluster (%s)", name), fmt.Sprintf("which nodes hwprobe drained in Slurm could not be read: %v", err))
+	}
+	setGPUClusterState(ctx, &state, platform.ReadBackGPUCluster(c, rec), &resp.Diagnostics)
+	markDrained(&state, c.Drained, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 

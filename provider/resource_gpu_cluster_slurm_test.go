@@ -343,7 +343,11 @@ func TestAccGPUCluster_slurmJoin(t *testing.T) {
 // it registers, from its failed boot validation), so it takes no job; the
 // gate replaces it (on_failure = "replace"); the old instance leaves Slurm
 // as it shuts down, and its replacement joins under the same name,
-// PREFIX-1, and is in service. Destroy leaves no node in Slurm.
+// PREFIX-1, and is in service. Then a GPU falls off node 0: its health
+// check drains it in Slurm and writes its marker; a refresh reports the node
+// drained (its validation result, and node_count one short), and the next
+// apply replaces it: the old instance leaves Slurm, a new one joins as
+// PREFIX-0 and is validated. Destroy leaves no node in Slurm.
 func TestAccGPUCluster_slurmReplace(t *testing.T) {
 	const name = "slurm-replace"
 	h, p, key := gateSetup(t, name, nvlinkDown)
@@ -351,11 +355,26 @@ func TestAccGPUCluster_slurmReplace(t *testing.T) {
 	p.Slurm = sc
 	secret := createMungeSecret(t, h, acctest.Region, "slurm/munge", sc.MungeKey, key)
 	nodes := []string{name + "-0", name + "-1"}
+	config := slurmClusterConfig(h, name, 2, key, p.Signer.CertPEM, sc.Controller, secret, `    on_failure = "replace"`)
+	var node0 string // node 0's instance before its GPU falls off
+	gpuFallsOff := func() {
+		if err := sc.SetNodeEnv(nodes[0], "HWPROBE_NVML_MOCK", acctest.GPUNode(gpuType).NVMLMock+";gpus=7"); err != nil {
+			t.Fatal(err)
+		}
+		sc.WaitNode(nodes[0], 20*time.Second, "drained by hwprobe", slurmtest.DrainedBy("hwprobe: gpu.count"))
+		deadline := time.Now().Add(20 * time.Second)
+		for !strings.Contains(sc.HealthRuns(nodes[0]), "drained marker written") {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the health check wrote no drained marker:\n%s", nodes[0], sc.HealthRuns(nodes[0]))
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		Steps: []resource.TestStep{{
-			Config:           slurmClusterConfig(h, name, 2, key, p.Signer.CertPEM, sc.Controller, secret, `    on_failure = "replace"`),
+			Config:           config,
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{configureController{c: sc}}},
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestCheckResourceAttr(gpuClusterResource, "validation_results.1.status", "pass"),
@@ -380,6 +399,53 @@ func TestAccGPUCluster_slurmReplace(t *testing.T) {
 					ns, err := sc.Nodes()
 					if err != nil || len(ns) != 2 {
 						return fmt.Errorf("Slurm lists %d nodes (%v), want 2: no ghost of the replaced instance", len(ns), err)
+					}
+					if errs := p.Errs(); len(errs) > 0 {
+						return fmt.Errorf("node player: %v", errs)
+					}
+					return nil
+				},
+				func(s *terraform.State) error {
+					node0 = s.RootModule().Resources[gpuClusterResource].Primary.Attributes["validation_results.0.instance_id"]
+					return nil
+				},
+			),
+		}, {
+			// A GPU falls off node 0 after the apply: the refresh reads
+			// the health check's marker.
+			PreConfig:          gpuFallsOff,
+			RefreshState:       true,
+			ExpectNonEmptyPlan: true,
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr(gpuClusterResource, "validation_results.0.status", "drained"),
+				resource.TestMatchResourceAttr(gpuClusterResource, "validation_results.0.summary", regexp.MustCompile(`^hwprobe: gpu\.count`)),
+				resource.TestCheckResourceAttr(gpuClusterResource, "validation_results.1.status", "pass"),
+				resource.TestCheckResourceAttr(gpuClusterResource, "node_count", "1"),
+			),
+		}, {
+			// The apply replaces it: it leaves Slurm, a new instance
+			// joins under its name and passes the gate.
+			Config: config,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction(gpuClusterResource, plancheck.ResourceActionUpdate),
+			}},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr(gpuClusterResource, "node_count", "2"),
+				resource.TestCheckResourceAttr(gpuClusterResource, "validation_results.0.status", "pass"),
+				resource.TestCheckResourceAttr(gpuClusterResource, "validation_results.1.status", "pass"),
+				func(s *terraform.State) error {
+					now := s.RootModule().Resources[gpuClusterResource].Primary.Attributes["validation_results.0.instance_id"]
+					if node0 == "" || now == node0 {
+						return fmt.Errorf("node 0 runs %q, want a new instance in place of %q", now, node0)
+					}
+					if n := len(p.Played()); n != 4 {
+						return fmt.Errorf("the player ran %d instances, want 4 (node 0 replaced once more)", n)
+					}
+					for _, nn := range nodes {
+						sc.WaitNode(nn, 60*time.Second, "in service", slurmtest.InService)
+					}
+					if err := waitSlurmNodes(sc, nodes); err != nil {
+						return err
 					}
 					if errs := p.Errs(); len(errs) > 0 {
 						return fmt.Errorf("node player: %v", errs)

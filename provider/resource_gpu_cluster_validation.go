@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -105,7 +106,7 @@ func gpuValidationSchema() map[string]schema.Attribute {
 			NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 				"index":            schema.Int64Attribute{Computed: true, MarkdownDescription: "Node index."},
 				"instance_id":      schema.StringAttribute{Computed: true, MarkdownDescription: "Instance id."},
-				"status":           schema.StringAttribute{Computed: true, MarkdownDescription: "`pass`, `fail`, `rejected` (its reports' identity did not verify or was another node's) or `missing`."},
+				"status":           schema.StringAttribute{Computed: true, MarkdownDescription: "`pass`, `fail`, `rejected` (its reports' identity did not verify or was another node's) or `missing`; after a refresh, `drained` for a node hwprobe's health check drained in Slurm since (`orchestrator.slurm`: `summary` is the drain's reason, `generated_at` its time)."},
 				"summary":          schema.StringAttribute{Computed: true, MarkdownDescription: "One line: the checks passed, or the first failure."},
 				"failures":         schema.ListAttribute{ElementType: types.StringType, Computed: true, MarkdownDescription: "Each failed check: check, expected, observed."},
 				"attested_region":  schema.StringAttribute{Computed: true, MarkdownDescription: "Region of the verified identity document."},
@@ -316,4 +317,68 @@ func nullValidation(m *gpuClusterModel) {
 	m.Validation = types.ObjectNull(gpuValidationType)
 	m.ValidationProfile, m.ValidationBootstrap = types.StringNull(), types.StringNull()
 	m.ValidationResults = types.ListNull(gpuValidationResultType)
+}
+
+// markDrained records in the validation results the nodes hwprobe's health
+// check drained in Slurm since the gate passed them (a refresh): status
+// platform.NodeDrained, the drain's reason as summary, its time as
+// generated_at. The other results are kept.
+func markDrained(m *gpuClusterModel, drained []platform.HwprobeDrained, diags *diag.Diagnostics) {
+	if len(drained) == 0 || m.ValidationResults.IsNull() || m.ValidationResults.IsUnknown() {
+		return
+	}
+	by := map[string]platform.HwprobeDrained{}
+	for _, d := range drained {
+		by[d.InstanceID] = d
+	}
+	elems := m.ValidationResults.Elements()
+	out := make([]attr.Value, len(elems))
+	for i, e := range elems {
+		out[i] = e
+		o, ok := e.(types.Object)
+		if !ok {
+			continue
+		}
+		attrs := o.Attributes()
+		id, _ := attrs["instance_id"].(types.String)
+		d, ok := by[id.ValueString()]
+		if !ok {
+			continue
+		}
+		next := maps.Clone(attrs)
+		next["status"] = types.StringValue(platform.NodeDrained)
+		next["summary"] = types.StringValue(d.Reason)
+		next["generated_at"] = types.StringValue(d.At.UTC().Format(time.RFC3339))
+		obj, dd := types.ObjectValue(gpuValidationResultType.AttrTypes, next)
+		diags.Append(dd...)
+		out[i] = obj
+	}
+	l, d := types.ListValue(gpuValidationResultType, out)
+	diags.Append(d...)
+	m.ValidationResults = l
+}
+
+// drainedResults are the nodes the recorded validation results say hwprobe
+// drained (markDrained).
+func drainedResults(l types.List) []platform.HwprobeDrained {
+	if l.IsNull() || l.IsUnknown() {
+		return nil
+	}
+	var out []platform.HwprobeDrained
+	for _, e := range l.Elements() {
+		o, ok := e.(types.Object)
+		if !ok {
+			continue
+		}
+		a := o.Attributes()
+		status, _ := a["status"].(types.String)
+		if status.ValueString() != platform.NodeDrained {
+			continue
+		}
+		idx, _ := a["index"].(types.Int64)
+		id, _ := a["instance_id"].(types.String)
+		sum, _ := a["summary"].(types.String)
+		out = append(out, platform.HwprobeDrained{Index: int(idx.ValueInt64()), InstanceID: id.ValueString(), Reason: sum.ValueString()})
+	}
+	return out
 }

@@ -278,13 +278,22 @@ func (GpuCluster) Read(ctx context.Context, req infer.ReadRequest[GpuClusterArgs
 	if declared.TagsAll == nil {
 		declared.TagsAll = env.MergeTags(args.Tags)
 	}
-	rec := platform.ReadBackGPUCluster(c, declared.record())
+	recorded := declared.record()
+	if err := env.ReadGPUClusterHealth(ctx, recorded.Spec, c); err != nil {
+		p.GetLogger(ctx).Warningf("reading GPU cluster (%s): which nodes hwprobe drained in Slurm could not be read: %v", name, err)
+	}
+	if v := recorded.Spec.Validation; v != nil {
+		if w := platform.DrainedWarning(name, v.WithDefaults().OnFailure, c.Drained); w != "" {
+			p.GetLogger(ctx).Warning(w)
+		}
+	}
+	rec := platform.ReadBackGPUCluster(c, recorded)
 	args.NodeCount, args.InstanceType = rec.Spec.NodeCount, rec.Spec.InstanceType
 	if rec.Spec.MetadataHopLimit != 0 {
 		args.MetadataHopLimit = ptr(rec.Spec.MetadataHopLimit)
 	}
 	state := gpuClusterStateOf(args, rec)
-	state.ValidationProfile, state.ValidationResults = req.State.ValidationProfile, req.State.ValidationResults
+	state.ValidationProfile, state.ValidationResults = req.State.ValidationProfile, markDrained(req.State.ValidationResults, c.Drained)
 	state.SlurmControllerConfig = req.State.SlurmControllerConfig
 	return infer.ReadResponse[GpuClusterArgs, GpuClusterState]{ID: c.Name, Inputs: args, State: state}, nil
 }

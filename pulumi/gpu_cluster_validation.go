@@ -3,6 +3,7 @@ package pulumi
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	p "github.com/pulumi/pulumi-go-provider"
@@ -124,4 +125,22 @@ func warnValidation(ctx context.Context, c *platform.GPUCluster) {
 	if c != nil && c.ValidationWarning != "" {
 		p.GetLogger(ctx).Warning(c.ValidationWarning)
 	}
+}
+
+// markDrained records in the validation results the nodes hwprobe's health
+// check drained in Slurm since the gate passed them (a refresh): status
+// drained, the drain's reason as summary, its time as generatedAt.
+func markDrained(results []GpuValidationResult, drained []platform.HwprobeDrained) []GpuValidationResult {
+	if len(drained) == 0 || len(results) == 0 {
+		return results
+	}
+	out := slices.Clone(results)
+	for i, r := range out {
+		for _, d := range drained {
+			if r.InstanceID == d.InstanceID {
+				out[i].Status, out[i].Summary, out[i].GeneratedAt = platform.NodeDrained, d.Reason, d.At.UTC().Format(time.RFC3339)
+			}
+		}
+	}
+	return out
 }

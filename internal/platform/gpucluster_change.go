@@ -166,6 +166,11 @@ func ReadBackGPUCluster(found *GPUCluster, declared GPUClusterRecord) GPUCluster
 	r := RecordGPUCluster(found, declared)
 	d := ReadGPUClusterDrift(found, declared.TagsAll)
 	r.Spec.NodeCount = d.NodeCount
+	if replacesDrained(declared.Spec) {
+		// The nodes hwprobe drained in Slurm count as lost: the next
+		// apply replaces them.
+		r.Spec.NodeCount -= len(found.Drained)
+	}
 	if d.TagsAll != nil {
 		r.TagsAll = d.TagsAll
 	}

@@ -748,6 +748,32 @@ func (e *Env) reconcileNodes(ctx context.Context, spec GPUClusterSpec, plan *GPU
 	if err != nil {
 		return err
 	}
+	if replacesDrained(spec) {
+		// Nodes hwprobe's health check drained in Slurm since they were
+		// validated: replaced (they leave Slurm first, their jobs end),
+		// as on_failure = "replace" says.
+		drained, err := e.slurmDrained(ctx, spec, live)
+		if err != nil {
+			return err
+		}
+		if len(drained) > 0 {
+			var nodes []cloud.GPUNode
+			var idx []int
+			for _, d := range drained {
+				idx = append(idx, d.Index)
+				if i := slices.IndexFunc(live, func(n cloud.GPUNode) bool { return n.InstanceID == d.InstanceID }); i >= 0 {
+					nodes = append(nodes, live[i])
+				}
+			}
+			o.progress("GPU cluster %s: nodes %s were drained in Slurm by hwprobe's health check (%s): replacing them", spec.Name, cloud.FormatIndices(idx), drained[0].Reason)
+			if err := e.terminate(ctx, spec, nodes, o); err != nil {
+				return err
+			}
+			if live, _, err = cloud.FindGPUNodes(ctx, api, spec.Name); err != nil {
+				return err
+			}
+		}
+	}
 	np := PlanNodes(live, spec.NodeCount, hash, spec.InstanceType, spec.Rollout)
 	o.progress("GPU cluster %s: %d nodes to keep, %d to launch, %d to remove, %d batches to roll", spec.Name, len(np.Keep), len(np.Launch), len(np.Remove), len(np.Roll))
 

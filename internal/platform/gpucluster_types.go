@@ -101,6 +101,10 @@ type GPUCluster struct {
 	// SlurmControllerConfig is what the Slurm controller needs for the
 	// nodes (orchestrator.slurm); "" without one.
 	SlurmControllerConfig string
+	// Drained are the running nodes hwprobe's health check drained in
+	// Slurm since the gate passed them (ReadGPUClusterHealth); a refresh
+	// reads them, nothing else.
+	Drained []HwprobeDrained
 }
 
 // gpuClusterFromCloud converts what internal/cloud found; nil stays nil.

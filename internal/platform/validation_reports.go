@@ -39,9 +39,11 @@ func (e *Env) ValidationReports(ctx context.Context, reportsS3URI, name, trusted
 	if err != nil {
 		return nil, err
 	}
-	// Nodes that joined or left Slurm say so beside the nodes' prefixes:
-	// not nodes.
-	ids = slices.DeleteFunc(ids, func(id string) bool { return id+"/" == slurm.LeftMarkerDir || id+"/" == slurm.JoinedMarkerDir })
+	// Nodes that joined or left Slurm, or that hwprobe drained or resumed
+	// in it, say so beside the nodes' prefixes: not nodes.
+	ids = slices.DeleteFunc(ids, func(id string) bool {
+		return id+"/" == slurm.LeftMarkerDir || id+"/" == slurm.JoinedMarkerDir || id+"/" == slurm.HealthMarkerDir
+	})
 	slices.Sort(ids)
 	nodes := make([]ExpectedNode, len(ids))
 	for i, id := range ids {
