@@ -227,3 +227,43 @@ func TestPlanGPUClusterChangeHopLimitReason(t *testing.T) {
 		}
 	}
 }
+
+// TestReadBackDrained: a node hwprobe drained in Slurm counts as lost only
+// when the cluster replaces such nodes (Slurm, on_failure = "replace"); the
+// plan's warning says what the apply does either way.
+func TestReadBackDrained(t *testing.T) {
+	found := &GPUCluster{Name: "train", LaunchTemplateID: "lt-1", Nodes: []GPUNode{
+		{Index: 0, InstanceID: "i-0", State: "running"}, {Index: 1, InstanceID: "i-1", State: "running"},
+	}, Drained: []HwprobeDrained{{Index: 1, InstanceID: "i-1", Reason: "hwprobe: gpu.count: found 7 GPUs, profile expects 8"}}}
+	for _, tt := range []struct {
+		name      string
+		slurm     bool
+		onFailure string
+		want      int
+		says      string
+	}{
+		{"replace", true, OnFailureReplace, 1, "this apply replaces them"},
+		{"fail", true, OnFailureFail, 2, "they are not replaced"},
+		{"no Slurm", false, OnFailureReplace, 2, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			declared := GPUClusterRecord{Spec: GPUClusterSpec{Name: "train", NodeCount: 2, Validation: &ValidationSpec{OnFailure: tt.onFailure}}}
+			if tt.slurm {
+				declared.Spec.Slurm = &SlurmSpec{}
+			}
+			if got := ReadBackGPUCluster(found, declared).Spec.NodeCount; got != tt.want {
+				t.Errorf("node_count read back %d, want %d", got, tt.want)
+			}
+			if tt.says == "" {
+				return
+			}
+			w := DrainedWarning("train", tt.onFailure, found.Drained)
+			if !strings.Contains(w, "drained nodes 1 in Slurm") || !strings.Contains(w, "gpu.count") || !strings.Contains(w, tt.says) {
+				t.Errorf("warning %q, want it to name node 1, the check and %q", w, tt.says)
+			}
+		})
+	}
+	if w := DrainedWarning("train", OnFailureReplace, nil); w != "" {
+		t.Errorf("no drained node: warning %q", w)
+	}
+}
