@@ -106,7 +106,7 @@ func gpuValidationSchema() map[string]schema.Attribute {
 			NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 				"index":            schema.Int64Attribute{Computed: true, MarkdownDescription: "Node index."},
 				"instance_id":      schema.StringAttribute{Computed: true, MarkdownDescription: "Instance id."},
-				"status":           schema.StringAttribute{Computed: true, MarkdownDescription: "`pass`, `fail`, `rejected` (its reports' identity did not verify or was another node's) or `missing`; after a refresh, `drained` for a node hwprobe's health check drained in Slurm since (`orchestrator.slurm`: `summary` is the drain's reason, `generated_at` its time)."},
+				"status":           schema.StringAttribute{Computed: true, MarkdownDescription: "`pass`, `fail`, `rejected` (its reports' identity did not verify or was another node's) or `missing`; of a GPU cluster with `orchestrator.slurm`, after a refresh, `drained` for a node hwprobe's health check drained in Slurm since (`summary` is the drain's reason, `generated_at` its time)."},
 				"summary":          schema.StringAttribute{Computed: true, MarkdownDescription: "One line: the checks passed, or the first failure."},
 				"failures":         schema.ListAttribute{ElementType: types.StringType, Computed: true, MarkdownDescription: "Each failed check: check, expected, observed."},
 				"attested_region":  schema.StringAttribute{Computed: true, MarkdownDescription: "Region of the verified identity document."},
