@@ -2,6 +2,7 @@ package pulumi
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -172,4 +173,107 @@ func TestGpuCluster_checkSlurm(t *testing.T) {
 		})
 	}
 	assertNoWrites(t, h)
+}
+
+// TestGpuCluster_slurmDrainedDrift: the Pulumi front end of a refresh that
+// finds a node hwprobe drained in Slurm. The test writes the markers a
+// node's health check writes (standing in for a node: no Slurm here; the
+// real daemons run in the provider's TestAccGPUCluster_slurmReplace): node
+// 0 drained then resumed, node 1 drained. With onFailure "replace", the
+// read gives nodeCount one short, the diff is an update, and the update
+// replaces node 1 alone (it never joined Slurm: nothing to wait for).
+func TestGpuCluster_slurmDrainedDrift(t *testing.T) {
+	h := acctest.ParallelEmulator(t)
+	ctx := context.Background()
+	c, err := h.Clients(ctx, acctest.Region)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.S3.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("slurm-drift"),
+		CreateBucketConfiguration: &s3types.CreateBucketConfiguration{LocationConstraint: s3types.BucketLocationConstraint(acctest.Region)}}); err != nil {
+		t.Fatal(err)
+	}
+	k, err := c.KMS.CreateKey(ctx, &kms.CreateKeyInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := aws.ToString(k.KeyMetadata.Arn)
+	sec, err := acctest.SecretsManager(c).CreateSecret(ctx, &secretsmanager.CreateSecretInput{Name: aws.String("munge-drift"), SecretString: aws.String(strings.Repeat("k", 32)), KmsKeyId: aws.String(key)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newServer(t, h, nil)
+	u := urn("GpuCluster", "drift")
+	inputs := gpuClusterInputs("drift", 2, map[string]property.Value{
+		"kmsKeyArn": property.New(key),
+		"validation": property.New(property.NewMap(map[string]property.Value{
+			"wait": property.New(false), "onFailure": property.New("replace"), "reportsS3Uri": property.New("s3://slurm-drift/r/"), "reportsKmsKeyArn": property.New(key)})),
+		"orchestrator": property.New(property.NewMap(map[string]property.Value{
+			"slurm": property.New(property.NewMap(map[string]property.Value{"controllers": strings_("slurmctld.internal"), "mungeKeySecretArn": property.New(aws.ToString(sec.ARN))}))})),
+	})
+	check, err := s.Check(p.CheckRequest{Urn: u, Inputs: inputs})
+	if err != nil || len(check.Failures) > 0 {
+		t.Fatalf("check: %v %+v", err, check.Failures)
+	}
+	created, err := s.Create(p.CreateRequest{Urn: u, Properties: check.Inputs})
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	ids := nodeIDs(created.Properties)
+	if len(ids) != 2 {
+		t.Fatalf("nodes %v, want 2", ids)
+	}
+	marker := func(id, state, at, reason string) {
+		body := fmt.Sprintf(`{"node":"drift-x","instance_id":%q,"state":%q,"at":%q`, id, state, at)
+		if reason != "" {
+			body += fmt.Sprintf(`,"reason":%q`, reason)
+		}
+		stamp := strings.NewReplacer("-", "", ":", "").Replace(strings.TrimSuffix(at, "Z")) + ".000Z"
+		if _, err := c.S3.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("slurm-drift"), Key: aws.String("r/drift/slurm-health/" + id + "/" + stamp + "." + state + ".json"),
+			Body: strings.NewReader(body + "}")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	marker(ids[0], "drained", "2026-11-27T10:00:00Z", "hwprobe: gpu.temperature: 91 C")
+	marker(ids[0], "resumed", "2026-11-27T10:05:00Z", "")
+	marker(ids[1], "drained", "2026-11-27T10:01:00Z", "hwprobe: gpu.count: found 7 GPUs, profile expects 8")
+
+	read, err := s.Read(p.ReadRequest{ID: created.ID, Urn: u, Properties: created.Properties, Inputs: check.Inputs})
+	if err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	if v := read.Inputs.Get("nodeCount"); !v.IsNumber() || v.AsNumber() != 1 {
+		t.Fatalf("nodeCount read back %v, want 1: node 1 drained by hwprobe, node 0 resumed since", v)
+	}
+	diff, err := s.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: read.Properties, OldInputs: read.Inputs, Inputs: check.Inputs})
+	if err != nil || !diff.HasChanges || diff.DetailedDiff["nodeCount"].Kind != p.Update {
+		t.Fatalf("diff: %v %+v, want nodeCount updated", err, diff)
+	}
+	updated, err := s.Update(p.UpdateRequest{ID: created.ID, Urn: u, State: read.Properties, OldInputs: read.Inputs, Inputs: check.Inputs})
+	if err != nil {
+		t.Fatalf("update: %v", err)
+	}
+	after := nodeIDs(updated.Properties)
+	if len(after) != 2 || after[0] != ids[0] || after[1] == ids[1] {
+		t.Fatalf("nodes %v after the update, want node 0 kept (%s) and node 1 replaced (was %s)", after, ids[0], ids[1])
+	}
+	if n := liveNodes(t, h, "drift"); n != 2 {
+		t.Errorf("%d live nodes, want 2", n)
+	}
+	again, err := s.Read(p.ReadRequest{ID: created.ID, Urn: u, Properties: updated.Properties, Inputs: check.Inputs})
+	if err != nil || again.Inputs.Get("nodeCount").AsNumber() != 2 {
+		t.Errorf("read after the update: nodeCount %v, %v; want 2 (the new node has no marker)", again.Inputs.Get("nodeCount"), err)
+	}
+	if err := s.Delete(p.DeleteRequest{ID: created.ID, Urn: u, Properties: updated.Properties}); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+}
+
+// nodeIDs are the instance ids of a GpuCluster's nodes, by index.
+func nodeIDs(props property.Map) []string {
+	var out []string
+	for _, n := range props.Get("nodes").AsArray().AsSlice() {
+		out = append(out, n.AsMap().Get("id").AsString())
+	}
+	return out
 }
