@@ -424,7 +424,13 @@ func TestAccGPUCluster_slurmReplace(t *testing.T) {
 			),
 		}, {
 			// The apply replaces it: it leaves Slurm, a new instance
-			// joins under its name and passes the gate.
+			// joins under its name and passes the gate. Its reads of the
+			// markers meet two throttled listings and a lost GetObject
+			// answer (retried).
+			PreConfig: func() {
+				h.Shim.Throttle("s3", "ListObjectsV2", 2)
+				h.Shim.LoseResponses("s3", "GetObject", 1)
+			},
 			Config: config,
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 				plancheck.ExpectResourceAction(gpuClusterResource, plancheck.ResourceActionUpdate),
@@ -440,6 +446,15 @@ func TestAccGPUCluster_slurmReplace(t *testing.T) {
 					}
 					if n := len(p.Played()); n != 4 {
 						return fmt.Errorf("the player ran %d instances, want 4 (node 0 replaced once more)", n)
+					}
+					faults := 0
+					for _, c := range slices.Concat(h.Shim.Calls("s3", "ListObjectsV2"), h.Shim.Calls("s3", "GetObject")) {
+						if c.Source == "fault" && !c.Fixture {
+							faults++
+						}
+					}
+					if faults != 3 {
+						return fmt.Errorf("%d S3 fault answers served, want the 3 injected", faults)
 					}
 					for _, nn := range nodes {
 						sc.WaitNode(nn, 60*time.Second, "in service", slurmtest.InService)
