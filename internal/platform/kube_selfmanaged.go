@@ -45,6 +45,9 @@ const KubePath = "orchestrator.kubernetes"
 const (
 	KubeadmJoinConfigPath    = "/etc/mlplatform/kubeadm-join.yaml"
 	KubeadmKubeletKubeconfig = "/etc/kubernetes/kubelet.conf"
+	// KubeadmTokenSecretPath holds the ARN of the secret the node reads
+	// its bootstrap token from.
+	KubeadmTokenSecretPath = "/etc/mlplatform/kubeadm-join-token-secret-arn"
 	// KubeadmProviderID is the provider ID the rendered configuration
 	// gives the kubelet; the bootstrap fills in ZONE and INSTANCE_ID from
 	// the instance metadata (the gate finds a node's Node by it).

@@ -174,7 +174,8 @@ func Bootstrap(in BootstrapInput) (string, error) {
 			return "", errors.New("the kubeadm join token's secret is not an ARN")
 		}
 		// Plain text, so that the plan shows it.
-		cc.WriteFiles = append(cc.WriteFiles, writeFile{Path: KubeadmJoinConfigPath, Permissions: "0644", Content: in.Kubeadm.JoinConfig})
+		cc.WriteFiles = append(cc.WriteFiles, writeFile{Path: KubeadmJoinConfigPath, Permissions: "0644", Content: in.Kubeadm.JoinConfig},
+			writeFile{Path: KubeadmTokenSecretPath, Permissions: "0644", Content: in.Kubeadm.TokenSecretARN + "\n"})
 	}
 	ccJSON, err := json.Marshal(cc)
 	if err != nil {
@@ -231,7 +232,7 @@ func bootstrapScript(in BootstrapInput) string {
 		// and put in a copy of the configuration only root reads, removed
 		// after the join; the provider ID comes from the instance
 		// metadata.
-		s.WriteString(kubeadmJoinScript(in.Region, in.Kubeadm.TokenSecretARN))
+		s.WriteString(kubeadmJoinScript(in.Region))
 	}
 	gpu := ""
 	if !in.GPU {
@@ -288,8 +289,9 @@ type BootstrapParts struct {
 	// EKS cluster.
 	EKSNodeConfig string
 	// KubeadmJoinConfig is the kubeadm JoinConfiguration; "" when the
-	// node joins no self-managed Kubernetes cluster.
-	KubeadmJoinConfig string
+	// node joins no self-managed Kubernetes cluster. KubeadmTokenSecretARN
+	// is the secret the node reads its bootstrap token from.
+	KubeadmJoinConfig, KubeadmTokenSecretARN string
 }
 
 // ParseBootstrap reads user data that Bootstrap rendered back into its
@@ -345,6 +347,9 @@ func ParseBootstrap(userData string) (BootstrapParts, error) {
 					}
 					out.KubeadmJoinConfig = f.Content
 				}
+				if f.Path == KubeadmTokenSecretPath {
+					out.KubeadmTokenSecretARN = strings.TrimSpace(f.Content)
+				}
 				if f.Path == BootstrapProfilePath {
 					raw, err := base64.StdEncoding.DecodeString(f.Content)
 					if err != nil {
@@ -368,10 +373,10 @@ func ParseBootstrap(userData string) (BootstrapParts, error) {
 // kubeadmJoinScript is the bootstrap's kubeadm join: the token from its
 // secret (checked for form, never logged), the provider ID from IMDSv2,
 // then kubeadm join with a private copy of the configuration.
-func kubeadmJoinScript(region, tokenSecretARN string) string {
+func kubeadmJoinScript(region string) string {
 	var s strings.Builder
 	fmt.Fprintf(&s, "if ! command -v kubeadm >/dev/null 2>&1; then log 'kubeadm not found on this image: cannot join Kubernetes'; exit 2; fi\n")
-	fmt.Fprintf(&s, "token=$(aws secretsmanager get-secret-value --region %s --secret-id %s --query SecretString --output text) || { log 'cannot read the kubeadm join token'; exit 2; }\n", shellQuote(region), shellQuote(tokenSecretARN))
+	fmt.Fprintf(&s, "token=$(aws secretsmanager get-secret-value --region %s --secret-id \"$(cat %s)\" --query SecretString --output text) || { log 'cannot read the kubeadm join token'; exit 2; }\n", shellQuote(region), KubeadmTokenSecretPath)
 	s.WriteString("if ! printf '%s' \"$token\" | grep -Eqx '[a-z0-9]{6}\\.[a-z0-9]{16}'; then log 'the join token secret holds no kubeadm bootstrap token'; exit 2; fi\n")
 	s.WriteString("imds=$(curl -sf -X PUT -H 'X-aws-ec2-metadata-token-ttl-seconds: 300' http://169.254.169.254/latest/api/token) || { log 'no instance metadata token'; exit 2; }\n")
 	s.WriteString("md() { curl -sf -H \"X-aws-ec2-metadata-token: $imds\" \"http://169.254.169.254/latest/meta-data/$1\"; }\n")
