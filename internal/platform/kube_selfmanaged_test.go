@@ -249,7 +249,9 @@ func TestBootstrapKubeadmJoin(t *testing.T) {
 	must(os.MkdirAll(bin, 0o755))
 	must(os.WriteFile(filepath.Join(dir, "join.yaml"), []byte(join), 0o644))
 	must(os.WriteFile(filepath.Join(dir, "secret"), []byte(sec+"\n"), 0o644))
-	stub := func(name, body string) { must(os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"+body), 0o755)) }
+	stub := func(name, body string) {
+		must(os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"+body), 0o755))
+	}
 	stub("aws", `[ "$*" = "secretsmanager get-secret-value --region me-central-1 --secret-id `+sec+` --query SecretString --output text" ] || { echo "aws $*" >&2; exit 1; }; echo `+token+"\n")
 	stub("curl", `case "$*" in *api/token) echo imds-token;; *placement/availability-zone) echo me-central-1a;; *instance-id) echo i-0123456789abcdef0;; *) exit 1;; esac`+"\n")
 	stub("kubeadm", `[ "$1 $2" = "join --config" ] && ls -l "$3" | grep -q '^-rw-------' && cp "$3" "`+dir+`/joined.yaml"`+"\n")
