@@ -139,14 +139,15 @@ type kubePlan struct {
 const planKubeTimeout = 30 * time.Second
 
 // planKube reads the kubeconfig and checks where its server is. violated
-// lists the paths the residency engine found violations at: a secret that
-// broke a rule is not read.
+// are the residency engine's violations: under enforce, a secret that
+// broke a rule is not read (the plan fails anyway); under audit it is, and
+// the plan goes on with its warnings, as it does for the server's.
 func (e *Env) planKube(ctx context.Context, s *KubeSpec, known func(string) bool, violated []residency.Violation) (*kubePlan, []Problem, []residency.Violation, error) {
 	path := KubePath + ".kubeconfig_secret_arn"
 	if !kubeKnownFunc(known)(path) || !kubeKnownFunc(known)(KubePath+".context") {
 		return nil, nil, nil, nil
 	}
-	if slices.ContainsFunc(violated, func(v residency.Violation) bool { return v.Path == path }) {
+	if e.Policy.Mode != residency.ModeAudit && slices.ContainsFunc(violated, func(v residency.Violation) bool { return v.Path == path }) {
 		return nil, nil, nil, nil
 	}
 	a, err := residency.ParseARN(s.KubeconfigSecretARN)
@@ -190,12 +191,12 @@ func (e *Env) planKube(ctx context.Context, s *KubeSpec, known func(string) bool
 	}
 	kp := &kubePlan{Kubeconfig: kc, Endpoint: loc.Endpoint(), CAHashes: hashes}
 	v, err := e.kubeServerResidency(ctx, path, kc.Access.Endpoint, loc)
-	if err != nil || v != nil {
-		var vs []residency.Violation
-		if v != nil {
-			vs = append(vs, *v)
-		}
-		return nil, nil, vs, err
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if v != nil {
+		// Under enforce the plan fails on it; under audit it warns.
+		return kp, nil, []residency.Violation{*v}, nil
 	}
 	return kp, nil, nil, nil
 }
