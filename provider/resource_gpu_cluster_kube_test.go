@@ -372,6 +372,79 @@ func TestAccGPUCluster_kubeJoin(t *testing.T) {
 	}
 }
 
+// With on_failure = "replace" and the kubeconfig's credentials (a client
+// certificate), as with EKS's (TestAccGPUCluster_eksReplace): a node whose
+// evidence fails is cordoned and drained (a pod that tolerates the taint
+// is evicted) before its instance is replaced, its Node deleted; the
+// replacement joins with kubeadm and is untainted once proven.
+func TestAccGPUCluster_kubeReplace(t *testing.T) {
+	kubetest.Require(t)
+	const name = "kube-replace"
+	h, p, key := gateSetup(t, name, nvlinkDown)
+	e := kubeSetup(t, h, key)
+	p.Kube = e
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	// A workload that tolerates the startup taint (a monitoring agent),
+	// bound to each node as it registers.
+	e.onJoin = func(j acctest.KubeJoin) error {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "agent-" + j.InstanceID, Namespace: "default"},
+			Spec: corev1.PodSpec{NodeName: j.NodeName, Containers: []corev1.Container{{Name: "agent", Image: "registry.example/agent:1"}},
+				Tolerations: []corev1.Toleration{{Key: platform.EKSTaintKey, Operator: corev1.TolerationOpExists}}}}
+		_, err := e.admin.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
+		return err
+	}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{{
+			Config: strings.Replace(kubeConfig(h, name, 2, key, p.Signer.CertPEM, fmt.Sprintf("%q", e.kubeconfigSecret), fmt.Sprintf("%q", e.tokenSecret)),
+				"    timeout = \"2m\"\n", "    timeout = \"2m\"\n    on_failure = \"replace\"\n", 1),
+			Check: func(s *terraform.State) error {
+				l, err := e.admin.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: platform.EKSLabelCluster + "=" + name})
+				if err != nil {
+					return err
+				}
+				nodes := l.Items
+				// The replaced instance's Node is gone (the gate deleted
+				// it after the termination); the two that remain passed.
+				live := map[string]bool{}
+				for _, n := range nodes {
+					if n.Labels[platform.GateLabel] != platform.GatePassed || hasTaint(n, platform.EKSTaintKey) || n.Spec.Unschedulable {
+						return fmt.Errorf("Node %s: label %q, taints %v, unschedulable %v; want passed and schedulable", n.Name, n.Labels[platform.GateLabel], n.Spec.Taints, n.Spec.Unschedulable)
+					}
+					live[strings.TrimPrefix(n.Spec.ProviderID[strings.LastIndexByte(n.Spec.ProviderID, '/'):], "/")] = true
+				}
+				if len(nodes) != 2 {
+					return fmt.Errorf("%d Nodes, want the 2 of the cluster's live instances", len(nodes))
+				}
+				pods, err := e.admin.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+				if err != nil {
+					return err
+				}
+				// Three agents were bound: two on live instances, kept; one
+				// on the replaced instance, evicted before it went.
+				evicted, kept := 0, 0
+				for _, pd := range pods.Items {
+					id := strings.TrimPrefix(pd.Name, "agent-")
+					switch {
+					case live[id] && pd.DeletionTimestamp == nil:
+						kept++
+					case !live[id] && pd.DeletionTimestamp != nil:
+						evicted++
+					default:
+						return fmt.Errorf("agent pod %s (instance live %v) deleting %v", pd.Name, live[id], pd.DeletionTimestamp != nil)
+					}
+				}
+				if kept != 2 || evicted != 1 {
+					return fmt.Errorf("%d agents kept and %d evicted, want 2 and 1", kept, evicted)
+				}
+				return nil
+			},
+		}},
+	})
+}
+
 // testKubeconfig is a kubeconfig for server, its CA a fresh certificate,
 // its user a token (or, with exec, a command).
 func testKubeconfig(t *testing.T, server string, exec bool) string {
