@@ -293,4 +293,18 @@ func TestBootstrapKubeadmJoin(t *testing.T) {
 	if strings.Contains(string(out), token) {
 		t.Errorf("the token is in the log:\n%s", out)
 	}
+
+	// A secret holding more than a token (a second line) is refused
+	// before kubeadm runs.
+	must(os.Remove(filepath.Join(dir, "joined.yaml")))
+	stub("aws", "printf '%s\\n%s\\n' "+token+" 'x: y'\n")
+	cmd = exec.Command("sh", "-c", script)
+	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
+	out, err = cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "holds no kubeadm bootstrap token") {
+		t.Errorf("a two-line secret: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "joined.yaml")); err == nil {
+		t.Errorf("kubeadm ran with a two-line secret")
+	}
 }

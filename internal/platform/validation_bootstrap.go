@@ -377,7 +377,7 @@ func kubeadmJoinScript(region string) string {
 	var s strings.Builder
 	fmt.Fprintf(&s, "if ! command -v kubeadm >/dev/null 2>&1; then log 'kubeadm not found on this image: cannot join Kubernetes'; exit 2; fi\n")
 	fmt.Fprintf(&s, "token=$(aws secretsmanager get-secret-value --region %s --secret-id \"$(cat %s)\" --query SecretString --output text) || { log 'cannot read the kubeadm join token'; exit 2; }\n", shellQuote(region), KubeadmTokenSecretPath)
-	s.WriteString("if ! printf '%s' \"$token\" | grep -Eqx '[a-z0-9]{6}\\.[a-z0-9]{16}'; then log 'the join token secret holds no kubeadm bootstrap token'; exit 2; fi\n")
+	s.WriteString("if [ \"${#token}\" -ne 23 ] || ! printf '%s' \"$token\" | grep -Eqx '[a-z0-9]{6}\\.[a-z0-9]{16}'; then log 'the join token secret holds no kubeadm bootstrap token'; exit 2; fi\n")
 	s.WriteString("imds=$(curl -sf -X PUT -H 'X-aws-ec2-metadata-token-ttl-seconds: 300' http://169.254.169.254/latest/api/token) || { log 'no instance metadata token'; exit 2; }\n")
 	s.WriteString("md() { curl -sf -H \"X-aws-ec2-metadata-token: $imds\" \"http://169.254.169.254/latest/meta-data/$1\"; }\n")
 	s.WriteString("zone=$(md placement/availability-zone) && iid=$(md instance-id) || { log 'cannot read the instance metadata'; exit 2; }\n")
