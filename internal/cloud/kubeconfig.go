@@ -12,7 +12,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/smithy-go"
-	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	clientcmdlatest "k8s.io/client-go/tools/clientcmd/api/latest"
 )
 
 // A self-managed Kubernetes cluster (orchestrator.kubernetes): the gate
@@ -90,7 +92,7 @@ func ParseKubeconfig(data []byte, context string) (Kubeconfig, error) {
 	if len(data) > MaxKubeconfigSize {
 		return bad(false, "the secret holds %d bytes: a kubeconfig of at most %d is expected", len(data), MaxKubeconfigSize)
 	}
-	cfg, err := clientcmd.Load(data)
+	cfg, err := loadKubeconfig(data)
 	if err != nil {
 		// The decoder's message may quote the document: not shown.
 		return bad(false, "the secret does not hold a kubeconfig (YAML or JSON with clusters, users and contexts)")
@@ -209,4 +211,20 @@ func NewKubeNodesFromKubeconfig(k *Kubeconfig) (*KubeNodes, error) {
 		return nil, errNoKubeconfig
 	}
 	return NewKubeNodes(k.Access)
+}
+
+// loadKubeconfig decodes a kubeconfig as clientcmd.Load does, with
+// clientcmd's own codec (the clientcmd package itself links its loading
+// rules, file merging and interactive prompts, which the provider does
+// not use).
+func loadKubeconfig(data []byte) (*clientcmdapi.Config, error) {
+	decoded, _, err := clientcmdlatest.Codec.Decode(data, &schema.GroupVersionKind{Version: clientcmdlatest.Version, Kind: "Config"}, clientcmdapi.NewConfig())
+	if err != nil {
+		return nil, err
+	}
+	cfg, ok := decoded.(*clientcmdapi.Config)
+	if !ok {
+		return nil, fmt.Errorf("decoded a %T", decoded)
+	}
+	return cfg, nil
 }
