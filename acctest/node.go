@@ -442,6 +442,11 @@ func (p *NodePlayer) play(ctx context.Context, clients *cloud.Clients, ltID stri
 			return err
 		}
 	}
+	if parts.KubeadmJoinConfig != "" && p.Kube != nil {
+		if kubeconfig, err = p.registerKubeadm(ctx, clients, pn, parts, dir); err != nil {
+			return err
+		}
+	}
 	publish := []string{"report", "publish", "--profile", profPath, "--report", repPath}
 	if b.ForgeAnswer != nil {
 		publish = append(publish, "--to", "s3://"+pn.bucket+"/"+forgerStaging)

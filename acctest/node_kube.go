@@ -6,6 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+
+	"github.com/mlplatform/mlplatform/internal/cloud"
 	"github.com/mlplatform/mlplatform/internal/platform"
 )
 
@@ -30,6 +34,13 @@ type KubeJoin struct {
 	// NodeConfig is what the node's nodeadm read in its user data: the
 	// cluster (endpoint, CA), taints and labels.
 	NodeConfig platform.EKSNodeConfigParts
+	// Kubeadm, for a node that joins a self-managed cluster
+	// (orchestrator.kubernetes), is the JoinConfiguration its kubeadm
+	// read, with the provider ID the bootstrap fills in and the bootstrap
+	// token it read from its secret (BootstrapToken); NodeConfig is then
+	// empty.
+	Kubeadm        *platform.KubeadmJoinParts
+	BootstrapToken string
 	// GPUs is how many GPUs the node plays.
 	GPUs int
 	// Dir is the node's scratch folder (for its kubeconfig).
@@ -75,4 +86,47 @@ func (p *NodePlayer) publishKube(ctx context.Context, pn *playedNode, kubeconfig
 	}
 	p.Logf("node player: node %d (%s): published to its Node: %s", pn.n.Index, pn.n.InstanceID, strings.TrimSpace(out))
 	return nil
+}
+
+// registerKubeadm does what the bootstrap and kubeadm do on a node that
+// joins a self-managed cluster: the bootstrap reads the token from the
+// secret its configuration names (here with the harness's credentials:
+// the emulator does not enforce the instance role) and checks its form;
+// kubeadm discovers the cluster (the test checks the endpoint, the CA pins
+// and the token against the real API server) and the kubelet registers
+// the Node, tainted, with its provider ID. It returns the kubeconfig of
+// the Node's identity.
+func (p *NodePlayer) registerKubeadm(ctx context.Context, clients *cloud.Clients, pn *playedNode, parts platform.BootstrapParts, dir string) (string, error) {
+	jc, err := platform.ParseKubeadmJoinConfig(parts.KubeadmJoinConfig)
+	if err != nil {
+		return "", err
+	}
+	if jc.Token != "" {
+		return "", fmt.Errorf("the rendered JoinConfiguration carries a token")
+	}
+	if jc.ProviderID != platform.KubeadmProviderID {
+		return "", fmt.Errorf("the JoinConfiguration's provider-id is %q, want %q (filled in at boot)", jc.ProviderID, platform.KubeadmProviderID)
+	}
+	out, err := SecretsManager(clients).GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(parts.KubeadmTokenSecretARN)})
+	if err != nil {
+		return "", fmt.Errorf("reading the join token from %s: %w", parts.KubeadmTokenSecretARN, err)
+	}
+	token := aws.ToString(out.SecretString)
+	if err := platform.ValidBootstrapToken(token); err != nil {
+		return "", fmt.Errorf("the join token secret %s: %w", parts.KubeadmTokenSecretARN, err)
+	}
+	gpus, err := nvmlMockGPUs(pn.b.NVMLMock)
+	if err != nil {
+		return "", err
+	}
+	providerID := strings.NewReplacer("ZONE", pn.n.Zone, "INSTANCE_ID", pn.n.InstanceID).Replace(jc.ProviderID)
+	jc.ProviderID = providerID
+	j := KubeJoin{InstanceID: pn.n.InstanceID, NodeName: kubeNodeName(pn.n.PrivateIP), ProviderID: providerID,
+		NodeConfig: platform.EKSNodeConfigParts{Taints: jc.Taints, Labels: jc.Labels}, Kubeadm: &jc, BootstrapToken: token, GPUs: gpus, Dir: dir}
+	kubeconfig, err := p.Kube.JoinNode(ctx, j)
+	if err != nil {
+		return "", fmt.Errorf("registering Node %s: %w", j.NodeName, err)
+	}
+	p.Logf("node player: node %d (%s): joined with kubeadm as Node %s", pn.n.Index, pn.n.InstanceID, j.NodeName)
+	return kubeconfig, nil
 }

@@ -2,6 +2,7 @@ package modules_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/mlplatform/mlplatform/acctest"
 	"github.com/mlplatform/mlplatform/internal/platform"
@@ -201,5 +203,91 @@ func TestAccModules_smbInferenceEKS(t *testing.T) {
 	out, err := tf.run(append([]string{"plan", "-input=false", "-no-color"}, vars...)...)
 	if err == nil || !strings.Contains(err.Error(), "eks needs validation") {
 		t.Errorf("a plan with eks and no validation: %v\n%s", err, out)
+	}
+}
+
+// TestAccModules_gpuTrainingClusterKubernetes plans the
+// gpu-training-cluster example with the module's kubernetes variable set:
+// the module passes it to the resource's orchestrator.kubernetes, and the
+// planned user data carries the kubeadm JoinConfiguration for the
+// kubeconfig's server with the startup taint and the labels; beside eks,
+// the module's precondition refuses it.
+func TestAccModules_gpuTrainingClusterKubernetes(t *testing.T) {
+	h := acctest.SetupSerial(t)
+	keyARN := eksFixture(t, h, "uae-hwprobe-reports")
+	ctx := context.Background()
+	c, err := h.Clients(ctx, acctest.Region)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The server is in moto's default VPC (172.31.0.0/16); its CA is the
+	// test certificate.
+	kubeconfig := "apiVersion: v1\nkind: Config\ncurrent-context: gate\nclusters:\n- name: c\n  cluster:\n    server: https://172.31.0.10:6443\n    certificate-authority-data: " +
+		base64.StdEncoding.EncodeToString([]byte(testCertPEM(t))) + "\ncontexts:\n- name: gate\n  context: {cluster: c, user: gate}\nusers:\n- name: gate\n  user:\n    token: module-test-token\n"
+	secret := func(name, value string) string {
+		out, err := acctest.SecretsManager(c).CreateSecret(ctx, &secretsmanager.CreateSecretInput{Name: aws.String(name), SecretString: aws.String(value), KmsKeyId: aws.String(keyARN)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return aws.ToString(out.ARN)
+	}
+	kubeSecret, tokenSecret := secret("kube/kubeconfig", kubeconfig), secret("kube/join-token", "abcdef.0123456789abcdef")
+	dir := exampleDir(t, "gpu-training-cluster")
+	override := `module "train" {
+  kubernetes = {
+    kubeconfig_secret_arn = "` + kubeSecret + `"
+    join_token_secret_arn = "` + tokenSecret + `"
+    labels                = { "example.com/team" = "vision" }
+  }
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "kube_override.tf"), []byte(override), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tf := newCLI(t, dir)
+	if _, err := tf.run("init", "-input=false", "-no-color"); err != nil {
+		t.Fatal(err)
+	}
+	image := "-var=image=/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64"
+	vars := []string{"-var", "kms_key_arn=" + keyARN, image,
+		"-var", "reports_bucket=uae-hwprobe-reports", "-var", "trusted_certificates=" + testCertPEM(t), "-var", "wait_for_validation=false"}
+	if _, err := tf.run(append([]string{"plan", "-input=false", "-no-color", "-out=tfplan"}, vars...)...); err != nil {
+		t.Fatal(err)
+	}
+	show, err := tf.run("show", "-json", "-no-color", "tfplan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	attrs := plannedModuleResource(t, show, "module.train", "module.train.mlplatform_gpu_cluster.this")
+	if attrs["orchestrator.kubernetes.kubeconfig_secret_arn"] != kubeSecret || attrs["orchestrator.kubernetes.join_token_secret_arn"] != tokenSecret {
+		t.Errorf("planned orchestrator.kubernetes: %v", attrs)
+	}
+	parts, err := platform.ParseBootstrap(attrs["validation_bootstrap"])
+	if err != nil || parts.KubeadmJoinConfig == "" || parts.KubeadmTokenSecretARN != tokenSecret {
+		t.Fatalf("planned validation_bootstrap: %v, token secret %q", err, parts.KubeadmTokenSecretARN)
+	}
+	jc, err := platform.ParseKubeadmJoinConfig(parts.KubeadmJoinConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if jc.APIServerEndpoint != "172.31.0.10:6443" || len(jc.CACertHashes) != 1 || len(jc.Taints) != 1 || jc.Labels["example.com/team"] != "vision" ||
+		jc.Labels[platform.EKSLabelCluster] != "uae-llm-train" || jc.Token != "" {
+		t.Errorf("JoinConfiguration %+v", jc)
+	}
+
+	// Beside eks, the module refuses it.
+	both := `module "train" {
+  instance_profile = "` + moduleEKSProfile + `"
+  eks = {
+    cluster_name = "` + moduleEKSCluster + `"
+  }
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "eks_override.tf"), []byte(both), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := tf.run(append([]string{"plan", "-input=false", "-no-color"}, vars...)...)
+	if err == nil || !strings.Contains(err.Error()+out, "more than one of slurm, eks and kubernetes") {
+		t.Errorf("a plan with eks and kubernetes: %v\n%s", err, out)
 	}
 }

@@ -18,6 +18,7 @@ import (
 type orchestratorModel struct {
 	Slurm types.Object `tfsdk:"slurm"`
 	EKS   types.Object `tfsdk:"eks"`
+	Kube  types.Object `tfsdk:"kubernetes"`
 }
 
 type slurmModel struct {
@@ -33,7 +34,7 @@ var (
 		"controllers": types.ListType{ElemType: types.StringType}, "munge_key_secret_arn": types.StringType,
 		"partition": types.StringType, "features": types.ListType{ElemType: types.StringType}, "node_name_prefix": types.StringType,
 	}
-	orchestratorType = map[string]attr.Type{"slurm": types.ObjectType{AttrTypes: slurmType}, "eks": types.ObjectType{AttrTypes: eksType}}
+	orchestratorType = map[string]attr.Type{"slurm": types.ObjectType{AttrTypes: slurmType}, "eks": types.ObjectType{AttrTypes: eksType}, "kubernetes": types.ObjectType{AttrTypes: kubeType}}
 )
 
 // orchestratorSchema is the orchestrator block and slurm_controller_config.
@@ -42,9 +43,10 @@ func orchestratorSchema(names string) map[string]schema.Attribute {
 	return map[string]schema.Attribute{
 		"orchestrator": schema.SingleNestedAttribute{
 			Optional:            true,
-			MarkdownDescription: "The scheduler the nodes join: `slurm` or `eks`. Without this block they join none.",
+			MarkdownDescription: "The scheduler the nodes join: `slurm`, `eks` or `kubernetes` (one of them). Without this block they join none.",
 			Attributes: map[string]schema.Attribute{
-				"eks": eksSchema(),
+				"eks":        eksSchema(),
+				"kubernetes": kubeSchema(),
 				"slurm": schema.SingleNestedAttribute{
 					Optional: true,
 					MarkdownDescription: "Join an existing Slurm cluster (22.05 or later) as dynamic nodes (`slurmd -Z`), configless: each node fetches `slurm.conf` and `gres.conf` from the controller. " +

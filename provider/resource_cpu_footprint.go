@@ -762,6 +762,7 @@ func cpuFootprintSpec(ctx context.Context, m, config *cpuFootprintModel, diags *
 	s.Validation = footprintValidationSpec(ctx, m.Validation, &s, diags)
 	s.Slurm = slurmSpecFrom(ctx, m.Orchestrator, &s.Unknown, diags)
 	s.EKS = eksSpecFrom(ctx, m.Orchestrator, &s.Unknown, diags)
+	s.Kube = kubeSpecFrom(ctx, m.Orchestrator, &s.Unknown, diags)
 	s.MinHealthyPercentage = num("min_healthy_percentage", m.MinHealthyPercentage)
 	if m.Tags.IsUnknown() {
 		unknown("tags")

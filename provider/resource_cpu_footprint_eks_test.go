@@ -1,6 +1,7 @@
 package provider_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mlplatform/mlplatform/acctest"
 	"github.com/mlplatform/mlplatform/acctest/kubetest"
@@ -70,6 +72,62 @@ func TestAccCPUFootprint_eksJoin(t *testing.T) {
 					}
 				},
 			),
+		}},
+	})
+}
+
+// TestAccCPUFootprint_kubeJoin: a CPU footprint declared with
+// orchestrator.kubernetes joins a self-managed cluster (a real
+// kube-apiserver) the way a GPU cluster does (TestAccGPUCluster_kubeJoin):
+// its instances join with kubeadm discovery and the bootstrap token from
+// their secret, tainted, and the gate, with the kubeconfig from its
+// secret, lifts the taint of each whose evidence passed.
+func TestAccCPUFootprint_kubeJoin(t *testing.T) {
+	kubetest.Require(t)
+	const name = "fp-kube"
+	h, p, key := footprintGateSetup(t, name, nil)
+	e := kubeSetup(t, h, key)
+	p.Kube = e
+	cfg := strings.TrimSuffix(footprintGateConfig(h, name, 2, `["host", "cpu_features"]`, key, p.Signer.CertPEM, ""), "}\n") + `
+  orchestrator = {
+    kubernetes = {
+      kubeconfig_secret_arn = "` + e.kubeconfigSecret + `"
+      join_token_secret_arn = "` + e.tokenSecret + `"
+    }
+  }
+}
+`
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		Steps: []resource.TestStep{{
+			Config: cfg,
+			Check: func(*terraform.State) error {
+				deadline := time.Now().Add(30 * time.Second)
+				for {
+					nodes, err := e.admin.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{LabelSelector: platform.EKSLabelCluster + "=" + name})
+					if err != nil {
+						return err
+					}
+					ready := 0
+					for _, n := range nodes.Items {
+						if !hasTaint(n, platform.EKSTaintKey) && n.Labels[platform.GateLabel] == platform.GatePassed && n.Labels[platform.EKSLabelResource] == "cpu-footprint" &&
+							n.Labels[platform.EKSLabelInstance] == "c7i.large" {
+							ready++
+						}
+					}
+					e.mu.Lock()
+					joined := len(e.joined)
+					e.mu.Unlock()
+					if ready == 2 && joined == 2 {
+						return nil
+					}
+					if time.Now().After(deadline) {
+						return fmt.Errorf("%d of %d Nodes untainted and labelled passed, %d joined through kubeadm, want 2 (player errors %v)", ready, len(nodes.Items), joined, p.Errs())
+					}
+					time.Sleep(200 * time.Millisecond)
+				}
+			},
 		}},
 	})
 }

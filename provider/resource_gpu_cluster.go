@@ -791,6 +791,7 @@ func gpuClusterSpec(ctx context.Context, m, config *gpuClusterModel, diags *diag
 	s.Validation = gpuValidationSpec(ctx, m.Validation, &s, diags)
 	s.Slurm = slurmSpecFrom(ctx, m.Orchestrator, &s.Unknown, diags)
 	s.EKS = eksSpecFrom(ctx, m.Orchestrator, &s.Unknown, diags)
+	s.Kube = kubeSpecFrom(ctx, m.Orchestrator, &s.Unknown, diags)
 	if m.Tags.IsUnknown() {
 		s.Unknown = append(s.Unknown, "tags")
 	} else if !m.Tags.IsNull() {

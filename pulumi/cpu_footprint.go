@@ -458,6 +458,7 @@ func (c CpuFootprintArgs) spec(unknown []string) platform.CPUFootprintSpec {
 	s.Validation = footprintValidationSpec(c.Validation, &s)
 	s.Slurm = slurmSpec(c.Orchestrator, unknown)
 	s.EKS = eksSpec(c.Orchestrator, unknown)
+	s.Kube = kubeSpec(c.Orchestrator, unknown)
 	for _, u := range eksUnknowns(unknown) {
 		if strings.HasPrefix(u, "tags.") {
 			continue // snake-cased tag keys: the caller lists tags["key"]

@@ -382,6 +382,7 @@ func (c GpuClusterArgs) spec(unknown []string) platform.GPUClusterSpec {
 	s.Validation = c.Validation.validationSpec(&s)
 	s.Slurm = slurmSpec(c.Orchestrator, unknown)
 	s.EKS = eksSpec(c.Orchestrator, unknown)
+	s.Kube = kubeSpec(c.Orchestrator, unknown)
 	if len(s.SecurityGroupIDs) == 0 {
 		s.SecurityGroupIDs = nil
 	}

@@ -42,14 +42,18 @@ const eksLabelsPath = platform.EKSPath + ".labels"
 
 // eksUnknowns rewrites the unknown paths (unknownPaths) for the core as
 // the Terraform front end lists them: a label value not known yet
-// (orchestrator.eks.labels.<key>, the key snake-cased) makes the labels
-// unknown as a whole, orchestrator.eks.labels; the labels are checked
-// together at apply.
+// (orchestrator.eks.labels.<key> or orchestrator.kubernetes.labels.<key>,
+// the key snake-cased) makes the labels unknown as a whole,
+// orchestrator.eks.labels (orchestrator.kubernetes.labels); the labels
+// are checked together at apply.
 func eksUnknowns(unknown []string) []string {
 	var out []string
 	for _, u := range unknown {
 		if strings.HasPrefix(u, eksLabelsPath+".") {
 			u = eksLabelsPath
+		}
+		if strings.HasPrefix(u, kubeLabelsPath+".") {
+			u = kubeLabelsPath
 		}
 		if !slices.Contains(out, u) {
 			out = append(out, u)

@@ -20,6 +20,8 @@ import (
 type Orchestrator struct {
 	Slurm *OrchestratorSlurm `pulumi:"slurm,optional"`
 	EKS   *OrchestratorEKS   `pulumi:"eks,optional"`
+	// Kubernetes is a self-managed cluster (orchestrator_kubernetes.go).
+	Kubernetes *OrchestratorKubernetes `pulumi:"kubernetes,optional"`
 }
 
 // OrchestratorSlurm is the Slurm cluster the nodes join.
@@ -33,7 +35,7 @@ type OrchestratorSlurm struct {
 
 // Descriptions shared by both resources: the Terraform side's words.
 const (
-	orchestratorDoc          = "The scheduler the nodes join: `slurm` or `eks`. Without this input they join none."
+	orchestratorDoc          = "The scheduler the nodes join: `slurm`, `eks` or `kubernetes` (one of them). Without this input they join none."
 	slurmControllerConfigDoc = "What the Slurm controller needs for these nodes, to add to its `slurm.conf` (configless, `MaxNodeCount`, hwprobe as the health check, the node set and partition) and `gres.conf` (the GPUs' device files by node name). Unset without `orchestrator.slurm`; known at preview when its inputs are."
 	// gpuSlurmNames and footprintSlurmNames say how each resource names its
 	// nodes in Slurm.
@@ -49,6 +51,7 @@ func (o *Orchestrator) Annotate(a infer.Annotator) {
 		"hwprobe is the nodes' `HealthCheckProgram` (`"+platform.SlurmHealthCheckProgram+"`): a node that fails its checks is drained with a reason that starts `hwprobe:`. "+
 		"The controller's part is `slurmControllerConfig`. Needs the `validation` input. The image must have `slurmd` and `munge`.")
 	a.Describe(&o.EKS, orchestratorEKSDoc)
+	a.Describe(&o.Kubernetes, orchestratorKubeDoc)
 }
 
 // Annotate describes the Slurm settings.

@@ -42,6 +42,9 @@ type fixtures struct {
 	// later step to find the same ones.
 	nodes []string
 	key   string // a customer managed key in the region
+	// secrets are the ARNs of the secrets an out-of-band step made, by
+	// name.
+	secrets map[string]string
 }
 
 func newFixtures(t *testing.T, h *acctest.Harness) *fixtures {

@@ -71,6 +71,7 @@ func scenarios() []scenario {
 	out = append(out, secureDefaultScenarios()...)
 	out = append(out, slurmScenarios()...)
 	out = append(out, eksScenarios()...)
+	out = append(out, kubeScenarios()...)
 	// Those that wait out a timeout first: the suite runs its scenarios in
 	// parallel, in this order.
 	slices.SortStableFunc(out, func(a, b scenario) int {

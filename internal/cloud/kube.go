@@ -69,11 +69,18 @@ func (n KubeNode) HasTaint(key string) bool {
 }
 
 // KubeAccess is how to reach a cluster's API: its URL, the CA that signs
-// its serving certificate (PEM), and a bearer token.
+// its serving certificate (PEM), and a bearer token or a client
+// certificate and key (PEM).
 type KubeAccess struct {
 	Endpoint string
 	CAPEM    []byte
 	Token    string
+	// CertPEM and KeyPEM are a client certificate and its key (a
+	// kubeconfig's client-certificate-data and client-key-data).
+	CertPEM, KeyPEM []byte
+	// ServerName, when set, is the name the serving certificate must
+	// carry (a kubeconfig's tls-server-name).
+	ServerName string
 	// Timeout bounds every call (default 30 s).
 	Timeout time.Duration
 }
@@ -92,7 +99,7 @@ func NewKubeNodes(a KubeAccess) (*KubeNodes, error) {
 		a.Timeout = 30 * time.Second
 	}
 	cfg := &rest.Config{Host: a.Endpoint, BearerToken: a.Token, Timeout: a.Timeout, UserAgent: "mlplatform",
-		TLSClientConfig: rest.TLSClientConfig{CAData: a.CAPEM}, QPS: 20, Burst: 40}
+		TLSClientConfig: rest.TLSClientConfig{CAData: a.CAPEM, CertData: a.CertPEM, KeyData: a.KeyPEM, ServerName: a.ServerName}, QPS: 20, Burst: 40}
 	c, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("the Kubernetes API at %s: %w", a.Endpoint, err)

@@ -580,6 +580,10 @@ func SecretsManagerSDK(h SecretsManagerClient) *secretsmanager.Client { return h
 // Options are the client's options.
 func (h SecretsManagerClient) Options() secretsmanager.Options { return h.c().Options() }
 
+func (h SecretsManagerClient) GetSecretValue(ctx context.Context, in *secretsmanager.GetSecretValueInput, o ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error) {
+	return h.c().GetSecretValue(ctx, in, o...)
+}
+
 func (h SecretsManagerClient) DescribeSecret(ctx context.Context, in *secretsmanager.DescribeSecretInput, o ...func(*secretsmanager.Options)) (*secretsmanager.DescribeSecretOutput, error) {
 	return h.c().DescribeSecret(ctx, in, o...)
 }

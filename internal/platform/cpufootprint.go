@@ -94,6 +94,9 @@ type CPUFootprintSpec struct {
 	// EKS is orchestrator.eks: the instances join an EKS cluster; nil
 	// means they join none.
 	EKS *EKSSpec
+	// Kube is orchestrator.kubernetes: the instances join a self-managed
+	// Kubernetes cluster (kubeadm); nil means they join none.
+	Kube *KubeSpec
 
 	// CreationToken is the owner's token the front end recorded; empty for
 	// a create, which makes one.
@@ -177,6 +180,9 @@ func ValidateCPUFootprint(spec CPUFootprintSpec, unknown []string) []Problem {
 	}
 	if s.EKS != nil {
 		ps = append(ps, s.EKS.validate(s.known, s.Validation != nil, s.Slurm != nil)...)
+	}
+	if s.Kube != nil {
+		ps = append(ps, s.Kube.validate(s.known, s.Validation != nil, s.Slurm != nil || s.EKS != nil)...)
 	}
 	if s.known("name") && !footprintNameRE().MatchString(s.Name) {
 		add("name", "Invalid name", "%q: use 1-100 letters, digits, '.', '-' or '_', starting with a letter or digit.", s.Name)

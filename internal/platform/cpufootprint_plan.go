@@ -56,6 +56,9 @@ type CPUFootprintPlan struct {
 	// eks is what the plan read of orchestrator.eks's cluster; nil
 	// without one or when its name is not known yet.
 	eks *eksPlan
+	// kube is what the plan read of orchestrator.kubernetes's cluster (its
+	// kubeconfig, in memory only); nil without it.
+	kube *kubePlan
 
 	template cloud.FootprintTemplate
 }
@@ -104,6 +107,9 @@ func (e *Env) planCPUFootprint(ctx context.Context, spec CPUFootprintSpec) (*CPU
 	if spec.Slurm != nil {
 		refs = append(refs, spec.Slurm.residencyRefs(spec.Known)...)
 	}
+	if spec.Kube != nil {
+		refs = append(refs, spec.Kube.residencyRefs(spec.Known)...)
+	}
 	if strings.HasPrefix(spec.InstanceProfile, "arn:") && spec.known("instance_profile") {
 		refs = append(refs, residency.Ref{Path: "instance_profile", Kind: residency.KindARN, Value: spec.InstanceProfile})
 	}
@@ -147,6 +153,13 @@ func (e *Env) planCPUFootprint(ctx context.Context, spec CPUFootprintSpec) (*CPU
 			return nil, err
 		}
 		p.eks, p.Problems, p.Violations = ek, append(p.Problems, ps...), append(p.Violations, evs...)
+	}
+	if spec.Kube != nil {
+		kp, ps, kvs, err := e.planKube(ctx, spec.Kube, spec.Known, vs)
+		if err != nil {
+			return nil, err
+		}
+		p.kube, p.Problems, p.Violations = kp, append(p.Problems, ps...), append(p.Violations, kvs...)
 	}
 
 	if ok && spec.known("subnet_ids") && len(spec.SubnetIDs) == 0 {
@@ -290,6 +303,9 @@ func cpuFootprintChange(prior CPUFootprintRecord, spec CPUFootprintSpec, p *CPUF
 	}
 	if !eksKnown(spec.Unknown) || !reflect.DeepEqual(o.EKS, spec.EKS) {
 		add(&c.Roll, EKSPath, "how the instances join EKS (their NodeConfig) changes: the instances roll")
+	}
+	if !eksKnown(spec.Unknown) || !reflect.DeepEqual(o.Kube, spec.Kube) {
+		add(&c.Roll, KubePath, "how the instances join Kubernetes (their kubeadm JoinConfiguration) changes: the instances roll")
 	}
 	if (o.Validation == nil) != (spec.Validation == nil) || o.Validation != nil && spec.Validation != nil &&
 		FootprintValidationHook(*o.Validation) != FootprintValidationHook(*spec.Validation) {

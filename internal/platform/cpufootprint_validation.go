@@ -164,9 +164,9 @@ func footprintProfile(name string, v ValidationSpec, required []string, facts No
 // validates, publishes and answers the gate's challenges. The instance
 // does not complete its own launch lifecycle action: the gate does, or
 // the approver (cpufootprint_approve.go).
-func FootprintBootstrap(region, profileText, userData string, v ValidationSpec, join *slurm.JoinConfig, eksNodeConfig string) (string, error) {
+func FootprintBootstrap(region, profileText, userData string, v ValidationSpec, join *slurm.JoinConfig, eksNodeConfig string, kubeadm *KubeadmBootstrap) (string, error) {
 	return Bootstrap(BootstrapInput{Profile: profileText, Region: region, UserData: userData,
-		HwprobeS3URI: v.HwprobeS3URI, HwprobeSHA256: v.HwprobeSHA256, Slurm: join, EKSNodeConfig: eksNodeConfig})
+		HwprobeS3URI: v.HwprobeS3URI, HwprobeSHA256: v.HwprobeSHA256, Slurm: join, EKSNodeConfig: eksNodeConfig, Kubeadm: kubeadm})
 }
 
 // planFootprintValidation renders the profile and bootstrap into the plan
@@ -189,7 +189,7 @@ func (e *Env) planFootprintValidation(ctx context.Context, spec CPUFootprintSpec
 	p.Attested, attestProblems = planAttestation(v, p.ImageID, p.imageTPM, spec.Known)
 	p.Problems = append(p.Problems, attestProblems...)
 	if !p.Decided || !spec.validationKnown() || !spec.Known("name") || !spec.Known("user_data") || spec.Slurm != nil && !slurmKnown(spec.Unknown) ||
-		spec.EKS != nil && (!eksKnown(spec.Unknown) || p.eks == nil) {
+		spec.EKS != nil && (!eksKnown(spec.Unknown) || p.eks == nil) || spec.Kube != nil && (!eksKnown(spec.Unknown) || p.kube == nil) {
 		return nil
 	}
 	cat, err := e.CatalogFor(ctx, p.Decision.InstanceType)
@@ -213,7 +213,12 @@ func (e *Env) planFootprintValidation(ctx context.Context, spec CPUFootprintSpec
 	if spec.EKS != nil {
 		nodeConfig = EKSNodeConfig(p.eks.Cluster, EKSNodeLabels(spec.EKS, "cpu-footprint", spec.Name, p.Decision.InstanceType, "", p.Profile))
 	}
-	ud, err := FootprintBootstrap(e.Region(), p.Profile, spec.UserData, *v, join, nodeConfig)
+	var kubeadm *KubeadmBootstrap
+	if spec.Kube != nil {
+		kubeadm = &KubeadmBootstrap{TokenSecretARN: spec.Kube.JoinTokenSecretARN,
+			JoinConfig: KubeadmJoinConfig(p.kube, KubeNodeLabels(spec.Kube, "cpu-footprint", spec.Name, p.Decision.InstanceType, "", p.Profile))}
+	}
+	ud, err := FootprintBootstrap(e.Region(), p.Profile, spec.UserData, *v, join, nodeConfig, kubeadm)
 	if err != nil {
 		p.Problems = append(p.Problems, Problem{Path: "user_data", Summary: "User data cannot run beside the validation bootstrap", Detail: err.Error()})
 		return nil
@@ -280,6 +285,13 @@ func (e *Env) gateCPUFootprint(ctx context.Context, spec CPUFootprintSpec, plan 
 		if kg, err = e.newKubeGate(resource, spec.Name, plan.eks, o.progress); err != nil {
 			return err
 		}
+	}
+	if spec.Kube != nil {
+		if kg, err = newKubeconfigGate(resource, spec.Name, plan.kube, o.progress); err != nil {
+			return err
+		}
+	}
+	if kg != nil {
 		judged = func(ctx context.Context, res GateResult) error {
 			if err := approver.judged(ctx, res); err != nil {
 				return err

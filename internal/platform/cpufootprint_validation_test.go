@@ -186,7 +186,7 @@ func TestFootprintBootstrapNoSelfApproval(t *testing.T) {
 	v := ValidationSpec{ReportsS3URI: "s3://b/p/"}
 	for _, onFailure := range []string{"", OnFailureReplace, OnFailureWarn} {
 		v.OnFailure = onFailure
-		ud, err := FootprintBootstrap("me-central-1", "version = 1\n", "#!/bin/sh\necho mine\n", v, nil, "")
+		ud, err := FootprintBootstrap("me-central-1", "version = 1\n", "#!/bin/sh\necho mine\n", v, nil, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}

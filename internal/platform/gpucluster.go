@@ -87,6 +87,9 @@ type GPUClusterSpec struct {
 	// EKS is orchestrator.eks: the nodes join an EKS cluster; nil means
 	// they join none.
 	EKS *EKSSpec
+	// Kube is orchestrator.kubernetes: the nodes join a self-managed
+	// Kubernetes cluster (kubeadm); nil means they join none.
+	Kube *KubeSpec
 
 	// CreationToken is the owner's token the front end recorded (Terraform
 	// state, Pulumi outputs); empty for a create, which makes one.
@@ -144,6 +147,9 @@ func ValidateGPUCluster(spec GPUClusterSpec, unknown []string) []Problem {
 	}
 	if s.EKS != nil {
 		ps = append(ps, s.EKS.validate(s.Known, s.Validation != nil, s.Slurm != nil)...)
+	}
+	if s.Kube != nil {
+		ps = append(ps, s.Kube.validate(s.Known, s.Validation != nil, s.Slurm != nil || s.EKS != nil)...)
 	}
 	if s.Known("name") && !clusterNameRE().MatchString(s.Name) {
 		add("name", "Invalid cluster name", fmt.Sprintf("%q: use 1 to 100 letters, digits, '-', '_' or '.', starting with a letter or digit. It names the launch template (mlplatform-NAME) and tags every node.", s.Name))

@@ -317,6 +317,7 @@ func gpuClusterChange(prior GPUClusterRecord, desired GPUClusterSpec, res GPUClu
 	add(&cs.Nodes, "validation", !validationRenderEqual(desired.Validation, old.Validation), "changes the profile and bootstrap the nodes run: the nodes are rolled")
 	add(&cs.Nodes, SlurmPath, !reflect.DeepEqual(desired.Slurm, old.Slurm), "changes how the nodes join Slurm: the nodes are rolled")
 	add(&cs.Nodes, EKSPath, !reflect.DeepEqual(desired.EKS, old.EKS), "changes how the nodes join EKS (their NodeConfig): the nodes are rolled")
+	add(&cs.Nodes, KubePath, !reflect.DeepEqual(desired.Kube, old.Kube), "changes how the nodes join Kubernetes (their kubeadm JoinConfiguration): the nodes are rolled")
 	if desired.PlacementGroup == "" && desired.Known("placement_group_name") && res.PlacementGroup != "" && prior.PlacementGroup == "" {
 		cs.Nodes = append(cs.Nodes, Change{Path: "placement_group_name", Reason: fmt.Sprintf("the cluster's own placement group %s is gone: the apply creates it again", res.PlacementGroup)})
 	}

@@ -45,6 +45,9 @@ type GPUClusterPlan struct {
 	// eks is what the plan read of orchestrator.eks's cluster; nil
 	// without one or when its name is not known yet.
 	eks *eksPlan
+	// kube is what the plan read of orchestrator.kubernetes's cluster (its
+	// kubeconfig, in memory only); nil without it.
+	kube *kubePlan
 	// Change is set by PlanGPUCluster: what applying the spec over
 	// the recorded cluster does.
 	Change     *GPUClusterChangeSet
@@ -142,6 +145,9 @@ func (e *Env) planGPUCluster(ctx context.Context, spec GPUClusterSpec) (*GPUClus
 	if spec.Slurm != nil {
 		refs = append(refs, spec.Slurm.residencyRefs(spec.Known)...)
 	}
+	if spec.Kube != nil {
+		refs = append(refs, spec.Kube.residencyRefs(spec.Known)...)
+	}
 	if strings.HasPrefix(spec.InstanceProfile, "arn:") && spec.Known("instance_profile") {
 		refs = append(refs, residency.Ref{Path: "instance_profile", Kind: residency.KindARN, Value: spec.InstanceProfile})
 	}
@@ -228,6 +234,13 @@ func (e *Env) planGPUCluster(ctx context.Context, spec GPUClusterSpec) (*GPUClus
 			return nil, err
 		}
 		p.eks, p.Problems, p.Violations = ek, append(p.Problems, ps...), append(p.Violations, evs...)
+	}
+	if spec.Kube != nil {
+		kp, ps, kvs, err := e.planKube(ctx, spec.Kube, spec.Known, vs)
+		if err != nil {
+			return nil, err
+		}
+		p.kube, p.Problems, p.Violations = kp, append(p.Problems, ps...), append(p.Violations, kvs...)
 	}
 	zoneViolated := false
 	for _, v := range vs {

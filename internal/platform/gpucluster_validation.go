@@ -42,7 +42,8 @@ func (e *Env) planValidation(ctx context.Context, spec GPUClusterSpec, p *GPUClu
 	p.Problems = append(p.Problems, attestProblems...)
 	known := spec.validationKnown() && spec.Known("name") && spec.Known("instance_type") && spec.Known("user_data") &&
 		spec.Known("efa_interfaces") && len(p.allowedOffered) > 0 && (spec.Slurm == nil || slurmKnown(spec.Unknown) && p.PlacementGroup != "") &&
-		(spec.EKS == nil || eksKnown(spec.Unknown) && p.eks != nil && p.PlacementGroup != "")
+		(spec.EKS == nil || eksKnown(spec.Unknown) && p.eks != nil && p.PlacementGroup != "") &&
+		(spec.Kube == nil || eksKnown(spec.Unknown) && p.kube != nil && p.PlacementGroup != "")
 	if !known || p.Type.Name == "" {
 		return nil
 	}
@@ -67,8 +68,13 @@ func (e *Env) planValidation(ctx context.Context, spec GPUClusterSpec, p *GPUClu
 	if spec.EKS != nil {
 		nodeConfig = EKSNodeConfig(p.eks.Cluster, EKSNodeLabels(spec.EKS, "gpu-cluster", spec.Name, spec.InstanceType, p.PlacementGroup, p.Profile))
 	}
+	var kubeadm *KubeadmBootstrap
+	if spec.Kube != nil {
+		kubeadm = &KubeadmBootstrap{TokenSecretARN: spec.Kube.JoinTokenSecretARN,
+			JoinConfig: KubeadmJoinConfig(p.kube, KubeNodeLabels(spec.Kube, "gpu-cluster", spec.Name, spec.InstanceType, p.PlacementGroup, p.Profile))}
+	}
 	ud, err := Bootstrap(BootstrapInput{Profile: p.Profile, Region: e.Region(), UserData: spec.UserData,
-		HwprobeS3URI: v.HwprobeS3URI, HwprobeSHA256: v.HwprobeSHA256, GPU: it.GPU != nil, Slurm: join, EKSNodeConfig: nodeConfig})
+		HwprobeS3URI: v.HwprobeS3URI, HwprobeSHA256: v.HwprobeSHA256, GPU: it.GPU != nil, Slurm: join, EKSNodeConfig: nodeConfig, Kubeadm: kubeadm})
 	if err != nil {
 		p.Problems = append(p.Problems, Problem{Path: "user_data", Summary: "User data cannot run beside the validation bootstrap", Detail: err.Error()})
 		return nil
@@ -110,6 +116,12 @@ func (e *Env) gateGPUCluster(ctx context.Context, spec GPUClusterSpec, plan *GPU
 	if spec.EKS != nil {
 		var err error
 		if kg, err = e.newKubeGate(resource, spec.Name, plan.eks, o.progress); err != nil {
+			return out, err
+		}
+	}
+	if spec.Kube != nil {
+		var err error
+		if kg, err = newKubeconfigGate(resource, spec.Name, plan.kube, o.progress); err != nil {
 			return out, err
 		}
 	}

@@ -60,6 +60,18 @@ type BootstrapInput struct {
 	// to register the node tainted; after the report, `hwprobe kube
 	// publish` labels the Node and sets its condition.
 	EKSNodeConfig string
+	// Kubeadm, when set, joins the node to a self-managed Kubernetes
+	// cluster (orchestrator.kubernetes) before hwprobe validates it: its
+	// JoinConfiguration is written beside the profile, and the script
+	// reads the bootstrap token from its secret and runs kubeadm join.
+	Kubeadm *KubeadmBootstrap
+}
+
+// KubeadmBootstrap is a node's kubeadm join: the rendered
+// JoinConfiguration (no token in it) and the secret holding the token.
+type KubeadmBootstrap struct {
+	JoinConfig     string
+	TokenSecretARN string
 }
 
 // eksNodeConfigPart names the NodeConfig part; kubeUnit is the systemd
@@ -157,6 +169,14 @@ func Bootstrap(in BootstrapInput) (string, error) {
 		// Plain text, so that the plan shows it.
 		cc.WriteFiles = append(cc.WriteFiles, writeFile{Path: slurm.JoinConfigPath, Permissions: "0644", Content: string(raw) + "\n"})
 	}
+	if in.Kubeadm != nil {
+		if !strings.HasPrefix(in.Kubeadm.TokenSecretARN, "arn:") || strings.ContainsAny(in.Kubeadm.TokenSecretARN, "'\\\n") {
+			return "", errors.New("the kubeadm join token's secret is not an ARN")
+		}
+		// Plain text, so that the plan shows it.
+		cc.WriteFiles = append(cc.WriteFiles, writeFile{Path: KubeadmJoinConfigPath, Permissions: "0644", Content: in.Kubeadm.JoinConfig},
+			writeFile{Path: KubeadmTokenSecretPath, Permissions: "0644", Content: in.Kubeadm.TokenSecretARN + "\n"})
+	}
 	ccJSON, err := json.Marshal(cc)
 	if err != nil {
 		return "", err
@@ -206,6 +226,14 @@ func bootstrapScript(in BootstrapInput) string {
 		fmt.Fprintf(&s, "hwprobe=%s\n", DefaultHwprobePath)
 		s.WriteString("if [ ! -x \"$hwprobe\" ]; then log \"hwprobe not found at $hwprobe on this image\"; exit 2; fi\n")
 	}
+	if in.Kubeadm != nil {
+		// The node joins first, tainted, and is validated meanwhile (as
+		// nodeadm's join on EKS). The token is read with the node's role
+		// and put in a copy of the configuration only root reads, removed
+		// after the join; the provider ID comes from the instance
+		// metadata.
+		s.WriteString(kubeadmJoinScript(in.Region))
+	}
 	gpu := ""
 	if !in.GPU {
 		gpu = " --no-gpu"
@@ -230,14 +258,18 @@ func bootstrapScript(in BootstrapInput) string {
 		// drained.
 		fmt.Fprintf(&s, "if \"$hwprobe\" slurm join --config %s; then log 'joined Slurm'; else log \"cannot join Slurm (exit $?)\"; exit 2; fi\n", slurm.JoinConfigPath)
 	}
-	if in.EKSNodeConfig != "" {
+	if in.EKSNodeConfig != "" || in.Kubeadm != nil {
+		kubeconfig := ""
+		if in.Kubeadm != nil {
+			kubeconfig = " --kubeconfig " + KubeadmKubeletKubeconfig
+		}
 		// The kubelet registers the node (tainted) on its own; once it
 		// has, hwprobe labels it and sets its condition with the kubelet's
 		// credentials: tried for 10 minutes.
-		s.WriteString("i=0\nuntil \"$hwprobe\" kube publish --report \"$report\"; do\n  i=$((i + 1)); if [ \"$i\" -ge 60 ]; then log 'cannot publish to the Kubernetes Node'; exit 2; fi; sleep 10\ndone\nlog 'published to the Kubernetes Node'\n")
+		s.WriteString("i=0\nuntil \"$hwprobe\" kube publish" + kubeconfig + " --report \"$report\"; do\n  i=$((i + 1)); if [ \"$i\" -ge 60 ]; then log 'cannot publish to the Kubernetes Node'; exit 2; fi; sleep 10\ndone\nlog 'published to the Kubernetes Node'\n")
 		// From now on hwprobe checks the node every 5 minutes (no
 		// benchmarks) and keeps the Node's condition and labels current.
-		s.WriteString("check=\"$hwprobe kube check --profile $profile --boot-report $report --interval 5m\"\n")
+		s.WriteString("check=\"$hwprobe kube check" + kubeconfig + " --profile $profile --boot-report $report --interval 5m\"\n")
 		s.WriteString("if command -v systemctl >/dev/null 2>&1 && [ -d /etc/systemd/system ]; then\n")
 		s.WriteString("  printf '[Unit]\\nDescription=mlplatform hwprobe: the Kubernetes Node'\\''s health check\\nAfter=kubelet.service\\n[Service]\\nExecStart=%s\\nRestart=always\\nRestartSec=30\\n[Install]\\nWantedBy=multi-user.target\\n' \"$check\" >" + kubeUnitPath + "\n")
 		s.WriteString("  systemctl daemon-reload && systemctl enable --now " + kubeUnit + " || log 'cannot start the Kubernetes health check'\n")
@@ -256,6 +288,10 @@ type BootstrapParts struct {
 	// EKSNodeConfig is nodeadm's NodeConfig; "" when the node joins no
 	// EKS cluster.
 	EKSNodeConfig string
+	// KubeadmJoinConfig is the kubeadm JoinConfiguration; "" when the
+	// node joins no self-managed Kubernetes cluster. KubeadmTokenSecretARN
+	// is the secret the node reads its bootstrap token from.
+	KubeadmJoinConfig, KubeadmTokenSecretARN string
 }
 
 // ParseBootstrap reads user data that Bootstrap rendered back into its
@@ -305,6 +341,15 @@ func ParseBootstrap(userData string) (BootstrapParts, error) {
 					}
 					out.Slurm = &c
 				}
+				if f.Path == KubeadmJoinConfigPath {
+					if _, err := ParseKubeadmJoinConfig(f.Content); err != nil {
+						return BootstrapParts{}, err
+					}
+					out.KubeadmJoinConfig = f.Content
+				}
+				if f.Path == KubeadmTokenSecretPath {
+					out.KubeadmTokenSecretARN = strings.TrimSpace(f.Content)
+				}
 				if f.Path == BootstrapProfilePath {
 					raw, err := base64.StdEncoding.DecodeString(f.Content)
 					if err != nil {
@@ -323,4 +368,22 @@ func ParseBootstrap(userData string) (BootstrapParts, error) {
 		return BootstrapParts{}, errors.New("user data carries no validation bootstrap (profile and script)")
 	}
 	return out, nil
+}
+
+// kubeadmJoinScript is the bootstrap's kubeadm join: the token from its
+// secret (checked for form, never logged), the provider ID from IMDSv2,
+// then kubeadm join with a private copy of the configuration.
+func kubeadmJoinScript(region string) string {
+	var s strings.Builder
+	fmt.Fprintf(&s, "if ! command -v kubeadm >/dev/null 2>&1; then log 'kubeadm not found on this image: cannot join Kubernetes'; exit 2; fi\n")
+	fmt.Fprintf(&s, "token=$(aws secretsmanager get-secret-value --region %s --secret-id \"$(cat %s)\" --query SecretString --output text) || { log 'cannot read the kubeadm join token'; exit 2; }\n", shellQuote(region), KubeadmTokenSecretPath)
+	s.WriteString("if [ \"${#token}\" -ne 23 ] || ! printf '%s' \"$token\" | grep -Eqx '[a-z0-9]{6}\\.[a-z0-9]{16}'; then log 'the join token secret holds no kubeadm bootstrap token'; exit 2; fi\n")
+	s.WriteString("imds=$(curl -sf -X PUT -H 'X-aws-ec2-metadata-token-ttl-seconds: 300' http://169.254.169.254/latest/api/token) || { log 'no instance metadata token'; exit 2; }\n")
+	s.WriteString("md() { curl -sf -H \"X-aws-ec2-metadata-token: $imds\" \"http://169.254.169.254/latest/meta-data/$1\"; }\n")
+	s.WriteString("zone=$(md placement/availability-zone) && iid=$(md instance-id) || { log 'cannot read the instance metadata'; exit 2; }\n")
+	s.WriteString("join=$(mktemp /run/mlplatform-kubeadm-join.XXXXXX) && chmod 0600 \"$join\" || exit 2\n")
+	fmt.Fprintf(&s, "sed -e \"s|%s|aws:///$zone/$iid|\" -e \"s|^  bootstrapToken:\\$|&\\n    token: \\\"$token\\\"|\" -e \"s|^discovery:\\$|&\\n  tlsBootstrapToken: \\\"$token\\\"|\" %s >\"$join\"\n", KubeadmProviderID, KubeadmJoinConfigPath)
+	s.WriteString("unset token\n")
+	s.WriteString("if kubeadm join --config \"$join\"; then rm -f \"$join\"; log 'joined Kubernetes (kubeadm)'; else rc=$?; rm -f \"$join\"; log \"kubeadm join failed (exit $rc)\"; exit 2; fi\n")
+	return s.String()
 }

@@ -27,6 +27,10 @@ const (
 	RuleBlank              = "blank-value"
 	RuleImageRegion        = "image-region"
 	RuleSecretReplication  = "secret-replication"
+	// RuleKubeServerRegion: a kubeconfig's API server must be shown to be
+	// in the jurisdiction (an address of a VPC of the region, or an AWS
+	// name that names an allowed region).
+	RuleKubeServerRegion = "kube-server-region"
 )
 
 // Errors a Locator wraps so that the engine can say how to fix an

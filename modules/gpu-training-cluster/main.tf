@@ -95,7 +95,7 @@ resource "mlplatform_gpu_cluster" "this" {
     hwprobe_sha256       = var.validation.hwprobe_sha256
   }
 
-  orchestrator = var.slurm == null && var.eks == null ? null : {
+  orchestrator = var.slurm == null && var.eks == null && var.kubernetes == null ? null : {
     slurm = var.slurm == null ? null : {
       controllers          = var.slurm.controllers
       munge_key_secret_arn = var.slurm.munge_key_secret_arn
@@ -107,6 +107,12 @@ resource "mlplatform_gpu_cluster" "this" {
       cluster_name        = var.eks.cluster_name
       labels              = var.eks.labels
       create_access_entry = var.eks.create_access_entry
+    }
+    kubernetes = var.kubernetes == null ? null : {
+      kubeconfig_secret_arn = var.kubernetes.kubeconfig_secret_arn
+      context               = var.kubernetes.context
+      join_token_secret_arn = var.kubernetes.join_token_secret_arn
+      labels                = var.kubernetes.labels
     }
   }
 
@@ -120,8 +126,12 @@ resource "mlplatform_gpu_cluster" "this" {
       error_message = "eks needs validation: the nodes register tainted, and the validation gate lifts the taint from the nodes that passed."
     }
     precondition {
-      condition     = var.slurm == null || var.eks == null
-      error_message = "slurm and eks are both set: a node joins one scheduler."
+      condition     = var.kubernetes == null || var.validation != null
+      error_message = "kubernetes needs validation: the nodes register tainted, and the validation gate lifts the taint from the nodes that passed."
+    }
+    precondition {
+      condition     = length([for o in [var.slurm, var.eks, var.kubernetes] : o if o != null]) <= 1
+      error_message = "more than one of slurm, eks and kubernetes is set: a node joins one scheduler."
     }
     precondition {
       condition     = !local.reserved || var.reservation_id != null

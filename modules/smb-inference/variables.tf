@@ -374,3 +374,14 @@ variable "eks" {
   })
   default = null
 }
+
+variable "kubernetes" {
+  description = "A self-managed Kubernetes cluster (kubeadm) the instances join (the resource's `orchestrator.kubernetes`), in the jurisdiction: `kubeconfig_secret_arn` is a Secrets Manager secret holding the gate's kubeconfig (token or client certificate; its server an address of a VPC of the region or an AWS name that names the region, checked at plan), `join_token_secret_arn` one holding a kubeadm bootstrap token, read by the instances with their instance profile. Each registers with the startup taint `mlplatform.io/hwprobe=pending:NoSchedule` and the resource's labels plus `labels`; the validation gate lifts the taint from each that passed. `image` must have kubeadm, the kubelet, a container runtime and the AWS CLI. Needs `validation`. Null: no such cluster. At most one of `slurm`, `eks` and `kubernetes`."
+  type = object({
+    kubeconfig_secret_arn = string
+    context               = optional(string)
+    join_token_secret_arn = string
+    labels                = optional(map(string))
+  })
+  default = null
+}

@@ -137,7 +137,7 @@ export class CpuFootprint extends pulumi.CustomResource {
      */
     declare public readonly onDemandBase: pulumi.Output<number | undefined>;
     /**
-     * The scheduler the nodes join: `slurm` or `eks`. Without this input they join none.
+     * The scheduler the nodes join: `slurm`, `eks` or `kubernetes` (one of them). Without this input they join none.
      */
     declare public readonly orchestrator: pulumi.Output<outputs.Orchestrator | undefined>;
     /**
@@ -369,7 +369,7 @@ export interface CpuFootprintArgs {
      */
     onDemandBase?: pulumi.Input<number>;
     /**
-     * The scheduler the nodes join: `slurm` or `eks`. Without this input they join none.
+     * The scheduler the nodes join: `slurm`, `eks` or `kubernetes` (one of them). Without this input they join none.
      */
     orchestrator?: pulumi.Input<inputs.OrchestratorArgs>;
     /**

@@ -105,7 +105,7 @@ export class GpuCluster extends pulumi.CustomResource {
      */
     declare public /*out*/ readonly nodes: pulumi.Output<outputs.GpuNode[] | undefined>;
     /**
-     * The scheduler the nodes join: `slurm` or `eks`. Without this input they join none.
+     * The scheduler the nodes join: `slurm`, `eks` or `kubernetes` (one of them). Without this input they join none.
      */
     declare public readonly orchestrator: pulumi.Output<outputs.Orchestrator | undefined>;
     /**
@@ -328,7 +328,7 @@ export interface GpuClusterArgs {
      */
     nodeCount: pulumi.Input<number>;
     /**
-     * The scheduler the nodes join: `slurm` or `eks`. Without this input they join none.
+     * The scheduler the nodes join: `slurm`, `eks` or `kubernetes` (one of them). Without this input they join none.
      */
     orchestrator?: pulumi.Input<inputs.OrchestratorArgs>;
     /**

@@ -66,7 +66,7 @@ type CpuFootprint struct {
 	Name pulumi.StringPtrOutput `pulumi:"name"`
 	// Instances kept On-Demand under `capacityType: spot`. Default 0.
 	OnDemandBase pulumi.IntPtrOutput `pulumi:"onDemandBase"`
-	// The scheduler the nodes join: `slurm` or `eks`. Without this input they join none.
+	// The scheduler the nodes join: `slurm`, `eks` or `kubernetes` (one of them). Without this input they join none.
 	Orchestrator OrchestratorPtrOutput `pulumi:"orchestrator"`
 	// Where the price comes from, and whether it is an estimate for this region.
 	PriceSource pulumi.StringPtrOutput `pulumi:"priceSource"`
@@ -188,7 +188,7 @@ type cpuFootprintArgs struct {
 	Name *string `pulumi:"name"`
 	// Instances kept On-Demand under `capacityType: spot`. Default 0.
 	OnDemandBase *int `pulumi:"onDemandBase"`
-	// The scheduler the nodes join: `slurm` or `eks`. Without this input they join none.
+	// The scheduler the nodes join: `slurm`, `eks` or `kubernetes` (one of them). Without this input they join none.
 	Orchestrator *Orchestrator `pulumi:"orchestrator"`
 	// What the workload needs: the cheapest type offered in an allowed zone that meets all of it is chosen (the same inputs give the same type; a type without a known price is never the cheapest).
 	Requirements *CpuRequirements `pulumi:"requirements"`
@@ -236,7 +236,7 @@ type CpuFootprintArgs struct {
 	Name pulumi.StringPtrInput
 	// Instances kept On-Demand under `capacityType: spot`. Default 0.
 	OnDemandBase pulumi.IntPtrInput
-	// The scheduler the nodes join: `slurm` or `eks`. Without this input they join none.
+	// The scheduler the nodes join: `slurm`, `eks` or `kubernetes` (one of them). Without this input they join none.
 	Orchestrator OrchestratorPtrInput
 	// What the workload needs: the cheapest type offered in an allowed zone that meets all of it is chosen (the same inputs give the same type; a type without a known price is never the cheapest).
 	Requirements CpuRequirementsPtrInput
@@ -418,7 +418,7 @@ func (o CpuFootprintOutput) OnDemandBase() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *CpuFootprint) pulumi.IntPtrOutput { return v.OnDemandBase }).(pulumi.IntPtrOutput)
 }
 
-// The scheduler the nodes join: `slurm` or `eks`. Without this input they join none.
+// The scheduler the nodes join: `slurm`, `eks` or `kubernetes` (one of them). Without this input they join none.
 func (o CpuFootprintOutput) Orchestrator() OrchestratorPtrOutput {
 	return o.ApplyT(func(v *CpuFootprint) OrchestratorPtrOutput { return v.Orchestrator }).(OrchestratorPtrOutput)
 }

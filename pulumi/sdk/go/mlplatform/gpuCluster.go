@@ -50,7 +50,7 @@ type GpuCluster struct {
 	NodeIds pulumi.StringArrayOutput `pulumi:"nodeIds"`
 	// The nodes, by node index.
 	Nodes GpuNodeArrayOutput `pulumi:"nodes"`
-	// The scheduler the nodes join: `slurm` or `eks`. Without this input they join none.
+	// The scheduler the nodes join: `slurm`, `eks` or `kubernetes` (one of them). Without this input they join none.
 	Orchestrator OrchestratorPtrOutput `pulumi:"orchestrator"`
 	// The cluster placement group the nodes run in: `placementGroupName`, or `mlplatform-<name>` that the cluster owns.
 	PlacementGroup pulumi.StringPtrOutput `pulumi:"placementGroup"`
@@ -173,7 +173,7 @@ type gpuClusterArgs struct {
 	Name *string `pulumi:"name"`
 	// Number of nodes, 1 to 512. Changing it scales in place.
 	NodeCount int `pulumi:"nodeCount"`
-	// The scheduler the nodes join: `slurm` or `eks`. Without this input they join none.
+	// The scheduler the nodes join: `slurm`, `eks` or `kubernetes` (one of them). Without this input they join none.
 	Orchestrator *Orchestrator `pulumi:"orchestrator"`
 	// Name of an existing cluster placement group. Default: the cluster creates and owns `mlplatform-<name>`. Changing it replaces the cluster.
 	PlacementGroupName *string `pulumi:"placementGroupName"`
@@ -224,7 +224,7 @@ type GpuClusterArgs struct {
 	Name pulumi.StringPtrInput
 	// Number of nodes, 1 to 512. Changing it scales in place.
 	NodeCount pulumi.IntInput
-	// The scheduler the nodes join: `slurm` or `eks`. Without this input they join none.
+	// The scheduler the nodes join: `slurm`, `eks` or `kubernetes` (one of them). Without this input they join none.
 	Orchestrator OrchestratorPtrInput
 	// Name of an existing cluster placement group. Default: the cluster creates and owns `mlplatform-<name>`. Changing it replaces the cluster.
 	PlacementGroupName pulumi.StringPtrInput
@@ -373,7 +373,7 @@ func (o GpuClusterOutput) Nodes() GpuNodeArrayOutput {
 	return o.ApplyT(func(v *GpuCluster) GpuNodeArrayOutput { return v.Nodes }).(GpuNodeArrayOutput)
 }
 
-// The scheduler the nodes join: `slurm` or `eks`. Without this input they join none.
+// The scheduler the nodes join: `slurm`, `eks` or `kubernetes` (one of them). Without this input they join none.
 func (o GpuClusterOutput) Orchestrator() OrchestratorPtrOutput {
 	return o.ApplyT(func(v *GpuCluster) OrchestratorPtrOutput { return v.Orchestrator }).(OrchestratorPtrOutput)
 }

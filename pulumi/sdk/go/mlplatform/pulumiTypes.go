@@ -3073,6 +3073,8 @@ func (o OnlineStoreTtlPtrOutput) Value() pulumi.IntPtrOutput {
 type Orchestrator struct {
 	// Join an existing EKS cluster in the jurisdiction (Amazon Linux 2023 EKS images: nodeadm). The preview reads the cluster (`DescribeCluster`: its API endpoint, certificate authority and service CIDR) and checks its residency: the cluster's region and the region its API endpoint names. The user data gains a nodeadm `NodeConfig` part that registers each node with the startup taint `mlplatform.io/hwprobe=pending:NoSchedule` and the labels `mlplatform.io/cluster`, `mlplatform.io/resource`, `mlplatform.io/instance-type`, `mlplatform.io/placement-group` and `mlplatform.io/profile-digest`. After its report, hwprobe sets the Node's `HwprobeValidated` condition and `mlplatform.io/hwprobe.status` label with the kubelet's own credentials. `clusterName` is the cluster's name or ARN; an ARN outside the jurisdiction fails the preview before any call. The gate calls the cluster's API with an EKS token made from the provider's credentials (as `aws eks get-token` does): it lifts the taint from each node whose evidence passed and labels it `node-restriction.kubernetes.io/mlplatform-gate=passed`; a node that failed keeps the taint, is labelled `node-restriction.kubernetes.io/mlplatform-gate=failed` and cordoned; with `onFailure: "replace"` it is drained (Eviction API), its instance replaced and its Node deleted. The create or update ends once every node that passed is registered and untainted. The provider's identity needs an access entry that may get, list and patch Nodes (and, to replace failed nodes, delete Nodes, list pods and create evictions); the nodes' role needs an `EC2_LINUX` access entry. Needs the `validation` input.
 	Eks *OrchestratorEKS `pulumi:"eks"`
+	// Join a self-managed Kubernetes cluster (kubeadm) that runs in the jurisdiction. The preview reads the gate's kubeconfig from `kubeconfigSecretArn` and checks where its server is (rule `kube-server-region`): an IP address must be inside a CIDR block of a VPC of the provider's region, a host name must be an AWS name that names an allowed region (`*.REGION.eks.amazonaws.com`, `*.elb.REGION.amazonaws.com`, `*.REGION.compute.internal`, `ec2-*.REGION.compute.amazonaws.com`); any other server fails the preview before any write. The user data gains a kubeadm `JoinConfiguration` (`kubeadm.k8s.io/v1beta4`, written to `/etc/mlplatform/kubeadm-join.yaml`; the preview shows it): discovery by bootstrap token against the kubeconfig's server, pinned by `caCertHashes` to its certificate authority, the startup taint `mlplatform.io/hwprobe=pending:NoSchedule`, the labels an EKS node gets, and the provider ID `aws:///ZONE/INSTANCE_ID`. At boot the node reads the bootstrap token from `joinTokenSecretArn` with its own role and runs `kubeadm join`; the token is never in the user data, the preview or the outputs. Everything after that is as with `eks`: hwprobe sets the Node's `HwprobeValidated` condition with the kubelet's credentials, the gate lifts the taint of each node whose evidence passed, labels and cordons one that failed, and with `onFailure: "replace"` drains it and deletes its Node. The kubeconfig's user may get, list and patch Nodes (and, to replace failed nodes, delete Nodes, list pods and create evictions). The image needs `kubeadm`, the kubelet and a container runtime, and the AWS CLI. Needs the `validation` input.
+	Kubernetes *OrchestratorKubernetes `pulumi:"kubernetes"`
 	// Join an existing Slurm cluster (22.05 or later) as dynamic nodes (`slurmd -Z`), configless: each node fetches `slurm.conf` and `gres.conf` from the controller. After hwprobe validated the node and published its report, `hwprobe slurm join` fetches the munge key, and starts `slurmd` with the gres, features and memory of the validation profile. GPU cluster: A node's Slurm name is `PREFIX-INDEX` (its index in the cluster: a replacement keeps its node's name). CPU footprint: An instance's Slurm name is `PREFIX-INSTANCEID`. hwprobe is the nodes' `HealthCheckProgram` (`/usr/local/sbin/hwprobe-slurm-health-check`): a node that fails its checks is drained with a reason that starts `hwprobe:`. The controller's part is `slurmControllerConfig`. Needs the `validation` input. The image must have `slurmd` and `munge`.
 	Slurm *OrchestratorSlurm `pulumi:"slurm"`
 }
@@ -3102,6 +3104,8 @@ type OrchestratorInput interface {
 type OrchestratorArgs struct {
 	// Join an existing EKS cluster in the jurisdiction (Amazon Linux 2023 EKS images: nodeadm). The preview reads the cluster (`DescribeCluster`: its API endpoint, certificate authority and service CIDR) and checks its residency: the cluster's region and the region its API endpoint names. The user data gains a nodeadm `NodeConfig` part that registers each node with the startup taint `mlplatform.io/hwprobe=pending:NoSchedule` and the labels `mlplatform.io/cluster`, `mlplatform.io/resource`, `mlplatform.io/instance-type`, `mlplatform.io/placement-group` and `mlplatform.io/profile-digest`. After its report, hwprobe sets the Node's `HwprobeValidated` condition and `mlplatform.io/hwprobe.status` label with the kubelet's own credentials. `clusterName` is the cluster's name or ARN; an ARN outside the jurisdiction fails the preview before any call. The gate calls the cluster's API with an EKS token made from the provider's credentials (as `aws eks get-token` does): it lifts the taint from each node whose evidence passed and labels it `node-restriction.kubernetes.io/mlplatform-gate=passed`; a node that failed keeps the taint, is labelled `node-restriction.kubernetes.io/mlplatform-gate=failed` and cordoned; with `onFailure: "replace"` it is drained (Eviction API), its instance replaced and its Node deleted. The create or update ends once every node that passed is registered and untainted. The provider's identity needs an access entry that may get, list and patch Nodes (and, to replace failed nodes, delete Nodes, list pods and create evictions); the nodes' role needs an `EC2_LINUX` access entry. Needs the `validation` input.
 	Eks OrchestratorEKSPtrInput `pulumi:"eks"`
+	// Join a self-managed Kubernetes cluster (kubeadm) that runs in the jurisdiction. The preview reads the gate's kubeconfig from `kubeconfigSecretArn` and checks where its server is (rule `kube-server-region`): an IP address must be inside a CIDR block of a VPC of the provider's region, a host name must be an AWS name that names an allowed region (`*.REGION.eks.amazonaws.com`, `*.elb.REGION.amazonaws.com`, `*.REGION.compute.internal`, `ec2-*.REGION.compute.amazonaws.com`); any other server fails the preview before any write. The user data gains a kubeadm `JoinConfiguration` (`kubeadm.k8s.io/v1beta4`, written to `/etc/mlplatform/kubeadm-join.yaml`; the preview shows it): discovery by bootstrap token against the kubeconfig's server, pinned by `caCertHashes` to its certificate authority, the startup taint `mlplatform.io/hwprobe=pending:NoSchedule`, the labels an EKS node gets, and the provider ID `aws:///ZONE/INSTANCE_ID`. At boot the node reads the bootstrap token from `joinTokenSecretArn` with its own role and runs `kubeadm join`; the token is never in the user data, the preview or the outputs. Everything after that is as with `eks`: hwprobe sets the Node's `HwprobeValidated` condition with the kubelet's credentials, the gate lifts the taint of each node whose evidence passed, labels and cordons one that failed, and with `onFailure: "replace"` drains it and deletes its Node. The kubeconfig's user may get, list and patch Nodes (and, to replace failed nodes, delete Nodes, list pods and create evictions). The image needs `kubeadm`, the kubelet and a container runtime, and the AWS CLI. Needs the `validation` input.
+	Kubernetes OrchestratorKubernetesPtrInput `pulumi:"kubernetes"`
 	// Join an existing Slurm cluster (22.05 or later) as dynamic nodes (`slurmd -Z`), configless: each node fetches `slurm.conf` and `gres.conf` from the controller. After hwprobe validated the node and published its report, `hwprobe slurm join` fetches the munge key, and starts `slurmd` with the gres, features and memory of the validation profile. GPU cluster: A node's Slurm name is `PREFIX-INDEX` (its index in the cluster: a replacement keeps its node's name). CPU footprint: An instance's Slurm name is `PREFIX-INSTANCEID`. hwprobe is the nodes' `HealthCheckProgram` (`/usr/local/sbin/hwprobe-slurm-health-check`): a node that fails its checks is drained with a reason that starts `hwprobe:`. The controller's part is `slurmControllerConfig`. Needs the `validation` input. The image must have `slurmd` and `munge`.
 	Slurm OrchestratorSlurmPtrInput `pulumi:"slurm"`
 }
@@ -3197,6 +3201,11 @@ func (o OrchestratorOutput) Eks() OrchestratorEKSPtrOutput {
 	return o.ApplyT(func(v Orchestrator) *OrchestratorEKS { return v.Eks }).(OrchestratorEKSPtrOutput)
 }
 
+// Join a self-managed Kubernetes cluster (kubeadm) that runs in the jurisdiction. The preview reads the gate's kubeconfig from `kubeconfigSecretArn` and checks where its server is (rule `kube-server-region`): an IP address must be inside a CIDR block of a VPC of the provider's region, a host name must be an AWS name that names an allowed region (`*.REGION.eks.amazonaws.com`, `*.elb.REGION.amazonaws.com`, `*.REGION.compute.internal`, `ec2-*.REGION.compute.amazonaws.com`); any other server fails the preview before any write. The user data gains a kubeadm `JoinConfiguration` (`kubeadm.k8s.io/v1beta4`, written to `/etc/mlplatform/kubeadm-join.yaml`; the preview shows it): discovery by bootstrap token against the kubeconfig's server, pinned by `caCertHashes` to its certificate authority, the startup taint `mlplatform.io/hwprobe=pending:NoSchedule`, the labels an EKS node gets, and the provider ID `aws:///ZONE/INSTANCE_ID`. At boot the node reads the bootstrap token from `joinTokenSecretArn` with its own role and runs `kubeadm join`; the token is never in the user data, the preview or the outputs. Everything after that is as with `eks`: hwprobe sets the Node's `HwprobeValidated` condition with the kubelet's credentials, the gate lifts the taint of each node whose evidence passed, labels and cordons one that failed, and with `onFailure: "replace"` drains it and deletes its Node. The kubeconfig's user may get, list and patch Nodes (and, to replace failed nodes, delete Nodes, list pods and create evictions). The image needs `kubeadm`, the kubelet and a container runtime, and the AWS CLI. Needs the `validation` input.
+func (o OrchestratorOutput) Kubernetes() OrchestratorKubernetesPtrOutput {
+	return o.ApplyT(func(v Orchestrator) *OrchestratorKubernetes { return v.Kubernetes }).(OrchestratorKubernetesPtrOutput)
+}
+
 // Join an existing Slurm cluster (22.05 or later) as dynamic nodes (`slurmd -Z`), configless: each node fetches `slurm.conf` and `gres.conf` from the controller. After hwprobe validated the node and published its report, `hwprobe slurm join` fetches the munge key, and starts `slurmd` with the gres, features and memory of the validation profile. GPU cluster: A node's Slurm name is `PREFIX-INDEX` (its index in the cluster: a replacement keeps its node's name). CPU footprint: An instance's Slurm name is `PREFIX-INSTANCEID`. hwprobe is the nodes' `HealthCheckProgram` (`/usr/local/sbin/hwprobe-slurm-health-check`): a node that fails its checks is drained with a reason that starts `hwprobe:`. The controller's part is `slurmControllerConfig`. Needs the `validation` input. The image must have `slurmd` and `munge`.
 func (o OrchestratorOutput) Slurm() OrchestratorSlurmPtrOutput {
 	return o.ApplyT(func(v Orchestrator) *OrchestratorSlurm { return v.Slurm }).(OrchestratorSlurmPtrOutput)
@@ -3234,6 +3243,16 @@ func (o OrchestratorPtrOutput) Eks() OrchestratorEKSPtrOutput {
 		}
 		return v.Eks
 	}).(OrchestratorEKSPtrOutput)
+}
+
+// Join a self-managed Kubernetes cluster (kubeadm) that runs in the jurisdiction. The preview reads the gate's kubeconfig from `kubeconfigSecretArn` and checks where its server is (rule `kube-server-region`): an IP address must be inside a CIDR block of a VPC of the provider's region, a host name must be an AWS name that names an allowed region (`*.REGION.eks.amazonaws.com`, `*.elb.REGION.amazonaws.com`, `*.REGION.compute.internal`, `ec2-*.REGION.compute.amazonaws.com`); any other server fails the preview before any write. The user data gains a kubeadm `JoinConfiguration` (`kubeadm.k8s.io/v1beta4`, written to `/etc/mlplatform/kubeadm-join.yaml`; the preview shows it): discovery by bootstrap token against the kubeconfig's server, pinned by `caCertHashes` to its certificate authority, the startup taint `mlplatform.io/hwprobe=pending:NoSchedule`, the labels an EKS node gets, and the provider ID `aws:///ZONE/INSTANCE_ID`. At boot the node reads the bootstrap token from `joinTokenSecretArn` with its own role and runs `kubeadm join`; the token is never in the user data, the preview or the outputs. Everything after that is as with `eks`: hwprobe sets the Node's `HwprobeValidated` condition with the kubelet's credentials, the gate lifts the taint of each node whose evidence passed, labels and cordons one that failed, and with `onFailure: "replace"` drains it and deletes its Node. The kubeconfig's user may get, list and patch Nodes (and, to replace failed nodes, delete Nodes, list pods and create evictions). The image needs `kubeadm`, the kubelet and a container runtime, and the AWS CLI. Needs the `validation` input.
+func (o OrchestratorPtrOutput) Kubernetes() OrchestratorKubernetesPtrOutput {
+	return o.ApplyT(func(v *Orchestrator) *OrchestratorKubernetes {
+		if v == nil {
+			return nil
+		}
+		return v.Kubernetes
+	}).(OrchestratorKubernetesPtrOutput)
 }
 
 // Join an existing Slurm cluster (22.05 or later) as dynamic nodes (`slurmd -Z`), configless: each node fetches `slurm.conf` and `gres.conf` from the controller. After hwprobe validated the node and published its report, `hwprobe slurm join` fetches the munge key, and starts `slurmd` with the gres, features and memory of the validation profile. GPU cluster: A node's Slurm name is `PREFIX-INDEX` (its index in the cluster: a replacement keeps its node's name). CPU footprint: An instance's Slurm name is `PREFIX-INSTANCEID`. hwprobe is the nodes' `HealthCheckProgram` (`/usr/local/sbin/hwprobe-slurm-health-check`): a node that fails its checks is drained with a reason that starts `hwprobe:`. The controller's part is `slurmControllerConfig`. Needs the `validation` input. The image must have `slurmd` and `munge`.
@@ -3438,6 +3457,200 @@ func (o OrchestratorEKSPtrOutput) CreateAccessEntry() pulumi.BoolPtrOutput {
 // Labels the nodes register with, beside the resource's. Keys under `kubernetes.io`, `k8s.io` (kept from kubelets by NodeRestriction) and `mlplatform.io` (the resource's) are refused.
 func (o OrchestratorEKSPtrOutput) Labels() pulumi.StringMapOutput {
 	return o.ApplyT(func(v *OrchestratorEKS) map[string]string {
+		if v == nil {
+			return nil
+		}
+		return v.Labels
+	}).(pulumi.StringMapOutput)
+}
+
+type OrchestratorKubernetes struct {
+	// The kubeconfig's context to use. Default: its `current-context`.
+	Context *string `pulumi:"context"`
+	// ARN of the Secrets Manager secret (a string) holding a kubeadm bootstrap token (`[a-z0-9]{6}.[a-z0-9]{16}`, from `kubeadm token create`; give it a lifetime that covers replacements). Only the nodes read it, with their instance profile (`secretsmanager:GetSecretValue`, `kms:Decrypt`); residency is checked at preview as for `kubeconfigSecretArn`.
+	JoinTokenSecretArn string `pulumi:"joinTokenSecretArn"`
+	// ARN of the Secrets Manager secret (a string) holding the gate's kubeconfig, read at preview and at apply and kept in memory only (never in the outputs or the state). The cluster needs an `https` server and `certificate-authority-data`; the user a `token`, or `client-certificate-data` and `client-key-data`. An `exec` or `auth-provider` user, files, `insecure-skip-tls-verify` and `proxy-url` are refused: the provider runs no command. Residency is checked at preview as for any secret: its region, the regions it is replicated to and its KMS key; the secret must be in the provider's region. The provider's identity needs `secretsmanager:GetSecretValue` on it and `kms:Decrypt` on its key.
+	KubeconfigSecretArn string `pulumi:"kubeconfigSecretArn"`
+	// Labels the nodes register with, beside the resource's. Keys under `kubernetes.io`, `k8s.io` (kept from kubelets by NodeRestriction) and `mlplatform.io` (the resource's) are refused.
+	Labels map[string]string `pulumi:"labels"`
+}
+
+// OrchestratorKubernetesInput is an input type that accepts OrchestratorKubernetesArgs and OrchestratorKubernetesOutput values.
+// You can construct a concrete instance of `OrchestratorKubernetesInput` via:
+//
+//	OrchestratorKubernetesArgs{...}
+type OrchestratorKubernetesInput interface {
+	pulumi.Input
+
+	ToOrchestratorKubernetesOutput() OrchestratorKubernetesOutput
+	ToOrchestratorKubernetesOutputWithContext(context.Context) OrchestratorKubernetesOutput
+}
+
+type OrchestratorKubernetesArgs struct {
+	// The kubeconfig's context to use. Default: its `current-context`.
+	Context pulumi.StringPtrInput `pulumi:"context"`
+	// ARN of the Secrets Manager secret (a string) holding a kubeadm bootstrap token (`[a-z0-9]{6}.[a-z0-9]{16}`, from `kubeadm token create`; give it a lifetime that covers replacements). Only the nodes read it, with their instance profile (`secretsmanager:GetSecretValue`, `kms:Decrypt`); residency is checked at preview as for `kubeconfigSecretArn`.
+	JoinTokenSecretArn pulumi.StringInput `pulumi:"joinTokenSecretArn"`
+	// ARN of the Secrets Manager secret (a string) holding the gate's kubeconfig, read at preview and at apply and kept in memory only (never in the outputs or the state). The cluster needs an `https` server and `certificate-authority-data`; the user a `token`, or `client-certificate-data` and `client-key-data`. An `exec` or `auth-provider` user, files, `insecure-skip-tls-verify` and `proxy-url` are refused: the provider runs no command. Residency is checked at preview as for any secret: its region, the regions it is replicated to and its KMS key; the secret must be in the provider's region. The provider's identity needs `secretsmanager:GetSecretValue` on it and `kms:Decrypt` on its key.
+	KubeconfigSecretArn pulumi.StringInput `pulumi:"kubeconfigSecretArn"`
+	// Labels the nodes register with, beside the resource's. Keys under `kubernetes.io`, `k8s.io` (kept from kubelets by NodeRestriction) and `mlplatform.io` (the resource's) are refused.
+	Labels pulumi.StringMapInput `pulumi:"labels"`
+}
+
+func (OrchestratorKubernetesArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*OrchestratorKubernetes)(nil)).Elem()
+}
+
+func (i OrchestratorKubernetesArgs) ToOrchestratorKubernetesOutput() OrchestratorKubernetesOutput {
+	return i.ToOrchestratorKubernetesOutputWithContext(context.Background())
+}
+
+func (i OrchestratorKubernetesArgs) ToOrchestratorKubernetesOutputWithContext(ctx context.Context) OrchestratorKubernetesOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(OrchestratorKubernetesOutput)
+}
+
+func (i OrchestratorKubernetesArgs) ToOrchestratorKubernetesPtrOutput() OrchestratorKubernetesPtrOutput {
+	return i.ToOrchestratorKubernetesPtrOutputWithContext(context.Background())
+}
+
+func (i OrchestratorKubernetesArgs) ToOrchestratorKubernetesPtrOutputWithContext(ctx context.Context) OrchestratorKubernetesPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(OrchestratorKubernetesOutput).ToOrchestratorKubernetesPtrOutputWithContext(ctx)
+}
+
+// OrchestratorKubernetesPtrInput is an input type that accepts OrchestratorKubernetesArgs, OrchestratorKubernetesPtr and OrchestratorKubernetesPtrOutput values.
+// You can construct a concrete instance of `OrchestratorKubernetesPtrInput` via:
+//
+//	        OrchestratorKubernetesArgs{...}
+//
+//	or:
+//
+//	        nil
+type OrchestratorKubernetesPtrInput interface {
+	pulumi.Input
+
+	ToOrchestratorKubernetesPtrOutput() OrchestratorKubernetesPtrOutput
+	ToOrchestratorKubernetesPtrOutputWithContext(context.Context) OrchestratorKubernetesPtrOutput
+}
+
+type orchestratorKubernetesPtrType OrchestratorKubernetesArgs
+
+func OrchestratorKubernetesPtr(v *OrchestratorKubernetesArgs) OrchestratorKubernetesPtrInput {
+	return (*orchestratorKubernetesPtrType)(v)
+}
+
+func (*orchestratorKubernetesPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**OrchestratorKubernetes)(nil)).Elem()
+}
+
+func (i *orchestratorKubernetesPtrType) ToOrchestratorKubernetesPtrOutput() OrchestratorKubernetesPtrOutput {
+	return i.ToOrchestratorKubernetesPtrOutputWithContext(context.Background())
+}
+
+func (i *orchestratorKubernetesPtrType) ToOrchestratorKubernetesPtrOutputWithContext(ctx context.Context) OrchestratorKubernetesPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(OrchestratorKubernetesPtrOutput)
+}
+
+type OrchestratorKubernetesOutput struct{ *pulumi.OutputState }
+
+func (OrchestratorKubernetesOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*OrchestratorKubernetes)(nil)).Elem()
+}
+
+func (o OrchestratorKubernetesOutput) ToOrchestratorKubernetesOutput() OrchestratorKubernetesOutput {
+	return o
+}
+
+func (o OrchestratorKubernetesOutput) ToOrchestratorKubernetesOutputWithContext(ctx context.Context) OrchestratorKubernetesOutput {
+	return o
+}
+
+func (o OrchestratorKubernetesOutput) ToOrchestratorKubernetesPtrOutput() OrchestratorKubernetesPtrOutput {
+	return o.ToOrchestratorKubernetesPtrOutputWithContext(context.Background())
+}
+
+func (o OrchestratorKubernetesOutput) ToOrchestratorKubernetesPtrOutputWithContext(ctx context.Context) OrchestratorKubernetesPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v OrchestratorKubernetes) *OrchestratorKubernetes {
+		return &v
+	}).(OrchestratorKubernetesPtrOutput)
+}
+
+// The kubeconfig's context to use. Default: its `current-context`.
+func (o OrchestratorKubernetesOutput) Context() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v OrchestratorKubernetes) *string { return v.Context }).(pulumi.StringPtrOutput)
+}
+
+// ARN of the Secrets Manager secret (a string) holding a kubeadm bootstrap token (`[a-z0-9]{6}.[a-z0-9]{16}`, from `kubeadm token create`; give it a lifetime that covers replacements). Only the nodes read it, with their instance profile (`secretsmanager:GetSecretValue`, `kms:Decrypt`); residency is checked at preview as for `kubeconfigSecretArn`.
+func (o OrchestratorKubernetesOutput) JoinTokenSecretArn() pulumi.StringOutput {
+	return o.ApplyT(func(v OrchestratorKubernetes) string { return v.JoinTokenSecretArn }).(pulumi.StringOutput)
+}
+
+// ARN of the Secrets Manager secret (a string) holding the gate's kubeconfig, read at preview and at apply and kept in memory only (never in the outputs or the state). The cluster needs an `https` server and `certificate-authority-data`; the user a `token`, or `client-certificate-data` and `client-key-data`. An `exec` or `auth-provider` user, files, `insecure-skip-tls-verify` and `proxy-url` are refused: the provider runs no command. Residency is checked at preview as for any secret: its region, the regions it is replicated to and its KMS key; the secret must be in the provider's region. The provider's identity needs `secretsmanager:GetSecretValue` on it and `kms:Decrypt` on its key.
+func (o OrchestratorKubernetesOutput) KubeconfigSecretArn() pulumi.StringOutput {
+	return o.ApplyT(func(v OrchestratorKubernetes) string { return v.KubeconfigSecretArn }).(pulumi.StringOutput)
+}
+
+// Labels the nodes register with, beside the resource's. Keys under `kubernetes.io`, `k8s.io` (kept from kubelets by NodeRestriction) and `mlplatform.io` (the resource's) are refused.
+func (o OrchestratorKubernetesOutput) Labels() pulumi.StringMapOutput {
+	return o.ApplyT(func(v OrchestratorKubernetes) map[string]string { return v.Labels }).(pulumi.StringMapOutput)
+}
+
+type OrchestratorKubernetesPtrOutput struct{ *pulumi.OutputState }
+
+func (OrchestratorKubernetesPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**OrchestratorKubernetes)(nil)).Elem()
+}
+
+func (o OrchestratorKubernetesPtrOutput) ToOrchestratorKubernetesPtrOutput() OrchestratorKubernetesPtrOutput {
+	return o
+}
+
+func (o OrchestratorKubernetesPtrOutput) ToOrchestratorKubernetesPtrOutputWithContext(ctx context.Context) OrchestratorKubernetesPtrOutput {
+	return o
+}
+
+func (o OrchestratorKubernetesPtrOutput) Elem() OrchestratorKubernetesOutput {
+	return o.ApplyT(func(v *OrchestratorKubernetes) OrchestratorKubernetes {
+		if v != nil {
+			return *v
+		}
+		var ret OrchestratorKubernetes
+		return ret
+	}).(OrchestratorKubernetesOutput)
+}
+
+// The kubeconfig's context to use. Default: its `current-context`.
+func (o OrchestratorKubernetesPtrOutput) Context() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *OrchestratorKubernetes) *string {
+		if v == nil {
+			return nil
+		}
+		return v.Context
+	}).(pulumi.StringPtrOutput)
+}
+
+// ARN of the Secrets Manager secret (a string) holding a kubeadm bootstrap token (`[a-z0-9]{6}.[a-z0-9]{16}`, from `kubeadm token create`; give it a lifetime that covers replacements). Only the nodes read it, with their instance profile (`secretsmanager:GetSecretValue`, `kms:Decrypt`); residency is checked at preview as for `kubeconfigSecretArn`.
+func (o OrchestratorKubernetesPtrOutput) JoinTokenSecretArn() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *OrchestratorKubernetes) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.JoinTokenSecretArn
+	}).(pulumi.StringPtrOutput)
+}
+
+// ARN of the Secrets Manager secret (a string) holding the gate's kubeconfig, read at preview and at apply and kept in memory only (never in the outputs or the state). The cluster needs an `https` server and `certificate-authority-data`; the user a `token`, or `client-certificate-data` and `client-key-data`. An `exec` or `auth-provider` user, files, `insecure-skip-tls-verify` and `proxy-url` are refused: the provider runs no command. Residency is checked at preview as for any secret: its region, the regions it is replicated to and its KMS key; the secret must be in the provider's region. The provider's identity needs `secretsmanager:GetSecretValue` on it and `kms:Decrypt` on its key.
+func (o OrchestratorKubernetesPtrOutput) KubeconfigSecretArn() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *OrchestratorKubernetes) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.KubeconfigSecretArn
+	}).(pulumi.StringPtrOutput)
+}
+
+// Labels the nodes register with, beside the resource's. Keys under `kubernetes.io`, `k8s.io` (kept from kubelets by NodeRestriction) and `mlplatform.io` (the resource's) are refused.
+func (o OrchestratorKubernetesPtrOutput) Labels() pulumi.StringMapOutput {
+	return o.ApplyT(func(v *OrchestratorKubernetes) map[string]string {
 		if v == nil {
 			return nil
 		}
@@ -6113,6 +6326,8 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*OrchestratorPtrInput)(nil)).Elem(), OrchestratorArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*OrchestratorEKSInput)(nil)).Elem(), OrchestratorEKSArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*OrchestratorEKSPtrInput)(nil)).Elem(), OrchestratorEKSArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*OrchestratorKubernetesInput)(nil)).Elem(), OrchestratorKubernetesArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*OrchestratorKubernetesPtrInput)(nil)).Elem(), OrchestratorKubernetesArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*OrchestratorSlurmInput)(nil)).Elem(), OrchestratorSlurmArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*OrchestratorSlurmPtrInput)(nil)).Elem(), OrchestratorSlurmArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*PlatformFeaturesInput)(nil)).Elem(), PlatformFeaturesArgs{})
@@ -6179,6 +6394,8 @@ func init() {
 	pulumi.RegisterOutputType(OrchestratorPtrOutput{})
 	pulumi.RegisterOutputType(OrchestratorEKSOutput{})
 	pulumi.RegisterOutputType(OrchestratorEKSPtrOutput{})
+	pulumi.RegisterOutputType(OrchestratorKubernetesOutput{})
+	pulumi.RegisterOutputType(OrchestratorKubernetesPtrOutput{})
 	pulumi.RegisterOutputType(OrchestratorSlurmOutput{})
 	pulumi.RegisterOutputType(OrchestratorSlurmPtrOutput{})
 	pulumi.RegisterOutputType(PlatformFeaturesOutput{})

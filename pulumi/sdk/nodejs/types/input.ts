@@ -280,6 +280,10 @@ export interface OrchestratorArgs {
      */
     eks?: pulumi.Input<inputs.OrchestratorEKSArgs>;
     /**
+     * Join a self-managed Kubernetes cluster (kubeadm) that runs in the jurisdiction. The preview reads the gate's kubeconfig from `kubeconfigSecretArn` and checks where its server is (rule `kube-server-region`): an IP address must be inside a CIDR block of a VPC of the provider's region, a host name must be an AWS name that names an allowed region (`*.REGION.eks.amazonaws.com`, `*.elb.REGION.amazonaws.com`, `*.REGION.compute.internal`, `ec2-*.REGION.compute.amazonaws.com`); any other server fails the preview before any write. The user data gains a kubeadm `JoinConfiguration` (`kubeadm.k8s.io/v1beta4`, written to `/etc/mlplatform/kubeadm-join.yaml`; the preview shows it): discovery by bootstrap token against the kubeconfig's server, pinned by `caCertHashes` to its certificate authority, the startup taint `mlplatform.io/hwprobe=pending:NoSchedule`, the labels an EKS node gets, and the provider ID `aws:///ZONE/INSTANCE_ID`. At boot the node reads the bootstrap token from `joinTokenSecretArn` with its own role and runs `kubeadm join`; the token is never in the user data, the preview or the outputs. Everything after that is as with `eks`: hwprobe sets the Node's `HwprobeValidated` condition with the kubelet's credentials, the gate lifts the taint of each node whose evidence passed, labels and cordons one that failed, and with `onFailure: "replace"` drains it and deletes its Node. The kubeconfig's user may get, list and patch Nodes (and, to replace failed nodes, delete Nodes, list pods and create evictions). The image needs `kubeadm`, the kubelet and a container runtime, and the AWS CLI. Needs the `validation` input.
+     */
+    kubernetes?: pulumi.Input<inputs.OrchestratorKubernetesArgs>;
+    /**
      * Join an existing Slurm cluster (22.05 or later) as dynamic nodes (`slurmd -Z`), configless: each node fetches `slurm.conf` and `gres.conf` from the controller. After hwprobe validated the node and published its report, `hwprobe slurm join` fetches the munge key, and starts `slurmd` with the gres, features and memory of the validation profile. GPU cluster: A node's Slurm name is `PREFIX-INDEX` (its index in the cluster: a replacement keeps its node's name). CPU footprint: An instance's Slurm name is `PREFIX-INSTANCEID`. hwprobe is the nodes' `HealthCheckProgram` (`/usr/local/sbin/hwprobe-slurm-health-check`): a node that fails its checks is drained with a reason that starts `hwprobe:`. The controller's part is `slurmControllerConfig`. Needs the `validation` input. The image must have `slurmd` and `munge`.
      */
     slurm?: pulumi.Input<inputs.OrchestratorSlurmArgs>;
@@ -316,6 +320,25 @@ export function orchestratorEKSArgsProvideDefaults(val: OrchestratorEKSArgs): Or
         ...val,
         createAccessEntry: (val.createAccessEntry) ?? true,
     };
+}
+
+export interface OrchestratorKubernetesArgs {
+    /**
+     * The kubeconfig's context to use. Default: its `current-context`.
+     */
+    context?: pulumi.Input<string>;
+    /**
+     * ARN of the Secrets Manager secret (a string) holding a kubeadm bootstrap token (`[a-z0-9]{6}.[a-z0-9]{16}`, from `kubeadm token create`; give it a lifetime that covers replacements). Only the nodes read it, with their instance profile (`secretsmanager:GetSecretValue`, `kms:Decrypt`); residency is checked at preview as for `kubeconfigSecretArn`.
+     */
+    joinTokenSecretArn: pulumi.Input<string>;
+    /**
+     * ARN of the Secrets Manager secret (a string) holding the gate's kubeconfig, read at preview and at apply and kept in memory only (never in the outputs or the state). The cluster needs an `https` server and `certificate-authority-data`; the user a `token`, or `client-certificate-data` and `client-key-data`. An `exec` or `auth-provider` user, files, `insecure-skip-tls-verify` and `proxy-url` are refused: the provider runs no command. Residency is checked at preview as for any secret: its region, the regions it is replicated to and its KMS key; the secret must be in the provider's region. The provider's identity needs `secretsmanager:GetSecretValue` on it and `kms:Decrypt` on its key.
+     */
+    kubeconfigSecretArn: pulumi.Input<string>;
+    /**
+     * Labels the nodes register with, beside the resource's. Keys under `kubernetes.io`, `k8s.io` (kept from kubelets by NodeRestriction) and `mlplatform.io` (the resource's) are refused.
+     */
+    labels?: pulumi.Input<{[key: string]: pulumi.Input<string>}>;
 }
 
 export interface OrchestratorSlurmArgs {

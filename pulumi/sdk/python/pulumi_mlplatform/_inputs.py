@@ -47,6 +47,8 @@ __all__ = [
     'OnlineStoreArgsDict',
     'OrchestratorEKSArgs',
     'OrchestratorEKSArgsDict',
+    'OrchestratorKubernetesArgs',
+    'OrchestratorKubernetesArgsDict',
     'OrchestratorSlurmArgs',
     'OrchestratorSlurmArgsDict',
     'OrchestratorArgs',
@@ -1654,6 +1656,96 @@ class OrchestratorEKSArgs:
 
 
 if not MYPY:
+    class OrchestratorKubernetesArgsDict(TypedDict):
+        join_token_secret_arn: pulumi.Input[_builtins.str]
+        """
+        ARN of the Secrets Manager secret (a string) holding a kubeadm bootstrap token (`[a-z0-9]{6}.[a-z0-9]{16}`, from `kubeadm token create`; give it a lifetime that covers replacements). Only the nodes read it, with their instance profile (`secretsmanager:GetSecretValue`, `kms:Decrypt`); residency is checked at preview as for `kubeconfigSecretArn`.
+        """
+        kubeconfig_secret_arn: pulumi.Input[_builtins.str]
+        """
+        ARN of the Secrets Manager secret (a string) holding the gate's kubeconfig, read at preview and at apply and kept in memory only (never in the outputs or the state). The cluster needs an `https` server and `certificate-authority-data`; the user a `token`, or `client-certificate-data` and `client-key-data`. An `exec` or `auth-provider` user, files, `insecure-skip-tls-verify` and `proxy-url` are refused: the provider runs no command. Residency is checked at preview as for any secret: its region, the regions it is replicated to and its KMS key; the secret must be in the provider's region. The provider's identity needs `secretsmanager:GetSecretValue` on it and `kms:Decrypt` on its key.
+        """
+        context: NotRequired[pulumi.Input[_builtins.str]]
+        """
+        The kubeconfig's context to use. Default: its `current-context`.
+        """
+        labels: NotRequired[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]]
+        """
+        Labels the nodes register with, beside the resource's. Keys under `kubernetes.io`, `k8s.io` (kept from kubelets by NodeRestriction) and `mlplatform.io` (the resource's) are refused.
+        """
+elif False:
+    OrchestratorKubernetesArgsDict: TypeAlias = Mapping[str, Any]
+
+@pulumi.input_type
+class OrchestratorKubernetesArgs:
+    def __init__(__self__, *,
+                 join_token_secret_arn: pulumi.Input[_builtins.str],
+                 kubeconfig_secret_arn: pulumi.Input[_builtins.str],
+                 context: Optional[pulumi.Input[_builtins.str]] = None,
+                 labels: Optional[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]] = None):
+        """
+        :param pulumi.Input[_builtins.str] join_token_secret_arn: ARN of the Secrets Manager secret (a string) holding a kubeadm bootstrap token (`[a-z0-9]{6}.[a-z0-9]{16}`, from `kubeadm token create`; give it a lifetime that covers replacements). Only the nodes read it, with their instance profile (`secretsmanager:GetSecretValue`, `kms:Decrypt`); residency is checked at preview as for `kubeconfigSecretArn`.
+        :param pulumi.Input[_builtins.str] kubeconfig_secret_arn: ARN of the Secrets Manager secret (a string) holding the gate's kubeconfig, read at preview and at apply and kept in memory only (never in the outputs or the state). The cluster needs an `https` server and `certificate-authority-data`; the user a `token`, or `client-certificate-data` and `client-key-data`. An `exec` or `auth-provider` user, files, `insecure-skip-tls-verify` and `proxy-url` are refused: the provider runs no command. Residency is checked at preview as for any secret: its region, the regions it is replicated to and its KMS key; the secret must be in the provider's region. The provider's identity needs `secretsmanager:GetSecretValue` on it and `kms:Decrypt` on its key.
+        :param pulumi.Input[_builtins.str] context: The kubeconfig's context to use. Default: its `current-context`.
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] labels: Labels the nodes register with, beside the resource's. Keys under `kubernetes.io`, `k8s.io` (kept from kubelets by NodeRestriction) and `mlplatform.io` (the resource's) are refused.
+        """
+        pulumi.set(__self__, "join_token_secret_arn", join_token_secret_arn)
+        pulumi.set(__self__, "kubeconfig_secret_arn", kubeconfig_secret_arn)
+        if context is not None:
+            pulumi.set(__self__, "context", context)
+        if labels is not None:
+            pulumi.set(__self__, "labels", labels)
+
+    @_builtins.property
+    @pulumi.getter(name="joinTokenSecretArn")
+    def join_token_secret_arn(self) -> pulumi.Input[_builtins.str]:
+        """
+        ARN of the Secrets Manager secret (a string) holding a kubeadm bootstrap token (`[a-z0-9]{6}.[a-z0-9]{16}`, from `kubeadm token create`; give it a lifetime that covers replacements). Only the nodes read it, with their instance profile (`secretsmanager:GetSecretValue`, `kms:Decrypt`); residency is checked at preview as for `kubeconfigSecretArn`.
+        """
+        return pulumi.get(self, "join_token_secret_arn")
+
+    @join_token_secret_arn.setter
+    def join_token_secret_arn(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "join_token_secret_arn", value)
+
+    @_builtins.property
+    @pulumi.getter(name="kubeconfigSecretArn")
+    def kubeconfig_secret_arn(self) -> pulumi.Input[_builtins.str]:
+        """
+        ARN of the Secrets Manager secret (a string) holding the gate's kubeconfig, read at preview and at apply and kept in memory only (never in the outputs or the state). The cluster needs an `https` server and `certificate-authority-data`; the user a `token`, or `client-certificate-data` and `client-key-data`. An `exec` or `auth-provider` user, files, `insecure-skip-tls-verify` and `proxy-url` are refused: the provider runs no command. Residency is checked at preview as for any secret: its region, the regions it is replicated to and its KMS key; the secret must be in the provider's region. The provider's identity needs `secretsmanager:GetSecretValue` on it and `kms:Decrypt` on its key.
+        """
+        return pulumi.get(self, "kubeconfig_secret_arn")
+
+    @kubeconfig_secret_arn.setter
+    def kubeconfig_secret_arn(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "kubeconfig_secret_arn", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def context(self) -> Optional[pulumi.Input[_builtins.str]]:
+        """
+        The kubeconfig's context to use. Default: its `current-context`.
+        """
+        return pulumi.get(self, "context")
+
+    @context.setter
+    def context(self, value: Optional[pulumi.Input[_builtins.str]]):
+        pulumi.set(self, "context", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def labels(self) -> Optional[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]]:
+        """
+        Labels the nodes register with, beside the resource's. Keys under `kubernetes.io`, `k8s.io` (kept from kubelets by NodeRestriction) and `mlplatform.io` (the resource's) are refused.
+        """
+        return pulumi.get(self, "labels")
+
+    @labels.setter
+    def labels(self, value: Optional[pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "labels", value)
+
+
+if not MYPY:
     class OrchestratorSlurmArgsDict(TypedDict):
         controllers: pulumi.Input[Sequence[pulumi.Input[_builtins.str]]]
         """
@@ -1769,6 +1861,10 @@ if not MYPY:
         """
         Join an existing EKS cluster in the jurisdiction (Amazon Linux 2023 EKS images: nodeadm). The preview reads the cluster (`DescribeCluster`: its API endpoint, certificate authority and service CIDR) and checks its residency: the cluster's region and the region its API endpoint names. The user data gains a nodeadm `NodeConfig` part that registers each node with the startup taint `mlplatform.io/hwprobe=pending:NoSchedule` and the labels `mlplatform.io/cluster`, `mlplatform.io/resource`, `mlplatform.io/instance-type`, `mlplatform.io/placement-group` and `mlplatform.io/profile-digest`. After its report, hwprobe sets the Node's `HwprobeValidated` condition and `mlplatform.io/hwprobe.status` label with the kubelet's own credentials. `clusterName` is the cluster's name or ARN; an ARN outside the jurisdiction fails the preview before any call. The gate calls the cluster's API with an EKS token made from the provider's credentials (as `aws eks get-token` does): it lifts the taint from each node whose evidence passed and labels it `node-restriction.kubernetes.io/mlplatform-gate=passed`; a node that failed keeps the taint, is labelled `node-restriction.kubernetes.io/mlplatform-gate=failed` and cordoned; with `onFailure: "replace"` it is drained (Eviction API), its instance replaced and its Node deleted. The create or update ends once every node that passed is registered and untainted. The provider's identity needs an access entry that may get, list and patch Nodes (and, to replace failed nodes, delete Nodes, list pods and create evictions); the nodes' role needs an `EC2_LINUX` access entry. Needs the `validation` input.
         """
+        kubernetes: NotRequired[pulumi.Input['OrchestratorKubernetesArgsDict']]
+        """
+        Join a self-managed Kubernetes cluster (kubeadm) that runs in the jurisdiction. The preview reads the gate's kubeconfig from `kubeconfigSecretArn` and checks where its server is (rule `kube-server-region`): an IP address must be inside a CIDR block of a VPC of the provider's region, a host name must be an AWS name that names an allowed region (`*.REGION.eks.amazonaws.com`, `*.elb.REGION.amazonaws.com`, `*.REGION.compute.internal`, `ec2-*.REGION.compute.amazonaws.com`); any other server fails the preview before any write. The user data gains a kubeadm `JoinConfiguration` (`kubeadm.k8s.io/v1beta4`, written to `/etc/mlplatform/kubeadm-join.yaml`; the preview shows it): discovery by bootstrap token against the kubeconfig's server, pinned by `caCertHashes` to its certificate authority, the startup taint `mlplatform.io/hwprobe=pending:NoSchedule`, the labels an EKS node gets, and the provider ID `aws:///ZONE/INSTANCE_ID`. At boot the node reads the bootstrap token from `joinTokenSecretArn` with its own role and runs `kubeadm join`; the token is never in the user data, the preview or the outputs. Everything after that is as with `eks`: hwprobe sets the Node's `HwprobeValidated` condition with the kubelet's credentials, the gate lifts the taint of each node whose evidence passed, labels and cordons one that failed, and with `onFailure: "replace"` drains it and deletes its Node. The kubeconfig's user may get, list and patch Nodes (and, to replace failed nodes, delete Nodes, list pods and create evictions). The image needs `kubeadm`, the kubelet and a container runtime, and the AWS CLI. Needs the `validation` input.
+        """
         slurm: NotRequired[pulumi.Input['OrchestratorSlurmArgsDict']]
         """
         Join an existing Slurm cluster (22.05 or later) as dynamic nodes (`slurmd -Z`), configless: each node fetches `slurm.conf` and `gres.conf` from the controller. After hwprobe validated the node and published its report, `hwprobe slurm join` fetches the munge key, and starts `slurmd` with the gres, features and memory of the validation profile. GPU cluster: A node's Slurm name is `PREFIX-INDEX` (its index in the cluster: a replacement keeps its node's name). CPU footprint: An instance's Slurm name is `PREFIX-INSTANCEID`. hwprobe is the nodes' `HealthCheckProgram` (`/usr/local/sbin/hwprobe-slurm-health-check`): a node that fails its checks is drained with a reason that starts `hwprobe:`. The controller's part is `slurmControllerConfig`. Needs the `validation` input. The image must have `slurmd` and `munge`.
@@ -1780,13 +1876,17 @@ elif False:
 class OrchestratorArgs:
     def __init__(__self__, *,
                  eks: Optional[pulumi.Input['OrchestratorEKSArgs']] = None,
+                 kubernetes: Optional[pulumi.Input['OrchestratorKubernetesArgs']] = None,
                  slurm: Optional[pulumi.Input['OrchestratorSlurmArgs']] = None):
         """
         :param pulumi.Input['OrchestratorEKSArgs'] eks: Join an existing EKS cluster in the jurisdiction (Amazon Linux 2023 EKS images: nodeadm). The preview reads the cluster (`DescribeCluster`: its API endpoint, certificate authority and service CIDR) and checks its residency: the cluster's region and the region its API endpoint names. The user data gains a nodeadm `NodeConfig` part that registers each node with the startup taint `mlplatform.io/hwprobe=pending:NoSchedule` and the labels `mlplatform.io/cluster`, `mlplatform.io/resource`, `mlplatform.io/instance-type`, `mlplatform.io/placement-group` and `mlplatform.io/profile-digest`. After its report, hwprobe sets the Node's `HwprobeValidated` condition and `mlplatform.io/hwprobe.status` label with the kubelet's own credentials. `clusterName` is the cluster's name or ARN; an ARN outside the jurisdiction fails the preview before any call. The gate calls the cluster's API with an EKS token made from the provider's credentials (as `aws eks get-token` does): it lifts the taint from each node whose evidence passed and labels it `node-restriction.kubernetes.io/mlplatform-gate=passed`; a node that failed keeps the taint, is labelled `node-restriction.kubernetes.io/mlplatform-gate=failed` and cordoned; with `onFailure: "replace"` it is drained (Eviction API), its instance replaced and its Node deleted. The create or update ends once every node that passed is registered and untainted. The provider's identity needs an access entry that may get, list and patch Nodes (and, to replace failed nodes, delete Nodes, list pods and create evictions); the nodes' role needs an `EC2_LINUX` access entry. Needs the `validation` input.
+        :param pulumi.Input['OrchestratorKubernetesArgs'] kubernetes: Join a self-managed Kubernetes cluster (kubeadm) that runs in the jurisdiction. The preview reads the gate's kubeconfig from `kubeconfigSecretArn` and checks where its server is (rule `kube-server-region`): an IP address must be inside a CIDR block of a VPC of the provider's region, a host name must be an AWS name that names an allowed region (`*.REGION.eks.amazonaws.com`, `*.elb.REGION.amazonaws.com`, `*.REGION.compute.internal`, `ec2-*.REGION.compute.amazonaws.com`); any other server fails the preview before any write. The user data gains a kubeadm `JoinConfiguration` (`kubeadm.k8s.io/v1beta4`, written to `/etc/mlplatform/kubeadm-join.yaml`; the preview shows it): discovery by bootstrap token against the kubeconfig's server, pinned by `caCertHashes` to its certificate authority, the startup taint `mlplatform.io/hwprobe=pending:NoSchedule`, the labels an EKS node gets, and the provider ID `aws:///ZONE/INSTANCE_ID`. At boot the node reads the bootstrap token from `joinTokenSecretArn` with its own role and runs `kubeadm join`; the token is never in the user data, the preview or the outputs. Everything after that is as with `eks`: hwprobe sets the Node's `HwprobeValidated` condition with the kubelet's credentials, the gate lifts the taint of each node whose evidence passed, labels and cordons one that failed, and with `onFailure: "replace"` drains it and deletes its Node. The kubeconfig's user may get, list and patch Nodes (and, to replace failed nodes, delete Nodes, list pods and create evictions). The image needs `kubeadm`, the kubelet and a container runtime, and the AWS CLI. Needs the `validation` input.
         :param pulumi.Input['OrchestratorSlurmArgs'] slurm: Join an existing Slurm cluster (22.05 or later) as dynamic nodes (`slurmd -Z`), configless: each node fetches `slurm.conf` and `gres.conf` from the controller. After hwprobe validated the node and published its report, `hwprobe slurm join` fetches the munge key, and starts `slurmd` with the gres, features and memory of the validation profile. GPU cluster: A node's Slurm name is `PREFIX-INDEX` (its index in the cluster: a replacement keeps its node's name). CPU footprint: An instance's Slurm name is `PREFIX-INSTANCEID`. hwprobe is the nodes' `HealthCheckProgram` (`/usr/local/sbin/hwprobe-slurm-health-check`): a node that fails its checks is drained with a reason that starts `hwprobe:`. The controller's part is `slurmControllerConfig`. Needs the `validation` input. The image must have `slurmd` and `munge`.
         """
         if eks is not None:
             pulumi.set(__self__, "eks", eks)
+        if kubernetes is not None:
+            pulumi.set(__self__, "kubernetes", kubernetes)
         if slurm is not None:
             pulumi.set(__self__, "slurm", slurm)
 
@@ -1801,6 +1901,18 @@ class OrchestratorArgs:
     @eks.setter
     def eks(self, value: Optional[pulumi.Input['OrchestratorEKSArgs']]):
         pulumi.set(self, "eks", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def kubernetes(self) -> Optional[pulumi.Input['OrchestratorKubernetesArgs']]:
+        """
+        Join a self-managed Kubernetes cluster (kubeadm) that runs in the jurisdiction. The preview reads the gate's kubeconfig from `kubeconfigSecretArn` and checks where its server is (rule `kube-server-region`): an IP address must be inside a CIDR block of a VPC of the provider's region, a host name must be an AWS name that names an allowed region (`*.REGION.eks.amazonaws.com`, `*.elb.REGION.amazonaws.com`, `*.REGION.compute.internal`, `ec2-*.REGION.compute.amazonaws.com`); any other server fails the preview before any write. The user data gains a kubeadm `JoinConfiguration` (`kubeadm.k8s.io/v1beta4`, written to `/etc/mlplatform/kubeadm-join.yaml`; the preview shows it): discovery by bootstrap token against the kubeconfig's server, pinned by `caCertHashes` to its certificate authority, the startup taint `mlplatform.io/hwprobe=pending:NoSchedule`, the labels an EKS node gets, and the provider ID `aws:///ZONE/INSTANCE_ID`. At boot the node reads the bootstrap token from `joinTokenSecretArn` with its own role and runs `kubeadm join`; the token is never in the user data, the preview or the outputs. Everything after that is as with `eks`: hwprobe sets the Node's `HwprobeValidated` condition with the kubelet's credentials, the gate lifts the taint of each node whose evidence passed, labels and cordons one that failed, and with `onFailure: "replace"` drains it and deletes its Node. The kubeconfig's user may get, list and patch Nodes (and, to replace failed nodes, delete Nodes, list pods and create evictions). The image needs `kubeadm`, the kubelet and a container runtime, and the AWS CLI. Needs the `validation` input.
+        """
+        return pulumi.get(self, "kubernetes")
+
+    @kubernetes.setter
+    def kubernetes(self, value: Optional[pulumi.Input['OrchestratorKubernetesArgs']]):
+        pulumi.set(self, "kubernetes", value)
 
     @_builtins.property
     @pulumi.getter

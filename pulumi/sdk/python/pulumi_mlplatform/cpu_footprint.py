@@ -58,7 +58,7 @@ class CpuFootprintArgs:
         :param pulumi.Input[_builtins.int] min_healthy_percentage: Share of the group kept in service while an instance refresh rolls it, 0 to 100. Default 90.
         :param pulumi.Input[_builtins.str] name: Footprint name, unique in the region: 1 to 100 letters, digits, `-`, `_` or `.`. Default: the resource name. It names the group and launch template (`mlplatform-cpu-<name>`). Changing it replaces the footprint.
         :param pulumi.Input[_builtins.int] on_demand_base: Instances kept On-Demand under `capacityType: spot`. Default 0.
-        :param pulumi.Input['OrchestratorArgs'] orchestrator: The scheduler the nodes join: `slurm` or `eks`. Without this input they join none.
+        :param pulumi.Input['OrchestratorArgs'] orchestrator: The scheduler the nodes join: `slurm`, `eks` or `kubernetes` (one of them). Without this input they join none.
         :param pulumi.Input['CpuRequirementsArgs'] requirements: What the workload needs: the cheapest type offered in an allowed zone that meets all of it is chosen (the same inputs give the same type; a type without a known price is never the cheapest).
         :param pulumi.Input['GpuRootVolumeArgs'] root_volume: Root volume of every instance (encrypted).
         :param pulumi.Input[Sequence[pulumi.Input['CpuScheduleArgs']]] schedule: Scheduled sizes: at each time `recurrence` fires (in `timeZone`), the group takes the sizes set here; with `duration`, the footprint's own sizes come back when the window ends.
@@ -272,7 +272,7 @@ class CpuFootprintArgs:
     @pulumi.getter
     def orchestrator(self) -> Optional[pulumi.Input['OrchestratorArgs']]:
         """
-        The scheduler the nodes join: `slurm` or `eks`. Without this input they join none.
+        The scheduler the nodes join: `slurm`, `eks` or `kubernetes` (one of them). Without this input they join none.
         """
         return pulumi.get(self, "orchestrator")
 
@@ -424,7 +424,7 @@ class CpuFootprint(pulumi.CustomResource):
         :param pulumi.Input[_builtins.int] min_size: Minimum instances of the group.
         :param pulumi.Input[_builtins.str] name: Footprint name, unique in the region: 1 to 100 letters, digits, `-`, `_` or `.`. Default: the resource name. It names the group and launch template (`mlplatform-cpu-<name>`). Changing it replaces the footprint.
         :param pulumi.Input[_builtins.int] on_demand_base: Instances kept On-Demand under `capacityType: spot`. Default 0.
-        :param pulumi.Input[Union['OrchestratorArgs', 'OrchestratorArgsDict']] orchestrator: The scheduler the nodes join: `slurm` or `eks`. Without this input they join none.
+        :param pulumi.Input[Union['OrchestratorArgs', 'OrchestratorArgsDict']] orchestrator: The scheduler the nodes join: `slurm`, `eks` or `kubernetes` (one of them). Without this input they join none.
         :param pulumi.Input[Union['CpuRequirementsArgs', 'CpuRequirementsArgsDict']] requirements: What the workload needs: the cheapest type offered in an allowed zone that meets all of it is chosen (the same inputs give the same type; a type without a known price is never the cheapest).
         :param pulumi.Input[Union['GpuRootVolumeArgs', 'GpuRootVolumeArgsDict']] root_volume: Root volume of every instance (encrypted).
         :param pulumi.Input[Sequence[pulumi.Input[Union['CpuScheduleArgs', 'CpuScheduleArgsDict']]]] schedule: Scheduled sizes: at each time `recurrence` fires (in `timeZone`), the group takes the sizes set here; with `duration`, the footprint's own sizes come back when the window ends.
@@ -811,7 +811,7 @@ class CpuFootprint(pulumi.CustomResource):
     @pulumi.getter
     def orchestrator(self) -> pulumi.Output[Optional['outputs.Orchestrator']]:
         """
-        The scheduler the nodes join: `slurm` or `eks`. Without this input they join none.
+        The scheduler the nodes join: `slurm`, `eks` or `kubernetes` (one of them). Without this input they join none.
         """
         return pulumi.get(self, "orchestrator")
 

@@ -58,7 +58,7 @@ class GpuClusterArgs:
         :param pulumi.Input[_builtins.str] kms_key_arn: ARN of the KMS key that encrypts every volume. It must lie inside the jurisdiction.
         :param pulumi.Input[_builtins.int] metadata_hop_limit: Hop limit of the instance metadata service's responses (IMDSv2, always required) on the nodes, 1 to 64. Default 1: a response does not survive the hop into a container's network namespace, so containers on the node cannot reach the node role's credentials or its identity document. Raise it (2) only for containers that need the metadata service, e.g. on EKS without EKS Pod Identity or IRSA. A change applies in place: the running nodes are changed (ModifyInstanceMetadataOptions) and the launch template gets a new version; no node is replaced. nodes made by provider versions before this property existed run with 2: the first update after the upgrade changes them to 1 in place, unless it is set to 2.
         :param pulumi.Input[_builtins.str] name: Cluster name, unique in the region: 1 to 100 letters, digits, `-`, `_` or `.`. Default: the resource name. Changing it replaces the cluster.
-        :param pulumi.Input['OrchestratorArgs'] orchestrator: The scheduler the nodes join: `slurm` or `eks`. Without this input they join none.
+        :param pulumi.Input['OrchestratorArgs'] orchestrator: The scheduler the nodes join: `slurm`, `eks` or `kubernetes` (one of them). Without this input they join none.
         :param pulumi.Input[_builtins.str] placement_group_name: Name of an existing cluster placement group. Default: the cluster creates and owns `mlplatform-<name>`. Changing it replaces the cluster.
         :param pulumi.Input['GpuRolloutArgs'] rollout: How nodes are replaced when what a node is changes.
         :param pulumi.Input['GpuRootVolumeArgs'] root_volume: Root volume of every node (encrypted).
@@ -255,7 +255,7 @@ class GpuClusterArgs:
     @pulumi.getter
     def orchestrator(self) -> Optional[pulumi.Input['OrchestratorArgs']]:
         """
-        The scheduler the nodes join: `slurm` or `eks`. Without this input they join none.
+        The scheduler the nodes join: `slurm`, `eks` or `kubernetes` (one of them). Without this input they join none.
         """
         return pulumi.get(self, "orchestrator")
 
@@ -452,7 +452,7 @@ class GpuCluster(pulumi.CustomResource):
         :param pulumi.Input[_builtins.int] metadata_hop_limit: Hop limit of the instance metadata service's responses (IMDSv2, always required) on the nodes, 1 to 64. Default 1: a response does not survive the hop into a container's network namespace, so containers on the node cannot reach the node role's credentials or its identity document. Raise it (2) only for containers that need the metadata service, e.g. on EKS without EKS Pod Identity or IRSA. A change applies in place: the running nodes are changed (ModifyInstanceMetadataOptions) and the launch template gets a new version; no node is replaced. nodes made by provider versions before this property existed run with 2: the first update after the upgrade changes them to 1 in place, unless it is set to 2.
         :param pulumi.Input[_builtins.str] name: Cluster name, unique in the region: 1 to 100 letters, digits, `-`, `_` or `.`. Default: the resource name. Changing it replaces the cluster.
         :param pulumi.Input[_builtins.int] node_count: Number of nodes, 1 to 512. Changing it scales in place.
-        :param pulumi.Input[Union['OrchestratorArgs', 'OrchestratorArgsDict']] orchestrator: The scheduler the nodes join: `slurm` or `eks`. Without this input they join none.
+        :param pulumi.Input[Union['OrchestratorArgs', 'OrchestratorArgsDict']] orchestrator: The scheduler the nodes join: `slurm`, `eks` or `kubernetes` (one of them). Without this input they join none.
         :param pulumi.Input[_builtins.str] placement_group_name: Name of an existing cluster placement group. Default: the cluster creates and owns `mlplatform-<name>`. Changing it replaces the cluster.
         :param pulumi.Input[Union['GpuRolloutArgs', 'GpuRolloutArgsDict']] rollout: How nodes are replaced when what a node is changes.
         :param pulumi.Input[Union['GpuRootVolumeArgs', 'GpuRootVolumeArgsDict']] root_volume: Root volume of every node (encrypted).
@@ -770,7 +770,7 @@ class GpuCluster(pulumi.CustomResource):
     @pulumi.getter
     def orchestrator(self) -> pulumi.Output[Optional['outputs.Orchestrator']]:
         """
-        The scheduler the nodes join: `slurm` or `eks`. Without this input they join none.
+        The scheduler the nodes join: `slurm`, `eks` or `kubernetes` (one of them). Without this input they join none.
         """
         return pulumi.get(self, "orchestrator")
 
