@@ -66,7 +66,7 @@ func TestAccGPUCluster_kubeReadFaults(t *testing.T) {
 				t.Errorf("%d nodes, want 1", len(c.Nodes))
 			}
 			t.Cleanup(func() {
-				if err := env.DeleteGPUCluster(context.Background(), name, c.CreationToken, platform.GPUClusterOptions{}); err != nil {
+				if err := env.DeleteGPUCluster(context.Background(), platform.GPUClusterSpec{Name: name, CreationToken: c.CreationToken}, platform.GPUClusterOptions{}); err != nil {
 					t.Errorf("delete: %v", err)
 				}
 			})
