@@ -90,6 +90,9 @@ func TestConformance(t *testing.T) {
 			t.Fatalf("scenario %q: a scenario is named resource/case, with one slash", sc.name)
 		}
 		t.Run(sc.name, func(t *testing.T) {
+			// Scenarios run side by side: a scenario's subtests wait
+			// for each other only through their own rigs and emulators.
+			t.Parallel()
 			t.Run("terraform", func(t *testing.T) {
 				h := acctest.Setup(t)
 				f := newFixtures(t, h)
