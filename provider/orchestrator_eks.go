@@ -66,21 +66,32 @@ func eksSpecFrom(ctx context.Context, o types.Object, unknown *[]string, diags *
 	if m.ClusterName.IsUnknown() {
 		*unknown = append(*unknown, platform.EKSPath+".cluster_name")
 	}
-	switch {
-	case m.Labels.IsUnknown():
-		*unknown = append(*unknown, platform.EKSPath+".labels")
-	case !m.Labels.IsNull():
-		for k, v := range m.Labels.Elements() {
-			sv, _ := v.(types.String)
-			if sv.IsUnknown() {
-				*unknown = append(*unknown, platform.EKSPath+".labels")
-				continue
-			}
-			if s.Labels == nil {
-				s.Labels = map[string]string{}
-			}
-			s.Labels[k] = sv.ValueString()
-		}
-	}
+	s.Labels = nodeLabelsFrom(m.Labels, platform.EKSPath+".labels", unknown)
 	return s
+}
+
+// nodeLabelsFrom translates the labels of an orchestrator block (eks,
+// kubernetes); nil when unset. An unknown map, or a value unknown in it, is
+// listed once in *unknown under path.
+func nodeLabelsFrom(l types.Map, path string, unknown *[]string) map[string]string {
+	if l.IsUnknown() {
+		*unknown = append(*unknown, path)
+		return nil
+	}
+	var out map[string]string
+	listed := false
+	for k, v := range l.Elements() {
+		sv, _ := v.(types.String)
+		if sv.IsUnknown() {
+			if !listed {
+				*unknown, listed = append(*unknown, path), true
+			}
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[k] = sv.ValueString()
+	}
+	return out
 }

@@ -78,21 +78,6 @@ func kubeSpecFrom(ctx context.Context, o types.Object, unknown *[]string, diags 
 		Context:             str("context", m.Context),
 		JoinTokenSecretARN:  str("join_token_secret_arn", m.JoinTokenSecretARN),
 	}
-	switch {
-	case m.Labels.IsUnknown():
-		*unknown = append(*unknown, platform.KubePath+".labels")
-	case !m.Labels.IsNull():
-		for k, v := range m.Labels.Elements() {
-			sv, _ := v.(types.String)
-			if sv.IsUnknown() {
-				*unknown = append(*unknown, platform.KubePath+".labels")
-				continue
-			}
-			if s.Labels == nil {
-				s.Labels = map[string]string{}
-			}
-			s.Labels[k] = sv.ValueString()
-		}
-	}
+	s.Labels = nodeLabelsFrom(m.Labels, platform.KubePath+".labels", unknown)
 	return s
 }
