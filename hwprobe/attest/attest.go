@@ -102,16 +102,25 @@ func (d *Document) InstanceID() string {
 	if !ok {
 		id, _, ok = strings.Cut(d.ModuleID, "-enc")
 	}
-	hexPart, isInstance := strings.CutPrefix(id, "i-")
-	if !ok || !isInstance || (len(hexPart) != 8 && len(hexPart) != 17) {
+	if !ok || !ValidInstanceID(id) {
 		return ""
+	}
+	return id
+}
+
+// ValidInstanceID reports whether s is an EC2 instance id: i- and 8 or 17
+// lowercase hex digits.
+func ValidInstanceID(s string) bool {
+	hexPart, ok := strings.CutPrefix(s, "i-")
+	if !ok || (len(hexPart) != 8 && len(hexPart) != 17) {
+		return false
 	}
 	for _, r := range hexPart {
 		if !strings.ContainsRune("0123456789abcdef", r) {
-			return ""
+			return false
 		}
 	}
-	return id
+	return true
 }
 
 // Parse decodes an attestation document (the COSE_Sign1 bytes, tagged or

@@ -1,11 +1,14 @@
 package slurm
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/mlplatform/mlplatform/hwprobe/attest"
 )
 
 // HealthMarkerDir is where the health check says, under its cluster's
@@ -50,13 +53,13 @@ func HealthMarkerKey(m HealthMarker) string {
 // it knows, a time, and for a drain a reason of hwprobe's own.
 func ParseHealthMarker(b []byte) (HealthMarker, error) {
 	var m HealthMarker
-	d := json.NewDecoder(strings.NewReader(string(b)))
+	d := json.NewDecoder(bytes.NewReader(b))
 	d.DisallowUnknownFields()
 	if err := d.Decode(&m); err != nil {
 		return HealthMarker{}, fmt.Errorf("slurm health marker: %w", err)
 	}
 	switch {
-	case !validInstanceID(m.InstanceID):
+	case !attest.ValidInstanceID(m.InstanceID):
 		return HealthMarker{}, fmt.Errorf("slurm health marker: instance_id %q is not an instance id", short(m.InstanceID))
 	case m.State != HealthDrained && m.State != HealthResumed:
 		return HealthMarker{}, fmt.Errorf("slurm health marker: state %q is not %q or %q", short(m.State), HealthDrained, HealthResumed)
@@ -77,7 +80,7 @@ func HealthMarkerInstance(rel string) (id, state string, ok bool) {
 	id, file, found := strings.Cut(rel, "/")
 	base, isJSON := strings.CutSuffix(file, ".json")
 	dot := strings.LastIndexByte(base, '.')
-	if !found || !isJSON || dot < 0 || !validInstanceID(id) {
+	if !found || !isJSON || dot < 0 || !attest.ValidInstanceID(id) {
 		return "", "", false
 	}
 	stamp, state := base[:dot], base[dot+1:]
@@ -88,18 +91,4 @@ func HealthMarkerInstance(rel string) (id, state string, ok bool) {
 		return "", "", false
 	}
 	return id, state, true
-}
-
-// validInstanceID: i- and 8 or 17 hex digits.
-func validInstanceID(s string) bool {
-	hex, ok := strings.CutPrefix(s, "i-")
-	if !ok || (len(hex) != 8 && len(hex) != 17) {
-		return false
-	}
-	for _, c := range hex {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
