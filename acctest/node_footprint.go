@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -46,6 +47,14 @@ func NewFootprintPlayer(t *testing.T, h *Harness) *FootprintPlayer {
 	t.Helper()
 	d, remove := RegisterAutoScalingLifecycle(h.Shim)
 	t.Cleanup(remove)
+	d.Terminate = func(ctx context.Context, id string) error {
+		clients, err := h.Clients(ctx, Region)
+		if err != nil {
+			return err
+		}
+		_, err = clients.EC2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{id}})
+		return err
+	}
 	return &FootprintPlayer{NodePlayer: NewNodePlayer(t, h), Lifecycle: d, order: map[string]int{}}
 }
 
@@ -85,9 +94,15 @@ func (p *FootprintPlayer) PlayNewFootprint(ctx context.Context, name string) err
 	if err != nil {
 		return err
 	}
-	var ids []string
+	var ids, terminating []string
 	for _, in := range f.Group.Instances {
-		if !strings.HasPrefix(in.LifecycleState, "Terminat") {
+		switch {
+		case in.LifecycleState == cloud.LifecycleTerminatingWait:
+			// Held by the group's terminate hook: still running, its
+			// target lifecycle state "Terminated".
+			ids = append(ids, in.ID)
+			terminating = append(terminating, in.ID)
+		case !strings.HasPrefix(in.LifecycleState, "Terminat"):
 			ids = append(ids, in.ID)
 		}
 	}
@@ -119,9 +134,14 @@ func (p *FootprintPlayer) PlayNewFootprint(ctx context.Context, name string) err
 	if err := p.leaveSlurm(ctx, running); err != nil {
 		return err
 	}
+	for _, id := range terminating {
+		if err := p.watchSlurmLifecycle(ctx, id); err != nil {
+			return err
+		}
+	}
 	for _, r := range out.Reservations {
 		for _, in := range r.Instances {
-			if in.State == nil || in.State.Name != "running" {
+			if in.State == nil || in.State.Name != "running" || slices.Contains(terminating, aws.ToString(in.InstanceId)) {
 				continue
 			}
 			id := aws.ToString(in.InstanceId)

@@ -198,3 +198,31 @@ func (p *NodePlayer) watchSlurm(ctx context.Context, n cloud.GPUNode) error {
 	}
 	return nil
 }
+
+// watchSlurmLifecycle takes a step of the leave that Auto Scaling's
+// terminate asks of instance id, held in Terminating:Wait by its group's
+// terminate hook: its metadata's target lifecycle state says
+// "Terminated", and the node's watch unit, played, drains it and leaves
+// once its jobs end.
+func (p *NodePlayer) watchSlurmLifecycle(ctx context.Context, id string) error {
+	if p.Slurm == nil {
+		return nil
+	}
+	p.mu.Lock()
+	pn := p.nodes[id]
+	l, joined := p.joined[id]
+	p.mu.Unlock()
+	if pn == nil || !joined || pn.leftFor == slurm.AutoScalingLeaveRequest {
+		return nil
+	}
+	pn.imds.SetPath("/latest/meta-data/"+slurm.TargetLifecycleStatePath, "Terminated")
+	done, err := p.Slurm.WatchNode(ctx, SlurmWatch{SlurmLeave: l, Profile: pn.profile})
+	if err != nil {
+		return fmt.Errorf("node %s: hwprobe slurm watch: %w", l.NodeName, err)
+	}
+	if done {
+		p.Logf("node player: %s (%s) left Slurm as Auto Scaling terminates it", l.NodeName, id)
+		pn.leftFor = slurm.AutoScalingLeaveRequest
+	}
+	return nil
+}

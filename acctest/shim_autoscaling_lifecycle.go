@@ -2,12 +2,14 @@ package acctest
 
 import (
 	"bytes"
+	"context"
 	"encoding/xml"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -32,8 +34,16 @@ import (
 // Scaling does. A TerminateInstanceInAutoScalingGroup of an instance it
 // abandoned gets Auto Scaling's answer for an instance no longer in a
 // group, ValidationError (moto 5.2.1 fails it with a 500, StopIteration).
-// Heartbeat timeouts are not played. Nothing in the product depends on
-// this.
+// Terminate actions too (autoscaling:EC2_INSTANCE_TERMINATING hooks):
+// moto terminates the instances a lower desired capacity removes at
+// once. When the group has a terminating hook, the double takes an
+// UpdateAutoScalingGroup or SetDesiredCapacity that scales in first: it
+// chooses the instances (the last ones moto lists, in service), detaches
+// them from moto's group with the desired capacity decremented, so that
+// moto terminates none, forwards the update, and shows them in the group
+// as Terminating:Wait until their action is completed; then it
+// terminates them in EC2 (Terminate, the fixture client's call). Heartbeat
+// timeouts are not played. Nothing in the product depends on this.
 
 // LifecycleCompletion is one CompleteLifecycleAction the double answered.
 type LifecycleCompletion struct {
@@ -48,17 +58,38 @@ type LifecycleDouble struct {
 	seen      map[string]bool
 	abandoned map[string]bool // terminated through ABANDON
 	done      []LifecycleCompletion
+	// terminating holds the instances in Terminating:Wait: id -> the
+	// group and its member element as moto last listed it.
+	terminating map[string]heldInstance
+	// Terminate terminates an instance in EC2 once its terminate action
+	// is completed; the registrant sets it.
+	Terminate func(ctx context.Context, id string) error
+}
+
+type heldInstance struct {
+	group  string
+	member []byte
 }
 
 // RegisterAutoScalingLifecycle makes the shim play launch lifecycle
 // actions until remove is called.
 func RegisterAutoScalingLifecycle(s *Shim) (d *LifecycleDouble, remove func()) {
-	d = &LifecycleDouble{waiting: map[string]string{}, seen: map[string]bool{}, abandoned: map[string]bool{}}
+	d = &LifecycleDouble{waiting: map[string]string{}, seen: map[string]bool{}, abandoned: map[string]bool{}, terminating: map[string]heldInstance{}}
 	r1 := s.Handle("autoscaling", "CompleteLifecycleAction", d.complete)
 	r2 := s.HandleOver("autoscaling", "DescribeAutoScalingGroups", d.describeGroups)
 	r3 := s.HandleOver("autoscaling", "CreateAutoScalingGroup", d.createGroup)
 	r4 := s.HandleOver("autoscaling", "TerminateInstanceInAutoScalingGroup", d.terminate)
-	return d, func() { r4(); r3(); r2(); r1() }
+	r5 := s.HandleOver("autoscaling", "UpdateAutoScalingGroup", d.scaleIn)
+	r6 := s.HandleOver("autoscaling", "SetDesiredCapacity", d.scaleIn)
+	return d, func() { r6(); r5(); r4(); r3(); r2(); r1() }
+}
+
+// Terminating reports whether instance id is held in Terminating:Wait.
+func (d *LifecycleDouble) Terminating(id string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, ok := d.terminating[id]
+	return ok
 }
 
 // Completions lists the completed actions, in order.
@@ -83,9 +114,18 @@ func (d *LifecycleDouble) complete(w http.ResponseWriter, r *Request) {
 		WriteAWSError(w, r, http.StatusBadRequest, "ValidationError", fmt.Sprintf("LifecycleActionResult %q: use CONTINUE or ABANDON", c.Result))
 		return
 	}
-	hooks, err := launchHooks(r, c.Group)
+	hooks, err := groupHooks(r, c.Group, "autoscaling:EC2_INSTANCE_LAUNCHING")
 	if err != nil {
 		WriteAWSError(w, r, http.StatusBadRequest, "ValidationError", err.Error())
+		return
+	}
+	ends, err := groupHooks(r, c.Group, "autoscaling:EC2_INSTANCE_TERMINATING")
+	if err != nil {
+		WriteAWSError(w, r, http.StatusBadRequest, "ValidationError", err.Error())
+		return
+	}
+	if contains(ends, c.Hook) {
+		d.completeTerminate(w, r, c)
 		return
 	}
 	if !contains(hooks, c.Hook) {
@@ -116,6 +156,175 @@ func (d *LifecycleDouble) complete(w http.ResponseWriter, r *Request) {
 		d.mu.Unlock()
 	}
 	writeQueryXML(w, "CompleteLifecycleAction", "")
+}
+
+// completeTerminate ends instance c.InstanceID's Terminating:Wait: it is
+// terminated, whatever the result.
+func (d *LifecycleDouble) completeTerminate(w http.ResponseWriter, r *Request, c LifecycleCompletion) {
+	d.mu.Lock()
+	h, ok := d.terminating[c.InstanceID]
+	d.mu.Unlock()
+	if !ok || h.group != c.Group {
+		WriteAWSError(w, r, http.StatusBadRequest, "ValidationError", "No active Lifecycle Action found with instance ID "+c.InstanceID)
+		return
+	}
+	if d.Terminate == nil {
+		WriteAWSError(w, r, http.StatusInternalServerError, "InternalFailure", "lifecycle double: no Terminate set")
+		return
+	}
+	if err := d.Terminate(r.HTTP.Context(), c.InstanceID); err != nil {
+		WriteAWSError(w, r, http.StatusInternalServerError, "InternalFailure", err.Error())
+		return
+	}
+	d.mu.Lock()
+	delete(d.terminating, c.InstanceID)
+	d.done = append(d.done, c)
+	d.mu.Unlock()
+	writeQueryXML(w, "CompleteLifecycleAction", "")
+}
+
+// scaleIn holds the instances a lower desired capacity removes from a
+// group with a terminating hook in Terminating:Wait; other updates go to
+// moto as they are.
+func (d *LifecycleDouble) scaleIn(w http.ResponseWriter, r *Request, next HandlerFunc) {
+	group, want := r.Form.Get("AutoScalingGroupName"), r.Form.Get("DesiredCapacity")
+	if want == "" {
+		next(w, r)
+		return
+	}
+	desired, err := strconv.Atoi(want)
+	ends, herr := groupHooks(r, group, "autoscaling:EC2_INSTANCE_TERMINATING")
+	if err != nil || herr != nil || len(ends) == 0 {
+		next(w, r)
+		return
+	}
+	d.create.Lock() // no DescribeAutoScalingGroups answered in between
+	defer d.create.Unlock()
+	in, body, err := motoGroupInstances(r, group)
+	if err != nil {
+		WriteAWSError(w, r, http.StatusInternalServerError, "InternalFailure", err.Error())
+		return
+	}
+	d.mu.Lock()
+	var live []string
+	for _, i := range in {
+		if i.State == "InService" && d.waiting[i.ID] == "" {
+			live = append(live, i.ID)
+		}
+	}
+	d.mu.Unlock()
+	if len(live) > desired {
+		chosen := live[desired:]
+		form := url.Values{"Action": {"DetachInstances"}, "Version": {"2011-01-01"}, "AutoScalingGroupName": {group}, "ShouldDecrementDesiredCapacity": {"true"}}
+		for i, id := range chosen {
+			form.Set(fmt.Sprintf("InstanceIds.member.%d", i+1), id)
+		}
+		resp, err := r.Forward([]byte(form.Encode()))
+		if err != nil {
+			WriteAWSError(w, r, http.StatusInternalServerError, "InternalFailure", err.Error())
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			WriteAWSError(w, r, http.StatusInternalServerError, "InternalFailure", "detaching the instances to hold: "+strings.TrimSpace(string(b)))
+			return
+		}
+		d.mu.Lock()
+		for _, id := range chosen {
+			d.terminating[id] = heldInstance{group: group, member: terminatingMember(instanceMember(body, id))}
+		}
+		d.mu.Unlock()
+	}
+	next(w, r)
+}
+
+// groupInstance is one instance of a group as moto lists it.
+type groupInstance struct {
+	ID    string `xml:"InstanceId"`
+	State string `xml:"LifecycleState"`
+}
+
+// motoGroupInstances asks moto for group's instances, in its order, and
+// returns its answer too.
+func motoGroupInstances(r *Request, group string) ([]groupInstance, []byte, error) {
+	form := url.Values{"Action": {"DescribeAutoScalingGroups"}, "Version": {"2011-01-01"}, "AutoScalingGroupNames.member.1": {group}}
+	resp, err := r.Forward([]byte(form.Encode()))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, nil, fmt.Errorf("DescribeAutoScalingGroups %s: %s", group, strings.TrimSpace(string(b)))
+	}
+	var out struct {
+		Instances []groupInstance `xml:"DescribeAutoScalingGroupsResult>AutoScalingGroups>member>Instances>member"`
+	}
+	if err := xml.Unmarshal(b, &out); err != nil {
+		return nil, nil, fmt.Errorf("reading moto's DescribeAutoScalingGroups: %w", err)
+	}
+	return out.Instances, b, nil
+}
+
+// instanceMember is instance id's <member> element in a
+// DescribeAutoScalingGroups answer; nil when absent.
+func instanceMember(body []byte, id string) []byte {
+	at := bytes.Index(body, []byte("<InstanceId>"+id+"</InstanceId>"))
+	if at < 0 {
+		return nil
+	}
+	start := bytes.LastIndex(body[:at], []byte("<member>"))
+	end := bytes.Index(body[at:], []byte("</member>"))
+	if start < 0 || end < 0 {
+		return nil
+	}
+	return append([]byte{}, body[start:at+end+len("</member>")]...)
+}
+
+// terminatingMember is member with its LifecycleState Terminating:Wait.
+func terminatingMember(member []byte) []byte {
+	i := bytes.Index(member, []byte("<LifecycleState>"))
+	j := bytes.Index(member, []byte("</LifecycleState>"))
+	if i < 0 || j < i {
+		return member
+	}
+	return append(append(append([]byte{}, member[:i]...), "<LifecycleState>Terminating:Wait"...), member[j:]...)
+}
+
+// addTerminating shows the instances held for group in its Instances.
+func addTerminating(body []byte, group string, members [][]byte) []byte {
+	if len(members) == 0 {
+		return body
+	}
+	name := []byte("<AutoScalingGroupName>" + group + "</AutoScalingGroupName>")
+	at := bytes.Index(body, name)
+	if at < 0 {
+		return body
+	}
+	rest := body[at:]
+	nextGroup := bytes.Index(rest[len(name):], []byte("<AutoScalingGroupName>"))
+	if nextGroup < 0 {
+		nextGroup = len(rest)
+	} else {
+		nextGroup += len(name)
+	}
+	ins := bytes.Join(members, nil)
+	var out []byte
+	if i := bytes.Index(rest[:nextGroup], []byte("</Instances>")); i >= 0 {
+		out = append(append(append(out, body[:at+i]...), ins...), body[at+i:]...)
+	} else if i := bytes.Index(rest[:nextGroup], []byte("<Instances/>")); i >= 0 {
+		out = append(append(append(append(out, body[:at+i]...), "<Instances>"...), ins...), "</Instances>"...)
+		out = append(out, body[at+i+len("<Instances/>"):]...)
+	} else {
+		i := len(name)
+		out = append(append(append(append(out, body[:at+i]...), "<Instances>"...), ins...), "</Instances>"...)
+		out = append(out, body[at+i:]...)
+	}
+	return out
 }
 
 // terminate answers for an instance the double abandoned as Auto Scaling
@@ -221,7 +430,7 @@ func (d *LifecycleDouble) rewrite(r *Request, body []byte) []byte {
 		if len(fresh) == 0 {
 			continue
 		}
-		hooks, err := launchHooks(r, g.Name)
+		hooks, err := groupHooks(r, g.Name, "autoscaling:EC2_INSTANCE_LAUNCHING")
 		if err != nil {
 			continue // seen later
 		}
@@ -238,6 +447,15 @@ func (d *LifecycleDouble) rewrite(r *Request, body []byte) []byte {
 	defer d.mu.Unlock()
 	for id := range d.waiting {
 		body = pendingWait(body, id)
+	}
+	for _, g := range out.Groups {
+		var held [][]byte
+		for _, h := range d.terminating {
+			if h.group == g.Name && h.member != nil {
+				held = append(held, h.member)
+			}
+		}
+		body = addTerminating(body, g.Name, held)
 	}
 	return body
 }
@@ -258,8 +476,9 @@ func pendingWait(body []byte, id string) []byte {
 	return append(append(append([]byte{}, body[:i]...), "<LifecycleState>Pending:Wait</LifecycleState>"...), body[i+len(state):]...)
 }
 
-// launchHooks asks moto for the names of group's launch lifecycle hooks.
-func launchHooks(r *Request, group string) ([]string, error) {
+// groupHooks asks moto for the names of group's lifecycle hooks of
+// transition.
+func groupHooks(r *Request, group, transition string) ([]string, error) {
 	form := url.Values{"Action": {"DescribeLifecycleHooks"}, "Version": {"2011-01-01"}, "AutoScalingGroupName": {group}}
 	resp, err := r.Forward([]byte(form.Encode()))
 	if err != nil {
@@ -284,7 +503,7 @@ func launchHooks(r *Request, group string) ([]string, error) {
 	}
 	var names []string
 	for _, h := range out.Hooks {
-		if h.Transition == "autoscaling:EC2_INSTANCE_LAUNCHING" {
+		if h.Transition == transition {
 			names = append(names, h.Name)
 		}
 	}

@@ -1,10 +1,18 @@
 package provider_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -19,13 +27,25 @@ import (
 // each instance, validated by hwprobe at boot, joins as PREFIX-INSTANCEID
 // with the features of its profile and no gres, and is in service; its
 // instances leave Slurm as they shut down at destroy: no ghost node.
+//
+// A scale-in waits for the jobs of the instance Auto Scaling chose: the
+// group's terminate hook holds it in Terminating:Wait, its node's watch
+// (its target lifecycle state "Terminated") drains it and leaves once its
+// job ends, and only then is its terminate action completed: by the
+// apply that lowered the capacity (through a throttled marker listing and
+// a lost CompleteLifecycleAction answer), or, for a scale-in made outside
+// Terraform, by `mlplatform approve`, which lets no instance go while its
+// job runs.
 func TestAccCPUFootprint_slurmJoin(t *testing.T) {
 	const name = "fp-slurm"
+	start := time.Now()
 	h, p, key := footprintGateSetup(t, name, nil)
+	cli := acctest.BuildCLI(t)
 	sc := slurmtest.Start(t, slurmtest.Options{Dynamic: true})
 	p.Slurm = sc
 	secret := createMungeSecret(t, h, acctest.Region, "slurm/munge-fp", sc.MungeKey, key)
-	cfg := strings.TrimSuffix(footprintGateConfig(h, name, 2, `["host", "cpu_features"]`, key, p.Signer.CertPEM, ""), "}\n") + fmt.Sprintf(`
+	config := func(desired int) string {
+		return strings.TrimSuffix(footprintGateConfig(h, name, desired, `["host", "cpu_features"]`, key, p.Signer.CertPEM, ""), "}\n") + fmt.Sprintf(`
   orchestrator = {
     slurm = {
       controllers          = [%q]
@@ -36,42 +56,218 @@ func TestAccCPUFootprint_slurmJoin(t *testing.T) {
   }
 }
 `, sc.Controller, secret)
+	}
+	group := "mlplatform-cpu-" + name
+	// instances lists the group's instances: in service, and held in
+	// Terminating:Wait.
+	instances := func() (live, held []string, err error) {
+		f, err := footprint(t, h, name)
+		if err != nil || f == nil {
+			return nil, nil, fmt.Errorf("footprint: %v", err)
+		}
+		for _, in := range f.Instances {
+			switch in.LifecycleState {
+			case "InService":
+				live = append(live, in.ID)
+			case "Terminating:Wait":
+				held = append(held, in.ID)
+			}
+		}
+		return live, held, nil
+	}
+	// A 12-second job on every node when a scale-in begins.
+	var job chan error
+	startJob := func(nodes int) {
+		job = make(chan error, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			_, err := sc.Srun(ctx, "-p", "cpu", "-N", strconv.Itoa(nodes), "sleep", "12")
+			job <- err
+		}()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			ns, err := sc.Nodes()
+			busy := 0
+			for _, n := range ns {
+				if slurmtest.Busy(n) {
+					busy++
+				}
+			}
+			if err == nil && busy == nodes {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the job runs on %d nodes (%v), want %d", busy, err, nodes)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	jobDone := func() error {
+		select {
+		case err := <-job:
+			if err != nil {
+				return fmt.Errorf("the job on the scaled-in node did not finish: %v", err)
+			}
+			return nil
+		default:
+			return errors.New("the scale-in finished while the job on its node still ran")
+		}
+	}
+	var kept string // the node left after the first scale-in
+	var leaveCalls atomic.Int32
+	joined := func(*terraform.State) error {
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			ns, err := sc.Nodes()
+			inService := 0
+			for _, n := range ns {
+				if slurmtest.InService(n) {
+					inService++
+				}
+			}
+			if err == nil && len(ns) == 2 && inService == 2 {
+				for _, n := range ns {
+					feats := n.Fields["AvailableFeatures"]
+					if !strings.HasPrefix(n.Name, name+"-i-") || !strings.Contains(feats, "c7i.large") || !strings.Contains(feats, "smb") ||
+						n.Fields["Partitions"] != "cpu" || (n.Fields["Gres"] != "" && n.Fields["Gres"] != "(null)") {
+						return fmt.Errorf("%s: features %q, partitions %q, gres %q", n.Name, feats, n.Fields["Partitions"], n.Fields["Gres"])
+					}
+				}
+				if errs := p.Errs(); len(errs) > 0 {
+					return fmt.Errorf("node player: %v", errs)
+				}
+				return nil
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("Slurm lists %d nodes, %d in service (%v), want 2 (player errors %v)", len(ns), inService, err, p.Errs())
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	hooks := func(*terraform.State) error {
+		c, err := h.Clients(context.Background(), acctest.Region)
+		if err != nil {
+			return err
+		}
+		out, err := c.AutoScaling.DescribeLifecycleHooks(context.Background(), &autoscaling.DescribeLifecycleHooksInput{AutoScalingGroupName: aws.String(group)})
+		if err != nil {
+			return err
+		}
+		var got []string
+		for _, hk := range out.LifecycleHooks {
+			got = append(got, fmt.Sprintf("%s %s %d %s", aws.ToString(hk.LifecycleHookName), aws.ToString(hk.LifecycleTransition), aws.ToInt32(hk.HeartbeatTimeout), aws.ToString(hk.DefaultResult)))
+		}
+		slices.Sort(got)
+		want := []string{"mlplatform-slurm-leave autoscaling:EC2_INSTANCE_TERMINATING 7200 CONTINUE", "mlplatform-validation autoscaling:EC2_INSTANCE_LAUNCHING 300 ABANDON"}
+		if !slices.Equal(got, want) {
+			return fmt.Errorf("hooks of %s: %v, want %v", group, got, want)
+		}
+		return nil
+	}
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		CheckDestroy:             func(*terraform.State) error { return waitSlurmNodes(sc, nil) },
 		Steps: []resource.TestStep{{
-			Config:           cfg,
+			Config:           config(2),
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{configureController{c: sc, address: "mlplatform_cpu_footprint.test"}}},
+			Check:            resource.ComposeAggregateTestCheckFunc(joined, hooks),
+		}, {
+			// 2 -> 1 while a job runs on both nodes: the apply waits for
+			// the job, then Auto Scaling terminates the chosen instance.
+			PreConfig: func() {
+				startJob(2)
+				h.Shim.Throttle("s3", "ListObjectsV2", 1)
+				t.Cleanup(h.Shim.AddServedRule(acctest.FaultRule{Service: "autoscaling", Action: "CompleteLifecycleAction", LoseResponse: true, Times: 1,
+					Match: func(r *acctest.Request) bool {
+						if r.Form.Get("LifecycleHookName") != "mlplatform-slurm-leave" {
+							return false
+						}
+						leaveCalls.Add(1)
+						return true
+					}}))
+			},
+			Config: config(1),
 			Check: func(*terraform.State) error {
-				deadline := time.Now().Add(60 * time.Second)
-				for {
-					ns, err := sc.Nodes()
-					inService := 0
-					for _, n := range ns {
-						if slurmtest.InService(n) {
-							inService++
-						}
-					}
-					if err == nil && len(ns) == 2 && inService == 2 {
-						for _, n := range ns {
-							feats := n.Fields["AvailableFeatures"]
-							if !strings.HasPrefix(n.Name, name+"-i-") || !strings.Contains(feats, "c7i.large") || !strings.Contains(feats, "smb") ||
-								n.Fields["Partitions"] != "cpu" || (n.Fields["Gres"] != "" && n.Fields["Gres"] != "(null)") {
-								return fmt.Errorf("%s: features %q, partitions %q, gres %q", n.Name, feats, n.Fields["Partitions"], n.Fields["Gres"])
-							}
-						}
-						if errs := p.Errs(); len(errs) > 0 {
-							return fmt.Errorf("node player: %v", errs)
-						}
-						return nil
-					}
-					if time.Now().After(deadline) {
-						return fmt.Errorf("Slurm lists %d nodes, %d in service (%v), want 2 (player errors %v)", len(ns), inService, err, p.Errs())
-					}
-					time.Sleep(200 * time.Millisecond)
+				if err := jobDone(); err != nil {
+					return err
 				}
+				throttled := 0
+				for _, c := range h.Shim.Calls("s3", "ListObjectsV2") {
+					if c.Source == "fault" && !c.Fixture {
+						throttled++
+					}
+				}
+				// The lost answer, then the retry that finds no action
+				// waiting: the action was completed.
+				if throttled != 1 || leaveCalls.Load() < 2 {
+					return fmt.Errorf("%d throttled ListObjectsV2 answers served, want 1; %d CompleteLifecycleAction calls for the leave, want the lost one and its retry", throttled, leaveCalls.Load())
+				}
+				cs := p.Lifecycle.Completions()
+				var ends []acctest.LifecycleCompletion
+				for _, c := range cs {
+					if c.Hook == "mlplatform-slurm-leave" {
+						ends = append(ends, c)
+					}
+				}
+				live, held, err := instances()
+				if err != nil {
+					return err
+				}
+				if len(ends) != 1 || len(held) != 0 || len(live) != 1 || ends[0].InstanceID == live[0] {
+					return fmt.Errorf("terminate actions completed %+v, instances in service %v, held %v: want the chosen instance's completed, one in service", ends, live, held)
+				}
+				kept = name + "-" + live[0]
+				return waitSlurmNodes(sc, []string{kept})
+			},
+		}, {
+			// 1 -> 0 outside Terraform (a schedule would) while a job runs:
+			// nothing completes the terminate action but the approver,
+			// which lets the instance go only once its node left Slurm.
+			PreConfig: func() {
+				startJob(1)
+				c, err := h.Clients(context.Background(), acctest.Region)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := c.AutoScaling.SetDesiredCapacity(context.Background(), &autoscaling.SetDesiredCapacityInput{
+					AutoScalingGroupName: aws.String(group), DesiredCapacity: aws.Int32(0)}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			RefreshState:       true,
+			ExpectNonEmptyPlan: true,
+			Check: func(s *terraform.State) error {
+				approver := s.RootModule().Resources["mlplatform_cpu_footprint.test"].Primary.Attributes["validation_approver"]
+				if _, held, err := instances(); err != nil || len(held) != 1 {
+					return fmt.Errorf("held in Terminating:Wait: %v (%v), want the last instance", held, err)
+				}
+				if n := sc.WaitNode(kept, 10*time.Second, "drained for leaving", slurmtest.DrainedBy("hwprobe: leaving: ")); !n.State.Busy() {
+					return fmt.Errorf("%s is %s: want its job still running", kept, n.State)
+				}
+				if out, code := runApprover(t, h, cli, approver); code != 0 || strings.Contains(out, "terminated") {
+					return fmt.Errorf("round while the job runs: exit %d, output %q: want nothing let go", code, out)
+				}
+				if err := <-job; err != nil {
+					return fmt.Errorf("the job on the held node did not finish: %v", err)
+				}
+				if err := waitSlurmNodes(sc, nil); err != nil {
+					return fmt.Errorf("after the job: %w", err)
+				}
+				out, code := runApprover(t, h, cli, approver)
+				if code != 0 || !strings.Contains(out, " terminated (left Slurm)") {
+					return fmt.Errorf("round after the node left: exit %d, output %q: want the instance let go", code, out)
+				}
+				if live, held, err := instances(); err != nil || len(live)+len(held) != 0 {
+					return fmt.Errorf("after the approver: in service %v, held %v (%v): want none", live, held, err)
+				}
+				if errs := p.Errs(); len(errs) > 0 {
+					return fmt.Errorf("node player: %v", errs)
+				}
+				return nil
 			},
 		}},
 	})
+	t.Logf("Slurm footprint test: %s", time.Since(start).Round(100*time.Millisecond))
 }

@@ -26,6 +26,11 @@ requires one, the profile. A failing instance is abandoned (the group
 launches another), or put in service when on_failure is "warn"; one silent
 until the validation timeout is abandoned. No node completes its own launch.
 
+For a footprint that joins Slurm, a round also lets go the instances Auto
+Scaling holds in Terminating:Wait (a scale-in, an instance refresh) whose
+node has left Slurm, its jobs ended (the node's left marker), or never
+joined it: their terminate action is completed and they terminate.
+
 FILE is the footprint's approver configuration: the validation_approver
 attribute in Terraform (terraform output -raw ... > approver.json), the
 validationApprover output in Pulumi; "-" reads standard input. Run it in
@@ -144,7 +149,8 @@ func approveCommand(ctx context.Context, args []string, stdin io.Reader, stdout,
 }
 
 // printApproval writes one line per instance whose launch the round
-// completed: its id, the result, and the gate's summary of it.
+// completed: its id, the result, and the gate's summary of it; then one
+// per instance let go after it left Slurm.
 func printApproval(w io.Writer, a platform.Approval) {
 	ids := make([]string, 0, len(a.Completed))
 	for id := range a.Completed {
@@ -162,6 +168,9 @@ func printApproval(w io.Writer, a platform.Approval) {
 			summary = "no verdict"
 		}
 		fmt.Fprintf(w, "%s %s (%s)\n", id, a.Completed[id], summary)
+	}
+	for _, id := range a.Left {
+		fmt.Fprintf(w, "%s terminated (left Slurm)\n", id)
 	}
 }
 

@@ -15,6 +15,27 @@ import (
 // its own copy; a test keeps the two equal.
 const LeaveRequestTag = "mlplatform-slurm-leave"
 
+// TargetLifecycleStatePath is where EC2's instance metadata says what
+// Auto Scaling is taking the instance to (under latest/meta-data/):
+// "Terminated" once a scale-in, an instance refresh or a replacement
+// chose it, while the group's terminate hook holds it in
+// Terminating:Wait.
+const TargetLifecycleStatePath = "autoscaling/target-lifecycle-state"
+
+// AutoScalingLeaveRequest is the request id of a leave that Auto
+// Scaling's terminate asked for (TargetLifecycleStatePath), where the
+// provider's requests are random ids (LeaveRequestTag).
+const AutoScalingLeaveRequest = "autoscaling-terminating"
+
+// LifecycleLeaveRequest reads the target lifecycle state: the leave
+// request it makes, when Auto Scaling is terminating the instance.
+func LifecycleLeaveRequest(state string) (string, bool) {
+	if strings.TrimSpace(state) == "Terminated" {
+		return AutoScalingLeaveRequest, true
+	}
+	return "", false
+}
+
 // LeftMarkerDir is where a node that left Slurm on request says so, under
 // its cluster's reports prefix: LeftMarkerDir + INSTANCE-ID + ".json".
 const LeftMarkerDir = "slurm-left/"

@@ -22,8 +22,15 @@ const (
 	// ValidationHookName is the footprint's own hook: the only one it
 	// writes or deletes.
 	ValidationHookName = "mlplatform-validation"
-	// LifecycleLaunching is the transition the hook holds.
-	LifecycleLaunching = "autoscaling:EC2_INSTANCE_LAUNCHING"
+	// SlurmLeaveHookName is the hook of a footprint that joins Slurm:
+	// Auto Scaling holds an instance it terminates (a scale-in, an
+	// instance refresh, a replacement) in Terminating:Wait while the
+	// node leaves Slurm, its jobs ending first.
+	SlurmLeaveHookName = "mlplatform-slurm-leave"
+	// LifecycleLaunching and LifecycleTerminating are the transitions
+	// the hooks hold.
+	LifecycleLaunching   = "autoscaling:EC2_INSTANCE_LAUNCHING"
+	LifecycleTerminating = "autoscaling:EC2_INSTANCE_TERMINATING"
 	// LifecycleAbandon and LifecycleContinue are the action results.
 	LifecycleAbandon  = "ABANDON"
 	LifecycleContinue = "CONTINUE"
@@ -40,7 +47,7 @@ type LifecycleHookAPI interface {
 	DeleteLifecycleHook(context.Context, *autoscaling.DeleteLifecycleHookInput, ...func(*autoscaling.Options)) (*autoscaling.DeleteLifecycleHookOutput, error)
 }
 
-// LifecycleHook is a group's launch hook as declared or found.
+// LifecycleHook is a group's hook as declared or found.
 type LifecycleHook struct {
 	Name          string
 	Transition    string
@@ -55,6 +62,15 @@ func ValidationHook(heartbeatSecs int) LifecycleHook {
 		HeartbeatSecs: int32(min(max(heartbeatSecs, MinHookHeartbeat), MaxHookHeartbeat)), DefaultResult: LifecycleAbandon}
 }
 
+// SlurmLeaveHook is the hook of a footprint whose nodes leave Slurm
+// before Auto Scaling terminates them: EC2_INSTANCE_TERMINATING, the
+// longest heartbeat Auto Scaling takes (a node's jobs may hold it that
+// long), then CONTINUE: the instance terminates all the same, and its
+// leave unit takes it out of Slurm at shutdown.
+func SlurmLeaveHook() LifecycleHook {
+	return LifecycleHook{Name: SlurmLeaveHookName, Transition: LifecycleTerminating, HeartbeatSecs: MaxHookHeartbeat, DefaultResult: LifecycleContinue}
+}
+
 // hookSpec is the hook as CreateAutoScalingGroup takes it, so that the
 // group's first instances wait too.
 func hookSpec(h LifecycleHook) astypes.LifecycleHookSpecification {
@@ -62,30 +78,41 @@ func hookSpec(h LifecycleHook) astypes.LifecycleHookSpecification {
 		HeartbeatTimeout: aws.Int32(h.HeartbeatSecs), DefaultResult: aws.String(h.DefaultResult)}
 }
 
-// FindValidationHook reads the footprint's hook on group; ErrNotFound when
-// the group has none (or the group does not exist).
+// FindValidationHook reads the footprint's validation hook on group;
+// ErrNotFound when the group has none (or the group does not exist).
 func FindValidationHook(ctx context.Context, api LifecycleHookAPI, group string) (*LifecycleHook, error) {
-	out, err := api.DescribeLifecycleHooks(ctx, &autoscaling.DescribeLifecycleHooksInput{AutoScalingGroupName: aws.String(group), LifecycleHookNames: []string{ValidationHookName}})
+	return FindHook(ctx, api, group, ValidationHookName)
+}
+
+// FindHook reads group's hook name; ErrNotFound when the group has none
+// of that name (or the group does not exist).
+func FindHook(ctx context.Context, api LifecycleHookAPI, group, name string) (*LifecycleHook, error) {
+	out, err := api.DescribeLifecycleHooks(ctx, &autoscaling.DescribeLifecycleHooksInput{AutoScalingGroupName: aws.String(group), LifecycleHookNames: []string{name}})
 	if isGroupNotFound(err) {
 		return nil, ErrNotFound
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading lifecycle hook of %s: %w", group, err)
+		return nil, fmt.Errorf("reading lifecycle hook %s of %s: %w", name, group, err)
 	}
 	for _, h := range out.LifecycleHooks {
-		if aws.ToString(h.LifecycleHookName) == ValidationHookName {
-			return &LifecycleHook{Name: ValidationHookName, Transition: aws.ToString(h.LifecycleTransition),
+		if aws.ToString(h.LifecycleHookName) == name {
+			return &LifecycleHook{Name: name, Transition: aws.ToString(h.LifecycleTransition),
 				HeartbeatSecs: aws.ToInt32(h.HeartbeatTimeout), DefaultResult: aws.ToString(h.DefaultResult)}, nil
 		}
 	}
 	return nil, ErrNotFound
 }
 
-// EnsureValidationHook makes group's hook want: nothing is written when it
-// is already so. PutLifecycleHook creates or updates, so a retry after a
-// lost answer writes the same hook again.
+// EnsureValidationHook makes group's hook want (see EnsureHook).
 func EnsureValidationHook(ctx context.Context, api LifecycleHookAPI, group string, want LifecycleHook) error {
-	cur, err := FindValidationHook(ctx, api, group)
+	return EnsureHook(ctx, api, group, want)
+}
+
+// EnsureHook makes group's hook want.Name want: nothing is written when
+// it is already so. PutLifecycleHook creates or updates, so a retry after
+// a lost answer writes the same hook again.
+func EnsureHook(ctx context.Context, api LifecycleHookAPI, group string, want LifecycleHook) error {
+	cur, err := FindHook(ctx, api, group, want.Name)
 	if err == nil && *cur == want {
 		return nil
 	}
@@ -100,17 +127,23 @@ func EnsureValidationHook(ctx context.Context, api LifecycleHookAPI, group strin
 	return nil
 }
 
-// DeleteValidationHook removes the footprint's hook from group; a hook or
-// group already gone is not an error.
+// DeleteValidationHook removes the footprint's validation hook from group
+// (see DeleteHook).
 func DeleteValidationHook(ctx context.Context, api LifecycleHookAPI, group string) error {
-	if _, err := FindValidationHook(ctx, api, group); errors.Is(err, ErrNotFound) {
+	return DeleteHook(ctx, api, group, ValidationHookName)
+}
+
+// DeleteHook removes hook name from group; a hook or group already gone
+// is not an error. Only the footprint's own hooks are ever named.
+func DeleteHook(ctx context.Context, api LifecycleHookAPI, group, name string) error {
+	if _, err := FindHook(ctx, api, group, name); errors.Is(err, ErrNotFound) {
 		return nil
 	} else if err != nil {
 		return err
 	}
-	_, err := api.DeleteLifecycleHook(ctx, &autoscaling.DeleteLifecycleHookInput{AutoScalingGroupName: aws.String(group), LifecycleHookName: aws.String(ValidationHookName)})
+	_, err := api.DeleteLifecycleHook(ctx, &autoscaling.DeleteLifecycleHookInput{AutoScalingGroupName: aws.String(group), LifecycleHookName: aws.String(name)})
 	if err != nil && !isGroupNotFound(err) && apiErrorCode(err) != "ResourceNotFound" {
-		return fmt.Errorf("deleting lifecycle hook %s of %s: %w", ValidationHookName, group, err)
+		return fmt.Errorf("deleting lifecycle hook %s of %s: %w", name, group, err)
 	}
 	return nil
 }
@@ -131,31 +164,45 @@ func ReplaceGroupInstance(ctx context.Context, api InstanceTerminateAPI, id stri
 	return nil
 }
 
-// LifecycleActionAPI completes a launch lifecycle action.
+// LifecycleActionAPI completes a lifecycle action.
 type LifecycleActionAPI interface {
 	CompleteLifecycleAction(context.Context, *autoscaling.CompleteLifecycleActionInput, ...func(*autoscaling.Options)) (*autoscaling.CompleteLifecycleActionOutput, error)
 }
 
-// ErrNoLifecycleAction is CompleteLaunch's answer for an instance that
-// has no launch action waiting: it was completed already (a retry after a
+// ErrNoLifecycleAction is CompleteLaunch's (and CompleteSlurmLeave's)
+// answer for an instance that has no such action waiting: it was completed already (a retry after a
 // lost answer, or another approver), or its heartbeat ran out.
 var ErrNoLifecycleAction = errors.New("no lifecycle action waiting")
 
 // LifecycleWaiting is the state of an instance its group holds until its
-// launch action is completed.
-const LifecycleWaiting = "Pending:Wait"
+// launch action is completed; LifecycleTerminatingWait, until its
+// terminate action is.
+const (
+	LifecycleWaiting         = "Pending:Wait"
+	LifecycleTerminatingWait = "Terminating:Wait"
+)
 
 // CompleteLaunch completes instance id's launch action on group with
 // result (LifecycleContinue or LifecycleAbandon): the group puts it in
 // service, or terminates it and launches another.
 func CompleteLaunch(ctx context.Context, api LifecycleActionAPI, group, id, result string) error {
+	return completeAction(ctx, api, group, ValidationHookName, "launch", id, result)
+}
+
+// CompleteSlurmLeave completes instance id's terminate action on group
+// (the SlurmLeaveHookName hook): Auto Scaling terminates it now.
+func CompleteSlurmLeave(ctx context.Context, api LifecycleActionAPI, group, id string) error {
+	return completeAction(ctx, api, group, SlurmLeaveHookName, "terminate", id, LifecycleContinue)
+}
+
+func completeAction(ctx context.Context, api LifecycleActionAPI, group, hook, what, id, result string) error {
 	_, err := api.CompleteLifecycleAction(ctx, &autoscaling.CompleteLifecycleActionInput{AutoScalingGroupName: aws.String(group),
-		LifecycleHookName: aws.String(ValidationHookName), InstanceId: aws.String(id), LifecycleActionResult: aws.String(result)})
+		LifecycleHookName: aws.String(hook), InstanceId: aws.String(id), LifecycleActionResult: aws.String(result)})
 	if err != nil && apiErrorCode(err) == "ValidationError" && strings.Contains(err.Error(), "No active Lifecycle Action") {
-		return fmt.Errorf("completing the launch of %s in %s (%s): %w", id, group, result, ErrNoLifecycleAction)
+		return fmt.Errorf("completing the %s of %s in %s (%s): %w", what, id, group, result, ErrNoLifecycleAction)
 	}
 	if err != nil {
-		return fmt.Errorf("completing the launch of %s in %s (%s): %w", id, group, result, err)
+		return fmt.Errorf("completing the %s of %s in %s (%s): %w", what, id, group, result, err)
 	}
 	return nil
 }

@@ -96,6 +96,13 @@ func FindActiveRefresh(ctx context.Context, api FootprintRefreshAPI, group strin
 // was cancelled, ctx's error when ctx ends first. Zero fields of p take
 // DefaultPolling().AutoScaling.
 func WaitFootprintRefresh(ctx context.Context, api FootprintRefreshAPI, group, id string, p Poll) error {
+	return WaitFootprintRefreshEach(ctx, api, group, id, p, nil)
+}
+
+// WaitFootprintRefreshEach is WaitFootprintRefresh calling each (when
+// not nil) at every poll while the refresh runs: what the refresh waits
+// for, such as a terminate action only the caller completes.
+func WaitFootprintRefreshEach(ctx context.Context, api FootprintRefreshAPI, group, id string, p Poll, each func(context.Context)) error {
 	for w := p.Or(DefaultPolling().AutoScaling).Start(); ; {
 		out, err := api.DescribeInstanceRefreshes(ctx, &autoscaling.DescribeInstanceRefreshesInput{AutoScalingGroupName: aws.String(group), InstanceRefreshIds: []string{id}})
 		if err != nil && ctx.Err() != nil {
@@ -112,6 +119,9 @@ func WaitFootprintRefresh(ctx context.Context, api FootprintRefreshAPI, group, i
 			case astypes.InstanceRefreshStatusFailed, astypes.InstanceRefreshStatusCancelled, astypes.InstanceRefreshStatusRollbackSuccessful, astypes.InstanceRefreshStatusRollbackFailed:
 				return fmt.Errorf("instance refresh %s of %s: %w: %s (%s)", id, group, ErrRefreshFailed, r.Status, aws.ToString(r.StatusReason))
 			}
+		}
+		if each != nil {
+			each(ctx)
 		}
 		if err := w.Next(ctx); err != nil {
 			return fmt.Errorf("waiting for instance refresh %s of %s: %w", id, group, err)

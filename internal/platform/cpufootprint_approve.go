@@ -285,6 +285,10 @@ type Approval struct {
 	Completed map[string]string
 	// Verdicts are the gate's verdicts on the instances judged.
 	Verdicts []NodeVerdict
+	// Left are the instances whose terminate action the round completed:
+	// Auto Scaling held them (a scale-in, a refresh, a replacement) while
+	// their node left Slurm, and it has now (or never joined).
+	Left []string
 }
 
 // ApproveLaunches runs the gate once over the instances of footprint
@@ -313,6 +317,13 @@ func (e *Env) ApproveLaunches(ctx context.Context, c ApproverConfig, progress fu
 		return Approval{}, fmt.Errorf("approving the launches of %s: %w", resource, err)
 	}
 	a.observe(g.Instances)
+	left, err := e.approveSlurmLeaves(ctx, group, v.ReportsPrefix(c.Footprint), g.Instances)
+	if err != nil {
+		return Approval{Left: left}, fmt.Errorf("letting the terminating instances of %s go: %w", resource, err)
+	}
+	if len(left) > 0 {
+		a.progress("%s: instances %s left Slurm: terminating", resource, strings.Join(left, ", "))
+	}
 	var nodes []ExpectedNode
 	for _, in := range g.Instances {
 		if a.waiting[in.ID] {
@@ -320,7 +331,7 @@ func (e *Env) ApproveLaunches(ctx context.Context, c ApproverConfig, progress fu
 		}
 	}
 	if len(nodes) == 0 {
-		return Approval{Completed: map[string]string{}}, nil
+		return Approval{Completed: map[string]string{}, Left: left}, nil
 	}
 	zoneID, err := e.zoneIDsByName(ctx)
 	if err != nil {
@@ -344,7 +355,7 @@ func (e *Env) ApproveLaunches(ctx context.Context, c ApproverConfig, progress fu
 		},
 		Judged: a.judged,
 	})
-	out := Approval{Completed: a.done, Verdicts: res.Nodes}
+	out := Approval{Completed: a.done, Verdicts: res.Nodes, Left: left}
 	err = a.afterGate(ctx, res, gateErr)
 	var ge *GateError
 	if errors.As(err, &ge) && ge.Timeout > 0 {
@@ -361,6 +372,22 @@ func (e *Env) ApproveLaunches(ctx context.Context, c ApproverConfig, progress fu
 		}
 	}
 	return out, err
+}
+
+// approveSlurmLeaves completes the terminate actions of the instances the
+// group holds in Terminating:Wait whose node left Slurm, when the group
+// carries the footprint's terminate hook (cloud.SlurmLeaveHook).
+func (e *Env) approveSlurmLeaves(ctx context.Context, group, prefix string, in []cloud.FootprintInstance) ([]string, error) {
+	if !slices.ContainsFunc(in, func(i cloud.FootprintInstance) bool { return i.LifecycleState == cloud.LifecycleTerminatingWait }) {
+		return nil, nil
+	}
+	if _, err := cloud.FindHook(ctx, e.Clients.AutoScaling, group, cloud.SlurmLeaveHookName); errors.Is(err, cloud.ErrNotFound) {
+		return nil, nil // another's hook holds them
+	} else if err != nil {
+		return nil, err
+	}
+	res, err := e.completeSlurmLeaves(ctx, group, prefix, in)
+	return res.Completed, err
 }
 
 // zoneIDsByName maps the region's zone names to their zone ids.

@@ -327,7 +327,15 @@ func (e *Env) convergeCPUFootprint(ctx context.Context, prior *CPUFootprintRecor
 		if err != nil {
 			return e.cpuPartial(ctx, spec.Name, tr, err)
 		}
+		if err := e.syncSlurmLeaveHook(ctx, prior, spec, g.Name, o); err != nil {
+			return e.cpuPartial(ctx, spec.Name, tr, err)
+		}
 	} else {
+		// The terminate hook before the sizes: a scale-in this apply
+		// makes waits for the nodes to leave Slurm.
+		if err := e.syncSlurmLeaveHook(ctx, prior, spec, g.Name, o); err != nil {
+			return e.cpuPartial(ctx, spec.Name, tr, err)
+		}
 		set := cloud.AllSizes()
 		if len(spec.Schedules) > 0 && prior != nil && prior.GroupName != "" && prior.Spec.Size == spec.Size {
 			// The scheduled actions own the sizes between changes of the
@@ -362,6 +370,13 @@ func (e *Env) convergeCPUFootprint(ctx context.Context, prior *CPUFootprintRecor
 	if err := cloud.SyncScheduledActions(ctx, as, g.Name, want); err != nil {
 		return e.cpuPartial(ctx, spec.Name, tr, err)
 	}
+	if spec.slurmLeaves() && cur != nil && cur.Group != nil {
+		// A scale-in (this apply's, or a schedule's) ends once its
+		// instances are out of Slurm.
+		if err := e.waitSlurmLeaves(ctx, spec, g.Name, o); err != nil {
+			return e.cpuPartial(ctx, spec.Name, tr, err)
+		}
+	}
 	if hop := tmpl.Node.HopLimit(); !roll && cur != nil && cur.Group != nil && len(cur.Group.Instances) > 0 && cur.MetadataHopLimit != hop {
 		// The running instances take the template's new hop limit in
 		// place; an instance refresh would replace them for nothing.
@@ -380,7 +395,26 @@ func (e *Env) convergeCPUFootprint(ctx context.Context, prior *CPUFootprintRecor
 		if err != nil {
 			return e.cpuPartial(ctx, spec.Name, tr, err)
 		}
-		if err := cloud.WaitFootprintRefresh(ctx, as, g.Name, id, e.polling().AutoScaling); err != nil {
+		var each func(context.Context)
+		if spec.slurmLeaves() {
+			// The refresh terminates instances through the terminate hook:
+			// each is let go once its node left Slurm.
+			prefix := spec.Validation.ReportsPrefix(spec.Name)
+			each = func(ctx context.Context) {
+				now, err := cloud.FindFootprintGroup(ctx, as, g.Name)
+				if err == nil {
+					var res LeaveCompletion
+					res, err = e.completeSlurmLeaves(ctx, g.Name, prefix, now.Instances)
+					if len(res.Completed) > 0 {
+						o.progress("CPU footprint %s: instances %s left Slurm: the refresh terminates them", spec.Name, strings.Join(res.Completed, ", "))
+					}
+				}
+				if err != nil && ctx.Err() == nil {
+					o.progress("CPU footprint %s: letting the refresh's instances go: %v (tried again)", spec.Name, err)
+				}
+			}
+		}
+		if err := cloud.WaitFootprintRefreshEach(ctx, as, g.Name, id, e.polling().AutoScaling, each); err != nil {
 			return e.cpuPartial(ctx, spec.Name, tr, err)
 		}
 		if err := cloud.SetFootprintGroupTags(ctx, as, g.Name, map[string]string{cloud.TagInstanceHash: instanceHash}, nil); err != nil {

@@ -29,7 +29,11 @@ scale-in, a replacement, a node the validation gate failed): a daemon,
 meant for the systemd unit `+slurm.WatchUnitName+` that hwprobe slurm join
 installs. Every --interval it reads the instance tag `+slurm.LeaveRequestTag+`
 from the instance metadata service (IMDSv2; instance tags in metadata must
-be enabled). When the tag holds a request:
+be enabled), and, when the tag is absent, the instance's Auto Scaling
+target lifecycle state (`+slurm.TargetLifecycleStatePath+`): "Terminated"
+while a CPU footprint's group holds the instance in Terminating:Wait for
+a scale-in, an instance refresh or a replacement is a request too
+("`+slurm.AutoScalingLeaveRequest+`"). When there is a request:
 
   1. The node is drained with the reason "hwprobe: leaving: `+requestedLeaveReason+`",
      so that no new job lands on it.
@@ -41,7 +45,9 @@ be enabled). When the tag holds a request:
   4. A marker is written to the profile's report destination,
      `+slurm.LeftMarkerDir+`INSTANCE-ID.json, under the same rules as
      reports (the profile's region, SSE-KMS, written once): the provider
-     terminates the instance when it reads it.
+     terminates the instance when it reads it (for Auto Scaling, the
+     apply or mlplatform approve completes the terminate action; the
+     node policy lets no node complete its own).
 
 The node's name and the controllers come from the join configuration
 (--config) and the instance metadata, as for slurm leave.
@@ -154,21 +160,13 @@ func (w *watcher) say(msg string) {
 func (w *watcher) step(ctx context.Context, once bool) error {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	tag, err := imdsText(ctx, w.imds, leaveRequestPath)
+	req, err := w.request(ctx)
 	if err != nil {
-		if strings.HasSuffix(err.Error(), "not found") {
-			if once {
-				return cannotRun(errors.New("slurm watch: no leave request (instance tag " + slurm.LeaveRequestTag + ")"))
-			}
-			return nil
-		}
-		return cannotRun(fmt.Errorf("slurm watch: %w", err))
+		return err
 	}
-	req, err := slurm.ParseLeaveRequest(tag)
-	if err != nil {
-		w.say(err.Error() + ": ignored")
+	if req == "" {
 		if once {
-			return cannotRun(fmt.Errorf("slurm watch: %w", err))
+			return cannotRun(errors.New("slurm watch: no leave request (instance tag " + slurm.LeaveRequestTag + ", or Auto Scaling terminating the instance)"))
 		}
 		return nil
 	}
@@ -197,6 +195,33 @@ func (w *watcher) step(ctx context.Context, once bool) error {
 	w.done = req
 	fmt.Fprintf(w.a.stdout, "slurm watch: node %s, request %s: %s (%s): %s\n", w.name, req, out.Result, out.Why, orDefault(uri, "marker written already"))
 	return nil
+}
+
+// request reads the current leave request: the provider's tag, else Auto
+// Scaling's target lifecycle state; "" when there is none. A malformed
+// tag is said once and ignored.
+func (w *watcher) request(ctx context.Context) (string, error) {
+	tag, err := imdsText(ctx, w.imds, leaveRequestPath)
+	if err == nil {
+		req, perr := slurm.ParseLeaveRequest(tag)
+		if perr != nil {
+			w.say(perr.Error() + ": ignored")
+			return "", nil
+		}
+		return req, nil
+	}
+	if !strings.HasSuffix(err.Error(), "not found") {
+		return "", cannotRun(fmt.Errorf("slurm watch: %w", err))
+	}
+	state, err := imdsText(ctx, w.imds, slurm.TargetLifecycleStatePath)
+	if err != nil {
+		if strings.HasSuffix(err.Error(), "not found") {
+			return "", nil // not in an Auto Scaling group
+		}
+		return "", cannotRun(fmt.Errorf("slurm watch: %w", err))
+	}
+	req, _ := slurm.LifecycleLeaveRequest(state)
+	return req, nil
 }
 
 // stopSlurmd runs the stop command.

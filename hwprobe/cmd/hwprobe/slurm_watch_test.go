@@ -26,7 +26,10 @@ func TestSlurmWatchOnce(t *testing.T) {
 		name    string
 		node    string // scontrol show node's State; "" not found
 		request bool
-		code    int
+		// lifecycle is the instance's Auto Scaling target lifecycle
+		// state in its metadata; "" absent (not in a group).
+		lifecycle string
+		code      int
 		out     string
 		stopped bool
 		marker  slurm.LeaveResult
@@ -38,6 +41,13 @@ func TestSlurmWatchOnce(t *testing.T) {
 		{name: "idle", node: "IDLE", request: true, code: exitOK, out: "slurm watch: node train-9, request " + req + ": left", stopped: true, marker: slurm.Left,
 			calls: []string{"show node train-9", drain, "show node train-9", "delete nodename=train-9"}},
 		{name: "not in Slurm", request: true, code: exitOK, out: "not in Slurm", marker: slurm.NotInSlurm, calls: []string{"show node train-9"}},
+		{name: "in service in its group", node: "IDLE", lifecycle: "InService", code: exitCannotRun, out: "no leave request"},
+		{name: "auto scaling terminates it, jobs running", node: "MIXED", lifecycle: "Terminated", code: exitFailed, out: "drained; waiting for its jobs to end",
+			calls: []string{"show node train-9", drain, "show node train-9"}},
+		{name: "auto scaling terminates it, idle", node: "IDLE", lifecycle: "Terminated\n", code: exitOK, out: "request " + slurm.AutoScalingLeaveRequest + ": left", stopped: true, marker: slurm.Left,
+			calls: []string{"show node train-9", drain, "show node train-9", "delete nodename=train-9"}},
+		{name: "the provider's request first", node: "IDLE", request: true, lifecycle: "Terminated", code: exitOK, out: "request " + req + ": left", stopped: true, marker: slurm.Left,
+			calls: []string{"show node train-9", drain, "show node train-9", "delete nodename=train-9"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -51,6 +61,9 @@ func TestSlurmWatchOnce(t *testing.T) {
 			md := gpuNodeMetadata()
 			if tt.request {
 				md["tags/instance/"+slurm.LeaveRequestTag] = req
+			}
+			if tt.lifecycle != "" {
+				md[slurm.TargetLifecycleStatePath] = tt.lifecycle
 			}
 			startJoinIMDS(t, md)
 			prof, _ := serveFiles(t)
@@ -91,7 +104,11 @@ func TestSlurmWatchOnce(t *testing.T) {
 				t.Fatalf("no marker at %s: %v", key, store.keys)
 			}
 			m, err := slurm.ParseLeftMarker(body)
-			if err != nil || m.Result != tt.marker || m.Request != req || m.InstanceID != "i-0abc" || m.Node != "train-9" {
+			wantReq := req
+			if !tt.request {
+				wantReq = slurm.AutoScalingLeaveRequest
+			}
+			if err != nil || m.Result != tt.marker || m.Request != wantReq || m.InstanceID != "i-0abc" || m.Node != "train-9" {
 				t.Errorf("marker %+v (%v)", m, err)
 			}
 		})
