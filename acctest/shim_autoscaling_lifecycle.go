@@ -81,7 +81,14 @@ func RegisterAutoScalingLifecycle(s *Shim) (d *LifecycleDouble, remove func()) {
 	r4 := s.HandleOver("autoscaling", "TerminateInstanceInAutoScalingGroup", d.terminate)
 	r5 := s.HandleOver("autoscaling", "UpdateAutoScalingGroup", d.scaleIn)
 	r6 := s.HandleOver("autoscaling", "SetDesiredCapacity", d.scaleIn)
-	return d, func() { r6(); r5(); r4(); r3(); r2(); r1() }
+	return d, func() {
+		r6()
+		r5()
+		r4()
+		r3()
+		r2()
+		r1()
+	}
 }
 
 // Terminating reports whether instance id is held in Terminating:Wait.

@@ -30,10 +30,10 @@ func TestSlurmWatchOnce(t *testing.T) {
 		// state in its metadata; "" absent (not in a group).
 		lifecycle string
 		code      int
-		out     string
-		stopped bool
-		marker  slurm.LeaveResult
-		calls   []string
+		out       string
+		stopped   bool
+		marker    slurm.LeaveResult
+		calls     []string
 	}{
 		{name: "no request", node: "IDLE", code: exitCannotRun, out: "no leave request"},
 		{name: "jobs running", node: "MIXED", request: true, code: exitFailed, out: "drained; waiting for its jobs to end",
