@@ -34,7 +34,8 @@ import (
 // Scaling does. A TerminateInstanceInAutoScalingGroup of an instance it
 // abandoned gets Auto Scaling's answer for an instance no longer in a
 // group, ValidationError (moto 5.2.1 fails it with a 500, StopIteration).
-// Terminate actions too (autoscaling:EC2_INSTANCE_TERMINATING hooks):
+// Terminate actions too (autoscaling:EC2_INSTANCE_TERMINATING hooks; a
+// forced DeleteAutoScalingGroup terminates the instances held):
 // moto terminates the instances a lower desired capacity removes at
 // once. When the group has a terminating hook, the double takes an
 // UpdateAutoScalingGroup or SetDesiredCapacity that scales in first: it
@@ -81,7 +82,9 @@ func RegisterAutoScalingLifecycle(s *Shim) (d *LifecycleDouble, remove func()) {
 	r4 := s.HandleOver("autoscaling", "TerminateInstanceInAutoScalingGroup", d.terminate)
 	r5 := s.HandleOver("autoscaling", "UpdateAutoScalingGroup", d.scaleIn)
 	r6 := s.HandleOver("autoscaling", "SetDesiredCapacity", d.scaleIn)
+	r7 := s.HandleOver("autoscaling", "DeleteAutoScalingGroup", d.deleteGroup)
 	return d, func() {
+		r7()
 		r6()
 		r5()
 		r4()
@@ -188,6 +191,33 @@ func (d *LifecycleDouble) completeTerminate(w http.ResponseWriter, r *Request, c
 	d.done = append(d.done, c)
 	d.mu.Unlock()
 	writeQueryXML(w, "CompleteLifecycleAction", "")
+}
+
+// deleteGroup deletes the group in moto and terminates the instances it
+// held in Terminating:Wait, as a forced delete does (their actions end
+// with the group).
+func (d *LifecycleDouble) deleteGroup(w http.ResponseWriter, r *Request, next HandlerFunc) {
+	rec := httptest.NewRecorder()
+	next(rec, r)
+	if rec.Code == http.StatusOK && d.Terminate != nil {
+		group := r.Form.Get("AutoScalingGroupName")
+		d.mu.Lock()
+		var held []string
+		for id, h := range d.terminating {
+			if h.group == group {
+				held = append(held, id)
+				delete(d.terminating, id)
+			}
+		}
+		d.mu.Unlock()
+		for _, id := range held {
+			if err := d.Terminate(r.HTTP.Context(), id); err != nil {
+				WriteAWSError(w, r, http.StatusInternalServerError, "InternalFailure", err.Error())
+				return
+			}
+		}
+	}
+	copyRecorded(w, rec)
 }
 
 // scaleIn holds the instances a lower desired capacity removes from a

@@ -75,14 +75,14 @@ func TestAccCPUFootprint_slurmJoin(t *testing.T) {
 		}
 		return live, held, nil
 	}
-	// A 12-second job on every node when a scale-in begins.
+	// An 8-second job on every node when a scale-in begins.
 	var job chan error
 	startJob := func(nodes int) {
 		job = make(chan error, 1)
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			_, err := sc.Srun(ctx, "-p", "cpu", "-N", strconv.Itoa(nodes), "sleep", "12")
+			_, err := sc.Srun(ctx, "-p", "cpu", "-N", strconv.Itoa(nodes), "sleep", "8")
 			job <- err
 		}()
 		deadline := time.Now().Add(20 * time.Second)
@@ -114,7 +114,7 @@ func TestAccCPUFootprint_slurmJoin(t *testing.T) {
 			return errors.New("the scale-in finished while the job on its node still ran")
 		}
 	}
-	var kept string // the node left after the first scale-in
+	var kept []string // the nodes left after the first scale-in
 	var leaveCalls atomic.Int32
 	joined := func(*terraform.State) error {
 		deadline := time.Now().Add(60 * time.Second)
@@ -126,7 +126,7 @@ func TestAccCPUFootprint_slurmJoin(t *testing.T) {
 					inService++
 				}
 			}
-			if err == nil && len(ns) == 2 && inService == 2 {
+			if err == nil && len(ns) == 3 && inService == 3 {
 				for _, n := range ns {
 					feats := n.Fields["AvailableFeatures"]
 					if !strings.HasPrefix(n.Name, name+"-i-") || !strings.Contains(feats, "c7i.large") || !strings.Contains(feats, "smb") ||
@@ -140,7 +140,7 @@ func TestAccCPUFootprint_slurmJoin(t *testing.T) {
 				return nil
 			}
 			if time.Now().After(deadline) {
-				return fmt.Errorf("Slurm lists %d nodes, %d in service (%v), want 2 (player errors %v)", len(ns), inService, err, p.Errs())
+				return fmt.Errorf("Slurm lists %d nodes, %d in service (%v), want 3 (player errors %v)", len(ns), inService, err, p.Errs())
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
@@ -168,16 +168,23 @@ func TestAccCPUFootprint_slurmJoin(t *testing.T) {
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
-		CheckDestroy:             func(*terraform.State) error { return waitSlurmNodes(sc, nil) },
+		// The destroy began while a job ran on the last node: it scaled
+		// the group to 0 and waited for the node to leave Slurm.
+		CheckDestroy: func(*terraform.State) error {
+			if err := jobDone(); err != nil {
+				return fmt.Errorf("destroy: %w", err)
+			}
+			return waitSlurmNodes(sc, nil)
+		},
 		Steps: []resource.TestStep{{
-			Config:           config(2),
+			Config:           config(3),
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{configureController{c: sc, address: "mlplatform_cpu_footprint.test"}}},
 			Check:            resource.ComposeAggregateTestCheckFunc(joined, hooks),
 		}, {
-			// 2 -> 1 while a job runs on both nodes: the apply waits for
+			// 3 -> 2 while a job runs on every node: the apply waits for
 			// the job, then Auto Scaling terminates the chosen instance.
 			PreConfig: func() {
-				startJob(2)
+				startJob(3)
 				h.Shim.Throttle("s3", "ListObjectsV2", 1)
 				t.Cleanup(h.Shim.AddServedRule(acctest.FaultRule{Service: "autoscaling", Action: "CompleteLifecycleAction", LoseResponse: true, Times: 1,
 					Match: func(r *acctest.Request) bool {
@@ -188,7 +195,7 @@ func TestAccCPUFootprint_slurmJoin(t *testing.T) {
 						return true
 					}}))
 			},
-			Config: config(1),
+			Config: config(2),
 			Check: func(*terraform.State) error {
 				if err := jobDone(); err != nil {
 					return err
@@ -215,24 +222,25 @@ func TestAccCPUFootprint_slurmJoin(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				if len(ends) != 1 || len(held) != 0 || len(live) != 1 || ends[0].InstanceID == live[0] {
-					return fmt.Errorf("terminate actions completed %+v, instances in service %v, held %v: want the chosen instance's completed, one in service", ends, live, held)
+				if len(ends) != 1 || len(held) != 0 || len(live) != 2 || slices.Contains(live, ends[0].InstanceID) {
+					return fmt.Errorf("terminate actions completed %+v, instances in service %v, held %v: want the chosen instance's completed, two in service", ends, live, held)
 				}
-				kept = name + "-" + live[0]
-				return waitSlurmNodes(sc, []string{kept})
+				kept = []string{name + "-" + live[0], name + "-" + live[1]}
+				slices.Sort(kept)
+				return waitSlurmNodes(sc, kept)
 			},
 		}, {
-			// 1 -> 0 outside Terraform (a schedule would) while a job runs:
+			// 2 -> 1 outside Terraform (a schedule would) while a job runs:
 			// nothing completes the terminate action but the approver,
 			// which lets the instance go only once its node left Slurm.
 			PreConfig: func() {
-				startJob(1)
+				startJob(2)
 				c, err := h.Clients(context.Background(), acctest.Region)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if _, err := c.AutoScaling.SetDesiredCapacity(context.Background(), &autoscaling.SetDesiredCapacityInput{
-					AutoScalingGroupName: aws.String(group), DesiredCapacity: aws.Int32(0)}); err != nil {
+					AutoScalingGroupName: aws.String(group), DesiredCapacity: aws.Int32(1)}); err != nil {
 					t.Fatal(err)
 				}
 			},
@@ -240,11 +248,13 @@ func TestAccCPUFootprint_slurmJoin(t *testing.T) {
 			ExpectNonEmptyPlan: true,
 			Check: func(s *terraform.State) error {
 				approver := s.RootModule().Resources["mlplatform_cpu_footprint.test"].Primary.Attributes["validation_approver"]
-				if _, held, err := instances(); err != nil || len(held) != 1 {
-					return fmt.Errorf("held in Terminating:Wait: %v (%v), want the last instance", held, err)
+				_, held, err := instances()
+				if err != nil || len(held) != 1 {
+					return fmt.Errorf("held in Terminating:Wait: %v (%v), want one instance", held, err)
 				}
-				if n := sc.WaitNode(kept, 10*time.Second, "drained for leaving", slurmtest.DrainedBy("hwprobe: leaving: ")); !n.State.Busy() {
-					return fmt.Errorf("%s is %s: want its job still running", kept, n.State)
+				leaving := name + "-" + held[0]
+				if n := sc.WaitNode(leaving, 10*time.Second, "drained for leaving", slurmtest.DrainedBy("hwprobe: leaving: ")); !n.State.Busy() {
+					return fmt.Errorf("%s is %s: want its job still running", leaving, n.State)
 				}
 				if out, code := runApprover(t, h, cli, approver); code != 0 || strings.Contains(out, "terminated") {
 					return fmt.Errorf("round while the job runs: exit %d, output %q: want nothing let go", code, out)
@@ -252,16 +262,19 @@ func TestAccCPUFootprint_slurmJoin(t *testing.T) {
 				if err := <-job; err != nil {
 					return fmt.Errorf("the job on the held node did not finish: %v", err)
 				}
-				if err := waitSlurmNodes(sc, nil); err != nil {
+				rest := slices.DeleteFunc(slices.Clone(kept), func(n string) bool { return n == leaving })
+				if err := waitSlurmNodes(sc, rest); err != nil {
 					return fmt.Errorf("after the job: %w", err)
 				}
 				out, code := runApprover(t, h, cli, approver)
-				if code != 0 || !strings.Contains(out, " terminated (left Slurm)") {
-					return fmt.Errorf("round after the node left: exit %d, output %q: want the instance let go", code, out)
+				if code != 0 || !strings.Contains(out, held[0]+" terminated (left Slurm)") {
+					return fmt.Errorf("round after the node left: exit %d, output %q: want %s let go", code, out, held[0])
 				}
-				if live, held, err := instances(); err != nil || len(live)+len(held) != 0 {
-					return fmt.Errorf("after the approver: in service %v, held %v (%v): want none", live, held, err)
+				if live, held, err := instances(); err != nil || len(live) != 1 || len(held) != 0 {
+					return fmt.Errorf("after the approver: in service %v, held %v (%v): want one in service", live, held, err)
 				}
+				// A job on the last node as the destroy begins.
+				startJob(1)
 				if errs := p.Errs(); len(errs) > 0 {
 					return fmt.Errorf("node player: %v", errs)
 				}

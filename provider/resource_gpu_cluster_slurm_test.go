@@ -69,15 +69,17 @@ func slurmClusterConfig(h *acctest.Harness, name string, nodes int, key, certPEM
 }
 
 // waitSlurmNodes waits up to 30 seconds until the controller lists
-// exactly the nodes want (by name, in order; nil: none).
+// exactly the nodes want (by name, in any order; nil: none).
 func waitSlurmNodes(sc *slurmtest.Cluster, want []string) error {
 	deadline := time.Now().Add(30 * time.Second)
+	want = slices.Sorted(slices.Values(want))
 	for {
 		ns, err := sc.Nodes()
 		var got []string
 		for _, n := range ns {
 			got = append(got, n.Name)
 		}
+		slices.Sort(got)
 		if err == nil && slices.Equal(got, want) {
 			return nil
 		}

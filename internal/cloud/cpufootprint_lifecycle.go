@@ -62,6 +62,22 @@ func ValidationHook(heartbeatSecs int) LifecycleHook {
 		HeartbeatSecs: int32(min(max(heartbeatSecs, MinHookHeartbeat), MaxHookHeartbeat)), DefaultResult: LifecycleAbandon}
 }
 
+// TagSlurmMarkers is the group tag that says where its nodes' Slurm
+// markers are (the footprint's reports prefix), so that a destroy, which
+// knows only the footprint's name, waits for its nodes to leave Slurm.
+const TagSlurmMarkers = "mlplatform:slurm-markers"
+
+// ScaleFootprintGroupToZero sets the group's minimum and desired capacity
+// to 0: Auto Scaling terminates every instance, through the group's
+// terminate hook.
+func ScaleFootprintGroupToZero(ctx context.Context, api FootprintGroupAPI, name string) error {
+	_, err := api.UpdateAutoScalingGroup(ctx, &autoscaling.UpdateAutoScalingGroupInput{AutoScalingGroupName: aws.String(name), MinSize: aws.Int32(0), DesiredCapacity: aws.Int32(0)})
+	if err != nil {
+		return fmt.Errorf("scaling auto scaling group %s to 0: %w", name, err)
+	}
+	return nil
+}
+
 // SlurmLeaveHook is the hook of a footprint whose nodes leave Slurm
 // before Auto Scaling terminates them: EC2_INSTANCE_TERMINATING, the
 // longest heartbeat Auto Scaling takes (a node's jobs may hold it that

@@ -217,8 +217,15 @@ func (e *Env) DeleteCPUFootprint(ctx context.Context, name, owner string, o CPUF
 		if err := cloud.SyncScheduledActions(ctx, e.Clients.AutoScaling, f.Group.Name, nil); err != nil {
 			return err
 		}
-		// Its validation lifecycle hook too (an emulator keeps it).
+		// Its nodes leave Slurm first, their jobs ending.
+		if err := e.deleteSlurmLeaves(ctx, name, f.Group, o); err != nil {
+			return err
+		}
+		// Its lifecycle hooks too (an emulator keeps them).
 		if err := cloud.DeleteValidationHook(ctx, e.Clients.AutoScaling, f.Group.Name); err != nil {
+			return err
+		}
+		if err := cloud.DeleteHook(ctx, e.Clients.AutoScaling, f.Group.Name, cloud.SlurmLeaveHookName); err != nil {
 			return err
 		}
 		if err := cloud.DeleteFootprintGroup(ctx, e.Clients.AutoScaling, f.Group.Name); err != nil {
@@ -305,6 +312,13 @@ func (e *Env) convergeCPUFootprint(ctx context.Context, prior *CPUFootprintRecor
 		h := FootprintValidationHook(*spec.Validation)
 		g.Hook = &h
 	}
+	if spec.slurmLeaves() {
+		if prefix := spec.Validation.ReportsPrefix(spec.Name); len(prefix) <= 256 {
+			g.Tags[cloud.TagSlurmMarkers] = prefix
+		} else {
+			o.progress("CPU footprint %s: its reports prefix is longer than a tag holds (256 characters): a destroy will not wait for its nodes to leave Slurm", spec.Name)
+		}
+	}
 	instanceHash := tmpl.InstanceHash()
 	roll := false
 	if cur == nil || cur.Group == nil {
@@ -373,7 +387,7 @@ func (e *Env) convergeCPUFootprint(ctx context.Context, prior *CPUFootprintRecor
 	if spec.slurmLeaves() && cur != nil && cur.Group != nil {
 		// A scale-in (this apply's, or a schedule's) ends once its
 		// instances are out of Slurm.
-		if err := e.waitSlurmLeaves(ctx, spec, g.Name, o); err != nil {
+		if err := e.waitSlurmLeaves(ctx, spec.Name, g.Name, spec.Validation.ReportsPrefix(spec.Name), o); err != nil {
 			return e.cpuPartial(ctx, spec.Name, tr, err)
 		}
 	}

@@ -43,9 +43,9 @@ type FootprintLeaveTimeoutError struct {
 
 func (e *FootprintLeaveTimeoutError) Error() string {
 	if len(e.Instances) == 0 {
-		return fmt.Sprintf("CPU footprint %s: Auto Scaling had not finished the scale-in before the timeout (the group still ran more instances than its desired capacity): apply again to wait for it: %v", e.Footprint, e.Err)
+		return fmt.Sprintf("CPU footprint %s: Auto Scaling had not finished the scale-in before the timeout (the group still ran more instances than its desired capacity): apply (or destroy) again to wait for it: %v", e.Footprint, e.Err)
 	}
-	return fmt.Sprintf("CPU footprint %s: instances %s did not leave Slurm before the timeout: they are drained in Slurm (reason \"hwprobe: leaving: ...\") and still run jobs, or their hwprobe slurm watch did not answer. Auto Scaling holds them in Terminating:Wait and terminates them once they leave (the next apply or mlplatform approve completes their terminate action) or when the lifecycle hook %s's heartbeat (%ds) runs out; to give up on their jobs sooner, cancel them (scancel -w NODE): %v",
+	return fmt.Sprintf("CPU footprint %s: instances %s did not leave Slurm before the timeout: they are drained in Slurm (reason \"hwprobe: leaving: ...\") and still run jobs, or their hwprobe slurm watch did not answer. Auto Scaling holds them in Terminating:Wait and terminates them once they leave (the next apply or destroy, or mlplatform approve, completes their terminate action) or when the lifecycle hook %s's heartbeat (%ds) runs out; to give up on their jobs sooner, cancel them (scancel -w NODE): %v",
 		e.Footprint, strings.Join(e.Instances, ", "), cloud.SlurmLeaveHookName, cloud.MaxHookHeartbeat, e.Err)
 }
 
@@ -125,12 +125,34 @@ func (e *Env) completeSlurmLeaves(ctx context.Context, group, prefix string, ins
 	return out, nil
 }
 
+// deleteSlurmLeaves scales group to 0 before a destroy and waits for its
+// nodes to leave Slurm, when the group carries the terminate hook (and
+// its markers' tag): without it, deleting the group would terminate
+// every instance at once, its jobs killed.
+func (e *Env) deleteSlurmLeaves(ctx context.Context, name string, g *cloud.FootprintGroup, o CPUFootprintOptions) error {
+	prefix := g.Tags[cloud.TagSlurmMarkers]
+	if prefix == "" || !slices.ContainsFunc(g.Instances, func(in cloud.FootprintInstance) bool {
+		return liveInstance(in.LifecycleState) || in.LifecycleState == cloud.LifecycleTerminatingWait
+	}) {
+		return nil
+	}
+	if _, err := cloud.FindHook(ctx, e.Clients.AutoScaling, g.Name, cloud.SlurmLeaveHookName); errors.Is(err, cloud.ErrNotFound) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	o.progress("CPU footprint %s: scaling %s to 0, so that its instances leave Slurm first (their jobs end)", name, g.Name)
+	if err := cloud.ScaleFootprintGroupToZero(ctx, e.Clients.AutoScaling, g.Name); err != nil {
+		return err
+	}
+	return e.waitSlurmLeaves(ctx, name, g.Name, prefix, o)
+}
+
 // waitSlurmLeaves waits, within ctx, until the group holds no instance in
 // Terminating:Wait and runs no more than its desired capacity, completing
 // each terminate action as its node leaves Slurm: the apply that lowered
 // the capacity ends once the instances it removed are out of Slurm.
-func (e *Env) waitSlurmLeaves(ctx context.Context, spec CPUFootprintSpec, group string, o CPUFootprintOptions) error {
-	prefix := spec.Validation.ReportsPrefix(spec.Name)
+func (e *Env) waitSlurmLeaves(ctx context.Context, name, group, prefix string, o CPUFootprintOptions) error {
 	said := ""
 	var last []string
 	for {
@@ -141,7 +163,7 @@ func (e *Env) waitSlurmLeaves(ctx context.Context, spec CPUFootprintSpec, group 
 		}
 		if err == nil {
 			if len(res.Completed) > 0 {
-				o.progress("CPU footprint %s: instances %s left Slurm: terminating", spec.Name, strings.Join(res.Completed, ", "))
+				o.progress("CPU footprint %s: instances %s left Slurm: terminating", name, strings.Join(res.Completed, ", "))
 			}
 			live := 0
 			for _, in := range g.Instances {
@@ -154,17 +176,17 @@ func (e *Env) waitSlurmLeaves(ctx context.Context, spec CPUFootprintSpec, group 
 			}
 			last = res.Waiting
 			if len(res.Waiting) > 0 {
-				if msg := fmt.Sprintf("CPU footprint %s: waiting for instances %s to leave Slurm (drained; their jobs end first)", spec.Name, strings.Join(res.Waiting, ", ")); msg != said {
+				if msg := fmt.Sprintf("CPU footprint %s: waiting for instances %s to leave Slurm (drained; their jobs end first)", name, strings.Join(res.Waiting, ", ")); msg != said {
 					o.progress("%s", msg)
 					said = msg
 				}
 			}
 		} else if ctx.Err() == nil {
-			o.progress("CPU footprint %s: reading the scale-in: %v (tried again)", spec.Name, err)
+			o.progress("CPU footprint %s: reading the scale-in: %v (tried again)", name, err)
 		}
 		poll := e.polling().Nodes
 		if err := cloud.SleepOrDone(ctx, cmp.Or(poll.Interval, 5*time.Second)); err != nil || ctx.Err() != nil {
-			return &FootprintLeaveTimeoutError{Footprint: spec.Name, Instances: slices.Clone(last), Err: context.Cause(ctx)}
+			return &FootprintLeaveTimeoutError{Footprint: name, Instances: slices.Clone(last), Err: context.Cause(ctx)}
 		}
 	}
 }
