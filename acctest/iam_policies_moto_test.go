@@ -208,6 +208,10 @@ func TestIAMPolicies_enforcedByMoto(t *testing.T) {
 		if _, err := approver.EC2.DescribeAvailabilityZones(ctx, &ec2.DescribeAvailabilityZonesInput{}); err != nil {
 			t.Errorf("the region's zones as the approver: %v", err)
 		}
+		// A Slurm footprint's round reads its terminate hook first.
+		if _, err := cloud.FindHook(ctx, approver.AutoScaling, group, cloud.SlurmLeaveHookName); !errors.Is(err, cloud.ErrNotFound) {
+			t.Errorf("the group's terminate hook as the approver: %v, want not found", err)
+		}
 		if _, err := cloud.CallerAccount(ctx, approver.STS); err != nil {
 			t.Errorf("the account as the approver: %v", err)
 		}

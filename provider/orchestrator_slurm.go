@@ -52,6 +52,7 @@ func orchestratorSchema(names string) map[string]schema.Attribute {
 					MarkdownDescription: "Join an existing Slurm cluster (22.05 or later) as dynamic nodes (`slurmd -Z`), configless: each node fetches `slurm.conf` and `gres.conf` from the controller. " +
 						"After hwprobe validated the node and published its report, `hwprobe slurm join` fetches the munge key, and starts `slurmd` with the gres, features and memory of the validation profile. " + names + " " +
 						"hwprobe is the nodes' `HealthCheckProgram` (`" + platform.SlurmHealthCheckProgram + "`): a node that fails its checks is drained with a reason that starts `hwprobe:`. " +
+						"A node leaves Slurm before its instance is terminated (a scale-in, a replacement, a destroy): it drains and its jobs end first; a CPU footprint's group gets the lifecycle hook `mlplatform-slurm-leave` for the scale-ins Auto Scaling makes (see the Slurm guide). " +
 						"The controller's part is `slurm_controller_config`. Needs the `validation` block. The image must have `slurmd` and `munge`.",
 					Attributes: map[string]schema.Attribute{
 						"controllers": schema.ListAttribute{ElementType: types.StringType, Required: true,
