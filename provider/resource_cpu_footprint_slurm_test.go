@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"regexp"
 	"testing"
 	"time"
 
@@ -75,14 +76,14 @@ func TestAccCPUFootprint_slurmJoin(t *testing.T) {
 		}
 		return live, held, nil
 	}
-	// An 8-second job on every node when a scale-in begins.
+	// A job of secs seconds on nodes nodes when a scale-in begins.
 	var job chan error
-	startJob := func(nodes int) {
+	startJob := func(nodes, secs int) {
 		job = make(chan error, 1)
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			_, err := sc.Srun(ctx, "-p", "cpu", "-N", strconv.Itoa(nodes), "sleep", "8")
+			_, err := sc.Srun(ctx, "-p", "cpu", "-N", strconv.Itoa(nodes), "sleep", strconv.Itoa(secs))
 			job <- err
 		}()
 		deadline := time.Now().Add(20 * time.Second)
@@ -181,10 +182,29 @@ func TestAccCPUFootprint_slurmJoin(t *testing.T) {
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{configureController{c: sc, address: "mlplatform_cpu_footprint.test"}}},
 			Check:            resource.ComposeAggregateTestCheckFunc(joined, hooks),
 		}, {
-			// 3 -> 2 while a job runs on every node: the apply waits for
-			// the job, then Auto Scaling terminates the chosen instance.
+			// 3 -> 2 while a 15-second job runs on every node, with too
+			// short an update timeout: the apply fails naming the instance
+			// Auto Scaling chose, which stays held, drained for leaving,
+			// its job running.
+			PreConfig:   func() { startJob(3, 15) },
+			Config:      strings.TrimSuffix(config(2), "}\n") + "  timeouts {\n    update = \"3s\"\n  }\n}\n",
+			ExpectError: regexp.MustCompile(`instances i-[0-9a-f]+ did not leave Slurm`),
+		}, {
+			// Again with the default timeout: the apply waits for the job,
+			// then Auto Scaling terminates the chosen instance.
 			PreConfig: func() {
-				startJob(3)
+				_, held, err := instances()
+				if err != nil || len(held) != 1 {
+					t.Fatalf("after the timed-out apply, held in Terminating:Wait: %v (%v), want one instance", held, err)
+				}
+				if n := sc.WaitNode(name+"-"+held[0], 10*time.Second, "drained for leaving", slurmtest.DrainedBy("hwprobe: leaving: ")); !n.State.Busy() {
+					t.Fatalf("%s is %s: want its job still running", held[0], n.State)
+				}
+				select {
+				case err := <-job:
+					t.Fatalf("the job ended (%v) before the timed-out scale-in was retried", err)
+				default:
+				}
 				h.Shim.Throttle("s3", "ListObjectsV2", 1)
 				t.Cleanup(h.Shim.AddServedRule(acctest.FaultRule{Service: "autoscaling", Action: "CompleteLifecycleAction", LoseResponse: true, Times: 1,
 					Match: func(r *acctest.Request) bool {
@@ -234,7 +254,7 @@ func TestAccCPUFootprint_slurmJoin(t *testing.T) {
 			// nothing completes the terminate action but the approver,
 			// which lets the instance go only once its node left Slurm.
 			PreConfig: func() {
-				startJob(2)
+				startJob(2, 8)
 				c, err := h.Clients(context.Background(), acctest.Region)
 				if err != nil {
 					t.Fatal(err)
@@ -274,7 +294,7 @@ func TestAccCPUFootprint_slurmJoin(t *testing.T) {
 					return fmt.Errorf("after the approver: in service %v, held %v (%v): want one in service", live, held, err)
 				}
 				// A job on the last node as the destroy begins.
-				startJob(1)
+				startJob(1, 8)
 				if errs := p.Errs(); len(errs) > 0 {
 					return fmt.Errorf("node player: %v", errs)
 				}
