@@ -365,17 +365,77 @@ func addTerminating(body []byte, group string, members [][]byte) []byte {
 }
 
 // terminate answers for an instance the double abandoned as Auto Scaling
-// does for one no longer in its group; others go to moto.
+// does for one no longer in its group; an instance of a group with a
+// terminating hook is held in Terminating:Wait (detached from moto's
+// group, which launches its replacement unless the call decrements the
+// desired capacity); others go to moto.
 func (d *LifecycleDouble) terminate(w http.ResponseWriter, r *Request, next HandlerFunc) {
 	id := r.Form.Get("InstanceId")
 	d.mu.Lock()
 	gone := d.abandoned[id]
+	_, held := d.terminating[id]
 	d.mu.Unlock()
-	if gone {
+	if gone || held {
 		WriteAWSError(w, r, http.StatusBadRequest, "ValidationError", "Instance Id not found - No managed instance found for instance ID: "+id)
 		return
 	}
-	next(w, r)
+	group, err := instanceGroup(r, id)
+	if err != nil || group == "" {
+		next(w, r)
+		return
+	}
+	ends, err := groupHooks(r, group, "autoscaling:EC2_INSTANCE_TERMINATING")
+	if err != nil || len(ends) == 0 {
+		next(w, r)
+		return
+	}
+	d.create.Lock()
+	defer d.create.Unlock()
+	_, body, err := motoGroupInstances(r, group)
+	if err != nil {
+		WriteAWSError(w, r, http.StatusInternalServerError, "InternalFailure", err.Error())
+		return
+	}
+	member := instanceMember(body, id)
+	decrement := r.Form.Get("ShouldDecrementDesiredCapacity")
+	form := url.Values{"Action": {"DetachInstances"}, "Version": {"2011-01-01"}, "AutoScalingGroupName": {group}, "ShouldDecrementDesiredCapacity": {decrement}, "InstanceIds.member.1": {id}}
+	resp, err := r.Forward([]byte(form.Encode()))
+	if err != nil {
+		WriteAWSError(w, r, http.StatusInternalServerError, "InternalFailure", err.Error())
+		return
+	}
+	b, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		WriteAWSError(w, r, http.StatusInternalServerError, "InternalFailure", "detaching the instance to hold: "+strings.TrimSpace(string(b)))
+		return
+	}
+	d.mu.Lock()
+	d.terminating[id] = heldInstance{group: group, member: terminatingMember(member)}
+	d.mu.Unlock()
+	writeQueryXML(w, "TerminateInstanceInAutoScalingGroup", "<Activity><ActivityId>held-"+id+"</ActivityId><AutoScalingGroupName>"+group+
+		"</AutoScalingGroupName><Cause>held in Terminating:Wait by the group's terminate hook (lifecycle double)</Cause><StatusCode>WaitingForELBConnectionDraining</StatusCode></Activity>")
+}
+
+// instanceGroup asks moto which group instance id belongs to; "" none.
+func instanceGroup(r *Request, id string) (string, error) {
+	form := url.Values{"Action": {"DescribeAutoScalingInstances"}, "Version": {"2011-01-01"}, "InstanceIds.member.1": {id}}
+	resp, err := r.Forward([]byte(form.Encode()))
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("DescribeAutoScalingInstances %s: %v %s", id, err, strings.TrimSpace(string(b)))
+	}
+	var out struct {
+		Groups []string `xml:"DescribeAutoScalingInstancesResult>AutoScalingInstances>member>AutoScalingGroupName"`
+	}
+	if err := xml.Unmarshal(b, &out); err != nil || len(out.Groups) == 0 {
+		return "", err
+	}
+	return out.Groups[0], nil
 }
 
 // createGroup creates the group in moto and then puts the hooks the create

@@ -289,6 +289,16 @@ func (r *cpuFootprintResource) ModifyPlan(ctx context.Context, req resource.Modi
 		plan.ASGName = types.StringValue(platform.CPUFootprintResourceName(spec.Name))
 	}
 	planFootprintValidationAttrs(&plan, &state, p, prior != nil, p.Change != nil && !p.Change.Empty())
+	if prior != nil && spec.Validation != nil {
+		drained := drainedResults(state.ValidationResults)
+		if w := platform.FootprintDrainedWarning(spec.Name, spec.Validation.WithDefaults().OnFailure, drained); w != "" {
+			resp.Diagnostics.AddWarning(fmt.Sprintf("planning CPU footprint (%s)", spec.Name), w)
+		}
+		if len(drained) > 0 && platform.ReplacesDrainedFootprint(spec) {
+			// The apply replaces them: the gate judges their replacements.
+			plan.ValidationResults = types.ListUnknown(gpuValidationResultType)
+		}
+	}
 	plan.SlurmControllerConfig = planSlurmControllerConfig(plan.Orchestrator, p.SlurmControllerConfig)
 	if cs := p.Change; cs != nil {
 		warnHopLimit(cs.InPlace, &resp.Diagnostics)
@@ -372,6 +382,15 @@ func (r *cpuFootprintResource) Read(ctx context.Context, req resource.ReadReques
 		rec = platform.ReadBackCPUFootprint(f, cpuFootprintRecord(ctx, &state, &resp.Diagnostics))
 	}
 	setCPUFootprintState(ctx, &state, rec, &resp.Diagnostics)
+	if !state.MinSize.IsNull() && !state.Validation.IsNull() {
+		// The instances hwprobe drained in Slurm since the gate passed
+		// them: drift the plan reports (and, with on_failure =
+		// "replace", repairs).
+		if err := r.meta.ReadCPUFootprintHealth(ctx, rec.Spec, f); err != nil {
+			resp.Diagnostics.AddWarning(fmt.Sprintf("reading CPU footprint (%s)", name), fmt.Sprintf("which instances hwprobe drained in Slurm could not be read: %v", err))
+		}
+		state.ValidationResults = markDrainedResults(state.ValidationResults, f.Drained, &resp.Diagnostics)
+	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 

@@ -304,3 +304,132 @@ func TestAccCPUFootprint_slurmJoin(t *testing.T) {
 	})
 	t.Logf("Slurm footprint test: %s", time.Since(start).Round(100*time.Millisecond))
 }
+
+// TestAccCPUFootprint_slurmDrained: after the apply, the CPU of one of a
+// footprint's instances no longer matches its profile (the stand-in's
+// machine description changed). hwprobe's health check drains the node in
+// Slurm and writes its marker; a refresh reads the instance's
+// validation_results entry as "drained", and under on_failure = "replace"
+// the plan shows an update. The apply has Auto Scaling replace the
+// instance: it leaves Slurm through the terminate hook, the group launches
+// another, which joins and passes the gate; no ghost node is left.
+func TestAccCPUFootprint_slurmDrained(t *testing.T) {
+	const name = "fp-slurm-drain"
+	start := time.Now()
+	h, p, key := footprintGateSetup(t, name, nil)
+	sc := slurmtest.Start(t, slurmtest.Options{Dynamic: true})
+	p.Slurm = sc
+	secret := createMungeSecret(t, h, acctest.Region, "slurm/munge-fp-drain", sc.MungeKey, key)
+	cfg := strings.TrimSuffix(footprintGateConfig(h, name, 2, `["host", "cpu_features"]`, key, p.Signer.CertPEM, `    on_failure           = "replace"`), "}\n") + fmt.Sprintf(`
+  orchestrator = {
+    slurm = {
+      controllers          = [%q]
+      munge_key_secret_arn = %q
+      partition            = "cpu"
+    }
+  }
+}
+`, sc.Controller, secret)
+	var nodes []string // Slurm's names of the two first instances
+	var drained string // the instance whose CPU changes
+	inService := func(want int) error {
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			ns, err := sc.Nodes()
+			var up []string
+			for _, n := range ns {
+				if slurmtest.InService(n) {
+					up = append(up, n.Name)
+				}
+			}
+			if err == nil && len(ns) == want && len(up) == want {
+				slices.Sort(up)
+				nodes = up
+				return nil
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("Slurm lists %d nodes, %v in service (%v), want %d (player errors %v)", len(ns), up, err, want, p.Errs())
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	cpuChanges := func() {
+		drained = strings.TrimPrefix(nodes[0], name+"-")
+		if err := sc.SetNodeEnv(nodes[0], "HWPROBE_MACHINE", "zen5"); err != nil {
+			t.Fatal(err)
+		}
+		n := sc.WaitNode(nodes[0], 20*time.Second, "drained by hwprobe", slurmtest.DrainedBy("hwprobe: "))
+		t.Logf("%s: %s, reason %q", nodes[0], n.State, n.Reason)
+		deadline := time.Now().Add(20 * time.Second)
+		for !strings.Contains(sc.HealthRuns(nodes[0]), "drained marker written") {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the health check wrote no drained marker:\n%s", nodes[0], sc.HealthRuns(nodes[0]))
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	resultOf := func(s *terraform.State, id string) (status, summary string, err error) {
+		a := s.RootModule().Resources["mlplatform_cpu_footprint.test"].Primary.Attributes
+		n, _ := strconv.Atoi(a["validation_results.#"])
+		for i := range n {
+			if a[fmt.Sprintf("validation_results.%d.instance_id", i)] == id {
+				return a[fmt.Sprintf("validation_results.%d.status", i)], a[fmt.Sprintf("validation_results.%d.summary", i)], nil
+			}
+		}
+		return "", "", fmt.Errorf("no validation result for %s in %d", id, n)
+	}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
+		CheckDestroy:             func(*terraform.State) error { return waitSlurmNodes(sc, nil) },
+		Steps: []resource.TestStep{{
+			Config:           cfg,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{configureController{c: sc, address: "mlplatform_cpu_footprint.test"}}},
+			Check:            func(*terraform.State) error { return inService(2) },
+		}, {
+			// The refresh reads the drain as drift; with "replace" the plan
+			// is an update.
+			PreConfig:          cpuChanges,
+			RefreshState:       true,
+			ExpectNonEmptyPlan: true,
+			Check: func(s *terraform.State) error {
+				status, summary, err := resultOf(s, drained)
+				if err != nil || status != "drained" || !strings.HasPrefix(summary, "hwprobe: ") {
+					return fmt.Errorf("%s's validation result: %q %q (%v), want drained with hwprobe's reason", drained, status, summary, err)
+				}
+				return nil
+			},
+		}, {
+			// The apply replaces it; its replacement joins and passes.
+			Config: cfg,
+			Check: func(s *terraform.State) error {
+				if err := inService(2); err != nil {
+					return err
+				}
+				if slices.Contains(nodes, name+"-"+drained) {
+					return fmt.Errorf("the drained instance's node %s is still in Slurm: %v", drained, nodes)
+				}
+				f, err := footprint(t, h, name)
+				if err != nil || f == nil {
+					return fmt.Errorf("footprint: %v", err)
+				}
+				for _, in := range f.Instances {
+					if in.ID == drained {
+						return fmt.Errorf("the drained instance %s is still in the group, %s", drained, in.LifecycleState)
+					}
+				}
+				a := s.RootModule().Resources["mlplatform_cpu_footprint.test"].Primary.Attributes
+				for i := range 2 {
+					if st := a[fmt.Sprintf("validation_results.%d.status", i)]; st != "pass" {
+						return fmt.Errorf("validation_results.%d.status = %q after the replacement, want pass", i, st)
+					}
+				}
+				if errs := p.Errs(); len(errs) > 0 {
+					return fmt.Errorf("node player: %v", errs)
+				}
+				return nil
+			},
+		}},
+	})
+	t.Logf("Slurm footprint drain test: %s", time.Since(start).Round(100*time.Millisecond))
+}

@@ -324,14 +324,20 @@ func nullValidation(m *gpuClusterModel) {
 // platform.NodeDrained, the drain's reason as summary, its time as
 // generated_at. The other results are kept.
 func markDrained(m *gpuClusterModel, drained []platform.HwprobeDrained, diags *diag.Diagnostics) {
-	if len(drained) == 0 || m.ValidationResults.IsNull() || m.ValidationResults.IsUnknown() {
-		return
+	m.ValidationResults = markDrainedResults(m.ValidationResults, drained, diags)
+}
+
+// markDrainedResults is validation_results l with the entries of the
+// instances in drained marked as markDrained says.
+func markDrainedResults(l types.List, drained []platform.HwprobeDrained, diags *diag.Diagnostics) types.List {
+	if len(drained) == 0 || l.IsNull() || l.IsUnknown() {
+		return l
 	}
 	by := map[string]platform.HwprobeDrained{}
 	for _, d := range drained {
 		by[d.InstanceID] = d
 	}
-	elems := m.ValidationResults.Elements()
+	elems := l.Elements()
 	out := make([]attr.Value, len(elems))
 	for i, e := range elems {
 		out[i] = e
@@ -353,9 +359,9 @@ func markDrained(m *gpuClusterModel, drained []platform.HwprobeDrained, diags *d
 		diags.Append(dd...)
 		out[i] = obj
 	}
-	l, d := types.ListValue(gpuValidationResultType, out)
+	marked, d := types.ListValue(gpuValidationResultType, out)
 	diags.Append(d...)
-	m.ValidationResults = l
+	return marked
 }
 
 // drainedResults are the nodes the recorded validation results say hwprobe

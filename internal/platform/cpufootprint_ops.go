@@ -72,6 +72,10 @@ type CPUFootprint struct {
 	// warn.
 	Validation        []NodeVerdict
 	ValidationWarning string
+	// Drained are the instances in service that hwprobe's health check
+	// drained in Slurm since the gate passed them (ReadCPUFootprintHealth);
+	// a refresh reports them.
+	Drained []HwprobeDrained
 }
 
 // CPUInstance is one instance of a footprint's group.
@@ -385,6 +389,9 @@ func (e *Env) convergeCPUFootprint(ctx context.Context, prior *CPUFootprintRecor
 		return e.cpuPartial(ctx, spec.Name, tr, err)
 	}
 	if spec.slurmLeaves() && cur != nil && cur.Group != nil {
+		if err := e.replaceDrainedInstances(ctx, spec, cur.Group.Instances, o); err != nil {
+			return e.cpuPartial(ctx, spec.Name, tr, err)
+		}
 		// A scale-in (this apply's, or a schedule's) ends once its
 		// instances are out of Slurm.
 		if err := e.waitSlurmLeaves(ctx, spec.Name, g.Name, spec.Validation.ReportsPrefix(spec.Name), o); err != nil {

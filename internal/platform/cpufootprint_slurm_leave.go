@@ -190,3 +190,83 @@ func (e *Env) waitSlurmLeaves(ctx context.Context, name, group, prefix string, o
 		}
 	}
 }
+
+// ReplacesDrainedFootprint reports whether spec repairs the instances
+// hwprobe drained by replacing them: its nodes leave Slurm through the
+// terminate hook, and on_failure = "replace".
+func ReplacesDrainedFootprint(spec CPUFootprintSpec) bool {
+	return spec.slurmLeaves() && spec.Validation.WithDefaults().OnFailure == OnFailureReplace
+}
+
+// footprintDrained reads which of the group's instances in service
+// hwprobe's health check drained in Slurm (their newest health marker);
+// Index is the instance's place in the group's list.
+func (e *Env) footprintDrained(ctx context.Context, spec CPUFootprintSpec, in []CPUInstance) ([]HwprobeDrained, error) {
+	if !spec.slurmLeaves() {
+		return nil, nil
+	}
+	var live []HwprobeDrained
+	for i, x := range in {
+		if x.LifecycleState == "InService" {
+			live = append(live, HwprobeDrained{Index: i, InstanceID: x.ID})
+		}
+	}
+	return e.readDrained(ctx, spec.Validation.ReportsPrefix(spec.Name), live)
+}
+
+// ReadCPUFootprintHealth records in f which instances in service
+// hwprobe's health check drained in Slurm since the gate passed them
+// (f.Drained), for a refresh. recorded is the footprint as state records
+// it; one without Slurm or reports reads nothing.
+func (e *Env) ReadCPUFootprintHealth(ctx context.Context, recorded CPUFootprintSpec, f *CPUFootprint) error {
+	if f == nil {
+		return nil
+	}
+	recorded.Name = cmp.Or(recorded.Name, f.Name)
+	d, err := e.footprintDrained(ctx, recorded, f.Instances)
+	f.Drained = d
+	return err
+}
+
+// replaceDrainedInstances has Auto Scaling replace the instances in
+// service that hwprobe drained, under on_failure = "replace": each is
+// terminated without lowering the desired capacity, so its node leaves
+// Slurm through the terminate hook (its jobs end first) and the group
+// launches another, which the gate validates.
+func (e *Env) replaceDrainedInstances(ctx context.Context, spec CPUFootprintSpec, in []cloud.FootprintInstance, o CPUFootprintOptions) error {
+	if !ReplacesDrainedFootprint(spec) {
+		return nil
+	}
+	cis := make([]CPUInstance, len(in))
+	for i, x := range in {
+		cis[i] = CPUInstance(x)
+	}
+	drained, err := e.footprintDrained(ctx, spec, cis)
+	if err != nil {
+		return fmt.Errorf("reading which instances hwprobe drained in Slurm: %w", err)
+	}
+	for _, d := range drained {
+		o.progress("CPU footprint %s: replacing instance %s, which hwprobe drained in Slurm (%s): it leaves Slurm first, then Auto Scaling launches another", spec.Name, d.InstanceID, d.Reason)
+		if err := cloud.ReplaceGroupInstance(ctx, e.Clients.AutoScaling, d.InstanceID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// FootprintDrainedWarning says what the plan does of the instances hwprobe
+// drained, given the footprint's on_failure; "" when none is.
+func FootprintDrainedWarning(name, onFailure string, drained []HwprobeDrained) string {
+	if len(drained) == 0 {
+		return ""
+	}
+	ids := make([]string, 0, len(drained))
+	for _, d := range drained {
+		ids = append(ids, d.InstanceID)
+	}
+	msg := fmt.Sprintf("CPU footprint %s: hwprobe's health check drained instances %s in Slurm after they were validated (%s: %s).", name, strings.Join(ids, ", "), drained[0].InstanceID, drained[0].Reason)
+	if onFailure == OnFailureReplace {
+		return msg + " With on_failure = \"replace\", this apply replaces them: each leaves Slurm (its jobs end first), then Auto Scaling launches another, which is validated."
+	}
+	return msg + fmt.Sprintf(" With on_failure = %q they are not replaced; they take no job while drained, and hwprobe resumes them if they pass again. Set on_failure = \"replace\" to have the next apply replace them.", onFailure)
+}

@@ -38,7 +38,22 @@ func (e *Env) slurmDrained(ctx context.Context, spec GPUClusterSpec, nodes []clo
 	if spec.Slurm == nil || spec.Validation == nil || spec.Validation.ReportsS3URI == "" || len(nodes) == 0 {
 		return nil, nil
 	}
-	prefix := spec.Validation.ReportsPrefix(spec.Name)
+	var running []HwprobeDrained
+	for _, n := range nodes {
+		if healthyNode(GPUNode(n)) {
+			running = append(running, HwprobeDrained{Index: n.Index, InstanceID: n.InstanceID})
+		}
+	}
+	return e.readDrained(ctx, spec.Validation.ReportsPrefix(spec.Name), running)
+}
+
+// readDrained reads which of nodes (running, by index and instance id)
+// hwprobe's health check drained: those whose newest marker under prefix
+// (slurm.HealthMarkerDir, the key's time) says drained.
+func (e *Env) readDrained(ctx context.Context, prefix string, nodes []HwprobeDrained) ([]HwprobeDrained, error) {
+	if len(nodes) == 0 {
+		return nil, nil
+	}
 	keys, err := cloud.ListReports(ctx, e.Clients.S3, prefix+slurm.HealthMarkerDir, cloud.ReportListing{Max: MaxHealthMarkers})
 	if err != nil {
 		return nil, fmt.Errorf("listing the nodes' Slurm health markers: %w", err)
@@ -60,12 +75,12 @@ func (e *Env) slurmDrained(ctx context.Context, spec GPUClusterSpec, nodes []clo
 	var out []HwprobeDrained
 	for _, n := range nodes {
 		m, ok := last[n.InstanceID]
-		if !ok || m.state != slurm.HealthDrained || !healthyNode(GPUNode(n)) {
+		if !ok || m.state != slurm.HealthDrained {
 			continue
 		}
 		body, err := cloud.GetReport(ctx, e.Clients.S3, prefix, m.key.Key, "")
 		if err != nil {
-			return nil, fmt.Errorf("reading node %d's Slurm health marker: %w", n.Index, err)
+			return nil, fmt.Errorf("reading the Slurm health marker of %s: %w", n.InstanceID, err)
 		}
 		hm, err := slurm.ParseHealthMarker(body)
 		if err != nil || hm.InstanceID != n.InstanceID || hm.State != slurm.HealthDrained {
