@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"regexp"
 	"testing"
 	"time"
 
