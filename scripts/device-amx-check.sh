@@ -139,10 +139,17 @@ nproc
 grep -o -w -E 'amx_[a-z0-9]+|avx512_bf16|avx512_vnni' /proc/cpuinfo | sort | uniq -c
 uname -r
 
-if [ "${ONLY:-}" = mlp ]; then
+case ${ONLY:-} in
+"") ;;
+mlp)
 	mlp_only "$O" "${ROUNDS:-3}"
 	exit $?
-fi
+	;;
+*)
+	echo "ONLY=$ONLY: unknown (known: mlp)"
+	exit 2
+	;;
+esac
 
 step "the bench package's tests (the AMX ones run only here)"
 # From the package's folder: some tests read its testdata and sources.
