@@ -126,6 +126,9 @@ func cpuStreamResults(ctx context.Context, cfg config) []Result {
 // cpuMLPResults trains and runs the MLP on synthetic data: samples/s of a
 // full SGD step, batch-1 latency percentiles and large-batch throughput.
 // sgemmGFLOPS, when measured, gives the step's efficiency against GEMM.
+// The inference output of both batch sizes is checked against float64
+// (checkOutput) before timing; a wrong one leaves the inference rows not
+// run.
 func cpuMLPResults(ctx context.Context, cfg config, peak cpuPeak, sgemmGFLOPS float64) []Result {
 	names := []string{"cpu_mlp_train", "cpu_mlp_infer_p50", "cpu_mlp_infer_p90", "cpu_mlp_infer_p99", "cpu_mlp_infer_throughput"}
 	fail := func(err error) []Result {
@@ -167,8 +170,20 @@ func cpuMLPResults(ctx context.Context, cfg config, peak cpuPeak, sgemmGFLOPS fl
 	// when it loads the network.
 	m.prepack()
 
+	// Inference rows not run: their output is wrong.
+	wrong := func(err error) []Result {
+		out := []Result{train}
+		for _, n := range names[1:] {
+			out = append(out, notRun(n, "cpu", err.Error()))
+		}
+		return out
+	}
+
 	// Batch-1 latency (single stream).
 	x1 := randMat(r, in)
+	if err := m.checkOutput(x1, 1, m.forward(x1, 1), 0); err != nil {
+		return wrong(err)
+	}
 	for range 20 {
 		m.forward(x1, 1)
 	}
@@ -199,7 +214,9 @@ func cpuMLPResults(ctx context.Context, cfg config, peak cpuPeak, sgemmGFLOPS fl
 	// Offline throughput at a large batch.
 	Bi := cfg.inferBatch
 	xi := randMat(r, Bi*in)
-	m.forward(xi, Bi)
+	if err := m.checkOutput(xi, Bi, m.forward(xi, Bi), 0, Bi/2, Bi-1); err != nil {
+		return wrong(err)
+	}
 	var thr []float64
 	for range cfg.throughputReps {
 		if err := ctx.Err(); err != nil {

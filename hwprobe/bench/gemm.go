@@ -73,6 +73,7 @@ type gemm struct {
 	shareTiles int
 	work       []gemmWork
 	shared     []float32 // packed block of B shared by the threads
+	sharedA    []float32 // all of A, packed once for the threads (runPackedA)
 }
 
 type gemmWork struct {
@@ -180,16 +181,29 @@ func (g *gemm) PackB(transB bool, k, n int, b []float32, ldb int) *packedB {
 // SgemmPacked is Sgemm with B packed by PackB on this engine: C =
 // alpha*op(A)*B + beta*C for op(A) m x k.
 func (g *gemm) SgemmPacked(transA bool, m int, alpha float32, a []float32, lda int, b *packedB, beta float32, c []float32, ldc int) {
+	g.sgemmPacked(transA, m, alpha, a, lda, b, beta, c, ldc, nil)
+}
+
+// sgemmPacked is SgemmPacked that calls done(j0, j1) once C's columns
+// [j0, j1) are final, for every row (see packers.done): a network's layer
+// adds its bias and activation there, on the thread that computed them.
+func (g *gemm) sgemmPacked(transA bool, m int, alpha float32, a []float32, lda int, b *packedB, beta float32, c []float32, ldc int, done func(j0, j1 int)) {
 	if b.kc != min(g.kc, max(b.k, 1)) || b.nr != g.kern.nr {
 		panic("bench: B packed by another engine")
 	}
 	g.run(m, b.n, b.k, packers{
-		a: g.packerA(a, lda, transA, alpha),
-		packed: func(p, j int) []float32 {
-			blk := b.blocks[p/b.kc]
-			return blk[j/b.nr*b.nr*g.packedK(min(b.kc, b.k-p)):]
-		},
+		a:      g.packerA(a, lda, transA, alpha),
+		packed: b.panels(g),
+		done:   done,
 	}, beta, c, ldc)
+}
+
+// panels returns the packers.packed of b on the engine g that packed it.
+func (b *packedB) panels(g *gemm) func(p, j int) []float32 {
+	return func(p, j int) []float32 {
+		blk := b.blocks[p/b.kc]
+		return blk[j/b.nr*b.nr*g.packedK(min(b.kc, b.k-p)):]
+	}
 }
 
 // Bgemm computes C = A*B for row-major bfloat16 A (m x k) and B (k x n),
@@ -224,20 +238,35 @@ type packers struct {
 	// packed, when set, replaces b: B is packed already (PackB), and
 	// packed returns its block at row p, column j (j a multiple of nr).
 	packed func(p, j int) []float32
+	// done, when set, is called once C's columns [j0, j1) are final in
+	// every row: by each thread for the columns it computed where the
+	// threads split C by columns on a shared A (runPackedA), else once,
+	// for all of C, after the product.
+	done func(j0, j1 int)
 }
 
 // run splits the product between threads. With enough rows of C (at
 // least 16 row tiles per thread), the threads share each packed block of B
 // (each packs a share of its panels) and split the rows, so that A is
 // packed once; otherwise (few rows, e.g. MLP batches) each thread takes
-// whole tiles of columns and packs its own operands. Measured interleaved
-// on 2 threads, n=k=1024: at m=64 the column split ran 1.16x the shared
-// one, at m=256 the same, at m=512 0.98x; at m=n=k=2048 the shared one ran
-// 1.04-1.05x.
+// whole tiles of columns. Measured interleaved on 2 threads, n=k=1024: at
+// m=64 the column split ran 1.16x the shared one, at m=256 the same, at
+// m=512 0.98x; at m=n=k=2048 the shared one ran 1.04-1.05x. In the column
+// split each thread packs its own B; A too, unless B is packed already
+// (PackB) and A is small (at most 4 row blocks of mc, and sharedAMax):
+// then A is packed once for all of them (runPackedA).
 func (g *gemm) run(m, n, k int, pk packers, beta float32, c []float32, ldc int) {
 	if m == 0 || n == 0 {
 		return
 	}
+	if g.split(m, n, k, pk, beta, c, ldc) && pk.done != nil {
+		pk.done(0, n)
+	}
+}
+
+// split runs the product as run describes; it returns false where it
+// called pk.done itself (runPackedA).
+func (g *gemm) split(m, n, k int, pk packers, beta float32, c []float32, ldc int) bool {
 	t := g.threads
 	tilesM := (m + g.kern.mr - 1) / g.kern.mr
 	share := g.shareTiles
@@ -246,12 +275,16 @@ func (g *gemm) run(m, n, k int, pk packers, beta float32, c []float32, ldc int) 
 	}
 	if t > 1 && tilesM >= share*t && k > 0 {
 		g.runShared(m, n, k, pk, beta, c, ldc)
-		return
+		return true
 	}
 	type part struct{ i0, i1, j0, j1 int }
 	parts := make([]part, 0, t)
 	if tilesN := (n + g.kern.nr - 1) / g.kern.nr; tilesN >= 2*t || tilesN >= tilesM {
 		t = min(t, tilesN)
+		if t > 1 && k > 0 && pk.packed != nil && tilesM*g.kern.mr <= 4*g.mc && tilesM*g.kern.mr*g.packedK(k) <= sharedAMax {
+			g.runPackedA(m, n, k, pk, beta, c, ldc)
+			return false
+		}
 		for w := 0; w < t; w++ {
 			parts = append(parts, part{0, m, min(n, tilesN*w/t*g.kern.nr), min(n, tilesN*(w+1)/t*g.kern.nr)})
 		}
@@ -269,7 +302,7 @@ func (g *gemm) run(m, n, k int, pk packers, beta float32, c []float32, ldc int) 
 	}
 	if len(parts) == 1 {
 		do(0, parts[0])
-		return
+		return true
 	}
 	if g.team != nil && g.team.n >= len(parts) {
 		g.team.run(func(w int) {
@@ -277,7 +310,7 @@ func (g *gemm) run(m, n, k int, pk packers, beta float32, c []float32, ldc int) 
 				do(w, parts[w])
 			}
 		})
-		return
+		return true
 	}
 	var wg sync.WaitGroup
 	for w, p := range parts {
@@ -287,6 +320,120 @@ func (g *gemm) run(m, n, k int, pk packers, beta float32, c []float32, ldc int) 
 			do(w, p)
 		}()
 	}
+	wg.Wait()
+	return true
+}
+
+// sharedAChunk is the k values of one row panel that runPackedA packs as
+// one piece of work: a multiple of 64, so a whole number of k pairs
+// (bf16), k quads (int8) and 64-byte tile rows (AMX), and so the piece's
+// place in the panel is packedK(offset)*mr words on from the panel's
+// start, k-major as every engine packs A.
+const sharedAChunk = 256
+
+// sharedAMax is the most words of packed A that runPackedA packs whole:
+// 4M (16 MiB; batch 64 of a 1024-wide layer is 70K, with its rows
+// rounded up to whole tiles).
+const sharedAMax = 4 << 20
+
+// runPackedA is the column split for a B packed already (PackB, PackB8)
+// with A packed once for all the threads: at batch 64 of a 1024-wide
+// layer each thread of the plain column split packed all 64 x 1024 of A
+// for its 2 to 16 panels of B (on 16 threads: 64 columns each), the
+// packing repeated 16 times. Here the threads first pack A together,
+// whole (every k block), a sharedAChunk of k of one row panel at a time,
+// handed out from a counter; each waits until A is packed (a few
+// microseconds; a latch), then runs panels of B against all of A, k block by k
+// block, and calls pk.done on each panel's columns while they are in
+// cache. Each thread has a home range of panels, the same from call to
+// call, so that on many cores each keeps its share of a network's
+// weights in its own L2 (a 1024 x 3 network's 12 MiB are 768 KiB a core
+// on 16); a thread done with its own takes panels left in the others'
+// ranges, so one that loses its core for a while on a shared host does
+// not hold up the rest. It is used where A is at most 4 row blocks of
+// the engine (mc), so that it stays in L2 while each panel passes over
+// it. On g.team when it has the workers (they spin between jobs: a
+// network's layers run back to back), else on a goroutine per thread.
+func (g *gemm) runPackedA(m, n, k int, pk packers, beta float32, c []float32, ldc int) {
+	mr, nr := g.kern.mr, g.kern.nr
+	tilesM := (m + mr - 1) / mr
+	kc := min(g.kc, k)
+	blocksK := (k + kc - 1) / kc
+	blockWords := tilesM * mr * g.packedK(kc) // a whole k block of A, packed
+	g.sharedA = grow(g.sharedA, blockWords*(blocksK-1)+tilesM*mr*g.packedK(k-(blocksK-1)*kc))
+	chunks := (kc + sharedAChunk - 1) / sharedAChunk // per row panel and k block, at most
+	packUnits := int64(blocksK * tilesM * chunks)
+	panels := (n + nr - 1) / nr
+	// No more threads than the Go scheduler runs at once: those beyond
+	// would only wait for the others' cores.
+	t := min(g.threads, runtime.GOMAXPROCS(0), panels)
+	store := beta == 0 && g.kern.set != nil
+	for len(g.work) < t {
+		g.work = append(g.work, gemmWork{})
+	}
+	// The counters, each on a cache line of its own: A's pieces handed
+	// out and packed, and per thread, the panels taken from its range.
+	type counter struct {
+		atomic.Int64
+		_ [56]byte
+	}
+	ctr := make([]counter, 1+t)
+	pack, taken := &ctr[0], ctr[1:]
+	var packed latch
+	packed.n.Store(packUnits)
+	job := func(w int) {
+		for {
+			u := int(pack.Add(1)) - 1
+			if u >= int(packUnits) {
+				break
+			}
+			b, rest := u/(tilesM*chunks), u%(tilesM*chunks)
+			ir, p0 := rest/chunks*mr, rest%chunks*sharedAChunk
+			pc := b * kc
+			if kb := min(kc, k-pc); p0 < kb {
+				dst := g.sharedA[b*blockWords+ir*g.packedK(kb)+g.packedK(p0)*mr:]
+				pk.a(dst, ir, pc+p0, min(mr, m-ir), min(sharedAChunk, kb-p0))
+			}
+			packed.done()
+		}
+		packed.wait()
+		wk := &g.work[w]
+		wk.tile = grow(wk.tile, mr*nr)
+		for v := w; v < w+t; v++ { // its own range, then the others'
+			h := v % t
+			p0, p1 := panels*h/t, panels*(h+1)/t
+			for taken[h].Load() < int64(p1-p0) {
+				p := p0 + int(taken[h].Add(1)) - 1
+				if p >= p1 {
+					break
+				}
+				j0, j1 := p*nr, min(n, (p+1)*nr)
+				if !store {
+					scaleC(m, j1-j0, beta, c[j0:], ldc)
+				}
+				for b := range blocksK {
+					pc := b * kc
+					g.macro(wk, g.sharedA[b*blockWords:], pk.packed(pc, j0), m, j1-j0, min(kc, k-pc), c[j0:], ldc, store && b == 0)
+				}
+				if pk.done != nil {
+					pk.done(j0, j1)
+				}
+			}
+		}
+	}
+	if g.team != nil && g.team.n >= t {
+		g.team.runN(t, job)
+		return
+	}
+	var wg sync.WaitGroup
+	for w := 1; w < t; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			job(w)
+		}()
+	}
+	job(0)
 	wg.Wait()
 }
 
@@ -354,7 +501,7 @@ func (g *gemm) runShared(m, n, k int, pk packers, beta float32, c []float32, ldc
 					ic := b * mc
 					mb := min(mc, m-ic)
 					pk.a(wk.packA, ic, pc, mb, kb)
-					g.macro(wk, shared, mb, nb, kb, c[ic*ldc+jc:], ldc, store && pc == 0)
+					g.macro(wk, wk.packA, shared, mb, nb, kb, c[ic*ldc+jc:], ldc, store && pc == 0)
 				}
 				bar.wait()
 				step++
@@ -455,17 +602,17 @@ func (g *gemm) block(w *gemmWork, i0, j0, m, n, k int, pk packers, beta float32,
 			for ic := 0; ic < m; ic += mc {
 				mb := min(mc, m-ic)
 				pk.a(w.packA, i0+ic, pc, mb, kb)
-				g.macro(w, bp, mb, nb, kb, c[ic*ldc+jc:], ldc, store && pc == 0)
+				g.macro(w, w.packA, bp, mb, nb, kb, c[ic*ldc+jc:], ldc, store && pc == 0)
 			}
 		}
 	}
 }
 
-// macro multiplies the packed mb x kb block of A in w.packA by the packed
+// macro multiplies the packed mb x kb block of A in packA by the packed
 // kb x nb block packB into the mb x nb part of C at c (over it with
 // store, which needs kern.set): the B micro-panel stays while the A
-// micro-panels pass under it.
-func (g *gemm) macro(w *gemmWork, packB []float32, mb, nb, kb int, c []float32, ldc int, store bool) {
+// micro-panels pass under it. w holds the tile for partial tiles.
+func (g *gemm) macro(w *gemmWork, packA, packB []float32, mb, nb, kb int, c []float32, ldc int, store bool) {
 	mr, nr := g.kern.mr, g.kern.nr
 	kp := g.packedK(kb)
 	fn := g.kern.fn
@@ -475,7 +622,7 @@ func (g *gemm) macro(w *gemmWork, packB []float32, mb, nb, kb int, c []float32, 
 	for jr := 0; jr < nb; jr += nr {
 		bp := &packB[jr/nr*nr*kp]
 		for ir := 0; ir < mb; ir += mr {
-			ap := &w.packA[ir/mr*mr*kp]
+			ap := &packA[ir/mr*mr*kp]
 			ci := ir*ldc + jr
 			if ir+mr <= mb && jr+nr <= nb {
 				fn(kb, ap, bp, &c[ci], ldc)

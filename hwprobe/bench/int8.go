@@ -128,13 +128,7 @@ func (g *gemm) I8gemmPacked(m int, a []uint8, lda int, b *packedB, c []int32, ld
 		panic("bench: B packed by another engine")
 	}
 	g.checkTileK(b.k)
-	g.run(m, b.n, b.k, packers{
-		a: g.packerA8(a, lda),
-		packed: func(p, j int) []float32 {
-			blk := b.blocks[p/b.kc]
-			return blk[j/b.nr*b.nr*g.packedK(min(b.kc, b.k-p)):]
-		},
-	}, 0, asFloat32(c), ldc)
+	g.run(m, b.n, b.k, packers{a: g.packerA8(a, lda), packed: b.panels(g)}, 0, asFloat32(c), ldc)
 }
 
 // asFloat32 views int32 C as the engine's float32 slice (bits unchanged:

@@ -34,7 +34,7 @@ func i8KernelOrSkip(t *testing.T) sgemmKernel {
 // The int8 engine's product equals the scalar one exactly, for shapes
 // that leave partial tiles (of up to 8 rows: the 8-row kernel; of 13: the
 // whole one), partial k quads, odd leading dimensions and
-// several k, row and column blocks, on one and three threads, with B
+// several k, row and column blocks, on one, three and sixteen threads, with B
 // packed per call and once (PackB8).
 func TestI8gemmExact(t *testing.T) {
 	kern := i8KernelOrSkip(t)
@@ -43,7 +43,7 @@ func TestI8gemmExact(t *testing.T) {
 		{3, 300, 261}, {64, 1024, 1024}, {200, 70, 130}, {700, 45, 133}, {680, 96, 70},
 	}
 	r := rand.New(rand.NewPCG(9, 9))
-	for _, threads := range []int{1, 3} {
+	for _, threads := range []int{1, 3, 16} {
 		for _, s := range sizes {
 			for _, small := range []bool{false, true} {
 				name := fmt.Sprintf("t%d/%dx%dx%d/small=%v", threads, s.m, s.n, s.k, small)

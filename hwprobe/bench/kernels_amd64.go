@@ -358,6 +358,9 @@ func minMaxF32(x *float32, n int, mm *float32)
 //go:noescape
 func dequantRow(y *float32, acc, cs *int32, ws, b *float32, n int, s float32, zp int32, relu int, mm *float32)
 
+//go:noescape
+func biasActRow(z, act, b *float32, n int, relu int)
+
 // quantizeSpan quantizes x into dst (saturate_u8(round(x/scale) + zp)):
 // the AVX-512 kernel for whole 16-value groups, Go for the rest.
 func quantizeSpan(dst []uint8, x []float32, scale float32, zp int32) {
@@ -406,4 +409,21 @@ func dequantSpan(y []float32, acc, cs []int32, ws, b []float32, s float32, zp in
 		lo, hi = slices.Min(mm[:16]), slices.Max(mm[16:])
 	}
 	return dequantSpanGeneric(y[head:], acc[head:n], cs[head:n], ws[head:n], b[head:n], s, zp, relu, lo, hi)
+}
+
+// biasActSpan adds b to z and writes the activation of z into act (the
+// ReLU, or z itself): the AVX-512 kernel for whole 16-value groups, Go
+// for the rest.
+func biasActSpan(z, act, b []float32, relu bool) {
+	n, head := len(z), 0
+	if hasAVX512() && n >= 16 {
+		head = n &^ 15
+		_, _ = act[head-1], b[head-1]
+		r := 0
+		if relu {
+			r = 1
+		}
+		biasActRow(&z[0], &act[0], &b[0], head, r)
+	}
+	biasActSpanGeneric(z[head:], act[head:n], b[head:n], relu)
 }

@@ -4659,3 +4659,31 @@ dequantRowdone:
 	VMOVUPS Z28, 64(DX)
 	VZEROUPPER
 	RET
+
+// func biasActRow(z, act, b *float32, n int, relu int)
+TEXT ·biasActRow(SB), NOSPLIT, $0-40
+	MOVQ z+0(FP), DI
+	MOVQ act+8(FP), SI
+	MOVQ b+16(FP), R8
+	MOVQ n+24(FP), CX
+	MOVQ relu+32(FP), R11
+	VPXORD Z29, Z29, Z29
+	SHRQ $4, CX
+	JZ biasActRowdone
+biasActRowloop:
+	VMOVUPS (DI), Z0
+	VADDPS (R8), Z0, Z0
+	VMOVUPS Z0, (DI)
+	TESTQ R11, R11
+	JZ biasActRownorelu
+	VMAXPS Z29, Z0, Z0
+biasActRownorelu:
+	VMOVUPS Z0, (SI)
+	ADDQ $64, DI
+	ADDQ $64, SI
+	ADDQ $64, R8
+	DECQ CX
+	JNZ biasActRowloop
+biasActRowdone:
+	VZEROUPPER
+	RET

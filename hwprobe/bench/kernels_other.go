@@ -36,6 +36,8 @@ func dequantSpan(y []float32, acc, cs []int32, ws, b []float32, s float32, zp in
 	return dequantSpanGeneric(y, acc, cs, ws, b, s, zp, relu, lo, hi)
 }
 
+func biasActSpan(z, act, b []float32, relu bool) { biasActSpanGeneric(z, act, b, relu) }
+
 // errNoAMX: the AMX kernels exist for amd64 only.
 var errNoAMX = errors.New("no AMX kernels in this build (amd64 only)")
 

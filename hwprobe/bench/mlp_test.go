@@ -1,8 +1,11 @@
 package bench
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"sync"
 	"testing"
 )
 
@@ -211,5 +214,186 @@ func sameOutputs(t *testing.T, when string, packed, plain []float32) {
 		if packed[i] != plain[i] {
 			t.Fatalf("%s, output %d: %g packed, %g unpacked", when, i, packed[i], plain[i])
 		}
+	}
+}
+
+// forwardBatchFloat64 is the network's forward pass in float64 for a batch.
+func forwardBatchFloat64(m *mlp, x []float32, batch int) []float64 {
+	var out []float64
+	in := m.dims[0]
+	for s := 0; s < batch; s++ {
+		out = append(out, m.forwardFloat64(x[s*in:(s+1)*in])...)
+	}
+	return out
+}
+
+// TestMLPForwardAgainstFloat64: the forward pass against float64, for
+// batch 1 and 2-4 (the GEMV: bands of columns, and row slices with their
+// sum for the narrow layer), odd batches and 64 (the GEMM: the shared A
+// of packed weights, its k over two blocks for the first layer, the row
+// split for the narrow layer), on packed weights and not, on 1, 3 and 16
+// threads (more than this host's cores, on most hosts), and on 16 with
+// GOMAXPROCS 16 (16 bands and 16 threads' ranges of panels, whatever the
+// host). Every output is checked, so one wrong band or panel of columns
+// fails.
+func TestMLPForwardAgainstFloat64(t *testing.T) {
+	dims := []int{1100, 1024, 96, 77, 10}
+	if bands, slices := gemvSplit(1024, 96, 16); bands != 1 || slices < 2 {
+		t.Fatalf("gemvSplit(1024, 96, 16) = %d bands, %d slices: the narrow layer no longer splits its rows", bands, slices)
+	}
+	r := rand.New(rand.NewPCG(8, 8))
+	batches := []int{1, 2, 3, 4, 5, 7, 64, 65}
+	xs, wants := map[int][]float32{}, map[int][]float64{}
+	// Weights at the scale that keeps the activations' variance from
+	// layer to layer (the benchmark's He-style scale shrinks them about
+	// 30-fold a layer, and the last bias would hide an error in the first
+	// layers).
+	ref := newMLP(dims, newGemm(sgemmKernels()[0], false, 1), 11)
+	for l, w := range ref.w {
+		s := float32(math.Sqrt(6*float64(dims[l])) / 2)
+		for i := range w {
+			w[i] *= s
+		}
+	}
+	for _, b := range batches {
+		xs[b] = randMat(r, b*dims[0])
+		wants[b] = forwardBatchFloat64(ref, xs[b], b)
+	}
+	for _, kern := range sgemmKernels() {
+		// procs: GOMAXPROCS for the case (0: as it is); at 16 the team
+		// has 16 workers even on a host with fewer cores.
+		for _, tp := range []struct{ threads, procs int }{{1, 0}, {3, 0}, {16, 0}, {16, 16}} {
+			for _, packed := range []bool{false, true} {
+				threads := tp.threads
+				t.Run(fmt.Sprintf("%s/t%d/procs=%d/packed=%v", kern.name, threads, tp.procs, packed), func(t *testing.T) {
+					if tp.procs > 0 {
+						defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(tp.procs))
+					}
+					m := newMLP(dims, newGemm(kern, false, threads), 11)
+					defer m.close()
+					for l := range m.w {
+						copy(m.w[l], ref.w[l])
+					}
+					if packed {
+						m.prepack()
+					}
+					for round := range 2 { // the second on reused buffers and a warm team
+						for _, b := range batches {
+							got := m.forward(xs[b], b)
+							want := wants[b]
+							var rms float64
+							for _, v := range want {
+								rms += v * v
+							}
+							rms = math.Sqrt(rms / float64(len(want)))
+							for i, v := range want {
+								if d := math.Abs(float64(got[i]) - v); !(d <= 1e-5*(math.Abs(v)+rms)) {
+									t.Fatalf("round %d batch %d: output %d (sample %d) = %g, float64 %g", round, b, i, i/dims[len(dims)-1], got[i], v)
+								}
+							}
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestSgemmPackedDone: done is called for disjoint column ranges that
+// cover C, each once its columns are final in every row, on the shared-A
+// split (threads 3 and 16) and the others (1 thread; many rows).
+func TestSgemmPackedDone(t *testing.T) {
+	r := rand.New(rand.NewPCG(6, 6))
+	kern := sgemmKernels()[0]
+	for _, tc := range []struct{ m, n, k, threads int }{
+		{64, 1000, 1500, 3}, {64, 1024, 1024, 16}, {5, 77, 40, 16}, {64, 300, 200, 1}, {700, 100, 64, 3},
+	} {
+		t.Run(fmt.Sprintf("%dx%dx%d/t%d", tc.m, tc.n, tc.k, tc.threads), func(t *testing.T) {
+			// As many Ps as threads, whatever the host: runPackedA runs
+			// no more threads than GOMAXPROCS.
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(tc.threads, runtime.GOMAXPROCS(0))))
+			g := newGemm(kern, false, tc.threads)
+			a, b := randMat(r, tc.m*tc.k), randMat(r, tc.k*tc.n)
+			want := make([]float32, tc.m*tc.n)
+			g.Sgemm(false, false, tc.m, tc.n, tc.k, 1, a, tc.k, b, tc.n, 0, want, tc.n)
+			pb := g.PackB(false, tc.k, tc.n, b, tc.n)
+			got := randMat(r, tc.m*tc.n) // overwritten: beta 0
+			var mu sync.Mutex
+			seen := make([]int, tc.n)
+			g.sgemmPacked(false, tc.m, 1, a, tc.k, pb, 0, got, tc.n, func(j0, j1 int) {
+				for i := 0; i < tc.m; i++ {
+					for j := j0; j < j1; j++ {
+						if got[i*tc.n+j] != want[i*tc.n+j] {
+							t.Errorf("done(%d, %d): C[%d,%d] = %g, final %g", j0, j1, i, j, got[i*tc.n+j], want[i*tc.n+j])
+							return
+						}
+					}
+				}
+				mu.Lock()
+				for j := j0; j < j1; j++ {
+					seen[j]++
+				}
+				mu.Unlock()
+			})
+			for j, n := range seen {
+				if n != 1 {
+					t.Fatalf("column %d reported done %d times", j, n)
+				}
+			}
+		})
+	}
+}
+
+// biasActSpan (AVX-512 where present) gives what its Go definition
+// gives, with the ReLU and without, on lengths that leave a tail; the
+// elements past the span are not written.
+func TestBiasActSpan(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	for _, n := range []int{1, 15, 16, 17, 64, 100, 1024} {
+		for _, relu := range []bool{false, true} {
+			z, b := randMat(r, n+3), randMat(r, n)
+			z2 := append([]float32(nil), z...)
+			act, act2 := randMat(r, n+3), make([]float32, n+3)
+			copy(act2, act)
+			biasActSpan(z[:n], act[:n], b, relu)
+			biasActSpanGeneric(z2[:n], act2[:n], b, relu)
+			for i := range z {
+				if z[i] != z2[i] || act[i] != act2[i] {
+					t.Fatalf("n=%d relu=%v [%d]: z %g act %g, want %g %g", n, relu, i, z[i], act[i], z2[i], act2[i])
+				}
+			}
+		}
+	}
+}
+
+// checkOutput, the benchmark's check of the inference output against
+// float64, passes the network's own output, on packed weights at batch
+// 1 and 64 (the rows the benchmark checks), and fails where one layer's
+// packed weights, or one band of the output, are wrong.
+func TestMLPCheckOutput(t *testing.T) {
+	dims := []int{1024, 1024, 1024, 1024}
+	m := newMLP(dims, newGemm(bestSgemmKernel(), false, 3), 1)
+	defer m.close()
+	m.prepack()
+	r := rand.New(rand.NewPCG(2, 3))
+	x1, x64 := randMat(r, dims[0]), randMat(r, 64*dims[0])
+	if err := m.checkOutput(x1, 1, m.forward(x1, 1), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.checkOutput(x64, 64, m.forward(x64, 64), 0, 32, 63); err != nil {
+		t.Fatal(err)
+	}
+	out := append([]float32(nil), m.forward(x1, 1)...)
+	for j := 64; j < 128; j++ {
+		out[j] += 1e-3
+	}
+	if err := m.checkOutput(x1, 1, out, 0); err == nil {
+		t.Error("an output band off by 1e-3 passed")
+	}
+	clear(m.packed[0].blocks[0][:32*1024]) // the first panel of the first layer
+	if err := m.checkOutput(x64, 64, m.forward(x64, 64), 0, 32, 63); err == nil {
+		t.Error("a zeroed panel of the first layer's weights passed")
+	} else {
+		t.Log(err)
 	}
 }

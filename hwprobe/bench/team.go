@@ -23,7 +23,7 @@ type team struct {
 	// worker reads both at once, so one not needed for a job cannot take
 	// the count of the next.
 	gen  atomic.Uint64
-	left atomic.Int64 // workers still on the current job
+	left latch // workers still on the current job
 	stop atomic.Bool
 	mu   sync.Mutex
 	cond *sync.Cond
@@ -53,17 +53,13 @@ func (t *team) runN(k int, job func(w int)) {
 		return
 	}
 	t.job = job
-	t.left.Store(int64(k - 1))
+	t.left.n.Store(int64(k - 1))
 	t.mu.Lock()
 	t.gen.Store((t.gen.Load()>>16+1)<<16 | uint64(k))
 	t.cond.Broadcast()
 	t.mu.Unlock()
 	job(0)
-	for i := 0; t.left.Load() > 0; i++ {
-		if i%spinYield == spinYield-1 {
-			runtime.Gosched()
-		}
-	}
+	t.left.wait()
 }
 
 // spinYield is how many polls a spinning goroutine makes between
@@ -106,7 +102,61 @@ func (t *team) worker(w int) {
 		seen = t.gen.Load()
 		if w < int(seen&0xffff) {
 			t.job(w)
-			t.left.Add(-1)
+			t.left.done()
 		}
+	}
+}
+
+// latch is a count of pieces of work that goroutines wait to see done:
+// they spin for up to latchSpin, then block until the last piece is done.
+// A worker of a team that loses its core to another process (a shared
+// host) then leaves the waiting one's core to it, instead of the waiting
+// one spinning through its time slice. Set n before the work starts.
+type latch struct {
+	n    atomic.Int64
+	mu   sync.Mutex
+	cond sync.Cond
+}
+
+// latchSpin is how long a latch's waiter spins before it blocks: far
+// longer than the threads of a job normally finish apart (a few
+// microseconds), far shorter than the time slice of a thread that lost
+// its core (milliseconds).
+const latchSpin = 50 * time.Microsecond
+
+// done marks one piece done.
+func (l *latch) done() {
+	if l.n.Add(-1) == 0 {
+		l.mu.Lock()
+		if l.cond.L != nil {
+			l.cond.Broadcast()
+		}
+		l.mu.Unlock()
+	}
+}
+
+// wait returns once every piece is done.
+func (l *latch) wait() {
+	var t0 time.Time
+	for i := 0; l.n.Load() > 0; i++ {
+		if i%256 != 255 {
+			continue
+		}
+		if t0.IsZero() {
+			t0 = time.Now()
+			continue
+		}
+		if time.Since(t0) < latchSpin {
+			continue
+		}
+		l.mu.Lock()
+		if l.cond.L == nil {
+			l.cond.L = &l.mu
+		}
+		for l.n.Load() > 0 {
+			l.cond.Wait()
+		}
+		l.mu.Unlock()
+		return
 	}
 }

@@ -46,6 +46,7 @@ func generate() []byte {
 	}
 	vnniRate(&a)
 	quantAVX512(&a)
+	biasActAVX512(&a)
 	return a.Bytes()
 }
 
@@ -641,6 +642,39 @@ func gemvAVX512(a *asm, r int) {
 		a.f("VADDPS %d(DX), Z%d, Z%d", 64*j, j, j)
 		a.f("VMOVUPS Z%d, %d(DX)", j, 64*j)
 	}
+	a.f("VZEROUPPER")
+	a.f("RET")
+}
+
+// biasActAVX512 writes biasActRow(z, act, b *float32, n int, relu int),
+// the fp32 MLP's step after a layer's products, over n values, n a
+// multiple of 16: z += b, then act = max(z, 0) when relu is not 0, else
+// act = z.
+func biasActAVX512(a *asm) {
+	fmt.Fprintf(&a.Buffer, "\n// func biasActRow(z, act, b *float32, n int, relu int)\nTEXT ·biasActRow(SB), NOSPLIT, $0-40\n")
+	a.f("MOVQ z+0(FP), DI")
+	a.f("MOVQ act+8(FP), SI")
+	a.f("MOVQ b+16(FP), R8")
+	a.f("MOVQ n+24(FP), CX")
+	a.f("MOVQ relu+32(FP), R11")
+	a.f("VPXORD Z29, Z29, Z29")
+	a.f("SHRQ $4, CX")
+	a.f("JZ biasActRowdone")
+	a.label("biasActRowloop")
+	a.f("VMOVUPS (DI), Z0")
+	a.f("VADDPS (R8), Z0, Z0")
+	a.f("VMOVUPS Z0, (DI)")
+	a.f("TESTQ R11, R11")
+	a.f("JZ biasActRownorelu")
+	a.f("VMAXPS Z29, Z0, Z0")
+	a.label("biasActRownorelu")
+	a.f("VMOVUPS Z0, (SI)")
+	for _, r := range []string{"DI", "SI", "R8"} {
+		a.f("ADDQ $64, %s", r)
+	}
+	a.f("DECQ CX")
+	a.f("JNZ biasActRowloop")
+	a.label("biasActRowdone")
 	a.f("VZEROUPPER")
 	a.f("RET")
 }
