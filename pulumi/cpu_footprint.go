@@ -286,6 +286,18 @@ func (CpuFootprint) Read(ctx context.Context, req infer.ReadRequest[CpuFootprint
 	}
 	state := cpuFootprintStateOf(args, rec)
 	state.ValidationProfile, state.ValidationResults, state.ValidationApprover = req.State.ValidationProfile, req.State.ValidationResults, req.State.ValidationApprover
+	if v := rec.Spec.Validation; v != nil {
+		// The instances hwprobe drained in Slurm since the gate passed
+		// them: drift the preview reports (and, with onFailure =
+		// "replace", the next up repairs).
+		if err := env.ReadCPUFootprintHealth(ctx, rec.Spec, f); err != nil {
+			p.GetLogger(ctx).Warningf("reading CPU footprint (%s): which instances hwprobe drained in Slurm could not be read: %v", name, err)
+		}
+		if w := platform.FootprintDrainedWarning(name, v.WithDefaults().OnFailure, f.Drained); w != "" {
+			p.GetLogger(ctx).Warning(w)
+		}
+		state.ValidationResults = markDrained(state.ValidationResults, f.Drained)
+	}
 	state.SlurmControllerConfig = req.State.SlurmControllerConfig
 	return infer.ReadResponse[CpuFootprintArgs, CpuFootprintState]{ID: f.Name, Inputs: args, State: state}, nil
 }
@@ -383,6 +395,11 @@ func (CpuFootprint) Diff(ctx context.Context, req infer.DiffRequest[CpuFootprint
 		put(cs.Roll, p.Update)
 		put(cs.Repair, p.Update)
 		put(cs.Replace, p.UpdateReplace)
+	}
+	if platform.ReplacesDrainedFootprint(spec) && slices.ContainsFunc(req.State.ValidationResults, func(r GpuValidationResult) bool { return r.Status == platform.NodeDrained }) {
+		// Instances hwprobe drained in Slurm: the update replaces them, and
+		// the gate judges their replacements.
+		d.DetailedDiff["validationResults"] = p.PropertyDiff{Kind: p.Update}
 	}
 	d.HasChanges = len(d.DetailedDiff) > 0
 	return d, nil

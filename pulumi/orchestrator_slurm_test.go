@@ -277,3 +277,116 @@ func nodeIDs(props property.Map) []string {
 	}
 	return out
 }
+
+// TestCpuFootprint_slurmDrainedDrift: the Pulumi front end of a refresh
+// that finds an instance of a footprint hwprobe drained in Slurm. The
+// instances are played by the node player (the real hwprobe, the
+// lifecycle double); the test writes the marker a node's health check
+// writes (standing in for the node: no Slurm here; the real daemons run
+// in the provider's TestAccCPUFootprint_slurmDrained). With onFailure
+// "replace" the read marks the instance's validation result drained, the
+// diff is an update of validationResults, and the update has Auto Scaling
+// replace it: the new instance passes the gate.
+func TestCpuFootprint_slurmDrainedDrift(t *testing.T) {
+	const name = "fp-drift"
+	h := acctest.ParallelEmulator(t)
+	ctx := context.Background()
+	c, err := h.Clients(ctx, acctest.Region)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.S3.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("fp-drift"),
+		CreateBucketConfiguration: &s3types.CreateBucketConfiguration{LocationConstraint: s3types.BucketLocationConstraint(acctest.Region)}}); err != nil {
+		t.Fatal(err)
+	}
+	k, err := c.KMS.CreateKey(ctx, &kms.CreateKeyInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := aws.ToString(k.KeyMetadata.Arn)
+	sec, err := acctest.SecretsManager(c).CreateSecret(ctx, &secretsmanager.CreateSecretInput{Name: aws.String("munge-fp-drift"), SecretString: aws.String(strings.Repeat("k", 32)), KmsKeyId: aws.String(key)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl := acctest.NewFootprintPlayer(t, h)
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); pl.WatchFootprint(wctx, name) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	s := newServer(t, h, nil)
+	u := urn("CpuFootprint", name)
+	inputs := property.NewMap(map[string]property.Value{
+		"name": property.New(name), "instanceType": property.New("c7i.large"),
+		"minSize": property.New(0.0), "maxSize": property.New(3.0), "desiredCapacity": property.New(2.0),
+		"rootVolume": property.New(property.NewMap(map[string]property.Value{"sizeGib": property.New(20.0)})),
+		"kmsKeyArn":  property.New(key),
+		"validation": property.New(property.NewMap(map[string]property.Value{
+			"checks": strings_("host", "cpu_features"), "timeout": property.New("5m"), "onFailure": property.New("replace"),
+			"reportsS3Uri": property.New("s3://fp-drift/r/"), "reportsKmsKeyArn": property.New(key), "trustedCertificates": property.New(pl.Signer.CertPEM)})),
+		"orchestrator": property.New(property.NewMap(map[string]property.Value{
+			"slurm": property.New(property.NewMap(map[string]property.Value{"controllers": strings_("slurmctld.internal"), "mungeKeySecretArn": property.New(aws.ToString(sec.ARN))}))})),
+	})
+	check, err := s.Check(p.CheckRequest{Urn: u, Inputs: inputs})
+	if err != nil || len(check.Failures) > 0 {
+		t.Fatalf("check: %v %+v", err, check.Failures)
+	}
+	created, err := s.Create(p.CreateRequest{Urn: u, Properties: check.Inputs})
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	results := func(props property.Map) map[string]string {
+		out := map[string]string{}
+		for _, r := range props.Get("validationResults").AsArray().AsSlice() {
+			m := r.AsMap()
+			out[m.Get("instanceId").AsString()] = m.Get("status").AsString()
+		}
+		return out
+	}
+	first := results(created.Properties)
+	if len(first) != 2 {
+		t.Fatalf("validation results %v, want 2 instances passed", first)
+	}
+	var drained string
+	for id, st := range first {
+		if st != "pass" {
+			t.Fatalf("validation results %v, want 2 instances passed", first)
+		}
+		drained = max(drained, id)
+	}
+	body := fmt.Sprintf(`{"node":"fp-drift-%s","instance_id":%q,"state":"drained","at":"2026-11-27T10:00:00Z","reason":"hwprobe: cpu.feature avx512_fp16: avx512_fp16 not available"}`, drained, drained)
+	if _, err := c.S3.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("fp-drift"), Key: aws.String("r/" + name + "/slurm-health/" + drained + "/20261127T100000.000Z.drained.json"),
+		Body: strings.NewReader(body)}); err != nil {
+		t.Fatal(err)
+	}
+	read, err := s.Read(p.ReadRequest{ID: created.ID, Urn: u, Properties: created.Properties, Inputs: check.Inputs})
+	if err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	if got := results(read.Properties); got[drained] != "drained" || len(got) != 2 {
+		t.Fatalf("validation results after the read %v, want %s drained", got, drained)
+	}
+	diff, err := s.Diff(p.DiffRequest{ID: created.ID, Urn: u, State: read.Properties, OldInputs: read.Inputs, Inputs: check.Inputs})
+	if err != nil || !diff.HasChanges || diff.DetailedDiff["validationResults"].Kind != p.Update {
+		t.Fatalf("diff: %v %+v, want validationResults updated", err, diff)
+	}
+	updated, err := s.Update(p.UpdateRequest{ID: created.ID, Urn: u, State: read.Properties, OldInputs: read.Inputs, Inputs: check.Inputs})
+	if err != nil {
+		t.Fatalf("update: %v", err)
+	}
+	after := results(updated.Properties)
+	if _, ok := after[drained]; ok || len(after) != 2 {
+		t.Fatalf("validation results after the update %v, want two that passed, %s replaced", after, drained)
+	}
+	for id, st := range after {
+		if st != "pass" {
+			t.Errorf("%s: %s after the update, want pass", id, st)
+		}
+	}
+	if errs := pl.Errs(); len(errs) > 0 {
+		t.Errorf("node player: %v", errs)
+	}
+	if err := s.Delete(p.DeleteRequest{ID: created.ID, Urn: u, Properties: updated.Properties}); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+}
