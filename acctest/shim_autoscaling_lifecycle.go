@@ -252,28 +252,38 @@ func (d *LifecycleDouble) scaleIn(w http.ResponseWriter, r *Request, next Handle
 	d.mu.Unlock()
 	if len(live) > desired {
 		chosen := live[desired:]
-		form := url.Values{"Action": {"DetachInstances"}, "Version": {"2011-01-01"}, "AutoScalingGroupName": {group}, "ShouldDecrementDesiredCapacity": {"true"}}
-		for i, id := range chosen {
-			form.Set(fmt.Sprintf("InstanceIds.member.%d", i+1), id)
-		}
-		resp, err := r.Forward([]byte(form.Encode()))
-		if err != nil {
+		if err := d.hold(r, group, "true", chosen, body); err != nil {
 			WriteAWSError(w, r, http.StatusInternalServerError, "InternalFailure", err.Error())
 			return
 		}
-		b, _ := io.ReadAll(resp.Body)
-		_ = resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			WriteAWSError(w, r, http.StatusInternalServerError, "InternalFailure", "detaching the instances to hold: "+strings.TrimSpace(string(b)))
-			return
-		}
-		d.mu.Lock()
-		for _, id := range chosen {
-			d.terminating[id] = heldInstance{group: group, member: terminatingMember(instanceMember(body, id))}
-		}
-		d.mu.Unlock()
 	}
 	next(w, r)
+}
+
+// hold detaches ids from group in moto (decrement: "true" lowers its
+// desired capacity, else moto launches replacements) and shows them as
+// Terminating:Wait from then on, with their member elements of body (a
+// DescribeAutoScalingGroups answer taken before).
+func (d *LifecycleDouble) hold(r *Request, group, decrement string, ids []string, body []byte) error {
+	form := url.Values{"Action": {"DetachInstances"}, "Version": {"2011-01-01"}, "AutoScalingGroupName": {group}, "ShouldDecrementDesiredCapacity": {decrement}}
+	for i, id := range ids {
+		form.Set(fmt.Sprintf("InstanceIds.member.%d", i+1), id)
+	}
+	resp, err := r.Forward([]byte(form.Encode()))
+	if err != nil {
+		return err
+	}
+	b, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("detaching the instances to hold: %s", strings.TrimSpace(string(b)))
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, id := range ids {
+		d.terminating[id] = heldInstance{group: group, member: terminatingMember(instanceMember(body, id))}
+	}
+	return nil
 }
 
 // groupInstance is one instance of a group as moto lists it.
@@ -396,23 +406,10 @@ func (d *LifecycleDouble) terminate(w http.ResponseWriter, r *Request, next Hand
 		WriteAWSError(w, r, http.StatusInternalServerError, "InternalFailure", err.Error())
 		return
 	}
-	member := instanceMember(body, id)
-	decrement := r.Form.Get("ShouldDecrementDesiredCapacity")
-	form := url.Values{"Action": {"DetachInstances"}, "Version": {"2011-01-01"}, "AutoScalingGroupName": {group}, "ShouldDecrementDesiredCapacity": {decrement}, "InstanceIds.member.1": {id}}
-	resp, err := r.Forward([]byte(form.Encode()))
-	if err != nil {
+	if err := d.hold(r, group, r.Form.Get("ShouldDecrementDesiredCapacity"), []string{id}, body); err != nil {
 		WriteAWSError(w, r, http.StatusInternalServerError, "InternalFailure", err.Error())
 		return
 	}
-	b, _ := io.ReadAll(resp.Body)
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		WriteAWSError(w, r, http.StatusInternalServerError, "InternalFailure", "detaching the instance to hold: "+strings.TrimSpace(string(b)))
-		return
-	}
-	d.mu.Lock()
-	d.terminating[id] = heldInstance{group: group, member: terminatingMember(member)}
-	d.mu.Unlock()
 	writeQueryXML(w, "TerminateInstanceInAutoScalingGroup", "<Activity><ActivityId>held-"+id+"</ActivityId><AutoScalingGroupName>"+group+
 		"</AutoScalingGroupName><Cause>held in Terminating:Wait by the group's terminate hook (lifecycle double)</Cause><StatusCode>WaitingForELBConnectionDraining</StatusCode></Activity>")
 }

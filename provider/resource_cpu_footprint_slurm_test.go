@@ -147,19 +147,10 @@ func TestAccCPUFootprint_slurmJoin(t *testing.T) {
 		}
 	}
 	hooks := func(*terraform.State) error {
-		c, err := h.Clients(context.Background(), acctest.Region)
+		got, err := groupHooks(h, group)
 		if err != nil {
 			return err
 		}
-		out, err := c.AutoScaling.DescribeLifecycleHooks(context.Background(), &autoscaling.DescribeLifecycleHooksInput{AutoScalingGroupName: aws.String(group)})
-		if err != nil {
-			return err
-		}
-		var got []string
-		for _, hk := range out.LifecycleHooks {
-			got = append(got, fmt.Sprintf("%s %s %d %s", aws.ToString(hk.LifecycleHookName), aws.ToString(hk.LifecycleTransition), aws.ToInt32(hk.HeartbeatTimeout), aws.ToString(hk.DefaultResult)))
-		}
-		slices.Sort(got)
 		want := []string{"mlplatform-slurm-leave autoscaling:EC2_INSTANCE_TERMINATING 7200 CONTINUE", "mlplatform-validation autoscaling:EC2_INSTANCE_LAUNCHING 300 ABANDON"}
 		if !slices.Equal(got, want) {
 			return fmt.Errorf("hooks of %s: %v, want %v", group, got, want)

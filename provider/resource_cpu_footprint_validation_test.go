@@ -89,17 +89,9 @@ resource "mlplatform_cpu_footprint" "test" {
 // checkHook checks the group's validation lifecycle hook.
 func checkHook(t *testing.T, h *acctest.Harness, group string, want bool) resource.TestCheckFunc {
 	return func(*terraform.State) error {
-		c, err := h.Clients(context.Background(), acctest.Region)
+		got, err := groupHooks(h, group)
 		if err != nil {
 			return err
-		}
-		out, err := c.AutoScaling.DescribeLifecycleHooks(context.Background(), &autoscaling.DescribeLifecycleHooksInput{AutoScalingGroupName: aws.String(group)})
-		if err != nil {
-			return err
-		}
-		var got []string
-		for _, hk := range out.LifecycleHooks {
-			got = append(got, fmt.Sprintf("%s %s %d %s", aws.ToString(hk.LifecycleHookName), aws.ToString(hk.LifecycleTransition), aws.ToInt32(hk.HeartbeatTimeout), aws.ToString(hk.DefaultResult)))
 		}
 		if !want {
 			if len(got) > 0 {
@@ -112,6 +104,25 @@ func checkHook(t *testing.T, h *acctest.Harness, group string, want bool) resour
 		}
 		return nil
 	}
+}
+
+// groupHooks lists group's lifecycle hooks, "NAME TRANSITION HEARTBEAT
+// DEFAULT", sorted.
+func groupHooks(h *acctest.Harness, group string) ([]string, error) {
+	c, err := h.Clients(context.Background(), acctest.Region)
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.AutoScaling.DescribeLifecycleHooks(context.Background(), &autoscaling.DescribeLifecycleHooksInput{AutoScalingGroupName: aws.String(group)})
+	if err != nil {
+		return nil, err
+	}
+	var got []string
+	for _, hk := range out.LifecycleHooks {
+		got = append(got, fmt.Sprintf("%s %s %d %s", aws.ToString(hk.LifecycleHookName), aws.ToString(hk.LifecycleTransition), aws.ToInt32(hk.HeartbeatTimeout), aws.ToString(hk.DefaultResult)))
+	}
+	slices.Sort(got)
+	return got, nil
 }
 
 // completions waits until the lifecycle double answered n completions and

@@ -185,23 +185,7 @@ func TestGpuCluster_checkSlurm(t *testing.T) {
 func TestGpuCluster_slurmDrainedDrift(t *testing.T) {
 	h := acctest.ParallelEmulator(t)
 	ctx := context.Background()
-	c, err := h.Clients(ctx, acctest.Region)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.S3.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("slurm-drift"),
-		CreateBucketConfiguration: &s3types.CreateBucketConfiguration{LocationConstraint: s3types.BucketLocationConstraint(acctest.Region)}}); err != nil {
-		t.Fatal(err)
-	}
-	k, err := c.KMS.CreateKey(ctx, &kms.CreateKeyInput{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := aws.ToString(k.KeyMetadata.Arn)
-	sec, err := acctest.SecretsManager(c).CreateSecret(ctx, &secretsmanager.CreateSecretInput{Name: aws.String("munge-drift"), SecretString: aws.String(strings.Repeat("k", 32)), KmsKeyId: aws.String(key)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s3c, key, secret := driftFixture(t, h, "slurm-drift", "munge-drift")
 	s := newServer(t, h, nil)
 	u := urn("GpuCluster", "drift")
 	inputs := gpuClusterInputs("drift", 2, map[string]property.Value{
@@ -209,7 +193,7 @@ func TestGpuCluster_slurmDrainedDrift(t *testing.T) {
 		"validation": property.New(property.NewMap(map[string]property.Value{
 			"wait": property.New(false), "onFailure": property.New("replace"), "reportsS3Uri": property.New("s3://slurm-drift/r/"), "reportsKmsKeyArn": property.New(key)})),
 		"orchestrator": property.New(property.NewMap(map[string]property.Value{
-			"slurm": property.New(property.NewMap(map[string]property.Value{"controllers": strings_("slurmctld.internal"), "mungeKeySecretArn": property.New(aws.ToString(sec.ARN))}))})),
+			"slurm": property.New(property.NewMap(map[string]property.Value{"controllers": strings_("slurmctld.internal"), "mungeKeySecretArn": property.New(secret)}))})),
 	})
 	check, err := s.Check(p.CheckRequest{Urn: u, Inputs: inputs})
 	if err != nil || len(check.Failures) > 0 {
@@ -229,7 +213,7 @@ func TestGpuCluster_slurmDrainedDrift(t *testing.T) {
 			body += fmt.Sprintf(`,"reason":%q`, reason)
 		}
 		stamp := strings.NewReplacer("-", "", ":", "").Replace(strings.TrimSuffix(at, "Z")) + ".000Z"
-		if _, err := c.S3.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("slurm-drift"), Key: aws.String("r/drift/slurm-health/" + id + "/" + stamp + "." + state + ".json"),
+		if _, err := s3c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("slurm-drift"), Key: aws.String("r/drift/slurm-health/" + id + "/" + stamp + "." + state + ".json"),
 			Body: strings.NewReader(body + "}")}); err != nil {
 			t.Fatal(err)
 		}
@@ -291,23 +275,7 @@ func TestCpuFootprint_slurmDrainedDrift(t *testing.T) {
 	const name = "fp-drift"
 	h := acctest.ParallelEmulator(t)
 	ctx := context.Background()
-	c, err := h.Clients(ctx, acctest.Region)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.S3.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("fp-drift"),
-		CreateBucketConfiguration: &s3types.CreateBucketConfiguration{LocationConstraint: s3types.BucketLocationConstraint(acctest.Region)}}); err != nil {
-		t.Fatal(err)
-	}
-	k, err := c.KMS.CreateKey(ctx, &kms.CreateKeyInput{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := aws.ToString(k.KeyMetadata.Arn)
-	sec, err := acctest.SecretsManager(c).CreateSecret(ctx, &secretsmanager.CreateSecretInput{Name: aws.String("munge-fp-drift"), SecretString: aws.String(strings.Repeat("k", 32)), KmsKeyId: aws.String(key)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s3c, key, secret := driftFixture(t, h, "fp-drift", "munge-fp-drift")
 	pl := acctest.NewFootprintPlayer(t, h)
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -325,7 +293,7 @@ func TestCpuFootprint_slurmDrainedDrift(t *testing.T) {
 			"checks": strings_("host", "cpu_features"), "timeout": property.New("5m"), "onFailure": property.New("replace"),
 			"reportsS3Uri": property.New("s3://fp-drift/r/"), "reportsKmsKeyArn": property.New(key), "trustedCertificates": property.New(pl.Signer.CertPEM)})),
 		"orchestrator": property.New(property.NewMap(map[string]property.Value{
-			"slurm": property.New(property.NewMap(map[string]property.Value{"controllers": strings_("slurmctld.internal"), "mungeKeySecretArn": property.New(aws.ToString(sec.ARN))}))})),
+			"slurm": property.New(property.NewMap(map[string]property.Value{"controllers": strings_("slurmctld.internal"), "mungeKeySecretArn": property.New(secret)}))})),
 	})
 	check, err := s.Check(p.CheckRequest{Urn: u, Inputs: inputs})
 	if err != nil || len(check.Failures) > 0 {
@@ -355,7 +323,7 @@ func TestCpuFootprint_slurmDrainedDrift(t *testing.T) {
 		drained = max(drained, id)
 	}
 	body := fmt.Sprintf(`{"node":"fp-drift-%s","instance_id":%q,"state":"drained","at":"2026-11-27T10:00:00Z","reason":"hwprobe: cpu.feature avx512_fp16: avx512_fp16 not available"}`, drained, drained)
-	if _, err := c.S3.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("fp-drift"), Key: aws.String("r/" + name + "/slurm-health/" + drained + "/20261127T100000.000Z.drained.json"),
+	if _, err := s3c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("fp-drift"), Key: aws.String("r/" + name + "/slurm-health/" + drained + "/20261127T100000.000Z.drained.json"),
 		Body: strings.NewReader(body)}); err != nil {
 		t.Fatal(err)
 	}
@@ -389,4 +357,32 @@ func TestCpuFootprint_slurmDrainedDrift(t *testing.T) {
 	if err := s.Delete(p.DeleteRequest{ID: created.ID, Urn: u, Properties: updated.Properties}); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
+}
+
+// driftFixture makes what a drift test's resource needs in the emulator: a
+// bucket for the reports, a customer managed key and a munge key secret
+// encrypted with it; a fixture S3 client, the key's ARN and the secret's.
+func driftFixture(t *testing.T, h *acctest.Harness, bucket, secretName string) (interface {
+	PutObject(context.Context, *s3.PutObjectInput, ...func(*s3.Options)) (*s3.PutObjectOutput, error)
+}, string, string) {
+	t.Helper()
+	ctx := context.Background()
+	c, err := h.Clients(ctx, acctest.Region)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.S3.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket),
+		CreateBucketConfiguration: &s3types.CreateBucketConfiguration{LocationConstraint: s3types.BucketLocationConstraint(acctest.Region)}}); err != nil {
+		t.Fatal(err)
+	}
+	k, err := c.KMS.CreateKey(ctx, &kms.CreateKeyInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := aws.ToString(k.KeyMetadata.Arn)
+	sec, err := acctest.SecretsManager(c).CreateSecret(ctx, &secretsmanager.CreateSecretInput{Name: aws.String(secretName), SecretString: aws.String(strings.Repeat("k", 32)), KmsKeyId: aws.String(key)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.S3, key, aws.ToString(sec.ARN)
 }
