@@ -243,6 +243,16 @@ func (p *NodePlayer) Played() []string {
 	return out
 }
 
+// launchTagged reports whether n carries every tag its launch gives it.
+func launchTagged(n cloud.GPUNode) bool {
+	for _, k := range []string{cloud.TagNodeIndices, cloud.TagSpecHash, cloud.TagZoneID} {
+		if _, ok := n.Tags[k]; !ok {
+			return false
+		}
+	}
+	return n.Index >= 0
+}
+
 // PlayNew plays the running nodes of cluster not played yet.
 func (p *NodePlayer) PlayNew(ctx context.Context, cluster string) error {
 	clients, err := p.H.Clients(ctx, Region)
@@ -267,6 +277,12 @@ func (p *NodePlayer) PlayNew(ctx context.Context, cluster string) error {
 	}
 	for _, n := range c.Nodes {
 		if n.State != "running" {
+			continue
+		}
+		if !launchTagged(n) {
+			// moto applies a launch's tags one at a time: a describe in
+			// between sees the cluster's tag without the node's index or
+			// zone. EC2 tags a launch at once; the next poll sees them.
 			continue
 		}
 		p.mu.Lock()
