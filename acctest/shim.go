@@ -279,6 +279,19 @@ func (s *Shim) Calls(service, action string) []Call {
 	return out
 }
 
+// FaultsServed counts the calls of service's action, other than the
+// fixtures', that a fault rule answered (a throttle, a lost answer, a
+// replayed token).
+func (s *Shim) FaultsServed(service, action string) int {
+	n := 0
+	for _, c := range s.Calls(service, action) {
+		if c.Source == "fault" && !c.Fixture {
+			n++
+		}
+	}
+	return n
+}
+
 // ServeHTTP implements http.Handler.
 func (s *Shim) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	if strings.HasPrefix(hr.URL.Path, "/shim/") {

@@ -2,7 +2,6 @@ package provider_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -104,17 +103,6 @@ func TestAccCPUFootprint_slurmJoin(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	jobDone := func() error {
-		select {
-		case err := <-job:
-			if err != nil {
-				return fmt.Errorf("the job on the scaled-in node did not finish: %v", err)
-			}
-			return nil
-		default:
-			return errors.New("the scale-in finished while the job on its node still ran")
-		}
-	}
 	var kept []string // the nodes left after the first scale-in
 	var leaveCalls atomic.Int32
 	joined := func(*terraform.State) error {
@@ -163,8 +151,8 @@ func TestAccCPUFootprint_slurmJoin(t *testing.T) {
 		// The destroy began while a job ran on the last node: it scaled
 		// the group to 0 and waited for the node to leave Slurm.
 		CheckDestroy: func(*terraform.State) error {
-			if err := jobDone(); err != nil {
-				return fmt.Errorf("destroy: %w", err)
+			if err := jobEnded(job, "destroy"); err != nil {
+				return err
 			}
 			return waitSlurmNodes(sc, nil)
 		},
@@ -208,15 +196,10 @@ func TestAccCPUFootprint_slurmJoin(t *testing.T) {
 			},
 			Config: config(2),
 			Check: func(*terraform.State) error {
-				if err := jobDone(); err != nil {
+				if err := jobEnded(job, "scale-in"); err != nil {
 					return err
 				}
-				throttled := 0
-				for _, c := range h.Shim.Calls("s3", "ListObjectsV2") {
-					if c.Source == "fault" && !c.Fixture {
-						throttled++
-					}
-				}
+				throttled := h.Shim.FaultsServed("s3", "ListObjectsV2")
 				// The lost answer, then the retry that finds no action
 				// waiting: the action was completed.
 				if throttled != 1 || leaveCalls.Load() < 2 {

@@ -68,6 +68,21 @@ func slurmClusterConfig(h *acctest.Harness, name string, nodes int, key, certPEM
 `, controller, secretARN)
 }
 
+// jobEnded says whether a job that ran on a node while its what (a
+// scale-in, a destroy) began had ended by the time what finished, and
+// ended well.
+func jobEnded(job <-chan error, what string) error {
+	select {
+	case err := <-job:
+		if err != nil {
+			return fmt.Errorf("the job running at the %s did not finish: %v", what, err)
+		}
+		return nil
+	default:
+		return fmt.Errorf("the %s finished while the job on its node still ran", what)
+	}
+}
+
 // waitSlurmNodes waits up to 30 seconds until the controller lists
 // exactly the nodes want (by name, in any order; nil: none).
 func waitSlurmNodes(sc *slurmtest.Cluster, want []string) error {
@@ -265,24 +280,10 @@ func TestAccGPUCluster_slurmJoin(t *testing.T) {
 		h.Shim.LoseResponses("s3", "ListObjectsV2", 1)
 	}
 	jobFinished := func(*terraform.State) error {
-		throttled := 0
-		for _, c := range h.Shim.Calls("ec2", "CreateTags") {
-			if c.Source == "fault" && !c.Fixture {
-				throttled++
-			}
-		}
-		if throttled != 2 {
+		if throttled := h.Shim.FaultsServed("ec2", "CreateTags"); throttled != 2 {
 			return fmt.Errorf("%d throttled CreateTags answers served, want the 2 injected", throttled)
 		}
-		select {
-		case err := <-job:
-			if err != nil {
-				return fmt.Errorf("the job on the scaled-in node did not finish: %v", err)
-			}
-			return nil
-		default:
-			return errors.New("the scale-in finished while the job on its node still ran")
-		}
+		return jobEnded(job, "scale-in")
 	}
 	playerOK := func(*terraform.State) error {
 		if errs := p.Errs(); len(errs) > 0 {
@@ -449,13 +450,7 @@ func TestAccGPUCluster_slurmReplace(t *testing.T) {
 					if n := len(p.Played()); n != 4 {
 						return fmt.Errorf("the player ran %d instances, want 4 (node 0 replaced once more)", n)
 					}
-					faults := 0
-					for _, c := range slices.Concat(h.Shim.Calls("s3", "ListObjectsV2"), h.Shim.Calls("s3", "GetObject")) {
-						if c.Source == "fault" && !c.Fixture {
-							faults++
-						}
-					}
-					if faults != 3 {
+					if faults := h.Shim.FaultsServed("s3", "ListObjectsV2") + h.Shim.FaultsServed("s3", "GetObject"); faults != 3 {
 						return fmt.Errorf("%d S3 fault answers served, want the 3 injected", faults)
 					}
 					for _, nn := range nodes {
@@ -630,13 +625,8 @@ func TestAccGPUCluster_slurmExample(t *testing.T) {
 		return nil
 	}
 	jobFinished := func(*terraform.State) error {
-		select {
-		case err := <-job:
-			if err != nil {
-				return fmt.Errorf("the job running at destroy did not finish: %v", err)
-			}
-		default:
-			return errors.New("the destroy finished while the job on its node still ran")
+		if err := jobEnded(job, "destroy"); err != nil {
+			return err
 		}
 		return waitSlurmNodes(sc, nil)
 	}

@@ -425,16 +425,7 @@ func (g *gemm) runPackedA(m, n, k int, pk packers, beta float32, c []float32, ld
 		g.team.runN(t, job)
 		return
 	}
-	var wg sync.WaitGroup
-	for w := 1; w < t; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			job(w)
-		}()
-	}
-	job(0)
-	wg.Wait()
+	spread(t, job)
 }
 
 // runShared is the blocked algorithm with one shared packed block of B
@@ -508,16 +499,7 @@ func (g *gemm) runShared(m, n, k int, pk packers, beta float32, c []float32, ldc
 			}
 		}
 	}
-	var wg sync.WaitGroup
-	for w := 1; w < t; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			worker(w)
-		}()
-	}
-	worker(0)
-	wg.Wait()
+	spread(t, worker)
 }
 
 // barrier lets n goroutines wait for each other, any number of times.

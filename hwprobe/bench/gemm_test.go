@@ -12,19 +12,7 @@ func refGemm(transA, transB bool, m, n, k int, alpha float64, a []float32, lda i
 	out := make([]float64, m*n)
 	for i := 0; i < m; i++ {
 		for j := 0; j < n; j++ {
-			var s float64
-			for p := 0; p < k; p++ {
-				ai, bi := i*lda+p, p*ldb+j
-				if transA {
-					ai = p*lda + i
-				}
-				if transB {
-					bi = j*ldb + p
-				}
-				av, bv := a[ai], b[bi]
-				s += float64(av) * float64(bv)
-			}
-			out[i*n+j] = alpha*s + beta*float64(c[i*ldc+j])
+			out[i*n+j] = refEntry(transA, transB, i, j, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		}
 	}
 	return out

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 )
 
@@ -211,16 +210,7 @@ func (q *qmlp) parallelRows(rows int, f func(w, r0, r1 int)) {
 		f(0, 0, rows)
 		return
 	}
-	var wg sync.WaitGroup
-	for w := 1; w < t; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(w, rows*w/t, rows*(w+1)/t)
-		}()
-	}
-	f(0, 0, rows/t)
-	wg.Wait()
+	spread(t, func(w int) { f(w, rows*w/t, rows*(w+1)/t) })
 }
 
 // parallelRowsMin is the batch from which the element-wise steps are

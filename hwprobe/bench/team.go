@@ -160,3 +160,19 @@ func (l *latch) wait() {
 		return
 	}
 }
+
+// spread runs job(w) for w in [0, t): 1 to t-1 on goroutines of their
+// own, 0 on the caller's, and returns when all are done. For work that
+// has no team, or more threads than its team's workers.
+func spread(t int, job func(w int)) {
+	var wg sync.WaitGroup
+	for w := 1; w < t; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			job(w)
+		}()
+	}
+	job(0)
+	wg.Wait()
+}

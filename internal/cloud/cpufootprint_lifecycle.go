@@ -135,10 +135,16 @@ func EnsureHook(ctx context.Context, api LifecycleHookAPI, group string, want Li
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return err
 	}
-	_, err = api.PutLifecycleHook(ctx, &autoscaling.PutLifecycleHookInput{AutoScalingGroupName: aws.String(group), LifecycleHookName: aws.String(want.Name),
-		LifecycleTransition: aws.String(want.Transition), HeartbeatTimeout: aws.Int32(want.HeartbeatSecs), DefaultResult: aws.String(want.DefaultResult)})
+	return PutHook(ctx, api, group, want)
+}
+
+// PutHook writes hook h on group (created or updated), without reading
+// it first: for a caller that read it already (FindHook).
+func PutHook(ctx context.Context, api LifecycleHookAPI, group string, h LifecycleHook) error {
+	_, err := api.PutLifecycleHook(ctx, &autoscaling.PutLifecycleHookInput{AutoScalingGroupName: aws.String(group), LifecycleHookName: aws.String(h.Name),
+		LifecycleTransition: aws.String(h.Transition), HeartbeatTimeout: aws.Int32(h.HeartbeatSecs), DefaultResult: aws.String(h.DefaultResult)})
 	if err != nil {
-		return fmt.Errorf("putting lifecycle hook %s on %s: %w", want.Name, group, err)
+		return fmt.Errorf("putting lifecycle hook %s on %s: %w", h.Name, group, err)
 	}
 	return nil
 }

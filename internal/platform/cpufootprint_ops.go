@@ -422,15 +422,7 @@ func (e *Env) convergeCPUFootprint(ctx context.Context, prior *CPUFootprintRecor
 			// each is let go once its node left Slurm.
 			prefix := spec.Validation.ReportsPrefix(spec.Name)
 			each = func(ctx context.Context) {
-				now, err := cloud.FindFootprintGroup(ctx, as, g.Name)
-				if err == nil {
-					var res LeaveCompletion
-					res, err = e.completeSlurmLeaves(ctx, g.Name, prefix, now.Instances)
-					if len(res.Completed) > 0 {
-						o.progress("CPU footprint %s: instances %s left Slurm: the refresh terminates them", spec.Name, strings.Join(res.Completed, ", "))
-					}
-				}
-				if err != nil && ctx.Err() == nil {
+				if _, _, err := e.slurmLeaveStep(ctx, spec.Name, g.Name, prefix, o); err != nil && ctx.Err() == nil {
 					o.progress("CPU footprint %s: letting the refresh's instances go: %v (tried again)", spec.Name, err)
 				}
 			}

@@ -64,11 +64,15 @@ func (s CPUFootprintSpec) slurmLeaves() bool {
 func (e *Env) syncSlurmLeaveHook(ctx context.Context, prior *CPUFootprintRecord, spec CPUFootprintSpec, group string, o CPUFootprintOptions) error {
 	if spec.slurmLeaves() {
 		h := cloud.SlurmLeaveHook()
-		if cur, err := cloud.FindHook(ctx, e.Clients.AutoScaling, group, h.Name); err == nil && *cur == h {
+		cur, err := cloud.FindHook(ctx, e.Clients.AutoScaling, group, h.Name)
+		switch {
+		case err == nil && *cur == h:
 			return nil
+		case err != nil && !errors.Is(err, cloud.ErrNotFound):
+			return err
 		}
 		o.progress("CPU footprint %s: lifecycle hook %s (an instance Auto Scaling terminates leaves Slurm first, its jobs ending, for up to %ds)", spec.Name, h.Name, h.HeartbeatSecs)
-		return cloud.EnsureHook(ctx, e.Clients.AutoScaling, group, h)
+		return cloud.PutHook(ctx, e.Clients.AutoScaling, group, h)
 	}
 	if prior != nil && prior.Spec.slurmLeaves() {
 		o.progress("CPU footprint %s: removing lifecycle hook %s", spec.Name, cloud.SlurmLeaveHookName)
@@ -148,6 +152,20 @@ func (e *Env) deleteSlurmLeaves(ctx context.Context, name string, g *cloud.Footp
 	return e.waitSlurmLeaves(ctx, name, g.Name, prefix, o)
 }
 
+// slurmLeaveStep reads the group once and lets go the instances it holds
+// whose node left Slurm (completeSlurmLeaves), saying which.
+func (e *Env) slurmLeaveStep(ctx context.Context, name, group, prefix string, o CPUFootprintOptions) (*cloud.FootprintGroup, LeaveCompletion, error) {
+	g, err := cloud.FindFootprintGroup(ctx, e.Clients.AutoScaling, group)
+	if err != nil {
+		return nil, LeaveCompletion{}, err
+	}
+	res, err := e.completeSlurmLeaves(ctx, group, prefix, g.Instances)
+	if len(res.Completed) > 0 {
+		o.progress("CPU footprint %s: instances %s left Slurm: terminating", name, strings.Join(res.Completed, ", "))
+	}
+	return g, res, err
+}
+
 // waitSlurmLeaves waits, within ctx, until the group holds no instance in
 // Terminating:Wait and runs no more than its desired capacity, completing
 // each terminate action as its node leaves Slurm: the apply that lowered
@@ -156,15 +174,8 @@ func (e *Env) waitSlurmLeaves(ctx context.Context, name, group, prefix string, o
 	said := ""
 	var last []string
 	for {
-		g, err := cloud.FindFootprintGroup(ctx, e.Clients.AutoScaling, group)
-		var res LeaveCompletion
+		g, res, err := e.slurmLeaveStep(ctx, name, group, prefix, o)
 		if err == nil {
-			res, err = e.completeSlurmLeaves(ctx, group, prefix, g.Instances)
-		}
-		if err == nil {
-			if len(res.Completed) > 0 {
-				o.progress("CPU footprint %s: instances %s left Slurm: terminating", name, strings.Join(res.Completed, ", "))
-			}
 			live := 0
 			for _, in := range g.Instances {
 				if liveInstance(in.LifecycleState) {
@@ -265,8 +276,5 @@ func FootprintDrainedWarning(name, onFailure string, drained []HwprobeDrained) s
 		ids = append(ids, d.InstanceID)
 	}
 	msg := fmt.Sprintf("CPU footprint %s: hwprobe's health check drained instances %s in Slurm after they were validated (%s: %s).", name, strings.Join(ids, ", "), drained[0].InstanceID, drained[0].Reason)
-	if onFailure == OnFailureReplace {
-		return msg + " With on_failure = \"replace\", this apply replaces them: each leaves Slurm (its jobs end first), then Auto Scaling launches another, which is validated."
-	}
-	return msg + fmt.Sprintf(" With on_failure = %q they are not replaced; they take no job while drained, and hwprobe resumes them if they pass again. Set on_failure = \"replace\" to have the next apply replace them.", onFailure)
+	return msg + drainedAdvice(onFailure, "Auto Scaling launches another, which is validated")
 }

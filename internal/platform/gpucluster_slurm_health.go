@@ -127,8 +127,14 @@ func DrainedWarning(name, onFailure string, drained []HwprobeDrained) string {
 	}
 	first := drained[0]
 	msg := fmt.Sprintf("GPU cluster %s: hwprobe's health check drained nodes %s in Slurm after they were validated (node %d, %s: %s).", name, cloud.FormatIndices(idx), first.Index, first.InstanceID, first.Reason)
+	return msg + drainedAdvice(onFailure, "a new instance is launched and validated")
+}
+
+// drainedAdvice is what a plan does of drained nodes under onFailure;
+// replaced says what follows a node's leave under "replace".
+func drainedAdvice(onFailure, replaced string) string {
 	if onFailure == OnFailureReplace {
-		return msg + " With on_failure = \"replace\", this apply replaces them: each leaves Slurm (its jobs end first), then a new instance is launched and validated."
+		return " With on_failure = \"replace\", this apply replaces them: each leaves Slurm (its jobs end first), then " + replaced + "."
 	}
-	return msg + fmt.Sprintf(" With on_failure = %q they are not replaced; they take no job while drained, and hwprobe resumes them if they pass again. Set on_failure = \"replace\" to have the next apply replace them.", onFailure)
+	return fmt.Sprintf(" With on_failure = %q they are not replaced; they take no job while drained, and hwprobe resumes them if they pass again. Set on_failure = \"replace\" to have the next apply replace them.", onFailure)
 }
