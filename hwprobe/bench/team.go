@@ -113,25 +113,38 @@ func (t *team) worker(w int) {
 // host) then leaves the waiting one's core to it, instead of the waiting
 // one spinning through its time slice. Set n before the work starts.
 type latch struct {
-	n    atomic.Int64
-	mu   sync.Mutex
-	cond sync.Cond
+	n       atomic.Int64
+	mu      sync.Mutex
+	cond    sync.Cond
+	waiters int // blocked in wait, under mu
 }
 
 // latchSpin is how long a latch's waiter spins before it blocks: far
 // longer than the threads of a job normally finish apart (a few
-// microseconds), far shorter than the time slice of a thread that lost
-// its core (milliseconds).
-const latchSpin = 50 * time.Microsecond
+// microseconds; on a 16-core Xeon the AMX int8 layers of a batch-64
+// pass came apart by more than 50 us often enough that a 50 us spin
+// blocked most passes), far shorter than the time slice of a thread that
+// lost its core (milliseconds).
+const latchSpin = 500 * time.Microsecond
 
-// done marks one piece done.
+// done marks one piece done. The last one wakes a blocked waiter and
+// yields to it: the Go scheduler puts the woken goroutine next in line on
+// this goroutine's P, which a team worker would otherwise keep spinning
+// (its next yield is spinYield polls away) while an idle P is woken to
+// steal it. Measured on a 16-core Xeon (AMX), batch-64 int8 MLP, 5
+// interleaved rounds: medians of 91K samples/s without the yield (3 of 5
+// runs under 100K), 183-191K with it (none under 148K).
 func (l *latch) done() {
 	if l.n.Add(-1) == 0 {
 		l.mu.Lock()
-		if l.cond.L != nil {
+		woke := l.waiters > 0
+		if woke {
 			l.cond.Broadcast()
 		}
 		l.mu.Unlock()
+		if woke {
+			runtime.Gosched()
+		}
 	}
 }
 
@@ -153,9 +166,11 @@ func (l *latch) wait() {
 		if l.cond.L == nil {
 			l.cond.L = &l.mu
 		}
+		l.waiters++
 		for l.n.Load() > 0 {
 			l.cond.Wait()
 		}
+		l.waiters--
 		l.mu.Unlock()
 		return
 	}
