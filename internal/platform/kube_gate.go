@@ -74,13 +74,31 @@ func (g *kubeGate) list(ctx context.Context) (kubeNodesAPI, []cloud.KubeNode, er
 	return api, nodes, nil
 }
 
+// kubeConflictTries is how many times the gate reads a Node again and
+// patches it anew when the Node changed between its read and the patch
+// (ErrKubeConflict): its kubelet and hwprobe on the node patch it too.
+const kubeConflictTries = 10
+
 // judged acts on one look's verdicts: it lifts the taint of each passed
 // node that registered, and marks each failed one. A node not registered
-// yet is left for a later look.
+// yet is left for a later look. A Node that changed under the patch is
+// read again and patched anew: the look that fails the gate is its last,
+// and a failed node left unmarked then would stay uncordoned.
 func (g *kubeGate) judged(ctx context.Context, res GateResult) error {
+	for try := 1; ; try++ {
+		conflict, err := g.judgeOnce(ctx, res)
+		if err != nil || !conflict || try == kubeConflictTries {
+			return err
+		}
+	}
+}
+
+// judgeOnce is one pass of judged over the Nodes as listed now; conflict
+// says that a Node changed under one of its patches.
+func (g *kubeGate) judgeOnce(ctx context.Context, res GateResult) (conflict bool, err error) {
 	api, nodes, err := g.list(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	byInstance := map[string]cloud.KubeNode{}
 	for _, n := range nodes {
@@ -100,20 +118,32 @@ func (g *kubeGate) judged(ctx context.Context, res GateResult) error {
 			if n.HasTaint(kube.TaintKey) {
 				g.progress("%s: Kubernetes: node %d (%s, Node %s) passed: lifting the taint %s", g.resource, v.Index, v.InstanceID, n.Name, kube.TaintKey)
 			}
-			if err := api.RemoveTaint(ctx, n, kube.TaintKey, map[string]string{GateLabel: GatePassed}); err != nil && !errors.Is(err, cloud.ErrKubeConflict) {
-				return fmt.Errorf("%s: Kubernetes: %w", g.resource, err)
+			if conflict, err = g.patched(conflict, api.RemoveTaint(ctx, n, kube.TaintKey, map[string]string{GateLabel: GatePassed})); err != nil {
+				return false, err
 			}
 		case NodeFail, NodeRejected:
 			if !ok || n.Unschedulable && n.Labels[GateLabel] == GateFailed {
 				continue
 			}
 			g.progress("%s: Kubernetes: node %d (%s, Node %s) failed: cordoned, labelled %s=%s, its taint kept", g.resource, v.Index, v.InstanceID, n.Name, GateLabel, GateFailed)
-			if err := api.MarkFailed(ctx, n, map[string]string{GateLabel: GateFailed}); err != nil && !errors.Is(err, cloud.ErrKubeConflict) {
-				return fmt.Errorf("%s: Kubernetes: %w", g.resource, err)
+			if conflict, err = g.patched(conflict, api.MarkFailed(ctx, n, map[string]string{GateLabel: GateFailed})); err != nil {
+				return false, err
 			}
 		}
 	}
-	return nil
+	return conflict, nil
+}
+
+// patched folds a patch's outcome into judgeOnce's: a conflict is noted,
+// any other error ends the pass.
+func (g *kubeGate) patched(conflict bool, err error) (bool, error) {
+	switch {
+	case errors.Is(err, cloud.ErrKubeConflict):
+		return true, nil
+	case err != nil:
+		return conflict, fmt.Errorf("%s: Kubernetes: %w", g.resource, err)
+	}
+	return conflict, nil
 }
 
 // drain cordons and drains the Nodes of instances about to be replaced
@@ -136,7 +166,7 @@ func (g *kubeGate) drain(ctx context.Context, instances []string) error {
 			}
 			err := api.MarkFailed(ctx, n, map[string]string{GateLabel: GateFailed})
 			switch {
-			case errors.Is(err, cloud.ErrKubeConflict) && try < 10:
+			case errors.Is(err, cloud.ErrKubeConflict) && try < kubeConflictTries:
 				changed = true
 			case err != nil:
 				return fmt.Errorf("%s: Kubernetes: %w", g.resource, err)
