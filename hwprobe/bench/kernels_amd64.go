@@ -40,6 +40,18 @@ func streamAdd(dst, x, y *float64, n int)
 func streamTriad(dst, x, y *float64, n int, s float64)
 
 //go:noescape
+func streamCopy256(dst, src *float64, n int)
+
+//go:noescape
+func streamScale256(dst, src *float64, n int, s float64)
+
+//go:noescape
+func streamAdd256(dst, x, y *float64, n int)
+
+//go:noescape
+func streamTriad256(dst, x, y *float64, n int, s float64)
+
+//go:noescape
 func saxpy64(y, x *float32, n int, alpha float32)
 
 //go:noescape
@@ -59,6 +71,21 @@ func sgemvN2(k int, x, w *float32, ldw int, y *float32)
 
 //go:noescape
 func sgemvN1(k int, x, w *float32, ldw int, y *float32)
+
+//go:noescape
+func sgemvY14(k int, x, w *float32, ldw int, y *float32)
+
+//go:noescape
+func sgemvY8(k int, x, w *float32, ldw int, y *float32)
+
+//go:noescape
+func sgemvY4(k int, x, w *float32, ldw int, y *float32)
+
+//go:noescape
+func sgemvY2(k int, x, w *float32, ldw int, y *float32)
+
+//go:noescape
+func sgemvY1(k int, x, w *float32, ldw int, y *float32)
 
 //go:noescape
 func fmaRate512(n int)
@@ -105,43 +132,82 @@ func fmaLoop() (run func(n int), flops float64, bits int, ok bool) {
 	return nil, 0, 0, false
 }
 
-// streamKernels returns the assembly STREAM kernels when AVX-512 is present.
+// streamKernels returns the assembly STREAM kernels: on 512-bit registers
+// with AVX-512, on 256-bit ones with AVX2 and FMA (both with non-temporal
+// stores), else the Go loops.
 func streamKernels() (streamImpl, bool) {
-	if !hasAVX512() {
-		return genericStream(), false
+	switch {
+	case hasAVX512():
+		return streamAVX512Kernels(), true
+	case hasAVX2FMA():
+		return streamAVX2Kernels(), true
 	}
+	return genericStream(), false
+}
+
+// streamAVX512Kernels are the STREAM kernels on 512-bit registers.
+func streamAVX512Kernels() streamImpl {
 	return streamImpl{
 		name: "avx512-nt", align: 32,
 		copy:  func(d, s []float64) { streamCopy(&d[0], &s[0], len(d)) },
 		scale: func(d, s []float64, q float64) { streamScale(&d[0], &s[0], len(d), q) },
 		add:   func(d, x, y []float64) { streamAdd(&d[0], &x[0], &y[0], len(d)) },
 		triad: func(d, x, y []float64, q float64) { streamTriad(&d[0], &x[0], &y[0], len(d), q) },
-	}, true
+	}
+}
+
+// streamAVX2Kernels are the STREAM kernels on 256-bit registers (AVX).
+func streamAVX2Kernels() streamImpl {
+	return streamImpl{
+		name: "avx2-nt", align: 32,
+		copy:  func(d, s []float64) { streamCopy256(&d[0], &s[0], len(d)) },
+		scale: func(d, s []float64, q float64) { streamScale256(&d[0], &s[0], len(d), q) },
+		add:   func(d, x, y []float64) { streamAdd256(&d[0], &x[0], &y[0], len(d)) },
+		triad: func(d, x, y []float64, q float64) { streamTriad256(&d[0], &x[0], &y[0], len(d), q) },
+	}
+}
+
+// gemvKernel is a GEMV kernel and the columns it covers.
+type gemvKernel struct {
+	cols int
+	fn   func(k int, x, w *float32, ldw int, y *float32)
 }
 
 // gemvKernels are the AVX-512 GEMV kernels by width in 16-column registers,
 // widest first (gen's gemvWidths).
-var gemvKernels = []struct {
-	cols int
-	fn   func(k int, x, w *float32, ldw int, y *float32)
-}{{28 * 16, sgemvN28}, {16 * 16, sgemvN16}, {8 * 16, sgemvN8}, {4 * 16, sgemvN4}, {2 * 16, sgemvN2}, {16, sgemvN1}}
+var gemvKernels = []gemvKernel{{28 * 16, sgemvN28}, {16 * 16, sgemvN16}, {8 * 16, sgemvN8}, {4 * 16, sgemvN4}, {2 * 16, sgemvN2}, {16, sgemvN1}}
+
+// gemvKernelsAVX2 are the AVX2 ones, in 8-column registers (gen's
+// gemvWidthsAVX2), for hosts without AVX-512.
+var gemvKernelsAVX2 = []gemvKernel{{14 * 8, sgemvY14}, {8 * 8, sgemvY8}, {4 * 8, sgemvY4}, {2 * 8, sgemvY2}, {8, sgemvY1}}
 
 // gemvAdd adds x (k values) times the k x len(y) row-major block of W at w
-// (rows ldw apart) into y: the AVX-512 kernels keep a band of up to 448
-// sums in registers across all k rows; columns past the last multiple of
-// 16, and hosts without AVX-512, take the scalar loop.
+// (rows ldw apart) into y: the assembly kernels keep a band of up to 448
+// sums (AVX-512; 112 with AVX2) in registers across all k rows; columns
+// past the last multiple of the narrowest kernel, and hosts with neither,
+// take the scalar loop.
 func gemvAdd(x, w []float32, ldw int, y []float32) {
+	switch {
+	case hasAVX512():
+		gemvAddWith(gemvKernels, x, w, ldw, y)
+	case hasAVX2FMA():
+		gemvAddWith(gemvKernelsAVX2, x, w, ldw, y)
+	default:
+		gemvAddGeneric(x, w, ldw, y)
+	}
+}
+
+// gemvAddWith is gemvAdd with the kernels ks, widest first.
+func gemvAddWith(ks []gemvKernel, x, w []float32, ldw int, y []float32) {
 	k, n := len(x), len(y)
 	if k == 0 || n == 0 {
 		return
 	}
 	_ = w[(k-1)*ldw+n-1]
 	j := 0
-	if hasAVX512() {
-		for _, g := range gemvKernels {
-			for ; n-j >= g.cols; j += g.cols {
-				g.fn(k, &x[0], &w[j], ldw, &y[j])
-			}
+	for _, g := range ks {
+		for ; n-j >= g.cols; j += g.cols {
+			g.fn(k, &x[0], &w[j], ldw, &y[j])
 		}
 	}
 	gemvAddGeneric(x, w[j:], ldw, y[j:])

@@ -31,6 +31,29 @@ func kernelCatalog() []catalogKernel {
 // asmMissing says why this host does not run the package's AVX-512
 // assembly besides the GEMM kernels (GEMV, STREAM, packers): "" when it
 // does.
+// asmStreams are the assembly STREAM kernels, each with why it cannot run
+// on this host ("" where it can), in streamKernels' order of preference.
+func asmStreams() []asmStream {
+	avx2 := ""
+	if !hasAVX2FMA() {
+		avx2 = "this host lacks AVX2 and FMA"
+	}
+	return []asmStream{{"avx512", streamAVX512Kernels(), asmMissing()}, {"avx2", streamAVX2Kernels(), avx2}}
+}
+
+// asmGemvs are the assembly GEMV kernel sets, each with why it cannot run
+// on this host ("" where it can).
+func asmGemvs() []asmGemv {
+	avx2 := ""
+	if !hasAVX2FMA() {
+		avx2 = "this host lacks AVX2 and FMA"
+	}
+	return []asmGemv{
+		{"avx512", func(x, w []float32, ldw int, y []float32) { gemvAddWith(gemvKernels, x, w, ldw, y) }, asmMissing()},
+		{"avx2", func(x, w []float32, ldw int, y []float32) { gemvAddWith(gemvKernelsAVX2, x, w, ldw, y) }, avx2},
+	}
+}
+
 func asmMissing() string {
 	if hasAVX512() {
 		return ""

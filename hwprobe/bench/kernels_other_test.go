@@ -9,6 +9,12 @@ import "runtime"
 func kernelCatalog() []catalogKernel { return []catalogKernel{{name: "builtin-go"}} }
 
 // asmMissing says why the package's assembly does not run here.
+// asmStreams are the assembly STREAM kernels: none in this build.
+func asmStreams() []asmStream { return []asmStream{{"assembly", streamImpl{}, asmMissing()}} }
+
+// asmGemvs are the assembly GEMV kernel sets: none in this build.
+func asmGemvs() []asmGemv { return []asmGemv{{"assembly", gemvAdd, asmMissing()}} }
+
 func asmMissing() string {
 	if runtime.GOARCH == "amd64" {
 		return "a purego build has no assembly kernels"

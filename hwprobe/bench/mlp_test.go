@@ -136,24 +136,30 @@ func TestMLPGemvMatchesGemm(t *testing.T) {
 	}
 }
 
+// asmGemv is a set of assembly GEMV kernels, as gemvAdd runs them, and why
+// it cannot run on this host ("" where it can).
+type asmGemv struct {
+	name    string
+	fn      func(x, w []float32, ldw int, y []float32)
+	missing string
+}
+
 // TestGemvAdd checks gemvAdd against float64 sums for widths that take
 // every kernel, the two-set kernels with odd and even row counts, the
 // scalar tail, and a leading dimension wider than the band; y's existing
 // values are kept, and no element past the band is written. The scalar
-// loop is checked on every host; the AVX-512 kernels, which gemvAdd takes
-// only where the host has AVX-512, are reported as skipped elsewhere.
+// loop is checked on every host, gemvAdd as this host runs it, and each
+// assembly set where the host has its instructions (reported as skipped
+// elsewhere).
 func TestGemvAdd(t *testing.T) {
-	for _, impl := range []struct {
-		name    string
-		fn      func(x, w []float32, ldw int, y []float32)
-		missing string
-	}{{"scalar", gemvAddGeneric, ""}, {"assembly", gemvAdd, asmMissing()}} {
+	impls := append([]asmGemv{{"scalar", gemvAddGeneric, ""}, {"host", gemvAdd, ""}}, asmGemvs()...)
+	for _, impl := range impls {
 		t.Run(impl.name, func(t *testing.T) {
 			if impl.missing != "" {
-				t.Skipf("assembly GEMV kernels not tested: %s", impl.missing)
+				t.Skipf("assembly GEMV kernels %s not tested: %s", impl.name, impl.missing)
 			}
 			r := rand.New(rand.NewPCG(5, 6))
-			for _, n := range []int{1, 15, 16, 17, 33, 64, 100, 448, 449, 512, 720, 1024} {
+			for _, n := range []int{1, 7, 8, 9, 15, 16, 17, 33, 64, 100, 112, 113, 200, 448, 449, 512, 720, 1024} {
 				for _, k := range []int{1, 2, 7, 64, 129} {
 					ldw := n + 24
 					x, w := randMat(r, k), randMat(r, k*ldw)

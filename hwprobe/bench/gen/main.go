@@ -30,12 +30,16 @@ func generate() []byte {
 	bf16AVX512(&a)
 	sgemmAVX2(&a)
 	streamAVX512(&a)
+	streamAVX(&a)
 	saxpyAVX512(&a)
 	packAAVX512(&a)
 	packA16AVX512(&a)
 	packB16AVX512(&a)
 	for _, r := range gemvWidths {
 		gemvAVX512(&a, r)
+	}
+	for _, r := range gemvWidthsAVX2 {
+		gemvAVX2(&a, r)
 	}
 	fmaRate(&a, "fmaRate512", "Z", 24)
 	fmaRate(&a, "fmaRate256", "Y", 12)
@@ -297,7 +301,20 @@ func sgemmAVX2(a *asm) {
 // streamAVX512 writes the four STREAM kernels over float64 arrays. n is a
 // multiple of 32 and every array is 64-byte aligned; stores are
 // non-temporal so that the destination is not read for ownership.
-func streamAVX512(a *asm) {
+func streamAVX512(a *asm) { streamKernels(a, "", "Z", 64) }
+
+// streamAVX writes the same four kernels on 256-bit registers (names
+// ending in 256) for hosts with AVX2 and FMA but without AVX-512: the
+// same non-temporal stores, four registers of 32 bytes a step.
+func streamAVX(a *asm) { streamKernels(a, "256", "Y", 32) }
+
+// streamKernels writes the STREAM kernels with vector registers reg
+// (bytes wide each), named with suffix.
+func streamKernels(a *asm, suffix, reg string, bytes int) {
+	scalar := reg + "31" // the scalar, broadcast
+	if reg == "Y" {
+		scalar = "Y15"
+	}
 	type kernel struct {
 		name, sig string
 		args      []string // loaded into SI, DI, R9 in order: dst first
@@ -306,50 +323,55 @@ func streamAVX512(a *asm) {
 	}
 	kernels := []kernel{
 		{"streamCopy", "dst, src *float64, n int", []string{"dst+0(FP)", "src+8(FP)"}, false, func(off int) {
-			a.f("VMOVUPD %d(DI), Z%d", off*64, off)
+			a.f("VMOVUPD %d(DI), %s%d", off*bytes, reg, off)
 		}},
 		{"streamScale", "dst, src *float64, n int, s float64", []string{"dst+0(FP)", "src+8(FP)"}, true, func(off int) {
-			a.f("VMULPD %d(DI), Z31, Z%d", off*64, off)
+			a.f("VMULPD %d(DI), %s, %s%d", off*bytes, scalar, reg, off)
 		}},
 		{"streamAdd", "dst, x, y *float64, n int", []string{"dst+0(FP)", "x+8(FP)", "y+16(FP)"}, false, func(off int) {
-			a.f("VMOVUPD %d(DI), Z%d", off*64, off)
-			a.f("VADDPD %d(R9), Z%d, Z%d", off*64, off, off)
+			a.f("VMOVUPD %d(DI), %s%d", off*bytes, reg, off)
+			a.f("VADDPD %d(R9), %s%d, %s%d", off*bytes, reg, off, reg, off)
 		}},
 		{"streamTriad", "dst, x, y *float64, n int, s float64", []string{"dst+0(FP)", "x+8(FP)", "y+16(FP)"}, true, func(off int) {
 			// dst = x + s*y
-			a.f("VMOVUPD %d(R9), Z%d", off*64, off)
-			a.f("VFMADD213PD %d(DI), Z31, Z%d", off*64, off)
+			a.f("VMOVUPD %d(R9), %s%d", off*bytes, reg, off)
+			a.f("VFMADD213PD %d(DI), %s, %s%d", off*bytes, scalar, reg, off)
 		}},
 	}
 	regs := []string{"SI", "DI", "R9"}
+	shift := 5 // log2 of the elements a step: 4 registers of bytes/8
+	if bytes == 32 {
+		shift = 4
+	}
 	for _, k := range kernels {
+		name := k.name + suffix
 		frame := 8*len(k.args) + 8
 		if k.scalar {
 			frame += 8
 		}
-		fmt.Fprintf(&a.Buffer, "\n// func %s(%s)\nTEXT ·%s(SB), NOSPLIT, $0-%d\n", k.name, k.sig, k.name, frame)
+		fmt.Fprintf(&a.Buffer, "\n// func %s(%s)\nTEXT ·%s(SB), NOSPLIT, $0-%d\n", name, k.sig, name, frame)
 		for i, arg := range k.args {
 			a.f("MOVQ %s, %s", arg, regs[i])
 		}
 		a.f("MOVQ n+%d(FP), CX", 8*len(k.args))
 		if k.scalar {
-			a.f("VBROADCASTSD s+%d(FP), Z31", 8*len(k.args)+8)
+			a.f("VBROADCASTSD s+%d(FP), %s", 8*len(k.args)+8, scalar)
 		}
-		a.f("SHRQ $5, CX")
-		a.f("JZ %sdone", k.name)
-		a.label(k.name + "loop")
+		a.f("SHRQ $%d, CX", shift)
+		a.f("JZ %sdone", name)
+		a.label(name + "loop")
 		for off := 0; off < 4; off++ {
 			k.body(off)
 		}
 		for off := 0; off < 4; off++ {
-			a.f("VMOVNTPD Z%d, %d(SI)", off, off*64)
+			a.f("VMOVNTPD %s%d, %d(SI)", reg, off, off*bytes)
 		}
 		for _, r := range regs[:len(k.args)] {
-			a.f("ADDQ $256, %s", r)
+			a.f("ADDQ $%d, %s", 4*bytes, r)
 		}
 		a.f("DECQ CX")
-		a.f("JNZ %sloop", k.name)
-		a.label(k.name + "done")
+		a.f("JNZ %sloop", name)
+		a.label(name + "done")
 		a.f("SFENCE")
 		a.f("VZEROUPPER")
 		a.f("RET")
@@ -589,7 +611,25 @@ var gemvWidths = []int{28, 16, 8, 4, 2, 1}
 // registers wide, two sets of sums take alternate rows so that each sum
 // waits on an FMA at most every other row.
 func gemvAVX512(a *asm, r int) {
-	name := fmt.Sprintf("sgemvN%d", r)
+	gemvKernel(a, fmt.Sprintf("sgemvN%d", r), r, "Z", 64, "Z31", "VPXORD", 14)
+}
+
+// gemvWidthsAVX2 are the widths, in ymm registers of 8 columns, of the
+// AVX2 GEMV kernels (hosts without AVX-512): 14 sums and the broadcast
+// fill the 16 registers.
+var gemvWidthsAVX2 = []int{14, 8, 4, 2, 1}
+
+// gemvAVX2 writes sgemvY<r>, gemvAVX512's kernel on ymm registers for
+// hosts with AVX2 and FMA: 8r columns, two sets of sums up to 7
+// registers wide.
+func gemvAVX2(a *asm, r int) {
+	gemvKernel(a, fmt.Sprintf("sgemvY%d", r), r, "Y", 32, "Y15", "VXORPS", 7)
+}
+
+// gemvKernel writes one GEMV kernel of r registers reg (bytes wide),
+// broadcasting x through bcast, zeroing with zero; up to twoSets
+// registers wide, two sets of sums alternate rows.
+func gemvKernel(a *asm, name string, r int, reg string, bytes int, bcast, zero string, twoSets int) {
 	fmt.Fprintf(&a.Buffer, "\n// func %s(k int, x, w *float32, ldw int, y *float32)\nTEXT ·%s(SB), NOSPLIT, $0-40\n", name, name)
 	a.f("MOVQ k+0(FP), CX")
 	a.f("MOVQ x+8(FP), AX")
@@ -598,16 +638,16 @@ func gemvAVX512(a *asm, r int) {
 	a.f("SHLQ $2, R8")
 	a.f("MOVQ y+32(FP), DX")
 	sets := 1
-	if r <= 14 {
+	if r <= twoSets {
 		sets = 2
 	}
 	for z := 0; z < sets*r; z++ {
-		a.f("VPXORD Z%d, Z%d, Z%d", z, z, z)
+		a.f("%s %s%d, %s%d, %s%d", zero, reg, z, reg, z, reg, z)
 	}
 	row := func(set int) {
-		a.f("VBROADCASTSS (AX), Z31")
+		a.f("VBROADCASTSS (AX), %s", bcast)
 		for j := 0; j < r; j++ {
-			a.f("VFMADD231PS %d(BX), Z31, Z%d", 64*j, set*r+j)
+			a.f("VFMADD231PS %d(BX), %s, %s%d", bytes*j, bcast, reg, set*r+j)
 		}
 		a.f("ADDQ $4, AX")
 		a.f("ADDQ R8, BX")
@@ -627,7 +667,7 @@ func gemvAVX512(a *asm, r int) {
 		row(0)
 		a.label(name + "sum")
 		for j := 0; j < r; j++ {
-			a.f("VADDPS Z%d, Z%d, Z%d", r+j, j, j)
+			a.f("VADDPS %s%d, %s%d, %s%d", reg, r+j, reg, j, reg, j)
 		}
 	} else {
 		a.f("TESTQ CX, CX")
@@ -639,8 +679,8 @@ func gemvAVX512(a *asm, r int) {
 		a.label(name + "store")
 	}
 	for j := 0; j < r; j++ {
-		a.f("VADDPS %d(DX), Z%d, Z%d", 64*j, j, j)
-		a.f("VMOVUPS Z%d, %d(DX)", j, 64*j)
+		a.f("VADDPS %d(DX), %s%d, %s%d", bytes*j, reg, j, reg, j)
+		a.f("VMOVUPS %s%d, %d(DX)", reg, j, bytes*j)
 	}
 	a.f("VZEROUPPER")
 	a.f("RET")
