@@ -427,6 +427,9 @@ func dequantRow(y *float32, acc, cs *int32, ws, b *float32, n int, s float32, zp
 //go:noescape
 func biasActRow(z, act, b *float32, n int, relu int)
 
+//go:noescape
+func biasActRow256(z, act, b *float32, n int, relu int)
+
 // quantizeSpan quantizes x into dst (saturate_u8(round(x/scale) + zp)):
 // the AVX-512 kernel for whole 16-value groups, Go for the rest.
 func quantizeSpan(dst []uint8, x []float32, scale float32, zp int32) {
@@ -478,18 +481,31 @@ func dequantSpan(y []float32, acc, cs []int32, ws, b []float32, s float32, zp in
 }
 
 // biasActSpan adds b to z and writes the activation of z into act (the
-// ReLU, or z itself): the AVX-512 kernel for whole 16-value groups, Go
-// for the rest.
+// ReLU, or z itself): the AVX-512 kernel for whole 16-value groups (the
+// AVX2 one for 8-value groups on hosts without AVX-512), Go for the rest.
 func biasActSpan(z, act, b []float32, relu bool) {
+	switch {
+	case hasAVX512():
+		biasActSpanWith(biasActRow, 16, z, act, b, relu)
+	case hasAVX2FMA():
+		biasActSpanWith(biasActRow256, 8, z, act, b, relu)
+	default:
+		biasActSpanGeneric(z, act[:len(z)], b[:len(z)], relu)
+	}
+}
+
+// biasActSpanWith is biasActSpan with the kernel fn over groups of w
+// values (a power of 2).
+func biasActSpanWith(fn func(z, act, b *float32, n int, relu int), w int, z, act, b []float32, relu bool) {
 	n, head := len(z), 0
-	if hasAVX512() && n >= 16 {
-		head = n &^ 15
+	if n >= w {
+		head = n &^ (w - 1)
 		_, _ = act[head-1], b[head-1]
 		r := 0
 		if relu {
 			r = 1
 		}
-		biasActRow(&z[0], &act[0], &b[0], head, r)
+		fn(&z[0], &act[0], &b[0], head, r)
 	}
 	biasActSpanGeneric(z[head:], act[head:n], b[head:n], relu)
 }

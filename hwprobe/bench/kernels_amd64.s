@@ -5075,3 +5075,31 @@ biasActRownorelu:
 biasActRowdone:
 	VZEROUPPER
 	RET
+
+// func biasActRow256(z, act, b *float32, n int, relu int)
+TEXT ·biasActRow256(SB), NOSPLIT, $0-40
+	MOVQ z+0(FP), DI
+	MOVQ act+8(FP), SI
+	MOVQ b+16(FP), R8
+	MOVQ n+24(FP), CX
+	MOVQ relu+32(FP), R11
+	VXORPS Y15, Y15, Y15
+	SHRQ $3, CX
+	JZ biasActRow256done
+biasActRow256loop:
+	VMOVUPS (DI), Y0
+	VADDPS (R8), Y0, Y0
+	VMOVUPS Y0, (DI)
+	TESTQ R11, R11
+	JZ biasActRow256norelu
+	VMAXPS Y15, Y0, Y0
+biasActRow256norelu:
+	VMOVUPS Y0, (SI)
+	ADDQ $32, DI
+	ADDQ $32, SI
+	ADDQ $32, R8
+	DECQ CX
+	JNZ biasActRow256loop
+biasActRow256done:
+	VZEROUPPER
+	RET

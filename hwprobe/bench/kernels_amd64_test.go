@@ -34,20 +34,30 @@ func kernelCatalog() []catalogKernel {
 // asmStreams are the assembly STREAM kernels, each with why it cannot run
 // on this host ("" where it can), in streamKernels' order of preference.
 func asmStreams() []asmStream {
-	avx2 := ""
-	if !hasAVX2FMA() {
-		avx2 = "this host lacks AVX2 and FMA"
+	return []asmStream{{"avx512", streamAVX512Kernels(), asmMissing()}, {"avx2", streamAVX2Kernels(), avx2Missing()}}
+}
+
+// avx2Missing says why the AVX2 kernels cannot run here ("" where they can).
+func avx2Missing() string {
+	if hasAVX2FMA() {
+		return ""
 	}
-	return []asmStream{{"avx512", streamAVX512Kernels(), asmMissing()}, {"avx2", streamAVX2Kernels(), avx2}}
+	return "this host lacks AVX2 and FMA"
+}
+
+// asmBiasActs are the assembly bias-and-activation kernels, as
+// biasActSpan runs them, each with why it cannot run here.
+func asmBiasActs() []asmBiasAct {
+	return []asmBiasAct{
+		{"avx512", func(z, act, b []float32, relu bool) { biasActSpanWith(biasActRow, 16, z, act, b, relu) }, asmMissing()},
+		{"avx2", func(z, act, b []float32, relu bool) { biasActSpanWith(biasActRow256, 8, z, act, b, relu) }, avx2Missing()},
+	}
 }
 
 // asmGemvs are the assembly GEMV kernel sets, each with why it cannot run
 // on this host ("" where it can).
 func asmGemvs() []asmGemv {
-	avx2 := ""
-	if !hasAVX2FMA() {
-		avx2 = "this host lacks AVX2 and FMA"
-	}
+	avx2 := avx2Missing()
 	return []asmGemv{
 		{"avx512", func(x, w []float32, ldw int, y []float32) { gemvAddWith(gemvKernels, x, w, ldw, y) }, asmMissing()},
 		{"avx2", func(x, w []float32, ldw int, y []float32) { gemvAddWith(gemvKernelsAVX2, x, w, ldw, y) }, avx2},

@@ -15,6 +15,10 @@ func asmStreams() []asmStream { return []asmStream{{"assembly", streamImpl{}, as
 // asmGemvs are the assembly GEMV kernel sets: none in this build.
 func asmGemvs() []asmGemv { return []asmGemv{{"assembly", gemvAdd, asmMissing()}} }
 
+// asmBiasActs are the assembly bias-and-activation kernels: none in this
+// build.
+func asmBiasActs() []asmBiasAct { return []asmBiasAct{{"assembly", biasActSpan, asmMissing()}} }
+
 func asmMissing() string {
 	if runtime.GOARCH == "amd64" {
 		return "a purego build has no assembly kernels"

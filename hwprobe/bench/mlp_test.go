@@ -350,25 +350,41 @@ func TestSgemmPackedDone(t *testing.T) {
 	}
 }
 
-// biasActSpan (AVX-512 where present) gives what its Go definition
-// gives, with the ReLU and without, on lengths that leave a tail; the
-// elements past the span are not written.
+// asmBiasAct is an assembly bias-and-activation kernel, as biasActSpan
+// runs it, and why it cannot run on this host ("" where it can).
+type asmBiasAct struct {
+	name    string
+	fn      func(z, act, b []float32, relu bool)
+	missing string
+}
+
+// biasActSpan, as this host runs it and with each assembly kernel the
+// host has, gives what its Go definition gives, with the ReLU and
+// without, on lengths that leave a tail; the elements past the span are
+// not written.
 func TestBiasActSpan(t *testing.T) {
-	r := rand.New(rand.NewPCG(7, 7))
-	for _, n := range []int{1, 15, 16, 17, 64, 100, 1024} {
-		for _, relu := range []bool{false, true} {
-			z, b := randMat(r, n+3), randMat(r, n)
-			z2 := append([]float32(nil), z...)
-			act, act2 := randMat(r, n+3), make([]float32, n+3)
-			copy(act2, act)
-			biasActSpan(z[:n], act[:n], b, relu)
-			biasActSpanGeneric(z2[:n], act2[:n], b, relu)
-			for i := range z {
-				if z[i] != z2[i] || act[i] != act2[i] {
-					t.Fatalf("n=%d relu=%v [%d]: z %g act %g, want %g %g", n, relu, i, z[i], act[i], z2[i], act2[i])
+	for _, impl := range append([]asmBiasAct{{"host", biasActSpan, ""}}, asmBiasActs()...) {
+		t.Run(impl.name, func(t *testing.T) {
+			if impl.missing != "" {
+				t.Skipf("assembly kernel %s not tested: %s", impl.name, impl.missing)
+			}
+			r := rand.New(rand.NewPCG(7, 7))
+			for _, n := range []int{1, 7, 8, 9, 15, 16, 17, 64, 100, 1024} {
+				for _, relu := range []bool{false, true} {
+					z, b := randMat(r, n+3), randMat(r, n)
+					z2 := append([]float32(nil), z...)
+					act, act2 := randMat(r, n+3), make([]float32, n+3)
+					copy(act2, act)
+					impl.fn(z[:n], act[:n], b, relu)
+					biasActSpanGeneric(z2[:n], act2[:n], b, relu)
+					for i := range z {
+						if z[i] != z2[i] || act[i] != act2[i] {
+							t.Fatalf("n=%d relu=%v [%d]: z %g act %g, want %g %g", n, relu, i, z[i], act[i], z2[i], act2[i])
+						}
+					}
 				}
 			}
-		}
+		})
 	}
 }
 

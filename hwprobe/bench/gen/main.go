@@ -51,6 +51,7 @@ func generate() []byte {
 	vnniRate(&a)
 	quantAVX512(&a)
 	biasActAVX512(&a)
+	biasActAVX2(&a)
 	return a.Bytes()
 }
 
@@ -690,31 +691,47 @@ func gemvKernel(a *asm, name string, r int, reg string, bytes int, bcast, zero s
 // the fp32 MLP's step after a layer's products, over n values, n a
 // multiple of 16: z += b, then act = max(z, 0) when relu is not 0, else
 // act = z.
-func biasActAVX512(a *asm) {
-	fmt.Fprintf(&a.Buffer, "\n// func biasActRow(z, act, b *float32, n int, relu int)\nTEXT ·biasActRow(SB), NOSPLIT, $0-40\n")
+func biasActAVX512(a *asm) { biasActKernel(a, "biasActRow", "Z", 64, "VPXORD") }
+
+// biasActAVX2 writes biasActRow256, biasActRow on ymm registers for hosts
+// without AVX-512: n a multiple of 8.
+func biasActAVX2(a *asm) { biasActKernel(a, "biasActRow256", "Y", 32, "VXORPS") }
+
+// biasActKernel writes the bias-and-activation kernel name on registers
+// reg (bytes wide), zeroing with zero.
+func biasActKernel(a *asm, name, reg string, bytes int, zero string) {
+	fmt.Fprintf(&a.Buffer, "\n// func %s(z, act, b *float32, n int, relu int)\nTEXT ·%s(SB), NOSPLIT, $0-40\n", name, name)
 	a.f("MOVQ z+0(FP), DI")
 	a.f("MOVQ act+8(FP), SI")
 	a.f("MOVQ b+16(FP), R8")
 	a.f("MOVQ n+24(FP), CX")
 	a.f("MOVQ relu+32(FP), R11")
-	a.f("VPXORD Z29, Z29, Z29")
-	a.f("SHRQ $4, CX")
-	a.f("JZ biasActRowdone")
-	a.label("biasActRowloop")
-	a.f("VMOVUPS (DI), Z0")
-	a.f("VADDPS (R8), Z0, Z0")
-	a.f("VMOVUPS Z0, (DI)")
+	zr := reg + "29"
+	if reg == "Y" {
+		zr = "Y15"
+	}
+	a.f("%s %s, %s, %s", zero, zr, zr, zr)
+	shift := 4 // log2 of the values a step
+	if bytes == 32 {
+		shift = 3
+	}
+	a.f("SHRQ $%d, CX", shift)
+	a.f("JZ %sdone", name)
+	a.label(name + "loop")
+	a.f("VMOVUPS (DI), %s0", reg)
+	a.f("VADDPS (R8), %s0, %s0", reg, reg)
+	a.f("VMOVUPS %s0, (DI)", reg)
 	a.f("TESTQ R11, R11")
-	a.f("JZ biasActRownorelu")
-	a.f("VMAXPS Z29, Z0, Z0")
-	a.label("biasActRownorelu")
-	a.f("VMOVUPS Z0, (SI)")
+	a.f("JZ %snorelu", name)
+	a.f("VMAXPS %s, %s0, %s0", zr, reg, reg)
+	a.label(name + "norelu")
+	a.f("VMOVUPS %s0, (SI)", reg)
 	for _, r := range []string{"DI", "SI", "R8"} {
-		a.f("ADDQ $64, %s", r)
+		a.f("ADDQ $%d, %s", bytes, r)
 	}
 	a.f("DECQ CX")
-	a.f("JNZ biasActRowloop")
-	a.label("biasActRowdone")
+	a.f("JNZ %sloop", name)
+	a.label(name + "done")
 	a.f("VZEROUPPER")
 	a.f("RET")
 }
