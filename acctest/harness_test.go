@@ -47,7 +47,10 @@ func s3Client(h *Harness, region string) *s3.Client {
 }
 
 func testContext(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// Two minutes: moto answers an unfiltered DescribeImages (thousands
+	// of images) in seconds alone, but took over 30 s under make test's
+	// load on a 2-vCPU host. Nothing here is judged by its speed.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
 }
