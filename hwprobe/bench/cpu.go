@@ -73,12 +73,16 @@ func builtinGemmResult(ctx context.Context, cfg config, bf16 bool, peak cpuPeak)
 		"mr": strconv.Itoa(kern.mr), "nr": strconv.Itoa(kern.nr),
 		"mc": strconv.Itoa(g.mc), "kc": strconv.Itoa(g.kc), "nc": strconv.Itoa(g.nc),
 	})
+	if kern.tileK > 0 || (!bf16 && kern.nr <= 16) {
+		if kern.tileK == 0 {
+			cs = hostCaches()
+		}
+		p["blocking"] = "from the caches: " + cacheString(cs)
+	}
 	if bf16 {
 		p["peak_bf16_basis"] = basis
 		p["inputs"], p["accumulate"] = "bf16", "fp32"
-		if kern.tileK > 0 {
-			p["blocking"] = "from the caches: " + cacheString(cs)
-		}
+
 		if amxErr != nil {
 			if note := amxNote(currentCPU(), amxErr); note != "" {
 				p["amx"] = note

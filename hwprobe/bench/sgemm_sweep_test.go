@@ -1,0 +1,61 @@
+package bench
+
+import (
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSgemmSweep times the fp32 engine over blockings, interleaved, for
+// choosing sgemmBlocking's rules on a host. It runs only with
+// HWPROBE_SGEMM_SWEEP set (a list of n, e.g. "2048,4096") and prints; it
+// asserts nothing beyond correctness.
+func TestSgemmSweep(t *testing.T) {
+	sizes := os.Getenv("HWPROBE_SGEMM_SWEEP")
+	if sizes == "" {
+		t.Skip("set HWPROBE_SGEMM_SWEEP=2048,4096 to time fp32 blockings")
+	}
+	kern := bestSgemmKernel()
+	cs := hostCaches()
+	t.Logf("kernel %s, caches: %s", kern.name, cacheString(cs))
+	type blk struct{ mc, kc, nc int }
+	blks := []blk{{66, 1024, 2048}, {144, 256, 4080}, {240, 256, 4080}, {96, 384, 4080}, {72, 512, 4080}, {144, 384, 2048}}
+	if s := os.Getenv("HWPROBE_SGEMM_BLOCKS"); s != "" {
+		blks = nil
+		for _, f := range strings.Fields(s) {
+			p := strings.Split(f, ",")
+			mc, _ := strconv.Atoi(p[0])
+			kc, _ := strconv.Atoi(p[1])
+			nc, _ := strconv.Atoi(p[2])
+			blks = append(blks, blk{mc, kc, nc})
+		}
+	}
+	for _, f := range strings.Split(sizes, ",") {
+		n, _ := strconv.Atoi(f)
+		r := rand.New(rand.NewPCG(1, 2))
+		x, y, z := randMat(r, n*n), randMat(r, n*n), make([]float32, n*n)
+		best := make([]float64, len(blks))
+		for range 3 {
+			for i, b := range blks {
+				g := newGemm(kern, false, 0)
+				g.mc, g.kc, g.nc = b.mc, b.kc, b.nc
+				call := func() { g.Sgemm(false, false, n, n, n, 1, x, n, y, n, 0, z, n) }
+				call()
+				for range 3 {
+					t0 := time.Now()
+					call()
+					best[i] = max(best[i], 2*float64(n)*float64(n)*float64(n)/time.Since(t0).Seconds()/1e9)
+				}
+			}
+		}
+		for i, b := range blks {
+			t.Logf("SWEEP n=%d mc=%d kc=%d nc=%d: %.1f GFLOP/s", n, b.mc, b.kc, b.nc, best[i])
+		}
+		if err := checkGemmSample(x, y, z, n, 1e-4); err != nil {
+			t.Errorf("n=%d: %v", n, err)
+		}
+	}
+}
