@@ -14,11 +14,14 @@
 #       and oneDNN dnnl_gemm_bf16bf16f32 (Debian's OpenBLAS 0.3.21 is built
 #       without BUILD_BFLOAT16: its sbgemm is reported missing, not skipped
 #       silently).
-#   int8 n=2048, 4096   hwprobe cpu_int8_gemm (u8 x s8 -> s32, AVX512-VNNI)
-#       against oneDNN dnnl_gemm_u8s8s32 (zero offsets, row-major; its
-#       effective ISA and version printed); both check their product on a
-#       sample for equality with an integer sum. A host without avx512_vnni
-#       reports hwprobe's side not run, with the reason.
+#   int8 n=2048, 4096   hwprobe cpu_int8_gemm (u8 x s8 -> s32: AMX-INT8,
+#       AVX512-VNNI, else AVX2) against oneDNN dnnl_gemm_u8s8s32 (zero
+#       offsets, row-major; its effective ISA and version printed); both
+#       check their product on a sample for equality with an integer sum.
+#       On a CPU without VNNI both multiply u8 x s8 with VPMADDUBSW, whose
+#       pair sums saturate at int16: B is then drawn from [-64, 64] on both
+#       sides (hwprobe's b_max=, passed to the reference), as 7-bit
+#       weights (ONNX Runtime's reduce_range) are quantized for such CPUs.
 #   triad               hwprobe cpu_stream_triad against a C triad with
 #       non-temporal stores (_mm512_stream_pd; gcc -O3 -march=native
 #       -fopenmp) over arrays of the same length.
@@ -29,7 +32,8 @@
 #       provider from GitHub; the CPU library ships in the package): batch-1
 #       latency p50 and p99, batch-64 throughput; ratios printed, no target.
 #   mlp int8            hwprobe's int8 MLP inference (cpu_mlp_int8_*: the same
-#       dims, weights int8 per output channel, activations uint8 per tensor,
+#       dims, weights int8 per output channel (in [-64, 64] without VNNI,
+#       on both sides), activations uint8 per tensor,
 #       dynamic) against the same quantized network in ONNX Runtime's CPU
 #       provider (DynamicQuantizeLinear, MatMulInteger, Cast, Mul, Add, Relu,
 #       as quantize_dynamic with per_channel builds it), both checked against
@@ -225,11 +229,16 @@ onednn env OMP_NUM_THREADS=$nproc "$work/gemm_ref" "$dnnl_lib" dnnl bf16 $reps $
 EOF2
 	worst $rc
 done
+# The |B| bound hwprobe's int8 kernel is fed here (b_max=: 64 for AVX2's
+# pair-summing kernel, else 128), given to the reference too: the same
+# inputs on both sides.
+i8bmax=$("$work/gobench" --sgemm '' --int8 64 --triad=false --reps 1 2>/dev/null | sed -n 's/.* b_max=\([0-9]*\).*/\1/p')
+i8bmax=${i8bmax:-128}
 for n in "${ns[@]}"; do
 	rc=0
 	compare "int8 n=$n" 1.0 gops GOP/s <<EOF2 || rc=$?
 hwprobe "$work/gobench" --sgemm '' --int8 $n --triad=false --reps $reps
-onednn env OMP_NUM_THREADS=$nproc "$work/gemm_ref" "$dnnl_lib" dnnl int8 $reps $n
+onednn env OMP_NUM_THREADS=$nproc "$work/gemm_ref" "$dnnl_lib" dnnl int8 $reps $n $i8bmax
 EOF2
 	worst $rc
 done
@@ -262,7 +271,7 @@ if [ "$ort_ok" = 1 ]; then
 		: >"$work/mlp"
 		for ((r = 1; r <= rounds; r++)); do
 			"$work/gobench" --sgemm '' --triad=false "$flag" 64 | sed 's/^/side=hwprobe /' >>"$work/mlp" || echo "side=hwprobe failed" >>"$work/mlp"
-			node "$ort_dir/mlp.mjs" 1024,1024,1024,1024 200 64 10 "$nproc" "$prec" | sed 's/^/side=ort /' >>"$work/mlp" || echo "side=ort failed" >>"$work/mlp"
+			node "$ort_dir/mlp.mjs" 1024,1024,1024,1024 200 64 10 "$nproc" "$prec" "$qmax" | sed 's/^/side=ort /' >>"$work/mlp" || echo "side=ort failed" >>"$work/mlp"
 		done
 		awk -v prec="$prec" -v cpu="$cpu" '
 			function get(line, k,   n, i, a, kv) { n = split(line, a, " "); for (i = 1; i <= n; i++) { split(a[i], kv, "="); if (kv[1] == k) return substr(a[i], length(k) + 2) } return "" }
@@ -276,6 +285,9 @@ if [ "$ort_ok" = 1 ]; then
 				printf "RATIO mlp %s hwprobe/ort: latency p50 %.3f, p99 %.3f (ort time / hwprobe time: above 1 is hwprobe faster), throughput %.3f (report only); cpu: %s\n", prec, m50["ort"] / m50["hwprobe"], m99["ort"] / m99["hwprobe"], mt["hwprobe"] / mt["ort"], cpu
 			}' "$work/mlp"
 	}
+	# The int8 network's weights: [-127, 127], or [-64, 64] where
+	# hwprobe's int8 kernel is fed 7-bit B (b_max=64), on both sides.
+	qmax=$((i8bmax < 127 ? i8bmax : 127))
 	mlp_rows fp32 --mlp
 	mlp_rows int8 --mlp8
 else

@@ -33,6 +33,11 @@ type sgemmKernel struct {
 	// packRows8, when set, packs a full mr x kb panel of row-major u8 A
 	// (rows ld bytes apart) as packA8 does.
 	packRows8 func(dst []float32, src []uint8, ld, kb int)
+	// pairs marks an int8 kernel that sums u8 x s8 products in pairs
+	// into int16 with saturation (AVX2's VPMADDUBSW) before widening:
+	// exact only while every pair sum fits int16, so for B (the
+	// weights) in [-i8PairsB, i8PairsB].
+	pairs bool
 	// packQuad, when set (nr = 32), packs one k quad of row-major s8 B
 	// (rows ld bytes apart) across whole panels stride words apart as
 	// packB8 does.

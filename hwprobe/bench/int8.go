@@ -269,6 +269,31 @@ func randS8(r *rand.Rand, n int) []int8 {
 	return s
 }
 
+// i8PairsB bounds B for an int8 kernel that sums pairs into int16 (the
+// kernel's pairs flag): 255*64*2 = 32640 fits int16, 255*65*2 does not.
+const i8PairsB = 64
+
+// randS8For fills n values for B of kern: the type's whole range, or
+// [-i8PairsB, i8PairsB] for a kernel that sums pairs into int16.
+func randS8For(kern sgemmKernel, r *rand.Rand, n int) []int8 {
+	if !kern.pairs {
+		return randS8(r, n)
+	}
+	s := make([]int8, n)
+	for i := range s {
+		s[i] = int8(r.IntN(2*i8PairsB+1) - i8PairsB)
+	}
+	return s
+}
+
+// bMax is the largest |B| the int8 benchmark feeds kern.
+func bMax(kern sgemmKernel) int {
+	if kern.pairs {
+		return i8PairsB
+	}
+	return 128
+}
+
 // amxNote says, on a CPU with AMX, why a result's figure is not the AMX
 // kernel's: why the kernel could not run (the kernel's refusal of tile
 // data, a size its tiles cannot cover). Empty without AMX.
@@ -294,13 +319,13 @@ func int8GemmResult(ctx context.Context, cfg config, peak cpuPeak) Result {
 	} else {
 		var ok bool
 		if kern, ok = i8Kernel(); !ok {
-			return notRun(name, "cpu", "no int8 dot-product instructions (avx512_vnni or amx_int8) on this CPU")
+			return notRun(name, "cpu", "no int8 instructions (amx_int8, avx512_vnni or avx2) on this CPU")
 		}
 		g = newGemmI8(kern, cfg.threads, cs)
 		peakG, basis = peak.GOPSInt8(), peak.Int8Basis
 	}
 	r := rand.New(rand.NewPCG(5, 6))
-	a, b, c := randU8(r, n*n), randS8(r, n*n), make([]int32, n*n)
+	a, b, c := randU8(r, n*n), randS8For(kern, r, n*n), make([]int32, n*n)
 	call := func() { g.I8gemm(n, n, n, a, n, b, n, c, n) }
 	check := func() error {
 		if err := checkI8Sample(a, b, c, n, n, n); err != nil {
@@ -331,9 +356,12 @@ func int8GemmResult(ctx context.Context, cfg config, peak cpuPeak) Result {
 		"mr": strconv.Itoa(kern.mr), "nr": strconv.Itoa(kern.nr),
 		"mc": strconv.Itoa(g.mc), "kc": strconv.Itoa(g.kc), "nc": strconv.Itoa(g.nc),
 		"blocking": "from the caches: " + cacheString(cs),
-		"inputs":   "u8 x s8", "accumulate": "int32 (exact)", "check": "sample of the first and last product equal to a scalar int64 reference",
+		"inputs":   "u8 x s8", "b_max": strconv.Itoa(bMax(kern)), "accumulate": "int32 (exact)", "check": "sample of the first and last product equal to a scalar int64 reference",
 		"peak_int8_basis": basis,
 	})
+	if kern.pairs {
+		p["inputs"] = fmt.Sprintf("u8 x s8 in [-%d, %d] (7-bit weights: this kernel's VPMADDUBSW sums u8 x s8 pairs into int16 with saturation; references on such a CPU need the same)", i8PairsB, i8PairsB)
+	}
 	if amxErr != nil {
 		if note := amxNote(currentCPU(), amxErr); note != "" {
 			p["amx"] = note

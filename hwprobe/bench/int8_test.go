@@ -26,9 +26,22 @@ func i8KernelOrSkip(t *testing.T) sgemmKernel {
 	t.Helper()
 	k, ok := i8Kernel()
 	if !ok {
-		t.Skip("this host lacks avx512_vnni (or is not amd64): the int8 kernel does not run here")
+		t.Skip("this host lacks avx512_vnni and avx2 (or is not amd64): no int8 kernel runs here")
 	}
 	return k
+}
+
+// vnniKernelOrSkip is the AVX512-VNNI int8 kernel, with its assembly
+// packers and GEMV, where the host has it.
+func vnniKernelOrSkip(t *testing.T) sgemmKernel {
+	t.Helper()
+	for _, k := range i8Kernels() {
+		if k.packRows8 != nil {
+			return k
+		}
+	}
+	t.Skip("this host lacks avx512_vnni (or is not amd64): the VNNI kernel does not run here")
+	return sgemmKernel{}
 }
 
 // The int8 engine's product equals the scalar one exactly, for shapes
@@ -37,7 +50,13 @@ func i8KernelOrSkip(t *testing.T) sgemmKernel {
 // several k, row and column blocks, on one, three and sixteen threads, with B
 // packed per call and once (PackB8).
 func TestI8gemmExact(t *testing.T) {
-	kern := i8KernelOrSkip(t)
+	i8KernelOrSkip(t)
+	for _, kern := range i8Kernels() {
+		t.Run(kern.name, func(t *testing.T) { testI8gemmExact(t, kern) })
+	}
+}
+
+func testI8gemmExact(t *testing.T, kern sgemmKernel) {
 	sizes := []struct{ m, n, k int }{
 		{1, 1, 1}, {1, 32, 4}, {14, 32, 64}, {13, 31, 7}, {15, 33, 257}, {29, 65, 300},
 		{3, 300, 261}, {64, 1024, 1024}, {200, 70, 130}, {700, 45, 133}, {680, 96, 70},
@@ -66,7 +85,7 @@ func checkI8Engine(t *testing.T, g *gemm, m, n, k int, r *rand.Rand) {
 	t.Helper()
 	for _, ld := range []int{0, 1, 3} {
 		lda, ldb, ldc := k+ld, n+ld, n+2*ld
-		a, b := randU8(r, m*lda), randS8(r, k*ldb)
+		a, b := randU8(r, m*lda), randS8For(g.kern, r, k*ldb)
 		want := refI8(m, n, k, a, lda, b, ldb)
 		check := func(how string, c []int32) {
 			t.Helper()
@@ -93,7 +112,7 @@ func checkI8Engine(t *testing.T, g *gemm, m, n, k int, r *rand.Rand) {
 
 // The assembly packers write what the Go ones do.
 func TestI8PackersMatchGo(t *testing.T) {
-	kern := i8KernelOrSkip(t)
+	kern := vnniKernelOrSkip(t)
 	r := rand.New(rand.NewPCG(4, 4))
 	for _, s := range []struct{ rows, kb, ld int }{{14, 64, 64}, {14, 67, 70}, {14, 130, 131}, {30, 200, 202}, {14, 3, 4}} {
 		a := randU8(r, s.rows*s.ld)
@@ -133,7 +152,7 @@ func equalBits(x, y []float32) bool {
 
 // The int8 GEMV over packed panels equals the scalar product.
 func TestI8gemvBandExact(t *testing.T) {
-	kern := i8KernelOrSkip(t)
+	kern := vnniKernelOrSkip(t)
 	r := rand.New(rand.NewPCG(2, 8))
 	for _, s := range []struct{ k, n int }{{4, 32}, {7, 160}, {1024, 1024}, {33, 96}, {128, 224}} {
 		g := newGemmI8(kern, 1, caches{L2: 1 << 20, L3: 32 << 20})
@@ -213,4 +232,40 @@ func TestVNNIRateAgainstFMA(t *testing.T) {
 	v := timeFMALoop(run, ops, 1)
 	f := timeFMALoop(frun, flops, 1)
 	t.Logf("one core: VPDPBUSD %.1f GOP/s, VFMADD231PS %.1f GFLOP/s: ratio %.2f (the peak assumes 4)", v, f, v/f)
+}
+
+// A kernel that sums pairs into int16 (AVX2's) is exact at the edges of
+// the B range it is fed, and saturates beyond it: the bound is real, and
+// the benchmark's inputs keep to it.
+func TestI8PairsKernelBound(t *testing.T) {
+	var kern sgemmKernel
+	for _, k := range i8Kernels() {
+		if k.pairs {
+			kern = k
+		}
+	}
+	if kern.fn == nil {
+		t.Skip("this host lacks avx2 (or is not amd64): no pair-summing int8 kernel runs here")
+	}
+	const m, n, k = 6, 16, 64
+	a := make([]uint8, m*k)
+	for i := range a {
+		a[i] = 255
+	}
+	for _, tt := range []struct {
+		b     int8
+		exact bool
+	}{{i8PairsB, true}, {-i8PairsB, true}, {127, false}, {-128, false}} {
+		b := make([]int8, k*n)
+		for i := range b {
+			b[i] = tt.b
+		}
+		g := newGemmI8(kern, 1, caches{L2: 1 << 20, L3: 32 << 20})
+		c := make([]int32, m*n)
+		g.I8gemm(m, n, k, a, k, b, n, c, n)
+		want := int32(255) * int32(tt.b) * k
+		if got := c[0]; (got == want) != tt.exact {
+			t.Errorf("B all %d: C[0,0] = %d, the exact sum %d; want exact %v", tt.b, got, want, tt.exact)
+		}
+	}
 }

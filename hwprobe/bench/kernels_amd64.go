@@ -99,6 +99,9 @@ func hasAVX512() bool {
 
 func hasAVX2FMA() bool { return cpuid.CPU.Supports(cpuid.AVX2, cpuid.FMA3) }
 
+// hasAVX2 reports 256-bit integer vectors (AVX2).
+func hasAVX2() bool { return cpuid.CPU.Supports(cpuid.AVX2) }
+
 // sgemmKernels lists the fp32 micro-kernels this host can run, fastest first.
 func sgemmKernels() []sgemmKernel {
 	var ks []sgemmKernel
@@ -317,6 +320,9 @@ func i8Kernel14x32Set(k int, a, b, c *float32, ldc int)
 func i8Kernel8x32(k int, a, b, c *float32, ldc int)
 
 //go:noescape
+func i8Kernel6x16(k int, a, b, c *float32, ldc int)
+
+//go:noescape
 func packB8x32(dst *float32, src *int8, ld, panels, stride int)
 
 //go:noescape
@@ -331,15 +337,29 @@ func vnniRate512(n int)
 // hasVNNI reports AVX-512 with the int8 dot product (avx512_vnni).
 func hasVNNI() bool { return hasAVX512() && cpuid.CPU.Supports(cpuid.AVX512VNNI) }
 
-// i8Kernel returns the int8 (u8 x s8 -> s32) micro-kernel, or ok false
-// without avx512_vnni. It reads words of four k (one quad a word), as the
-// bf16 kernel reads pairs; C is int32.
+// i8Kernel returns the int8 (u8 x s8 -> s32) micro-kernel: AVX512-VNNI's,
+// else AVX2's (whose products are exact only for B in [-i8PairsB,
+// i8PairsB]: its pairs flag), or ok false without either. It reads words
+// of four k (one quad a word), as the bf16 kernel reads pairs; C is int32.
 func i8Kernel() (sgemmKernel, bool) {
-	if !hasVNNI() {
+	ks := i8Kernels()
+	if len(ks) == 0 {
 		return sgemmKernel{}, false
 	}
-	return sgemmKernel{name: "builtin-avx512-vnni", mr: 14, nr: 32, fn: i8Kernel14x32, set: i8Kernel14x32Set,
-		packRows8: packRows8x14, packQuad: packQuad32, part: i8Kernel8x32, partRows: 8}, true
+	return ks[0], true
+}
+
+// i8Kernels are the int8 kernels this host runs, the fastest first.
+func i8Kernels() []sgemmKernel {
+	var ks []sgemmKernel
+	if hasVNNI() {
+		ks = append(ks, sgemmKernel{name: "builtin-avx512-vnni", mr: 14, nr: 32, fn: i8Kernel14x32, set: i8Kernel14x32Set,
+			packRows8: packRows8x14, packQuad: packQuad32, part: i8Kernel8x32, partRows: 8})
+	}
+	if hasAVX2() {
+		ks = append(ks, sgemmKernel{name: "builtin-avx2-int8", mr: 6, nr: 16, fn: i8Kernel6x16, pairs: true})
+	}
+	return ks
 }
 
 // packRows8x14 packs a 14 x kb panel of row-major u8 A (rows ld bytes

@@ -22,6 +22,8 @@ func gemvAdd(x, w []float32, ldw int, y []float32) { gemvAddGeneric(x, w, ldw, y
 
 func i8Kernel() (sgemmKernel, bool) { return sgemmKernel{}, false }
 
+func i8Kernels() []sgemmKernel { return nil }
+
 func i8gemvBand(kq int, x []uint8, b []float32, stride, panels int, y []int32) bool { return false }
 
 func vnniLoop() (run func(n int), ops float64, ok bool) { return nil, 0, false }
@@ -46,3 +48,6 @@ func amxPermission() error { return errNoAMX }
 func amxBF16Kernel() (sgemmKernel, error) { return sgemmKernel{}, errNoAMX }
 
 func amxI8Kernel() (sgemmKernel, error) { return sgemmKernel{}, errNoAMX }
+
+// hasVNNI: no VNNI kernels in this build.
+func hasVNNI() bool { return false }

@@ -25,9 +25,12 @@ import (
 //     y = float32(acc - zp * colsum(Wq)) * (scale_x * scale_w[j]) + b[j],
 //     ReLU between layers, the last layer linear, fp32 out.
 //
-// Batches of up to 4 take the int8 GEMV on the packed weights (a band of
-// output panels per worker, as the fp32 network's GEMV); larger ones the
-// int8 GEMM with the weights packed once.
+// With VNNI, batches of up to 4 take the int8 GEMV on the packed weights
+// (a band of output panels per worker, as the fp32 network's GEMV);
+// larger ones, and every batch on AVX2's kernel, the int8 GEMM with the
+// weights packed once. On AVX2's kernel (u8 x s8 pairs summed into int16
+// with saturation) the weights are quantized to [-64, 64], as
+// quantize_dynamic's reduce_range does for such CPUs.
 type qmlp struct {
 	dims   []int
 	b      [][]float32 // biases, fp32
@@ -36,6 +39,13 @@ type qmlp struct {
 	packed []*packedB
 	g      *gemm
 	team   *team
+	// qmax bounds the quantized weights: maxQuant, or i8PairsB for an
+	// engine whose kernel sums pairs into int16 (ONNX Runtime's
+	// reduce_range for such CPUs).
+	qmax int
+	// useGemv: batches of up to 4 take the VNNI GEMV kernels (32-column
+	// panels); else every batch takes the engine's GEMM.
+	useGemv bool
 
 	batch int
 	xq    []uint8     // the quantized input of a layer, batch rows of inPad bytes
@@ -48,7 +58,11 @@ const maxQuant = 127
 
 // quantizeMLP quantizes m's weights for the int8 engine g.
 func quantizeMLP(m *mlp, g *gemm) *qmlp {
-	q := &qmlp{dims: m.dims, g: g}
+	q := &qmlp{dims: m.dims, g: g, qmax: maxQuant, useGemv: hasVNNI() && g.kern.nr == 32}
+	if g.kern.pairs {
+		q.qmax = i8PairsB
+	}
+	qmax := float32(q.qmax)
 	for l := 0; l < m.layers(); l++ {
 		in, out := m.dims[l], m.dims[l+1]
 		w := m.w[l]
@@ -59,7 +73,7 @@ func quantizeMLP(m *mlp, g *gemm) *qmlp {
 			}
 		}
 		for j := range scale {
-			scale[j] /= maxQuant
+			scale[j] /= qmax
 			if scale[j] == 0 {
 				scale[j] = 1
 			}
@@ -69,7 +83,7 @@ func quantizeMLP(m *mlp, g *gemm) *qmlp {
 		for i := 0; i < in; i++ {
 			for j, v := range w[i*out : (i+1)*out] {
 				r := math.RoundToEven(float64(v / scale[j]))
-				wq[i*out+j] = int8(min(max(r, -maxQuant), maxQuant))
+				wq[i*out+j] = int8(min(max(r, -float64(qmax)), float64(qmax)))
 				colsum[j] += int32(wq[i*out+j])
 			}
 		}
@@ -234,9 +248,10 @@ func (q *qmlp) teamOf(t int) *team {
 // range taken in one pass, then quantized for the next layer.
 func (q *qmlp) forward(x []float32, batch int) []float32 {
 	q.ensure(batch)
+	small := batch <= 4 && q.useGemv
 	in0 := q.dims[0]
 	ldx := in0
-	if batch <= 4 {
+	if small {
 		ldx = pad(in0)
 	}
 	lo, hi := make([]float32, q.g.threads), make([]float32, q.g.threads)
@@ -251,10 +266,10 @@ func (q *qmlp) forward(x []float32, batch int) []float32 {
 	for l := 0; l < q.layers(); l++ {
 		in, out := q.dims[l], q.dims[l+1]
 		lda := out
-		if batch <= 4 {
+		if small {
 			lda = pad(out)
 		}
-		if batch <= 4 {
+		if small {
 			q.gemv(batch, l, ldx, lda)
 		} else {
 			// On the team: measured interleaved on 2 vCPUs of Zen 4,
@@ -280,7 +295,7 @@ func (q *qmlp) forward(x []float32, batch int) []float32 {
 			break
 		}
 		ldx = out
-		if batch <= 4 {
+		if small {
 			ldx = pad(out)
 		}
 		s, zp = quantParams(slices.Min(lo), slices.Max(hi))
@@ -367,10 +382,10 @@ func cpuMLPInt8Results(ctx context.Context, cfg config, peak cpuPeak) []Result {
 	}
 	// Batch 1 runs the VNNI matrix-vector kernels; the batch GEMM runs
 	// AMX-INT8 where it runs and every layer's width is a whole number of
-	// tiles, else the VNNI kernel.
+	// tiles, else the VNNI kernel. Without VNNI, both run AVX2's kernel.
 	vnni, ok := i8Kernel()
 	if !ok {
-		return fail("no int8 dot-product instructions (avx512_vnni) on this CPU")
+		return fail("no int8 instructions (avx512_vnni or avx2) on this CPU")
 	}
 	cs := hostCaches()
 	kern, amxErr := amxFor(amxI8Kernel, cfg.mlpDims[:len(cfg.mlpDims)-1]...)
@@ -386,6 +401,10 @@ func cpuMLPInt8Results(ctx context.Context, cfg config, peak cpuPeak) []Result {
 	defer ref.close()
 	q := quantizeMLP(ref, eng)
 	defer q.close()
+	backend1 := kern.name
+	if q.useGemv {
+		backend1 = vnni.name + "-gemv"
+	}
 	r := rand.New(rand.NewPCG(3, 4))
 	in := cfg.mlpDims[0]
 	check := func(x []float32, batch int) (float64, error) {
@@ -398,7 +417,7 @@ func cpuMLPInt8Results(ctx context.Context, cfg config, peak cpuPeak) []Result {
 	}
 	base := map[string]string{
 		"dims": fmt.Sprint(cfg.mlpDims), "threads": strconv.Itoa(cfg.threads), "activation": "relu",
-		"quantization": "weights int8 symmetric per output channel; activations uint8 asymmetric per tensor, dynamic (ONNX DynamicQuantizeLinear); int32 accumulation, fp32 scales, bias and output",
+		"quantization": fmt.Sprintf("weights int8 symmetric per output channel in [-%d, %d]; activations uint8 asymmetric per tensor, dynamic (ONNX DynamicQuantizeLinear); int32 accumulation, fp32 scales, bias and output", q.qmax, q.qmax),
 		"tolerance":    fmt.Sprintf("relative L2 error against the fp32 network (over its output less the last layer's bias) <= %g, checked every run", int8MLPTolerance),
 	}
 	if amxErr != nil {
@@ -432,7 +451,7 @@ func cpuMLPInt8Results(ctx context.Context, cfg config, peak cpuPeak) []Result {
 		pct  float64
 	}{{names[0], 50}, {names[1], 90}, {names[2], 99}} {
 		out = append(out, Result{
-			Name: p.name, Device: "cpu", Backend: vnni.name + "-gemv", Ran: true,
+			Name: p.name, Device: "cpu", Backend: backend1, Ran: true,
 			Value: percentile(lat, p.pct), Unit: "ms", HigherIsBetter: false,
 			Reps: len(lat), Spread: s.spread(),
 			Params: mergeParams(base, map[string]string{"batch": "1", "warmup": "20", "peak_note": "no peak for latency", "error_vs_fp32": ftoa(e1)}),

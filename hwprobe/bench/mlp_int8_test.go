@@ -22,7 +22,7 @@ func refQuantForward(q *qmlp, m *mlp, x []float32, batch int) []float32 {
 				var acc int64
 				for p := 0; p < in; p++ {
 					w := m.w[l][p*out+j] / q.ws[l][j]
-					wq := int64(min(max(roundEven(w), -127), 127))
+					wq := int64(min(max(roundEven(w), -float64(q.qmax)), float64(q.qmax)))
 					acc += (int64(xq[i*in+p]) - int64(zp)) * wq
 				}
 				z := float32(int32(acc))*(s*q.ws[l][j]) + q.b[l][j]
@@ -53,7 +53,13 @@ func roundEven(f float32) float64 {
 // path (batch 9 and 64), on dims that are not multiples of the tile, and
 // stays within the stated tolerance of the fp32 network.
 func TestInt8MLPForward(t *testing.T) {
-	kern := i8KernelOrSkip(t)
+	i8KernelOrSkip(t)
+	for _, kern := range i8Kernels() {
+		t.Run(kern.name, func(t *testing.T) { testInt8MLPForward(t, kern) })
+	}
+}
+
+func testInt8MLPForward(t *testing.T, kern sgemmKernel) {
 	for _, dims := range [][]int{{1024, 1024, 1024, 1024}, {70, 45, 133, 9}} {
 		m := newMLP(dims, newGemm(bestSgemmKernel(), false, 2), 1)
 		q := quantizeMLP(m, newGemmI8(kern, 2, caches{L2: 1 << 20, L3: 32 << 20}))

@@ -204,6 +204,16 @@ func cpuPeakFor(h hostCPU, threads int, clk clockTimers) cpuPeak {
 		// four times the fp32 rate, twice the bf16 (VDPBF16PS) rate.
 		p.Int8PerCycle = 4 * fp32
 		p.Int8Basis = fmt.Sprintf("AVX512-VNNI VPDPBUSD: 128 int8 ops per 512-bit instruction at the FMA pipes' rate, 4x the fp32 FMA rate (%d ops/cycle/core)", 4*fp32)
+	} else if h.AVX2 {
+		// Without VNNI: VPMADDUBSW ymm makes 32 u8 x s8 products and
+		// sums them in pairs into int16, VPMADDWD against ones widens
+		// and sums those pairs into 8 int32 (VPADDD accumulates): 64
+		// operations for two multiplies, on the two vector multiply
+		// pipes (Intel since Skylake: ports 0 and 1; AMD Zen 2 to 4:
+		// FP0 and FP3): 64 ops a cycle at 256 bits, twice the fp32 FMA
+		// rate of two 256-bit FMA pipes.
+		p.Int8PerCycle = 2 * fp32
+		p.Int8Basis = fmt.Sprintf("AVX2 VPMADDUBSW and VPMADDWD: 64 int8 ops per two 256-bit multiplies on two multiply pipes, 2x the fp32 FMA rate (%d ops/cycle/core)", 2*fp32)
 	}
 	// AMX (Sapphire Rapids and later): one tile product of 16 x 16 x 32
 	// bf16 (16 x 16 x 64 int8) every 16 cycles per core, 1024 bf16 FLOPs

@@ -10,7 +10,10 @@
  * from its ISA dispatch, reported as ONEDNN_VERBOSE would). Every product is
  * checked on a sample against float64 (int8: for equality with an int64
  * sum); a wrong product exits 1, a missing symbol exits 3.
- * Usage: gemm_ref LIBPATH openblas|blis|dnnl sgemm|bf16|int8 REPS N
+ * int8 B spans the type's whole range, or [-BMAX, BMAX] with the optional
+ * sixth argument (the range hwprobe's kernel is fed on a CPU without VNNI,
+ * where u8 x s8 pair sums saturate at int16: its line's b_max=).
+ * Usage: gemm_ref LIBPATH openblas|blis|dnnl sgemm|bf16|int8 REPS N [BMAX]
  * Build: gcc -O2 gemm_ref.c -ldl -o gemm_ref */
 #include <dlfcn.h>
 #include <math.h>
@@ -84,10 +87,12 @@ static void call(void) {
 }
 
 int main(int argc, char **argv) {
-	if (argc != 6) { fprintf(stderr, "usage: gemm_ref LIBPATH openblas|blis|dnnl sgemm|bf16 REPS N\n"); return 2; }
+	if (argc != 6 && argc != 7) { fprintf(stderr, "usage: gemm_ref LIBPATH openblas|blis|dnnl sgemm|bf16|int8 REPS N [BMAX]\n"); return 2; }
 	kind = argv[2], prec = argv[3];
 	int reps = atoi(argv[4]);
 	n = atoi(argv[5]);
+	int bmax = argc == 7 ? atoi(argv[6]) : 128;
+	if (bmax < 1 || bmax > 128) { fprintf(stderr, "gemm_ref: BMAX %d not in [1, 128]\n", bmax); return 2; }
 	if (reps < 1 || reps > 100 || n < 16) { fprintf(stderr, "gemm_ref: bad reps or n\n"); return 2; }
 	lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
 	if (!lib) { printf("%s n=%d ref=%s missing=%s\n", prec, n, kind, argv[1]); return 3; }
@@ -137,6 +142,7 @@ int main(int argc, char **argv) {
 		a16[j] = to_bf16(a[j]), b16[j] = to_bf16(b[j]);
 		if (bf) a[j] = from_bf16(a16[j]), b[j] = from_bf16(b16[j]); /* the values the product uses */
 		a8[j] = (uint8_t)(rand() & 0xff), b8[j] = (int8_t)(rand() & 0xff); /* the types' whole ranges, as hwprobe */
+		if (bmax < 128) b8[j] = (int8_t)(rand() % (2 * bmax + 1) - bmax);
 	}
 	call(); /* warm-up, and the product checked below */
 	if (i8) {
@@ -168,7 +174,9 @@ int main(int argc, char **argv) {
 		if (g[r] > best) best = g[r];
 	}
 	qsort(g, reps, sizeof(double), cmp);
-	printf("%s n=%d %s=%.2f median=%.2f reps=%d ref=%s kernel=%s version=%s threads=%d check=ok\n",
-		prec, n, i8 ? "gops" : "gflops", best, g[reps / 2], reps, kind, kernel, version, threads);
+	char range[32] = "";
+	if (i8) snprintf(range, sizeof range, " b_max=%d", bmax);
+	printf("%s n=%d %s=%.2f median=%.2f reps=%d ref=%s kernel=%s version=%s threads=%d%s check=ok\n",
+		prec, n, i8 ? "gops" : "gflops", best, g[reps / 2], reps, kind, kernel, version, threads, range);
 	return 0;
 }

@@ -303,3 +303,64 @@ func quantAVX512(a *asm) {
 	a.f("VZEROUPPER")
 	a.f("RET")
 }
+
+// i8AVX2 writes i8Kernel6x16, the int8 (u8 x s8 -> s32) kernel of hosts
+// with AVX2 but no VNNI: a 6 x 16 tile of int32 sums (12 registers) over
+// k quads, A and B packed as for the VNNI kernel (one word a quad). Each
+// quad step multiplies A's broadcast quad by B's two registers of quads
+// with VPMADDUBSW (u8 x s8 pairs summed into int16, SATURATING), widens
+// the pair sums to int32 with VPMADDWD against ones, and adds them. The
+// product is exact only while every pair sum a0*b0 + a1*b1 fits int16:
+// for u8 A, B in [-64, 64] (7-bit weights, as ONNX Runtime's reduce_range
+// quantizes for such hosts). B is read from memory by each row's
+// multiply; Y12 holds the broadcast, Y13 and Y14 the products, Y15 ones.
+func i8AVX2(a *asm) {
+	const rows, cols = 6, 16
+	kernelPrologue(a, "i8Kernel6x16")
+	for r := 0; r < 2*rows; r++ {
+		a.f("VPXOR Y%d, Y%d, Y%d", r, r, r)
+	}
+	a.f("MOVL $0x00010001, R9")
+	a.f("MOVQ R9, X15")
+	a.f("VPBROADCASTD X15, Y15")
+	a.f("ADDQ $3, CX")
+	a.f("SHRQ $2, CX")
+	step := func(off int) {
+		for r := 0; r < rows; r++ {
+			a.f("VPBROADCASTD %d(AX), Y12", off*4*rows+4*r)
+			// Go operand order: VPMADDUBSW src2(s8), src1(u8), dst.
+			a.f("VPMADDUBSW %d(BX), Y12, Y13", off*4*cols)
+			a.f("VPMADDUBSW %d(BX), Y12, Y14", off*4*cols+32)
+			a.f("VPMADDWD Y15, Y13, Y13")
+			a.f("VPMADDWD Y15, Y14, Y14")
+			a.f("VPADDD Y13, Y%d, Y%d", 2*r, 2*r)
+			a.f("VPADDD Y14, Y%d, Y%d", 2*r+1, 2*r+1)
+		}
+	}
+	a.f("MOVQ CX, R10")
+	a.f("SHRQ $1, R10")
+	a.f("ANDQ $1, CX")
+	a.f("TESTQ R10, R10")
+	a.f("JZ i6tail")
+	a.label("i6loop")
+	step(0)
+	step(1)
+	a.f("ADDQ $%d, AX", 2*4*rows)
+	a.f("ADDQ $%d, BX", 2*4*cols)
+	a.f("DECQ R10")
+	a.f("JNZ i6loop")
+	a.label("i6tail")
+	a.f("TESTQ CX, CX")
+	a.f("JZ i6store")
+	step(0)
+	a.label("i6store")
+	for r := 0; r < rows; r++ {
+		a.f("VPADDD (DX), Y%d, Y%d", 2*r, 2*r)
+		a.f("VMOVDQU Y%d, (DX)", 2*r)
+		a.f("VPADDD 32(DX), Y%d, Y%d", 2*r+1, 2*r+1)
+		a.f("VMOVDQU Y%d, 32(DX)", 2*r+1)
+		a.f("ADDQ R8, DX")
+	}
+	a.f("VZEROUPPER")
+	a.f("RET")
+}

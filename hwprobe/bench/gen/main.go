@@ -52,6 +52,7 @@ func generate() []byte {
 	quantAVX512(&a)
 	biasActAVX512(&a)
 	biasActAVX2(&a)
+	i8AVX2(&a)
 	return a.Bytes()
 }
 

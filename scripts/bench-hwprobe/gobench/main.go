@@ -4,7 +4,7 @@
 //
 //	sgemm n=<n> gflops=<best> median=<median> reps=<r> kernel=<kernel> mc=.. kc=.. nc=.. peak=<GFLOP/s> peak_clock=<catalog|estimated> check=ok
 //	bf16 n=<n> (the same fields)
-//	int8 n=<n> gops=<best> median=<median> (the other fields as sgemm's; GOP/s) cpu=<vendor/model>
+//	int8 n=<n> gops=<best> median=<median> (the other fields as sgemm's; GOP/s) b_max=<|B| bound of its inputs>
 //	mlp dims=<d> p50_ms=<p50> p99_ms=<p99> thr=<samples/s> batch=<b> kernel=<k> threads=<t> check=ok
 //	mlp8 dims=<d> p50_ms=.. p99_ms=.. thr=.. batch=<b> kernel=<k> threads=<t> err=<relative L2 against fp32> check=ok
 //	triad n=<elements> mbps=<best> median=<median> reps=<r> check=ok
@@ -61,8 +61,12 @@ func run(ctx context.Context, args []string) error {
 			if g.label == "int8" {
 				field = "gops"
 			}
-			fmt.Printf("%s n=%d %s=%s median=%.2f reps=%d kernel=%s mc=%s kc=%s nc=%s peak=%.0f peak_clock=%s check=ok\n",
-				g.label, n, field, r.Params["best"], r.Value, r.Reps, r.Backend, r.Params["mc"], r.Params["kc"], r.Params["nc"], r.Peak, r.Params["peak_clock_source"])
+			rng := ""
+			if g.label == "int8" {
+				rng = " b_max=" + r.Params["b_max"]
+			}
+			fmt.Printf("%s n=%d %s=%s median=%.2f reps=%d kernel=%s mc=%s kc=%s nc=%s peak=%.0f peak_clock=%s%s check=ok\n",
+				g.label, n, field, r.Params["best"], r.Value, r.Reps, r.Backend, r.Params["mc"], r.Params["kc"], r.Params["nc"], r.Peak, r.Params["peak_clock_source"], rng)
 		}
 	}
 	if *mlpBatch > 0 {

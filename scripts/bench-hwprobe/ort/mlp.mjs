@@ -15,10 +15,16 @@
 // optimizer fuses what it can (level all). The int8 output is checked
 // against the fp32 JavaScript evaluation within hwprobe's tolerance: a
 // relative L2 error of 0.05 over the output less the last bias (err=).
-// Usage: node mlp.mjs DIMS(1024,1024,1024,1024) LATENCY_REPS THROUGHPUT_BATCH THROUGHPUT_REPS THREADS [fp32|int8]
+// QMAX (int8 only, default 127) bounds the quantized weights to
+// [-QMAX, QMAX]: 64 on a CPU without VNNI, as quantize_dynamic's
+// reduce_range quantizes for such CPUs and as hwprobe does there (AVX2's
+// u8 x s8 multiply sums pairs into int16 with saturation).
+// Usage: node mlp.mjs DIMS(1024,1024,1024,1024) LATENCY_REPS THROUGHPUT_BATCH THROUGHPUT_REPS THREADS [fp32|int8] [QMAX]
 import ort from 'onnxruntime-node';
 
-const [dimsArg = '1024,1024,1024,1024', latReps = '200', thrBatch = '64', thrReps = '10', threadsArg = '2', precision = 'fp32'] = process.argv.slice(2);
+const [dimsArg = '1024,1024,1024,1024', latReps = '200', thrBatch = '64', thrReps = '10', threadsArg = '2', precision = 'fp32', qmaxArg = '127'] = process.argv.slice(2);
+const qmax = Number(qmaxArg);
+if (!(Number.isInteger(qmax) && qmax >= 1 && qmax <= 127)) throw new Error(`QMAX ${qmaxArg}: want an integer in [1, 127]`);
 if (precision !== 'fp32' && precision !== 'int8') throw new Error(`precision ${precision}: want fp32 or int8`);
 const int8 = precision === 'int8';
 const dims = dimsArg.split(',').map(Number);
@@ -53,13 +59,13 @@ const node = (op, inputs, outputs, name, attrs = {}) =>
     ...Object.entries(attrs).map(([k, v]) => msg(5, str(1, k), vint(3, v), vint(20, 2))));
 
 // Per output channel symmetric int8 weights, as hwprobe quantizes them:
-// scale_j = max|W[:, j]| / 127, round half to even, [-127, 127].
+// scale_j = max|W[:, j]| / QMAX, round half to even, [-QMAX, QMAX].
 const roundEven = (v) => { const r = Math.round(v); return Math.abs(v - Math.trunc(v)) === 0.5 && r % 2 !== 0 ? r - 1 : r; };
 const quantizeWeights = (w, i, o) => {
   const scale = new Float32Array(o), q = new Int8Array(i * o);
   for (let p = 0; p < i; p++) for (let j = 0; j < o; j++) scale[j] = Math.max(scale[j], Math.abs(w[p * o + j]));
-  for (let j = 0; j < o; j++) scale[j] = scale[j] / 127 || 1;
-  for (let p = 0; p < i; p++) for (let j = 0; j < o; j++) q[p * o + j] = Math.max(-127, Math.min(127, roundEven(Math.fround(w[p * o + j] / scale[j]))));
+  for (let j = 0; j < o; j++) scale[j] = Math.fround(scale[j] / qmax) || 1;
+  for (let p = 0; p < i; p++) for (let j = 0; j < o; j++) q[p * o + j] = Math.max(-qmax, Math.min(qmax, roundEven(Math.fround(w[p * o + j] / scale[j]))));
   return { scale, q };
 };
 
@@ -149,4 +155,4 @@ for (let r = 0; r < Number(thrReps); r++) {
   await session.run({ x: xb });
   thr.push(Number(thrBatch) / (Number(process.hrtime.bigint() - t0) / 1e9));
 }
-console.log(`ort-mlp dims=${dimsArg} p50_ms=${pct(lat, 50).toFixed(4)} p99_ms=${pct(lat, 99).toFixed(4)} thr=${pct(thr, 50).toFixed(1)} batch=${thrBatch} kernel=cpu-ep version=onnxruntime-${ort.env.versions.common} threads=${threads} graph=${int8 ? 'DynamicQuantizeLinear+MatMulInteger(u8xs8,per-channel)+Cast+Mul+Add+Relu' : 'MatMul+Add+Relu(fp32)'}${int8 ? ` err=${err.toPrecision(4)}` : ''} check=ok`);
+console.log(`ort-mlp dims=${dimsArg} p50_ms=${pct(lat, 50).toFixed(4)} p99_ms=${pct(lat, 99).toFixed(4)} thr=${pct(thr, 50).toFixed(1)} batch=${thrBatch} kernel=cpu-ep version=onnxruntime-${ort.env.versions.common} threads=${threads} graph=${int8 ? `DynamicQuantizeLinear+MatMulInteger(u8xs8,per-channel,w_max=${qmax})+Cast+Mul+Add+Relu` : 'MatMul+Add+Relu(fp32)'}${int8 ? ` err=${err.toPrecision(4)}` : ''} check=ok`);
