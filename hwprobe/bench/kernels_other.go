@@ -51,3 +51,6 @@ func amxI8Kernel() (sgemmKernel, error) { return sgemmKernel{}, errNoAMX }
 
 // hasVNNI: no VNNI kernels in this build.
 func hasVNNI() bool { return false }
+
+// hasAVX512: no AVX-512 kernels in this build.
+func hasAVX512() bool { return false }

@@ -219,7 +219,11 @@ func dynamicQuantize(dst []uint8, ld int, x []float32, rows, w int) (scale float
 // element-wise steps split on the team. Quantizing a 64 x 1024 tensor
 // takes about 10 us on one core.
 func (q *qmlp) parallelRows(rows int, f func(w, r0, r1 int)) {
-	t := min(q.g.threads, rows/parallelRowsMin)
+	minRows := parallelRowsMin
+	if !hasAVX512() {
+		minRows = parallelRowsMinGo
+	}
+	t := min(q.g.threads, rows/minRows)
 	if t <= 1 {
 		f(0, 0, rows)
 		return
@@ -230,6 +234,11 @@ func (q *qmlp) parallelRows(rows int, f func(w, r0, r1 int)) {
 // parallelRowsMin is the batch from which the element-wise steps are
 // split between threads.
 const parallelRowsMin = 256
+
+// parallelRowsMinGo is parallelRowsMin where the element-wise steps are
+// Go loops (no AVX-512 kernels: about ten times slower). Measured
+// interleaved on 2 vCPUs of Zen 3, batch 64: see the hwprobe README.
+const parallelRowsMinGo = 16
 
 // teamOf returns the team, with at least t workers: the GEMV's, and the
 // batch GEMM's (gemm.team).
