@@ -450,15 +450,54 @@ func biasActRow(z, act, b *float32, n int, relu int)
 //go:noescape
 func biasActRow256(z, act, b *float32, n int, relu int)
 
+//go:noescape
+func quantU8256(dst *uint8, x *float32, n int, scale float32, zp int32)
+
+//go:noescape
+func minMaxF32256(x *float32, n int, mm *float32)
+
+//go:noescape
+func dequantRow256(y *float32, acc, cs *int32, ws, b *float32, n int, s float32, zp int32, relu int, mm *float32)
+
+var (
+	quantAVX512Kernels = quantKernels{"avx512", 16, quantU8, minMaxF32, dequantRow}
+	quantAVX2Kernels   = quantKernels{"avx2", 8, quantU8256, minMaxF32256, dequantRow256}
+)
+
+// quantKernelSets are the element-wise kernel sets this host runs, the
+// widest first (the one quantizeSpan, minMaxSpan and dequantSpan use).
+func quantKernelSets() []quantKernels {
+	var ks []quantKernels
+	if hasAVX512() {
+		ks = append(ks, quantAVX512Kernels)
+	}
+	if hasAVX2() {
+		ks = append(ks, quantAVX2Kernels)
+	}
+	return ks
+}
+
+// hostQuantKernels is the host's widest set (w 0: none, Go loops).
+var hostQuantKernels = func() quantKernels {
+	if ks := quantKernelSets(); len(ks) > 0 {
+		return ks[0]
+	}
+	return quantKernels{}
+}()
+
 // quantizeSpan quantizes x into dst (saturate_u8(round(x/scale) + zp)):
-// the AVX-512 kernel for whole 16-value groups, Go for the rest.
+// the host's kernel for whole groups, Go for the rest.
 func quantizeSpan(dst []uint8, x []float32, scale float32, zp int32) {
+	quantizeSpanWith(hostQuantKernels, dst, x, scale, zp)
+}
+
+func quantizeSpanWith(k quantKernels, dst []uint8, x []float32, scale float32, zp int32) {
 	head := 0
-	if hasAVX512() && scale != 0 {
-		head = len(x) &^ 15
+	if k.w > 0 && scale != 0 {
+		head = len(x) &^ (k.w - 1)
 		if head > 0 {
 			_ = dst[head-1]
-			quantU8(&dst[0], &x[0], head, scale, zp)
+			k.quant(&dst[0], &x[0], head, scale, zp)
 		}
 	}
 	quantizeSpanGeneric(dst[head:len(x)], x[head:], scale, zp)
@@ -466,15 +505,19 @@ func quantizeSpan(dst []uint8, x []float32, scale float32, zp int32) {
 
 // minMaxSpan extends [lo, hi] over x.
 func minMaxSpan(x []float32, lo, hi float32) (float32, float32) {
+	return minMaxSpanWith(hostQuantKernels, x, lo, hi)
+}
+
+func minMaxSpanWith(k quantKernels, x []float32, lo, hi float32) (float32, float32) {
 	head := 0
-	if hasAVX512() && len(x) >= 16 {
-		head = len(x) &^ 15
+	if k.w > 0 && len(x) >= k.w {
+		head = len(x) &^ (k.w - 1)
 		var mm [32]float32
-		for i := range 16 {
-			mm[i], mm[16+i] = lo, hi
+		for i := range k.w {
+			mm[i], mm[k.w+i] = lo, hi
 		}
-		minMaxF32(&x[0], head, &mm[0])
-		lo, hi = slices.Min(mm[:16]), slices.Max(mm[16:])
+		k.minMax(&x[0], head, &mm[0])
+		lo, hi = slices.Min(mm[:k.w]), slices.Max(mm[k.w:2*k.w])
 	}
 	return minMaxSpanGeneric(x[head:], lo, hi)
 }
@@ -482,20 +525,24 @@ func minMaxSpan(x []float32, lo, hi float32) (float32, float32) {
 // dequantSpan writes y = float32(acc - zp*cs) * (s*ws) + b (then the ReLU)
 // and extends [lo, hi] over y.
 func dequantSpan(y []float32, acc, cs []int32, ws, b []float32, s float32, zp int32, relu bool, lo, hi float32) (float32, float32) {
+	return dequantSpanWith(hostQuantKernels, y, acc, cs, ws, b, s, zp, relu, lo, hi)
+}
+
+func dequantSpanWith(k quantKernels, y []float32, acc, cs []int32, ws, b []float32, s float32, zp int32, relu bool, lo, hi float32) (float32, float32) {
 	n, head := len(y), 0
-	if hasAVX512() && n >= 16 {
-		head = n &^ 15
+	if k.w > 0 && n >= k.w {
+		head = n &^ (k.w - 1)
 		_, _, _, _ = acc[head-1], cs[head-1], ws[head-1], b[head-1]
 		var mm [32]float32
-		for i := range 16 {
-			mm[i], mm[16+i] = lo, hi
+		for i := range k.w {
+			mm[i], mm[k.w+i] = lo, hi
 		}
 		r := 0
 		if relu {
 			r = 1
 		}
-		dequantRow(&y[0], &acc[0], &cs[0], &ws[0], &b[0], head, s, zp, r, &mm[0])
-		lo, hi = slices.Min(mm[:16]), slices.Max(mm[16:])
+		k.dequant(&y[0], &acc[0], &cs[0], &ws[0], &b[0], head, s, zp, r, &mm[0])
+		lo, hi = slices.Min(mm[:k.w]), slices.Max(mm[k.w:2*k.w])
 	}
 	return dequantSpanGeneric(y[head:], acc[head:n], cs[head:n], ws[head:n], b[head:n], s, zp, relu, lo, hi)
 }

@@ -5301,3 +5301,102 @@ i6store:
 	ADDQ R8, DX
 	VZEROUPPER
 	RET
+
+// func quantU8256(dst *uint8, x *float32, n int, scale float32, zp int32)
+TEXT ·quantU8256(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS scale+24(FP), Y15
+	MOVL zp+28(FP), AX
+	MOVQ AX, X14
+	VPBROADCASTD X14, Y14
+	VPXOR Y13, Y13, Y13
+	SHRQ $3, CX
+	JZ quantU8256done
+quantU8256loop:
+	VMOVUPS (SI), Y0
+	VDIVPS Y15, Y0, Y0
+	VCVTPS2DQ Y0, Y0
+	VPADDD Y14, Y0, Y0
+	VPMAXSD Y13, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPACKSSDW X1, X0, X0
+	VPACKUSWB X0, X0, X0
+	MOVQ X0, (DI)
+	ADDQ $32, SI
+	ADDQ $8, DI
+	DECQ CX
+	JNZ quantU8256loop
+quantU8256done:
+	VZEROUPPER
+	RET
+
+// func minMaxF32256(x *float32, n int, mm *float32)
+TEXT ·minMaxF32256(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	MOVQ mm+16(FP), DX
+	VMOVUPS (DX), Y11
+	VMOVUPS 32(DX), Y12
+	SHRQ $3, CX
+	JZ minMaxF32256done
+minMaxF32256loop:
+	VMOVUPS (SI), Y0
+	VMINPS Y0, Y11, Y11
+	VMAXPS Y0, Y12, Y12
+	ADDQ $32, SI
+	DECQ CX
+	JNZ minMaxF32256loop
+minMaxF32256done:
+	VMOVUPS Y11, (DX)
+	VMOVUPS Y12, 32(DX)
+	VZEROUPPER
+	RET
+
+// func dequantRow256(y *float32, acc, cs *int32, ws, b *float32, n int, s float32, zp int32, relu int, mm *float32)
+TEXT ·dequantRow256(SB), NOSPLIT, $0-72
+	MOVQ y+0(FP), DI
+	MOVQ acc+8(FP), SI
+	MOVQ cs+16(FP), R8
+	MOVQ ws+24(FP), R9
+	MOVQ b+32(FP), R10
+	MOVQ n+40(FP), CX
+	VBROADCASTSS s+48(FP), Y15
+	MOVL zp+52(FP), AX
+	MOVQ AX, X14
+	VPBROADCASTD X14, Y14
+	MOVQ relu+56(FP), R11
+	MOVQ mm+64(FP), DX
+	VMOVUPS (DX), Y11
+	VMOVUPS 32(DX), Y12
+	VPXOR Y13, Y13, Y13
+	SHRQ $3, CX
+	JZ dequantRow256done
+dequantRow256loop:
+	VPMULLD (R8), Y14, Y1
+	VMOVDQU (SI), Y0
+	VPSUBD Y1, Y0, Y0
+	VCVTDQ2PS Y0, Y0
+	VMULPS (R9), Y15, Y2
+	VMULPS Y2, Y0, Y0
+	VADDPS (R10), Y0, Y0
+	TESTQ R11, R11
+	JZ dequantRow256norelu
+	VMAXPS Y13, Y0, Y0
+dequantRow256norelu:
+	VMOVUPS Y0, (DI)
+	VMINPS Y0, Y11, Y11
+	VMAXPS Y0, Y12, Y12
+	ADDQ $32, DI
+	ADDQ $32, SI
+	ADDQ $32, R8
+	ADDQ $32, R9
+	ADDQ $32, R10
+	DECQ CX
+	JNZ dequantRow256loop
+dequantRow256done:
+	VMOVUPS Y11, (DX)
+	VMOVUPS Y12, 32(DX)
+	VZEROUPPER
+	RET

@@ -154,3 +154,17 @@ func TestFMARateLoops(t *testing.T) {
 		t.Errorf("fmaLoop picks a %d-bit loop that is neither fmaRate512 nor fmaRate256", bits)
 	}
 }
+
+// asmQuants are the int8 MLP's element-wise kernel sets, each with why it
+// cannot run on this host ("" where it can).
+func asmQuants() []asmQuant {
+	set := func(k quantKernels, missing string) asmQuant {
+		return asmQuant{k.name,
+			func(dst []uint8, x []float32, scale float32, zp int32) { quantizeSpanWith(k, dst, x, scale, zp) },
+			func(x []float32, lo, hi float32) (float32, float32) { return minMaxSpanWith(k, x, lo, hi) },
+			func(y []float32, acc, cs []int32, ws, b []float32, s float32, zp int32, relu bool, lo, hi float32) (float32, float32) {
+				return dequantSpanWith(k, y, acc, cs, ws, b, s, zp, relu, lo, hi)
+			}, missing}
+	}
+	return []asmQuant{set(quantAVX512Kernels, asmMissing()), set(quantAVX2Kernels, avx2Missing())}
+}

@@ -52,5 +52,5 @@ func amxI8Kernel() (sgemmKernel, error) { return sgemmKernel{}, errNoAMX }
 // hasVNNI: no VNNI kernels in this build.
 func hasVNNI() bool { return false }
 
-// hasAVX512: no AVX-512 kernels in this build.
-func hasAVX512() bool { return false }
+// hostQuantKernels: no element-wise kernels in this build.
+var hostQuantKernels = quantKernels{}

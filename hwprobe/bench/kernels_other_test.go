@@ -25,3 +25,9 @@ func asmMissing() string {
 	}
 	return "this package has no assembly kernels for " + runtime.GOARCH
 }
+
+// asmQuants are the int8 MLP's element-wise kernel sets: none in this
+// build.
+func asmQuants() []asmQuant {
+	return []asmQuant{{"assembly", quantizeSpan, minMaxSpan, dequantSpan, asmMissing()}}
+}

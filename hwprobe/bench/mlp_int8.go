@@ -220,7 +220,7 @@ func dynamicQuantize(dst []uint8, ld int, x []float32, rows, w int) (scale float
 // takes about 10 us on one core.
 func (q *qmlp) parallelRows(rows int, f func(w, r0, r1 int)) {
 	minRows := parallelRowsMin
-	if !hasAVX512() {
+	if hostQuantKernels.w == 0 {
 		minRows = parallelRowsMinGo
 	}
 	t := min(q.g.threads, rows/minRows)
@@ -236,9 +236,21 @@ func (q *qmlp) parallelRows(rows int, f func(w, r0, r1 int)) {
 const parallelRowsMin = 256
 
 // parallelRowsMinGo is parallelRowsMin where the element-wise steps are
-// Go loops (no AVX-512 kernels: about ten times slower). Measured
-// interleaved on 2 vCPUs of Zen 3, batch 64: see the hwprobe README.
+// Go loops (no AVX-512 or AVX2 kernels: about ten times slower). Measured
+// interleaved on 2 vCPUs of Zen 3 with the Go loops, batch 64: 15.1-16.9k
+// samples/s on one goroutine, 17.5-20.0k split from 16 rows.
 const parallelRowsMinGo = 16
+
+// quantKernels are the int8 MLP's element-wise kernels of one vector
+// width, over groups of w values (a power of 2); mm holds w minimums then
+// w maximums. The zero value has none: Go loops run.
+type quantKernels struct {
+	name    string
+	w       int
+	quant   func(dst *uint8, x *float32, n int, scale float32, zp int32)
+	minMax  func(x *float32, n int, mm *float32)
+	dequant func(y *float32, acc, cs *int32, ws, b *float32, n int, s float32, zp int32, relu int, mm *float32)
+}
 
 // teamOf returns the team, with at least t workers: the GEMV's, and the
 // batch GEMM's (gemm.team).

@@ -140,9 +140,30 @@ func TestCPUMLPInt8Results(t *testing.T) {
 
 // The element-wise kernels (AVX-512 where present) give what their Go
 // definitions give, on lengths that leave a tail.
+// asmQuant is one set of the int8 MLP's element-wise kernels, with why it
+// cannot run on this host ("" where it can).
+type asmQuant struct {
+	name    string
+	quant   func(dst []uint8, x []float32, scale float32, zp int32)
+	minMax  func(x []float32, lo, hi float32) (float32, float32)
+	dequant func(y []float32, acc, cs []int32, ws, b []float32, s float32, zp int32, relu bool, lo, hi float32) (float32, float32)
+	missing string
+}
+
 func TestInt8ElementwiseKernels(t *testing.T) {
+	for _, impl := range append([]asmQuant{{"host", quantizeSpan, minMaxSpan, dequantSpan, ""}}, asmQuants()...) {
+		t.Run(impl.name, func(t *testing.T) {
+			if impl.missing != "" {
+				t.Skipf("assembly kernels %s not tested: %s", impl.name, impl.missing)
+			}
+			testInt8Elementwise(t, impl)
+		})
+	}
+}
+
+func testInt8Elementwise(t *testing.T, impl asmQuant) {
 	r := rand.New(rand.NewPCG(6, 6))
-	for _, n := range []int{1, 15, 16, 17, 100, 1024} {
+	for _, n := range []int{1, 7, 8, 9, 15, 16, 17, 100, 1024} {
 		x := randMat(r, n)
 		for i := range x {
 			x[i] *= 3
@@ -150,12 +171,22 @@ func TestInt8ElementwiseKernels(t *testing.T) {
 		x[0] = 0.5 * float32(4) / 255 // a tie: round to even
 		s, zp := quantParams(-3, 3)
 		got, want := make([]uint8, n), make([]uint8, n)
-		quantizeSpan(got, x, s, zp)
+		impl.quant(got, x, s, zp)
 		quantizeSpanGeneric(want, x, s, zp)
 		if string(got) != string(want) {
 			t.Errorf("n=%d: quantizeSpan %v, want %v", n, got, want)
 		}
-		lo, hi := minMaxSpan(x, 0, 0)
+		// Values past the range saturate at 0 and 255.
+		wide := append([]float32(nil), x...)
+		for i := range wide {
+			wide[i] *= 4
+		}
+		impl.quant(got, wide, s, zp)
+		quantizeSpanGeneric(want, wide, s, zp)
+		if string(got) != string(want) {
+			t.Errorf("n=%d, 4x the range: quantizeSpan %v, want %v", n, got, want)
+		}
+		lo, hi := impl.minMax(x, 0, 0)
 		wlo, whi := minMaxSpanGeneric(x, 0, 0)
 		if lo != wlo || hi != whi {
 			t.Errorf("n=%d: minMaxSpan %g %g, want %g %g", n, lo, hi, wlo, whi)
@@ -167,7 +198,7 @@ func TestInt8ElementwiseKernels(t *testing.T) {
 		ws, b := randMat(r, n), randMat(r, n)
 		for _, relu := range []bool{false, true} {
 			y, wy := make([]float32, n), make([]float32, n)
-			lo, hi := dequantSpan(y, acc, cs, ws, b, 1e-4, 17, relu, 0, 0)
+			lo, hi := impl.dequant(y, acc, cs, ws, b, 1e-4, 17, relu, 0, 0)
 			wlo, whi := dequantSpanGeneric(wy, acc, cs, ws, b, 1e-4, 17, relu, 0, 0)
 			if !equalBits(y, wy) || lo != wlo || hi != whi {
 				t.Errorf("n=%d relu=%v: dequantSpan differs from Go (range %g %g, want %g %g)", n, relu, lo, hi, wlo, whi)

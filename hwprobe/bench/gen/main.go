@@ -53,6 +53,7 @@ func generate() []byte {
 	biasActAVX512(&a)
 	biasActAVX2(&a)
 	i8AVX2(&a)
+	quantAVX2(&a)
 	return a.Bytes()
 }
 
