@@ -28,6 +28,9 @@ func bf16Kernel14x32Set(k int, a, b, c *float32, ldc int)
 func sgemmKernel6x16(k int, a, b, c *float32, ldc int)
 
 //go:noescape
+func sgemmKernel6x16Set(k int, a, b, c *float32, ldc int)
+
+//go:noescape
 func streamCopy(dst, src *float64, n int)
 
 //go:noescape
@@ -109,7 +112,7 @@ func sgemmKernels() []sgemmKernel {
 		ks = append(ks, sgemmKernel{name: "builtin-avx512", mr: 14, nr: 32, fn: sgemmKernel14x32, set: sgemmKernel14x32Set, packRows: packRows14})
 	}
 	if hasAVX2FMA() {
-		ks = append(ks, sgemmKernel{name: "builtin-avx2", mr: 6, nr: 16, fn: sgemmKernel6x16})
+		ks = append(ks, sgemmKernel{name: "builtin-avx2", mr: 6, nr: 16, fn: sgemmKernel6x16, set: sgemmKernel6x16Set})
 	}
 	return append(ks, genericSgemmKernel())
 }

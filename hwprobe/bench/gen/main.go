@@ -54,6 +54,7 @@ func generate() []byte {
 	biasActAVX2(&a)
 	i8AVX2(&a)
 	quantAVX2(&a)
+	sgemmAVX2Set(&a)
 	return a.Bytes()
 }
 
@@ -252,7 +253,18 @@ func bf16AVX512(a *asm) {
 // sgemmAVX2 is the fp32 6x16 tile for hosts without AVX-512: 12 ymm
 // accumulators, two B loads and two broadcast registers.
 func sgemmAVX2(a *asm) {
-	kernelPrologue(a, "sgemmKernel6x16")
+	sgemmAVX2Form(a, "sgemmKernel6x16", "s256", false)
+}
+
+// sgemmAVX2Set writes sgemmKernel6x16Set, the 6x16 kernel storing its
+// product over the C tile instead of adding it (the first k block of a
+// product with beta 0).
+func sgemmAVX2Set(a *asm) {
+	sgemmAVX2Form(a, "sgemmKernel6x16Set", "s256set", true)
+}
+
+func sgemmAVX2Form(a *asm, name, l string, set bool) {
+	kernelPrologue(a, name)
 	for r := 0; r < 2*mr256; r++ {
 		a.f("VXORPS Y%d, Y%d, Y%d", r, r, r)
 	}
@@ -271,29 +283,33 @@ func sgemmAVX2(a *asm) {
 	a.f("SHRQ $2, R10")
 	a.f("ANDQ $3, CX")
 	a.f("TESTQ R10, R10")
-	a.f("JZ s256tail")
-	a.label("s256loop")
+	a.f("JZ %stail", l)
+	a.label(l + "loop")
 	for u := 0; u < 4; u++ {
 		step(u)
 	}
 	a.f("ADDQ $%d, AX", 4*mr256*4)
 	a.f("ADDQ $%d, BX", 4*nr256*4)
 	a.f("DECQ R10")
-	a.f("JNZ s256loop")
-	a.label("s256tail")
+	a.f("JNZ %sloop", l)
+	a.label(l + "tail")
 	a.f("TESTQ CX, CX")
-	a.f("JZ s256store")
-	a.label("s256tailloop")
+	a.f("JZ %sstore", l)
+	a.label(l + "tailloop")
 	step(0)
 	a.f("ADDQ $%d, AX", 4*mr256)
 	a.f("ADDQ $%d, BX", 4*nr256)
 	a.f("DECQ CX")
-	a.f("JNZ s256tailloop")
-	a.label("s256store")
+	a.f("JNZ %stailloop", l)
+	a.label(l + "store")
 	for r := 0; r < mr256; r++ {
-		a.f("VADDPS (DX), Y%d, Y%d", 2*r, 2*r)
+		if !set {
+			a.f("VADDPS (DX), Y%d, Y%d", 2*r, 2*r)
+		}
 		a.f("VMOVUPS Y%d, (DX)", 2*r)
-		a.f("VADDPS 32(DX), Y%d, Y%d", 2*r+1, 2*r+1)
+		if !set {
+			a.f("VADDPS 32(DX), Y%d, Y%d", 2*r+1, 2*r+1)
+		}
 		a.f("VMOVUPS Y%d, 32(DX)", 2*r+1)
 		a.f("ADDQ R8, DX")
 	}
