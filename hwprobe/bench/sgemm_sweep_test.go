@@ -59,3 +59,57 @@ func TestSgemmSweep(t *testing.T) {
 		}
 	}
 }
+
+// TestI8Sweep times the int8 engine (the host's int8 kernel) over
+// blockings, interleaved, as TestSgemmSweep does for fp32. It runs only
+// with HWPROBE_I8_SWEEP set (a list of n) and takes HWPROBE_I8_BLOCKS
+// ("mc,kc,nc ...", kc in k values) in place of its defaults.
+func TestI8Sweep(t *testing.T) {
+	sizes := os.Getenv("HWPROBE_I8_SWEEP")
+	if sizes == "" {
+		t.Skip("set HWPROBE_I8_SWEEP=2048,4096 to time int8 blockings")
+	}
+	kern, ok := i8Kernel()
+	if !ok {
+		t.Skip("no int8 kernel on this host")
+	}
+	cs := hostCaches()
+	mc0, kq0, nc0 := i8Blocking(cs, kern.mr, kern.nr)
+	t.Logf("kernel %s, caches: %s; i8Blocking: mc %d kc %d nc %d", kern.name, cacheString(cs), mc0, 4*kq0, nc0)
+	type blk struct{ mc, kc, nc int }
+	blks := []blk{{mc0, 4 * kq0, nc0}, {60, 1024, 4096}, {120, 1024, 4096}, {120, 2048, 4096}, {240, 512, 4096}}
+	if s := os.Getenv("HWPROBE_I8_BLOCKS"); s != "" {
+		blks = nil
+		for _, f := range strings.Fields(s) {
+			p := strings.Split(f, ",")
+			mc, _ := strconv.Atoi(p[0])
+			kc, _ := strconv.Atoi(p[1])
+			nc, _ := strconv.Atoi(p[2])
+			blks = append(blks, blk{mc, kc, nc})
+		}
+	}
+	for _, f := range strings.Split(sizes, ",") {
+		n, _ := strconv.Atoi(f)
+		r := rand.New(rand.NewPCG(1, 2))
+		a, b, c := randU8(r, n*n), randS8For(kern, r, n*n), make([]int32, n*n)
+		best := make([]float64, len(blks))
+		for range 3 {
+			for i, bl := range blks {
+				g := newGemmI8(kern, 0, cs)
+				g.mc, g.kc, g.nc = bl.mc, bl.kc, bl.nc
+				g.I8gemm(n, n, n, a, n, b, n, c, n)
+				for range 3 {
+					t0 := time.Now()
+					g.I8gemm(n, n, n, a, n, b, n, c, n)
+					best[i] = max(best[i], 2*float64(n)*float64(n)*float64(n)/time.Since(t0).Seconds()/1e9)
+				}
+			}
+		}
+		for i, bl := range blks {
+			t.Logf("SWEEP int8 n=%d mc=%d kc=%d nc=%d: %.1f GOP/s", n, bl.mc, bl.kc, bl.nc, best[i])
+		}
+		if err := checkI8Sample(a, b, c, n, n, n); err != nil {
+			t.Errorf("n=%d: %v", n, err)
+		}
+	}
+}
