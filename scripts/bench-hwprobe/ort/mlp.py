@@ -2,14 +2,17 @@
 # Python twin of mlp.mjs for hosts with onnxruntime and onnx for Python but
 # no Node (scripts/device-amx-check.sh). Same network, quantization,
 # correctness check and output line as mlp.mjs; see there.
-# Usage: python3 mlp.py DIMS LATENCY_REPS THROUGHPUT_BATCH THROUGHPUT_REPS THREADS [fp32|int8]
+# Usage: python3 mlp.py DIMS LATENCY_REPS THROUGHPUT_BATCH THROUGHPUT_REPS THREADS [fp32|int8] [QMAX]
 import sys, time
 import numpy as np
 import onnx
 from onnx import helper, TensorProto, numpy_helper
 import onnxruntime as ort
 
-dims_arg, lat_reps, thr_batch, thr_reps, threads, prec = (sys.argv[1:] + ["1024,1024,1024,1024", "200", "64", "10", "2", "fp32"][len(sys.argv) - 1:])[:6]
+dims_arg, lat_reps, thr_batch, thr_reps, threads, prec, qmax = (sys.argv[1:] + ["1024,1024,1024,1024", "200", "64", "10", "2", "fp32", "127"][len(sys.argv) - 1:])[:7]
+qmax = int(qmax)
+if not 1 <= qmax <= 127:
+    sys.exit(f"QMAX {qmax}: want an integer in [1, 127]")
 dims = [int(d) for d in dims_arg.split(",")]
 lat_reps, thr_batch, thr_reps, threads = int(lat_reps), int(thr_batch), int(thr_reps), int(threads)
 int8 = prec == "int8"
@@ -23,9 +26,9 @@ for l in range(len(dims) - 1):
     W.append(w); B.append(b)
     inits.append(numpy_helper.from_array(b, f"b{l}"))
     if int8:
-        scale = np.abs(w).max(axis=0) / 127
+        scale = (np.abs(w).max(axis=0) / np.float32(qmax)).astype(np.float32)
         scale[scale == 0] = 1
-        q = np.clip(np.rint(w / scale), -127, 127).astype(np.int8)  # rint: half to even
+        q = np.clip(np.rint(w / scale), -qmax, qmax).astype(np.int8)  # rint: half to even
         inits += [numpy_helper.from_array(q, f"wq{l}"), numpy_helper.from_array(scale.astype(np.float32), f"ws{l}")]
         nodes += [
             helper.make_node("DynamicQuantizeLinear", [cur], [f"xq{l}", f"xs{l}", f"xz{l}"]),
@@ -76,5 +79,5 @@ sess.run(None, {"x": xb})
 thr = []
 for _ in range(thr_reps):
     t0 = time.perf_counter(); sess.run(None, {"x": xb}); thr.append(thr_batch / (time.perf_counter() - t0))
-g = "DynamicQuantizeLinear+MatMulInteger(u8xs8,per-channel)+Cast+Mul+Add+Relu" if int8 else "MatMul+Add+Relu(fp32)"
+g = f"DynamicQuantizeLinear+MatMulInteger(u8xs8,per-channel,w_max={qmax})+Cast+Mul+Add+Relu" if int8 else "MatMul+Add+Relu(fp32)"
 print(f"ort-mlp dims={dims_arg} p50_ms={pct(lat, 50):.4f} p99_ms={pct(lat, 99):.4f} thr={pct(thr, 50):.1f} batch={thr_batch} kernel=cpu-ep version=onnxruntime-{ort.__version__}(python) threads={threads} graph={g}" + (f" err={err:.4g}" if int8 else "") + " check=ok")
