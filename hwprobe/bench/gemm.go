@@ -490,6 +490,7 @@ func (g *gemm) runShared(m, n, k int, pk packers, beta float32, c []float32, ldc
 	// out, and a block of mc rows larger than m/t leaves threads idle (an
 	// AMX engine's 256-row blocks at m=2048 on 16 threads kept 8 busy).
 	mc := min(g.mc, tilesM*mr, max(mr, (tilesM+t-1)/t*mr))
+	mc = balancedTiles(tilesM, mc/mr, t) * mr
 	blocksM := (m + mc - 1) / mc
 	if pk.packed == nil {
 		g.shared = grow(g.shared, g.packedK(kc)*nc)
@@ -595,6 +596,23 @@ func (g *gemm) packedK(kb int) int {
 		return (kb + 1) / 2
 	}
 	return kb
+}
+
+// balancedTiles is the row tiles per block, at most most, for tiles row
+// tiles handed out to t threads a block at a time: the fewest tiles on
+// the busiest thread (ceil(blocks/t) blocks of the size), the largest
+// block among equals. 342 tiles on 2 threads in blocks of up to 21 (n =
+// 2048, AVX2, mc 126) made 17 blocks, one thread's 9 against the other's
+// 8 at every k step; 18 blocks of 19 tiles split evenly.
+func balancedTiles(tiles, most, t int) int {
+	best, bestCost := max(most, 1), -1
+	for per := max(most, 1); per >= 1 && per >= most/2; per-- {
+		blocks := (tiles + per - 1) / per
+		if cost := (blocks + t - 1) / t * per; bestCost < 0 || cost < bestCost {
+			best, bestCost = per, cost
+		}
+	}
+	return best
 }
 
 // block runs the serial blocked algorithm on one thread's share of C: the

@@ -314,3 +314,23 @@ func TestFP32Blocking(t *testing.T) {
 		}
 	}
 }
+
+// balancedTiles evens the busiest thread's tiles without growing blocks.
+func TestBalancedTiles(t *testing.T) {
+	for _, tt := range []struct{ tiles, most, t, want int }{
+		{342, 21, 2, 19}, // n=2048 on AVX2: 18 blocks, 9 each (21 made 17: 9 and 8)
+		{683, 21, 2, 19}, // n=4096: 36 blocks of 19, 342 tiles each at most (21: 33 blocks, 357)
+		{147, 5, 16, 5},  // n=2048 on AVX-512, 16 threads: 30 blocks, 2 each at most
+		{10, 5, 2, 5},    // small: two blocks of 5
+		{1, 1, 4, 1},     // one tile
+		{100, 0, 2, 1},   // a degenerate bound
+	} {
+		got := balancedTiles(tt.tiles, tt.most, tt.t)
+		if got != tt.want {
+			t.Errorf("balancedTiles(%d, %d, %d) = %d, want %d", tt.tiles, tt.most, tt.t, got, tt.want)
+		}
+		if got > max(tt.most, 1) {
+			t.Errorf("balancedTiles(%d, %d, %d) = %d, above the bound", tt.tiles, tt.most, tt.t, got)
+		}
+	}
+}
