@@ -38,7 +38,7 @@ type sgemmKernel struct {
 	// exact only while every pair sum fits int16, so for B (the
 	// weights) in [-i8PairsB, i8PairsB].
 	pairs bool
-	// packQuad, when set (nr = 32), packs one k quad of row-major s8 B
+	// packQuad, when set (nr 32 or 16), packs one k quad of row-major s8 B
 	// (rows ld bytes apart) across whole panels stride words apart as
 	// packB8 does.
 	packQuad func(dst []float32, src []int8, ld, panels, stride int)

@@ -202,15 +202,47 @@ func packA8(dst []float32, a []uint8, ld, mb, kb, mr int, rows func(dst []float3
 	}
 }
 
+// packRows8x6 packs a 6 x kb panel of row-major u8 A (rows ld bytes
+// apart) for AVX2's int8 kernel: per k quad, one word per row, the six
+// rows' words of a quad written together.
+func packRows8x6(dst []float32, src []uint8, ld, kb int) {
+	const mr = 6
+	if kb == 0 {
+		return
+	}
+	kq, whole := (kb+3)/4, kb/4
+	var rows [mr][]uint8
+	for i := range rows {
+		rows[i] = src[i*ld : i*ld+kb]
+	}
+	dst = dst[:mr*kq]
+	r0, r1, r2, r3, r4, r5 := rows[0], rows[1], rows[2], rows[3], rows[4], rows[5]
+	for p := 0; p < whole; p++ {
+		o := 4 * p
+		d := (*[mr]float32)(dst[mr*p:])
+		d[0] = math.Float32frombits(binary.LittleEndian.Uint32(r0[o:]))
+		d[1] = math.Float32frombits(binary.LittleEndian.Uint32(r1[o:]))
+		d[2] = math.Float32frombits(binary.LittleEndian.Uint32(r2[o:]))
+		d[3] = math.Float32frombits(binary.LittleEndian.Uint32(r3[o:]))
+		d[4] = math.Float32frombits(binary.LittleEndian.Uint32(r4[o:]))
+		d[5] = math.Float32frombits(binary.LittleEndian.Uint32(r5[o:]))
+	}
+	for p := whole; p < kq; p++ {
+		for i := range rows {
+			dst[mr*p+i] = math.Float32frombits(quadWord(rows[i][4*p:]))
+		}
+	}
+}
+
 // packB8 packs a kb x nb block of row-major s8 B (rows ld bytes apart)
 // into panels of nr columns: per k quad, one word per column holding its
 // four k (zero-padded past kb and past the last column). quad, when set
-// (nr 32), packs the whole quads of the whole panels a quad at a time,
-// reading B's rows in order.
+// (nr 32 or 16), packs the whole quads of the whole panels a quad at a
+// time, reading B's rows in order.
 func packB8(dst []float32, b []int8, ld, kb, nb, nr int, quad func(dst []float32, src []int8, ld, panels, stride int)) {
 	kq := (kb + 3) / 4
 	start, whole := 0, 0
-	if quad != nil && nr == 32 {
+	if quad != nil && (nr == 32 || nr == 16) {
 		whole = kb / 4
 		panels := nb / nr
 		for p := 0; p < whole && panels > 0; p++ {

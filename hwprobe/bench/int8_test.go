@@ -35,13 +35,10 @@ func i8KernelOrSkip(t *testing.T) sgemmKernel {
 // packers and GEMV, where the host has it.
 func vnniKernelOrSkip(t *testing.T) sgemmKernel {
 	t.Helper()
-	for _, k := range i8Kernels() {
-		if k.packRows8 != nil {
-			return k
-		}
+	if !hasVNNI() {
+		t.Skip("this host lacks avx512_vnni (or is not amd64): the VNNI kernel does not run here")
 	}
-	t.Skip("this host lacks avx512_vnni (or is not amd64): the VNNI kernel does not run here")
-	return sgemmKernel{}
+	return i8Kernels()[0]
 }
 
 // The int8 engine's product equals the scalar one exactly, for shapes
@@ -110,29 +107,52 @@ func checkI8Engine(t *testing.T, g *gemm, m, n, k int, r *rand.Rand) {
 	}
 }
 
-// The assembly packers write what the Go ones do.
-func TestI8PackersMatchGo(t *testing.T) {
-	kern := vnniKernelOrSkip(t)
-	r := rand.New(rand.NewPCG(4, 4))
-	for _, s := range []struct{ rows, kb, ld int }{{14, 64, 64}, {14, 67, 70}, {14, 130, 131}, {30, 200, 202}, {14, 3, 4}} {
-		a := randU8(r, s.rows*s.ld)
-		kq := (s.kb + 3) / 4
-		fast, slow := make([]float32, (s.rows+13)/14*14*kq), make([]float32, (s.rows+13)/14*14*kq)
-		packA8(fast, a, s.ld, s.rows, s.kb, 14, kern.packRows8)
-		packA8(slow, a, s.ld, s.rows, s.kb, 14, nil)
-		if !equalBits(fast, slow) {
-			t.Errorf("packA8 %+v: the assembly packer differs from Go", s)
+// The assembly B packers of every int8 kernel the host runs write what
+// the Go one does.
+func TestI8PackB8MatchesGo(t *testing.T) {
+	i8KernelOrSkip(t)
+	r := rand.New(rand.NewPCG(4, 5))
+	for _, kern := range i8Kernels() {
+		if kern.packQuad == nil {
+			t.Errorf("%s: no assembly B packer", kern.name)
+			continue
+		}
+		nr := kern.nr
+		for _, s := range []struct{ kb, nb, ld int }{{64, 64, 64}, {67, 70, 70}, {5, 96, 99}, {130, 33, 40}, {8, 16, 16}, {12, 48, 301}} {
+			b := randS8(r, s.kb*s.ld)
+			kq := (s.kb + 3) / 4
+			n := (s.nb + nr - 1) / nr * nr * kq
+			fast, slow := make([]float32, n), make([]float32, n)
+			packB8(fast, b, s.ld, s.kb, s.nb, nr, kern.packQuad)
+			packB8(slow, b, s.ld, s.kb, s.nb, nr, nil)
+			if !equalBits(fast, slow) {
+				t.Errorf("%s packB8 %+v: the assembly packer differs from Go", kern.name, s)
+			}
 		}
 	}
-	for _, s := range []struct{ kb, nb, ld int }{{64, 64, 64}, {67, 70, 70}, {5, 96, 99}, {130, 33, 40}} {
-		b := randS8(r, s.kb*s.ld)
-		kq := (s.kb + 3) / 4
-		n := (s.nb + 31) / 32 * 32 * kq
-		fast, slow := make([]float32, n), make([]float32, n)
-		packB8(fast, b, s.ld, s.kb, s.nb, 32, kern.packQuad)
-		packB8(slow, b, s.ld, s.kb, s.nb, 32, nil)
-		if !equalBits(fast, slow) {
-			t.Errorf("packB8 %+v: the assembly packer differs from Go", s)
+}
+
+// The A packers of every int8 kernel the host runs (assembly for VNNI's
+// 14 rows, Go for AVX2's 6) write what the generic one does.
+func TestI8PackersMatchGo(t *testing.T) {
+	i8KernelOrSkip(t)
+	r := rand.New(rand.NewPCG(4, 4))
+	for _, kern := range i8Kernels() {
+		if kern.packRows8 == nil {
+			t.Errorf("%s: no A packer", kern.name)
+			continue
+		}
+		mr := kern.mr
+		for _, s := range []struct{ rows, kb, ld int }{{mr, 64, 64}, {mr, 67, 70}, {mr, 130, 131}, {2*mr + 2, 200, 202}, {mr, 3, 4}, {mr, 9, 9}} {
+			a := randU8(r, s.rows*s.ld)
+			kq := (s.kb + 3) / 4
+			n := (s.rows + mr - 1) / mr * mr * kq
+			fast, slow := make([]float32, n), make([]float32, n)
+			packA8(fast, a, s.ld, s.rows, s.kb, mr, kern.packRows8)
+			packA8(slow, a, s.ld, s.rows, s.kb, mr, nil)
+			if !equalBits(fast, slow) {
+				t.Errorf("%s packA8 %+v: the packer differs from the generic one", kern.name, s)
+			}
 		}
 	}
 }

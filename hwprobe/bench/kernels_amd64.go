@@ -367,7 +367,7 @@ func i8Kernels() []sgemmKernel {
 			packRows8: packRows8x14, packQuad: packQuad32, part: i8Kernel8x32, partRows: 8})
 	}
 	if hasAVX2() {
-		ks = append(ks, sgemmKernel{name: "builtin-avx2-int8", mr: 6, nr: 16, fn: i8Kernel6x16, pairs: true})
+		ks = append(ks, sgemmKernel{name: "builtin-avx2-int8", mr: 6, nr: 16, fn: i8Kernel6x16, pairs: true, packRows8: packRows8x6, packQuad: packQuad16})
 	}
 	return ks
 }
@@ -407,6 +407,20 @@ func packRows8x14(dst []float32, src []uint8, ld, kb int) {
 // packQuad32 packs one k quad of row-major s8 B (rows ld bytes apart, src
 // holding them) across panels whole 32-column panels, the panels stride
 // words apart in dst.
+//
+//go:noescape
+func packB8x16(dst *float32, src *int8, ld, panels, stride int)
+
+// packQuad16 is packQuad32 for 16-column panels (AVX2's int8 kernel).
+func packQuad16(dst []float32, src []int8, ld, panels, stride int) {
+	if panels == 0 {
+		return
+	}
+	_ = dst[(panels-1)*stride+15]
+	_ = src[3*ld+panels*16-1]
+	packB8x16(&dst[0], &src[0], ld, panels, 4*stride)
+}
+
 func packQuad32(dst []float32, src []int8, ld, panels, stride int) {
 	if panels == 0 {
 		return

@@ -465,3 +465,45 @@ func quantAVX2(a *asm) {
 	a.f("VZEROUPPER")
 	a.f("RET")
 }
+
+// packB8AVX2 writes packB8x16, packB8x32's 16-column form for AVX2's
+// int8 kernel: for each panel, the 16 columns of one k quad as 16 dwords
+// (row 0 in the low byte), by byte and word interleaves of the four rows'
+// 16 bytes.
+func packB8AVX2(a *asm) {
+	fmt.Fprintf(&a.Buffer, "\n// func packB8x16(dst *float32, src *int8, ld, panels, stride int)\nTEXT ·packB8x16(SB), NOSPLIT, $0-40\n")
+	a.f("MOVQ dst+0(FP), DI")
+	a.f("MOVQ src+8(FP), SI")
+	a.f("MOVQ ld+16(FP), R8")
+	a.f("MOVQ panels+24(FP), CX")
+	a.f("MOVQ stride+32(FP), R10")
+	a.f("LEAQ (SI)(R8*2), R11")
+	a.f("ADDQ R8, R11") // row 3
+	a.f("TESTQ CX, CX")
+	a.f("JZ packB8x16done")
+	a.label("packB8x16loop")
+	a.f("VMOVDQU (SI), X0")
+	a.f("VMOVDQU (SI)(R8*1), X1")
+	a.f("VMOVDQU (SI)(R8*2), X2")
+	a.f("VMOVDQU (R11), X3")
+	// Go operand order: VPUNPCKLBW src2, src1, dst (src1's bytes first).
+	a.f("VPUNPCKLBW X1, X0, X4") // columns 0-7: row 0, row 1
+	a.f("VPUNPCKHBW X1, X0, X5") // columns 8-15
+	a.f("VPUNPCKLBW X3, X2, X6") // columns 0-7: row 2, row 3
+	a.f("VPUNPCKHBW X3, X2, X7")
+	a.f("VPUNPCKLWD X6, X4, X0") // columns 0-3: rows 0-3
+	a.f("VPUNPCKHWD X6, X4, X1") // 4-7
+	a.f("VPUNPCKLWD X7, X5, X2") // 8-11
+	a.f("VPUNPCKHWD X7, X5, X3") // 12-15
+	a.f("VMOVDQU X0, (DI)")
+	a.f("VMOVDQU X1, 16(DI)")
+	a.f("VMOVDQU X2, 32(DI)")
+	a.f("VMOVDQU X3, 48(DI)")
+	a.f("ADDQ $16, SI")
+	a.f("ADDQ $16, R11")
+	a.f("ADDQ R10, DI")
+	a.f("DECQ CX")
+	a.f("JNZ packB8x16loop")
+	a.label("packB8x16done")
+	a.f("RET")
+}

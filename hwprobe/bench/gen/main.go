@@ -55,6 +55,7 @@ func generate() []byte {
 	i8AVX2(&a)
 	quantAVX2(&a)
 	sgemmAVX2Set(&a)
+	packB8AVX2(&a)
 	return a.Bytes()
 }
 
