@@ -741,6 +741,9 @@ func packBPanels(dst []float32, B op, kb, nb, nr int) {
 		w := min(nr, nb-jr)
 		if B.cs == 1 && w == nr {
 			if nr == 16 { // fixed-size moves, no memmove call per row
+				if packPanel16Rows(panel, B.data[jr:], B.rs, kb) {
+					continue
+				}
 				for p := 0; p < kb; p++ {
 					*(*[16]float32)(panel[p*16:]) = *(*[16]float32)(B.data[p*B.rs+jr:])
 				}

@@ -334,3 +334,21 @@ func TestBalancedTiles(t *testing.T) {
 		}
 	}
 }
+
+// The AVX 16-column B packer copies what the Go loop does.
+func TestPackPanel16(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	for _, s := range []struct{ kb, ld int }{{1, 16}, {7, 16}, {64, 33}, {256, 2048}} {
+		src := randMat(r, (s.kb-1)*s.ld+16)
+		got, want := make([]float32, 16*s.kb+1), make([]float32, 16*s.kb+1)
+		if !packPanel16Rows(got[:16*s.kb], src, s.ld, s.kb) {
+			t.Skip("no AVX2 packer on this host or build")
+		}
+		for p := 0; p < s.kb; p++ {
+			copy(want[16*p:16*p+16], src[p*s.ld:])
+		}
+		if !equalBits(got, want) {
+			t.Errorf("kb %d ld %d: the packed panel differs", s.kb, s.ld)
+		}
+	}
+}

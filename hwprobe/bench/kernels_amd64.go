@@ -411,6 +411,24 @@ func packRows8x14(dst []float32, src []uint8, ld, kb int) {
 //go:noescape
 func packB8x16(dst *float32, src *int8, ld, panels, stride int)
 
+//go:noescape
+func packPanel16(dst, src *float32, ld, kb int)
+
+// packPanel16Rows copies kb rows of 16 floats of B (rows ld apart) into
+// the contiguous panel dst with AVX moves, or reports false without AVX2.
+func packPanel16Rows(dst, src []float32, ld, kb int) bool {
+	if !hasAVX2FMA() {
+		return false
+	}
+	if kb == 0 {
+		return true
+	}
+	_ = dst[16*kb-1]
+	_ = src[(kb-1)*ld+15]
+	packPanel16(&dst[0], &src[0], ld, kb)
+	return true
+}
+
 // packQuad16 is packQuad32 for 16-column panels (AVX2's int8 kernel).
 func packQuad16(dst []float32, src []int8, ld, panels, stride int) {
 	if panels == 0 {

@@ -5609,3 +5609,25 @@ packB8x16loop:
 	JNZ packB8x16loop
 packB8x16done:
 	RET
+
+// func packPanel16(dst, src *float32, ld, kb int)
+TEXT ·packPanel16(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ ld+16(FP), R8
+	SHLQ $2, R8
+	MOVQ kb+24(FP), CX
+	TESTQ CX, CX
+	JZ packPanel16done
+packPanel16loop:
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ R8, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ packPanel16loop
+packPanel16done:
+	VZEROUPPER
+	RET

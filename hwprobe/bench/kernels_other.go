@@ -54,3 +54,6 @@ func hasVNNI() bool { return false }
 
 // hostQuantKernels: no element-wise kernels in this build.
 var hostQuantKernels = quantKernels{}
+
+// packPanel16Rows: no assembly packer in this build.
+func packPanel16Rows(dst, src []float32, ld, kb int) bool { return false }

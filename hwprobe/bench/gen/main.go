@@ -56,6 +56,7 @@ func generate() []byte {
 	quantAVX2(&a)
 	sgemmAVX2Set(&a)
 	packB8AVX2(&a)
+	packB16AVX2(&a)
 	return a.Bytes()
 }
 
@@ -751,6 +752,31 @@ func biasActKernel(a *asm, name, reg string, bytes int, zero string) {
 	a.f("DECQ CX")
 	a.f("JNZ %sloop", name)
 	a.label(name + "done")
+	a.f("VZEROUPPER")
+	a.f("RET")
+}
+
+// packB16AVX2 writes packPanel16, which copies kb rows of 16 floats (src
+// rows ld floats apart) into one contiguous 16-column panel of B.
+func packB16AVX2(a *asm) {
+	fmt.Fprintf(&a.Buffer, "\n// func packPanel16(dst, src *float32, ld, kb int)\nTEXT ·packPanel16(SB), NOSPLIT, $0-32\n")
+	a.f("MOVQ dst+0(FP), DI")
+	a.f("MOVQ src+8(FP), SI")
+	a.f("MOVQ ld+16(FP), R8")
+	a.f("SHLQ $2, R8")
+	a.f("MOVQ kb+24(FP), CX")
+	a.f("TESTQ CX, CX")
+	a.f("JZ packPanel16done")
+	a.label("packPanel16loop")
+	a.f("VMOVUPS (SI), Y0")
+	a.f("VMOVUPS 32(SI), Y1")
+	a.f("VMOVUPS Y0, (DI)")
+	a.f("VMOVUPS Y1, 32(DI)")
+	a.f("ADDQ R8, SI")
+	a.f("ADDQ $64, DI")
+	a.f("DECQ CX")
+	a.f("JNZ packPanel16loop")
+	a.label("packPanel16done")
 	a.f("VZEROUPPER")
 	a.f("RET")
 }
