@@ -21,18 +21,7 @@ func TestSgemmSweep(t *testing.T) {
 	kern := bestSgemmKernel()
 	cs := hostCaches()
 	t.Logf("kernel %s, caches: %s", kern.name, cacheString(cs))
-	type blk struct{ mc, kc, nc int }
-	blks := []blk{{66, 1024, 2048}, {144, 256, 4080}, {240, 256, 4080}, {96, 384, 4080}, {72, 512, 4080}, {144, 384, 2048}}
-	if s := os.Getenv("HWPROBE_SGEMM_BLOCKS"); s != "" {
-		blks = nil
-		for _, f := range strings.Fields(s) {
-			p := strings.Split(f, ",")
-			mc, _ := strconv.Atoi(p[0])
-			kc, _ := strconv.Atoi(p[1])
-			nc, _ := strconv.Atoi(p[2])
-			blks = append(blks, blk{mc, kc, nc})
-		}
-	}
+	blks := sweepBlocks("HWPROBE_SGEMM_BLOCKS", []blk{{66, 1024, 2048}, {144, 256, 4080}, {240, 256, 4080}, {96, 384, 4080}, {72, 512, 4080}, {144, 384, 2048}})
 	for _, f := range strings.Split(sizes, ",") {
 		n, _ := strconv.Atoi(f)
 		r := rand.New(rand.NewPCG(1, 2))
@@ -74,20 +63,9 @@ func TestI8Sweep(t *testing.T) {
 		t.Skip("no int8 kernel on this host")
 	}
 	cs := hostCaches()
-	mc0, kq0, nc0 := i8Blocking(cs, kern.mr, kern.nr)
-	t.Logf("kernel %s, caches: %s; i8Blocking: mc %d kc %d nc %d", kern.name, cacheString(cs), mc0, 4*kq0, nc0)
-	type blk struct{ mc, kc, nc int }
-	blks := []blk{{mc0, 4 * kq0, nc0}, {60, 1024, 4096}, {120, 1024, 4096}, {120, 2048, 4096}, {240, 512, 4096}}
-	if s := os.Getenv("HWPROBE_I8_BLOCKS"); s != "" {
-		blks = nil
-		for _, f := range strings.Fields(s) {
-			p := strings.Split(f, ",")
-			mc, _ := strconv.Atoi(p[0])
-			kc, _ := strconv.Atoi(p[1])
-			nc, _ := strconv.Atoi(p[2])
-			blks = append(blks, blk{mc, kc, nc})
-		}
-	}
+	g0 := newGemmI8(kern, 0, cs)
+	t.Logf("kernel %s, caches: %s; the engine's blocking: mc %d kc %d nc %d", kern.name, cacheString(cs), g0.mc, g0.kc, g0.nc)
+	blks := sweepBlocks("HWPROBE_I8_BLOCKS", []blk{{g0.mc, g0.kc, g0.nc}, {60, 1024, 4096}, {120, 1024, 4096}, {120, 2048, 4096}, {240, 512, 4096}})
 	for _, f := range strings.Split(sizes, ",") {
 		n, _ := strconv.Atoi(f)
 		r := rand.New(rand.NewPCG(1, 2))
@@ -112,4 +90,25 @@ func TestI8Sweep(t *testing.T) {
 			t.Errorf("n=%d: %v", n, err)
 		}
 	}
+}
+
+// blk is one blocking a sweep times.
+type blk struct{ mc, kc, nc int }
+
+// sweepBlocks reads the blockings of a sweep from the environment variable
+// env ("mc,kc,nc ..."), or gives def.
+func sweepBlocks(env string, def []blk) []blk {
+	s := os.Getenv(env)
+	if s == "" {
+		return def
+	}
+	var blks []blk
+	for _, f := range strings.Fields(s) {
+		p := strings.Split(f, ",")
+		mc, _ := strconv.Atoi(p[0])
+		kc, _ := strconv.Atoi(p[1])
+		nc, _ := strconv.Atoi(p[2])
+		blks = append(blks, blk{mc, kc, nc})
+	}
+	return blks
 }
