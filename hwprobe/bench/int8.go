@@ -92,7 +92,9 @@ func newGemmI8(kern sgemmKernel, threads int, c caches) *gemm {
 
 // I8gemm computes C = A*B for row-major u8 A (m x k), s8 B (k x n) and
 // int32 C, exactly (int32 sums wrap; with k up to 65536 they cannot
-// overflow: 255*128*65536 < 2^31). It needs an int8 engine.
+// overflow: 255*128*65536 < 2^31). It needs an int8 engine. On an engine
+// whose kernel sums pairs into int16 (kern.pairs: AVX2's) it is exact
+// only for B in [-i8PairsB, i8PairsB]; beyond, pair sums saturate.
 func (g *gemm) I8gemm(m, n, k int, a []uint8, lda int, b []int8, ldb int, c []int32, ldc int) {
 	if !g.quad {
 		panic("bench: I8gemm on a non-int8 engine")
