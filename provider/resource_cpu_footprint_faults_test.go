@@ -313,11 +313,15 @@ func TestAccCPUFootprint_rollInterrupted(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories(),
 		CheckDestroy:             checkFootprintGone(t, h, "held"),
+		// The update's timeout ends while the instance refresh is held.
+		// It leaves room for the reads before the refresh starts: 3 s did
+		// not under make test's load on 2 vCPUs (moto answered nothing
+		// for 12 s, and the deadline hit DescribeScheduledActions).
 		Steps: []resource.TestStep{{
-			Config: cfg("c7i.large", "3s"),
+			Config: cfg("c7i.large", "30s"),
 		}, {
 			PreConfig:   h.Refreshes.HoldRefreshes,
-			Config:      cfg("m7i.large", "3s"),
+			Config:      cfg("m7i.large", "30s"),
 			ExpectError: regexp.MustCompile(`(?s)updating CPU footprint \(held\).*instance refresh`),
 		}, {
 			PreConfig: h.Refreshes.ReleaseRefreshes,
