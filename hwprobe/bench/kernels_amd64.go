@@ -345,7 +345,10 @@ func i8gemvP1(kq int, x *uint8, b *float32, stride int, y *int32)
 func vnniRate512(n int)
 
 // hasVNNI reports AVX-512 with the int8 dot product (avx512_vnni).
-func hasVNNI() bool { return hasAVX512() && cpuid.CPU.Supports(cpuid.AVX512VNNI) }
+func hasVNNI() bool { return cpuVNNI }
+
+// cpuVNNI is read once, as cpuAVX512 is: the int8 GEMV asks per call.
+var cpuVNNI = cpuAVX512 && cpuid.CPU.Supports(cpuid.AVX512VNNI)
 
 // i8Kernel returns the int8 (u8 x s8 -> s32) micro-kernel: AVX512-VNNI's,
 // else AVX2's (whose products are exact only for B in [-i8PairsB,
@@ -404,10 +407,6 @@ func packRows8x14(dst []float32, src []uint8, ld, kb int) {
 	}
 }
 
-// packQuad32 packs one k quad of row-major s8 B (rows ld bytes apart, src
-// holding them) across panels whole 32-column panels, the panels stride
-// words apart in dst.
-//
 //go:noescape
 func packB8x16(dst *float32, src *int8, ld, panels, stride int)
 
@@ -439,6 +438,9 @@ func packQuad16(dst []float32, src []int8, ld, panels, stride int) {
 	packB8x16(&dst[0], &src[0], ld, panels, 4*stride)
 }
 
+// packQuad32 packs one k quad of row-major s8 B (rows ld bytes apart, src
+// holding them) across panels whole 32-column panels, the panels stride
+// words apart in dst.
 func packQuad32(dst []float32, src []int8, ld, panels, stride int) {
 	if panels == 0 {
 		return
