@@ -13,7 +13,11 @@
 #   bf16 n=2048, 4096   hwprobe cpu_bf16_gemm against OpenBLAS cblas_sbgemm
 #       and oneDNN dnnl_gemm_bf16bf16f32 (Debian's OpenBLAS 0.3.21 is built
 #       without BUILD_BFLOAT16: its sbgemm is reported missing, not skipped
-#       silently).
+#       silently; oneDNN 2.6's bf16 GEMM needs AVX-512), and against
+#       OpenBLAS and BLIS on the same bf16 inputs widened to fp32 (gemm_ref
+#       bf16w: each call widens A and B on every CPU, then cblas_sgemm, both
+#       timed), which is what a bf16 GEMM can do on a CPU without bf16
+#       instructions, and what hwprobe then does (kernel=...+widened-to-fp32).
 #   int8 n=2048, 4096   hwprobe cpu_int8_gemm (u8 x s8 -> s32: AMX-INT8,
 #       AVX512-VNNI, else AVX2) against oneDNN dnnl_gemm_u8s8s32 (zero
 #       offsets, row-major; its effective ISA and version printed); both
@@ -120,7 +124,7 @@ fi
 command -v go >/dev/null 2>&1 || { echo "bench-hwprobe: needs the Go toolchain" >&2; exit 2; }
 
 echo "bench-hwprobe: building the drivers" >&2
-gcc -O2 "$src/gemm_ref.c" -ldl -lm -o "$work/gemm_ref"
+gcc -O2 "$src/gemm_ref.c" -ldl -lm -lpthread -o "$work/gemm_ref"
 gcc -O3 -march=native -fopenmp "$src/stream_triad.c" -o "$work/stream_triad"
 (cd "$root" && go build -o "$work/gobench" ./scripts/bench-hwprobe/gobench)
 nproc=$(nproc)
@@ -226,6 +230,8 @@ for n in "${ns[@]}"; do
 hwprobe "$work/gobench" --sgemm '' --bf16 $n --triad=false --reps $reps
 openblas $ob "$work/gemm_ref" "$openblas_lib" openblas bf16 $reps $n
 onednn env OMP_NUM_THREADS=$nproc "$work/gemm_ref" "$dnnl_lib" dnnl bf16 $reps $n
+ob-widen $ob "$work/gemm_ref" "$openblas_lib" openblas bf16w $reps $n
+blis-widen env BLIS_NUM_THREADS=$nproc "$work/gemm_ref" "$blis_lib" blis bf16w $reps $n
 EOF2
 	worst $rc
 done

@@ -21,20 +21,24 @@ func builtinGemmResult(ctx context.Context, cfg config, bf16 bool, peak cpuPeak)
 	n := cfg.gemmN
 	var amxErr error
 	basis := peak.BF16Basis
+	widened := false
 	if bf16 {
 		// The AMX kernel where it runs, judged against the tile units'
-		// rate; else the AVX-512 one, judged against VDPBF16PS's, and on
-		// a CPU with AMX the amx param says why AMX did not run.
+		// rate; else the AVX-512 one, judged against VDPBF16PS's; else
+		// the fp32 kernel on widened inputs, judged against the fp32 rate
+		// (peak.GFLOPSBF16 is that rate without bf16 instructions). On a
+		// CPU with AMX the amx param says why AMX did not run.
 		name = "cpu_bf16_gemm"
-		var k sgemmKernel
-		k, amxErr = amxFor(amxBF16Kernel, n)
-		if amxErr == nil {
-			kern, peakG, basis = k, peak.GFLOPSBF16AMX(), peak.AMXBasis
-		} else {
-			var ok bool
-			if kern, ok = bf16Kernel(); !ok {
-				return notRun(name, "cpu", "no bf16 dot-product instructions (avx512_bf16 or amx_bf16) on this CPU")
-			}
+		amxK, err := amxFor(amxBF16Kernel, n)
+		amxErr = err
+		vecK, vecOK := bf16Kernel()
+		kern, widened = pickBF16Kernel(amxK, amxErr, vecK, vecOK, kern)
+		switch {
+		case kern.tileK > 0:
+			peakG, basis = peak.GFLOPSBF16AMX(), peak.AMXBasis
+		case widened:
+			peakG, basis = peak.GFLOPS32(), "bf16 widened to fp32: the fp32 FMA rate"
+		default:
 			peakG = peak.GFLOPSBF16()
 		}
 	}
@@ -44,7 +48,7 @@ func builtinGemmResult(ctx context.Context, cfg config, bf16 bool, peak cpuPeak)
 		cs = hostCaches()
 		g = newGemmAMX(kern, false, cfg.threads, cs)
 	} else {
-		g = newGemm(kern, bf16, cfg.threads)
+		g = newGemm(kern, bf16 && !widened, cfg.threads)
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	x, y, z := randMat(r, n*n), randMat(r, n*n), make([]float32, n*n)
@@ -73,7 +77,7 @@ func builtinGemmResult(ctx context.Context, cfg config, bf16 bool, peak cpuPeak)
 		"mr": strconv.Itoa(kern.mr), "nr": strconv.Itoa(kern.nr),
 		"mc": strconv.Itoa(g.mc), "kc": strconv.Itoa(g.kc), "nc": strconv.Itoa(g.nc),
 	})
-	if kern.tileK > 0 || (!bf16 && kern.nr <= 16) {
+	if kern.tileK > 0 || ((!bf16 || widened) && kern.nr <= 16) {
 		if kern.tileK == 0 {
 			cs = hostCaches()
 		}
@@ -82,7 +86,9 @@ func builtinGemmResult(ctx context.Context, cfg config, bf16 bool, peak cpuPeak)
 	if bf16 {
 		p["peak_bf16_basis"] = basis
 		p["inputs"], p["accumulate"] = "bf16", "fp32"
-
+		if widened {
+			p["compute"] = "fp32: no bf16 dot-product instructions (avx512_bf16 or amx_bf16) on this CPU, so the bf16 inputs are widened to fp32 as they are packed"
+		}
 		if amxErr != nil {
 			if note := amxNote(currentCPU(), amxErr); note != "" {
 				p["amx"] = note
@@ -90,6 +96,20 @@ func builtinGemmResult(ctx context.Context, cfg config, bf16 bool, peak cpuPeak)
 		}
 	}
 	return measured(name, kern.name, "GFLOP/s", rates, peakG, p)
+}
+
+// pickBF16Kernel chooses the kernel of cpu_bf16_gemm: the AMX kernel
+// where it runs (amxErr nil), else the AVX-512 bf16 kernel where the CPU
+// has it (vecOK), else the fp32 kernel fp32 on inputs widened from bf16
+// (widened true).
+func pickBF16Kernel(amx sgemmKernel, amxErr error, vec sgemmKernel, vecOK bool, fp32 sgemmKernel) (kern sgemmKernel, widened bool) {
+	switch {
+	case amxErr == nil:
+		return amx, false
+	case vecOK:
+		return vec, false
+	}
+	return fp32, true
 }
 
 func toBF16Slice(s []float32) []uint16 {

@@ -252,10 +252,19 @@ func (b *packedB) panels(g *gemm) func(p, j int) []float32 {
 }
 
 // Bgemm computes C = A*B for row-major bfloat16 A (m x k) and B (k x n),
-// given as raw bf16 bits, with fp32 accumulation and an fp32 C. It needs a
-// bf16 engine.
+// given as raw bf16 bits, with fp32 accumulation and an fp32 C. A bf16
+// engine multiplies the bf16 values with its bf16 instructions; an fp32
+// engine (a CPU without them) widens each to the fp32 of the same value as
+// it packs, and multiplies in fp32: the same products, at the fp32 rate.
 func (g *gemm) Bgemm(m, n, k int, a []uint16, lda int, b []uint16, ldb int, c []float32, ldc int) {
 	mr, nr := g.kern.mr, g.kern.nr
+	if !g.bf16 && !g.quad && g.kern.tileK == 0 {
+		g.run(m, n, k, packers{
+			a: func(dst []float32, i, p, mb, kb int) { packAWide(dst, a[i*lda+p:], lda, mb, kb, mr) },
+			b: func(dst []float32, p, j, kb, nb int) { packBWide(dst, b[p*ldb+j:], ldb, kb, nb, nr) },
+		}, 0, c, ldc)
+		return
+	}
 	packAs := func(dst []float32, i, p, mb, kb int) { packA16(dst, a[i*lda+p:], lda, mb, kb, mr, g.kern.packRows16) }
 	if g.kern.tileK > 0 {
 		g.checkTileK(k)
@@ -951,6 +960,58 @@ func packA16(dst []float32, a []uint16, ld, mb, kb, mr int, rows func(dst []floa
 				panel[p*mr+i] = math.Float32frombits(uint32(row[2*p]))
 			}
 		}
+	}
+}
+
+// packBWide packs a kb x nb block of row-major bf16 B (leading dimension
+// ld) for an fp32 kernel, as packB does, each value widened to fp32.
+func packBWide(dst []float32, b []uint16, ld, kb, nb, nr int) {
+	for jr := 0; jr < nb; jr += nr {
+		panel := dst[jr*kb : jr*kb+nr*kb]
+		w := min(nr, nb-jr)
+		if w == 16 && nr == 16 && packPanel16wRows(panel, b[jr:], ld, kb) {
+			continue
+		}
+		for p := 0; p < kb; p++ {
+			d := panel[p*nr : p*nr+nr]
+			for j, v := range b[p*ld+jr : p*ld+jr+w] {
+				d[j] = fromBF16(uint32(v))
+			}
+			clear(d[w:])
+		}
+	}
+}
+
+// packAWide packs an mb x kb block of row-major bf16 A (leading dimension
+// ld) for an fp32 kernel, as packA does, each value widened to fp32.
+func packAWide(dst []float32, a []uint16, ld, mb, kb, mr int) {
+	for ir := 0; ir < mb; ir += mr {
+		panel := dst[ir*kb : ir*kb+mr*kb]
+		h := min(mr, mb-ir)
+		if h == 6 && mr == 6 {
+			packA6Wide(panel, a[ir*ld:], ld, kb)
+			continue
+		}
+		if h < mr {
+			clear(panel)
+		}
+		for i := 0; i < h; i++ {
+			for p, v := range a[(ir+i)*ld : (ir+i)*ld+kb] {
+				panel[p*mr+i] = fromBF16(uint32(v))
+			}
+		}
+	}
+}
+
+// packA6Wide is packA6 from bf16 rows.
+func packA6Wide(dst []float32, a []uint16, ld, kb int) {
+	r0, r1, r2 := a[:kb], a[ld:ld+kb], a[2*ld:2*ld+kb]
+	r3, r4, r5 := a[3*ld:3*ld+kb], a[4*ld:4*ld+kb], a[5*ld:5*ld+kb]
+	dst = dst[:6*kb]
+	for p := range kb {
+		d := (*[6]float32)(dst[6*p:])
+		d[0], d[1], d[2] = fromBF16(uint32(r0[p])), fromBF16(uint32(r1[p])), fromBF16(uint32(r2[p]))
+		d[3], d[4], d[5] = fromBF16(uint32(r3[p])), fromBF16(uint32(r4[p])), fromBF16(uint32(r5[p]))
 	}
 }
 

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -139,6 +140,123 @@ func TestBgemmAgainstFloat64(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// TestBgemmWidened checks the bf16-input GEMM of a CPU without bf16
+// instructions: every fp32 kernel this host runs (the portable one on
+// every host) multiplies bf16 inputs widened as they are packed, with
+// blocks small enough that every edge and k block is crossed.
+func TestBgemmWidened(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, kc := range kernelsUnderTest(t, false) {
+		kern := kc.kern
+		for _, s := range []struct{ m, n, k int }{{1, 1, 1}, {6, 16, 64}, {13, 31, 7}, {15, 33, 257}, {29, 65, 300}, {100, 45, 513}, {460, 70, 131}} {
+			for _, threads := range []int{1, 2} {
+				t.Run(fmt.Sprintf("%s/t%d/%dx%dx%d", kern.name, threads, s.m, s.n, s.k), func(t *testing.T) {
+					lda, ldb, ldc := s.k+3, s.n+1, s.n+5
+					a16 := toBF16Slice(randMat(r, s.m*lda))
+					b16 := toBF16Slice(randMat(r, s.k*ldb))
+					c := randMat(r, s.m*ldc) // overwritten: beta is 0
+					want := refGemm(false, false, s.m, s.n, s.k, 1, fromBF16Slice(a16), lda, fromBF16Slice(b16), ldb, 0, c, ldc)
+					g := newGemm(kern, false, threads)
+					g.kc, g.mc, g.nc = 64, 2*kern.mr, 3*kern.nr
+					g.shareTiles = 1 // the shared-B split too, at these sizes
+					g.Bgemm(s.m, s.n, s.k, a16, lda, b16, ldb, c, ldc)
+					bound := kc.tol * math.Sqrt(float64(s.k)+1)
+					for i := 0; i < s.m; i++ {
+						for j := 0; j < s.n; j++ {
+							if d := math.Abs(float64(c[i*ldc+j]) - want[i*s.n+j]); d > bound {
+								t.Fatalf("C[%d,%d] = %g, want %g", i, j, c[i*ldc+j], want[i*s.n+j])
+							}
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestPackWide checks the widening packers value by value against the
+// layout packA and packB give fp32 operands: k-major panels, each bf16
+// value as the fp32 of its bits shifted up by 16, partial panels padded
+// with zeros; 16-column panels of B take the assembly copy where the
+// host has AVX2.
+func TestPackWide(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, mr := range []int{4, 6, 14} {
+		for _, kb := range []int{1, 7, 64} {
+			ld, mb := kb+5, 2*mr+3
+			a := toBF16Slice(randMat(r, mb*ld))
+			got := make([]float32, (mb+mr)*kb)
+			for i := range got {
+				got[i] = float32(math.NaN()) // every slot is written
+			}
+			packAWide(got, a, ld, mb, kb, mr)
+			for ir := 0; ir < mb; ir += mr {
+				for p := 0; p < kb; p++ {
+					for i := 0; i < mr; i++ {
+						want := float32(0)
+						if ir+i < mb {
+							want = math.Float32frombits(uint32(a[(ir+i)*ld+p]) << 16)
+						}
+						if v := got[ir*kb+p*mr+i]; v != want {
+							t.Fatalf("packAWide mr=%d kb=%d: row %d k %d = %g, want %g", mr, kb, ir+i, p, v, want)
+						}
+					}
+				}
+			}
+		}
+	}
+	for _, nr := range []int{8, 16, 32} {
+		for _, kb := range []int{1, 7, 64} {
+			ld, nb := 3*nr+9, 2*nr+5
+			b := toBF16Slice(randMat(r, kb*ld))
+			got := make([]float32, (nb+nr)*kb)
+			for i := range got {
+				got[i] = float32(math.NaN())
+			}
+			packBWide(got, b, ld, kb, nb, nr)
+			for jr := 0; jr < nb; jr += nr {
+				for p := 0; p < kb; p++ {
+					for j := 0; j < nr; j++ {
+						want := float32(0)
+						if jr+j < nb {
+							want = math.Float32frombits(uint32(b[p*ld+jr+j]) << 16)
+						}
+						if v := got[jr*kb+p*nr+j]; v != want {
+							t.Fatalf("packBWide nr=%d kb=%d: k %d column %d = %g, want %g", nr, kb, p, jr+j, v, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestPickBF16Kernel checks what cpu_bf16_gemm runs, for fixed machines:
+// AMX where it runs, else the AVX-512 bf16 kernel, else the fp32 kernel
+// on widened inputs.
+func TestPickBF16Kernel(t *testing.T) {
+	amx := sgemmKernel{name: "amx", tileK: 32}
+	vec := sgemmKernel{name: "avx512-bf16"}
+	fp32 := sgemmKernel{name: "avx2"}
+	refused := errors.New("tile data refused")
+	for _, c := range []struct {
+		amxErr  error
+		vecOK   bool
+		want    string
+		widened bool
+	}{
+		{nil, true, "amx", false},
+		{refused, true, "avx512-bf16", false},
+		{refused, false, "avx2", true},
+		{errors.New("no AMX-BF16"), false, "avx2", true},
+	} {
+		k, w := pickBF16Kernel(amx, c.amxErr, vec, c.vecOK, fp32)
+		if k.name != c.want || w != c.widened {
+			t.Errorf("amxErr %v, vecOK %v: got %s widened %v, want %s widened %v", c.amxErr, c.vecOK, k.name, w, c.want, c.widened)
 		}
 	}
 }

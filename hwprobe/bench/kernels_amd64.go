@@ -428,6 +428,25 @@ func packPanel16Rows(dst, src []float32, ld, kb int) bool {
 	return true
 }
 
+//go:noescape
+func packPanel16w(dst *float32, src *uint16, ld, kb int)
+
+// packPanel16wRows widens kb rows of 16 bfloat16 values of B (rows ld
+// apart) into the contiguous fp32 panel dst with AVX2, or reports false
+// without it.
+func packPanel16wRows(dst []float32, src []uint16, ld, kb int) bool {
+	if !hasAVX2FMA() {
+		return false
+	}
+	if kb == 0 {
+		return true
+	}
+	_ = dst[16*kb-1]
+	_ = src[(kb-1)*ld+15]
+	packPanel16w(&dst[0], &src[0], ld, kb)
+	return true
+}
+
 // packQuad16 is packQuad32 for 16-column panels (AVX2's int8 kernel).
 func packQuad16(dst []float32, src []int8, ld, panels, stride int) {
 	if panels == 0 {

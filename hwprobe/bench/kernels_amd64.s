@@ -5620,7 +5620,7 @@ TEXT ·packPanel16(SB), NOSPLIT, $0-32
 	TESTQ CX, CX
 	JZ packPanel16done
 packPanel16loop:
-	VMOVUPS (SI), Y0
+	VMOVUPS 0(SI), Y0
 	VMOVUPS 32(SI), Y1
 	VMOVUPS Y0, (DI)
 	VMOVUPS Y1, 32(DI)
@@ -5629,5 +5629,29 @@ packPanel16loop:
 	DECQ CX
 	JNZ packPanel16loop
 packPanel16done:
+	VZEROUPPER
+	RET
+
+// func packPanel16w(dst *float32, src *uint16, ld, kb int)
+TEXT ·packPanel16w(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ ld+16(FP), R8
+	SHLQ $1, R8
+	MOVQ kb+24(FP), CX
+	TESTQ CX, CX
+	JZ packPanel16wdone
+packPanel16wloop:
+	VPMOVZXWD 0(SI), Y0
+	VPSLLD $16, Y0, Y0
+	VPMOVZXWD 16(SI), Y1
+	VPSLLD $16, Y1, Y1
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ R8, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ packPanel16wloop
+packPanel16wdone:
 	VZEROUPPER
 	RET

@@ -57,3 +57,6 @@ var hostQuantKernels = quantKernels{}
 
 // packPanel16Rows: no assembly packer in this build.
 func packPanel16Rows(dst, src []float32, ld, kb int) bool { return false }
+
+// packPanel16wRows: no assembly packer in this build.
+func packPanel16wRows(dst []float32, src []uint16, ld, kb int) bool { return false }

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -65,10 +66,10 @@ func TestRunSmall(t *testing.T) {
 	}
 	_, vnni := i8Kernel()
 	for _, r := range rs {
+		if r.Name == "cpu_bf16_gemm" && r.Ran && r.Params["compute"] != "" && !slices.ContainsFunc(sgemmKernels(), func(k sgemmKernel) bool { return k.name == r.Backend }) {
+			t.Errorf("cpu_bf16_gemm widened its inputs on %s, not an fp32 kernel", r.Backend)
+		}
 		if !r.Ran {
-			if r.Name == "cpu_bf16_gemm" && r.Reason != "" {
-				continue
-			}
 			if !vnni && (r.Name == "cpu_int8_gemm" || strings.HasPrefix(r.Name, "cpu_mlp_int8_")) && strings.Contains(r.Reason, "avx512_vnni") {
 				continue
 			}

@@ -1,9 +1,12 @@
 /* Reference GEMM driver for scripts/bench-hwprobe.sh. It loads a BLAS at run
  * time (dlopen), so one binary measures every library, and prints one line:
  *   <prec> n=<n> gflops=<best> median=<median> reps=<r> ref=<lib> kernel=<k> version=<v> threads=<t> check=ok
- * prec is sgemm (fp32, C = A*B row-major), bf16 (bf16 A and B, fp32 C) or
- * int8 (u8 A, s8 B, int32 C, zero offsets: oneDNN's dnnl_gemm_u8s8s32, the
- * form hwprobe's cpu_int8_gemm computes; its line says gops= for gflops=).
+ * prec is sgemm (fp32, C = A*B row-major), bf16 (bf16 A and B, fp32 C),
+ * bf16w (the same product where the library has no bf16 GEMM for this CPU:
+ * each call widens A and B to fp32, on every CPU at once, then calls the
+ * fp32 GEMM; both inside the timing) or int8 (u8 A, s8 B, int32 C, zero
+ * offsets: oneDNN's dnnl_gemm_u8s8s32, the form hwprobe's cpu_int8_gemm
+ * computes; its line says gops= for gflops=).
  * Libraries: openblas (cblas_sgemm, cblas_sbgemm; kernel from
  * openblas_get_corename), blis (cblas_sgemm; kernel from bli_arch_query_id),
  * dnnl (oneDNN dnnl_sgemm, dnnl_gemm_bf16bf16f32, dnnl_gemm_u8s8s32; kernel
@@ -13,15 +16,17 @@
  * int8 B spans the type's whole range, or [-BMAX, BMAX] with the optional
  * sixth argument (the range hwprobe's kernel is fed on a CPU without VNNI,
  * where u8 x s8 pair sums saturate at int16: its line's b_max=).
- * Usage: gemm_ref LIBPATH openblas|blis|dnnl sgemm|bf16|int8 REPS N [BMAX]
- * Build: gcc -O2 gemm_ref.c -ldl -o gemm_ref */
+ * Usage: gemm_ref LIBPATH openblas|blis|dnnl sgemm|bf16|bf16w|int8 REPS N [BMAX]
+ * Build: gcc -O2 gemm_ref.c -ldl -lm -lpthread -o gemm_ref */
 #include <dlfcn.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static double now(void) {
 	struct timespec ts;
@@ -62,6 +67,34 @@ static uint8_t *a8;
 static int8_t *b8;
 static int32_t *c32;
 static void *fn;
+static float *aw, *bw; /* bf16w: A and B widened to fp32 */
+static int widen_threads = 1;
+
+struct widen_part { size_t lo, hi; };
+
+static void *widen_part(void *arg) {
+	const struct widen_part *w = arg;
+	for (size_t j = w->lo; j < w->hi; j++) {
+		uint32_t x = (uint32_t)a16[j] << 16, y = (uint32_t)b16[j] << 16;
+		memcpy(&aw[j], &x, 4), memcpy(&bw[j], &y, 4);
+	}
+	return NULL;
+}
+
+/* widen converts a16 and b16 into aw and bw on widen_threads threads (made
+ * per call and joined: no pool spins beside the library's threads). */
+static void widen(void) {
+	pthread_t th[256];
+	struct widen_part parts[256];
+	size_t nn = (size_t)n * n;
+	int t = widen_threads;
+	for (int i = 0; i < t; i++) {
+		parts[i].lo = nn * i / t, parts[i].hi = nn * (i + 1) / t;
+		if (i > 0 && pthread_create(&th[i], NULL, widen_part, &parts[i]) != 0) { fprintf(stderr, "gemm_ref: pthread_create failed\n"); exit(1); }
+	}
+	widen_part(&parts[0]);
+	for (int i = 1; i < t; i++) pthread_join(th[i], NULL);
+}
 
 static void *sym(const char *s) {
 	void *p = dlsym(lib, s);
@@ -71,7 +104,15 @@ static void *sym(const char *s) {
 
 static void call(void) {
 	int bf = strcmp(prec, "bf16") == 0;
-	if (strcmp(prec, "int8") == 0) {
+	if (strcmp(prec, "bf16w") == 0) {
+		widen();
+		if (strcmp(kind, "dnnl") == 0) {
+			int st = ((dnnl_sgemm_t)fn)('N', 'N', n, n, n, 1, aw, n, bw, n, 0, c, n);
+			if (st != 0) { fprintf(stderr, "gemm_ref: dnnl status %d\n", st); exit(1); }
+		} else {
+			((cblas_sgemm_t)fn)(101, 111, 111, n, n, n, 1, aw, n, bw, n, 0, c, n);
+		}
+	} else if (strcmp(prec, "int8") == 0) {
 		int32_t co = 0;
 		int st = ((dnnl_i8gemm_t)fn)('N', 'N', 'F', n, n, n, 1, a8, n, 0, b8, n, 0, 0, c32, n, &co);
 		if (st != 0) { fprintf(stderr, "gemm_ref: dnnl status %d\n", st); exit(1); }
@@ -87,7 +128,7 @@ static void call(void) {
 }
 
 int main(int argc, char **argv) {
-	if (argc != 6 && argc != 7) { fprintf(stderr, "usage: gemm_ref LIBPATH openblas|blis|dnnl sgemm|bf16|int8 REPS N [BMAX]\n"); return 2; }
+	if (argc != 6 && argc != 7) { fprintf(stderr, "usage: gemm_ref LIBPATH openblas|blis|dnnl sgemm|bf16|bf16w|int8 REPS N [BMAX]\n"); return 2; }
 	kind = argv[2], prec = argv[3];
 	int reps = atoi(argv[4]);
 	n = atoi(argv[5]);
@@ -96,8 +137,8 @@ int main(int argc, char **argv) {
 	if (reps < 1 || reps > 100 || n < 16) { fprintf(stderr, "gemm_ref: bad reps or n\n"); return 2; }
 	lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
 	if (!lib) { printf("%s n=%d ref=%s missing=%s\n", prec, n, kind, argv[1]); return 3; }
-	int bf = strcmp(prec, "bf16") == 0, i8 = strcmp(prec, "int8") == 0;
-	if (!bf && !i8 && strcmp(prec, "sgemm") != 0) { fprintf(stderr, "gemm_ref: unknown precision %s\n", prec); return 2; }
+	int bf = strcmp(prec, "bf16") == 0, i8 = strcmp(prec, "int8") == 0, bfw = strcmp(prec, "bf16w") == 0;
+	if (!bf && !bfw && !i8 && strcmp(prec, "sgemm") != 0) { fprintf(stderr, "gemm_ref: unknown precision %s\n", prec); return 2; }
 	if (i8 && strcmp(kind, "dnnl") != 0) { printf("%s n=%d ref=%s missing=int8_gemm\n", prec, n, kind); return 3; }
 	char kernel[128] = "unknown", version[128] = "unknown";
 	int threads = 0;
@@ -107,7 +148,7 @@ int main(int argc, char **argv) {
 		snprintf(version, sizeof version, "%s", ((char *(*)(void))sym("openblas_get_config"))());
 		threads = ((int (*)(void))sym("openblas_get_num_threads"))();
 	} else if (strcmp(kind, "blis") == 0) {
-		if (bf) sym("cblas_sbgemm"); /* BLIS has no bf16 GEMM: reported missing */
+		if (bf) sym("cblas_sbgemm"); /* BLIS has no bf16 GEMM: reported missing (bf16w widens) */
 		fn = sym("cblas_sgemm");
 		int id = ((int (*)(void))sym("bli_arch_query_id"))();
 		snprintf(kernel, sizeof kernel, "%s", ((const char *(*)(int))sym("bli_arch_string"))(id));
@@ -129,18 +170,25 @@ int main(int argc, char **argv) {
 		fprintf(stderr, "gemm_ref: unknown library kind %s\n", kind);
 		return 2;
 	}
+	if (bfw) strncat(kernel, "+widened-to-fp32", sizeof kernel - strlen(kernel) - 1);
 	for (char *p = version; *p; p++) if (*p == ' ') *p = '_';
 	for (char *p = kernel; *p; p++) if (*p == ' ') *p = '_';
 	size_t nn = (size_t)n * n;
 	a = malloc(nn * 4), b = malloc(nn * 4), c = malloc(nn * 4);
 	a16 = malloc(nn * 2), b16 = malloc(nn * 2);
 	a8 = malloc(nn), b8 = malloc(nn), c32 = malloc(nn * 4);
+	if (bfw) {
+		aw = malloc(nn * 4), bw = malloc(nn * 4);
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		widen_threads = cpus < 1 ? 1 : cpus > 256 ? 256 : (int)cpus;
+		if (!aw || !bw) { fprintf(stderr, "out of memory\n"); return 1; }
+	}
 	if (!a || !b || !c || !a16 || !b16 || !a8 || !b8 || !c32) { fprintf(stderr, "out of memory\n"); return 1; }
 	srand(1);
 	for (size_t j = 0; j < nn; j++) {
 		a[j] = (float)rand() / RAND_MAX * 2 - 1, b[j] = (float)rand() / RAND_MAX * 2 - 1, c[j] = 0;
 		a16[j] = to_bf16(a[j]), b16[j] = to_bf16(b[j]);
-		if (bf) a[j] = from_bf16(a16[j]), b[j] = from_bf16(b16[j]); /* the values the product uses */
+		if (bf || bfw) a[j] = from_bf16(a16[j]), b[j] = from_bf16(b16[j]); /* the values the product uses */
 		a8[j] = (uint8_t)(rand() & 0xff), b8[j] = (int8_t)(rand() & 0xff); /* the types' whole ranges, as hwprobe */
 		if (bmax < 128) b8[j] = (int8_t)(rand() % (2 * bmax + 1) - bmax);
 	}

@@ -757,26 +757,42 @@ func biasActKernel(a *asm, name, reg string, bytes int, zero string) {
 }
 
 // packB16AVX2 writes packPanel16, which copies kb rows of 16 floats (src
-// rows ld floats apart) into one contiguous 16-column panel of B.
+// rows ld floats apart) into one contiguous 16-column panel of B, and
+// packPanel16w, which does the same from rows of 16 bfloat16 values,
+// widening each to the fp32 of the same value (its bits shifted up by 16):
+// the bf16 GEMM of a CPU without bf16 instructions.
 func packB16AVX2(a *asm) {
-	fmt.Fprintf(&a.Buffer, "\n// func packPanel16(dst, src *float32, ld, kb int)\nTEXT ·packPanel16(SB), NOSPLIT, $0-32\n")
+	packPanel16Form(a, "packPanel16", "dst, src *float32", 4, func(i int) {
+		a.f("VMOVUPS %d(SI), Y%d", 32*i, i)
+	})
+	packPanel16Form(a, "packPanel16w", "dst *float32, src *uint16", 2, func(i int) {
+		a.f("VPMOVZXWD %d(SI), Y%d", 16*i, i)
+		a.f("VPSLLD $16, Y%d, Y%d", i, i)
+	})
+}
+
+// packPanel16Form writes one 16-column panel copy: load(i) puts source
+// columns 8i to 8i+7 of the row at SI, as fp32, in Yi; size is the source
+// element's size in bytes.
+func packPanel16Form(a *asm, name, args string, size int, load func(i int)) {
+	fmt.Fprintf(&a.Buffer, "\n// func %s(%s, ld, kb int)\nTEXT ·%s(SB), NOSPLIT, $0-32\n", name, args, name)
 	a.f("MOVQ dst+0(FP), DI")
 	a.f("MOVQ src+8(FP), SI")
 	a.f("MOVQ ld+16(FP), R8")
-	a.f("SHLQ $2, R8")
+	a.f("SHLQ $%d, R8", log2(size))
 	a.f("MOVQ kb+24(FP), CX")
 	a.f("TESTQ CX, CX")
-	a.f("JZ packPanel16done")
-	a.label("packPanel16loop")
-	a.f("VMOVUPS (SI), Y0")
-	a.f("VMOVUPS 32(SI), Y1")
+	a.f("JZ %sdone", name)
+	a.label(name + "loop")
+	load(0)
+	load(1)
 	a.f("VMOVUPS Y0, (DI)")
 	a.f("VMOVUPS Y1, 32(DI)")
 	a.f("ADDQ R8, SI")
 	a.f("ADDQ $64, DI")
 	a.f("DECQ CX")
-	a.f("JNZ packPanel16loop")
-	a.label("packPanel16done")
+	a.f("JNZ %sloop", name)
+	a.label(name + "done")
 	a.f("VZEROUPPER")
 	a.f("RET")
 }

@@ -65,8 +65,12 @@ func run(ctx context.Context, args []string) error {
 			if g.label == "int8" {
 				rng = " b_max=" + r.Params["b_max"]
 			}
+			kern := r.Backend
+			if r.Params["compute"] != "" {
+				kern += "+widened-to-fp32" // bf16 on a CPU without bf16 instructions
+			}
 			fmt.Printf("%s n=%d %s=%s median=%.2f reps=%d kernel=%s mc=%s kc=%s nc=%s peak=%.0f peak_clock=%s%s check=ok\n",
-				g.label, n, field, r.Params["best"], r.Value, r.Reps, r.Backend, r.Params["mc"], r.Params["kc"], r.Params["nc"], r.Peak, r.Params["peak_clock_source"], rng)
+				g.label, n, field, r.Params["best"], r.Value, r.Reps, kern, r.Params["mc"], r.Params["kc"], r.Params["nc"], r.Peak, r.Params["peak_clock_source"], rng)
 		}
 	}
 	if *mlpBatch > 0 {
