@@ -130,31 +130,36 @@ func newGemm(kern sgemmKernel, bf16 bool, threads int) *gemm {
 }
 
 // fp32Blocking sizes the blocks of an fp32 kernel of at most 16 columns
-// from the caches, as BLIS sizes its Haswell and Zen kernels:
-//   - kc: the B micro-panel (kc x nr values) half of L1D, so that it stays
-//     there while the A micro-panels stream from L2 (256 at 32 KiB and nr
-//     16, BLIS's kc for Zen 3);
-//   - mc: the packed A block (mc x kc) a quarter of L2 (126 rows at 512
-//     KiB);
-//   - nc: the packed B block (kc x nc) a quarter of the last level.
+// from the caches:
+//   - kc: the B micro-panel (kc x nr values) the size of L1D (512 at 32
+//     KiB and nr 16): twice BLIS's Zen 3 kc, so that C, read and written
+//     once per k block, is read and written half as often;
+//   - mc: the packed A block (mc x kc) a third of L2 (84 rows at 512 KiB);
+//   - nc: the packed B block (kc x nc) a sixteenth of the last level (1024
+//     columns at 32 MiB): at n=4096 the column block of C that the k
+//     blocks pass over (16 MiB) then stays in the last level, where the
+//     whole of C (64 MiB) does not.
 //
-// Measured on a 2-vCPU Zen 3 (32 KiB L1D, 512 KiB L2), the AVX2 6x16
-// kernel, 2 threads, best of 3 in 3 interleaved rounds: kc 256-384 ran
-// 1.0-1.3x the AVX-512 kernel's kc of 1024 at n=2048 and 1.0-1.06x at
-// n=4096 (the host is shared: the sweeps disagreed by up to 10%).
+// Measured on a 2-vCPU Zen 3 (32 KiB L1D, 512 KiB L2, 32 MiB L3), the
+// AVX2 6x16 kernel, 2 threads, best of 9 in 3 interleaved rounds
+// (TestSgemmSweep), 2026-11-28: mc 84, kc 512, nc 1024 ran 1.02-1.05x
+// the sizes this rule gave before, BLIS's (mc 126, kc 256, nc 8192), at
+// n=2048 and 1.03-1.16x at n=4096, in each of 4 sweeps;
+// kc 384 or 512 with nc 1024 or 2048 and mc 60 to 126 ran within 5% of
+// it. Earlier, kc 256-384 ran 1.0-1.3x the AVX-512 kernel's kc of 1024.
 // Each is a multiple of the tile and kept to sane bounds.
 func fp32Blocking(c caches, mr, nr int) (mc, kc, nc int) {
 	l1 := max(c.L1D, 16<<10)
-	kc = int(l1/2/int64(4*nr)) &^ 63
+	kc = int(l1/int64(4*nr)) &^ 63
 	kc = min(max(kc, 128), 1024)
 	l2 := max(c.L2, 256<<10)
-	mc = min(max(mr, int(l2/4/int64(4*kc))/mr*mr), 64*mr)
+	mc = min(max(mr, int(l2/3/int64(4*kc))/mr*mr), 64*mr)
 	l3 := c.L3
 	if l3 <= 0 {
 		l3 = 8 * l2
 	}
-	nc = int(l3/4/int64(4*kc)) / nr * nr
-	nc = min(max(nc, nr), 8192/nr*nr)
+	nc = int(l3/16/int64(4*kc)) / nr * nr
+	nc = min(max(nc, 512/nr*nr), 8192/nr*nr) // at least 512 columns: A is packed once per column block
 	return mc, kc, nc
 }
 

@@ -417,11 +417,11 @@ func TestFP32Blocking(t *testing.T) {
 		c          caches
 		mc, kc, nc int
 	}{
-		{caches{L1D: 32 << 10, L2: 512 << 10, L3: 32 << 20}, 126, 256, 8192}, // Zen 3 CCD
-		{caches{L1D: 48 << 10, L2: 2 << 20, L3: 105 << 20}, 336, 384, 8192},  // Sapphire Rapids
-		{caches{L1D: 32 << 10, L2: 256 << 10, L3: 0}, 60, 256, 512},          // no L3 reported: 8x L2
-		{caches{}, 126, 128, 1024},                                           // nothing reported: the floors
-		{caches{L1D: 1 << 20, L2: 64 << 20, L3: 1 << 30}, 384, 1024, 8192},   // bounded
+		{caches{L1D: 32 << 10, L2: 512 << 10, L3: 32 << 20}, 84, 512, 1024}, // Zen 3 CCD
+		{caches{L1D: 48 << 10, L2: 2 << 20, L3: 105 << 20}, 222, 768, 2240}, // Sapphire Rapids
+		{caches{L1D: 32 << 10, L2: 256 << 10, L3: 0}, 42, 512, 512},         // no L3 reported: 8x L2, and the floor of nc
+		{caches{}, 84, 256, 512}, // nothing reported: the floors
+		{caches{L1D: 1 << 20, L2: 64 << 20, L3: 1 << 30}, 384, 1024, 8192}, // bounded
 	} {
 		mc, kc, nc := fp32Blocking(tt.c, 6, 16)
 		if mc != tt.mc || kc != tt.kc || nc != tt.nc {

@@ -78,10 +78,13 @@ func newGemmI8(kern sgemmKernel, threads int, c caches) *gemm {
 	var kq int
 	if kern.nr <= 16 {
 		// AVX2's 6x16 kernel: sized as the fp32 AVX2 kernel is, in
-		// words (a word holds one fp32 k, or one int8 quad): the B
-		// micro-panel half of L1D. On 2 vCPUs of Zen 3 at n=4096, three
-		// interleaved runs each: 254-298 GOP/s, against 240-282 with
-		// i8Blocking's (an eighth of L2: 1024 quads, a 64 KiB panel).
+		// words (a word holds one fp32 k, or one int8 quad). On 2 vCPUs
+		// of Zen 3 at n=4096, three interleaved runs each: 254-298
+		// GOP/s with fp32Blocking's earlier sizes (the B micro-panel half
+		// of L1D), against 240-282 with i8Blocking's (an eighth of L2:
+		// 1024 quads, a 64 KiB panel). Its present sizes (512 quads, mc
+		// 84, nc 1024) ran 0.98-1.00x those at n=2048 and 1.02-1.05x at
+		// n=4096 (TestI8Sweep, best of 9, two sweeps, 2026-11-28).
 		g.mc, kq, g.nc = fp32Blocking(c, kern.mr, kern.nr)
 	} else {
 		g.mc, kq, g.nc = i8Blocking(c, kern.mr, kern.nr)

@@ -214,11 +214,11 @@ func TestI8Blocking(t *testing.T) {
 		}
 	}
 	// A 16-column kernel (AVX2's) is sized as the fp32 AVX2 kernel, in
-	// words: on Zen 3's caches, 256 quads (k 1024) and 126 rows.
+	// words: on Zen 3's caches, 512 quads (k 2048), 84 rows, 1024 columns.
 	avx2 := sgemmKernel{name: "avx2-int8-under-test", mr: 6, nr: 16, pairs: true}
 	g := newGemmI8(avx2, 1, caches{L1D: 32 << 10, L2: 512 << 10, L3: 32 << 20})
-	if g.mc != 126 || g.kc != 1024 || g.nc != 8192 {
-		t.Errorf("16-column int8 kernel on Zen 3 caches: mc %d kc %d nc %d, want 126 1024 8192", g.mc, g.kc, g.nc)
+	if g.mc != 84 || g.kc != 2048 || g.nc != 1024 {
+		t.Errorf("16-column int8 kernel on Zen 3 caches: mc %d kc %d nc %d, want 84 2048 1024", g.mc, g.kc, g.nc)
 	}
 }
 
