@@ -1013,7 +1013,7 @@ func packA6Wide(dst []float32, a []uint16, ld, kb int) {
 	r0, r1, r2 := a[:kb], a[ld:ld+kb], a[2*ld:2*ld+kb]
 	r3, r4, r5 := a[3*ld:3*ld+kb], a[4*ld:4*ld+kb], a[5*ld:5*ld+kb]
 	dst = dst[:6*kb]
-	for p := range kb {
+	for p := packA6WideRows(dst, a, ld, kb); p < kb; p++ {
 		d := (*[6]float32)(dst[6*p:])
 		d[0], d[1], d[2] = fromBF16(uint32(r0[p])), fromBF16(uint32(r1[p])), fromBF16(uint32(r2[p]))
 		d[3], d[4], d[5] = fromBF16(uint32(r3[p])), fromBF16(uint32(r4[p])), fromBF16(uint32(r5[p]))
@@ -1052,7 +1052,7 @@ func packA6(dst, a []float32, ld, kb int) {
 	r0, r1, r2 := a[:kb], a[ld:ld+kb], a[2*ld:2*ld+kb]
 	r3, r4, r5 := a[3*ld:3*ld+kb], a[4*ld:4*ld+kb], a[5*ld:5*ld+kb]
 	dst = dst[:6*kb]
-	for p := range kb {
+	for p := packA6Rows(dst, a, ld, kb); p < kb; p++ {
 		d := (*[6]float32)(dst[6*p:])
 		d[0], d[1], d[2], d[3], d[4], d[5] = r0[p], r1[p], r2[p], r3[p], r4[p], r5[p]
 	}

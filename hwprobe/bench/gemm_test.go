@@ -186,7 +186,7 @@ func TestBgemmWidened(t *testing.T) {
 func TestPackWide(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	for _, mr := range []int{4, 6, 14} {
-		for _, kb := range []int{1, 7, 64} {
+		for _, kb := range []int{1, 7, 8, 9, 64, 515} {
 			ld, mb := kb+5, 2*mr+3
 			a := toBF16Slice(randMat(r, mb*ld))
 			got := make([]float32, (mb+mr)*kb)
@@ -230,6 +230,34 @@ func TestPackWide(t *testing.T) {
 						}
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestPackA6 checks the 6-row fp32 packer (its AVX2 groups of 8 k steps
+// where the host has AVX2, the rest in Go) value by value: k-major, six
+// rows a k step, nothing written past the panel.
+func TestPackA6(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, kb := range []int{1, 7, 8, 9, 16, 64, 515} {
+		ld := kb + 3
+		a := randMat(r, 6*ld)
+		got := make([]float32, 6*kb+8)
+		for i := range got {
+			got[i] = float32(math.NaN())
+		}
+		packA6(got, a, ld, kb)
+		for p := 0; p < kb; p++ {
+			for i := 0; i < 6; i++ {
+				if v, want := got[6*p+i], a[i*ld+p]; v != want {
+					t.Fatalf("kb=%d: row %d k %d = %g, want %g", kb, i, p, v, want)
+				}
+			}
+		}
+		for i, v := range got[6*kb:] {
+			if !math.IsNaN(float64(v)) {
+				t.Fatalf("kb=%d: wrote %g past the panel, at %d", kb, v, 6*kb+i)
 			}
 		}
 	}

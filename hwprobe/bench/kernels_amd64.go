@@ -447,6 +447,38 @@ func packPanel16wRows(dst []float32, src []uint16, ld, kb int) bool {
 	return true
 }
 
+//go:noescape
+func packA6x8(dst, src *float32, ld, kb8 int)
+
+// packA6Rows packs the whole groups of 8 k steps of a 6 x kb panel of
+// row-major A (rows ld apart) with AVX2 and returns how many k steps it
+// packed (0 without AVX2): packA6 packs the rest.
+func packA6Rows(dst, a []float32, ld, kb int) int {
+	kb8 := kb / 8
+	if !hasAVX2FMA() || kb8 == 0 {
+		return 0
+	}
+	_ = dst[6*8*kb8-1]
+	_ = a[5*ld+8*kb8-1]
+	packA6x8(&dst[0], &a[0], ld, kb8)
+	return 8 * kb8
+}
+
+//go:noescape
+func packA6x8w(dst *float32, src *uint16, ld, kb8 int)
+
+// packA6WideRows is packA6Rows from bf16 rows, each value widened to fp32.
+func packA6WideRows(dst []float32, a []uint16, ld, kb int) int {
+	kb8 := kb / 8
+	if !hasAVX2FMA() || kb8 == 0 {
+		return 0
+	}
+	_ = dst[6*8*kb8-1]
+	_ = a[5*ld+8*kb8-1]
+	packA6x8w(&dst[0], &a[0], ld, kb8)
+	return 8 * kb8
+}
+
 // packQuad16 is packQuad32 for 16-column panels (AVX2's int8 kernel).
 func packQuad16(dst []float32, src []int8, ld, panels, stride int) {
 	if panels == 0 {

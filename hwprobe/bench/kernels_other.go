@@ -60,3 +60,9 @@ func packPanel16Rows(dst, src []float32, ld, kb int) bool { return false }
 
 // packPanel16wRows: no assembly packer in this build.
 func packPanel16wRows(dst []float32, src []uint16, ld, kb int) bool { return false }
+
+// packA6Rows: no assembly packer in this build.
+func packA6Rows(dst, a []float32, ld, kb int) int { return 0 }
+
+// packA6WideRows: no assembly packer in this build.
+func packA6WideRows(dst []float32, a []uint16, ld, kb int) int { return 0 }
