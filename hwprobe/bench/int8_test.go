@@ -170,29 +170,39 @@ func equalBits(x, y []float32) bool {
 	return true
 }
 
-// The int8 GEMV over packed panels equals the scalar product.
+// The int8 GEMV over packed panels equals the scalar product: VNNI's on
+// 32-column panels, AVX2's on the pair-summing kernel's 16-column ones
+// (B in its range), each where this host has its kernel.
 func TestI8gemvBandExact(t *testing.T) {
-	kern := vnniKernelOrSkip(t)
-	r := rand.New(rand.NewPCG(2, 8))
-	for _, s := range []struct{ k, n int }{{4, 32}, {7, 160}, {1024, 1024}, {33, 96}, {128, 224}} {
-		g := newGemmI8(kern, 1, caches{L2: 1 << 20, L3: 32 << 20})
-		b := randS8(r, s.k*s.n)
-		x := randU8(r, s.k)
-		pb := g.PackB8(s.k, s.n, b, s.n)
-		kq := (s.k + 3) / 4
-		xq := make([]uint8, 4*kq)
-		copy(xq, x)
-		panels := (s.n + 31) / 32
-		y := make([]int32, 32*panels)
-		if !i8gemvBand(kq, xq, pb.blocks[0], 32*kq, panels, y) {
-			t.Fatal("i8gemvBand did not run on a VNNI host")
+	i8KernelOrSkip(t)
+	for _, kern := range i8Kernels() {
+		band := i8gemvBand
+		if kern.nr == 16 {
+			band = i8gemvBand16
 		}
-		want := refI8(1, s.n, s.k, x, s.k, b, s.n)
-		for j := range want {
-			if y[j] != want[j] {
-				t.Fatalf("k=%d n=%d: y[%d] = %d, want %d", s.k, s.n, j, y[j], want[j])
+		t.Run(kern.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(2, 8))
+			for _, s := range []struct{ k, n int }{{4, 32}, {7, 160}, {1024, 1024}, {33, 96}, {128, 224}, {5, 16}, {64, 80}} {
+				g := newGemmI8(kern, 1, caches{L2: 1 << 20, L3: 32 << 20})
+				b := randS8For(kern, r, s.k*s.n)
+				x := randU8(r, s.k)
+				pb := g.PackB8(s.k, s.n, b, s.n)
+				kq := (s.k + 3) / 4
+				xq := make([]uint8, 4*kq)
+				copy(xq, x)
+				panels := (s.n + kern.nr - 1) / kern.nr
+				y := make([]int32, kern.nr*panels)
+				if !band(kq, xq, pb.blocks[0], kern.nr*kq, panels, y) {
+					t.Fatalf("the %s GEMV did not run on a host with its kernel", kern.name)
+				}
+				want := refI8(1, s.n, s.k, x, s.k, b, s.n)
+				for j := range want {
+					if y[j] != want[j] {
+						t.Fatalf("k=%d n=%d: y[%d] = %d, want %d", s.k, s.n, j, y[j], want[j])
+					}
+				}
 			}
-		}
+		})
 	}
 }
 

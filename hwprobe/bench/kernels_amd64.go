@@ -521,6 +521,31 @@ func i8gemvBand(kq int, x []uint8, b []float32, stride, panels int, y []int32) b
 	return true
 }
 
+//go:noescape
+func i8gemvY4(kq int, x *uint8, b *float32, stride int, y *int32)
+
+//go:noescape
+func i8gemvY1(kq int, x *uint8, b *float32, stride int, y *int32)
+
+// i8gemvBand16 is i8gemvBand for AVX2's pair-summing kernel: 16-column
+// panels (16 sums each), B in [-i8PairsB, i8PairsB]; false without AVX2.
+func i8gemvBand16(kq int, x []uint8, b []float32, stride, panels int, y []int32) bool {
+	if !hasAVX2() || kq == 0 || panels == 0 {
+		return false
+	}
+	_ = x[4*kq-1]
+	_ = b[(panels-1)*stride+16*kq-1]
+	_ = y[16*panels-1]
+	p := 0
+	for ; panels-p >= 4; p += 4 {
+		i8gemvY4(kq, &x[0], &b[p*stride], 4*stride, &y[16*p])
+	}
+	for ; p < panels; p++ {
+		i8gemvY1(kq, &x[0], &b[p*stride], 4*stride, &y[16*p])
+	}
+	return true
+}
+
 // vnniLoop is fmaLoop's int8 counterpart: run(n) executes n iterations of
 // ops int8 operations (multiplies and adds) each, in 512-bit VPDPBUSD.
 func vnniLoop() (run func(n int), ops float64, ok bool) {

@@ -26,6 +26,8 @@ func i8Kernels() []sgemmKernel { return nil }
 
 func i8gemvBand(kq int, x []uint8, b []float32, stride, panels int, y []int32) bool { return false }
 
+func i8gemvBand16(kq int, x []uint8, b []float32, stride, panels int, y []int32) bool { return false }
+
 func vnniLoop() (run func(n int), ops float64, ok bool) { return nil, 0, false }
 
 func quantizeSpan(dst []uint8, x []float32, scale float32, zp int32) {

@@ -43,9 +43,11 @@ type qmlp struct {
 	// engine whose kernel sums pairs into int16 (ONNX Runtime's
 	// reduce_range for such CPUs).
 	qmax int
-	// useGemv: batches of up to 4 take the VNNI GEMV kernels (32-column
-	// panels); else every batch takes the engine's GEMM.
-	useGemv bool
+	// useGemv: batches of up to 4 take the GEMV kernels gemvBand runs
+	// (VNNI's on 32-column panels, AVX2's on the pair-summing kernel's
+	// 16-column panels); else every batch takes the engine's GEMM.
+	useGemv  bool
+	gemvBand func(kq int, x []uint8, b []float32, stride, panels int, y []int32) bool
 
 	batch int
 	xq    []uint8     // the quantized input of a layer, batch rows of inPad bytes
@@ -58,7 +60,18 @@ const maxQuant = 127
 
 // quantizeMLP quantizes m's weights for the int8 engine g.
 func quantizeMLP(m *mlp, g *gemm) *qmlp {
-	q := &qmlp{dims: m.dims, g: g, qmax: maxQuant, useGemv: hasVNNI() && g.kern.nr == 32}
+	q := &qmlp{dims: m.dims, g: g, qmax: maxQuant}
+	switch {
+	case hasVNNI() && g.kern.nr == 32:
+		q.gemvBand = i8gemvBand
+	case g.kern.pairs && g.kern.nr == 16: // AVX2's kernel: listed only where AVX2 runs
+		// Batch 1 on the GEMM computes a 6-row tile for one row: on 2
+		// vCPUs of Zen 3, 3 interleaved runs, the GEMV ran the quick
+		// network's batch-1 p50 in 0.052-0.059 ms against the GEMM's
+		// 0.123-0.140 (2026-11-28).
+		q.gemvBand = i8gemvBand16
+	}
+	q.useGemv = q.gemvBand != nil
 	if g.kern.pairs {
 		q.qmax = i8PairsB
 	}
@@ -338,13 +351,15 @@ func (q *qmlp) gemv(batch, l, ldx, lda int) {
 	q.teamOf(t).runN(t, func(w int) {
 		p0, p1 := panels*w/t, panels*(w+1)/t
 		for s := 0; s < batch; s++ {
-			y := q.acc[s*lda+p0*32 : s*lda+p1*32]
+			y := q.acc[s*lda+p0*pb.nr : s*lda+p1*pb.nr]
 			clear(y)
 			for bi, blk := range pb.blocks {
 				pc := bi * pb.kc
 				kq := (min(pb.kc, pb.k-pc) + 3) / 4
 				stride := pb.nr * kq
-				i8gemvBand(kq, q.xq[s*ldx+pc:s*ldx+pc+4*kq], blk[p0*stride:], stride, p1-p0, y)
+				if !q.gemvBand(kq, q.xq[s*ldx+pc:s*ldx+pc+4*kq], blk[p0*stride:], stride, p1-p0, y) {
+					panic("bench: the int8 GEMV kernel cannot run on this CPU")
+				}
 			}
 		}
 	})
@@ -424,7 +439,7 @@ func cpuMLPInt8Results(ctx context.Context, cfg config, peak cpuPeak) []Result {
 	defer q.close()
 	backend1 := kern.name
 	if q.useGemv {
-		backend1 = vnni.name + "-gemv"
+		backend1 = vnni.name + "-gemv" // the GEMV of the engine's kernel (quantizeMLP)
 	}
 	r := rand.New(rand.NewPCG(3, 4))
 	in := cfg.mlpDims[0]

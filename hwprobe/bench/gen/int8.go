@@ -453,3 +453,66 @@ func packB8AVX2(a *asm) {
 	a.label("packB8x16done")
 	a.f("RET")
 }
+
+// i8GemvAVX2 writes i8gemvY<p>, i8GemvAVX512's form for AVX2's pair-summing
+// int8 kernel (16-column panels, 64 bytes a k quad):
+// y[0:16p] += the product of the kq k quads of u8 x (4kq bytes) and p
+// packed panels, stride bytes apart. Each quad multiplies with VPMADDUBSW
+// (u8 x s8 pairs into int16: B in [-64, 64], as the GEMM) and widens with
+// VPMADDWD against ones; the 2p sums stay in registers for all k.
+func i8GemvAVX2(a *asm, p int) {
+	name := fmt.Sprintf("i8gemvY%d", p)
+	fmt.Fprintf(&a.Buffer, "\n// func %s(kq int, x *uint8, b *float32, stride int, y *int32)\nTEXT ·%s(SB), NOSPLIT, $0-40\n", name, name)
+	a.f("MOVQ kq+0(FP), CX")
+	a.f("MOVQ x+8(FP), AX")
+	a.f("MOVQ b+16(FP), BX")
+	a.f("MOVQ stride+24(FP), R8")
+	a.f("MOVQ y+32(FP), DX")
+	a.f("LEAQ (BX)(R8*2), R9")
+	a.f("ADDQ R8, R9") // panel 3
+	accs := 2 * p
+	for z := 0; z < accs; z++ {
+		a.f("VPXOR Y%d, Y%d, Y%d", z, z, z)
+	}
+	a.f("MOVL $0x00010001, R10")
+	a.f("MOVQ R10, X14")
+	a.f("VPBROADCASTD X14, Y14")
+	panel := func(q, half int) string {
+		off := 32 * half
+		switch q {
+		case 0:
+			return fmt.Sprintf("%d(BX)", off)
+		case 1:
+			return fmt.Sprintf("%d(BX)(R8*1)", off)
+		case 2:
+			return fmt.Sprintf("%d(BX)(R8*2)", off)
+		default:
+			return fmt.Sprintf("%d(R9)", off)
+		}
+	}
+	a.f("TESTQ CX, CX")
+	a.f("JZ %ssum", name)
+	a.label(name + "loop")
+	a.f("VPBROADCASTD (AX), Y15")
+	for q := 0; q < p; q++ {
+		for h := 0; h < 2; h++ {
+			t := 8 + (2*q+h)%6
+			// Go operand order: VPMADDUBSW src2(s8), src1(u8), dst.
+			a.f("VPMADDUBSW %s, Y15, Y%d", panel(q, h), t)
+			a.f("VPMADDWD Y14, Y%d, Y%d", t, t)
+			a.f("VPADDD Y%d, Y%d, Y%d", t, 2*q+h, 2*q+h)
+		}
+	}
+	a.f("ADDQ $4, AX")
+	a.f("ADDQ $64, BX")
+	a.f("ADDQ $64, R9")
+	a.f("DECQ CX")
+	a.f("JNZ %sloop", name)
+	a.label(name + "sum")
+	for j := 0; j < accs; j++ {
+		a.f("VPADDD %d(DX), Y%d, Y%d", 32*j, j, j)
+		a.f("VMOVDQU Y%d, %d(DX)", j, 32*j)
+	}
+	a.f("VZEROUPPER")
+	a.f("RET")
+}

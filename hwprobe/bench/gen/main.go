@@ -58,6 +58,9 @@ func generate() []byte {
 	packB8AVX2(&a)
 	packB16AVX2(&a)
 	packA6AVX2(&a)
+	for _, p := range i8GemvPanels {
+		i8GemvAVX2(&a, p)
+	}
 	return a.Bytes()
 }
 
