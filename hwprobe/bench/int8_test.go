@@ -31,16 +31,6 @@ func i8KernelOrSkip(t *testing.T) sgemmKernel {
 	return k
 }
 
-// vnniKernelOrSkip is the AVX512-VNNI int8 kernel, with its assembly
-// packers and GEMV, where the host has it.
-func vnniKernelOrSkip(t *testing.T) sgemmKernel {
-	t.Helper()
-	if !hasVNNI() {
-		t.Skip("this host lacks avx512_vnni (or is not amd64): the VNNI kernel does not run here")
-	}
-	return i8Kernels()[0]
-}
-
 // The int8 engine's product equals the scalar one exactly, for shapes
 // that leave partial tiles (of up to 8 rows: the 8-row kernel; of 13: the
 // whole one), partial k quads, odd leading dimensions and
