@@ -123,22 +123,10 @@ func TestBgemmAgainstFloat64(t *testing.T) {
 	for _, s := range []struct{ m, n, k int }{{1, 1, 1}, {13, 31, 7}, {15, 33, 257}, {29, 65, 300}, {100, 45, 513}, {3, 300, 131}, {460, 70, 131}} {
 		for _, threads := range []int{1, 2} {
 			t.Run(fmt.Sprintf("t%d/%dx%dx%d", threads, s.m, s.n, s.k), func(t *testing.T) {
-				lda, ldb, ldc := s.k+3, s.n+1, s.n+5
-				a16 := toBF16Slice(randMat(r, s.m*lda))
-				b16 := toBF16Slice(randMat(r, s.k*ldb))
-				c := randMat(r, s.m*ldc) // overwritten: beta is 0
-				want := refGemm(false, false, s.m, s.n, s.k, 1, fromBF16Slice(a16), lda, fromBF16Slice(b16), ldb, 0, c, ldc)
 				g := newGemm(kern, true, threads)
 				g.kc, g.mc, g.nc = 64, 2*kern.mr, 3*kern.nr
-				g.Bgemm(s.m, s.n, s.k, a16, lda, b16, ldb, c, ldc)
-				bound := 1e-5 * math.Sqrt(float64(s.k)+1)
-				for i := 0; i < s.m; i++ {
-					for j := 0; j < s.n; j++ {
-						if d := math.Abs(float64(c[i*ldc+j]) - want[i*s.n+j]); d > bound*math.Max(1, math.Sqrt(float64(s.k))/4) {
-							t.Fatalf("C[%d,%d] = %g, want %g", i, j, c[i*ldc+j], want[i*s.n+j])
-						}
-					}
-				}
+				bound := 1e-5 * math.Sqrt(float64(s.k)+1) * math.Max(1, math.Sqrt(float64(s.k))/4)
+				bgemmMatches(t, g, r, s.m, s.n, s.k, bound)
 			})
 		}
 	}
@@ -155,24 +143,31 @@ func TestBgemmWidened(t *testing.T) {
 		for _, s := range []struct{ m, n, k int }{{1, 1, 1}, {6, 16, 64}, {13, 31, 7}, {15, 33, 257}, {29, 65, 300}, {100, 45, 513}, {460, 70, 131}} {
 			for _, threads := range []int{1, 2} {
 				t.Run(fmt.Sprintf("%s/t%d/%dx%dx%d", kern.name, threads, s.m, s.n, s.k), func(t *testing.T) {
-					lda, ldb, ldc := s.k+3, s.n+1, s.n+5
-					a16 := toBF16Slice(randMat(r, s.m*lda))
-					b16 := toBF16Slice(randMat(r, s.k*ldb))
-					c := randMat(r, s.m*ldc) // overwritten: beta is 0
-					want := refGemm(false, false, s.m, s.n, s.k, 1, fromBF16Slice(a16), lda, fromBF16Slice(b16), ldb, 0, c, ldc)
 					g := newGemm(kern, false, threads)
 					g.kc, g.mc, g.nc = 64, 2*kern.mr, 3*kern.nr
 					g.shareTiles = 1 // the shared-B split too, at these sizes
-					g.Bgemm(s.m, s.n, s.k, a16, lda, b16, ldb, c, ldc)
-					bound := kc.tol * math.Sqrt(float64(s.k)+1)
-					for i := 0; i < s.m; i++ {
-						for j := 0; j < s.n; j++ {
-							if d := math.Abs(float64(c[i*ldc+j]) - want[i*s.n+j]); d > bound {
-								t.Fatalf("C[%d,%d] = %g, want %g", i, j, c[i*ldc+j], want[i*s.n+j])
-							}
-						}
-					}
+					bgemmMatches(t, g, r, s.m, s.n, s.k, kc.tol*math.Sqrt(float64(s.k)+1))
 				})
+			}
+		}
+	}
+}
+
+// bgemmMatches runs g.Bgemm on random bf16 A and B (m x k and k x n, odd
+// leading dimensions, a C it must overwrite) and fails t where an entry
+// of C is further than bound from the float64 product of the same values.
+func bgemmMatches(t *testing.T, g *gemm, r *rand.Rand, m, n, k int, bound float64) {
+	t.Helper()
+	lda, ldb, ldc := k+3, n+1, n+5
+	a16 := toBF16Slice(randMat(r, m*lda))
+	b16 := toBF16Slice(randMat(r, k*ldb))
+	c := randMat(r, m*ldc) // overwritten: beta is 0
+	want := refGemm(false, false, m, n, k, 1, fromBF16Slice(a16), lda, fromBF16Slice(b16), ldb, 0, c, ldc)
+	g.Bgemm(m, n, k, a16, lda, b16, ldb, c, ldc)
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			if d := math.Abs(float64(c[i*ldc+j]) - want[i*n+j]); d > bound {
+				t.Fatalf("C[%d,%d] = %g, want %g", i, j, c[i*ldc+j], want[i*n+j])
 			}
 		}
 	}

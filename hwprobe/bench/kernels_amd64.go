@@ -503,22 +503,9 @@ func packQuad32(dst []float32, src []int8, ld, panels, stride int) {
 
 // i8gemvBand adds the product of the kq k quads of u8 x and panels packed
 // int8 B panels (the first at b, the next stride words on) into y (32 per
-// panel): four panels a call while they last.
+// panel): four panels a call while they last. False without VNNI.
 func i8gemvBand(kq int, x []uint8, b []float32, stride, panels int, y []int32) bool {
-	if !hasVNNI() || kq == 0 || panels == 0 {
-		return false
-	}
-	_ = x[4*kq-1]
-	_ = b[(panels-1)*stride+32*kq-1]
-	_ = y[32*panels-1]
-	p := 0
-	for ; panels-p >= 4; p += 4 {
-		i8gemvP4(kq, &x[0], &b[p*stride], 4*stride, &y[32*p])
-	}
-	for ; p < panels; p++ {
-		i8gemvP1(kq, &x[0], &b[p*stride], 4*stride, &y[32*p])
-	}
-	return true
+	return hasVNNI() && i8gemvPanels(kq, x, b, stride, panels, y, 32, i8gemvP4, i8gemvP1)
 }
 
 //go:noescape
@@ -530,18 +517,24 @@ func i8gemvY1(kq int, x *uint8, b *float32, stride int, y *int32)
 // i8gemvBand16 is i8gemvBand for AVX2's pair-summing kernel: 16-column
 // panels (16 sums each), B in [-i8PairsB, i8PairsB]; false without AVX2.
 func i8gemvBand16(kq int, x []uint8, b []float32, stride, panels int, y []int32) bool {
-	if !hasAVX2() || kq == 0 || panels == 0 {
+	return hasAVX2() && i8gemvPanels(kq, x, b, stride, panels, y, 16, i8gemvY4, i8gemvY1)
+}
+
+// i8gemvPanels runs a GEMV kernel pair over panels nr columns wide: four
+// panels a call (k4) while they last, then one (k1).
+func i8gemvPanels(kq int, x []uint8, b []float32, stride, panels int, y []int32, nr int, k4, k1 func(kq int, x *uint8, b *float32, stride int, y *int32)) bool {
+	if kq == 0 || panels == 0 {
 		return false
 	}
 	_ = x[4*kq-1]
-	_ = b[(panels-1)*stride+16*kq-1]
-	_ = y[16*panels-1]
+	_ = b[(panels-1)*stride+nr*kq-1]
+	_ = y[nr*panels-1]
 	p := 0
 	for ; panels-p >= 4; p += 4 {
-		i8gemvY4(kq, &x[0], &b[p*stride], 4*stride, &y[16*p])
+		k4(kq, &x[0], &b[p*stride], 4*stride, &y[nr*p])
 	}
 	for ; p < panels; p++ {
-		i8gemvY1(kq, &x[0], &b[p*stride], 4*stride, &y[16*p])
+		k1(kq, &x[0], &b[p*stride], 4*stride, &y[nr*p])
 	}
 	return true
 }

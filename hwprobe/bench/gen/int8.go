@@ -116,19 +116,7 @@ func i8GemvAVX512(a *asm, p int) {
 	for z := 0; z < 2*accs; z++ {
 		a.f("VPXORD Z%d, Z%d, Z%d", z, z, z)
 	}
-	panel := func(q, half int) string {
-		off := 64 * half
-		switch q {
-		case 0:
-			return fmt.Sprintf("%d(BX)", off)
-		case 1:
-			return fmt.Sprintf("%d(BX)(R8*1)", off)
-		case 2:
-			return fmt.Sprintf("%d(BX)(R8*2)", off)
-		default:
-			return fmt.Sprintf("%d(R9)", off)
-		}
-	}
+	panel := func(q, half int) string { return gemvPanel(q, 64*half) }
 	quad := func(set, disp int) {
 		z := 31 - set
 		a.f("VPBROADCASTD %d(AX), Z%d", 4*disp, z)
@@ -477,19 +465,7 @@ func i8GemvAVX2(a *asm, p int) {
 	a.f("MOVL $0x00010001, R10")
 	a.f("MOVQ R10, X14")
 	a.f("VPBROADCASTD X14, Y14")
-	panel := func(q, half int) string {
-		off := 32 * half
-		switch q {
-		case 0:
-			return fmt.Sprintf("%d(BX)", off)
-		case 1:
-			return fmt.Sprintf("%d(BX)(R8*1)", off)
-		case 2:
-			return fmt.Sprintf("%d(BX)(R8*2)", off)
-		default:
-			return fmt.Sprintf("%d(R9)", off)
-		}
-	}
+	panel := func(q, half int) string { return gemvPanel(q, 32*half) }
 	a.f("TESTQ CX, CX")
 	a.f("JZ %ssum", name)
 	a.label(name + "loop")
@@ -515,4 +491,19 @@ func i8GemvAVX2(a *asm, p int) {
 	}
 	a.f("VZEROUPPER")
 	a.f("RET")
+}
+
+// gemvPanel is the memory operand at byte off of panel q (0 to 3) of the
+// GEMV kernels: panels 0 to 2 at BX, R8 bytes apart, panel 3 at R9.
+func gemvPanel(q, off int) string {
+	switch q {
+	case 0:
+		return fmt.Sprintf("%d(BX)", off)
+	case 1:
+		return fmt.Sprintf("%d(BX)(R8*1)", off)
+	case 2:
+		return fmt.Sprintf("%d(BX)(R8*2)", off)
+	default:
+		return fmt.Sprintf("%d(R9)", off)
+	}
 }
