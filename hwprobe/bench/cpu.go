@@ -25,12 +25,11 @@ func builtinGemmResult(ctx context.Context, cfg config, bf16 bool, peak cpuPeak)
 	if bf16 {
 		// The AMX kernel where it runs, judged against the tile units'
 		// rate; else the AVX-512 one, judged against VDPBF16PS's; else
-		// the fp32 kernel on widened inputs, judged against the fp32 rate
-		// (peak.GFLOPSBF16 is that rate without bf16 instructions). On a
-		// CPU with AMX the amx param says why AMX did not run.
+		// the fp32 kernel on widened inputs, judged against the fp32
+		// rate. On a CPU with AMX the amx param says why AMX did not run.
 		name = "cpu_bf16_gemm"
-		amxK, err := amxFor(amxBF16Kernel, n)
-		amxErr = err
+		var amxK sgemmKernel
+		amxK, amxErr = amxFor(amxBF16Kernel, n)
 		vecK, vecOK := bf16Kernel()
 		kern, widened = pickBF16Kernel(amxK, amxErr, vecK, vecOK, kern)
 		switch {
@@ -77,7 +76,7 @@ func builtinGemmResult(ctx context.Context, cfg config, bf16 bool, peak cpuPeak)
 		"mr": strconv.Itoa(kern.mr), "nr": strconv.Itoa(kern.nr),
 		"mc": strconv.Itoa(g.mc), "kc": strconv.Itoa(g.kc), "nc": strconv.Itoa(g.nc),
 	})
-	if kern.tileK > 0 || ((!bf16 || widened) && kern.nr <= 16) {
+	if kern.tileK > 0 || (!g.bf16 && kern.nr <= 16) { // newGemm's cache-derived engines
 		if kern.tileK == 0 {
 			cs = hostCaches()
 		}
@@ -100,7 +99,7 @@ func builtinGemmResult(ctx context.Context, cfg config, bf16 bool, peak cpuPeak)
 
 // pickBF16Kernel chooses the kernel of cpu_bf16_gemm: the AMX kernel
 // where it runs (amxErr nil), else the AVX-512 bf16 kernel where the CPU
-// has it (vecOK), else the fp32 kernel fp32 on inputs widened from bf16
+// has it (vecOK), else the fp32 kernel fp32, on inputs widened from bf16
 // (widened true).
 func pickBF16Kernel(amx sgemmKernel, amxErr error, vec sgemmKernel, vecOK bool, fp32 sgemmKernel) (kern sgemmKernel, widened bool) {
 	switch {

@@ -144,9 +144,10 @@ func newGemm(kern sgemmKernel, bf16 bool, threads int) *gemm {
 // AVX2 6x16 kernel, 2 threads, best of 9 in 3 interleaved rounds
 // (TestSgemmSweep), 2026-11-28: mc 84, kc 512, nc 1024 ran 1.02-1.05x
 // the sizes this rule gave before, BLIS's (mc 126, kc 256, nc 8192), at
-// n=2048 and 1.03-1.16x at n=4096, in each of 4 sweeps;
-// kc 384 or 512 with nc 1024 or 2048 and mc 60 to 126 ran within 5% of
-// it. Earlier, kc 256-384 ran 1.0-1.3x the AVX-512 kernel's kc of 1024.
+// n=2048 and 1.03-1.16x at n=4096, in each of 4 sweeps; kc 384, nc 512
+// to 2048 and mc 60 to 126 ran within the sweeps' spread of it (-13% to
+// +9% in single sweeps), none ahead in every sweep. Earlier, kc 256-384
+// ran 1.0-1.3x the AVX-512 kernel's kc of 1024.
 // Each is a multiple of the tile and kept to sane bounds.
 func fp32Blocking(c caches, mr, nr int) (mc, kc, nc int) {
 	l1 := max(c.L1D, 16<<10)

@@ -166,11 +166,11 @@ func equalBits(x, y []float32) bool {
 func TestI8gemvBandExact(t *testing.T) {
 	i8KernelOrSkip(t)
 	for _, kern := range i8Kernels() {
-		band := i8gemvBand
-		if kern.nr == 16 {
-			band = i8gemvBand16
-		}
+		band := i8gemvFor(kern)
 		t.Run(kern.name, func(t *testing.T) {
+			if band == nil {
+				t.Fatalf("no int8 GEMV for %s, a kernel this host runs", kern.name)
+			}
 			r := rand.New(rand.NewPCG(2, 8))
 			for _, s := range []struct{ k, n int }{{4, 32}, {7, 160}, {1024, 1024}, {33, 96}, {128, 224}, {5, 16}, {64, 80}} {
 				g := newGemmI8(kern, 1, caches{L2: 1 << 20, L3: 32 << 20})

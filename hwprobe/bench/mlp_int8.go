@@ -43,10 +43,8 @@ type qmlp struct {
 	// engine whose kernel sums pairs into int16 (ONNX Runtime's
 	// reduce_range for such CPUs).
 	qmax int
-	// useGemv: batches of up to 4 take the GEMV kernels gemvBand runs
-	// (VNNI's on 32-column panels, AVX2's on the pair-summing kernel's
-	// 16-column panels); else every batch takes the engine's GEMM.
-	useGemv  bool
+	// gemvBand, when set (i8gemvFor), runs the batches of up to 4;
+	// else every batch takes the engine's GEMM.
 	gemvBand func(kq int, x []uint8, b []float32, stride, panels int, y []int32) bool
 
 	batch int
@@ -58,20 +56,26 @@ type qmlp struct {
 // maxQuant bounds the quantized weights: symmetric, so -128 is not used.
 const maxQuant = 127
 
-// quantizeMLP quantizes m's weights for the int8 engine g.
-func quantizeMLP(m *mlp, g *gemm) *qmlp {
-	q := &qmlp{dims: m.dims, g: g, qmax: maxQuant}
+// i8gemvFor is the int8 GEMV for the packed panels of the engine kernel
+// kern, or nil where none runs: VNNI's on 32-column panels, AVX2's on the
+// pair-summing kernel's 16-column panels.
+func i8gemvFor(kern sgemmKernel) func(kq int, x []uint8, b []float32, stride, panels int, y []int32) bool {
 	switch {
-	case hasVNNI() && g.kern.nr == 32:
-		q.gemvBand = i8gemvBand
-	case g.kern.pairs && g.kern.nr == 16: // AVX2's kernel: listed only where AVX2 runs
+	case hasVNNI() && kern.nr == 32:
+		return i8gemvBand
+	case kern.pairs && kern.nr == 16: // AVX2's kernel: listed only where AVX2 runs
 		// Batch 1 on the GEMM computes a 6-row tile for one row: on 2
 		// vCPUs of Zen 3, 3 interleaved runs, the GEMV ran the quick
 		// network's batch-1 p50 in 0.052-0.059 ms against the GEMM's
 		// 0.123-0.140 (2026-11-28).
-		q.gemvBand = i8gemvBand16
+		return i8gemvBand16
 	}
-	q.useGemv = q.gemvBand != nil
+	return nil
+}
+
+// quantizeMLP quantizes m's weights for the int8 engine g.
+func quantizeMLP(m *mlp, g *gemm) *qmlp {
+	q := &qmlp{dims: m.dims, g: g, qmax: maxQuant, gemvBand: i8gemvFor(g.kern)}
 	if g.kern.pairs {
 		q.qmax = i8PairsB
 	}
@@ -282,7 +286,7 @@ func (q *qmlp) teamOf(t int) *team {
 // range taken in one pass, then quantized for the next layer.
 func (q *qmlp) forward(x []float32, batch int) []float32 {
 	q.ensure(batch)
-	small := batch <= 4 && q.useGemv
+	small := batch <= 4 && q.gemvBand != nil
 	in0 := q.dims[0]
 	ldx := in0
 	if small {
@@ -438,7 +442,7 @@ func cpuMLPInt8Results(ctx context.Context, cfg config, peak cpuPeak) []Result {
 	q := quantizeMLP(ref, eng)
 	defer q.close()
 	backend1 := kern.name
-	if q.useGemv {
+	if q.gemvBand != nil {
 		backend1 = vnni.name + "-gemv" // the GEMV of the engine's kernel (quantizeMLP)
 	}
 	r := rand.New(rand.NewPCG(3, 4))
