@@ -209,7 +209,8 @@ func packA8(dst []float32, a []uint8, ld, mb, kb, mr int, rows func(dst []float3
 
 // packRows8x6 packs a 6 x kb panel of row-major u8 A (rows ld bytes
 // apart) for AVX2's int8 kernel: per k quad, one word per row, the six
-// rows' words of a quad written together.
+// rows' words of a quad written together; whole groups of 8 quads by
+// register transposes (packA8x6Rows), where there is assembly.
 func packRows8x6(dst []float32, src []uint8, ld, kb int) {
 	const mr = 6
 	if kb == 0 {
@@ -222,7 +223,7 @@ func packRows8x6(dst []float32, src []uint8, ld, kb int) {
 	}
 	dst = dst[:mr*kq]
 	r0, r1, r2, r3, r4, r5 := rows[0], rows[1], rows[2], rows[3], rows[4], rows[5]
-	for p := 0; p < whole; p++ {
+	for p := packA8x6Rows(dst, src, ld, kb); p < whole; p++ {
 		o := 4 * p
 		d := (*[mr]float32)(dst[mr*p:])
 		d[0] = math.Float32frombits(binary.LittleEndian.Uint32(r0[o:]))

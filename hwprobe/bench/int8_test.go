@@ -123,7 +123,8 @@ func TestI8PackB8MatchesGo(t *testing.T) {
 }
 
 // The A packers of every int8 kernel the host runs (assembly for VNNI's
-// 14 rows, Go for AVX2's 6) write what the generic one does.
+// 14 rows; for AVX2's 6, assembly for whole groups of 32 k and Go for the
+// rest) write what the generic one does.
 func TestI8PackersMatchGo(t *testing.T) {
 	i8KernelOrSkip(t)
 	r := rand.New(rand.NewPCG(4, 4))
@@ -133,7 +134,7 @@ func TestI8PackersMatchGo(t *testing.T) {
 			continue
 		}
 		mr := kern.mr
-		for _, s := range []struct{ rows, kb, ld int }{{mr, 64, 64}, {mr, 67, 70}, {mr, 130, 131}, {2*mr + 2, 200, 202}, {mr, 3, 4}, {mr, 9, 9}} {
+		for _, s := range []struct{ rows, kb, ld int }{{mr, 64, 64}, {mr, 67, 70}, {mr, 130, 131}, {2*mr + 2, 200, 202}, {mr, 3, 4}, {mr, 9, 9}, {mr, 32, 33}, {mr, 31, 32}, {mr, 95, 97}, {mr, 2048, 2051}} {
 			a := randU8(r, s.rows*s.ld)
 			kq := (s.kb + 3) / 4
 			n := (s.rows + mr - 1) / mr * mr * kq

@@ -465,6 +465,24 @@ func packA6Rows(dst, a []float32, ld, kb int) int {
 }
 
 //go:noescape
+func packA6x8q(dst *float32, src *uint8, ld, kb8 int)
+
+// packA8x6Rows packs the whole groups of 8 k quads (32 k) of a 6 x kb
+// panel of row-major u8 A (rows ld bytes apart) with AVX2, a quad a word,
+// and returns how many quads it packed (0 without AVX2): packRows8x6
+// packs the rest.
+func packA8x6Rows(dst []float32, a []uint8, ld, kb int) int {
+	kq8 := kb / 32
+	if !hasAVX2FMA() || kq8 == 0 {
+		return 0
+	}
+	_ = dst[6*8*kq8-1]
+	_ = a[5*ld+32*kq8-1]
+	packA6x8q(&dst[0], &a[0], ld, kq8)
+	return 8 * kq8
+}
+
+//go:noescape
 func packA6x8w(dst *float32, src *uint16, ld, kb8 int)
 
 // packA6WideRows is packA6Rows from bf16 rows, each value widened to fp32.

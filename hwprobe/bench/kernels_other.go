@@ -68,3 +68,6 @@ func packA6Rows(dst, a []float32, ld, kb int) int { return 0 }
 
 // packA6WideRows: no assembly packer in this build.
 func packA6WideRows(dst []float32, a []uint16, ld, kb int) int { return 0 }
+
+// packA8x6Rows: no assembly packer in this build.
+func packA8x6Rows(dst []float32, a []uint8, ld, kb int) int { return 0 }

@@ -803,31 +803,39 @@ func packPanel16Form(a *asm, name, args string, size int, load func(i int)) {
 
 // packA6AVX2 writes packA6x8, which packs kb8 groups of 8 k steps of six
 // rows of A (rows ld floats apart) into the 6-row panel layout, 6 floats
-// a k step, and packA6x8w, the same from rows of bfloat16 values widened
-// to fp32 (the bf16 GEMM of a CPU without bf16 instructions): the six
+// a k step; packA6x8w, the same from rows of bfloat16 values widened to
+// fp32 (the bf16 GEMM of a CPU without bf16 instructions); and packA6x8q,
+// the same from rows of u8 quads (rows ld bytes apart), a quad a word as
+// AVX2's int8 kernel takes them: the six
 // rows' 8 values are transposed in registers (an 8x8 transpose with two
 // zero rows) and stored a k step at a time, each 8-wide store overlapping
 // the next (the last of a group is exact). No software prefetch: on Zen 3
 // at n=2048 and 4096, PREFETCHNTA or PREFETCHT0 of each row 512 bytes
 // ahead ran 2-8% slower than none, interleaved, 3 rounds.
 func packA6AVX2(a *asm) {
-	packA6Form(a, "packA6x8", "dst, src *float32", 4, func(r int, m string) {
+	packA6Form(a, "packA6x8", "dst, src *float32", 4, 4, func(r int, m string) {
 		a.f("VMOVUPS %s, Y%d", m, r)
 	})
-	packA6Form(a, "packA6x8w", "dst *float32, src *uint16", 2, func(r int, m string) {
+	packA6Form(a, "packA6x8q", "dst *float32, src *uint8", 1, 4, func(r int, m string) {
+		a.f("VMOVUPS %s, Y%d", m, r)
+	})
+	packA6Form(a, "packA6x8w", "dst *float32, src *uint16", 2, 2, func(r int, m string) {
 		a.f("VPMOVZXWD %s, Y%d", m, r)
 		a.f("VPSLLD $16, Y%d, Y%d", r, r)
 	})
 }
 
 // packA6Form writes one 6-row packer: load(r, m) puts 8 values of row r
-// at m, as fp32, in Yr; size is the source element's size in bytes.
-func packA6Form(a *asm, name, args string, size int, load func(r int, m string)) {
+// at m, as 32-bit words, in Yr; unit is the size in bytes of ld's unit,
+// size that of a source value (a k step: a quad of u8 for int8).
+func packA6Form(a *asm, name, args string, unit, size int, load func(r int, m string)) {
 	fmt.Fprintf(&a.Buffer, "\n// func %s(%s, ld, kb8 int)\nTEXT ·%s(SB), NOSPLIT, $0-32\n", name, args, name)
 	a.f("MOVQ dst+0(FP), DI")
 	a.f("MOVQ src+8(FP), SI")
 	a.f("MOVQ ld+16(FP), R8")
-	a.f("SHLQ $%d, R8", log2(size))
+	if unit > 1 {
+		a.f("SHLQ $%d, R8", log2(unit))
+	}
 	a.f("MOVQ kb8+24(FP), CX")
 	a.f("LEAQ (R8)(R8*2), R9")
 	a.f("ADDQ SI, R9") // row 3
