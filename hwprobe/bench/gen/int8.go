@@ -212,11 +212,23 @@ func quantAVX512(a *asm) { quantKernelsAt(a, vec512) }
 // for u8 A, B in [-64, 64] (7-bit weights, as ONNX Runtime's reduce_range
 // quantizes for such hosts). B is read from memory by each row's
 // multiply; Y12 holds the broadcast, Y13 and Y14 the products, Y15 ones.
+// The C tile's rows are prefetched first, so that its update does not
+// wait on them. i8Kernel6x16Set stores its sums over the tile instead of
+// adding them (the first k block of a product): C need not be cleared
+// first, nor read.
 func i8AVX2(a *asm) {
+	i8AVX2Form(a, "i8Kernel6x16", "i6", false)
+	i8AVX2Form(a, "i8Kernel6x16Set", "i6set", true)
+}
+
+func i8AVX2Form(a *asm, name, l string, set bool) {
 	const rows, cols = 6, 16
-	kernelPrologue(a, "i8Kernel6x16")
+	kernelPrologue(a, name)
 	for r := 0; r < 2*rows; r++ {
 		a.f("VPXOR Y%d, Y%d, Y%d", r, r, r)
+	}
+	if !set {
+		prefetchC(a, rows, 1, "PREFETCHT0")
 	}
 	a.f("MOVL $0x00010001, R9")
 	a.f("MOVQ R9, X15")
@@ -239,23 +251,25 @@ func i8AVX2(a *asm) {
 	a.f("SHRQ $1, R10")
 	a.f("ANDQ $1, CX")
 	a.f("TESTQ R10, R10")
-	a.f("JZ i6tail")
-	a.label("i6loop")
+	a.f("JZ %stail", l)
+	a.label(l + "loop")
 	step(0)
 	step(1)
 	a.f("ADDQ $%d, AX", 2*4*rows)
 	a.f("ADDQ $%d, BX", 2*4*cols)
 	a.f("DECQ R10")
-	a.f("JNZ i6loop")
-	a.label("i6tail")
+	a.f("JNZ %sloop", l)
+	a.label(l + "tail")
 	a.f("TESTQ CX, CX")
-	a.f("JZ i6store")
+	a.f("JZ %sstore", l)
 	step(0)
-	a.label("i6store")
+	a.label(l + "store")
 	for r := 0; r < rows; r++ {
-		a.f("VPADDD (DX), Y%d, Y%d", 2*r, 2*r)
+		if !set {
+			a.f("VPADDD (DX), Y%d, Y%d", 2*r, 2*r)
+			a.f("VPADDD 32(DX), Y%d, Y%d", 2*r+1, 2*r+1)
+		}
 		a.f("VMOVDQU Y%d, (DX)", 2*r)
-		a.f("VPADDD 32(DX), Y%d, Y%d", 2*r+1, 2*r+1)
 		a.f("VMOVDQU Y%d, 32(DX)", 2*r+1)
 		a.f("ADDQ R8, DX")
 	}
