@@ -20,6 +20,12 @@ type sgemmKernel struct {
 	// adding it: the first k block of a product with beta 0 then neither
 	// clears nor reads C.
 	set func(k int, a, b, c *float32, ldc int)
+	// fnFar and setFar, when set, are fn and set prefetching B ahead of
+	// their reads, for B packed long before the product (PackB: a
+	// network's weights), which streams from L3 or memory a micro-panel
+	// at a time; B packed by the product itself is in cache, and the plain
+	// forms serve it.
+	fnFar, setFar func(k int, a, b, c *float32, ldc int)
 	// packRows, when set, packs alpha times a full mr x kb panel of
 	// row-major A (rows ld apart, src holding all of them) as packA does.
 	packRows func(dst, src []float32, ld, kb int, alpha float32)
@@ -480,7 +486,7 @@ func (g *gemm) runPackedA(m, n, k int, pk packers, beta float32, c []float32, ld
 					}
 					for b := range blocksK {
 						pc := b * kc
-						g.macro(wk, g.sharedA[b*blockWords:], pk.packed(pc, j0), m, j1-j0, min(kc, k-pc), c[j0:], ldc, store && b == 0)
+						g.macro(wk, g.sharedA[b*blockWords:], pk.packed(pc, j0), m, j1-j0, min(kc, k-pc), c[j0:], ldc, store && b == 0, true)
 					}
 				}
 				if pk.done != nil {
@@ -561,7 +567,7 @@ func (g *gemm) runShared(m, n, k int, pk packers, beta float32, c []float32, ldc
 					ic := b * mc
 					mb := min(mc, m-ic)
 					pk.a(wk.packA, ic, pc, mb, kb)
-					g.macro(wk, wk.packA, shared, mb, nb, kb, c[ic*ldc+jc:], ldc, store && pc == 0)
+					g.macro(wk, wk.packA, shared, mb, nb, kb, c[ic*ldc+jc:], ldc, store && pc == 0, pk.packed != nil)
 				}
 				bar.wait()
 				step++
@@ -670,7 +676,7 @@ func (g *gemm) block(w *gemmWork, i0, j0, m, n, k int, pk packers, beta float32,
 			for ic := 0; ic < m; ic += mc {
 				mb := min(mc, m-ic)
 				pk.a(w.packA, i0+ic, pc, mb, kb)
-				g.macro(w, w.packA, bp, mb, nb, kb, c[ic*ldc+jc:], ldc, store && pc == 0)
+				g.macro(w, w.packA, bp, mb, nb, kb, c[ic*ldc+jc:], ldc, store && pc == 0, pk.packed != nil)
 			}
 		}
 	}
@@ -679,13 +685,18 @@ func (g *gemm) block(w *gemmWork, i0, j0, m, n, k int, pk packers, beta float32,
 // macro multiplies the packed mb x kb block of A in packA by the packed
 // kb x nb block packB into the mb x nb part of C at c (over it with
 // store, which needs kern.set): the B micro-panel stays while the A
-// micro-panels pass under it. w holds the tile for partial tiles.
-func (g *gemm) macro(w *gemmWork, packA, packB []float32, mb, nb, kb int, c []float32, ldc int, store bool) {
+// micro-panels pass under it. w holds the tile for partial tiles. far
+// marks B packed before the product (PackB), for the kernel's fnFar and
+// setFar where it has them.
+func (g *gemm) macro(w *gemmWork, packA, packB []float32, mb, nb, kb int, c []float32, ldc int, store, far bool) {
 	mr, nr := g.kern.mr, g.kern.nr
 	kp := g.packedK(kb)
-	fn := g.kern.fn
+	fn, set := g.kern.fn, g.kern.set
+	if far && g.kern.fnFar != nil {
+		fn, set = g.kern.fnFar, g.kern.setFar
+	}
 	if store {
-		fn = g.kern.set
+		fn = set
 	}
 	for jr := 0; jr < nb; jr += nr {
 		bp := &packB[jr/nr*nr*kp]

@@ -31,6 +31,12 @@ func sgemmKernel6x16(k int, a, b, c *float32, ldc int)
 func sgemmKernel6x16Set(k int, a, b, c *float32, ldc int)
 
 //go:noescape
+func sgemmKernel6x16Ahead(k int, a, b, c *float32, ldc int)
+
+//go:noescape
+func sgemmKernel6x16SetAhead(k int, a, b, c *float32, ldc int)
+
+//go:noescape
 func streamCopy(dst, src *float64, n int)
 
 //go:noescape
@@ -119,7 +125,8 @@ func sgemmKernels() []sgemmKernel {
 		ks = append(ks, sgemmKernel{name: "builtin-avx512", mr: 14, nr: 32, fn: sgemmKernel14x32, set: sgemmKernel14x32Set, packRows: packRows14})
 	}
 	if hasAVX2FMA() {
-		ks = append(ks, sgemmKernel{name: "builtin-avx2", mr: 6, nr: 16, fn: sgemmKernel6x16, set: sgemmKernel6x16Set})
+		ks = append(ks, sgemmKernel{name: "builtin-avx2", mr: 6, nr: 16, fn: sgemmKernel6x16, set: sgemmKernel6x16Set,
+			fnFar: sgemmKernel6x16Ahead, setFar: sgemmKernel6x16SetAhead})
 	}
 	return append(ks, genericSgemmKernel())
 }
