@@ -31,6 +31,9 @@ func sgemmKernel6x16(k int, a, b, c *float32, ldc int)
 func sgemmKernel6x16Set(k int, a, b, c *float32, ldc int)
 
 //go:noescape
+func sgemmKernel4x16(k int, a, b, c *float32, ldc int)
+
+//go:noescape
 func sgemmKernel6x16Ahead(k int, a, b, c *float32, ldc int)
 
 //go:noescape
@@ -126,7 +129,7 @@ func sgemmKernels() []sgemmKernel {
 	}
 	if hasAVX2FMA() {
 		ks = append(ks, sgemmKernel{name: "builtin-avx2", mr: 6, nr: 16, fn: sgemmKernel6x16, set: sgemmKernel6x16Set,
-			fnFar: sgemmKernel6x16Ahead, setFar: sgemmKernel6x16SetAhead})
+			fnFar: sgemmKernel6x16Ahead, setFar: sgemmKernel6x16SetAhead, part: sgemmKernel4x16, partRows: 4})
 	}
 	return append(ks, genericSgemmKernel())
 }

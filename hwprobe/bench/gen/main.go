@@ -56,6 +56,7 @@ func generate() []byte {
 	quantAVX2(&a)
 	sgemmAVX2Set(&a)
 	sgemmAVX2Ahead(&a)
+	sgemmAVX2Part(&a)
 	packB8AVX2(&a)
 	packB16AVX2(&a)
 	packA6AVX2(&a)
@@ -260,14 +261,14 @@ func bf16AVX512(a *asm) {
 // sgemmAVX2 is the fp32 6x16 tile for hosts without AVX-512: 12 ymm
 // accumulators, two B loads and two broadcast registers.
 func sgemmAVX2(a *asm) {
-	sgemmAVX2Form(a, "sgemmKernel6x16", "s256", false, 0)
+	sgemmAVX2Form(a, "sgemmKernel6x16", "s256", mr256, false, 0)
 }
 
 // sgemmAVX2Set writes sgemmKernel6x16Set, the 6x16 kernel storing its
 // product over the C tile instead of adding it (the first k block of a
 // product with beta 0).
 func sgemmAVX2Set(a *asm) {
-	sgemmAVX2Form(a, "sgemmKernel6x16Set", "s256set", true, 0)
+	sgemmAVX2Form(a, "sgemmKernel6x16Set", "s256set", mr256, true, 0)
 }
 
 // bAhead is how far ahead of its reads, in bytes, the Ahead forms of the
@@ -287,23 +288,33 @@ const bAhead = 4096
 // sgemmAVX2Ahead writes sgemmKernel6x16Ahead and sgemmKernel6x16SetAhead,
 // the 6x16 kernels prefetching B bAhead bytes ahead.
 func sgemmAVX2Ahead(a *asm) {
-	sgemmAVX2Form(a, "sgemmKernel6x16Ahead", "s256a", false, bAhead)
-	sgemmAVX2Form(a, "sgemmKernel6x16SetAhead", "s256seta", true, bAhead)
+	sgemmAVX2Form(a, "sgemmKernel6x16Ahead", "s256a", mr256, false, bAhead)
+	sgemmAVX2Form(a, "sgemmKernel6x16SetAhead", "s256seta", mr256, true, bAhead)
 }
 
-// sgemmAVX2Form writes one 6x16 kernel: set stores the product over C
-// instead of adding it; ahead, when not 0, prefetches B that many bytes
-// ahead of the k step.
-func sgemmAVX2Form(a *asm, name, l string, set bool, ahead int) {
+// sgemmAVX2Part writes sgemmKernel4x16, the 6x16 kernel over the first 4
+// rows of the panel only, for the last row tile of a product with 4 or
+// fewer rows left (an MLP batch of 64 is ten whole tiles and 4 rows): its
+// 8 accumulators cover the FMA's latency on two pipes, where the whole
+// tile spent a third of its FMAs on rows of zeros.
+func sgemmAVX2Part(a *asm) {
+	sgemmAVX2Form(a, "sgemmKernel4x16", "s256p", 4, false, 0)
+}
+
+// sgemmAVX2Form writes one kernel over the first rows rows of the 6-row
+// panel of A and 16 columns: set stores the product over C instead of
+// adding it; ahead, when not 0, prefetches B that many bytes ahead of the
+// k step.
+func sgemmAVX2Form(a *asm, name, l string, rows int, set bool, ahead int) {
 	kernelPrologue(a, name)
-	for r := 0; r < 2*mr256; r++ {
+	for r := 0; r < 2*rows; r++ {
 		a.f("VXORPS Y%d, Y%d, Y%d", r, r, r)
 	}
-	prefetchC(a, mr256, 1, "PREFETCHT0")
+	prefetchC(a, rows, 1, "PREFETCHT0")
 	step := func(off int) {
 		a.f("VMOVUPS %d(BX), Y12", off*4*nr256)
 		a.f("VMOVUPS %d(BX), Y13", off*4*nr256+32)
-		for r := 0; r < mr256; r++ {
+		for r := 0; r < rows; r++ {
 			y := 14 + r%2
 			a.f("VBROADCASTSS %d(AX), Y%d", off*4*mr256+4*r, y)
 			a.f("VFMADD231PS Y12, Y%d, Y%d", y, 2*r)
@@ -336,7 +347,7 @@ func sgemmAVX2Form(a *asm, name, l string, set bool, ahead int) {
 	a.f("DECQ CX")
 	a.f("JNZ %stailloop", l)
 	a.label(l + "store")
-	for r := 0; r < mr256; r++ {
+	for r := 0; r < rows; r++ {
 		if !set {
 			a.f("VADDPS (DX), Y%d, Y%d", 2*r, 2*r)
 		}
