@@ -8,6 +8,8 @@ import (
 	"syscall"
 
 	"github.com/klauspost/cpuid/v2"
+
+	"github.com/mlplatform/mlplatform/hwprobe/profile"
 )
 
 //go:noescape
@@ -62,7 +64,7 @@ func amxBF16Kernel() (sgemmKernel, error) {
 	if err := amxPermission(); err != nil {
 		return sgemmKernel{}, err
 	}
-	return sgemmKernel{name: "builtin-amx-bf16", mr: 32, nr: 32, fn: amxBF16Kernel32x32, set: amxBF16Kernel32x32Set,
+	return sgemmKernel{name: profile.BackendAMXBF16, mr: 32, nr: 32, fn: amxBF16Kernel32x32, set: amxBF16Kernel32x32Set,
 		packPair: packPair32, tileK: 32}, nil
 }
 
@@ -77,6 +79,6 @@ func amxI8Kernel() (sgemmKernel, error) {
 	if err := amxPermission(); err != nil {
 		return sgemmKernel{}, err
 	}
-	return sgemmKernel{name: "builtin-amx-int8", mr: 32, nr: 32, fn: amxI8Kernel32x32, set: amxI8Kernel32x32Set,
+	return sgemmKernel{name: profile.BackendAMXInt8, mr: 32, nr: 32, fn: amxI8Kernel32x32, set: amxI8Kernel32x32Set,
 		packQuad: packQuad32, tileK: 64}, nil
 }

@@ -10,6 +10,8 @@ import (
 	"unsafe"
 
 	"github.com/klauspost/cpuid/v2"
+
+	"github.com/mlplatform/mlplatform/hwprobe/profile"
 )
 
 //go:noescape
@@ -139,7 +141,7 @@ func bf16Kernel() (sgemmKernel, bool) {
 	if !hasAVX512() || !cpuid.CPU.Supports(cpuid.AVX512BF16) {
 		return sgemmKernel{}, false
 	}
-	return sgemmKernel{name: "builtin-avx512-bf16", mr: 14, nr: 32, fn: bf16Kernel14x32, set: bf16Kernel14x32Set,
+	return sgemmKernel{name: profile.BackendAVX512BF16, mr: 14, nr: 32, fn: bf16Kernel14x32, set: bf16Kernel14x32Set,
 		packRows16: packRows16x14, packPair: packPair32}, true
 }
 
@@ -379,7 +381,7 @@ func i8Kernel() (sgemmKernel, bool) {
 func i8Kernels() []sgemmKernel {
 	var ks []sgemmKernel
 	if hasVNNI() {
-		ks = append(ks, sgemmKernel{name: "builtin-avx512-vnni", mr: 14, nr: 32, fn: i8Kernel14x32, set: i8Kernel14x32Set,
+		ks = append(ks, sgemmKernel{name: profile.BackendAVX512VNNI, mr: 14, nr: 32, fn: i8Kernel14x32, set: i8Kernel14x32Set,
 			packRows8: packRows8x14, packQuad: packQuad32, part: i8Kernel8x32, partRows: 8})
 	}
 	if hasAVX2() {

@@ -133,6 +133,16 @@ type Benchmark struct {
 	Backend string `hcl:"backend,optional"`
 }
 
+// The backends of hwprobe's CPU GEMM kernels that a footprint's profile
+// requires for the features it was bought for (Benchmark.Backend): the
+// names the kernels report, one definition for both.
+const (
+	BackendAMXBF16    = "builtin-amx-bf16"
+	BackendAMXInt8    = "builtin-amx-int8"
+	BackendAVX512BF16 = "builtin-avx512-bf16"
+	BackendAVX512VNNI = "builtin-avx512-vnni"
+)
+
 // Report is where `hwprobe report publish` writes the report.
 type Report struct {
 	S3URI    string `hcl:"s3_uri"`

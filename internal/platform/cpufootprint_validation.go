@@ -78,16 +78,22 @@ func lifecycleOnFail(v ValidationSpec) string {
 // chosen instance type has AMX (AMX, its tile feature), hwprobe runs the
 // AMX kernel (AMXBackend) and judges it against the tile units' peak: the
 // profile then requires that kernel and AMXEfficiency of that peak.
-// Otherwise hwprobe runs the AVX-512 kernel (AVX512_BF16, AVX512-VNNI),
-// and the profile requires DefaultFeatureBenchmarkEfficiency of its peak.
+// Otherwise hwprobe runs the AVX-512 kernel (AVX512_BF16, AVX512-VNNI,
+// Backend), and the profile requires that kernel and
+// DefaultFeatureBenchmarkEfficiency of its peak: a node without the
+// feature runs the benchmark too (bf16 widened to fp32, int8 on AVX2's
+// pair-summing kernel), each judged against its own kernel's peak, and
+// would pass the threshold alone where a profile leaves out the
+// cpu_features check.
 var FootprintFeatureBenchmarks = []struct {
 	Features   []string
 	Benchmark  string
 	AMX        string
 	AMXBackend string
+	Backend    string
 }{
-	{[]string{"amx_bf16", "avx512_bf16"}, "cpu_bf16_gemm", "amx_bf16", "builtin-amx-bf16"},
-	{[]string{"amx_int8", "avx512_vnni"}, "cpu_int8_gemm", "amx_int8", "builtin-amx-int8"},
+	{[]string{"amx_bf16", "avx512_bf16"}, "cpu_bf16_gemm", "amx_bf16", profile.BackendAMXBF16, profile.BackendAVX512BF16},
+	{[]string{"amx_int8", "avx512_vnni"}, "cpu_int8_gemm", "amx_int8", profile.BackendAMXInt8, profile.BackendAVX512VNNI},
 }
 
 // DefaultFeatureBenchmarkEfficiency is the threshold of a benchmark a
@@ -118,7 +124,7 @@ func featureBenchmarks(v ValidationSpec, required, typeFeatures []string) Valida
 			continue
 		}
 		eff := DefaultFeatureBenchmarkEfficiency
-		b := BenchmarkThreshold{Name: fb.Benchmark, MinEfficiency: &eff}
+		b := BenchmarkThreshold{Name: fb.Benchmark, MinEfficiency: &eff, Backend: fb.Backend}
 		if slices.Contains(typeFeatures, fb.AMX) && slices.Contains(typeFeatures, "amx_tile") {
 			eff = AMXEfficiency
 			b.Backend = fb.AMXBackend

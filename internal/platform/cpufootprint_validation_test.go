@@ -38,8 +38,9 @@ func guideC7iFootprint(t *testing.T) string {
 // A footprint that requires amx_bf16 or avx512_bf16 gets cpu_bf16_gemm in
 // its profile, one that requires amx_int8 or avx512_vnni cpu_int8_gemm: on
 // a type with AMX (c7i) the AMX kernel at AMXEfficiency of the tile peak,
-// required as the backend; on one without (c6i: AVX-512 with VNNI) half
-// the AVX-512 peak. A benchmark the block declares keeps its
+// required as the backend; on one without (c6i: AVX-512 with VNNI) the
+// AVX-512 kernel at half its peak, required as the backend too (a node
+// without the feature runs another kernel). A benchmark the block declares keeps its
 // own thresholds and is not added twice; other features add nothing.
 func TestFootprintProfileFeatureBenchmarks(t *testing.T) {
 	c, err := catalog.Embedded()
@@ -90,14 +91,19 @@ func TestFootprintProfileFeatureBenchmarks(t *testing.T) {
 		t.Errorf("the declared block was modified: %+v", declared.Benchmarks)
 	}
 	// Without AMX on the chosen type: the AVX-512 kernel at half its peak,
-	// any backend.
+	// required as the backend.
 	c6i, ok := c.Lookup("c6i.large")
 	if !ok {
 		t.Fatal("c6i.large is not in the catalog")
 	}
 	got = ProfileForCPUFootprint("fp", base, []string{"avx512_vnni"}, NodeFactsFromCatalog(c6i, 0), "me-central-1", nil)
-	if w := "benchmark \"cpu_int8_gemm\" {\n  min_efficiency = 0.5\n}"; !strings.Contains(got, w) || strings.Contains(got, "backend") {
-		t.Errorf("c6i: the profile lacks\n%s\nor names a backend:\n%s", w, got)
+	if w := "benchmark \"cpu_int8_gemm\" {\n  min_efficiency = 0.5\n  backend = \"builtin-avx512-vnni\"\n}"; !strings.Contains(got, w) || strings.Contains(got, "amx") {
+		t.Errorf("c6i: the profile lacks\n%s\nor names AMX:\n%s", w, got)
+	}
+	// The rendered block (no type known) takes the AVX-512 kernels too.
+	r := footprintRendered(CPUFootprintSpec{Validation: &base, Requirements: CPURequirements{CPUFeatures: []string{"avx512_bf16", "avx512_vnni"}}})
+	if r == nil || len(r.Benchmarks) != 2 || r.Benchmarks[0].Backend != "builtin-avx512-bf16" || r.Benchmarks[1].Backend != "builtin-avx512-vnni" {
+		t.Errorf("rendered block: %+v", r)
 	}
 	// Every benchmark it adds is one hwprobe runs.
 	for _, fb := range FootprintFeatureBenchmarks {
