@@ -92,6 +92,9 @@ func checkI8Engine(t *testing.T, g *gemm, m, n, k int, r *rand.Rand) {
 		check("I8gemm", c)
 		pb := g.PackB8(k, n, b, ldb)
 		c2 := make([]int32, m*ldc)
+		for i := range c2 {
+			c2[i] = -777 // overwritten too
+		}
 		g.I8gemmPacked(m, a, lda, pb, c2, ldc)
 		check("I8gemmPacked", c2)
 	}

@@ -348,6 +348,15 @@ func i8Kernel6x16(k int, a, b, c *float32, ldc int)
 func i8Kernel6x16Set(k int, a, b, c *float32, ldc int)
 
 //go:noescape
+func i8Kernel6x16Ahead(k int, a, b, c *float32, ldc int)
+
+//go:noescape
+func i8Kernel6x16SetAhead(k int, a, b, c *float32, ldc int)
+
+//go:noescape
+func i8Kernel4x16(k int, a, b, c *float32, ldc int)
+
+//go:noescape
 func packB8x32(dst *float32, src *int8, ld, panels, stride int)
 
 //go:noescape
@@ -385,7 +394,8 @@ func i8Kernels() []sgemmKernel {
 			packRows8: packRows8x14, packQuad: packQuad32, part: i8Kernel8x32, partRows: 8})
 	}
 	if hasAVX2() {
-		ks = append(ks, sgemmKernel{name: "builtin-avx2-int8", mr: 6, nr: 16, fn: i8Kernel6x16, set: i8Kernel6x16Set, pairs: true, packRows8: packRows8x6, packQuad: packQuad16})
+		ks = append(ks, sgemmKernel{name: "builtin-avx2-int8", mr: 6, nr: 16, fn: i8Kernel6x16, set: i8Kernel6x16Set,
+			fnFar: i8Kernel6x16Ahead, setFar: i8Kernel6x16SetAhead, part: i8Kernel4x16, partRows: 4, pairs: true, packRows8: packRows8x6, packQuad: packQuad16})
 	}
 	return ks
 }
