@@ -99,8 +99,8 @@ func builtinGemmResult(ctx context.Context, cfg config, bf16 bool, peak cpuPeak)
 
 // pickBF16Kernel chooses the kernel of cpu_bf16_gemm: the AMX kernel
 // where it runs (amxErr nil), else the AVX-512 bf16 kernel where the CPU
-// has it (vecOK), else the fp32 kernel fp32, on inputs widened from bf16
-// (widened true).
+// has it (vecOK), else the fp32 kernel (fp32) on inputs widened from
+// bf16 (widened true).
 func pickBF16Kernel(amx sgemmKernel, amxErr error, vec sgemmKernel, vecOK bool, fp32 sgemmKernel) (kern sgemmKernel, widened bool) {
 	switch {
 	case amxErr == nil:

@@ -443,7 +443,7 @@ func cpuMLPInt8Results(ctx context.Context, cfg config, peak cpuPeak) []Result {
 	defer q.close()
 	backend1 := kern.name
 	if q.gemvBand != nil {
-		backend1 = vnni.name + "-gemv" // the GEMV of the engine's kernel (quantizeMLP)
+		backend1 = vnni.name + "-gemv" // i8Kernel's GEMV (i8gemvFor), also beside AMX
 	}
 	r := rand.New(rand.NewPCG(3, 4))
 	in := cfg.mlpDims[0]

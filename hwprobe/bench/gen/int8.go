@@ -96,14 +96,10 @@ func packB8AVX512(a *asm) {
 // GEMV kernels; bench.i8gemv covers a band with the widest that fit.
 var i8GemvPanels = []int{4, 1}
 
-// i8GemvAVX512 writes i8gemvP<p>(kq int, x *uint8, b *float32, stride int, y *int32):
-// y[0:32p] += the product of the kq k quads of u8 x (4kq bytes) and p
-// packed int8 B panels (the GEMM's layout: per k quad 32 dwords), the
-// panels stride bytes apart. The 32p sums stay in registers for all k;
-// two sets of them take alternate quads, so that each waits on a
-// VPDPBUSD at most every other quad.
-func i8GemvAVX512(a *asm, p int) {
-	name := fmt.Sprintf("i8gemvP%d", p)
+// gemvPrologue writes the head of an int8 GEMV kernel name(kq int, x
+// *uint8, b *float32, stride int, y *int32): kq in CX, x in AX, the first
+// panel in BX, stride in R8, y in DX, and the fourth panel in R9.
+func gemvPrologue(a *asm, name string) {
 	fmt.Fprintf(&a.Buffer, "\n// func %s(kq int, x *uint8, b *float32, stride int, y *int32)\nTEXT ·%s(SB), NOSPLIT, $0-40\n", name, name)
 	a.f("MOVQ kq+0(FP), CX")
 	a.f("MOVQ x+8(FP), AX")
@@ -112,6 +108,25 @@ func i8GemvAVX512(a *asm, p int) {
 	a.f("MOVQ y+32(FP), DX")
 	a.f("LEAQ (BX)(R8*2), R9")
 	a.f("ADDQ R8, R9") // panel 3
+}
+
+// wordOnes sets every 16-bit word of Yy to 1, through the register gpr:
+// VPMADDWD against it sums AVX2's int16 pair sums into int32.
+func wordOnes(a *asm, gpr string, y int) {
+	a.f("MOVL $0x00010001, %s", gpr)
+	a.f("MOVQ %s, X%d", gpr, y)
+	a.f("VPBROADCASTD X%d, Y%d", y, y)
+}
+
+// i8GemvAVX512 writes i8gemvP<p>(kq int, x *uint8, b *float32, stride int, y *int32):
+// y[0:32p] += the product of the kq k quads of u8 x (4kq bytes) and p
+// packed int8 B panels (the GEMM's layout: per k quad 32 dwords), the
+// panels stride bytes apart. The 32p sums stay in registers for all k;
+// two sets of them take alternate quads, so that each waits on a
+// VPDPBUSD at most every other quad.
+func i8GemvAVX512(a *asm, p int) {
+	name := fmt.Sprintf("i8gemvP%d", p)
+	gemvPrologue(a, name)
 	accs := 2 * p
 	for z := 0; z < 2*accs; z++ {
 		a.f("VPXORD Z%d, Z%d, Z%d", z, z, z)
@@ -244,9 +259,7 @@ func i8AVX2Form(a *asm, name, l string, rows int, set bool, ahead int) {
 	if !set {
 		prefetchC(a, rows, 1, "PREFETCHT0")
 	}
-	a.f("MOVL $0x00010001, R9")
-	a.f("MOVQ R9, X15")
-	a.f("VPBROADCASTD X15, Y15")
+	wordOnes(a, "R9", 15)
 	a.f("ADDQ $3, CX")
 	a.f("SHRQ $2, CX")
 	step := func(off int) {
@@ -482,21 +495,12 @@ func packB8AVX2(a *asm) {
 // VPMADDWD against ones; the 2p sums stay in registers for all k.
 func i8GemvAVX2(a *asm, p int) {
 	name := fmt.Sprintf("i8gemvY%d", p)
-	fmt.Fprintf(&a.Buffer, "\n// func %s(kq int, x *uint8, b *float32, stride int, y *int32)\nTEXT ·%s(SB), NOSPLIT, $0-40\n", name, name)
-	a.f("MOVQ kq+0(FP), CX")
-	a.f("MOVQ x+8(FP), AX")
-	a.f("MOVQ b+16(FP), BX")
-	a.f("MOVQ stride+24(FP), R8")
-	a.f("MOVQ y+32(FP), DX")
-	a.f("LEAQ (BX)(R8*2), R9")
-	a.f("ADDQ R8, R9") // panel 3
+	gemvPrologue(a, name)
 	accs := 2 * p
 	for z := 0; z < accs; z++ {
 		a.f("VPXOR Y%d, Y%d, Y%d", z, z, z)
 	}
-	a.f("MOVL $0x00010001, R10")
-	a.f("MOVQ R10, X14")
-	a.f("VPBROADCASTD X14, Y14")
+	wordOnes(a, "R10", 14)
 	panel := func(q, half int) string { return gemvPanel(q, 32*half) }
 	a.f("TESTQ CX, CX")
 	a.f("JZ %ssum", name)
