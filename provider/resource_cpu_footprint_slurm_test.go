@@ -20,6 +20,7 @@ import (
 
 	"github.com/mlplatform/mlplatform/acctest"
 	"github.com/mlplatform/mlplatform/acctest/slurmtest"
+	"github.com/mlplatform/mlplatform/hwprobe/slurm"
 )
 
 // TestAccCPUFootprint_slurmJoin: a CPU footprint declared with
@@ -75,16 +76,12 @@ func TestAccCPUFootprint_slurmJoin(t *testing.T) {
 		}
 		return live, held, nil
 	}
-	// A job of secs seconds on nodes nodes when a scale-in begins.
-	var job chan error
-	startJob := func(nodes, secs int) {
-		job = make(chan error, 1)
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			_, err := sc.Srun(ctx, "-p", "cpu", "-N", strconv.Itoa(nodes), "sleep", strconv.Itoa(secs))
-			job <- err
-		}()
+	// A job on nodes nodes when a scale-in begins. It runs until the test
+	// releases it, so no step's length on a slow host decides whether it
+	// still runs.
+	var job *slurmtest.Job
+	startJob := func(nodes int) {
+		job = sc.HoldJob("-p", "cpu", "-N", strconv.Itoa(nodes))
 		deadline := time.Now().Add(20 * time.Second)
 		for {
 			ns, err := sc.Nodes()
@@ -151,7 +148,7 @@ func TestAccCPUFootprint_slurmJoin(t *testing.T) {
 		// The destroy began while a job ran on the last node: it scaled
 		// the group to 0 and waited for the node to leave Slurm.
 		CheckDestroy: func(*terraform.State) error {
-			if err := jobEnded(job, "destroy"); err != nil {
+			if err := jobEnded(job.Done(), "destroy"); err != nil {
 				return err
 			}
 			return waitSlurmNodes(sc, nil)
@@ -161,12 +158,13 @@ func TestAccCPUFootprint_slurmJoin(t *testing.T) {
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{configureController{c: sc, address: "mlplatform_cpu_footprint.test"}}},
 			Check:            resource.ComposeAggregateTestCheckFunc(joined, hooks),
 		}, {
-			// 3 -> 2 while a 15-second job runs on every node, with too
-			// short an update timeout: the apply fails naming the instance
-			// Auto Scaling chose, which stays held, drained for leaving,
-			// its job running.
-			PreConfig:   func() { startJob(3, 15) },
-			Config:      strings.TrimSuffix(config(2), "}\n") + "  timeouts {\n    update = \"3s\"\n  }\n}\n",
+			// 3 -> 2 while a job runs on every node, with an update timeout
+			// the job outlasts: the apply fails naming the instance Auto
+			// Scaling chose, which stays held, drained for leaving, its
+			// job running. (10 seconds: long enough for Auto Scaling to
+			// choose on a loaded host.)
+			PreConfig:   func() { startJob(3) },
+			Config:      strings.TrimSuffix(config(2), "}\n") + "  timeouts {\n    update = \"10s\"\n  }\n}\n",
 			ExpectError: regexp.MustCompile(`instances i-[0-9a-f]+ did not leave Slurm`),
 		}, {
 			// Again with the default timeout: the apply waits for the job,
@@ -176,15 +174,25 @@ func TestAccCPUFootprint_slurmJoin(t *testing.T) {
 				if err != nil || len(held) != 1 {
 					t.Fatalf("after the timed-out apply, held in Terminating:Wait: %v (%v), want one instance", held, err)
 				}
-				if n := sc.WaitNode(name+"-"+held[0], 10*time.Second, "drained for leaving", slurmtest.DrainedBy("hwprobe: leaving: ")); !n.State.Busy() {
+				if n := sc.WaitNode(name+"-"+held[0], 30*time.Second, "drained for leaving", slurmtest.DrainedBy("hwprobe: leaving: ")); !n.State.Busy() {
 					t.Fatalf("%s is %s: want its job still running", held[0], n.State)
 				}
 				select {
-				case err := <-job:
+				case err := <-job.Done():
 					t.Fatalf("the job ended (%v) before the timed-out scale-in was retried", err)
 				default:
 				}
 				h.Shim.Throttle("s3", "ListObjectsV2", 1)
+				// The job ends once the apply waits for the instance to
+				// leave Slurm: it has looked for the instance's left marker
+				// twice.
+				var leftLooks atomic.Int32
+				h.Shim.OnCall("s3", "ListObjectsV2", func(r *acctest.Request) {
+					if strings.Contains(r.Form.Get("prefix"), slurm.LeftMarkerDir) {
+						leftLooks.Add(1)
+					}
+				})
+				job.ReleaseWhen(func() bool { return leftLooks.Load() >= 2 }, 2*time.Minute)
 				t.Cleanup(h.Shim.AddServedRule(acctest.FaultRule{Service: "autoscaling", Action: "CompleteLifecycleAction", LoseResponse: true, Times: 1,
 					Match: func(r *acctest.Request) bool {
 						if r.Form.Get("LifecycleHookName") != "mlplatform-slurm-leave" {
@@ -196,7 +204,7 @@ func TestAccCPUFootprint_slurmJoin(t *testing.T) {
 			},
 			Config: config(2),
 			Check: func(*terraform.State) error {
-				if err := jobEnded(job, "scale-in"); err != nil {
+				if err := jobEnded(job.Done(), "scale-in"); err != nil {
 					return err
 				}
 				throttled := h.Shim.FaultsServed("s3", "ListObjectsV2")
@@ -228,7 +236,7 @@ func TestAccCPUFootprint_slurmJoin(t *testing.T) {
 			// nothing completes the terminate action but the approver,
 			// which lets the instance go only once its node left Slurm.
 			PreConfig: func() {
-				startJob(2, 8)
+				startJob(2)
 				c, err := h.Clients(context.Background(), acctest.Region)
 				if err != nil {
 					t.Fatal(err)
@@ -247,13 +255,14 @@ func TestAccCPUFootprint_slurmJoin(t *testing.T) {
 					return fmt.Errorf("held in Terminating:Wait: %v (%v), want one instance", held, err)
 				}
 				leaving := name + "-" + held[0]
-				if n := sc.WaitNode(leaving, 10*time.Second, "drained for leaving", slurmtest.DrainedBy("hwprobe: leaving: ")); !n.State.Busy() {
+				if n := sc.WaitNode(leaving, 30*time.Second, "drained for leaving", slurmtest.DrainedBy("hwprobe: leaving: ")); !n.State.Busy() {
 					return fmt.Errorf("%s is %s: want its job still running", leaving, n.State)
 				}
 				if out, code := runApprover(t, h, cli, approver); code != 0 || strings.Contains(out, "terminated") {
 					return fmt.Errorf("round while the job runs: exit %d, output %q: want nothing let go", code, out)
 				}
-				if err := <-job; err != nil {
+				job.Release()
+				if err := <-job.Done(); err != nil {
 					return fmt.Errorf("the job on the held node did not finish: %v", err)
 				}
 				rest := slices.DeleteFunc(slices.Clone(kept), func(n string) bool { return n == leaving })
@@ -264,11 +273,18 @@ func TestAccCPUFootprint_slurmJoin(t *testing.T) {
 				if code != 0 || !strings.Contains(out, held[0]+" terminated (left Slurm)") {
 					return fmt.Errorf("round after the node left: exit %d, output %q: want %s let go", code, out, held[0])
 				}
-				if live, held, err := instances(); err != nil || len(live) != 1 || len(held) != 0 {
-					return fmt.Errorf("after the approver: in service %v, held %v (%v): want one in service", live, held, err)
+				live, stillHeld, err := instances()
+				if err != nil || len(live) != 1 || len(stillHeld) != 0 {
+					return fmt.Errorf("after the approver: in service %v, held %v (%v): want one in service", live, stillHeld, err)
 				}
-				// A job on the last node as the destroy begins.
-				startJob(1, 8)
+				// A job on the last node as the destroy begins; it ends
+				// once the destroy has drained the node for leaving.
+				startJob(1)
+				last := name + "-" + live[0]
+				job.ReleaseWhen(func() bool {
+					n, err := sc.ShowNode(last)
+					return err != nil || slurmtest.DrainedBy("hwprobe: leaving: ")(n)
+				}, 2*time.Minute)
 				if errs := p.Errs(); len(errs) > 0 {
 					return fmt.Errorf("node player: %v", errs)
 				}

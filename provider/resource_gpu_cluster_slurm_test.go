@@ -28,6 +28,7 @@ import (
 
 	"github.com/mlplatform/mlplatform/acctest"
 	"github.com/mlplatform/mlplatform/acctest/slurmtest"
+	"github.com/mlplatform/mlplatform/hwprobe/slurm"
 )
 
 // createMungeSecret stores key as a Secrets Manager secret encrypted with
@@ -247,20 +248,15 @@ func TestAccGPUCluster_slurmJoin(t *testing.T) {
 		_, err = sc.Scontrol("update", "nodename="+nodes[0], "state=resume")
 		return err
 	}
-	// A 40-second job on node 1 when a scale-in begins. With an update
-	// timeout of 10 seconds the apply fails, naming the node, which stays
-	// drained for leaving with its job running and its instance up. The
-	// next apply waits for the job to end (exit 0: not killed with its
-	// node) and only then terminates the instance.
-	var job chan error
+	// A job on node 1 when a scale-in begins, held running until the
+	// test releases it. With an update timeout of 10 seconds the apply
+	// fails, naming the node, which stays drained for leaving with its
+	// job running and its instance up. The next apply waits for the job
+	// to end (exit 0: not killed with its node) and only then terminates
+	// the instance.
+	var job *slurmtest.Job
 	startJob := func() {
-		job = make(chan error, 1)
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
-			_, err := sc.Srun(ctx, "-w", nodes[1], "-p", "gpu", "sleep", "40")
-			job <- err
-		}()
+		job = sc.HoldJob("-w", nodes[1], "-p", "gpu")
 		sc.WaitNode(nodes[1], 20*time.Second, "running the job", slurmtest.Busy)
 	}
 	heldByTheJob := func() {
@@ -269,11 +265,20 @@ func TestAccGPUCluster_slurmJoin(t *testing.T) {
 			t.Fatalf("after the timed-out scale-in, %s is %s (reason %q, %v): want drained for leaving, its job running", nodes[1], n.State, n.Reason, err)
 		}
 		select {
-		case err := <-job:
+		case err := <-job.Done():
 			t.Fatalf("the job on %s ended (%v) before the scale-in's timeout had passed", nodes[1], err)
 		default:
 		}
 		t.Logf("%s held the scale-in: %s, reason %q", nodes[1], n.State, n.Reason)
+		// The job ends once the retried scale-in waits for the node: it
+		// has looked for the node's left marker twice.
+		var leftLooks atomic.Int32
+		h.Shim.OnCall("s3", "ListObjectsV2", func(r *acctest.Request) {
+			if strings.Contains(r.Form.Get("prefix"), slurm.LeftMarkerDir) {
+				leftLooks.Add(1)
+			}
+		})
+		job.ReleaseWhen(func() bool { return leftLooks.Load() >= 2 }, 2*time.Minute)
 		// The retried scale-in meets a throttled leave request and a lost
 		// answer while it reads the leave markers.
 		h.Shim.Throttle("ec2", "CreateTags", 2)
@@ -283,7 +288,7 @@ func TestAccGPUCluster_slurmJoin(t *testing.T) {
 		if throttled := h.Shim.FaultsServed("ec2", "CreateTags"); throttled != 2 {
 			return fmt.Errorf("%d throttled CreateTags answers served, want the 2 injected", throttled)
 		}
-		return jobEnded(job, "scale-in")
+		return jobEnded(job.Done(), "scale-in")
 	}
 	playerOK := func(*terraform.State) error {
 		if errs := p.Errs(); len(errs) > 0 {
@@ -612,20 +617,23 @@ func TestAccGPUCluster_slurmExample(t *testing.T) {
 	// A job runs on node 0 when the destroy begins: the destroy asks the
 	// nodes to leave Slurm and waits for the job to end (exit 0) before it
 	// terminates the instance, as a scale-in does. Terminated first, the
-	// node would leave Slurm at shutdown with the job killed.
-	job := make(chan error, 1)
+	// node would leave Slurm at shutdown with the job killed. The job ends
+	// once the destroy has drained the node for leaving.
+	var job *slurmtest.Job
 	jobAtDestroy := func(*terraform.State) error {
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
-			_, err := sc.Srun(ctx, "-w", name+"-0", "-p", "gpu", "sleep", "15")
-			job <- err
-		}()
+		job = sc.HoldJob("-w", name+"-0", "-p", "gpu")
 		sc.WaitNode(name+"-0", 20*time.Second, "running the job", slurmtest.Busy)
+		job.ReleaseWhen(func() bool {
+			n, err := sc.ShowNode(name + "-0")
+			return err != nil || slurmtest.DrainedBy("hwprobe: leaving: ")(n)
+		}, 2*time.Minute)
 		return nil
 	}
 	jobFinished := func(*terraform.State) error {
-		if err := jobEnded(job, "destroy"); err != nil {
+		if job == nil {
+			return fmt.Errorf("no job ran at the destroy")
+		}
+		if err := jobEnded(job.Done(), "destroy"); err != nil {
 			return err
 		}
 		return waitSlurmNodes(sc, nil)
