@@ -20,7 +20,6 @@ import (
 
 	"github.com/mlplatform/mlplatform/acctest"
 	"github.com/mlplatform/mlplatform/acctest/slurmtest"
-	"github.com/mlplatform/mlplatform/hwprobe/slurm"
 )
 
 // TestAccCPUFootprint_slurmJoin: a CPU footprint declared with
@@ -186,12 +185,7 @@ func TestAccCPUFootprint_slurmJoin(t *testing.T) {
 				// The job ends once the apply waits for the instance to
 				// leave Slurm: it has looked for the instance's left marker
 				// twice.
-				var leftLooks atomic.Int32
-				h.Shim.OnCall("s3", "ListObjectsV2", func(r *acctest.Request) {
-					if strings.Contains(r.Form.Get("prefix"), slurm.LeftMarkerDir) {
-						leftLooks.Add(1)
-					}
-				})
+				leftLooks := slurmtest.LeftMarkerLooks(h.Shim)
 				job.ReleaseWhen(func() bool { return leftLooks.Load() >= 2 }, 2*time.Minute)
 				t.Cleanup(h.Shim.AddServedRule(acctest.FaultRule{Service: "autoscaling", Action: "CompleteLifecycleAction", LoseResponse: true, Times: 1,
 					Match: func(r *acctest.Request) bool {

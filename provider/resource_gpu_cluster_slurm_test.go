@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -28,7 +27,6 @@ import (
 
 	"github.com/mlplatform/mlplatform/acctest"
 	"github.com/mlplatform/mlplatform/acctest/slurmtest"
-	"github.com/mlplatform/mlplatform/hwprobe/slurm"
 )
 
 // createMungeSecret stores key as a Secrets Manager secret encrypted with
@@ -272,12 +270,7 @@ func TestAccGPUCluster_slurmJoin(t *testing.T) {
 		t.Logf("%s held the scale-in: %s, reason %q", nodes[1], n.State, n.Reason)
 		// The job ends once the retried scale-in waits for the node: it
 		// has looked for the node's left marker twice.
-		var leftLooks atomic.Int32
-		h.Shim.OnCall("s3", "ListObjectsV2", func(r *acctest.Request) {
-			if strings.Contains(r.Form.Get("prefix"), slurm.LeftMarkerDir) {
-				leftLooks.Add(1)
-			}
-		})
+		leftLooks := slurmtest.LeftMarkerLooks(h.Shim)
 		job.ReleaseWhen(func() bool { return leftLooks.Load() >= 2 }, 2*time.Minute)
 		// The retried scale-in meets a throttled leave request and a lost
 		// answer while it reads the leave markers.
@@ -482,8 +475,8 @@ func TestAccGPUCluster_slurmReplace(t *testing.T) {
 
 // TestAccGPUCluster_slurmInterrupted: a create interrupted after the
 // launch, before the nodes join (the provider's first look at the launched
-// instances is held 5 seconds and the create's timeout is 3: its context
-// ends as a Ctrl-C ends it) records what it made; the next apply finishes
+// instances is held until the create's timeout of 15 seconds has ended its
+// context, as a Ctrl-C ends it) records what it made; the next apply finishes
 // the cluster: its two nodes are in Slurm and in service, no ghost beside
 // them and no orphaned instance; destroy leaves no instance and no node
 // in Slurm.
@@ -494,19 +487,18 @@ func TestAccGPUCluster_slurmInterrupted(t *testing.T) {
 	p.Slurm = sc
 	secret := createMungeSecret(t, h, acctest.Region, "slurm/munge", sc.MungeKey, key)
 	cfg := slurmClusterConfig(h, name, 2, key, p.Signer.CertPEM, sc.Controller, secret)
-	cut := strings.TrimSuffix(cfg, "}\n") + "  timeouts {\n    create = \"3s\"\n  }\n}\n"
+	// 15 seconds: time enough to reach the launch on a loaded host.
+	cut := strings.TrimSuffix(cfg, "}\n") + "  timeouts {\n    create = \"15s\"\n  }\n}\n"
 	var launched, held atomic.Bool
-	var hold sync.Once
 	h.Shim.OnCall("ec2", "RunInstances", func(r *acctest.Request) {
 		if !r.Fixture {
 			launched.Store(true)
 		}
 	})
-	h.Shim.OnCall("ec2", "DescribeInstances", func(r *acctest.Request) {
-		if launched.Load() && !r.Fixture {
-			hold.Do(func() { held.Store(true); time.Sleep(5 * time.Second) })
-		}
-	})
+	h.Shim.AddRule(acctest.FaultRule{Service: "ec2", Action: "DescribeInstances", Times: 1,
+		Match:  func(r *acctest.Request) bool { return launched.Load() && !r.Fixture },
+		Before: func(*acctest.Request) { held.Store(true) },
+		Hold:   acctest.HoldUntilClientGone(t)})
 	nodesInSlurm := func() []string {
 		ns, _ := sc.Nodes()
 		var names []string

@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mlplatform/mlplatform/acctest"
+	"github.com/mlplatform/mlplatform/hwprobe/slurm"
 )
 
 // A Job is a job that runs until the test releases it: each of its tasks
@@ -72,3 +76,16 @@ func (j *Job) ReleaseWhen(cond func() bool, limit time.Duration) {
 
 // Done receives srun's result once, when the job ended.
 func (j *Job) Done() <-chan error { return j.done }
+
+// LeftMarkerLooks counts, from now on, the listings of left markers (see
+// hwprobe/slurm's LeftMarkerDir) that reach shim: a provider or approver
+// waiting for nodes to leave Slurm makes one each time it looks.
+func LeftMarkerLooks(shim *acctest.Shim) *atomic.Int32 {
+	var n atomic.Int32
+	shim.OnCall("s3", "ListObjectsV2", func(r *acctest.Request) {
+		if strings.Contains(r.Form.Get("prefix"), slurm.LeftMarkerDir) {
+			n.Add(1)
+		}
+	})
+	return &n
+}
