@@ -147,6 +147,9 @@ func TestAccCPUFootprint_slurmJoin(t *testing.T) {
 		// The destroy began while a job ran on the last node: it scaled
 		// the group to 0 and waited for the node to leave Slurm.
 		CheckDestroy: func(*terraform.State) error {
+			if job == nil {
+				return fmt.Errorf("no job ran at the destroy: an earlier step failed")
+			}
 			if err := jobEnded(job.Done(), "destroy"); err != nil {
 				return err
 			}
