@@ -188,8 +188,7 @@ func TestAccCPUFootprint_slurmJoin(t *testing.T) {
 				// The job ends once the apply waits for the instance to
 				// leave Slurm: it has looked for the instance's left marker
 				// twice.
-				leftLooks := slurmtest.LeftMarkerLooks(h.Shim)
-				job.ReleaseWhen(func() bool { return leftLooks.Load() >= 2 }, 2*time.Minute)
+				job.ReleaseOnceLooked(h.Shim, 2)
 				t.Cleanup(h.Shim.AddServedRule(acctest.FaultRule{Service: "autoscaling", Action: "CompleteLifecycleAction", LoseResponse: true, Times: 1,
 					Match: func(r *acctest.Request) bool {
 						if r.Form.Get("LifecycleHookName") != "mlplatform-slurm-leave" {
@@ -277,11 +276,7 @@ func TestAccCPUFootprint_slurmJoin(t *testing.T) {
 				// A job on the last node as the destroy begins; it ends
 				// once the destroy has drained the node for leaving.
 				startJob(1)
-				last := name + "-" + live[0]
-				job.ReleaseWhen(func() bool {
-					n, err := sc.ShowNode(last)
-					return err != nil || slurmtest.DrainedBy("hwprobe: leaving: ")(n)
-				}, 2*time.Minute)
+				job.ReleaseOnceLeaving(name + "-" + live[0])
 				if errs := p.Errs(); len(errs) > 0 {
 					return fmt.Errorf("node player: %v", errs)
 				}

@@ -270,8 +270,7 @@ func TestAccGPUCluster_slurmJoin(t *testing.T) {
 		t.Logf("%s held the scale-in: %s, reason %q", nodes[1], n.State, n.Reason)
 		// The job ends once the retried scale-in waits for the node: it
 		// has looked for the node's left marker twice.
-		leftLooks := slurmtest.LeftMarkerLooks(h.Shim)
-		job.ReleaseWhen(func() bool { return leftLooks.Load() >= 2 }, 2*time.Minute)
+		job.ReleaseOnceLooked(h.Shim, 2)
 		// The retried scale-in meets a throttled leave request and a lost
 		// answer while it reads the leave markers.
 		h.Shim.Throttle("ec2", "CreateTags", 2)
@@ -615,10 +614,7 @@ func TestAccGPUCluster_slurmExample(t *testing.T) {
 	jobAtDestroy := func(*terraform.State) error {
 		job = sc.HoldJob("-w", name+"-0", "-p", "gpu")
 		sc.WaitNode(name+"-0", 20*time.Second, "running the job", slurmtest.Busy)
-		job.ReleaseWhen(func() bool {
-			n, err := sc.ShowNode(name + "-0")
-			return err != nil || slurmtest.DrainedBy("hwprobe: leaving: ")(n)
-		}, 2*time.Minute)
+		job.ReleaseOnceLeaving(name + "-0")
 		return nil
 	}
 	jobFinished := func(*terraform.State) error {

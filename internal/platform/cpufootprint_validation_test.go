@@ -40,8 +40,9 @@ func guideC7iFootprint(t *testing.T) string {
 // a type with AMX (c7i) the AMX kernel at AMXEfficiency of the tile peak,
 // required as the backend; on one without (c6i: AVX-512 with VNNI) the
 // AVX-512 kernel at half its peak, required as the backend too (a node
-// without the feature runs another kernel). A benchmark the block declares keeps its
-// own thresholds and is not added twice; other features add nothing.
+// without the feature runs another kernel). A benchmark the block
+// declares keeps its own thresholds and is not added twice; other
+// features add nothing.
 func TestFootprintProfileFeatureBenchmarks(t *testing.T) {
 	c, err := catalog.Embedded()
 	if err != nil {
